@@ -1,0 +1,47 @@
+# fmconstructs: `make synth` and `make test` do all set-up (idempotent); `make lint` runs ruff and mypy.
+SHELL := /bin/bash
+.ONESHELL:
+.SHELLFLAGS := -eu -o pipefail -c
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+# jsii >= 1.1xx prints an end-of-life banner for Node 20 unless this names the major version.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+
+.PHONY: setup synth test test-fast lint clean
+
+setup: $(VENV)/.stamp node_modules/.stamp
+
+# Python environment: the package (editable) with its development extras.
+$(VENV)/.stamp: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# The pinned CDK CLI (package-lock.json).
+node_modules/.stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+synth: setup
+	rm -rf cdk.out
+	npx cdk synth --quiet --no-notices --no-version-reporting > /dev/null
+	$(PY) -m examples.summary cdk.out
+
+test: setup
+	$(PY) -m pytest -n 2 --durations=10
+
+test-fast: setup
+	$(PY) -m pytest -n 2 -m "not validation and not cli"
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Runnable example app for fmconstructs (``cdk.json`` runs ``examples/app.py``)."""

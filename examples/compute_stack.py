@@ -1,0 +1,99 @@
+"""FmCompute: one GPU launch template per catalog type, plus ODCR and Capacity Block variants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_ec2 as ec2
+from constructs import Construct
+
+from fmconstructs import (
+    BUILTIN_INSTANCE_TYPES,
+    CapacityBlock,
+    CapacityReservation,
+    ClusterPlacementGroup,
+    EfaSecurityGroup,
+    GpuLaunchTemplate,
+    UltraServerCapacityBlock,
+    get_instance_spec,
+)
+
+from .network import example_vpc
+
+# Placeholders, overridden with `cdk synth -c fmconstructs:odcr-id=cr-...` (see README "Example app").
+DEFAULT_ODCR_ID = "cr-0123456789abcdef0"
+DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
+DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
+
+
+class ComputeStack(Stack):
+    """Launch templates for every GPU type in the catalog (self-managed policy) sharing one EFA security group."""
+
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        ctx = self.node.try_get_context
+        odcr_id = ctx("fmconstructs:odcr-id") or DEFAULT_ODCR_ID
+        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        ultraserver_arn = ctx("fmconstructs:ultraserver-resource-group-arn") or DEFAULT_ULTRASERVER_GROUP_ARN
+
+        self.vpc = example_vpc(self)
+        subnet = self.vpc.private_subnets[0]
+        self.efa_security_group = EfaSecurityGroup(self, "Efa", vpc=self.vpc)
+        self.placement_group = ClusterPlacementGroup(self, "PlacementGroup")
+        self.node_security_group = ec2.SecurityGroup(
+            self, "NodeSecurityGroup", vpc=self.vpc, description="GPU nodes: outbound only", allow_all_outbound=True
+        )
+        common: dict[str, Any] = {
+            "vpc": self.vpc,
+            "subnet": subnet,
+            "efa_security_group": self.efa_security_group,
+            "security_groups": [self.node_security_group],
+        }
+
+        self.launch_templates: dict[str, GpuLaunchTemplate] = {}
+        for instance_type in BUILTIN_INSTANCE_TYPES:
+            spec = get_instance_spec(instance_type)
+            if spec.ultraserver_types:
+                # UltraServer types are sold only as UltraServer Capacity Blocks; no placement group on blocks.
+                lt = GpuLaunchTemplate(
+                    self,
+                    _construct_id(instance_type),
+                    instance_type=instance_type,
+                    **common,
+                    capacity=UltraServerCapacityBlock(resource_group_arn=ultraserver_arn),
+                    node_count=18,
+                )
+            else:
+                lt = GpuLaunchTemplate(
+                    self,
+                    _construct_id(instance_type),
+                    instance_type=instance_type,
+                    **common,
+                    placement_group=self.placement_group,
+                )
+            self.launch_templates[instance_type] = lt
+
+        self.launch_templates["p5.48xlarge+odcr"] = GpuLaunchTemplate(
+            self,
+            "P5Odcr",
+            instance_type="p5.48xlarge",
+            **common,
+            placement_group=self.placement_group,
+            capacity=CapacityReservation(reservation_id=odcr_id),
+        )
+        self.launch_templates["p5en.48xlarge+capacity-block"] = GpuLaunchTemplate(
+            self,
+            "P5enCapacityBlock",
+            instance_type="p5en.48xlarge",
+            **common,
+            capacity=CapacityBlock(reservation_id=block_id),
+            node_count=2,
+        )
+        for name, lt in self.launch_templates.items():
+            CfnOutput(self, f"{_construct_id(name)}LaunchTemplateId", value=lt.launch_template_id)
+
+
+def _construct_id(instance_type: str) -> str:
+    """``p6-b200.48xlarge`` -> ``P6B20048xlarge``: stable construct ids derived from the type name."""
+    return "".join(part.capitalize() for part in instance_type.replace("+", "-").replace(".", "-").split("-"))

@@ -1,0 +1,403 @@
+"""The instance catalog: the single source of truth for GPU instance facts.
+
+Every other module asks this catalog for GPU counts, network cards, EFA limits and instance storage; none hard-codes
+them. Facts come from EC2 ``DescribeInstanceTypes`` (field names are given next to each record; ``tests/test_catalog.py``
+checks every field against the data moto bundles from that API) and, for ``p6e-gb200.36xlarge`` which moto lacks,
+from the AWS documentation cited in comments.
+
+Register another type with :func:`register_instance_type` (see its docstring).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .errors import FmValidationError
+
+
+class InterfaceType(str, Enum):
+    """EC2 network interface types (API enum ``InterfaceType``)."""
+
+    ENA = "interface"
+    EFA = "efa"
+    """ENA + EFA on one interface: carries IP traffic and OS-bypass traffic."""
+    EFA_ONLY = "efa-only"
+    """OS-bypass only, no IP address; cannot be the primary interface."""
+
+
+class CpuArchitecture(str, Enum):
+    """``ProcessorInfo.SupportedArchitectures``."""
+
+    X86_64 = "x86_64"
+    ARM64 = "arm64"
+
+
+class EksAmiType(str, Enum):
+    """EKS managed node group AMI types for GPU nodes (``AWS::EKS::Nodegroup.AmiType``)."""
+
+    AL2023_X86_64_NVIDIA = "AL2023_x86_64_NVIDIA"
+    AL2023_ARM_64_NVIDIA = "AL2023_ARM_64_NVIDIA"
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """``GpuInfo.Gpus[0]``: accelerator model, count and memory per GPU."""
+
+    model: str
+    count: int
+    memory_mib_per_gpu: int
+    manufacturer: str = "NVIDIA"
+
+    @property
+    def total_memory_mib(self) -> int:
+        """``GpuInfo.TotalGpuMemoryInMiB``."""
+        return self.count * self.memory_mib_per_gpu
+
+
+@dataclass(frozen=True)
+class NetworkCardSpec:
+    """One entry of ``NetworkInfo.NetworkCards``."""
+
+    index: int
+    """``NetworkCardIndex``."""
+    interface_types: frozenset[InterfaceType]
+    """``InterfaceTypes``: which interface types the card accepts."""
+    max_interfaces: int
+    """``MaximumNetworkInterfaces`` on this card."""
+    baseline_bandwidth_gbps: float
+    """``BaselineBandwidthInGbps``."""
+
+    @property
+    def supports_efa(self) -> bool:
+        """Whether an EFA (``efa`` or ``efa-only``) can be attached to this card."""
+        return bool(self.interface_types & {InterfaceType.EFA, InterfaceType.EFA_ONLY})
+
+    @property
+    def supports_ena(self) -> bool:
+        """Whether the card accepts an interface that carries IP traffic (``interface`` or ``efa``)."""
+        return bool(self.interface_types & {InterfaceType.ENA, InterfaceType.EFA})
+
+
+@dataclass(frozen=True)
+class InstanceStoreSpec:
+    """``InstanceStorageInfo``: local NVMe disks."""
+
+    disk_count: int
+    disk_size_gb: int
+
+    @property
+    def total_gb(self) -> int:
+        """``InstanceStorageInfo.TotalSizeInGB``."""
+        return self.disk_count * self.disk_size_gb
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """Everything fmconstructs needs to know about one GPU instance type."""
+
+    instance_type: str
+    gpu: GpuSpec
+    vcpus: int
+    """``VCpuInfo.DefaultVCpus``."""
+    memory_mib: int
+    """``MemoryInfo.SizeInMiB``."""
+    architecture: CpuArchitecture
+    network_cards: tuple[NetworkCardSpec, ...]
+    max_network_interfaces: int
+    """``NetworkInfo.MaximumNetworkInterfaces``."""
+    maximum_efa_interfaces: int
+    """``NetworkInfo.EfaInfo.MaximumEfaInterfaces``."""
+    network_performance_gbps: int
+    """``NetworkInfo.NetworkPerformance`` (aggregate, EFA + IP)."""
+    efa_bandwidth_gbps: int
+    """Maximum EFA bandwidth per instance, from the EC2 EFA documentation (not in the API)."""
+    instance_store: InstanceStoreSpec | None
+    eks_ami_type: EksAmiType
+    efa_network_cards: tuple[int, ...] | None = None
+    """Cards that the EFA documentation recommends for EFA on this type; None means every EFA-capable card."""
+    ultraserver_types: tuple[str, ...] = ()
+    """UltraServer groupings this type is sold in (see :data:`ULTRASERVERS`)."""
+
+    def __post_init__(self) -> None:
+        _check_spec(self)
+
+    @property
+    def family(self) -> str:
+        """``p5``, ``p6-b200`` ...: the part before the dot."""
+        return self.instance_type.split(".", 1)[0]
+
+    @property
+    def hyperpod_instance_type(self) -> str:
+        """The SageMaker HyperPod name of this type (``ml.`` prefix)."""
+        return f"ml.{self.instance_type}"
+
+    @property
+    def memory_gib(self) -> int:
+        return self.memory_mib // 1024
+
+    @property
+    def network_card_count(self) -> int:
+        """``NetworkInfo.MaximumNetworkCards``."""
+        return len(self.network_cards)
+
+    @property
+    def efa_capable_cards(self) -> tuple[NetworkCardSpec, ...]:
+        """The cards that take an EFA, in index order."""
+        return tuple(card for card in self.network_cards if card.supports_efa)
+
+    def card(self, index: int) -> NetworkCardSpec:
+        """The card with ``NetworkCardIndex == index``."""
+        for card in self.network_cards:
+            if card.index == index:
+                return card
+        raise FmValidationError(
+            "network_card_index", index, f"a card index of {self.instance_type} (0-{self.network_card_count - 1})"
+        )
+
+
+@dataclass(frozen=True)
+class UltraServerSpec:
+    """An EC2 UltraServer: instances sold together on one Capacity Block, sharing one NVLink domain."""
+
+    name: str
+    instance_type: str
+    instance_count: int
+
+    @property
+    def gpu_count(self) -> int:
+        return get_instance_spec(self.instance_type).gpu.count * self.instance_count
+
+
+def _check_spec(spec: InstanceSpec) -> None:
+    """Reject an internally inconsistent record (used for built-ins and user registrations alike)."""
+    indices = [card.index for card in spec.network_cards]
+    if not indices or sorted(indices) != list(range(len(indices))):
+        raise FmValidationError("network_cards", indices, "indices 0..N-1, each once")
+    if spec.maximum_efa_interfaces > len(spec.efa_capable_cards):
+        raise FmValidationError(
+            "maximum_efa_interfaces",
+            spec.maximum_efa_interfaces,
+            f"at most the number of EFA-capable cards ({len(spec.efa_capable_cards)})",
+        )
+    if spec.efa_network_cards is not None:
+        capable = {card.index for card in spec.efa_capable_cards}
+        bad = [i for i in spec.efa_network_cards if i not in capable]
+        if bad:
+            raise FmValidationError("efa_network_cards", bad, f"EFA-capable card indices {sorted(capable)}")
+    if spec.gpu.count < 1 or spec.vcpus < 1 or spec.memory_mib < 1:
+        raise FmValidationError("gpu.count/vcpus/memory_mib", spec, "positive numbers")
+
+
+def _uniform_cards(
+    count: int, *, max_interfaces: int, gbps: float, types: Iterable[InterfaceType] = tuple(InterfaceType)
+) -> tuple[NetworkCardSpec, ...]:
+    kinds = frozenset(types)
+    return tuple(NetworkCardSpec(i, kinds, max_interfaces, gbps) for i in range(count))
+
+
+_ALL = frozenset(InterfaceType)
+_P5_STORE = InstanceStoreSpec(disk_count=8, disk_size_gb=3800)  # InstanceStorageInfo.Disks: 8 x 3800 GB
+
+# --- Records ---------------------------------------------------------------------------------------------------
+# Sources: DescribeInstanceTypes (as bundled by moto 5.2.x, checked by tests/test_catalog.py) unless a comment says
+# otherwise; EFA bandwidth from the EC2 User Guide "Maximize network bandwidth ... with multiple network cards"
+# (efa-acc-inst-types).
+
+_BUILTIN: tuple[InstanceSpec, ...] = (
+    InstanceSpec(
+        instance_type="p5.48xlarge",
+        gpu=GpuSpec("H100", 8, 81920),
+        vcpus=192,
+        memory_mib=2097152,
+        architecture=CpuArchitecture.X86_64,
+        network_cards=_uniform_cards(32, max_interfaces=2, gbps=100.0),
+        max_network_interfaces=64,
+        maximum_efa_interfaces=32,
+        network_performance_gbps=3200,
+        efa_bandwidth_gbps=3200,  # efa-acc-inst-types: 3200 Gbps EFA, of which up to 800 Gbps usable for IP
+        instance_store=_P5_STORE,
+        eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+    ),
+    InstanceSpec(
+        instance_type="p5e.48xlarge",
+        gpu=GpuSpec("H200", 8, 144384),
+        vcpus=192,
+        memory_mib=2097152,
+        architecture=CpuArchitecture.X86_64,
+        network_cards=_uniform_cards(32, max_interfaces=2, gbps=100.0),
+        max_network_interfaces=64,
+        maximum_efa_interfaces=32,
+        network_performance_gbps=3200,
+        efa_bandwidth_gbps=3200,  # efa-acc-inst-types (P5, P5e and P5en section)
+        instance_store=_P5_STORE,
+        eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+    ),
+    InstanceSpec(
+        instance_type="p5en.48xlarge",
+        gpu=GpuSpec("H200", 8, 144384),
+        vcpus=192,
+        memory_mib=2097152,
+        architecture=CpuArchitecture.X86_64,
+        network_cards=_uniform_cards(16, max_interfaces=4, gbps=200.0),
+        max_network_interfaces=64,
+        maximum_efa_interfaces=16,
+        network_performance_gbps=3200,
+        efa_bandwidth_gbps=3200,  # efa-acc-inst-types (P5, P5e and P5en section)
+        instance_store=_P5_STORE,
+        eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+    ),
+    InstanceSpec(
+        instance_type="p6-b200.48xlarge",
+        gpu=GpuSpec("B200", 8, 183359),
+        vcpus=192,
+        memory_mib=2097152,
+        architecture=CpuArchitecture.X86_64,
+        network_cards=_uniform_cards(8, max_interfaces=4, gbps=200.0),
+        max_network_interfaces=32,
+        maximum_efa_interfaces=8,
+        network_performance_gbps=3200,
+        efa_bandwidth_gbps=3200,  # efa-acc-inst-types: 8 cards x 400 Gbps EFA (ENA up to 1600 Gbps)
+        instance_store=_P5_STORE,
+        eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+    ),
+    InstanceSpec(
+        instance_type="p6-b300.48xlarge",
+        gpu=GpuSpec("B300", 8, 275040),
+        vcpus=192,
+        memory_mib=4194304,
+        architecture=CpuArchitecture.X86_64,
+        # Card 0 accepts only an ENA interface (InterfaceTypes ["interface"], 350 Gbps); cards 1-16 take EFA.
+        network_cards=(
+            NetworkCardSpec(0, frozenset({InterfaceType.ENA}), 4, 350.0),
+            *(NetworkCardSpec(i, _ALL, 4, 400.0) for i in range(1, 17)),
+        ),
+        max_network_interfaces=68,
+        maximum_efa_interfaces=16,
+        network_performance_gbps=6400,
+        efa_bandwidth_gbps=6400,  # efa-acc-inst-types: 16 x 400 Gbps EFA on cards 1-16
+        instance_store=_P5_STORE,
+        eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+    ),
+    # p6e-gb200.36xlarge is absent from moto; every number below cites the AWS docs.
+    InstanceSpec(
+        instance_type="p6e-gb200.36xlarge",
+        # EC2 P6e page: 4 Blackwell GPUs (two GB200 superchips, Grace arm64 CPUs), 740 GB GPU memory per instance.
+        # AWS's "GB" there matches moto's MiB/1024 for p6-b200 (1432 GB = 8 x 183359 MiB): 185 GiB per GPU.
+        gpu=GpuSpec("GB200", 4, 189440),
+        vcpus=144,  # EC2 P6e page: 144 vCPUs
+        memory_mib=983040,  # EC2 P6e page: 960 GiB
+        architecture=CpuArchitecture.ARM64,
+        # efa-acc-inst-types (P6e-GB200 section): up to 17 cards. Card 0 is ENA only (<= 100 Gbps). Odd cards
+        # 1,3,...,15 are EFA-only (400 Gbps); even cards 2..16 take ENA or EFA up to 200 Gbps; cards [1,2], [3,4] ...
+        # share one physical 400 Gbps NIC. Per-card interface limits are not published: 2 (UNCONFIRMED).
+        network_cards=(
+            NetworkCardSpec(0, frozenset({InterfaceType.ENA}), 2, 100.0),
+            *(
+                NetworkCardSpec(i, frozenset({InterfaceType.EFA_ONLY}), 2, 400.0)
+                if i % 2
+                else NetworkCardSpec(i, frozenset({InterfaceType.ENA, InterfaceType.EFA}), 2, 200.0)
+                for i in range(1, 17)
+            ),
+        ),
+        max_network_interfaces=34,  # 17 cards x 2 (UNCONFIRMED, see above)
+        # ParallelCluster (aws-parallelcluster#6930) attaches an EFA to each of cards 1-16 (efa-only on odd, efa on
+        # even), so EC2 accepts 16 EFA interfaces.
+        maximum_efa_interfaces=16,
+        network_performance_gbps=3200,  # karpenter-provider-aws zz_generated.bandwidth.go
+        # efa-acc-inst-types: EFA maximum 1600 Gbps, reached with EFA-only interfaces on cards 1, 5, 9 and 13.
+        efa_bandwidth_gbps=1600,
+        efa_network_cards=(1, 5, 9, 13),
+        instance_store=InstanceStoreSpec(disk_count=3, disk_size_gb=7500),  # EKS UltraServer guide: 3 x 7.5 TB
+        eks_ami_type=EksAmiType.AL2023_ARM_64_NVIDIA,
+        ultraserver_types=("u-p6e-gb200x36", "u-p6e-gb200x72"),
+    ),
+)
+
+ULTRASERVERS: Mapping[str, UltraServerSpec] = {
+    # capacity-blocks-launch / EC2 UltraServers: 36 GPUs = 9 instances, 72 GPUs (one NVLink domain) = 18 instances.
+    "u-p6e-gb200x36": UltraServerSpec("u-p6e-gb200x36", "p6e-gb200.36xlarge", 9),
+    "u-p6e-gb200x72": UltraServerSpec("u-p6e-gb200x72", "p6e-gb200.36xlarge", 18),
+}
+
+
+@dataclass
+class InstanceCatalog:
+    """A registry of :class:`InstanceSpec` records keyed by instance type."""
+
+    _specs: dict[str, InstanceSpec] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def register(self, spec: InstanceSpec, *, replace: bool = False) -> InstanceSpec:
+        """Add ``spec``; refuses to overwrite an existing type unless ``replace`` is true."""
+        with self._lock:
+            if spec.instance_type in self._specs and not replace:
+                raise FmValidationError(
+                    "instance_type", spec.instance_type, "a type not yet in the catalog (pass replace=True to override)"
+                )
+            self._specs[spec.instance_type] = spec
+        return spec
+
+    def unregister(self, instance_type: str) -> None:
+        with self._lock:
+            self._specs.pop(instance_type, None)
+
+    def get(self, instance_type: str) -> InstanceSpec:
+        """The record for ``instance_type``; an unknown type raises an error listing the supported ones."""
+        try:
+            return self._specs[instance_type]
+        except KeyError:
+            raise FmValidationError(
+                "instance_type",
+                instance_type,
+                "one of the catalog's types (" + ", ".join(self.instance_types) + ") or a type added with "
+                "fmconstructs.register_instance_type()",
+            ) from None
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        return tuple(self._specs)
+
+    def __iter__(self) -> Iterator[InstanceSpec]:
+        return iter(tuple(self._specs.values()))
+
+    def __contains__(self, instance_type: object) -> bool:
+        return instance_type in self._specs
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+CATALOG = InstanceCatalog()
+for _spec in _BUILTIN:
+    CATALOG.register(_spec)
+
+BUILTIN_INSTANCE_TYPES: tuple[str, ...] = tuple(spec.instance_type for spec in _BUILTIN)
+
+
+def get_instance_spec(instance_type: str) -> InstanceSpec:
+    """Look up ``instance_type`` in the default catalog."""
+    return CATALOG.get(instance_type)
+
+
+def register_instance_type(spec: InstanceSpec, *, replace: bool = False) -> InstanceSpec:
+    """Teach fmconstructs another instance type (e.g. a newer GPU family) before it ships a record.
+
+    Build the record from ``aws ec2 describe-instance-types --instance-types TYPE`` (field names are on each
+    attribute of :class:`InstanceSpec`) and register it once, before constructing stacks::
+
+        register_instance_type(InstanceSpec(instance_type="p5.4xlarge", ...))
+
+    The record is checked for consistency (card indices, EFA limits) when it is created.
+    """
+    return CATALOG.register(spec, replace=replace)
+
+
+def get_ultraserver(name: str) -> UltraServerSpec:
+    """Look up an UltraServer grouping (``u-p6e-gb200x36`` or ``u-p6e-gb200x72``)."""
+    try:
+        return ULTRASERVERS[name]
+    except KeyError:
+        raise FmValidationError("ultraserver_type", name, "one of " + ", ".join(ULTRASERVERS)) from None

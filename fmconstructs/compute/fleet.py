@@ -1,0 +1,95 @@
+"""GpuAutoScalingGroup: a self-managed fleet on a GpuLaunchTemplate."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_autoscaling as autoscaling
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from ..errors import FmValidationError
+from ..networking import InterfacePolicy
+from .launch_template import GpuLaunchTemplate
+
+
+class GpuAutoScalingGroup(Construct):
+    """An Auto Scaling group of GPU nodes in the launch template's one subnet.
+
+    Capacity Block rules (Auto Scaling User Guide "capacity-reservation-create-asg-procedure"): no mixed-instances
+    policy and no warm pool (this construct creates neither), the launch template version pinned (always the
+    template's version number, never ``$Latest``), and a fixed size (min == max == desired). EC2 reclaims block
+    instances 30 minutes before the block ends.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        launch_template: GpuLaunchTemplate,
+        min_count: int,
+        max_count: int,
+        desired_count: int | None = None,
+        notifications_topic: sns.ITopic | None = None,
+        health_check_grace_period: Duration = Duration.minutes(15),
+    ) -> None:
+        """
+        :param launch_template: a template built with the SELF_MANAGED policy and a subnet.
+        :param min_count: minimum nodes; equal to ``max_count`` on a Capacity Block.
+        :param max_count: maximum nodes; at most the reservation's size when known.
+        :param desired_count: default: ``min_count``.
+        :param notifications_topic: SNS topic for launch/terminate events. Default: none.
+        :param health_check_grace_period: default: 15 minutes (GPU nodes boot slowly).
+        """
+        super().__init__(scope, id)
+        if launch_template.policy is not InterfacePolicy.SELF_MANAGED:
+            raise FmValidationError(
+                "launch_template.policy", launch_template.policy.value, "'self-managed' for an Auto Scaling group"
+            )
+        if launch_template.subnet is None:
+            raise FmValidationError("launch_template.subnet", None, "the one subnet of the fleet")
+        desired = min_count if desired_count is None else desired_count
+        launch_template.capacity.validate_for(launch_template.instance_spec, min_count=min_count, max_count=max_count)
+        if not min_count <= desired <= max_count:
+            raise FmValidationError("desired_count", desired, f"between min_count ({min_count}) and max_count ({max_count})")
+        self.launch_template = launch_template
+        self.min_count, self.max_count, self.desired_count = min_count, max_count, desired
+
+        self.resource = autoscaling.CfnAutoScalingGroup(
+            self,
+            "Resource",
+            min_size=str(min_count),
+            max_size=str(max_count),
+            desired_capacity=str(desired),
+            vpc_zone_identifier=[launch_template.subnet.subnet_id],
+            launch_template=autoscaling.CfnAutoScalingGroup.LaunchTemplateSpecificationProperty(
+                launch_template_id=launch_template.launch_template_id,
+                version=launch_template.version_number,
+            ),
+            health_check_type="EC2",
+            health_check_grace_period=int(health_check_grace_period.to_seconds()),
+            notification_configurations=(
+                [
+                    autoscaling.CfnAutoScalingGroup.NotificationConfigurationProperty(
+                        topic_arn=notifications_topic.topic_arn,
+                        notification_types=[
+                            "autoscaling:EC2_INSTANCE_LAUNCH",
+                            "autoscaling:EC2_INSTANCE_LAUNCH_ERROR",
+                            "autoscaling:EC2_INSTANCE_TERMINATE",
+                            "autoscaling:EC2_INSTANCE_TERMINATE_ERROR",
+                        ],
+                    )
+                ]
+                if notifications_topic
+                else None
+            ),
+        )
+
+    @property
+    def auto_scaling_group_name(self) -> str:
+        return self.resource.ref
+
+    @property
+    def total_gpus(self) -> int:
+        """GPUs at the desired size."""
+        return self.desired_count * self.launch_template.gpus_per_node

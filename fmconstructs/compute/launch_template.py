@@ -1,0 +1,268 @@
+"""GpuLaunchTemplate: one EC2 launch template for a catalog GPU instance type.
+
+Composes the catalog, the EFA interface layout, the placement group and the capacity choice into an
+``AWS::EC2::LaunchTemplate``. aws-cdk-lib's ``ec2.LaunchTemplate`` cannot express several network cards
+(aws-cdk#30891) and sets ``SecurityGroupIds``, which EC2 rejects alongside ``NetworkInterfaces``, so this construct
+wraps ``CfnLaunchTemplate`` and exposes an ``ec2.ILaunchTemplate`` for L2 consumers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import jsii
+from aws_cdk import Fn, IResolveContext, IStringProducer, Lazy, Tags, Token
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from ..capacity import Capacity, OnDemand
+from ..catalog import InstanceSpec, get_instance_spec
+from ..errors import FmValidationError, WarningId, add_warning
+from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
+from ..networking.interfaces import plan_network_interfaces
+from .user_data import nvme_raid_commands
+
+DEFAULT_ROOT_VOLUME_SIZE_GIB = 200
+
+
+class GpuLaunchTemplate(Construct):
+    """A launch template for GPU nodes with every EFA interface the instance type supports.
+
+    Secure by default: IMDSv2 required, encrypted gp3 root volume, no public IP, security groups only on the
+    interfaces. User data assembles the NVMe instance-store disks into one RAID0 volume (default ``/scratch``).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        instance_type: str,
+        vpc: ec2.IVpc,
+        policy: InterfacePolicy = InterfacePolicy.SELF_MANAGED,
+        capacity: Capacity | None = None,
+        node_count: int | None = None,
+        subnet: ec2.ISubnet | None = None,
+        efa_security_group: EfaSecurityGroup | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        placement_group: ClusterPlacementGroup | None = None,
+        efa_interface_count: int | None = None,
+        extra_ena_interfaces: bool = False,
+        machine_image: ec2.IMachineImage | None = None,
+        instance_profile: iam.IInstanceProfile | None = None,
+        http_put_response_hop_limit: int = 1,
+        root_volume_size_gib: int = DEFAULT_ROOT_VOLUME_SIZE_GIB,
+        root_device_name: str = "/dev/xvda",
+        encryption_key: kms.IKey | None = None,
+        instance_store_mount_point: str | None = "/scratch",
+        launch_template_name: str | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        """
+        :param instance_type: a catalog type, e.g. ``p5.48xlarge`` (unknown types raise, listing the supported ones).
+        :param vpc: the VPC of the nodes (for the security groups).
+        :param policy: which consumer the template is for (default: SELF_MANAGED); see ``InterfacePolicy``.
+        :param capacity: On-Demand (default), a targeted ODCR, a Capacity Block or an UltraServer Capacity Block.
+        :param node_count: the fleet size, when known: checked against the reservation and used for totals.
+        :param subnet: the one subnet of all interfaces (EFA cannot cross AZs); not allowed for EKS managed node
+            groups. Checked against the reservation's availability zone when both are known.
+        :param efa_security_group: default: a new :class:`EfaSecurityGroup`.
+        :param security_groups: groups for the primary interface. Default: a new group with outbound access only.
+        :param placement_group: attach a placement group (warned against on Capacity Blocks). Default: none.
+        :param efa_interface_count: fewer EFA interfaces than the maximum. Default: all the docs recommend.
+        :param extra_ena_interfaces: add ENA interfaces on device 1 of the EFA cards. Default: False.
+        :param machine_image: the AMI; default: none in the template (the consumer supplies it).
+        :param instance_profile: default: none (the consumer supplies it).
+        :param http_put_response_hop_limit: IMDSv2 hop limit, 1-64. Default: 1 (containers need 2).
+        :param root_volume_size_gib: encrypted gp3 root volume size. Default: 200.
+        :param encryption_key: KMS key for the root volume. Default: the account's EBS default key.
+        :param instance_store_mount_point: where the NVMe RAID0 volume is mounted; None skips it. Default: /scratch.
+        """
+        super().__init__(scope, id)
+        self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
+        self.capacity: Capacity = capacity if capacity is not None else OnDemand()
+        self.policy = policy
+        self.node_count = node_count
+        self.subnet = subnet
+        self.placement_group = placement_group
+
+        self._validate(
+            node_count=node_count,
+            subnet=subnet,
+            hop_limit=http_put_response_hop_limit,
+            root_volume_size_gib=root_volume_size_gib,
+        )
+        self.interface_layout: InterfaceLayout = plan_network_interfaces(
+            self.instance_spec,
+            policy=policy,
+            efa_interface_count=efa_interface_count,
+            extra_ena_interfaces=extra_ena_interfaces,
+        )
+
+        self.efa_security_group = efa_security_group or EfaSecurityGroup(self, "EfaSecurityGroup", vpc=vpc)
+        if security_groups is None:
+            self.security_group: ec2.ISecurityGroup = ec2.SecurityGroup(
+                self,
+                "SecurityGroup",
+                vpc=vpc,
+                description=f"GPU nodes ({instance_type}): outbound only; open inbound through connections",
+                allow_all_outbound=True,
+            )
+            security_groups = [self.security_group]
+        else:
+            if not security_groups:
+                raise FmValidationError("security_groups", [], "None (a new group) or at least one group")
+            self.security_group = security_groups[0]
+        self._security_groups = tuple(security_groups)
+        self.connections = ec2.Connections(security_groups=[*security_groups, self.efa_security_group.security_group])
+
+        self.user_data = ec2.UserData.for_linux()
+        self.instance_store_mount_point = instance_store_mount_point
+        if instance_store_mount_point is not None:
+            if self.instance_spec.instance_store is None:
+                add_warning(
+                    self,
+                    WarningId.NO_INSTANCE_STORE,
+                    f"{instance_type} has no NVMe instance store; nothing is mounted at {instance_store_mount_point}",
+                )
+            else:
+                self.user_data.add_commands(*nvme_raid_commands(instance_store_mount_point))
+
+        if placement_group is not None and self.capacity.is_capacity_block:
+            add_warning(
+                self,
+                WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK,
+                "A placement group on a Capacity Block risks insufficient-capacity errors: block instances are "
+                "already placed together in an EC2 UltraCluster. Remove placement_group unless you need it.",
+            )
+
+        data = ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
+            instance_type=instance_type,
+            image_id=machine_image.get_image(self).image_id if machine_image else None,
+            iam_instance_profile=(
+                ec2.CfnLaunchTemplate.IamInstanceProfileProperty(arn=instance_profile.instance_profile_arn)
+                if instance_profile
+                else None
+            ),
+            network_interfaces=self.interface_layout.to_cfn(
+                efa_security_group_id=self.efa_security_group.security_group_id,
+                security_group_ids=[sg.security_group_id for sg in security_groups],
+                subnet_id=subnet.subnet_id if subnet is not None else None,
+            ),
+            placement=(
+                ec2.CfnLaunchTemplate.PlacementProperty(group_name=placement_group.placement_group_name)
+                if placement_group
+                else None
+            ),
+            instance_market_options=self.capacity.market_options(),
+            capacity_reservation_specification=self.capacity.reservation_specification(),
+            metadata_options=ec2.CfnLaunchTemplate.MetadataOptionsProperty(
+                http_tokens="required",
+                http_endpoint="enabled",
+                http_put_response_hop_limit=http_put_response_hop_limit,
+            ),
+            block_device_mappings=[
+                ec2.CfnLaunchTemplate.BlockDeviceMappingProperty(
+                    device_name=root_device_name,
+                    ebs=ec2.CfnLaunchTemplate.EbsProperty(
+                        volume_type="gp3",
+                        volume_size=root_volume_size_gib,
+                        encrypted=True,
+                        kms_key_id=encryption_key.key_arn if encryption_key else None,
+                        delete_on_termination=True,
+                    ),
+                )
+            ],
+            user_data=Lazy.uncached_string(_UserDataProducer(self.user_data)),
+            tag_specifications=[
+                ec2.CfnLaunchTemplate.TagSpecificationProperty(
+                    resource_type=resource_type,
+                    tags=[
+                        {"key": k, "value": v}
+                        for k, v in {"fmconstructs:instance-type": instance_type, **(tags or {})}.items()
+                    ],
+                )
+                for resource_type in ("instance", "volume", "network-interface")
+            ],
+        )
+        self.resource = ec2.CfnLaunchTemplate(
+            self, "Resource", launch_template_data=data, launch_template_name=launch_template_name
+        )
+        for key, value in (tags or {}).items():
+            Tags.of(self).add(key, value)
+
+        self.launch_template: ec2.ILaunchTemplate = ec2.LaunchTemplate.from_launch_template_attributes(
+            self, "Ref", launch_template_id=self.resource.ref, version_number=self.version_number
+        )
+
+    # --- validation ---------------------------------------------------------------------------------------------
+    def _validate(
+        self, *, node_count: int | None, subnet: ec2.ISubnet | None, hop_limit: int, root_volume_size_gib: int
+    ) -> None:
+        if not 1 <= hop_limit <= 64:
+            raise FmValidationError("http_put_response_hop_limit", hop_limit, "between 1 and 64")
+        if not 8 <= root_volume_size_gib <= 16384:
+            raise FmValidationError("root_volume_size_gib", root_volume_size_gib, "between 8 and 16384 (gp3 limits)")
+        if node_count is not None and node_count < 1:
+            raise FmValidationError("node_count", node_count, "a positive number of instances")
+        self.capacity.validate_for(self.instance_spec, max_count=node_count)
+        if subnet is not None:
+            if not self.policy.allows_subnet_in_launch_template:
+                raise FmValidationError(
+                    "subnet",
+                    subnet.subnet_id,
+                    f"None for the {self.policy.value} policy (the node group supplies the subnets)",
+                )
+            self.capacity.check_subnet(subnet)
+
+    # --- what later constructs need ----------------------------------------------------------------------------
+    def add_user_data(self, *commands: str) -> None:
+        """Append shell commands to the node's user data."""
+        self.user_data.add_commands(*commands)
+
+    @property
+    def launch_template_id(self) -> str:
+        return self.resource.ref
+
+    @property
+    def version_number(self) -> str:
+        """The template's latest version number, as a pinned value (Capacity Block fleets must not use $Latest)."""
+        return self.resource.attr_latest_version_number
+
+    @property
+    def security_groups(self) -> tuple[ec2.ISecurityGroup, ...]:
+        """The groups on the primary interface (the EFA group is on every interface)."""
+        return self._security_groups
+
+    @property
+    def efa_interface_count(self) -> int:
+        return self.interface_layout.efa_interface_count
+
+    @property
+    def efa_bandwidth_gbps_per_node(self) -> float:
+        return self.interface_layout.efa_bandwidth_gbps
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.instance_spec.gpu.count
+
+    @property
+    def total_gpus(self) -> int | None:
+        """GPUs across the fleet when ``node_count`` is known."""
+        if self.node_count is None or Token.is_unresolved(self.node_count):
+            return None
+        return self.node_count * self.gpus_per_node
+
+
+@jsii.implements(IStringProducer)
+class _UserDataProducer:
+    """Renders user data at synthesis time, so commands added after construction are included."""
+
+    def __init__(self, user_data: ec2.UserData) -> None:
+        self._user_data = user_data
+
+    def produce(self, context: IResolveContext) -> str | None:
+        rendered = self._user_data.render()
+        return Fn.base64(rendered) if rendered.strip() not in ("", "#!/bin/bash") else None

@@ -1,0 +1,72 @@
+"""Node-side shell steps shared by every GPU node: the NVMe instance-store RAID0 volume."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import FmValidationError
+
+_MOUNT_POINT = re.compile(r"^/[A-Za-z0-9._/-]*[A-Za-z0-9._-]$")
+_LABEL = re.compile(r"^[A-Za-z0-9_-]{1,12}$")  # XFS labels hold at most 12 characters
+
+NVME_RAID_SCRIPT_PATH = "/usr/local/sbin/fmconstructs-nvme-raid"
+
+# The script is idempotent: on a reboot the array is already assembled and labelled, so it only mounts it; after a
+# stop/start the instance store is blank again and it rebuilds the array. Instance-store disks are found by their
+# NVMe model string ("Amazon EC2 NVMe Instance Storage", EC2 User Guide "ssd-instance-store"), so EBS volumes are
+# never touched.
+_NVME_RAID_SCRIPT = r"""#!/bin/bash
+# fmconstructs: assemble the NVMe instance-store disks into one RAID0 XFS volume. Usage: $0 MOUNT_POINT LABEL
+set -euo pipefail
+mount_point="$1"
+label="$2"
+if mountpoint -q "$mount_point"; then
+  echo "fmconstructs-nvme-raid: $mount_point is already mounted"
+  exit 0
+fi
+mapfile -t disks < <(lsblk --nodeps --paths --noheadings --output NAME,MODEL | awk '/Amazon EC2 NVMe Instance Storage/ {print $1}')
+if [ "${#disks[@]}" -eq 0 ]; then
+  echo "fmconstructs-nvme-raid: no NVMe instance-store disks found, nothing to do"
+  exit 0
+fi
+mkdir -p "$mount_point"
+if [ -e "/dev/disk/by-label/$label" ]; then
+  echo "fmconstructs-nvme-raid: reusing the existing volume labelled $label"
+elif [ "${#disks[@]}" -eq 1 ]; then
+  mkfs.xfs -f -L "$label" "${disks[0]}"
+else
+  if ! command -v mdadm >/dev/null 2>&1; then
+    dnf install -y mdadm || yum install -y mdadm || (apt-get update && apt-get install -y mdadm)
+  fi
+  mdadm --create "/dev/md/$label" --level=0 --raid-devices="${#disks[@]}" --name="$label" --force --run "${disks[@]}"
+  udevadm settle
+  mkfs.xfs -f -L "$label" "/dev/md/$label"
+fi
+udevadm settle
+if ! grep -q "^LABEL=$label " /etc/fstab; then
+  echo "LABEL=$label $mount_point xfs defaults,noatime,nofail,x-systemd.device-timeout=10s 0 2" >> /etc/fstab
+fi
+mount "$mount_point"
+chmod 1777 "$mount_point"
+echo "fmconstructs-nvme-raid: ${#disks[@]} disk(s) mounted at $mount_point"
+"""
+
+
+def nvme_raid_commands(mount_point: str = "/scratch", *, label: str = "fmscratch") -> list[str]:
+    """Shell commands that install and run the NVMe RAID0 script, mounting the volume at ``mount_point``."""
+    if not _MOUNT_POINT.match(mount_point) or ".." in mount_point.split("/") or mount_point == "/":
+        raise FmValidationError("instance_store_mount_point", mount_point, "an absolute path such as '/scratch'")
+    if not _LABEL.match(label):
+        raise FmValidationError("label", label, "1-12 letters, digits, '-' or '_' (an XFS label)")
+    return [
+        f"cat > {NVME_RAID_SCRIPT_PATH} <<'FMCONSTRUCTS_EOF'",
+        *_NVME_RAID_SCRIPT.rstrip("\n").splitlines(),
+        "FMCONSTRUCTS_EOF",
+        f"chmod 0755 {NVME_RAID_SCRIPT_PATH}",
+        f"{NVME_RAID_SCRIPT_PATH} {mount_point} {label}",
+    ]
+
+
+def nvme_raid_script() -> str:
+    """The script body, for tests and for users who install it themselves."""
+    return _NVME_RAID_SCRIPT

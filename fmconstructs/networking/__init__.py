@@ -1,0 +1,15 @@
+"""EFA networking: interface layout per instance type, the EFA security group, placement groups."""
+
+from .interfaces import InterfaceLayout, InterfacePolicy, PlannedInterface, plan_network_interfaces
+from .placement_group import ClusterPlacementGroup, PlacementStrategy
+from .security_group import EfaSecurityGroup
+
+__all__ = [
+    "ClusterPlacementGroup",
+    "EfaSecurityGroup",
+    "InterfaceLayout",
+    "InterfacePolicy",
+    "PlacementStrategy",
+    "PlannedInterface",
+    "plan_network_interfaces",
+]
