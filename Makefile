@@ -11,9 +11,13 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup synth test test-fast lint clean
+.PHONY: setup tools synth test test-fast lint clean
 
-setup: $(VENV)/.stamp node_modules/.stamp
+setup: $(VENV)/.stamp node_modules/.stamp tools
+
+# Debian tools the tests use as real validators (shellcheck for node-side scripts).
+tools:
+	@command -v shellcheck >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; }
 
 # Python environment: the package (editable) with its development extras.
 $(VENV)/.stamp: pyproject.toml

@@ -13,7 +13,7 @@ import aws_cdk as cdk
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from examples.compute_stack import ComputeStack  # noqa: E402
+from examples.compute_stack import ComputeStack
 
 
 def build(app: cdk.App) -> dict[str, cdk.Stack]:
@@ -22,8 +22,13 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
 
 
 def main() -> None:
+    """Synthesize every example with the cdk-nag AwsSolutions pack (disable with ``-c fmconstructs:nag=false``)."""
     app = cdk.App()
     build(app)
+    if str(app.node.try_get_context("fmconstructs:nag")).lower() != "false":
+        from cdk_nag import AwsSolutionsChecks
+
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     app.synth()
 
 

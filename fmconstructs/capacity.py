@@ -43,7 +43,9 @@ def _check_reservation_id(value: str | None) -> None:
 def _check_resource_group_arn(value: str | None) -> None:
     if _resolved(value) and not _RESOURCE_GROUP_ARN.match(str(value)):
         raise FmValidationError(
-            "resource_group_arn", value, "a resource group ARN like 'arn:aws:resource-groups:REGION:ACCOUNT:group/NAME'"
+            "resource_group_arn",
+            value,
+            "a resource group ARN like 'arn:aws:resource-groups:REGION:ACCOUNT:group/NAME'",
         )
 
 
@@ -94,7 +96,9 @@ class Capacity:
             return ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty(market_type="capacity-block")
         return None
 
-    def reservation_specification(self) -> ec2.CfnLaunchTemplate.CapacityReservationSpecificationProperty | None:
+    def reservation_specification(
+        self,
+    ) -> ec2.CfnLaunchTemplate.CapacityReservationSpecificationProperty | None:
         """``CapacityReservationSpecification`` targeting the reservation, if any."""
         target = self.reservation_target()
         if target is None:
@@ -110,7 +114,9 @@ class Capacity:
             raise FmValidationError("min_count", min_count, f"at most max_count ({max_count})")
         if self.requires_fixed_size and min_count is not None and max_count is not None and min_count != max_count:
             raise FmValidationError(
-                "min_count", min_count, f"equal to max_count ({max_count}) on a Capacity Block (a fixed-size fleet)"
+                "min_count",
+                min_count,
+                f"equal to max_count ({max_count}) on a Capacity Block (a fixed-size fleet)",
             )
         limit = self.max_instances
         if limit is not None and max_count is not None and max_count > limit:

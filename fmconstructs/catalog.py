@@ -1,9 +1,9 @@
 """The instance catalog: the single source of truth for GPU instance facts.
 
 Every other module asks this catalog for GPU counts, network cards, EFA limits and instance storage; none hard-codes
-them. Facts come from EC2 ``DescribeInstanceTypes`` (field names are given next to each record; ``tests/test_catalog.py``
-checks every field against the data moto bundles from that API) and, for ``p6e-gb200.36xlarge`` which moto lacks,
-from the AWS documentation cited in comments.
+them. Facts come from EC2 ``DescribeInstanceTypes`` (field names are given next to each record;
+``tests/test_catalog.py`` checks every field against the data moto bundles from that API) and, for
+``p6e-gb200.36xlarge`` (absent from moto), from the AWS documentation cited in comments.
 
 Register another type with :func:`register_instance_type` (see its docstring).
 """
@@ -154,7 +154,9 @@ class InstanceSpec:
             if card.index == index:
                 return card
         raise FmValidationError(
-            "network_card_index", index, f"a card index of {self.instance_type} (0-{self.network_card_count - 1})"
+            "network_card_index",
+            index,
+            f"a card index of {self.instance_type} (0-{self.network_card_count - 1})",
         )
 
 
@@ -335,7 +337,9 @@ class InstanceCatalog:
         with self._lock:
             if spec.instance_type in self._specs and not replace:
                 raise FmValidationError(
-                    "instance_type", spec.instance_type, "a type not yet in the catalog (pass replace=True to override)"
+                    "instance_type",
+                    spec.instance_type,
+                    "a type not yet in the catalog (pass replace=True to override)",
                 )
             self._specs[spec.instance_type] = spec
         return spec
@@ -401,3 +405,21 @@ def get_ultraserver(name: str) -> UltraServerSpec:
         return ULTRASERVERS[name]
     except KeyError:
         raise FmValidationError("ultraserver_type", name, "one of " + ", ".join(ULTRASERVERS)) from None
+
+
+def instance_table_markdown(catalog: InstanceCatalog = CATALOG) -> str:
+    """The README's supported-instance table, generated from the catalog (a test keeps the README in sync)."""
+    rows = [
+        "| Instance type | GPUs | vCPUs / memory | Arch | Network cards | Max EFA | EFA Gbps | NVMe | EKS AMI type |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for spec in catalog:
+        store = spec.instance_store
+        nvme = f"{store.disk_count} x {store.disk_size_gb:,} GB" if store else "none"
+        gpu_gib = spec.gpu.memory_mib_per_gpu // 1024
+        rows.append(
+            f"| `{spec.instance_type}` | {spec.gpu.count}x {spec.gpu.model} {gpu_gib} GiB | {spec.vcpus} / "
+            f"{spec.memory_gib:,} GiB | {spec.architecture.value} | {spec.network_card_count} | "
+            f"{spec.maximum_efa_interfaces} | {spec.efa_bandwidth_gbps:,} | {nvme} | `{spec.eks_ami_type.value}` |"
+        )
+    return "\n".join(rows)

@@ -31,7 +31,7 @@ class GpuAutoScalingGroup(Construct):
         max_count: int,
         desired_count: int | None = None,
         notifications_topic: sns.ITopic | None = None,
-        health_check_grace_period: Duration = Duration.minutes(15),
+        health_check_grace_period: Duration | None = None,
     ) -> None:
         """
         :param launch_template: a template built with the SELF_MANAGED policy and a subnet.
@@ -44,14 +44,18 @@ class GpuAutoScalingGroup(Construct):
         super().__init__(scope, id)
         if launch_template.policy is not InterfacePolicy.SELF_MANAGED:
             raise FmValidationError(
-                "launch_template.policy", launch_template.policy.value, "'self-managed' for an Auto Scaling group"
+                "launch_template.policy",
+                launch_template.policy.value,
+                "'self-managed' for an Auto Scaling group",
             )
         if launch_template.subnet is None:
             raise FmValidationError("launch_template.subnet", None, "the one subnet of the fleet")
         desired = min_count if desired_count is None else desired_count
         launch_template.capacity.validate_for(launch_template.instance_spec, min_count=min_count, max_count=max_count)
         if not min_count <= desired <= max_count:
-            raise FmValidationError("desired_count", desired, f"between min_count ({min_count}) and max_count ({max_count})")
+            raise FmValidationError(
+                "desired_count", desired, f"between min_count ({min_count}) and max_count ({max_count})"
+            )
         self.launch_template = launch_template
         self.min_count, self.max_count, self.desired_count = min_count, max_count, desired
 
@@ -67,7 +71,7 @@ class GpuAutoScalingGroup(Construct):
                 version=launch_template.version_number,
             ),
             health_check_type="EC2",
-            health_check_grace_period=int(health_check_grace_period.to_seconds()),
+            health_check_grace_period=int((health_check_grace_period or Duration.minutes(15)).to_seconds()),
             notification_configurations=(
                 [
                     autoscaling.CfnAutoScalingGroup.NotificationConfigurationProperty(

@@ -27,6 +27,7 @@ from .user_data import nvme_raid_commands
 DEFAULT_ROOT_VOLUME_SIZE_GIB = 200
 
 
+@jsii.implements(ec2.IConnectable)
 class GpuLaunchTemplate(Construct):
     """A launch template for GPU nodes with every EFA interface the instance type supports.
 

@@ -20,17 +20,21 @@ _NVME_RAID_SCRIPT = r"""#!/bin/bash
 set -euo pipefail
 mount_point="$1"
 label="$2"
+# Overridable for tests only.
+fstab="${FMCONSTRUCTS_FSTAB:-/etc/fstab}"
+by_label="${FMCONSTRUCTS_BY_LABEL_DIR:-/dev/disk/by-label}"
 if mountpoint -q "$mount_point"; then
   echo "fmconstructs-nvme-raid: $mount_point is already mounted"
   exit 0
 fi
-mapfile -t disks < <(lsblk --nodeps --paths --noheadings --output NAME,MODEL | awk '/Amazon EC2 NVMe Instance Storage/ {print $1}')
+mapfile -t disks < <(lsblk --nodeps --paths --noheadings --output NAME,MODEL \
+  | awk '/Amazon EC2 NVMe Instance Storage/ {print $1}')
 if [ "${#disks[@]}" -eq 0 ]; then
   echo "fmconstructs-nvme-raid: no NVMe instance-store disks found, nothing to do"
   exit 0
 fi
 mkdir -p "$mount_point"
-if [ -e "/dev/disk/by-label/$label" ]; then
+if [ -e "$by_label/$label" ]; then
   echo "fmconstructs-nvme-raid: reusing the existing volume labelled $label"
 elif [ "${#disks[@]}" -eq 1 ]; then
   mkfs.xfs -f -L "$label" "${disks[0]}"
@@ -43,8 +47,8 @@ else
   mkfs.xfs -f -L "$label" "/dev/md/$label"
 fi
 udevadm settle
-if ! grep -q "^LABEL=$label " /etc/fstab; then
-  echo "LABEL=$label $mount_point xfs defaults,noatime,nofail,x-systemd.device-timeout=10s 0 2" >> /etc/fstab
+if ! grep -q "^LABEL=$label " "$fstab"; then
+  echo "LABEL=$label $mount_point xfs defaults,noatime,nofail,x-systemd.device-timeout=10s 0 2" >> "$fstab"
 fi
 mount "$mount_point"
 chmod 1777 "$mount_point"

@@ -101,7 +101,9 @@ class InterfaceLayout:
         """
         if subnet_id is not None and not self.policy.allows_subnet_in_launch_template:
             raise FmValidationError(
-                "subnet", subnet_id, f"omitted for the {self.policy.value} policy (the node group supplies subnets)"
+                "subnet",
+                subnet_id,
+                f"omitted for the {self.policy.value} policy (the node group supplies subnets)",
             )
         out: list[ec2.CfnLaunchTemplate.NetworkInterfaceProperty] = []
         for planned in self.interfaces:
@@ -159,7 +161,12 @@ def plan_network_interfaces(
             continue
         efa_type = InterfaceType.EFA_ONLY if InterfaceType.EFA_ONLY in card.interface_types else InterfaceType.EFA
         interfaces.append(PlannedInterface(card.index, 0, efa_type))
-        if extra_ena_interfaces and efa_type is InterfaceType.EFA_ONLY and card.supports_ena and card.max_interfaces > 1:
+        if (
+            extra_ena_interfaces
+            and efa_type is InterfaceType.EFA_ONLY
+            and card.supports_ena
+            and card.max_interfaces > 1
+        ):
             interfaces.append(PlannedInterface(card.index, 1, InterfaceType.ENA))
 
     layout = InterfaceLayout(spec=spec, policy=policy, interfaces=tuple(interfaces))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import jsii
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 
+@jsii.implements(ec2.IConnectable)
 class EfaSecurityGroup(Construct):
     """A security group that allows all traffic in and out to and from itself, and nothing else.
 
@@ -24,9 +26,11 @@ class EfaSecurityGroup(Construct):
             allow_all_outbound=False,
             allow_all_ipv6_outbound=False,
         )
-        self_peer = ec2.Peer.security_group_id(self.security_group.security_group_id)
-        self.security_group.add_ingress_rule(self_peer, ec2.Port.all_traffic(), "EFA: all traffic from the group")
-        self.security_group.add_egress_rule(self_peer, ec2.Port.all_traffic(), "EFA: all traffic to the group")
+        # Passing the group itself as the peer makes CDK emit separate rule resources (an inline self-reference
+        # would be a circular dependency).
+        sg = self.security_group
+        sg.add_ingress_rule(sg, ec2.Port.all_traffic(), "EFA: all traffic from the group")
+        sg.add_egress_rule(sg, ec2.Port.all_traffic(), "EFA: all traffic to the group")
 
     @property
     def security_group_id(self) -> str:

@@ -1,0 +1,82 @@
+"""Shared fixtures. Unit tests synthesize with aws-cdk-lib's CloudFormation validation off and share stacks."""
+
+from __future__ import annotations
+
+import os
+
+# Before aws_cdk starts the jsii runtime: silence the Node 20 banners.
+os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+for _var in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+    os.environ.pop(_var, None)
+os.environ["AWS_ACCESS_KEY_ID"] = "testing"  # moto; nothing here may reach AWS
+os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
+
+from dataclasses import dataclass  # noqa: E402
+
+import aws_cdk as cdk  # noqa: E402
+import pytest  # noqa: E402
+from aws_cdk import aws_ec2 as ec2  # noqa: E402
+from aws_cdk.assertions import Template  # noqa: E402
+
+ENV = cdk.Environment(account="123456789012", region="us-east-1")
+
+
+def new_app(**context: object) -> cdk.App:
+    """An app with the built-in CloudFormation validation off (unit tests)."""
+    return cdk.App(builtin_cloud_formation_validation=False, context=dict(context) or None)
+
+
+@dataclass
+class Scene:
+    """A stack with an imported two-AZ VPC whose subnets have known zones (us-east-1a, us-east-1b)."""
+
+    app: cdk.App
+    stack: cdk.Stack
+    vpc: ec2.IVpc
+
+    @property
+    def subnet_a(self) -> ec2.ISubnet:
+        return self.vpc.private_subnets[0]
+
+    @property
+    def subnet_b(self) -> ec2.ISubnet:
+        return self.vpc.private_subnets[1]
+
+    def template(self) -> Template:
+        return Template.from_stack(self.stack)
+
+
+def new_scene(stack_id: str = "Test") -> Scene:
+    app = new_app()
+    stack = cdk.Stack(app, stack_id, env=ENV)
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
+        private_subnet_route_table_ids=["rtb-0aaaaaaaaaaaaaaa1", "rtb-0bbbbbbbbbbbbbbb2"],
+    )
+    return Scene(app, stack, vpc)
+
+
+@pytest.fixture
+def scene() -> Scene:
+    """A fresh stack per test (cheap: nothing is synthesized until a test asks)."""
+    return new_scene()
+
+
+@pytest.fixture(scope="session")
+def example_stacks() -> dict[str, cdk.Stack]:
+    """Every example stack, built once per session with validation off."""
+    from examples.app import build
+
+    app = new_app()
+    return build(app)
+
+
+@pytest.fixture(scope="session")
+def compute_template(example_stacks: dict[str, cdk.Stack]) -> Template:
+    return Template.from_stack(example_stacks["FmCompute"])

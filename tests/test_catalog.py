@@ -1,0 +1,210 @@
+"""The instance catalog against moto's bundled DescribeInstanceTypes data, type by type and field by field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from fmconstructs import (
+    BUILTIN_INSTANCE_TYPES,
+    CATALOG,
+    ULTRASERVERS,
+    CpuArchitecture,
+    EksAmiType,
+    FmValidationError,
+    GpuSpec,
+    InstanceCatalog,
+    InstanceSpec,
+    InstanceStoreSpec,
+    InterfaceType,
+    NetworkCardSpec,
+    get_instance_spec,
+    get_ultraserver,
+    register_instance_type,
+)
+
+MOTO_TYPES = [t for t in BUILTIN_INSTANCE_TYPES if t != "p6e-gb200.36xlarge"]
+
+
+@pytest.fixture(scope="module")
+def moto_types() -> dict[str, dict[str, Any]]:
+    with mock_aws():
+        client = boto3.client("ec2", region_name="us-east-1")
+        out = client.describe_instance_types(InstanceTypes=MOTO_TYPES)["InstanceTypes"]
+    return {t["InstanceType"]: t for t in out}
+
+
+def test_moto_knows_every_type_but_gb200(moto_types):
+    assert sorted(moto_types) == sorted(MOTO_TYPES)
+    with mock_aws(), pytest.raises(Exception, match="InvalidInstanceType"):
+        boto3.client("ec2", region_name="us-east-1").describe_instance_types(InstanceTypes=["p6e-gb200.36xlarge"])
+
+
+@pytest.mark.parametrize("instance_type", MOTO_TYPES)
+def test_compute_fields_match_describe_instance_types(moto_types, instance_type):
+    api, spec = moto_types[instance_type], get_instance_spec(instance_type)
+    gpu = api["GpuInfo"]["Gpus"][0]
+    assert (spec.gpu.model, spec.gpu.manufacturer, spec.gpu.count) == (
+        gpu["Name"],
+        gpu["Manufacturer"],
+        gpu["Count"],
+    )
+    assert spec.gpu.memory_mib_per_gpu == gpu["MemoryInfo"]["SizeInMiB"]
+    assert spec.gpu.total_memory_mib == api["GpuInfo"]["TotalGpuMemoryInMiB"]
+    assert spec.vcpus == api["VCpuInfo"]["DefaultVCpus"]
+    assert spec.memory_mib == api["MemoryInfo"]["SizeInMiB"]
+    assert [spec.architecture.value] == api["ProcessorInfo"]["SupportedArchitectures"]
+    store = api["InstanceStorageInfo"]
+    assert spec.instance_store is not None
+    assert spec.instance_store.total_gb == store["TotalSizeInGB"]
+    assert (spec.instance_store.disk_count, spec.instance_store.disk_size_gb) == (
+        store["Disks"][0]["Count"],
+        store["Disks"][0]["SizeInGB"],
+    )
+
+
+@pytest.mark.parametrize("instance_type", MOTO_TYPES)
+def test_network_fields_match_describe_instance_types(moto_types, instance_type):
+    net, spec = moto_types[instance_type]["NetworkInfo"], get_instance_spec(instance_type)
+    assert spec.network_card_count == net["MaximumNetworkCards"]
+    assert spec.max_network_interfaces == net["MaximumNetworkInterfaces"]
+    assert spec.maximum_efa_interfaces == net["EfaInfo"]["MaximumEfaInterfaces"]
+    assert f"{spec.network_performance_gbps} Gigabit" == net["NetworkPerformance"]
+    for api_card, card in zip(net["NetworkCards"], spec.network_cards, strict=True):
+        assert card.index == api_card["NetworkCardIndex"]
+        assert card.max_interfaces == api_card["MaximumNetworkInterfaces"]
+        assert card.baseline_bandwidth_gbps == api_card["BaselineBandwidthInGbps"]
+        assert {t.value for t in card.interface_types} == set(api_card["InterfaceTypes"])
+
+
+def test_gb200_record_follows_the_documented_facts():
+    spec = get_instance_spec("p6e-gb200.36xlarge")
+    assert (spec.gpu.count, spec.vcpus, spec.memory_gib, spec.architecture) == (
+        4,
+        144,
+        960,
+        CpuArchitecture.ARM64,
+    )
+    assert spec.network_card_count == 17
+    assert spec.card(0).interface_types == {InterfaceType.ENA}
+    assert all(spec.card(i).interface_types == {InterfaceType.EFA_ONLY} for i in range(1, 17, 2))
+    assert spec.efa_network_cards == (1, 5, 9, 13)
+    assert spec.eks_ami_type is EksAmiType.AL2023_ARM_64_NVIDIA
+    assert spec.instance_store == InstanceStoreSpec(disk_count=3, disk_size_gb=7500)
+    assert spec.ultraserver_types == ("u-p6e-gb200x36", "u-p6e-gb200x72")
+
+
+@pytest.mark.parametrize(("name", "instances", "gpus"), [("u-p6e-gb200x36", 9, 36), ("u-p6e-gb200x72", 18, 72)])
+def test_ultraservers(name, instances, gpus):
+    us = get_ultraserver(name)
+    assert (us.instance_count, us.gpu_count, us.instance_type) == (instances, gpus, "p6e-gb200.36xlarge")
+    assert set(ULTRASERVERS) == {"u-p6e-gb200x36", "u-p6e-gb200x72"}
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "ami", "hyperpod"),
+    [
+        ("p5.48xlarge", EksAmiType.AL2023_X86_64_NVIDIA, "ml.p5.48xlarge"),
+        ("p6-b300.48xlarge", EksAmiType.AL2023_X86_64_NVIDIA, "ml.p6-b300.48xlarge"),
+        ("p6e-gb200.36xlarge", EksAmiType.AL2023_ARM_64_NVIDIA, "ml.p6e-gb200.36xlarge"),
+    ],
+)
+def test_eks_ami_type_and_hyperpod_name(instance_type, ami, hyperpod):
+    spec = get_instance_spec(instance_type)
+    assert (spec.eks_ami_type, spec.hyperpod_instance_type) == (ami, hyperpod)
+
+
+def test_efa_bandwidth_per_type():
+    got = {t: get_instance_spec(t).efa_bandwidth_gbps for t in BUILTIN_INSTANCE_TYPES}
+    assert got == {
+        "p5.48xlarge": 3200,
+        "p5e.48xlarge": 3200,
+        "p5en.48xlarge": 3200,
+        "p6-b200.48xlarge": 3200,
+        "p6-b300.48xlarge": 6400,
+        "p6e-gb200.36xlarge": 1600,
+    }
+
+
+@pytest.mark.parametrize("bad", ["p4d.24xlarge", "P5.48XLARGE", "", "p5.48xlarge "])
+def test_unknown_type_lists_the_supported_ones(bad):
+    with pytest.raises(FmValidationError, match=r"instance_type must be one of the catalog's types") as err:
+        get_instance_spec(bad)
+    for supported in BUILTIN_INSTANCE_TYPES:
+        assert supported in str(err.value)
+    assert isinstance(err.value, ValueError)
+    assert err.value.parameter == "instance_type"
+
+
+def _small_spec(instance_type: str = "p5.4xlarge", **overrides: Any) -> InstanceSpec:
+    fields: dict[str, Any] = {
+        "instance_type": instance_type,
+        "gpu": GpuSpec("H100", 1, 81920),
+        "vcpus": 16,
+        "memory_mib": 262144,
+        "architecture": CpuArchitecture.X86_64,
+        "network_cards": (NetworkCardSpec(0, frozenset(InterfaceType), 2, 100.0),),
+        "max_network_interfaces": 2,
+        "maximum_efa_interfaces": 1,
+        "network_performance_gbps": 100,
+        "efa_bandwidth_gbps": 100,
+        "instance_store": InstanceStoreSpec(1, 3800),
+        "eks_ami_type": EksAmiType.AL2023_X86_64_NVIDIA,
+    }
+    fields.update(overrides)
+    return InstanceSpec(**fields)
+
+
+def test_register_a_new_type_on_a_private_catalog():
+    catalog = InstanceCatalog()
+    spec = catalog.register(_small_spec())
+    assert catalog.get("p5.4xlarge") is spec
+    assert "p5.4xlarge" in catalog and len(catalog) == 1
+    with pytest.raises(FmValidationError, match="a type not yet in the catalog"):
+        catalog.register(_small_spec())
+    catalog.register(_small_spec(vcpus=32), replace=True)
+    assert catalog.get("p5.4xlarge").vcpus == 32
+
+
+def test_register_instance_type_makes_it_usable_everywhere():
+    try:
+        register_instance_type(_small_spec("p5.4xlarge"))
+        assert get_instance_spec("p5.4xlarge").gpu.count == 1
+    finally:
+        CATALOG.unregister("p5.4xlarge")
+    assert "p5.4xlarge" not in CATALOG
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"network_cards": ()}, r"network_cards must be indices 0..N-1"),
+        (
+            {"network_cards": (NetworkCardSpec(1, frozenset(InterfaceType), 2, 100.0),)},
+            r"network_cards must be indices 0..N-1",
+        ),
+        (
+            {"maximum_efa_interfaces": 2},
+            r"maximum_efa_interfaces must be at most the number of EFA-capable cards",
+        ),
+        ({"efa_network_cards": (3,)}, r"efa_network_cards must be EFA-capable card indices"),
+        ({"vcpus": 0}, r"positive numbers"),
+    ],
+)
+def test_inconsistent_records_are_refused(overrides, message):
+    with pytest.raises(FmValidationError, match=message):
+        _small_spec(**overrides)
+
+
+def test_records_are_frozen():
+    spec = get_instance_spec("p5.48xlarge")
+    with pytest.raises(AttributeError):
+        spec.vcpus = 1  # type: ignore[misc]
+
+
+def test_card_lookup_rejects_unknown_index():
+    with pytest.raises(FmValidationError, match=r"network_card_index must be a card index of p6-b200.48xlarge \(0-7\)"):
+        get_instance_spec("p6-b200.48xlarge").card(8)

@@ -1,0 +1,134 @@
+"""FmCompute: one launch template per catalog type with the documented EFA layouts."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk.assertions import Match
+
+from examples.compute_stack import DEFAULT_CAPACITY_BLOCK_ID, DEFAULT_ODCR_ID, ComputeStack
+from examples.summary import summarize_template
+from fmconstructs import BUILTIN_INSTANCE_TYPES
+
+
+def launch_templates(template):
+    return {
+        lid: r["Properties"]["LaunchTemplateData"]
+        for lid, r in template.find_resources("AWS::EC2::LaunchTemplate").items()
+    }
+
+
+def by_type(template, instance_type, market=None):
+    found = [
+        d
+        for d in launch_templates(template).values()
+        if d["InstanceType"] == instance_type
+        and (market is None or d.get("InstanceMarketOptions", {}).get("MarketType") == market)
+    ]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "efa", "efa_cards"),
+    [
+        ("p5.48xlarge", 32, list(range(32))),
+        ("p5e.48xlarge", 32, list(range(32))),
+        ("p5en.48xlarge", 16, list(range(16))),
+        ("p6-b200.48xlarge", 8, list(range(8))),
+        ("p6-b300.48xlarge", 16, list(range(1, 17))),
+        ("p6e-gb200.36xlarge", 4, [1, 5, 9, 13]),
+    ],
+)
+def test_each_catalog_type_has_a_launch_template(compute_template, instance_type, efa, efa_cards):
+    data = by_type(compute_template, instance_type)[0]
+    nics = data["NetworkInterfaces"]
+    efa_nics = [n for n in nics if n["InterfaceType"] == "efa-only"]
+    assert len(efa_nics) == efa
+    assert sorted(n["NetworkCardIndex"] for n in efa_nics) == efa_cards
+    assert (nics[0]["NetworkCardIndex"], nics[0]["DeviceIndex"], nics[0]["InterfaceType"]) == (
+        0,
+        0,
+        "interface",
+    )
+    assert data["MetadataOptions"]["HttpTokens"] == "required"
+    assert data["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
+
+
+def test_eight_launch_templates(compute_template):
+    compute_template.resource_count_is("AWS::EC2::LaunchTemplate", 8)
+    assert {d["InstanceType"] for d in launch_templates(compute_template).values()} == set(BUILTIN_INSTANCE_TYPES)
+
+
+def test_one_shared_efa_group_and_placement_group(compute_template):
+    compute_template.resource_count_is("AWS::EC2::PlacementGroup", 1)
+    compute_template.has_resource_properties("AWS::EC2::PlacementGroup", {"Strategy": "cluster"})
+    # VPC default-less: the EFA group, the node group.
+    compute_template.resource_count_is("AWS::EC2::SecurityGroup", 2)
+
+
+def test_odcr_and_capacity_block_variants(compute_template):
+    odcr = [d for d in by_type(compute_template, "p5.48xlarge") if "CapacityReservationSpecification" in d]
+    assert odcr[0]["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationId": DEFAULT_ODCR_ID
+    }
+    assert "Placement" in odcr[0]
+    block = by_type(compute_template, "p5en.48xlarge", market="capacity-block")[0]
+    assert block["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationId": DEFAULT_CAPACITY_BLOCK_ID
+    }
+    assert "Placement" not in block
+
+
+def test_gb200_is_on_an_ultraserver_block_without_placement_group(compute_template):
+    data = by_type(compute_template, "p6e-gb200.36xlarge")[0]
+    assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert (
+        "CapacityReservationResourceGroupArn" in data["CapacityReservationSpecification"]["CapacityReservationTarget"]
+    )
+    assert "Placement" not in data
+
+
+def test_reservation_ids_come_from_context():
+    from tests.conftest import new_app
+
+    app = new_app(
+        **{
+            "fmconstructs:odcr-id": "cr-0aaaaaaaaaaaaaaaa",
+            "fmconstructs:capacity-block-id": "cr-0bbbbbbbbbbbbbbbb",
+        }
+    )
+    stack = ComputeStack(app, "Ctx")
+    from aws_cdk.assertions import Template
+
+    t = Template.from_stack(stack)
+    t.has_resource_properties(
+        "AWS::EC2::LaunchTemplate",
+        {
+            "LaunchTemplateData": Match.object_like(
+                {
+                    "CapacityReservationSpecification": {
+                        "CapacityReservationTarget": {"CapacityReservationId": "cr-0aaaaaaaaaaaaaaaa"}
+                    }
+                }
+            )
+        },
+    )
+    t.has_resource_properties(
+        "AWS::EC2::LaunchTemplate",
+        {
+            "LaunchTemplateData": Match.object_like(
+                {
+                    "CapacityReservationSpecification": {
+                        "CapacityReservationTarget": {"CapacityReservationId": "cr-0bbbbbbbbbbbbbbbb"}
+                    }
+                }
+            )
+        },
+    )
+
+
+def test_summary_lines(compute_template):
+    lines = summarize_template("FmCompute", compute_template.to_json())
+    assert lines[0].startswith("FmCompute: ")
+    assert any("p6-b300.48xlarge, 8x B300, 16 EFA / 17 interfaces" in line for line in lines)
+    assert any("capacity-block -> cr-" in line for line in lines)
+    assert len(lines) == 1 + 8

@@ -1,0 +1,93 @@
+"""GpuAutoScalingGroup: a self-managed fleet and the Capacity Block rules."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import aws_sns as sns
+
+from fmconstructs import (
+    CapacityBlock,
+    FmValidationError,
+    GpuAutoScalingGroup,
+    GpuLaunchTemplate,
+    InterfacePolicy,
+)
+
+
+def make_lt(scene, **kwargs):
+    props = {"instance_type": "p5.48xlarge", "vpc": scene.vpc, "subnet": scene.subnet_a, **kwargs}
+    return GpuLaunchTemplate(scene.stack, "Lt", **props)
+
+
+def test_fleet_pins_the_template_version_and_subnet(scene):
+    lt = make_lt(scene, capacity=CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=2))
+    fleet = GpuAutoScalingGroup(scene.stack, "Fleet", launch_template=lt, min_count=2, max_count=2)
+    scene.template().has_resource_properties(
+        "AWS::AutoScaling::AutoScalingGroup",
+        {
+            "MinSize": "2",
+            "MaxSize": "2",
+            "DesiredCapacity": "2",
+            "VPCZoneIdentifier": ["subnet-0aaaaaaaaaaaaaaa1"],
+            "LaunchTemplate": {
+                "LaunchTemplateId": scene.stack.resolve(lt.launch_template_id),
+                "Version": scene.stack.resolve(lt.version_number),
+            },
+            "HealthCheckGracePeriod": 900,
+        },
+    )
+    props = next(iter(scene.template().find_resources("AWS::AutoScaling::AutoScalingGroup").values()))["Properties"]
+    assert "MixedInstancesPolicy" not in props
+    assert fleet.total_gpus == 16
+    scene.template().resource_count_is("AWS::AutoScaling::WarmPool", 0)
+
+
+def test_notifications(scene):
+    topic = sns.Topic(scene.stack, "Topic")
+    GpuAutoScalingGroup(
+        scene.stack,
+        "Fleet",
+        launch_template=make_lt(scene),
+        min_count=0,
+        max_count=4,
+        notifications_topic=topic,
+    )
+    props = next(iter(scene.template().find_resources("AWS::AutoScaling::AutoScalingGroup").values()))["Properties"]
+    assert props["NotificationConfigurations"][0]["TopicARN"] == scene.stack.resolve(topic.topic_arn)
+    assert "autoscaling:EC2_INSTANCE_LAUNCH_ERROR" in props["NotificationConfigurations"][0]["NotificationTypes"]
+
+
+@pytest.mark.parametrize(
+    ("lt_kwargs", "fleet_kwargs", "message"),
+    [
+        (
+            {"capacity": CapacityBlock(reservation_id="cr-0123456789abcdef0")},
+            {"min_count": 1, "max_count": 2},
+            r"min_count must be equal to max_count \(2\) on a Capacity Block",
+        ),
+        (
+            {"capacity": CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=2)},
+            {"min_count": 3, "max_count": 3},
+            r"max_count must be at most the reservation's 2 instances, got 3",
+        ),
+        (
+            {},
+            {"min_count": 1, "max_count": 2, "desired_count": 3},
+            r"desired_count must be between min_count \(1\) and max_count \(2\), got 3",
+        ),
+        (
+            {"subnet": None},
+            {"min_count": 1, "max_count": 1},
+            r"launch_template.subnet must be the one subnet of the fleet, got None",
+        ),
+        (
+            {"subnet": None, "policy": InterfacePolicy.PCS},
+            {"min_count": 1, "max_count": 1},
+            r"launch_template.policy must be 'self-managed' for an Auto Scaling group, got 'pcs'",
+        ),
+    ],
+)
+def test_invalid_fleets(scene, lt_kwargs, fleet_kwargs, message):
+    lt = make_lt(scene, **lt_kwargs)
+    with pytest.raises(FmValidationError, match=message):
+        GpuAutoScalingGroup(scene.stack, "Fleet", launch_template=lt, **fleet_kwargs)

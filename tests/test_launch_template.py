@@ -1,0 +1,330 @@
+"""GpuLaunchTemplate: interfaces, placement, capacity, IMDSv2, encryption, user data, warnings and errors."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Annotations, Match
+
+from fmconstructs import (
+    CapacityBlock,
+    CapacityReservation,
+    ClusterPlacementGroup,
+    EfaSecurityGroup,
+    FmValidationError,
+    GpuLaunchTemplate,
+    InterfacePolicy,
+    UltraServerCapacityBlock,
+    WarningId,
+)
+
+GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200"
+
+
+def lt_data(scene):
+    resources = scene.template().find_resources("AWS::EC2::LaunchTemplate")
+    assert len(resources) == 1
+    return next(iter(resources.values()))["Properties"]["LaunchTemplateData"]
+
+
+def user_data_text(scene, data) -> str:
+    resolved = data["UserData"]["Fn::Base64"]
+    assert isinstance(resolved, str)
+    return resolved
+
+
+def test_defaults_are_secure(scene):
+    lt = GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, subnet=scene.subnet_a)
+    data = lt_data(scene)
+    assert data["InstanceType"] == "p5.48xlarge"
+    assert data["MetadataOptions"] == {
+        "HttpTokens": "required",
+        "HttpEndpoint": "enabled",
+        "HttpPutResponseHopLimit": 1,
+    }
+    root = data["BlockDeviceMappings"][0]
+    assert root["DeviceName"] == "/dev/xvda"
+    assert root["Ebs"] == {
+        "VolumeType": "gp3",
+        "VolumeSize": 200,
+        "Encrypted": True,
+        "DeleteOnTermination": True,
+    }
+    assert "SecurityGroupIds" not in data and "SecurityGroups" not in data
+    assert data["NetworkInterfaces"][0]["AssociatePublicIpAddress"] is False
+    assert not any(n.get("AssociatePublicIpAddress") for n in data["NetworkInterfaces"][1:])
+    assert "Placement" not in data and "InstanceMarketOptions" not in data
+    assert "CapacityReservationSpecification" not in data
+    assert (lt.efa_interface_count, lt.gpus_per_node, lt.efa_bandwidth_gbps_per_node) == (32, 8, 3200)
+    # The template creates its node group (outbound only) and an EFA group.
+    scene.template().resource_count_is("AWS::EC2::SecurityGroup", 2)
+
+
+def test_interfaces_carry_groups_and_the_one_subnet(scene):
+    lt = GpuLaunchTemplate(scene.stack, "Lt", instance_type="p6-b300.48xlarge", vpc=scene.vpc, subnet=scene.subnet_a)
+    nics = lt_data(scene)["NetworkInterfaces"]
+    resolve = scene.stack.resolve
+    efa_sg = resolve(lt.efa_security_group.security_group_id)
+    node_sg = resolve(lt.security_group.security_group_id)
+    assert len(nics) == 17
+    assert nics[0] == Match.object_like({}) or True
+    assert (nics[0]["NetworkCardIndex"], nics[0]["DeviceIndex"], nics[0]["InterfaceType"]) == (
+        0,
+        0,
+        "interface",
+    )
+    assert nics[0]["Groups"] == [node_sg, efa_sg]
+    assert [(n["NetworkCardIndex"], n["DeviceIndex"], n["InterfaceType"]) for n in nics[1:]] == [
+        (c, 0, "efa-only") for c in range(1, 17)
+    ]
+    assert all(n["Groups"] == [efa_sg] for n in nics[1:])
+    assert {n["SubnetId"] for n in nics} == {"subnet-0aaaaaaaaaaaaaaa1"}
+
+
+def test_eks_policy_has_no_subnet_and_hop_limit_2(scene):
+    GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p5en.48xlarge",
+        vpc=scene.vpc,
+        policy=InterfacePolicy.EKS_MANAGED_NODE_GROUP,
+        http_put_response_hop_limit=2,
+    )
+    data = lt_data(scene)
+    assert all("SubnetId" not in n for n in data["NetworkInterfaces"])
+    assert data["MetadataOptions"]["HttpPutResponseHopLimit"] == 2
+
+
+def test_eks_policy_refuses_a_subnet(scene):
+    with pytest.raises(FmValidationError, match=r"subnet must be None for the eks-managed-node-group policy"):
+        GpuLaunchTemplate(
+            scene.stack,
+            "Lt",
+            instance_type="p5en.48xlarge",
+            vpc=scene.vpc,
+            policy=InterfacePolicy.EKS_MANAGED_NODE_GROUP,
+            subnet=scene.subnet_a,
+        )
+
+
+def test_pcs_policy_primary_is_efa(scene):
+    GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, policy=InterfacePolicy.PCS)
+    nics = lt_data(scene)["NetworkInterfaces"]
+    assert nics[0]["InterfaceType"] == "efa" and len(nics) == 32
+
+
+def test_placement_group_is_attached_by_name(scene):
+    pg = ClusterPlacementGroup(scene.stack, "Pg")
+    GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, placement_group=pg)
+    assert lt_data(scene)["Placement"] == {"GroupName": scene.stack.resolve(pg.placement_group_name)}
+    Annotations.from_stack(scene.stack).has_no_warning("*", Match.any_value())
+
+
+def test_odcr_targeting(scene):
+    GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p5.48xlarge",
+        vpc=scene.vpc,
+        capacity=CapacityReservation(reservation_id="cr-0123456789abcdef0"),
+    )
+    data = lt_data(scene)
+    assert data["CapacityReservationSpecification"] == {
+        "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"}
+    }
+    assert "InstanceMarketOptions" not in data
+
+
+def test_capacity_block_targeting(scene):
+    GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p5en.48xlarge",
+        vpc=scene.vpc,
+        capacity=CapacityBlock(reservation_id="cr-0fedcba9876543210"),
+        node_count=2,
+    )
+    data = lt_data(scene)
+    assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert data["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationId": "cr-0fedcba9876543210"
+    }
+
+
+def test_ultraserver_block_targets_the_resource_group(scene):
+    lt = GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p6e-gb200.36xlarge",
+        vpc=scene.vpc,
+        capacity=UltraServerCapacityBlock(resource_group_arn=GROUP_ARN),
+        node_count=18,
+    )
+    data = lt_data(scene)
+    assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert data["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationResourceGroupArn": GROUP_ARN
+    }
+    assert lt.total_gpus == 72
+    assert lt.efa_interface_count == 4
+
+
+def test_placement_group_with_capacity_block_warns(scene):
+    pg = ClusterPlacementGroup(scene.stack, "Pg")
+    GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p5.48xlarge",
+        vpc=scene.vpc,
+        placement_group=pg,
+        capacity=CapacityBlock(reservation_id="cr-0123456789abcdef0"),
+    )
+    Annotations.from_stack(scene.stack).has_warning(
+        "/Test/Lt",
+        Match.string_like_regexp(r"placement group on a Capacity Block risks insufficient-capacity"),
+    )
+    warnings = Annotations.from_stack(scene.stack).find_warning("/Test/Lt", Match.any_value())
+    assert any(WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK.qualified in str(w.entry.data) for w in warnings)
+    # Still attached: the user asked for it.
+    assert "Placement" in lt_data(scene)
+
+
+def test_kms_key_image_profile_and_tags(scene):
+    key = kms.Key(scene.stack, "Key")
+    role = iam.Role(scene.stack, "Role", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
+    profile = iam.InstanceProfile(scene.stack, "Profile", role=role)
+    GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p5.48xlarge",
+        vpc=scene.vpc,
+        encryption_key=key,
+        machine_image=ec2.MachineImage.generic_linux({"us-east-1": "ami-0123456789abcdef0"}),
+        instance_profile=profile,
+        root_volume_size_gib=500,
+        tags={"team": "ml"},
+        launch_template_name="gpu-p5",
+    )
+    t = scene.template()
+    data = lt_data(scene)
+    assert data["ImageId"] == "ami-0123456789abcdef0"
+    assert data["BlockDeviceMappings"][0]["Ebs"]["KmsKeyId"] == scene.stack.resolve(key.key_arn)
+    assert data["BlockDeviceMappings"][0]["Ebs"]["VolumeSize"] == 500
+    assert data["IamInstanceProfile"] == {"Arn": scene.stack.resolve(profile.instance_profile_arn)}
+    kinds = {spec["ResourceType"]: spec["Tags"] for spec in data["TagSpecifications"]}
+    assert set(kinds) == {"instance", "volume", "network-interface"}
+    assert {"Key": "team", "Value": "ml"} in kinds["instance"]
+    assert {"Key": "fmconstructs:instance-type", "Value": "p5.48xlarge"} in kinds["volume"]
+    t.has_resource_properties("AWS::EC2::LaunchTemplate", {"LaunchTemplateName": "gpu-p5"})
+
+
+def test_user_data_assembles_nvme_raid_at_the_mount_point(scene):
+    lt = GpuLaunchTemplate(
+        scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, instance_store_mount_point="/local"
+    )
+    lt.add_user_data("echo added-later")
+    text = user_data_text(scene, lt_data(scene))
+    assert "/usr/local/sbin/fmconstructs-nvme-raid /local fmscratch" in text
+    assert "mdadm --create" in text
+    assert text.rstrip().endswith("echo added-later")
+
+
+def test_user_data_can_be_skipped(scene):
+    GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, instance_store_mount_point=None)
+    assert "UserData" not in lt_data(scene)
+
+
+def test_shared_groups_and_connections(scene):
+    efa = EfaSecurityGroup(scene.stack, "Efa", vpc=scene.vpc)
+    node = ec2.SecurityGroup(scene.stack, "Node", vpc=scene.vpc)
+    lt = GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p5.48xlarge",
+        vpc=scene.vpc,
+        efa_security_group=efa,
+        security_groups=[node],
+    )
+    assert lt.security_group is node and lt.security_groups == (node,)
+    assert len(lt.connections.security_groups) == 2
+    scene.template().resource_count_is("AWS::EC2::SecurityGroup", 2)
+
+
+def test_exposes_version_and_l2_reference(scene):
+    lt = GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, node_count=4)
+    assert scene.stack.resolve(lt.version_number) == {"Fn::GetAtt": [Match.any_value(), "LatestVersionNumber"]} or True
+    resolved = scene.stack.resolve(lt.version_number)
+    assert resolved["Fn::GetAtt"][1] == "LatestVersionNumber"
+    assert scene.stack.resolve(lt.launch_template.launch_template_id) == scene.stack.resolve(lt.launch_template_id)
+    assert lt.total_gpus == 32 and lt.node_count == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"instance_type": "p4d.24xlarge"},
+            r"instance_type must be one of the catalog's types \(p5.48xlarge, ",
+        ),
+        ({"http_put_response_hop_limit": 0}, r"http_put_response_hop_limit must be between 1 and 64, got 0"),
+        (
+            {"http_put_response_hop_limit": 65},
+            r"http_put_response_hop_limit must be between 1 and 64, got 65",
+        ),
+        (
+            {"root_volume_size_gib": 4},
+            r"root_volume_size_gib must be between 8 and 16384 \(gp3 limits\), got 4",
+        ),
+        ({"root_volume_size_gib": 20000}, r"root_volume_size_gib must be between 8 and 16384"),
+        ({"node_count": 0}, r"node_count must be a positive number of instances, got 0"),
+        (
+            {"security_groups": []},
+            r"security_groups must be None \(a new group\) or at least one group, got \[\]",
+        ),
+        (
+            {"efa_interface_count": 40},
+            r"efa_interface_count must be between 0 and 32 for p5.48xlarge, got 40",
+        ),
+        ({"instance_store_mount_point": "scratch"}, r"instance_store_mount_point must be an absolute path"),
+        ({"instance_store_mount_point": "/"}, r"instance_store_mount_point must be an absolute path"),
+        ({"instance_store_mount_point": "/a b"}, r"instance_store_mount_point must be an absolute path"),
+        (
+            {
+                "capacity": CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=2),
+                "node_count": 3,
+            },
+            r"max_count must be at most the reservation's 2 instances, got 3",
+        ),
+        (
+            {"capacity": UltraServerCapacityBlock(resource_group_arn=GROUP_ARN)},
+            r"instance_type must be p6e-gb200.36xlarge on a u-p6e-gb200x72 UltraServer Capacity Block",
+        ),
+    ],
+)
+def test_invalid_input(scene, kwargs, message):
+    props = {"instance_type": "p5.48xlarge", "vpc": scene.vpc, **kwargs}
+    with pytest.raises(FmValidationError, match=message):
+        GpuLaunchTemplate(scene.stack, "Lt", **props)
+
+
+def test_subnet_outside_the_reservation_zone_is_refused(scene):
+    with pytest.raises(FmValidationError, match=r"subnet must be a subnet in us-east-1a"):
+        GpuLaunchTemplate(
+            scene.stack,
+            "Lt",
+            instance_type="p5.48xlarge",
+            vpc=scene.vpc,
+            subnet=scene.subnet_b,
+            capacity=CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1a"),
+        )
+
+
+def test_base64_is_valid_when_resolved(scene):
+    GpuLaunchTemplate(scene.stack, "Lt", instance_type="p6-b200.48xlarge", vpc=scene.vpc)
+    text = user_data_text(scene, lt_data(scene))
+    base64.b64encode(text.encode())  # a plain string CloudFormation will encode
+    assert text.startswith("#!/bin/bash")
