@@ -15,9 +15,14 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 
 setup: $(VENV)/.stamp node_modules/.stamp tools
 
-# Debian tools the tests use as real validators (shellcheck for node-side scripts).
+# Debian tools the tests use as real validators: shellcheck (node-side scripts), promtool (package prometheus).
 tools:
-	@command -v shellcheck >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; }
+	@missing=""; command -v shellcheck >/dev/null || missing="$$missing shellcheck"; \
+	command -v promtool >/dev/null || missing="$$missing prometheus"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
 # Python environment: the package (editable) with its development extras.
 $(VENV)/.stamp: pyproject.toml

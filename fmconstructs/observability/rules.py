@@ -1,0 +1,420 @@
+"""Prometheus alert rules as code: GPU hardware, EFA, nodes, storage and Slurm.
+
+Every rule names only metrics that fmconstructs' collectors produce (:mod:`.metrics`); thresholds and ``for``
+durations are :class:`AlertThresholds` props. ``tests/test_observability_rules.py`` runs ``promtool check rules`` and
+``promtool test rules`` with input series that fire every alert (and healthy series that fire none).
+
+DCGM's XID gauge holds the *last* XID and never resets (dcgm-exporter#500), so XID alerts fire when the gauge
+*changes* within ``xid_window`` to a listed code; a repeat of the same XID on the same GPU does not change the gauge
+and is not seen again until the exporter restarts. The critical codes follow NVIDIA's XID catalog ("XID Errors",
+NVIDIA GPU deployment and management documentation).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+
+import yaml
+
+from ..errors import FmValidationError
+from .metrics import ALL_METRICS, efa_metric
+
+_DURATION = re.compile(r"^\d+[smhd]$")
+
+# NVIDIA XID catalog: 48 double-bit ECC, 63/64 row-remap pending/failure, 74 NVLink error, 79 GPU fell off the bus,
+# 92 high single-bit ECC rate, 94/95 contained/uncontained ECC, 119/120 GSP RPC timeout/error, 140 unrecovered ECC.
+CRITICAL_XIDS: tuple[int, ...] = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140)
+
+
+class Severity(str, Enum):
+    CRITICAL = "critical"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class AlertThresholds:
+    """Thresholds and ``for`` durations of the alert rules (defaults in brackets in each comment)."""
+
+    critical_xids: tuple[int, ...] = CRITICAL_XIDS
+    xid_window: str = "15m"
+    gpu_temperature_celsius: float = 87.0  # H100/H200 slowdown starts around 90 C
+    memory_temperature_celsius: float = 95.0  # HBM3 throttles near 95 C
+    temperature_for: str = "5m"
+    throttle_ratio: float = 0.2  # share of wall time spent power- or thermal-throttled
+    throttle_for: str = "10m"
+    pcie_replays_per_second: float = 1.0
+    nvlink_errors_for: str = "0m"
+    idle_gpu_util_percent: float = 5.0
+    idle_gpu_min_memory_mib: float = 1024.0  # a process holds GPU memory: the GPU is allocated
+    idle_for: str = "30m"
+    efa_retransmit_ratio: float = 0.01
+    efa_for: str = "5m"
+    exporter_down_for: str = "5m"
+    node_missing_window: str = "1h"
+    filesystem_free_ratio: float = 0.10
+    filesystem_for: str = "15m"
+    slurm_for: str = "10m"
+
+    def __post_init__(self) -> None:
+        for name in (
+            "xid_window",
+            "temperature_for",
+            "throttle_for",
+            "nvlink_errors_for",
+            "idle_for",
+            "efa_for",
+            "exporter_down_for",
+            "node_missing_window",
+            "filesystem_for",
+            "slurm_for",
+        ):
+            value = getattr(self, name)
+            if not _DURATION.match(value):
+                raise FmValidationError(name, value, "a Prometheus duration like '5m', '1h' or '0m'")
+        for name in ("throttle_ratio", "efa_retransmit_ratio", "filesystem_free_ratio"):
+            value = getattr(self, name)
+            if not 0 < value < 1:
+                raise FmValidationError(name, value, "a ratio between 0 and 1 (exclusive)")
+        if not self.critical_xids or any(x <= 0 for x in self.critical_xids):
+            raise FmValidationError("critical_xids", self.critical_xids, "a non-empty tuple of positive XID codes")
+
+
+@dataclass(frozen=True)
+class AlertRule:
+    """One alerting rule, with the metrics its expression reads (checked against the collectors)."""
+
+    name: str
+    expr: str
+    for_: str
+    severity: Severity
+    summary: str
+    description: str
+    metrics: tuple[str, ...]
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "alert": self.name,
+            "expr": self.expr,
+            "for": self.for_,
+            "labels": {"severity": self.severity.value, **self.labels},
+            "annotations": {"summary": self.summary, "description": self.description},
+        }
+
+
+@dataclass(frozen=True)
+class RuleGroup:
+    name: str
+    rules: tuple[AlertRule, ...]
+    interval: str = "1m"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "interval": self.interval, "rules": [r.to_dict() for r in self.rules]}
+
+
+_WHERE = "{{ $labels.instance }}"
+_GPU = "GPU {{ $labels.gpu }} on {{ $labels.instance }}"
+_EFA = "EFA {{ $labels.device }} on {{ $labels.instance }}"
+
+
+def _increase(metric: str, window: str = "5m") -> str:
+    return f"increase({metric}[{window}]) > 0"
+
+
+def gpu_health_rules(t: AlertThresholds) -> RuleGroup:
+    xid = "DCGM_FI_DEV_XID_ERRORS"
+    critical = " or ".join(f"{xid} == {code}" for code in t.critical_xids)
+    changed = f"changes({xid}[{t.xid_window}]) > 0"
+    nvlink = [
+        "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+        "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+        "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+        "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
+    ]
+    nvlink_expr = " or ".join(f"increase({m}[5m]) > 0" for m in nvlink)
+    return RuleGroup(
+        "fmconstructs-gpu-health",
+        (
+            AlertRule(
+                "GpuCriticalXid",
+                f"({critical}) and {changed}",
+                "0m",
+                Severity.CRITICAL,
+                f"Critical XID {{{{ $value }}}} on {_GPU}",
+                "A critical XID (double-bit ECC, row-remap failure, NVLink, fell off the bus, GSP) was reported. "
+                "Drain the node and run the NVIDIA diagnostics (dcgmi diag -r 3) before reusing it.",
+                (xid,),
+            ),
+            AlertRule(
+                "GpuXidError",
+                f"{xid} > 0 and {changed} unless ({critical})",
+                "0m",
+                Severity.WARNING,
+                f"XID {{{{ $value }}}} on {_GPU}",
+                "A new, non-critical XID was reported; often an application fault (e.g. 13, 31, 43).",
+                (xid,),
+            ),
+            AlertRule(
+                "GpuRowRemapFailure",
+                "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
+                "0m",
+                Severity.CRITICAL,
+                f"Row remapping failed on {_GPU}",
+                "The GPU ran out of spare memory rows: replace the instance (stop/start moves it to new hardware).",
+                ("DCGM_FI_DEV_ROW_REMAP_FAILURE",),
+            ),
+            AlertRule(
+                "GpuUncorrectableRemappedRows",
+                _increase("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "15m"),
+                "0m",
+                Severity.WARNING,
+                f"Rows remapped for uncorrectable errors on {_GPU}",
+                "A reset is needed for the remap to take effect; jobs on this GPU may have hit memory errors.",
+                ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",),
+            ),
+            AlertRule(
+                "GpuDoubleBitEccErrors",
+                _increase("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "15m"),
+                "0m",
+                Severity.CRITICAL,
+                f"Uncorrectable (double-bit) ECC errors on {_GPU}",
+                "Uncorrectable memory errors corrupt results: drain the node.",
+                ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",),
+            ),
+            AlertRule(
+                "GpuTemperatureHigh",
+                f"DCGM_FI_DEV_GPU_TEMP > {t.gpu_temperature_celsius:g}",
+                t.temperature_for,
+                Severity.WARNING,
+                f"{_GPU} is above {t.gpu_temperature_celsius:g} C",
+                "Sustained high GPU temperature leads to thermal throttling.",
+                ("DCGM_FI_DEV_GPU_TEMP",),
+            ),
+            AlertRule(
+                "GpuMemoryTemperatureHigh",
+                f"DCGM_FI_DEV_MEMORY_TEMP > {t.memory_temperature_celsius:g}",
+                t.temperature_for,
+                Severity.WARNING,
+                f"HBM of {_GPU} is above {t.memory_temperature_celsius:g} C",
+                "Sustained high memory temperature leads to throttling and memory errors.",
+                ("DCGM_FI_DEV_MEMORY_TEMP",),
+            ),
+            AlertRule(
+                "GpuPowerThrottling",
+                f"rate(DCGM_FI_DEV_POWER_VIOLATION[5m]) / 1e6 > {t.throttle_ratio:g}",
+                t.throttle_for,
+                Severity.WARNING,
+                f"{_GPU} is power-throttled",
+                f"More than {t.throttle_ratio:.0%} of the time throttled by power limits.",
+                ("DCGM_FI_DEV_POWER_VIOLATION",),
+            ),
+            AlertRule(
+                "GpuThermalThrottling",
+                f"rate(DCGM_FI_DEV_THERMAL_VIOLATION[5m]) / 1e6 > {t.throttle_ratio:g}",
+                t.throttle_for,
+                Severity.WARNING,
+                f"{_GPU} is thermally throttled",
+                f"More than {t.throttle_ratio:.0%} of the time throttled by temperature.",
+                ("DCGM_FI_DEV_THERMAL_VIOLATION",),
+            ),
+            AlertRule(
+                "GpuNvlinkErrors",
+                nvlink_expr,
+                t.nvlink_errors_for,
+                Severity.WARNING,
+                f"NVLink errors on {_GPU}",
+                "NVLink CRC, replay or recovery errors slow collectives; persistent errors need a new instance.",
+                tuple(nvlink),
+            ),
+            AlertRule(
+                "GpuPcieReplays",
+                f"rate(DCGM_FI_DEV_PCIE_REPLAY_COUNTER[5m]) > {t.pcie_replays_per_second:g}",
+                "5m",
+                Severity.WARNING,
+                f"PCIe replays on {_GPU}",
+                "A high PCIe replay rate indicates a degraded link between the GPU and the host.",
+                ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER",),
+            ),
+        ),
+    )
+
+
+def gpu_utilization_rules(t: AlertThresholds) -> RuleGroup:
+    return RuleGroup(
+        "fmconstructs-gpu-utilization",
+        (
+            AlertRule(
+                "GpuIdleWhileAllocated",
+                f"DCGM_FI_DEV_GPU_UTIL < {t.idle_gpu_util_percent:g} "
+                f"and DCGM_FI_DEV_FB_USED > {t.idle_gpu_min_memory_mib:g}",
+                t.idle_for,
+                Severity.WARNING,
+                f"{_GPU} holds memory but is idle",
+                "A process holds GPU memory while the GPU does no work: a hung or stalled job wastes capacity.",
+                ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"),
+            ),
+        ),
+    )
+
+
+def efa_rules(t: AlertThresholds) -> RuleGroup:
+    wr_err = (efa_metric("rdma_read_wr_err"), efa_metric("rdma_write_wr_err"))
+    retrans, tx = efa_metric("retrans_pkts"), efa_metric("tx_pkts")
+    return RuleGroup(
+        "fmconstructs-efa",
+        (
+            AlertRule(
+                "EfaRdmaWorkRequestErrors",
+                " or ".join(_increase(m) for m in wr_err),
+                "0m",
+                Severity.CRITICAL,
+                f"RDMA work-request errors on {_EFA}",
+                "RDMA read/write work requests failed: NCCL over EFA will error or hang.",
+                wr_err,
+            ),
+            AlertRule(
+                "EfaRetransmitRateHigh",
+                f"rate({retrans}[5m]) / rate({tx}[5m]) > {t.efa_retransmit_ratio:g}",
+                t.efa_for,
+                Severity.WARNING,
+                f"High retransmit rate on {_EFA}",
+                f"More than {t.efa_retransmit_ratio:.0%} of packets retransmitted: congestion or a degraded link.",
+                (retrans, tx),
+            ),
+            AlertRule(
+                "EfaRetransmitTimeouts",
+                _increase(efa_metric("retrans_timeout_events")),
+                t.efa_for,
+                Severity.WARNING,
+                f"Retransmit timeouts on {_EFA}",
+                "Packets were retransmitted until they timed out.",
+                (efa_metric("retrans_timeout_events"),),
+            ),
+            AlertRule(
+                "EfaUnresponsiveRemote",
+                _increase(efa_metric("unresponsive_remote_events")),
+                "0m",
+                Severity.CRITICAL,
+                f"Unresponsive remote peers seen by {_EFA}",
+                "A peer stopped answering: a node of the job is probably down or its EFA is broken.",
+                (efa_metric("unresponsive_remote_events"),),
+            ),
+            AlertRule(
+                "EfaImpairedRemoteConnections",
+                _increase(efa_metric("impaired_remote_conn_events")),
+                t.efa_for,
+                Severity.WARNING,
+                f"Impaired remote connections on {_EFA}",
+                "Connections to peers are impaired (EFA driver event counter).",
+                (efa_metric("impaired_remote_conn_events"),),
+            ),
+            AlertRule(
+                "EfaCollectorFailing",
+                "fm_efa_collector_success == 0",
+                t.efa_for,
+                Severity.WARNING,
+                f"The EFA counter collector fails on {_WHERE}",
+                "No EFA device found under /sys/class/infiniband or the counters could not be read.",
+                ("fm_efa_collector_success",),
+            ),
+        ),
+    )
+
+
+def node_rules(t: AlertThresholds) -> RuleGroup:
+    return RuleGroup(
+        "fmconstructs-nodes",
+        (
+            AlertRule(
+                "ExporterDown",
+                "up == 0",
+                t.exporter_down_for,
+                Severity.WARNING,
+                "Exporter {{ $labels.job }} on {{ $labels.instance }} is down",
+                "The agent cannot scrape this exporter: its metrics and alerts are blind.",
+                ("up",),
+            ),
+            AlertRule(
+                "NodeStoppedReporting",
+                f"max_over_time(up[{t.node_missing_window}]) unless up",
+                "0m",
+                Severity.CRITICAL,
+                "{{ $labels.instance }} stopped reporting",
+                f"The node reported within the last {t.node_missing_window} but no longer does: it is down, "
+                "unreachable or its agent stopped.",
+                ("up",),
+            ),
+            AlertRule(
+                "LustreFileSystemAlmostFull",
+                'node_filesystem_avail_bytes{fstype="lustre"} / node_filesystem_size_bytes{fstype="lustre"} '
+                f"< {t.filesystem_free_ratio:g}",
+                t.filesystem_for,
+                Severity.WARNING,
+                "Lustre {{ $labels.mountpoint }} is almost full (seen from {{ $labels.instance }})",
+                f"Less than {t.filesystem_free_ratio:.0%} free: checkpoints will fail when it fills up.",
+                ("node_filesystem_avail_bytes", "node_filesystem_size_bytes"),
+            ),
+        ),
+    )
+
+
+def slurm_rules(t: AlertThresholds) -> RuleGroup:
+    return RuleGroup(
+        "fmconstructs-slurm",
+        (
+            AlertRule(
+                "SlurmNodesDown",
+                'fm_slurm_nodes{state=~"down|fail|failing"} > 0',
+                t.slurm_for,
+                Severity.CRITICAL,
+                "{{ $value }} Slurm nodes are {{ $labels.state }} in {{ $labels.cluster }}",
+                "Slurm marked nodes down or failed: jobs cannot use them.",
+                ("fm_slurm_nodes",),
+            ),
+            AlertRule(
+                "SlurmNodesDrained",
+                'fm_slurm_nodes{state=~"drain|drained|draining"} > 0',
+                t.slurm_for,
+                Severity.WARNING,
+                "{{ $value }} Slurm nodes are {{ $labels.state }} in {{ $labels.cluster }}",
+                "Drained nodes take no jobs; check `sinfo -R` for the reason.",
+                ("fm_slurm_nodes",),
+            ),
+            AlertRule(
+                "SlurmCollectorFailing",
+                "fm_slurm_collector_success == 0",
+                t.slurm_for,
+                Severity.WARNING,
+                "The Slurm collector fails on {{ $labels.instance }}",
+                "sinfo could not be run or parsed.",
+                ("fm_slurm_collector_success",),
+            ),
+        ),
+    )
+
+
+def default_rule_groups(thresholds: AlertThresholds | None = None) -> tuple[RuleGroup, ...]:
+    """All rule groups fmconstructs ships."""
+    t = thresholds or AlertThresholds()
+    groups = (gpu_health_rules(t), gpu_utilization_rules(t), efa_rules(t), node_rules(t), slurm_rules(t))
+    _check_metrics(groups)
+    return groups
+
+
+def _check_metrics(groups: Iterable[RuleGroup]) -> None:
+    for group in groups:
+        for rule in group.rules:
+            unknown = sorted(set(rule.metrics) - ALL_METRICS)
+            if unknown:
+                raise AssertionError(f"{rule.name} reads metrics no collector produces: {unknown}")
+            missing = [m for m in rule.metrics if m not in rule.expr]
+            if missing:
+                raise AssertionError(f"{rule.name} declares metrics its expression does not use: {missing}")
+
+
+def rules_yaml(groups: Iterable[RuleGroup]) -> str:
+    """A Prometheus rule file (also the ``Data`` of an AMP rule groups namespace)."""
+    return str(yaml.safe_dump({"groups": [g.to_dict() for g in groups]}, sort_keys=False, width=200))
