@@ -1,6 +1,6 @@
 """The fmconstructs example app: ``npx cdk synth`` (via cdk.json) synthesizes every example stack.
 
-Stack names are stable: FmCompute (foundation). Later issues add stacks here.
+Stack names are stable: FmCompute (foundation), FmStorage (storage). Later issues add stacks here.
 """
 
 from __future__ import annotations
@@ -14,11 +14,19 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from examples.compute_stack import ComputeStack
+from examples.storage_stack import StorageStack
 
 
 def build(app: cdk.App) -> dict[str, cdk.Stack]:
     """Add every example stack to ``app`` and return them by name."""
-    return {"FmCompute": ComputeStack(app, "FmCompute", description="fmconstructs example: GPU launch templates")}
+    return {
+        "FmCompute": ComputeStack(app, "FmCompute", description="fmconstructs example: GPU launch templates"),
+        "FmStorage": StorageStack(
+            app,
+            "FmStorage",
+            description="fmconstructs example: FSx for Lustre linked to S3 (EFA, data repository associations)",
+        ),
+    }
 
 
 def main() -> None:

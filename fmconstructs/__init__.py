@@ -1,7 +1,8 @@
 """fmconstructs: AWS CDK v2 constructs for the infrastructure that trains and serves foundation models.
 
 Layout: ``catalog`` (instance facts) -> ``networking`` (EFA layout, security group, placement group) and
-``capacity`` (On-Demand, ODCR, Capacity Blocks) -> ``compute`` (launch template, fleet).
+``capacity`` (On-Demand, ODCR, Capacity Blocks) -> ``compute`` (launch template, fleet) -> ``storage`` (FSx for
+Lustre, S3 links, client mounts) -> ``observability``.
 """
 
 from .capacity import (
@@ -41,12 +42,29 @@ from .networking import (
     PlannedInterface,
     plan_network_interfaces,
 )
+from .storage import (
+    DEFAULT_LAYOUT,
+    DataRepositoryAssociation,
+    DataRepositoryBucket,
+    DataRepositoryEvent,
+    DataRepositoryLink,
+    EksStaticVolume,
+    LustreDataCompression,
+    LustreDeploymentType,
+    LustreFileSystem,
+    LustreLogLevel,
+    LustreMetadataConfiguration,
+    LustreSizing,
+    size_for_checkpoint,
+    size_for_throughput,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BUILTIN_INSTANCE_TYPES",
     "CATALOG",
+    "DEFAULT_LAYOUT",
     "ULTRASERVERS",
     "Capacity",
     "CapacityBlock",
@@ -54,8 +72,13 @@ __all__ = [
     "CapacityReservation",
     "ClusterPlacementGroup",
     "CpuArchitecture",
+    "DataRepositoryAssociation",
+    "DataRepositoryBucket",
+    "DataRepositoryEvent",
+    "DataRepositoryLink",
     "EfaSecurityGroup",
     "EksAmiType",
+    "EksStaticVolume",
     "FmValidationError",
     "GpuAutoScalingGroup",
     "GpuLaunchTemplate",
@@ -66,6 +89,12 @@ __all__ = [
     "InterfaceLayout",
     "InterfacePolicy",
     "InterfaceType",
+    "LustreDataCompression",
+    "LustreDeploymentType",
+    "LustreFileSystem",
+    "LustreLogLevel",
+    "LustreMetadataConfiguration",
+    "LustreSizing",
     "NetworkCardSpec",
     "OnDemand",
     "PlacementStrategy",
@@ -79,4 +108,6 @@ __all__ = [
     "pinned_availability_zone",
     "plan_network_interfaces",
     "register_instance_type",
+    "size_for_checkpoint",
+    "size_for_throughput",
 ]

@@ -34,10 +34,8 @@ class WarningId(str, Enum):
     """Stable ids of the warnings fmconstructs adds (acknowledge with ``Annotations.acknowledge_warning``)."""
 
     PLACEMENT_GROUP_WITH_CAPACITY_BLOCK = "placement-group-with-capacity-block"
-    NO_PLACEMENT_GROUP_FOR_EFA = "no-placement-group-for-efa"
-    RESERVATION_SIZE_UNKNOWN = "reservation-size-unknown"
-    RESERVATION_AZ_UNKNOWN = "reservation-availability-zone-unknown"
     NO_INSTANCE_STORE = "no-instance-store"
+    LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS = "lustre-overlapping-data-repository-paths"
 
     @property
     def qualified(self) -> str:

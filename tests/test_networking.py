@@ -24,10 +24,20 @@ def test_efa_group_allows_all_traffic_to_and_from_itself_only(scene):
     )
     t.resource_count_is("AWS::EC2::SecurityGroupIngress", 1)
     t.resource_count_is("AWS::EC2::SecurityGroupEgress", 1)
-    # No inline rules: nothing open to CIDRs, not even the default egress.
+    # Nothing open to CIDRs; the inline egress keeps CDK's no-traffic placeholder so that EC2 does not add its
+    # default allow-all egress rule.
     props = next(iter(t.find_resources("AWS::EC2::SecurityGroup").values()))["Properties"]
     assert "SecurityGroupIngress" not in props
-    assert "SecurityGroupEgress" not in props
+    assert props["SecurityGroupEgress"] == [
+        {"CidrIp": "255.255.255.255/32", "Description": "Disallow all traffic", "IpProtocol": "icmp", "FromPort": 252, "ToPort": 86}
+    ]
+
+
+def test_inline_cidr_egress_added_later_is_kept(scene):
+    efa = EfaSecurityGroup(scene.stack, "Efa", vpc=scene.vpc)
+    efa.security_group.add_egress_rule(ec2.Peer.ipv4("10.0.0.0/16"), ec2.Port.tcp(443), "HTTPS in the VPC")
+    props = next(iter(scene.template().find_resources("AWS::EC2::SecurityGroup").values()))["Properties"]
+    assert [r["CidrIp"] for r in props["SecurityGroupEgress"]] == ["10.0.0.0/16"]
 
 
 def test_other_constructs_add_rules_through_connections(scene):

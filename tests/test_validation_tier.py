@@ -12,7 +12,7 @@ from cdk_nag import AwsSolutionsChecks
 
 pytestmark = pytest.mark.validation
 
-EXPECTED_STACKS = {"FmCompute"}
+EXPECTED_STACKS = {"FmCompute", "FmStorage"}
 
 
 @pytest.fixture(scope="module")

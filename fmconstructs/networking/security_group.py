@@ -3,8 +3,44 @@
 from __future__ import annotations
 
 import jsii
+from aws_cdk import Aspects, IAspect, Stack
 from aws_cdk import aws_ec2 as ec2
-from constructs import Construct
+from constructs import Construct, IConstruct
+
+# CDK's own "no traffic" placeholder rule (aws-ec2 SecurityGroup, allowAllOutbound: false).
+_NO_TRAFFIC_EGRESS = {
+    "CidrIp": "255.255.255.255/32",
+    "Description": "Disallow all traffic",
+    "IpProtocol": "icmp",
+    "FromPort": 252,
+    "ToPort": 86,
+}
+
+
+@jsii.implements(IAspect)
+class _CloseEgress:
+    """At synthesis, after every rule is in: restore the placeholder if the group has no inline egress."""
+
+    def visit(self, node: IConstruct) -> None:
+        if not isinstance(node, ec2.CfnSecurityGroup):
+            return
+        rules = Stack.of(node).resolve(node.security_group_egress) if node.security_group_egress else None
+        if not rules:
+            node.add_property_override("SecurityGroupEgress", [_NO_TRAFFIC_EGRESS])
+
+
+def close_default_egress(security_group: ec2.SecurityGroup) -> None:
+    """Keep a group created with ``allow_all_outbound=False`` closed when all its egress rules are separate
+    resources.
+
+    CDK removes its "no traffic" placeholder as soon as any egress rule is added, even when that rule is emitted as
+    a separate ``AWS::EC2::SecurityGroupEgress`` (always the case for security-group peers). The group then has no
+    inline egress and EC2 gives it the default allow-all egress rule. This puts the placeholder back whenever the
+    group would otherwise have no inline egress.
+    """
+    cfn = security_group.node.default_child
+    assert isinstance(cfn, ec2.CfnSecurityGroup)
+    Aspects.of(cfn).add(_CloseEgress())
 
 
 @jsii.implements(ec2.IConnectable)
@@ -31,6 +67,7 @@ class EfaSecurityGroup(Construct):
         sg = self.security_group
         sg.add_ingress_rule(sg, ec2.Port.all_traffic(), "EFA: all traffic from the group")
         sg.add_egress_rule(sg, ec2.Port.all_traffic(), "EFA: all traffic to the group")
+        close_default_egress(sg)
 
     @property
     def security_group_id(self) -> str:

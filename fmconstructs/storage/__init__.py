@@ -1,0 +1,85 @@
+"""Storage: FSx for Lustre file systems linked to S3, sized for GPU clusters.
+
+``lustre`` (the file system construct), ``sizing`` (capacity/throughput rules and the sizing helper),
+``data_repository`` (S3 links and a secure bucket), ``client`` (node-side mount steps, EKS static volume attributes).
+"""
+
+from .client import (
+    DEFAULT_MOUNT_OPTIONS,
+    FSX_CSI_DRIVER,
+    LUSTRE_MOUNT_SCRIPT_PATH,
+    EksStaticVolume,
+    lustre_mount_commands,
+    lustre_mount_script,
+)
+from .data_repository import (
+    ALL_EVENTS,
+    CHECKPOINTS_LINK,
+    DATASETS_LINK,
+    DEFAULT_LAYOUT,
+    MAX_DATA_REPOSITORIES,
+    DataRepositoryAssociation,
+    DataRepositoryBucket,
+    DataRepositoryEvent,
+    DataRepositoryLink,
+)
+from .lustre import (
+    LUSTRE_VERSION,
+    LustreConnections,
+    LustreDataCompression,
+    LustreFileSystem,
+    LustreFileSystemBase,
+    LustreLogLevel,
+    LustreMetadataConfiguration,
+    LustreMetadataMode,
+    lustre_ports,
+)
+from .sizing import (
+    EFA_CAPACITY_MULTIPLE_GIB,
+    SCRATCH_BASELINE_MBPS_PER_TIB,
+    THROUGHPUT_MBPS_PER_TIB,
+    LustreDeploymentType,
+    LustreSizing,
+    aggregate_throughput_mbps,
+    is_valid_capacity,
+    next_valid_capacity_gib,
+    size_for_checkpoint,
+    size_for_throughput,
+)
+
+__all__ = [
+    "ALL_EVENTS",
+    "CHECKPOINTS_LINK",
+    "DATASETS_LINK",
+    "DEFAULT_LAYOUT",
+    "DEFAULT_MOUNT_OPTIONS",
+    "EFA_CAPACITY_MULTIPLE_GIB",
+    "FSX_CSI_DRIVER",
+    "LUSTRE_MOUNT_SCRIPT_PATH",
+    "LUSTRE_VERSION",
+    "MAX_DATA_REPOSITORIES",
+    "SCRATCH_BASELINE_MBPS_PER_TIB",
+    "THROUGHPUT_MBPS_PER_TIB",
+    "DataRepositoryAssociation",
+    "DataRepositoryBucket",
+    "DataRepositoryEvent",
+    "DataRepositoryLink",
+    "EksStaticVolume",
+    "LustreConnections",
+    "LustreDataCompression",
+    "LustreDeploymentType",
+    "LustreFileSystem",
+    "LustreFileSystemBase",
+    "LustreLogLevel",
+    "LustreMetadataConfiguration",
+    "LustreMetadataMode",
+    "LustreSizing",
+    "aggregate_throughput_mbps",
+    "is_valid_capacity",
+    "lustre_mount_commands",
+    "lustre_mount_script",
+    "lustre_ports",
+    "next_valid_capacity_gib",
+    "size_for_checkpoint",
+    "size_for_throughput",
+]

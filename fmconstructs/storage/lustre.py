@@ -1,0 +1,735 @@
+"""An FSx for Lustre file system for GPU clusters: PERSISTENT_2, Lustre 2.15, LZ4, optional EFA.
+
+Built on the L1 ``aws_fsx.CfnFileSystem``, not the L2 ``aws_fsx.LustreFileSystem``: the L2 lacks ``EfaEnabled``,
+``MetadataConfiguration`` and ``LogConfiguration`` (three escape hatches), and its ``connections`` default port is
+TCP 988-1023 on a security group that allows all outbound traffic, where Lustre needs only 988 and 1018-1023. Wrapping
+the L1 keeps every property typed and validated in one place; the L2's value types (``LustreMaintenanceTime``,
+``DailyAutomaticBackupStartTime``) are reused for the schedule props.
+
+Network: the file system gets its own security group (or ``security_group``) with the Lustre ports open to itself;
+``fs.connections.allow_default_port_from(clients)`` (or ``fs.allow_clients_from(clients)``) opens TCP 988 and
+1018-1023 between the file system and the clients, both ways, as the FSx for Lustre User Guide lists for file system
+and client security groups. EFA-enabled file systems also join ``efa_security_group`` (shared with the GPU nodes) and
+their own group allows all traffic to and from itself, which FSx checks when it creates an EFA-enabled file system.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import jsii
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack, Token
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_fsx as fsx
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from ..errors import FmValidationError, one_of
+from ..networking.security_group import EfaSecurityGroup, close_default_egress
+from .client import DEFAULT_MOUNT_OPTIONS, EksStaticVolume, lustre_mount_commands
+from .data_repository import (
+    ALL_EVENTS,
+    DEFAULT_LAYOUT,
+    MAX_DATA_REPOSITORIES,
+    DataRepositoryAssociation,
+    DataRepositoryEvent,
+    DataRepositoryLink,
+    paths_overlap,
+    warn_overlapping_s3_paths,
+)
+from .sizing import (
+    EFA_CAPACITY_MULTIPLE_GIB,
+    THROUGHPUT_MBPS_PER_TIB,
+    LustreDeploymentType,
+    LustreSizing,
+    aggregate_throughput_mbps,
+    capacity_rule,
+    is_valid_capacity,
+    per_unit_throughput_mbps_per_tib,
+)
+
+#: FileSystemTypeVersion: EFA and metadata configurations need 2.15.
+LUSTRE_VERSION = "2.15"
+LUSTRE_TCP_PORT = 988
+LUSTRE_TCP_PORT_RANGE = (1018, 1023)
+
+_MAX_BACKUP_RETENTION_DAYS = 90
+_DEFAULT_BACKUP_RETENTION_DAYS = 7
+_METADATA_IOPS_TIERS = (1500, 3000, 6000, 12000)
+_METADATA_IOPS_STEP = 12000
+_METADATA_IOPS_MAX = 192000
+
+
+def lustre_ports() -> tuple[ec2.Port, ec2.Port]:
+    """The Lustre ports: TCP 988 and TCP 1018-1023."""
+    return ec2.Port.tcp(LUSTRE_TCP_PORT), ec2.Port.tcp_range(*LUSTRE_TCP_PORT_RANGE)
+
+
+class LustreDataCompression(str, Enum):
+    """``DataCompressionType``."""
+
+    NONE = "NONE"
+    LZ4 = "LZ4"
+
+
+class LustreLogLevel(str, Enum):
+    """``LogConfiguration.Level``: which data repository events FSx logs to CloudWatch Logs."""
+
+    WARN_ERROR = "WARN_ERROR"
+    WARN_ONLY = "WARN_ONLY"
+    ERROR_ONLY = "ERROR_ONLY"
+    DISABLED = "DISABLED"
+
+
+class LustreMetadataMode(str, Enum):
+    AUTOMATIC = "AUTOMATIC"
+    USER_PROVISIONED = "USER_PROVISIONED"
+
+
+def valid_metadata_iops(iops: int) -> bool:
+    """1500, 3000, 6000, 12000, or a multiple of 12000 up to 192000."""
+    if iops in _METADATA_IOPS_TIERS:
+        return True
+    return 0 < iops <= _METADATA_IOPS_MAX and iops % _METADATA_IOPS_STEP == 0
+
+
+@dataclass(frozen=True)
+class LustreMetadataConfiguration:
+    """``MetadataConfiguration``: AUTOMATIC (FSx scales metadata IOPS with capacity) or USER_PROVISIONED IOPS."""
+
+    mode: LustreMetadataMode
+    iops: int | None = None
+
+    @classmethod
+    def automatic(cls) -> LustreMetadataConfiguration:
+        return cls(LustreMetadataMode.AUTOMATIC)
+
+    @classmethod
+    def user_provisioned(cls, iops: int) -> LustreMetadataConfiguration:
+        return cls(LustreMetadataMode.USER_PROVISIONED, iops)
+
+    def validate(self) -> None:
+        if not isinstance(self.mode, LustreMetadataMode):
+            raise FmValidationError("metadata_configuration.mode", self.mode, one_of(LustreMetadataMode))
+        if self.mode is LustreMetadataMode.AUTOMATIC:
+            if self.iops is not None:
+                raise FmValidationError("metadata_configuration.iops", self.iops, "None in AUTOMATIC mode")
+            return
+        if self.iops is None or Token.is_unresolved(self.iops):
+            if self.iops is None:
+                raise FmValidationError("metadata_configuration.iops", None, "set in USER_PROVISIONED mode")
+            return
+        if not isinstance(self.iops, int) or not valid_metadata_iops(self.iops):
+            raise FmValidationError(
+                "metadata_configuration.iops",
+                self.iops,
+                "1500, 3000, 6000, 12000 or a multiple of 12000 up to 192000",
+            )
+
+    def to_cfn(self) -> fsx.CfnFileSystem.MetadataConfigurationProperty:
+        return fsx.CfnFileSystem.MetadataConfigurationProperty(mode=self.mode.value, iops=self.iops)
+
+
+def _as_connectable(other: Any) -> ec2.IConnectable:
+    """Accept anything with ``connections`` (e.g. :class:`EfaSecurityGroup`) by passing its Connections object."""
+    connections = getattr(other, "connections", None)
+    return connections if isinstance(connections, ec2.Connections) else other
+
+
+class LustreConnections(ec2.Connections):
+    """Connections whose "default port" is both Lustre port ranges, opened both ways.
+
+    ``allow_default_port_from(clients)`` opens TCP 988 and 1018-1023 from the clients to the file system and from the
+    file system to the clients (``ec2.Port`` holds one range, so :attr:`default_port` is 988 alone; rules made by
+    these overrides cover both ranges).
+    """
+
+    def allow_default_port_from(self, other: ec2.IConnectable, description: str | None = None) -> None:
+        peer = _as_connectable(other)
+        for port in lustre_ports():
+            self.allow_from(peer, port, description or "Lustre clients")
+            self.allow_to(peer, port, description or "Lustre clients")
+
+    def allow_default_port_to(self, other: ec2.IConnectable, description: str | None = None) -> None:
+        peer = _as_connectable(other)
+        for port in lustre_ports():
+            self.allow_to(peer, port, description)
+
+    def allow_default_port_internally(self, description: str | None = None) -> None:
+        for port in lustre_ports():
+            self.allow_internally(port, description or "Lustre servers")
+
+    def allow_default_port_from_any_ipv4(self, description: str | None = None) -> None:
+        raise FmValidationError(
+            "peer", "0.0.0.0/0", "a client security group (fs.allow_clients_from(...)), not any IPv4 address"
+        )
+
+
+@jsii.implements(ec2.IConnectable)
+class LustreFileSystemBase(Construct):
+    """What a created and an imported Lustre file system share: identity, network rules, mounting, S3 links."""
+
+    file_system_id: str
+    dns_name: str
+    mount_name: str
+    deployment_type: LustreDeploymentType | None
+    storage_capacity_gib: int | None
+    throughput_mbps_per_tib: int | None
+    efa_enabled: bool
+    removal_policy: RemovalPolicy
+    security_group: ec2.ISecurityGroup
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        self._data_repositories: list[DataRepositoryAssociation] = []
+        self._connections: LustreConnections | None = None
+
+    # --- network -------------------------------------------------------------------------------------------------
+    @property
+    def connections(self) -> ec2.Connections:
+        """Network rules (IConnectable); ``connections.allow_default_port_from(x)`` opens both Lustre ranges."""
+        assert self._connections is not None
+        return self._connections
+
+    def allow_clients_from(self, *clients: ec2.IConnectable | EfaSecurityGroup, description: str | None = None) -> None:
+        """Open TCP 988 and 1018-1023 between the file system and each client (both directions)."""
+        for client in clients:
+            self.connections.allow_default_port_from(_as_connectable(client), description)
+
+    # --- throughput ----------------------------------------------------------------------------------------------
+    @property
+    def aggregate_throughput_mbps(self) -> float | None:
+        """Aggregate baseline throughput in MB/s (None when capacity or tier is unknown, e.g. imported)."""
+        if self.storage_capacity_gib is None or self.deployment_type is None:
+            return None
+        unit = per_unit_throughput_mbps_per_tib(self.deployment_type, self.throughput_mbps_per_tib)
+        if unit is None or Token.is_unresolved(self.storage_capacity_gib):
+            return None
+        return aggregate_throughput_mbps(self.storage_capacity_gib, unit)
+
+    @property
+    def aggregate_throughput_gbps(self) -> float | None:
+        mbps = self.aggregate_throughput_mbps
+        return None if mbps is None else mbps / 1000
+
+    # --- client side ---------------------------------------------------------------------------------------------
+    def mount_commands(
+        self,
+        mount_point: str = "/fsx",
+        *,
+        mount_options: Sequence[str] = DEFAULT_MOUNT_OPTIONS,
+        gpudirect_storage: bool | None = None,
+    ) -> list[str]:
+        """Idempotent node-side shell commands that install the Lustre client and mount this file system.
+
+        EFA-enabled file systems also get LNet over EFA and the GPUDirect Storage prerequisites (``gpudirect_storage``
+        default: same as ``efa_enabled``). See :func:`~fmconstructs.storage.client.lustre_mount_commands`.
+        """
+        return lustre_mount_commands(
+            dns_name=self.dns_name,
+            mount_name=self.mount_name,
+            mount_point=mount_point,
+            mount_options=mount_options,
+            efa_enabled=self.efa_enabled,
+            gpudirect_storage=gpudirect_storage,
+        )
+
+    def eks_static_volume(self, *, mount_options: Sequence[str] = ("flock",)) -> EksStaticVolume:
+        """The attributes of a static PersistentVolume for the FSx for Lustre CSI driver."""
+        if self.storage_capacity_gib is None:
+            raise FmValidationError(
+                "storage_capacity_gib", None, "known: pass it to from_lustre_file_system_attributes(...)"
+            )
+        return EksStaticVolume(
+            file_system_id=self.file_system_id,
+            dns_name=self.dns_name,
+            mount_name=self.mount_name,
+            storage_capacity_gib=self.storage_capacity_gib,
+            mount_options=tuple(mount_options),
+        )
+
+    # --- S3 links ------------------------------------------------------------------------------------------------
+    @property
+    def data_repositories(self) -> tuple[DataRepositoryAssociation, ...]:
+        return tuple(self._data_repositories)
+
+    def add_data_repository(
+        self,
+        id: str,
+        *,
+        bucket: s3.IBucket,
+        file_system_path: str,
+        data_repository_prefix: str = "",
+        auto_import_events: Sequence[DataRepositoryEvent] = ALL_EVENTS,
+        auto_export_events: Sequence[DataRepositoryEvent] = (),
+        batch_import_meta_data_on_create: bool = False,
+        imported_file_chunk_size_mib: int | None = None,
+        removal_policy: RemovalPolicy | None = None,
+    ) -> DataRepositoryAssociation:
+        """Link ``file_system_path`` to ``s3://bucket/data_repository_prefix`` (AWS::FSx::DataRepositoryAssociation).
+
+        Defaults: import NEW, CHANGED, DELETED; no export; no batch import; FSx chunk size (1024 MiB); the file
+        system's removal policy. Rules: at most 8 per file system, ``/`` only as the first and only one, none on
+        SCRATCH_1, unique paths, no path nested in another. Note: a tag change on a file system with associations can
+        fail its CloudFormation update (cloudformation-coverage-roadmap#1687).
+        """
+        return DataRepositoryAssociation(
+            self,
+            id,
+            file_system=self,
+            bucket=bucket,
+            file_system_path=file_system_path,
+            data_repository_prefix=data_repository_prefix,
+            auto_import_events=auto_import_events,
+            auto_export_events=auto_export_events,
+            batch_import_meta_data_on_create=batch_import_meta_data_on_create,
+            imported_file_chunk_size_mib=imported_file_chunk_size_mib,
+            removal_policy=removal_policy,
+        )
+
+    def add_data_repositories(
+        self, bucket: s3.IBucket, layout: Sequence[DataRepositoryLink] = DEFAULT_LAYOUT
+    ) -> list[DataRepositoryAssociation]:
+        """One association per link of ``layout`` (default :data:`DEFAULT_LAYOUT`: /datasets and /checkpoints).
+
+        Construct ids come from the paths: ``/datasets`` -> ``Datasets``, ``/a/b-c`` -> ``ABC``.
+        """
+        return [
+            self.add_data_repository(
+                _id_from_path(link.file_system_path),
+                bucket=bucket,
+                file_system_path=link.file_system_path,
+                data_repository_prefix=link.data_repository_prefix,
+                auto_import_events=link.auto_import_events,
+                auto_export_events=link.auto_export_events,
+                batch_import_meta_data_on_create=link.batch_import_meta_data_on_create,
+                imported_file_chunk_size_mib=link.imported_file_chunk_size_mib,
+            )
+            for link in layout
+        ]
+
+    def _register_data_repository(self, association: DataRepositoryAssociation) -> None:
+        """Check the per-file-system rules for a new association, then record it."""
+        path = association.file_system_path
+        existing = self._data_repositories
+        if self.deployment_type is LustreDeploymentType.SCRATCH_1:
+            raise FmValidationError(
+                "deployment_type", self.deployment_type.value, "not SCRATCH_1 for data repository associations"
+            )
+        if len(existing) >= MAX_DATA_REPOSITORIES:
+            raise FmValidationError(
+                "data repository associations",
+                len(existing) + 1,
+                f"at most {MAX_DATA_REPOSITORIES} per file system",
+            )
+        if path == "/" and existing:
+            raise FmValidationError(
+                "file_system_path", path, "used only by the first and only association of a file system"
+            )
+        for other in existing:
+            if other.file_system_path == path:
+                raise FmValidationError("file_system_path", path, "unique on the file system (already linked)")
+            if paths_overlap(other.file_system_path, path):
+                raise FmValidationError(
+                    "file_system_path", path, f"not nested in or containing {other.file_system_path!r}"
+                )
+        warn_overlapping_s3_paths(association, association, existing)
+        existing.append(association)
+
+
+def _id_from_path(path: str) -> str:
+    name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", path) if part)
+    return name or "Root"
+
+
+class LustreFileSystem(LustreFileSystemBase):
+    """An FSx for Lustre file system (``AWS::FSx::FileSystem``, child id "Resource").
+
+    Props (keyword-only; units in names):
+
+    - ``vpc`` (``ec2.IVpc``), ``subnet`` (``ec2.ISubnet``; default: the VPC's first private subnet; put it in the AZ
+      of the GPU nodes).
+    - ``storage_capacity_gib``: 1200, 2400 or a multiple of 2400 (SCRATCH_1: 3600); EFA-enabled: a multiple of
+      38400 / 19200 / 9600 / 4800 at 125 / 250 / 500 / 1000 MB/s/TiB. See :mod:`fmconstructs.storage.sizing`.
+    - ``deployment_type`` default PERSISTENT_2.
+    - ``throughput_mbps_per_tib`` default 125 for PERSISTENT_2 (125|250|500|1000), 50 for PERSISTENT_1 (50|100|200);
+      must be None for scratch types (fixed 200 MB/s/TiB baseline).
+    - ``metadata_configuration`` default None (FSx's default); PERSISTENT_2 only; required when ``efa_enabled``.
+    - ``data_compression`` default LZ4. The file system type version is always Lustre 2.15.
+    - ``efa_enabled`` default False: PERSISTENT_2 only, needs ``metadata_configuration`` and ``efa_security_group``
+      (``EfaSecurityGroup`` or an ``ec2.ISecurityGroup`` with all traffic to and from itself), immutable.
+    - ``security_group`` default: a new group (no outbound traffic except to itself and to clients).
+    - ``kms_key`` (``kms.IKey``) default None (AWS-managed key); persistent types only.
+    - ``log_level`` default WARN_ERROR; ``log_group`` default None (FSx writes to ``/aws/fsx/lustre``); a given log
+      group's name must start with ``/aws/fsx/``.
+    - ``weekly_maintenance_start_time`` default Sunday 02:00 UTC.
+    - ``automatic_backup_retention`` default 7 days for persistent types (0-90 days; ``Duration.days(0)`` turns
+      automatic backups off), must be None for scratch; ``daily_automatic_backup_start_time`` default 03:00 UTC;
+      ``copy_tags_to_backups`` default True.
+    - ``removal_policy`` default RETAIN (also the default of its data repository associations).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        vpc: ec2.IVpc,
+        storage_capacity_gib: int,
+        subnet: ec2.ISubnet | None = None,
+        deployment_type: LustreDeploymentType = LustreDeploymentType.PERSISTENT_2,
+        throughput_mbps_per_tib: int | None = None,
+        metadata_configuration: LustreMetadataConfiguration | None = None,
+        data_compression: LustreDataCompression = LustreDataCompression.LZ4,
+        efa_enabled: bool = False,
+        efa_security_group: EfaSecurityGroup | ec2.ISecurityGroup | None = None,
+        security_group: ec2.ISecurityGroup | None = None,
+        kms_key: kms.IKey | None = None,
+        log_level: LustreLogLevel = LustreLogLevel.WARN_ERROR,
+        log_group: logs.ILogGroup | None = None,
+        weekly_maintenance_start_time: fsx.LustreMaintenanceTime | None = None,
+        automatic_backup_retention: Duration | None = None,
+        daily_automatic_backup_start_time: fsx.DailyAutomaticBackupStartTime | None = None,
+        copy_tags_to_backups: bool = True,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+    ) -> None:
+        super().__init__(scope, id)
+        if not isinstance(deployment_type, LustreDeploymentType):
+            raise FmValidationError("deployment_type", deployment_type, one_of(LustreDeploymentType))
+        if throughput_mbps_per_tib is None and deployment_type.is_persistent:
+            throughput_mbps_per_tib = THROUGHPUT_MBPS_PER_TIB[deployment_type][0]
+        backup_days = self._validate(
+            deployment_type=deployment_type,
+            storage_capacity_gib=storage_capacity_gib,
+            throughput_mbps_per_tib=throughput_mbps_per_tib,
+            metadata_configuration=metadata_configuration,
+            data_compression=data_compression,
+            efa_enabled=efa_enabled,
+            efa_security_group=efa_security_group,
+            kms_key=kms_key,
+            log_level=log_level,
+            log_group=log_group,
+            automatic_backup_retention=automatic_backup_retention,
+            daily_automatic_backup_start_time=daily_automatic_backup_start_time,
+        )
+
+        self.vpc = vpc
+        self.subnet = subnet or vpc.private_subnets[0]
+        self.deployment_type = deployment_type
+        self.storage_capacity_gib = storage_capacity_gib
+        self.throughput_mbps_per_tib = throughput_mbps_per_tib
+        self.metadata_configuration = metadata_configuration
+        self.data_compression = data_compression
+        self.efa_enabled = efa_enabled
+        self.kms_key = kms_key
+        self.removal_policy = removal_policy
+
+        # Network: the file system's own group, Lustre ports to itself; EFA: all traffic to and from itself.
+        if security_group is None:
+            own_group = ec2.SecurityGroup(
+                self,
+                "SecurityGroup",
+                vpc=vpc,
+                description="FSx for Lustre: Lustre ports (TCP 988, 1018-1023) from its clients only",
+                allow_all_outbound=False,
+                allow_all_ipv6_outbound=False,
+            )
+            close_default_egress(own_group)  # SG-peer egress rules alone would leave EC2's allow-all default
+            security_group = own_group
+        self.security_group = security_group
+        self._connections = LustreConnections(
+            security_groups=[self.security_group], default_port=ec2.Port.tcp(LUSTRE_TCP_PORT)
+        )
+        security_group_ids = [self.security_group.security_group_id]
+        self.efa_security_group: ec2.ISecurityGroup | None = None
+        if not efa_enabled:
+            self._connections.allow_default_port_internally("Lustre servers of this file system")
+        else:
+            _allow_all_traffic_to_itself(self.security_group)  # covers the Lustre ports between servers
+            assert efa_security_group is not None  # checked by _validate
+            efa_group: ec2.ISecurityGroup
+            if isinstance(efa_security_group, EfaSecurityGroup):
+                efa_group = efa_security_group.security_group  # already all traffic to and from itself
+            else:
+                efa_group = efa_security_group
+                _allow_all_traffic_to_itself(efa_group)
+            self.efa_security_group = efa_group
+            security_group_ids.append(efa_group.security_group_id)
+
+        persistent = deployment_type.is_persistent
+        maintenance = weekly_maintenance_start_time or fsx.LustreMaintenanceTime(
+            day=fsx.Weekday.SUNDAY, hour=2, minute=0
+        )
+        backups_on = persistent and backup_days > 0
+        backup_start = daily_automatic_backup_start_time or fsx.DailyAutomaticBackupStartTime(hour=3, minute=0)
+        log_config = fsx.CfnFileSystem.LogConfigurationProperty(
+            level=log_level.value,
+            destination=self._log_destination(log_group) if log_group is not None else None,
+        )
+        self.resource = fsx.CfnFileSystem(
+            self,
+            "Resource",
+            file_system_type="LUSTRE",
+            file_system_type_version=LUSTRE_VERSION,
+            storage_capacity=storage_capacity_gib,
+            storage_type="SSD",
+            subnet_ids=[self.subnet.subnet_id],
+            security_group_ids=security_group_ids,
+            kms_key_id=kms_key.key_id if kms_key is not None else None,
+            lustre_configuration=fsx.CfnFileSystem.LustreConfigurationProperty(
+                deployment_type=deployment_type.value,
+                per_unit_storage_throughput=throughput_mbps_per_tib if persistent else None,
+                data_compression_type=data_compression.value,
+                efa_enabled=True if efa_enabled else None,
+                metadata_configuration=metadata_configuration.to_cfn() if metadata_configuration else None,
+                log_configuration=log_config,
+                weekly_maintenance_start_time=maintenance.to_timestamp(),
+                automatic_backup_retention_days=backup_days if persistent else None,
+                daily_automatic_backup_start_time=backup_start.to_timestamp() if backups_on else None,
+                copy_tags_to_backups=copy_tags_to_backups if backups_on else None,
+            ),
+        )
+        self.resource.apply_removal_policy(removal_policy)
+        self.file_system_id = self.resource.ref
+        self.dns_name = self.resource.attr_dns_name
+        self.mount_name = self.resource.attr_lustre_mount_name
+
+    @property
+    def sizing(self) -> LustreSizing | None:
+        """Capacity, tier and aggregate throughput as a value object (None when the capacity is a token)."""
+        if self.deployment_type is None or self.storage_capacity_gib is None:
+            return None
+        unit = per_unit_throughput_mbps_per_tib(self.deployment_type, self.throughput_mbps_per_tib)
+        if unit is None or Token.is_unresolved(self.storage_capacity_gib):
+            return None
+        return LustreSizing(self.deployment_type, self.storage_capacity_gib, unit, self.efa_enabled)
+
+    @property
+    def file_system_arn(self) -> str:
+        return Stack.of(self).format_arn(service="fsx", resource="file-system", resource_name=self.file_system_id)
+
+    def _log_destination(self, log_group: logs.ILogGroup) -> str:
+        # FSx wants the log group ARN without the ":*" suffix of LogGroup.log_group_arn.
+        return Stack.of(self).format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name=log_group.log_group_name,
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+
+    # --- validation: one small check per rule ---------------------------------------------------------------------
+    @staticmethod
+    def _validate(
+        *,
+        deployment_type: LustreDeploymentType,
+        storage_capacity_gib: int,
+        throughput_mbps_per_tib: int | None,
+        metadata_configuration: LustreMetadataConfiguration | None,
+        data_compression: LustreDataCompression,
+        efa_enabled: bool,
+        efa_security_group: EfaSecurityGroup | ec2.ISecurityGroup | None,
+        kms_key: kms.IKey | None,
+        log_level: LustreLogLevel,
+        log_group: logs.ILogGroup | None,
+        automatic_backup_retention: Duration | None,
+        daily_automatic_backup_start_time: fsx.DailyAutomaticBackupStartTime | None,
+    ) -> int:
+        """Raise :class:`FmValidationError` on misuse; return the backup retention in days."""
+        _check_throughput(deployment_type, throughput_mbps_per_tib)
+        _check_efa(deployment_type, efa_enabled, metadata_configuration, efa_security_group)
+        _check_capacity(deployment_type, storage_capacity_gib, throughput_mbps_per_tib, efa_enabled)
+        _check_metadata(deployment_type, metadata_configuration)
+        if not isinstance(data_compression, LustreDataCompression):
+            raise FmValidationError("data_compression", data_compression, one_of(LustreDataCompression))
+        if kms_key is not None and not deployment_type.is_persistent:
+            raise FmValidationError(
+                "kms_key", kms_key.node.path, f"None for {deployment_type.value} (scratch data uses FSx-managed keys)"
+            )
+        _check_logging(log_level, log_group)
+        return _check_backups(deployment_type, automatic_backup_retention, daily_automatic_backup_start_time)
+
+    @classmethod
+    def from_lustre_file_system_attributes(
+        cls,
+        scope: Construct,
+        id: str,
+        *,
+        file_system_id: str,
+        dns_name: str,
+        mount_name: str,
+        security_group: ec2.ISecurityGroup,
+        storage_capacity_gib: int | None = None,
+        deployment_type: LustreDeploymentType | None = None,
+        throughput_mbps_per_tib: int | None = None,
+        efa_enabled: bool = False,
+    ) -> LustreFileSystemBase:
+        """Import an existing file system: mount it, open its ports to clients, link it to S3.
+
+        ``security_group`` is the file system's group (rules are added to it); the optional facts feed
+        :meth:`eks_static_volume` (capacity), the SCRATCH_1 rule (deployment type), the aggregate throughput and the
+        EFA client set-up of :meth:`mount_commands` (``efa_enabled``).
+        """
+        return _ImportedLustreFileSystem(
+            scope,
+            id,
+            file_system_id=file_system_id,
+            dns_name=dns_name,
+            mount_name=mount_name,
+            security_group=security_group,
+            storage_capacity_gib=storage_capacity_gib,
+            deployment_type=deployment_type,
+            throughput_mbps_per_tib=throughput_mbps_per_tib,
+            efa_enabled=efa_enabled,
+        )
+
+
+class _ImportedLustreFileSystem(LustreFileSystemBase):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        file_system_id: str,
+        dns_name: str,
+        mount_name: str,
+        security_group: ec2.ISecurityGroup,
+        storage_capacity_gib: int | None,
+        deployment_type: LustreDeploymentType | None,
+        throughput_mbps_per_tib: int | None,
+        efa_enabled: bool,
+    ) -> None:
+        super().__init__(scope, id)
+        if deployment_type is not None and not isinstance(deployment_type, LustreDeploymentType):
+            raise FmValidationError("deployment_type", deployment_type, one_of(LustreDeploymentType))
+        if efa_enabled and deployment_type not in (None, LustreDeploymentType.PERSISTENT_2):
+            raise FmValidationError("efa_enabled", efa_enabled, "False unless deployment_type is PERSISTENT_2")
+        self.file_system_id = file_system_id
+        self.dns_name = dns_name
+        self.mount_name = mount_name
+        self.security_group = security_group
+        self.storage_capacity_gib = storage_capacity_gib
+        self.deployment_type = deployment_type
+        self.throughput_mbps_per_tib = throughput_mbps_per_tib
+        self.efa_enabled = efa_enabled
+        self.removal_policy = RemovalPolicy.RETAIN
+        self._connections = LustreConnections(
+            security_groups=[security_group], default_port=ec2.Port.tcp(LUSTRE_TCP_PORT)
+        )
+
+
+def _allow_all_traffic_to_itself(group: ec2.ISecurityGroup) -> None:
+    """EFA: all traffic in from and out to members of ``group`` (rules by security group id)."""
+    # The group itself as the peer: CDK then writes separate rule resources (an inline self-reference is a cycle).
+    group.add_ingress_rule(group, ec2.Port.all_traffic(), "EFA: all traffic from the group")
+    group.add_egress_rule(group, ec2.Port.all_traffic(), "EFA: all traffic to the group")
+
+
+def _check_throughput(deployment_type: LustreDeploymentType, throughput: int | None) -> None:
+    if deployment_type.is_persistent:
+        allowed = THROUGHPUT_MBPS_PER_TIB[deployment_type]
+        if throughput is not None and not Token.is_unresolved(throughput) and throughput not in allowed:
+            raise FmValidationError(
+                "throughput_mbps_per_tib", throughput, f"{one_of(allowed)} for {deployment_type.value}"
+            )
+    elif throughput is not None:
+        raise FmValidationError(
+            "throughput_mbps_per_tib",
+            throughput,
+            f"None for {deployment_type.value} (scratch throughput is a fixed 200 MB/s/TiB baseline)",
+        )
+
+
+def _check_efa(
+    deployment_type: LustreDeploymentType,
+    efa_enabled: bool,
+    metadata_configuration: LustreMetadataConfiguration | None,
+    efa_security_group: EfaSecurityGroup | ec2.ISecurityGroup | None,
+) -> None:
+    if not efa_enabled:
+        if efa_security_group is not None:
+            raise FmValidationError("efa_security_group", "given", "None unless efa_enabled is True")
+        return
+    if deployment_type is not LustreDeploymentType.PERSISTENT_2:
+        raise FmValidationError(
+            "efa_enabled", efa_enabled, f"False for {deployment_type.value} (EFA needs PERSISTENT_2)"
+        )
+    if metadata_configuration is None:
+        raise FmValidationError(
+            "metadata_configuration", None, "set (AUTOMATIC or USER_PROVISIONED) when efa_enabled is True"
+        )
+    if efa_security_group is None:
+        raise FmValidationError(
+            "efa_security_group", None, "an EfaSecurityGroup or ec2.ISecurityGroup when efa_enabled is True"
+        )
+
+
+def _check_capacity(
+    deployment_type: LustreDeploymentType, capacity: int, throughput: int | None, efa_enabled: bool
+) -> None:
+    if Token.is_unresolved(capacity):
+        return
+    if isinstance(capacity, bool) or not isinstance(capacity, int):
+        raise FmValidationError("storage_capacity_gib", capacity, "an integer number of GiB")
+    if efa_enabled and (throughput is None or Token.is_unresolved(throughput)):
+        return
+    if efa_enabled and throughput not in EFA_CAPACITY_MULTIPLE_GIB:
+        return  # reported by _check_throughput
+    if not is_valid_capacity(capacity, deployment_type, throughput, efa_enabled=efa_enabled):
+        raise FmValidationError(
+            "storage_capacity_gib", capacity, capacity_rule(deployment_type, throughput, efa_enabled=efa_enabled)
+        )
+
+
+def _check_metadata(deployment_type: LustreDeploymentType, metadata: LustreMetadataConfiguration | None) -> None:
+    if metadata is None:
+        return
+    if not isinstance(metadata, LustreMetadataConfiguration):
+        raise FmValidationError("metadata_configuration", metadata, "a LustreMetadataConfiguration")
+    if deployment_type is not LustreDeploymentType.PERSISTENT_2:
+        raise FmValidationError(
+            "metadata_configuration", metadata.mode.value, f"None for {deployment_type.value} (PERSISTENT_2 only)"
+        )
+    metadata.validate()
+
+
+def _check_logging(log_level: LustreLogLevel, log_group: logs.ILogGroup | None) -> None:
+    if not isinstance(log_level, LustreLogLevel):
+        raise FmValidationError("log_level", log_level, one_of(LustreLogLevel))
+    if log_group is None:
+        return
+    if log_level is LustreLogLevel.DISABLED:
+        raise FmValidationError("log_group", log_group.node.path, "None when log_level is DISABLED")
+    name = log_group.log_group_name
+    if not Token.is_unresolved(name) and not name.startswith("/aws/fsx/"):
+        raise FmValidationError("log_group", name, "a log group whose name starts with '/aws/fsx/'")
+
+
+def _check_backups(
+    deployment_type: LustreDeploymentType,
+    retention: Duration | None,
+    start_time: fsx.DailyAutomaticBackupStartTime | None,
+) -> int:
+    if not deployment_type.is_persistent:
+        if retention is not None or start_time is not None:
+            raise FmValidationError(
+                "automatic_backup_retention",
+                retention.to_human_string() if retention is not None else None,
+                f"None for {deployment_type.value} (scratch file systems have no backups)",
+            )
+        return 0
+    if retention is None:
+        return _DEFAULT_BACKUP_RETENTION_DAYS
+    days = retention.to_days(integral=False)
+    if days != int(days) or not 0 <= days <= _MAX_BACKUP_RETENTION_DAYS:
+        raise FmValidationError("automatic_backup_retention", retention.to_human_string(), "0 to 90 whole days")
+    if days == 0 and start_time is not None:
+        raise FmValidationError(
+            "daily_automatic_backup_start_time", start_time.to_timestamp(), "None when automatic backups are off"
+        )
+    return int(days)
