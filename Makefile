@@ -15,10 +15,12 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 
 setup: $(VENV)/.stamp node_modules/.stamp tools
 
-# Debian tools the tests use as real validators: shellcheck (node-side scripts), promtool (package prometheus).
+# Debian tools the tests use as real validators: shellcheck (node-side scripts), promtool (package prometheus),
+# amtool (package prometheus-alertmanager).
 tools:
 	@missing=""; command -v shellcheck >/dev/null || missing="$$missing shellcheck"; \
 	command -v promtool >/dev/null || missing="$$missing prometheus"; \
+	command -v amtool >/dev/null || missing="$$missing prometheus-alertmanager"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \

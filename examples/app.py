@@ -1,6 +1,7 @@
 """The fmconstructs example app: ``npx cdk synth`` (via cdk.json) synthesizes every example stack.
 
-Stack names are stable: FmCompute (foundation), FmStorage (storage). Later issues add stacks here.
+Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
+FmEksP5en (EKS). Later issues add stacks here.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from examples.compute_stack import ComputeStack
+from examples.eks_stack import EksStack
+from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
 from examples.storage_stack import StorageStack
 
 
@@ -25,6 +28,19 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
             app,
             "FmStorage",
             description="fmconstructs example: FSx for Lustre linked to S3 (EFA, data repository associations)",
+        ),
+        "FmPcsP5": PcsP5Stack(
+            app,
+            "FmPcsP5",
+            description="fmconstructs example: Slurm on AWS PCS, 2 p5.48xlarge on a Capacity Block, FSx at /fsx",
+        ),
+        "FmPcsGb200": PcsGb200Stack(
+            app,
+            "FmPcsGb200",
+            description="fmconstructs example: Slurm on AWS PCS, one u-p6e-gb200x72 UltraServer (18 nodes)",
+        ),
+        "FmEksP5en": EksStack(
+            app, "FmEksP5en", description="fmconstructs example: GPU EKS cluster with EFA node groups"
         ),
     }
 

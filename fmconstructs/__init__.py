@@ -2,7 +2,8 @@
 
 Layout: ``catalog`` (instance facts) -> ``networking`` (EFA layout, security group, placement group) and
 ``capacity`` (On-Demand, ODCR, Capacity Blocks) -> ``compute`` (launch template, fleet) -> ``storage`` (FSx for
-Lustre, S3 links, client mounts) -> ``observability``.
+Lustre, S3 links, client mounts) -> orchestrators (``pcs``; ``eks`` is imported as ``fmconstructs.eks``) ->
+``observability``.
 """
 
 from .capacity import (
@@ -42,6 +43,22 @@ from .networking import (
     PlannedInterface,
     plan_network_interfaces,
 )
+from .pcs import (
+    AccountingMode,
+    ClusterSetting,
+    ControllerSize,
+    FileSystemMount,
+    NodeGroupSetting,
+    PcsAmi,
+    PcsCluster,
+    PcsGpuNodeGroup,
+    PcsInstanceProfile,
+    PcsLoginNodeGroup,
+    PcsQueue,
+    PurchaseOption,
+    QueueSetting,
+    SlurmVersion,
+)
 from .storage import (
     DEFAULT_LAYOUT,
     DataRepositoryAssociation,
@@ -66,11 +83,14 @@ __all__ = [
     "CATALOG",
     "DEFAULT_LAYOUT",
     "ULTRASERVERS",
+    "AccountingMode",
     "Capacity",
     "CapacityBlock",
     "CapacityKind",
     "CapacityReservation",
     "ClusterPlacementGroup",
+    "ClusterSetting",
+    "ControllerSize",
     "CpuArchitecture",
     "DataRepositoryAssociation",
     "DataRepositoryBucket",
@@ -79,6 +99,7 @@ __all__ = [
     "EfaSecurityGroup",
     "EksAmiType",
     "EksStaticVolume",
+    "FileSystemMount",
     "FmValidationError",
     "GpuAutoScalingGroup",
     "GpuLaunchTemplate",
@@ -96,9 +117,19 @@ __all__ = [
     "LustreMetadataConfiguration",
     "LustreSizing",
     "NetworkCardSpec",
+    "NodeGroupSetting",
     "OnDemand",
+    "PcsAmi",
+    "PcsCluster",
+    "PcsGpuNodeGroup",
+    "PcsInstanceProfile",
+    "PcsLoginNodeGroup",
+    "PcsQueue",
     "PlacementStrategy",
     "PlannedInterface",
+    "PurchaseOption",
+    "QueueSetting",
+    "SlurmVersion",
     "UltraServerCapacityBlock",
     "UltraServerSpec",
     "WarningId",

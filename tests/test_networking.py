@@ -29,7 +29,13 @@ def test_efa_group_allows_all_traffic_to_and_from_itself_only(scene):
     props = next(iter(t.find_resources("AWS::EC2::SecurityGroup").values()))["Properties"]
     assert "SecurityGroupIngress" not in props
     assert props["SecurityGroupEgress"] == [
-        {"CidrIp": "255.255.255.255/32", "Description": "Disallow all traffic", "IpProtocol": "icmp", "FromPort": 252, "ToPort": 86}
+        {
+            "CidrIp": "255.255.255.255/32",
+            "Description": "Disallow all traffic",
+            "IpProtocol": "icmp",
+            "FromPort": 252,
+            "ToPort": 86,
+        }
     ]
 
 

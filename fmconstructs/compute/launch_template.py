@@ -9,6 +9,7 @@ wraps ``CfnLaunchTemplate`` and exposes an ``ec2.ILaunchTemplate`` for L2 consum
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import Enum
 
 import jsii
 from aws_cdk import Fn, IResolveContext, IStringProducer, Lazy, Tags, Token
@@ -25,6 +26,22 @@ from ..networking.interfaces import plan_network_interfaces
 from .user_data import nvme_raid_commands
 
 DEFAULT_ROOT_VOLUME_SIZE_GIB = 200
+
+#: The MIME boundary of multi-part user data (any string absent from the parts works).
+MIME_BOUNDARY = "==FMCONSTRUCTS-BOUNDARY=="
+
+
+class UserDataFormat(str, Enum):
+    """How the launch template renders its user data."""
+
+    SHELL = "shell"
+    """A plain ``#!/bin/bash`` script (EC2 fleets, Auto Scaling groups)."""
+    MIME_MULTIPART = "mime-multipart"
+    """MIME multi-part: required by EKS managed node groups whose launch template has user data but no AMI (EKS
+    User Guide "launch-templates": EKS merges its own bootstrap part into it) and by AWS PCS (PCS User Guide
+    "Working with Amazon EC2 user data"). Extra parts, e.g. an AL2023
+    ``application/node.eks.aws`` NodeConfig for nodeadm, are added with :meth:`GpuLaunchTemplate.add_user_data_part`;
+    the shell commands become the last part."""
 
 
 @jsii.implements(ec2.IConnectable)
@@ -60,6 +77,7 @@ class GpuLaunchTemplate(Construct):
         instance_store_mount_point: str | None = "/scratch",
         launch_template_name: str | None = None,
         tags: Mapping[str, str] | None = None,
+        user_data_format: UserDataFormat = UserDataFormat.SHELL,
     ) -> None:
         """
         :param instance_type: a catalog type, e.g. ``p5.48xlarge`` (unknown types raise, listing the supported ones).
@@ -80,6 +98,7 @@ class GpuLaunchTemplate(Construct):
         :param root_volume_size_gib: encrypted gp3 root volume size. Default: 200.
         :param encryption_key: KMS key for the root volume. Default: the account's EBS default key.
         :param instance_store_mount_point: where the NVMe RAID0 volume is mounted; None skips it. Default: /scratch.
+        :param user_data_format: SHELL (default) or MIME_MULTIPART (EKS managed node groups without an AMI id).
         """
         super().__init__(scope, id)
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
@@ -120,6 +139,8 @@ class GpuLaunchTemplate(Construct):
         self.connections = ec2.Connections(security_groups=[*security_groups, self.efa_security_group.security_group])
 
         self.user_data = ec2.UserData.for_linux()
+        self.user_data_format = user_data_format
+        self._mime_parts: list[tuple[str, str]] = []
         self.instance_store_mount_point = instance_store_mount_point
         if instance_store_mount_point is not None:
             if self.instance_spec.instance_store is None:
@@ -176,7 +197,7 @@ class GpuLaunchTemplate(Construct):
                     ),
                 )
             ],
-            user_data=Lazy.uncached_string(_UserDataProducer(self.user_data)),
+            user_data=Lazy.uncached_string(_UserDataProducer(self.user_data, self._mime_parts, user_data_format)),
             tag_specifications=[
                 ec2.CfnLaunchTemplate.TagSpecificationProperty(
                     resource_type=resource_type,
@@ -223,6 +244,19 @@ class GpuLaunchTemplate(Construct):
         """Append shell commands to the node's user data."""
         self.user_data.add_commands(*commands)
 
+    def add_user_data_part(self, content_type: str, body: str) -> None:
+        """Add a MIME part (e.g. ``application/node.eks.aws`` with an AL2023 NodeConfig) before the shell part.
+
+        Only for ``user_data_format=MIME_MULTIPART``; parts render in the order they were added.
+        """
+        if self.user_data_format is not UserDataFormat.MIME_MULTIPART:
+            raise FmValidationError(
+                "user_data_format", self.user_data_format.value, "'mime-multipart' to add MIME parts to user data"
+            )
+        if not content_type or "\n" in content_type or MIME_BOUNDARY in body:
+            raise FmValidationError("content_type/body", content_type, "a one-line content type and a body")
+        self._mime_parts.append((content_type, body))
+
     @property
     def launch_template_id(self) -> str:
         return self.resource.ref
@@ -261,9 +295,36 @@ class GpuLaunchTemplate(Construct):
 class _UserDataProducer:
     """Renders user data at synthesis time, so commands added after construction are included."""
 
-    def __init__(self, user_data: ec2.UserData) -> None:
+    def __init__(
+        self,
+        user_data: ec2.UserData,
+        mime_parts: Sequence[tuple[str, str]] = (),
+        user_data_format: UserDataFormat = UserDataFormat.SHELL,
+    ) -> None:
         self._user_data = user_data
+        self._mime_parts = mime_parts
+        self._format = user_data_format
 
     def produce(self, context: IResolveContext) -> str | None:
         rendered = self._user_data.render()
-        return Fn.base64(rendered) if rendered.strip() not in ("", "#!/bin/bash") else None
+        has_script = rendered.strip() not in ("", "#!/bin/bash")
+        if self._format is UserDataFormat.SHELL:
+            return Fn.base64(rendered) if has_script else None
+        parts = list(self._mime_parts)
+        if has_script:
+            parts.append(('text/x-shellscript; charset="us-ascii"', rendered))
+        if not parts:
+            return None
+        return Fn.base64(render_mime_multipart(parts))
+
+
+def render_mime_multipart(parts: Sequence[tuple[str, str]]) -> str:
+    """Render ``(content type, body)`` parts as MIME multi-part user data (the format cloud-init and nodeadm read)."""
+    # Header order as in the PCS User Guide's example; MIME does not care.
+    lines = [f'Content-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"', "MIME-Version: 1.0", ""]
+    for content_type, body in parts:
+        # A blank line before every boundary: AWS PCS requires it (PCS User Guide "Working with Amazon EC2 user
+        # data"), and RFC 2046 allows it (the line break before a boundary belongs to the boundary).
+        lines += [f"--{MIME_BOUNDARY}", f"Content-Type: {content_type}", "", body.rstrip("\n"), ""]
+    lines += [f"--{MIME_BOUNDARY}--", ""]
+    return "\n".join(lines)

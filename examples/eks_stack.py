@@ -1,0 +1,155 @@
+"""FmEksP5en: a GPU EKS cluster with a p5en.48xlarge group on a Capacity Block and a p6-b300.48xlarge group on an ODCR.
+
+- VPC (examples/network.py), :class:`~fmconstructs.eks.GpuEksCluster` (private endpoint, KMS secrets, all control-plane
+  logs, system node group) and an admin role given cluster admin through an access entry.
+- ``p5en.48xlarge`` x 2 on a Capacity Block: 16 EFA interfaces (ENA + efa-only on card 0, efa-only on cards 1-15),
+  no placement group (block instances are already placed in an UltraCluster).
+- ``p6-b300.48xlarge`` x 1 on a targeted ODCR in a cluster placement group: 16 EFA interfaces on cards 1-16, card 0
+  ENA only.
+- The four GPU add-ons and a static PersistentVolume + claim for an FSx for Lustre file system from the storage
+  construct.
+
+Reservation ids are placeholders; override them with ``-c fmconstructs:capacity-block-id=cr-...`` and
+``-c fmconstructs:odcr-id=cr-...``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
+from aws_cdk import aws_iam as iam
+from constructs import Construct, IConstruct
+
+from fmconstructs import CapacityBlock, CapacityReservation
+from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
+from fmconstructs.storage import LustreFileSystem
+
+from .network import example_vpc
+
+DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
+DEFAULT_ODCR_ID = "cr-0123456789abcdef0"
+
+# The kubectl handler's optional ECR Public policy, as cdk-nag names it (a condition of aws-cdk-lib's kubectl provider).
+_ECR_PUBLIC_CONDITION = (
+    '{"Fn::If":["ClusterKubectlProviderHandlerHasEcrPublic78825EA1",{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},'
+    '":iam::aws:policy/AmazonElasticContainerRegistryPublicReadOnly"]]},{"Ref":"AWS::NoValue"}]}'
+)
+
+
+class EksStack(Stack):
+    """The FmEksP5en example stack."""
+
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        ctx = self.node.try_get_context
+        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        odcr_id = ctx("fmconstructs:odcr-id") or DEFAULT_ODCR_ID
+
+        self.vpc = example_vpc(self)
+        self.admin_role = iam.Role(
+            self,
+            "ClusterAdminRole",
+            assumed_by=iam.AccountRootPrincipal(),
+            description="Administrators of the FmEksP5en cluster (EKS access entry, AmazonEKSClusterAdminPolicy)",
+        )
+        self.cluster = GpuEksCluster(self, "Cluster", vpc=self.vpc, admin_roles=[self.admin_role])
+        subnet = self.vpc.private_subnets[0]
+
+        self.p5en: GpuNodeGroup = self.cluster.add_gpu_node_group(
+            "P5en",
+            instance_type="p5en.48xlarge",
+            capacity=CapacityBlock(reservation_id=block_id, instance_count=2),
+            max_size=2,
+            subnets=[subnet],
+        )
+        self.p6_b300: GpuNodeGroup = self.cluster.add_gpu_node_group(
+            "P6B300",
+            instance_type="p6-b300.48xlarge",
+            capacity=CapacityReservation(reservation_id=odcr_id, instance_count=1),
+            max_size=1,
+            subnets=[subnet],
+        )
+        self.addons = self.cluster.add_gpu_addons()
+
+        self.file_system = LustreFileSystem(
+            self,
+            "Lustre",
+            vpc=self.vpc,
+            subnet=subnet,
+            storage_capacity_gib=2400,
+            throughput_mbps_per_tib=250,
+        )
+        self.volume = self.cluster.add_lustre_volume(
+            "FsxVolume", self.file_system, name="fsx-training", namespace="training", create_namespace=True
+        )
+
+        self._acknowledge()
+        CfnOutput(self, "ClusterName", value=self.cluster.cluster_name)
+        CfnOutput(self, "P5enNodegroup", value=self.p5en.nodegroup_name)
+        CfnOutput(self, "P6B300Nodegroup", value=self.p6_b300.nodegroup_name)
+
+    def _acknowledge(self) -> None:
+        """cdk-nag findings on aws-cdk-lib's own EKS resources that this example accepts, each with its reason."""
+        kubectl = self.cluster.cluster.node.find_child("KubectlProvider")
+        lambda_managed = (
+            "aws-cdk-lib's kubectl provider (aws_eks_v2) attaches the AWS managed Lambda execution policies"
+        )
+        self._ack(
+            kubectl,
+            (
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+                f"{lambda_managed} (CloudWatch Logs only); the role is created inside the L2 and not configurable",
+            ),
+            (
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]",
+                f"{lambda_managed}: the handler runs in the private subnets to reach the private API endpoint",
+            ),
+            (
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly]",
+                "aws-cdk-lib's kubectl handler pulls OCI Helm charts from ECR; read-only registry access is its "
+                "fixed policy",
+            ),
+            (
+                "AwsSolutions-IAM4[Policy::" + _ECR_PUBLIC_CONDITION + "]",
+                "aws-cdk-lib's kubectl handler: ECR Public read-only, only in partitions that have ECR Public",
+            ),
+            (
+                "AwsSolutions-L1",
+                "the kubectl handler's runtime is pinned by aws-cdk-lib to match its kubectl/helm layer; upgrading "
+                "aws-cdk-lib moves it",
+            ),
+            (
+                "AwsSolutions-IAM5[Resource::<ClusterKubectlProviderHandler27822AE4.Arn>:*]",
+                "the custom-resource provider framework invokes the kubectl handler and its versions (ARN:*); the "
+                "resource is that one function, not a wildcard over functions",
+            ),
+        )
+        self._ack(
+            self.cluster.cluster,
+            (
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEKSClusterPolicy]",
+                "the EKS cluster role needs AmazonEKSClusterPolicy (EKS User Guide cluster-iam-role); AWS maintains it "
+                "as EKS adds features",
+            ),
+        )
+        node_policy = "EKS nodes need the AWS managed node policies (EKS User Guide create-node-role)"
+        self._ack(
+            self.cluster.node_role,
+            (
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEKSWorkerNodePolicy]",
+                f"{node_policy}: kubelet registration and node describe calls",
+            ),
+            (
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly]",
+                f"{node_policy}: image pulls from ECR (pull only, the narrowest registry policy)",
+            ),
+            (
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEKS_CNI_Policy]",
+                f"{node_policy}: the VPC CNI attaches ENIs and IPs for pods",
+            ),
+        )
+
+    @staticmethod
+    def _ack(scope: IConstruct, *rules: tuple[str, str]) -> None:
+        Validations.of(scope).acknowledge(*(Acknowledgment(id=rule, reason=reason) for rule, reason in rules))

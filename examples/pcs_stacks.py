@@ -1,0 +1,202 @@
+"""FmPcsP5 and FmPcsGb200: Slurm on AWS PCS with GPU node groups on Capacity Blocks.
+
+- **FmPcsP5**: a VPC (or the one named by context ``fmconstructs:vpc``), a PCS cluster (Slurm 25.11), a login node
+  group, a ``gpu`` queue of 2 p5.48xlarge on a Capacity Block with all 32 EFA interfaces, and an EFA-enabled FSx for
+  Lustre PERSISTENT_2 file system from the storage construct, mounted at ``/fsx`` on every node, linked to S3
+  (``/datasets`` and ``/checkpoints``).
+- **FmPcsGb200**: a PCS cluster with IMEX enabled, a login node group and a ``gb200`` queue of one
+  u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge, 72 GPUs in one NVLink domain) on an UltraServer Capacity Block.
+
+Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
+``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-resource-group-arn``, ``fmconstructs:pcs-ami-x86``
+(an AMI id with the PCS agent, Slurm 25.11, EFA and the NVIDIA driver; see :mod:`fmconstructs.pcs.ami` for the
+sample AMIs), ``fmconstructs:pcs-ami-gb200-parameter`` (an SSM parameter holding the arm64 GB200 AMI id), and
+``fmconstructs:vpc`` (``{"vpcId": ..., "availabilityZones": [...], "privateSubnetIds": [...]}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from fmconstructs import CapacityBlock, CpuArchitecture, UltraServerCapacityBlock
+from fmconstructs.pcs import (
+    AccountingMode,
+    FileSystemMount,
+    PcsAmi,
+    PcsCluster,
+    PcsGpuNodeGroup,
+    PcsInstanceProfile,
+    QueueSetting,
+    SlurmVersion,
+)
+from fmconstructs.storage import (
+    DataRepositoryBucket,
+    LustreFileSystem,
+    LustreMetadataConfiguration,
+    size_for_throughput,
+)
+
+from .lint import acknowledge_cfn_lint
+from .network import example_vpc
+
+DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
+DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
+DEFAULT_X86_AMI_ID = "ami-0123456789abcdef0"
+DEFAULT_GB200_AMI_PARAMETER = "/fmconstructs/pcs/ami/gb200-arm64-slurm-25.11"
+#: The Lustre file system's target aggregate throughput (GB/s): 4,800 GiB at 1000 MB/s/TiB, EFA-enabled.
+TARGET_THROUGHPUT_GBPS = 4.8
+
+_SSM_POLICY_FINDING = "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]"
+_SSM_POLICY_REASON = (
+    "AmazonSSMManagedInstanceCore is the AWS-maintained minimum for Session Manager access to the nodes, which "
+    "replaces SSH; a hand-copied policy would drift from what the SSM agent needs"
+)
+_GB200_CFN_LINT_REASON = (
+    "cfn-lint's instance-type data has no p6e-gb200.36xlarge in any region; EC2 sells it as UltraServer Capacity "
+    "Blocks (EC2 User Guide capacity-blocks-launch)"
+)
+
+
+def _vpc(scope: Stack) -> ec2.IVpc:
+    """The VPC from context ``fmconstructs:vpc`` (no lookup: ids are given), else a new example VPC."""
+    given = scope.node.try_get_context("fmconstructs:vpc")
+    if not given:
+        return example_vpc(scope)
+    return ec2.Vpc.from_vpc_attributes(
+        scope,
+        "Vpc",
+        vpc_id=given["vpcId"],
+        availability_zones=list(given["availabilityZones"]),
+        private_subnet_ids=list(given["privateSubnetIds"]),
+    )
+
+
+def _acknowledge(scope: Construct, rule_id: str, reason: str) -> None:
+    """Acknowledge one cdk-nag finding on ``scope`` with its reason."""
+    cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=rule_id, reason=reason))
+
+
+def _logical_id(construct: Construct) -> str:
+    """The logical id of a construct's resource, as cdk-nag names it in finding ids."""
+    resource = construct.node.default_child
+    assert isinstance(resource, cdk.CfnElement)
+    return str(Stack.of(construct).resolve(resource.logical_id))
+
+
+def _acknowledge_node_role(profile: PcsInstanceProfile) -> None:
+    _acknowledge(profile.role, _SSM_POLICY_FINDING, _SSM_POLICY_REASON)
+
+
+class PcsP5Stack(Stack):
+    """A PCS cluster with a login node group and 2 p5.48xlarge on a Capacity Block, /fsx on FSx for Lustre."""
+
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        ctx = self.node.try_get_context
+        # Server access logs through a bucket policy rather than ACLs (same flag as the storage example).
+        self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
+        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        ami = PcsAmi.from_image_id(ctx("fmconstructs:pcs-ami-x86") or DEFAULT_X86_AMI_ID)
+
+        self.vpc = _vpc(self)
+        self.cluster = PcsCluster(
+            self,
+            "Cluster",
+            vpc=self.vpc,
+            slurm_version=SlurmVersion.V25_11,
+            accounting=AccountingMode.NONE,
+            scale_down_idle_time=cdk.Duration.minutes(10),
+        )
+
+        # Storage: EFA-enabled PERSISTENT_2 sharing the cluster's EFA group, linked to a secure bucket.
+        self.access_logs_bucket = s3.Bucket(
+            self,
+            "AccessLogs",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            versioned=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        self.data_bucket = DataRepositoryBucket(
+            self, "DataBucket", server_access_logs_bucket=self.access_logs_bucket, server_access_logs_prefix="data/"
+        )
+        sizing = size_for_throughput(TARGET_THROUGHPUT_GBPS, throughput_mbps_per_tib=1000, efa_enabled=True)
+        self.file_system = LustreFileSystem(
+            self,
+            "Lustre",
+            vpc=self.vpc,
+            subnet=self.cluster.subnet,
+            storage_capacity_gib=sizing.storage_capacity_gib,
+            throughput_mbps_per_tib=sizing.throughput_mbps_per_tib,
+            metadata_configuration=LustreMetadataConfiguration.automatic(),
+            efa_enabled=True,
+            efa_security_group=self.cluster.efa_security_group,
+        )
+        self.data_repositories = self.file_system.add_data_repositories(self.data_bucket.bucket)
+        fsx = FileSystemMount(self.file_system, "/fsx")
+
+        self.login = self.cluster.add_login_node_group("Login", ami=ami, mounts=[fsx])
+        self.gpu: PcsGpuNodeGroup = self.cluster.add_gpu_node_group(
+            "P5",
+            instance_type="p5.48xlarge",
+            ami=PcsAmi.from_image_id(ami.image_id or DEFAULT_X86_AMI_ID, architecture=CpuArchitecture.X86_64),
+            capacity=CapacityBlock(reservation_id=block_id, instance_count=2),
+            max_instance_count=2,
+            mounts=[fsx],
+        )
+        self.gpu.add_user_data("# Your own node set-up goes here (runs before slurmd starts).")
+        self.queue = self.gpu.add_queue("GpuQueue", queue_name="gpu", slurm_settings={QueueSetting.DEFAULT: "YES"})
+        # Nodes may also stream datasets straight from S3 (read-only, datasets/ only).
+        self.cluster.instance_profile.grant_read_bucket(self.data_bucket.bucket, prefix="datasets/")
+        _acknowledge_node_role(self.cluster.instance_profile)
+        _acknowledge(
+            self.cluster.instance_profile.role,
+            f"AwsSolutions-IAM5[Resource::<{_logical_id(self.data_bucket.bucket)}.Arn>/datasets/*]",
+            "Read access covers the objects under the datasets/ prefix, whose keys are not known in advance",
+        )
+
+        CfnOutput(self, "ClusterId", value=self.cluster.cluster_id)
+        CfnOutput(self, "GpuNodeGroupId", value=self.gpu.node_group_id)
+        CfnOutput(self, "GpuQueueId", value=self.queue.queue_id)
+        CfnOutput(self, "FileSystemId", value=self.file_system.file_system_id)
+
+
+class PcsGb200Stack(Stack):
+    """A PCS cluster with IMEX and one u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge) on a Capacity Block."""
+
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        ctx = self.node.try_get_context
+        group_arn = ctx("fmconstructs:ultraserver-resource-group-arn") or DEFAULT_ULTRASERVER_GROUP_ARN
+        login_ami = PcsAmi.from_image_id(ctx("fmconstructs:pcs-ami-x86") or DEFAULT_X86_AMI_ID)
+        gb200_ami = PcsAmi.from_ssm_parameter(
+            ctx("fmconstructs:pcs-ami-gb200-parameter") or DEFAULT_GB200_AMI_PARAMETER,
+            architecture=CpuArchitecture.ARM64,
+        )
+
+        self.vpc = _vpc(self)
+        self.cluster = PcsCluster(self, "Cluster", vpc=self.vpc, slurm_version=SlurmVersion.V25_11, enable_imex=True)
+        self.login = self.cluster.add_login_node_group("Login", ami=login_ami)
+        self.capacity = UltraServerCapacityBlock(resource_group_arn=group_arn, ultraserver_type="u-p6e-gb200x72")
+        self.gpu: PcsGpuNodeGroup = self.cluster.add_gpu_node_group(
+            "Gb200",
+            instance_type="p6e-gb200.36xlarge",
+            ami=gb200_ami,
+            capacity=self.capacity,
+            max_instance_count=self.capacity.max_instances,
+        )
+        acknowledge_cfn_lint(self.gpu.launch_template.resource, "E3628", _GB200_CFN_LINT_REASON)
+        self.queue = self.gpu.add_queue("Gb200Queue", queue_name="gb200")
+        _acknowledge_node_role(self.cluster.instance_profile)
+
+        CfnOutput(self, "ClusterId", value=self.cluster.cluster_id)
+        CfnOutput(self, "UltraServerNodeGroupId", value=self.gpu.node_group_id)
+        CfnOutput(self, "Gb200QueueId", value=self.queue.queue_id)

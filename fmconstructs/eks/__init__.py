@@ -1,0 +1,49 @@
+"""Amazon EKS for GPU training: the cluster, EFA GPU node groups, pinned GPU add-ons and FSx for Lustre volumes.
+
+``versions`` (Kubernetes version, kubectl layer) -> ``cluster`` (:class:`GpuEksCluster`) -> ``node_group``
+(:class:`GpuNodeGroup`) -> ``addons`` (chart pins and values) and ``manifests`` (PV/PVC, ComputeDomain).
+"""
+
+from .addons import (
+    DCGM_EXPORTER,
+    EFA_DEVICE_PLUGIN,
+    FSX_CSI_ADDON_NAME,
+    NVIDIA_DEVICE_PLUGIN,
+    NVIDIA_DRA_DRIVER,
+    HelmChartPin,
+    dcgm_exporter_values,
+    efa_device_plugin_values,
+    nvidia_device_plugin_values,
+    nvidia_dra_driver_values,
+)
+from .cluster import ALL_CONTROL_PLANE_LOGS, EksWarning, GpuAddons, GpuEksCluster, SystemNodeGroupOptions
+from .manifests import compute_domain_manifest, lustre_static_volume_manifests
+from .node_group import GpuNodeGroup, GpuNodeGroupOptions, eks_ami_type, eks_capacity_type
+from .versions import DEFAULT_KUBERNETES_VERSION, MIN_ULTRASERVER_VERSION, kubectl_layer_for
+
+__all__ = [
+    "ALL_CONTROL_PLANE_LOGS",
+    "DCGM_EXPORTER",
+    "DEFAULT_KUBERNETES_VERSION",
+    "EFA_DEVICE_PLUGIN",
+    "FSX_CSI_ADDON_NAME",
+    "MIN_ULTRASERVER_VERSION",
+    "NVIDIA_DEVICE_PLUGIN",
+    "NVIDIA_DRA_DRIVER",
+    "EksWarning",
+    "GpuAddons",
+    "GpuEksCluster",
+    "GpuNodeGroup",
+    "GpuNodeGroupOptions",
+    "HelmChartPin",
+    "SystemNodeGroupOptions",
+    "compute_domain_manifest",
+    "dcgm_exporter_values",
+    "efa_device_plugin_values",
+    "eks_ami_type",
+    "eks_capacity_type",
+    "kubectl_layer_for",
+    "lustre_static_volume_manifests",
+    "nvidia_device_plugin_values",
+    "nvidia_dra_driver_values",
+]

@@ -1,0 +1,97 @@
+"""Kubernetes manifests fmconstructs renders: a static FSx for Lustre volume and claim, and a DRA ComputeDomain.
+
+Pure functions returning plain dicts, so that tests validate them offline against the Kubernetes schemas
+(``kubernetes-validate``) and constructs pass them to ``cluster.add_manifest``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import FmValidationError
+from ..storage.client import EksStaticVolume
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+#: The DRA driver's ComputeDomain API (NVIDIA k8s-dra-driver-gpu, ``resource.nvidia.com/v1beta1``).
+COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
+
+
+def check_name(parameter: str, name: str, *, label: bool = False) -> None:
+    """A Kubernetes object name: a DNS subdomain (or a DNS label for namespaces)."""
+    pattern = _DNS_LABEL if label else _DNS_SUBDOMAIN
+    if not pattern.match(name):
+        kind = "a DNS label (lower-case letters, digits, '-', at most 63)" if label else "a DNS subdomain name"
+        raise FmValidationError(parameter, name, kind)
+
+
+def lustre_persistent_volume(volume: EksStaticVolume, name: str) -> dict[str, Any]:
+    """The static ``PersistentVolume`` of ``volume`` (the storage construct's manifest; ``storageClassName: ""`` so
+    that only a claim naming it binds to it)."""
+    check_name("name", name)
+    return volume.to_manifest(name, storage_class_name="", access_modes=("ReadWriteMany",), reclaim_policy="Retain")
+
+
+def lustre_persistent_volume_claim(
+    volume: EksStaticVolume, *, name: str, namespace: str, volume_name: str
+) -> dict[str, Any]:
+    """A ``PersistentVolumeClaim`` bound to the static volume ``volume_name`` (``volumeName`` pins the binding)."""
+    check_name("name", name)
+    check_name("namespace", namespace, label=True)
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "accessModes": ["ReadWriteMany"],
+            "storageClassName": "",
+            "volumeName": volume_name,
+            "resources": {"requests": {"storage": volume.capacity}},
+        },
+    }
+
+
+def namespace_manifest(name: str) -> dict[str, Any]:
+    check_name("namespace", name, label=True)
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def lustre_static_volume_manifests(
+    volume: EksStaticVolume, *, name: str, namespace: str = "default", create_namespace: bool = False
+) -> list[dict[str, Any]]:
+    """The PersistentVolume ``name`` and a claim ``name`` in ``namespace`` bound to it (plus the namespace)."""
+    out: list[dict[str, Any]] = [namespace_manifest(namespace)] if create_namespace else []
+    out.append(lustre_persistent_volume(volume, name))
+    out.append(lustre_persistent_volume_claim(volume, name=name, namespace=namespace, volume_name=name))
+    return out
+
+
+def compute_domain_manifest(
+    *, name: str, namespace: str, num_nodes: int, channel_claim_template: str | None = None
+) -> dict[str, Any]:
+    """A ``ComputeDomain`` of the NVIDIA DRA driver: IMEX daemons across ``num_nodes`` GB200 nodes of one NVLink domain,
+    and a ResourceClaimTemplate (default ``<name>-channel``) that pods reference to get an IMEX channel.
+
+    Pods join with ``spec.resourceClaims: [{name: imex, resourceClaimTemplateName: <template>}]`` and
+    ``resources.claims: [{name: imex}]`` on the container (NVIDIA DRA driver docs, "ComputeDomains").
+    """
+    check_name("name", name)
+    check_name("namespace", namespace, label=True)
+    if num_nodes < 1:
+        raise FmValidationError("num_nodes", num_nodes, "a positive number of nodes")
+    template = channel_claim_template or f"{name}-channel"
+    check_name("channel_claim_template", template)
+    return {
+        "apiVersion": COMPUTE_DOMAIN_API_VERSION,
+        "kind": "ComputeDomain",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"numNodes": num_nodes, "channel": {"resourceClaimTemplate": {"name": template}}},
+    }
+
+
+def manifest_kinds(manifests: Sequence[dict[str, Any]]) -> list[str]:
+    """``["v1/PersistentVolume", ...]``: a summary for messages and tests."""
+    return [f"{m['apiVersion']}/{m['kind']}" for m in manifests]

@@ -1,0 +1,225 @@
+"""Collection on Slurm nodes: exporters, EFA/Slurm textfile collectors and a Prometheus agent that remote-writes
+to Amazon Managed Prometheus with SigV4.
+
+:func:`node_collection_commands` returns idempotent user-data lines for a GPU node (or the login node, which also
+runs the Slurm collector). The agent configuration is :func:`agent_config`; ``tests/test_observability_collection.py``
+checks it with ``promtool check config --agent``. Every target carries the labels cluster, queue, node_group,
+instance_type and instance_id (read from IMDSv2 at boot).
+
+Downloads happen on the node at boot, never at synth time: node exporter and Prometheus from their GitHub releases,
+checked against the release's ``sha256sums.txt``; dcgm-exporter from NVIDIA's NGC image (needs Docker on the AMI;
+without Docker the step is skipped with a message, and GPU alerts stay silent: see the README).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from ..errors import FmValidationError
+from .metrics import dcgm_counters_csv
+
+# Pinned versions (prometheus/node_exporter and prometheus/prometheus GitHub releases; NVIDIA NGC dcgm-exporter).
+NODE_EXPORTER_VERSION = "1.9.1"
+PROMETHEUS_VERSION = "3.5.0"
+DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.1-ubuntu22.04"
+
+DCGM_EXPORTER_PORT = 9400  # dcgm-exporter default listen address :9400
+NODE_EXPORTER_PORT = 9100  # node_exporter default :9100
+TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
+INSTANCE_ID_PLACEHOLDER = "__FM_INSTANCE_ID__"
+
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9_.:/+-]{1,128}$")
+_DURATION = re.compile(r"^\d+[smh]$")
+
+
+@dataclass(frozen=True)
+class NodeLabels:
+    """Labels put on every series a node sends."""
+
+    cluster: str
+    queue: str | None = None
+    node_group: str | None = None
+    instance_type: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("cluster", "queue", "node_group", "instance_type"):
+            value = getattr(self, name)
+            if value is not None and not _LABEL_VALUE.match(value):
+                raise FmValidationError(name, value, "1-128 letters, digits or '_.:/+-'")
+
+    def as_dict(self, instance_id: str) -> dict[str, str]:
+        labels = {"cluster": self.cluster, "instance_id": instance_id, "instance": instance_id}
+        for name in ("queue", "node_group", "instance_type"):
+            value = getattr(self, name)
+            if value is not None:
+                labels[name] = value
+        return labels
+
+
+def agent_config(
+    *,
+    remote_write_url: str,
+    region: str,
+    labels: NodeLabels,
+    instance_id: str = INSTANCE_ID_PLACEHOLDER,
+    scrape_interval: str = "30s",
+    login_node: bool = False,
+) -> dict[str, object]:
+    """Prometheus agent-mode configuration: scrape the local exporters, remote-write to AMP with SigV4."""
+    if not _DURATION.match(scrape_interval):
+        raise FmValidationError("scrape_interval", scrape_interval, "a duration like '15s' or '1m'")
+    target_labels = labels.as_dict(instance_id)
+    jobs = [("dcgm", DCGM_EXPORTER_PORT), ("node", NODE_EXPORTER_PORT)]
+    return {
+        "global": {"scrape_interval": scrape_interval, "scrape_timeout": "10s"},
+        "scrape_configs": [
+            {
+                "job_name": job,
+                "static_configs": [{"targets": [f"localhost:{port}"], "labels": dict(target_labels)}],
+            }
+            for job, port in jobs
+        ],
+        "remote_write": [
+            {
+                "url": remote_write_url,
+                "sigv4": {"region": region},
+                "queue_config": {"max_samples_per_send": 1000, "max_shards": 200, "capacity": 2500},
+            }
+        ],
+    }
+
+
+def agent_config_yaml(**kwargs: object) -> str:
+    return str(yaml.safe_dump(agent_config(**kwargs), sort_keys=False, width=200))  # type: ignore[arg-type]
+
+
+def _script(name: str) -> str:
+    return (Path(__file__).parent / "node" / name).read_text()
+
+
+def _heredoc(path: str, content: str, mode: str = "0644") -> list[str]:
+    marker = "FMCONSTRUCTS_EOF"
+    if marker in content:
+        raise AssertionError(f"{marker} inside {path}")
+    return [f"cat > {path} <<'{marker}'", *content.rstrip("\n").splitlines(), marker, f"chmod {mode} {path}"]
+
+
+def _unit(name: str, body: str) -> list[str]:
+    return _heredoc(f"/etc/systemd/system/{name}", body)
+
+
+def node_collection_commands(
+    *,
+    remote_write_url: str,
+    region: str,
+    labels: NodeLabels,
+    login_node: bool = False,
+    scrape_interval: str = "30s",
+    node_exporter_version: str = NODE_EXPORTER_VERSION,
+    prometheus_version: str = PROMETHEUS_VERSION,
+    dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE,
+) -> list[str]:
+    """User-data lines that install and start the collectors and the agent (idempotent; safe to run twice)."""
+    config = agent_config_yaml(
+        remote_write_url=remote_write_url,
+        region=region,
+        labels=labels,
+        scrape_interval=scrape_interval,
+        login_node=login_node,
+    )
+    lines = [
+        "# --- fmconstructs observability: exporters + Prometheus agent -> Amazon Managed Prometheus ---",
+        "fm_obs() {",
+        "set -euo pipefail",
+        "mkdir -p /opt/fmconstructs /etc/fmconstructs " + TEXTFILE_DIR + " /var/lib/fm-prometheus-agent",
+        'case "$(uname -m)" in x86_64) goarch=amd64 ;; aarch64) goarch=arm64 ;; '
+        '*) echo "unsupported arch"; return 1 ;; esac',
+        "fm_release() {  # name version: download a GitHub release of prometheus/<name>, verify, unpack once",
+        '  local name="$1" version="$2" dir="/opt/fmconstructs/$1-$2.linux-$goarch"',
+        '  if [ -x "$dir/$name" ]; then return 0; fi',
+        '  local base="https://github.com/prometheus/$name/releases/download/v$version"',
+        '  local tarball="$name-$version.linux-$goarch.tar.gz" tmp',
+        "  tmp=$(mktemp -d)",
+        '  curl -fsSL --retry 5 -o "$tmp/$tarball" "$base/$tarball"',
+        '  curl -fsSL --retry 5 -o "$tmp/sha256sums.txt" "$base/sha256sums.txt"',
+        '  (cd "$tmp" && grep " $tarball\\$" sha256sums.txt | sha256sum -c -)',
+        '  tar -xzf "$tmp/$tarball" -C /opt/fmconstructs',
+        '  rm -rf "$tmp"',
+        "}",
+        f"fm_release node_exporter {node_exporter_version}",
+        f"fm_release prometheus {prometheus_version}",
+        f"ln -sfn /opt/fmconstructs/node_exporter-{node_exporter_version}.linux-$goarch/node_exporter "
+        "/usr/local/bin/fm-node-exporter",
+        f"ln -sfn /opt/fmconstructs/prometheus-{prometheus_version}.linux-$goarch/prometheus "
+        "/usr/local/bin/fm-prometheus",
+        *_heredoc("/opt/fmconstructs/efa_textfile.py", _script("efa_textfile.py"), "0755"),
+        *_heredoc("/etc/fmconstructs/dcgm-counters.csv", dcgm_counters_csv()),
+        *_heredoc("/etc/fmconstructs/prometheus-agent.yml", config),
+        # IMDSv2: the instance id becomes the instance and instance_id labels.
+        'token=$(curl -fsS -X PUT "http://169.254.169.254/latest/api/token" '
+        '-H "X-aws-ec2-metadata-token-ttl-seconds: 300")',
+        'instance_id=$(curl -fsS -H "X-aws-ec2-metadata-token: $token" '
+        "http://169.254.169.254/latest/meta-data/instance-id)",
+        f'sed -i "s/{INSTANCE_ID_PLACEHOLDER}/$instance_id/g" /etc/fmconstructs/prometheus-agent.yml',
+        *_unit(
+            "fm-node-exporter.service",
+            "[Unit]\nDescription=fmconstructs node exporter\nAfter=network-online.target\n\n[Service]\n"
+            f"ExecStart=/usr/local/bin/fm-node-exporter --web.listen-address=127.0.0.1:{NODE_EXPORTER_PORT} "
+            f"--collector.textfile.directory={TEXTFILE_DIR}\nRestart=always\nDynamicUser=yes\n\n"
+            "[Install]\nWantedBy=multi-user.target\n",
+        ),
+        *_unit(
+            "fm-efa-textfile.service",
+            "[Unit]\nDescription=fmconstructs EFA counters to the node exporter textfile directory\n\n[Service]\n"
+            "Type=oneshot\nExecStart=/usr/bin/python3 -I /opt/fmconstructs/efa_textfile.py "
+            f"{TEXTFILE_DIR}/fm_efa.prom\n",
+        ),
+        *_unit(
+            "fm-efa-textfile.timer",
+            "[Unit]\nDescription=Refresh EFA counters every 15 s\n\n[Timer]\nOnBootSec=30s\nOnUnitActiveSec=15s\n"
+            "AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n",
+        ),
+        *_unit(
+            "fm-prometheus-agent.service",
+            "[Unit]\nDescription=fmconstructs Prometheus agent (remote write to Amazon Managed Prometheus)\n"
+            "After=network-online.target\n\n[Service]\nExecStart=/usr/local/bin/fm-prometheus --agent "
+            "--config.file=/etc/fmconstructs/prometheus-agent.yml --storage.agent.path=/var/lib/fm-prometheus-agent "
+            "--web.listen-address=127.0.0.1:9090\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n",
+        ),
+    ]
+    if login_node:
+        lines += [
+            *_heredoc("/opt/fmconstructs/slurm_textfile.py", _script("slurm_textfile.py"), "0755"),
+            *_unit(
+                "fm-slurm-textfile.service",
+                "[Unit]\nDescription=fmconstructs Slurm node states to the textfile directory\n\n[Service]\n"
+                f"Type=oneshot\nExecStart=/usr/bin/python3 -I /opt/fmconstructs/slurm_textfile.py "
+                f"{TEXTFILE_DIR}/fm_slurm.prom\n",
+            ),
+            *_unit(
+                "fm-slurm-textfile.timer",
+                "[Unit]\nDescription=Refresh Slurm node states every 30 s\n\n[Timer]\nOnBootSec=60s\n"
+                "OnUnitActiveSec=30s\n\n[Install]\nWantedBy=timers.target\n",
+            ),
+        ]
+    lines += [
+        "systemctl daemon-reload",
+        "systemctl enable --now fm-node-exporter.service fm-efa-textfile.timer fm-prometheus-agent.service",
+        *(["systemctl enable --now fm-slurm-textfile.timer"] if login_node else []),
+        "if command -v docker >/dev/null 2>&1 && command -v nvidia-smi >/dev/null 2>&1; then",
+        "  if ! docker inspect fm-dcgm-exporter >/dev/null 2>&1; then",
+        "    docker run -d --restart=always --name fm-dcgm-exporter --gpus all --cap-add SYS_ADMIN --net host \\",
+        "      -v /etc/fmconstructs/dcgm-counters.csv:/etc/dcgm-exporter/fm-counters.csv:ro \\",
+        f"      {dcgm_exporter_image} -f /etc/dcgm-exporter/fm-counters.csv -a 127.0.0.1:{DCGM_EXPORTER_PORT}",
+        "  fi",
+        "else",
+        '  echo "fmconstructs: docker or nvidia-smi missing, dcgm-exporter not started" >&2',
+        "fi",
+        "}",
+        'fm_obs || echo "fmconstructs: observability set-up failed; training continues without node metrics" >&2',
+    ]
+    return lines

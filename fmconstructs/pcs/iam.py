@@ -1,0 +1,91 @@
+"""The instance profile of PCS nodes: a role PCS accepts, with least-privilege policies.
+
+PCS only passes roles whose name starts with ``AWSPCS`` or whose path is ``/aws-pcs/`` (PCS User Guide "IAM instance
+profiles for AWS PCS"). This construct uses the path, on the role and on the instance profile, and leaves both names
+to CloudFormation, so two clusters (or two copies of one stack) in an account never collide.
+
+Policies:
+
+- ``pcs:RegisterComputeNodeGroupInstance`` on the cluster's ARN only: what a node needs to join its cluster.
+- ``AmazonSSMManagedInstanceCore`` (default on) so operators reach nodes through Session Manager instead of SSH.
+- :meth:`grant_read_bucket` / :meth:`grant_read_write_bucket`: object access to S3 prefixes the nodes read or write
+  directly, with explicit actions (no ``s3:Get*``-style wildcards) and the bucket key's decrypt/encrypt if it has one.
+
+Lustre mounts need no IAM permission: FSx for Lustre access is network-level (security groups).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from constructs import Construct, IConstruct
+
+from ..storage.data_repository import normalize_prefix
+
+#: The IAM path PCS accepts for node roles (the alternative is a name starting with ``AWSPCS``).
+PCS_IAM_PATH = "/aws-pcs/"
+SSM_MANAGED_POLICY = "AmazonSSMManagedInstanceCore"
+
+_S3_READ_ACTIONS = ("s3:GetObject",)
+_S3_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload")
+
+
+class PcsInstanceProfile(Construct):
+    """An EC2 role and instance profile under ``/aws-pcs/`` for the nodes of one PCS cluster.
+
+    :param cluster_arn: the cluster's ARN (``PcsCluster.cluster_arn``): the only resource of
+        ``pcs:RegisterComputeNodeGroupInstance``.
+    :param enable_ssm: attach ``AmazonSSMManagedInstanceCore`` (default True).
+    """
+
+    def __init__(self, scope: Construct, id: str, *, cluster_arn: str, enable_ssm: bool = True) -> None:
+        super().__init__(scope, id)
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
+            path=PCS_IAM_PATH,
+            description="AWS PCS nodes: register with their cluster; Session Manager; granted S3 prefixes",
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="RegisterWithCluster",
+                actions=["pcs:RegisterComputeNodeGroupInstance"],
+                resources=[cluster_arn],
+            )
+        )
+        self.ssm_enabled = enable_ssm
+        if enable_ssm:
+            self.role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(SSM_MANAGED_POLICY))
+        self.instance_profile = iam.InstanceProfile(self, "Resource", role=self.role, path=PCS_IAM_PATH)
+
+    @property
+    def policy(self) -> IConstruct:
+        """The role's inline policy: node groups depend on it, since nodes register as soon as they boot."""
+        return self.role.node.find_child("DefaultPolicy")
+
+    @property
+    def instance_profile_arn(self) -> str:
+        return self.instance_profile.instance_profile_arn
+
+    def grant_read_bucket(self, bucket: s3.IBucket, *, prefix: str = "") -> None:
+        """Read objects under ``s3://bucket/prefix`` and list that prefix (``s3:GetObject``, ``s3:ListBucket``)."""
+        self._grant_bucket(bucket, prefix=prefix, actions=_S3_READ_ACTIONS, write=False)
+
+    def grant_read_write_bucket(self, bucket: s3.IBucket, *, prefix: str = "") -> None:
+        """Read and write objects under ``s3://bucket/prefix`` (adds ``s3:PutObject``, ``s3:AbortMultipartUpload``)."""
+        self._grant_bucket(bucket, prefix=prefix, actions=_S3_READ_ACTIONS + _S3_WRITE_ACTIONS, write=True)
+
+    def _grant_bucket(self, bucket: s3.IBucket, *, prefix: str, actions: tuple[str, ...], write: bool) -> None:
+        normalized = normalize_prefix(prefix)
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(actions), resources=[bucket.arn_for_objects(f"{normalized}*")])
+        )
+        list_statement = iam.PolicyStatement(actions=["s3:ListBucket"], resources=[bucket.bucket_arn])
+        if normalized:
+            list_statement.add_condition("StringLike", {"s3:prefix": [f"{normalized}*"]})
+        self.role.add_to_principal_policy(list_statement)
+        if bucket.encryption_key is not None:
+            # Explicit KMS actions: grant_encrypt_decrypt would add kms:ReEncrypt* and kms:GenerateDataKey*.
+            kms_actions = ["kms:Decrypt", "kms:GenerateDataKey"] if write else ["kms:Decrypt"]
+            bucket.encryption_key.grant(self.role, *kms_actions)

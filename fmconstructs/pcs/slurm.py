@@ -1,0 +1,180 @@
+"""Slurm facts for AWS PCS: versions, controller sizes, accounting, purchase options and custom settings.
+
+Everything here is a closed set taken from a cited source, so that a typo fails at synth time rather than as a
+CloudFormation rollback:
+
+- Slurm versions PCS accepts: 24.11, 25.05, 25.11 (PCS API ``Scheduler.version``; aws-facts section 5).
+- Controller sizes SMALL | MEDIUM | LARGE and accounting modes STANDARD | NONE (CloudFormation registry schema of
+  ``AWS::PCS::Cluster``, as bundled by cfn-lint).
+- Purchase options ONDEMAND | SPOT | CAPACITY_BLOCK (schema of ``AWS::PCS::ComputeNodeGroup``; the fourth value,
+  INTERRUPTIBLE_CAPACITY_RESERVATION, has no counterpart in :mod:`fmconstructs.capacity` and is not offered).
+- Custom Slurm setting names per level: PCS API reference ``SlurmCustomSetting`` (clusters: Prolog, Epilog,
+  SelectTypeParameters, AccountingStorageEnforce; compute node groups: Weight, RealMemory) and the PCS User Guide
+  "Custom Slurm settings for AWS PCS queues" (AllowAccounts, AllowQos, Default, DefaultTime, DenyAccounts, DenyQos,
+  Exclusive, ExclusiveUser). PCS accepts more names over time; a name missing here can still be set with an escape
+  hatch (``node.default_child.add_property_override``) until it is added.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from enum import Enum
+from typing import TypeVar
+
+from aws_cdk import Token
+
+from ..errors import FmValidationError, one_of
+
+
+class SlurmVersion(str, Enum):
+    """Slurm versions an AWS PCS cluster can run (``Scheduler.Version``)."""
+
+    V24_11 = "24.11"
+    V25_05 = "25.05"
+    V25_11 = "25.11"
+
+    @property
+    def as_tuple(self) -> tuple[int, int]:
+        major, minor = self.value.split(".")
+        return int(major), int(minor)
+
+    def at_least(self, other: SlurmVersion) -> bool:
+        """Whether this version is ``other`` or newer."""
+        return self.as_tuple >= other.as_tuple
+
+
+#: The newest version PCS accepts: the default for new clusters.
+DEFAULT_SLURM_VERSION = max(SlurmVersion, key=lambda v: v.as_tuple)
+#: NVIDIA IMEX on UltraServers needs Slurm 25.05 or later (PCS User Guide "Configure UltraServer instances").
+MIN_SLURM_VERSION_FOR_IMEX = SlurmVersion.V25_05
+#: A per-node-group ``ScaleDownIdleTimeInSeconds`` needs Slurm 25.11 or later (PCS API
+#: ``ComputeNodeGroupSlurmConfiguration``).
+MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME = SlurmVersion.V25_11
+
+
+class ControllerSize(str, Enum):
+    """``AWS::PCS::Cluster.Size``: how many nodes and jobs the managed Slurm controller is sized for."""
+
+    SMALL = "SMALL"
+    MEDIUM = "MEDIUM"
+    LARGE = "LARGE"
+
+
+class AccountingMode(str, Enum):
+    """``SlurmConfiguration.Accounting.Mode``: STANDARD turns Slurm accounting (slurmdbd) on."""
+
+    STANDARD = "STANDARD"
+    NONE = "NONE"
+
+
+class PurchaseOption(str, Enum):
+    """``AWS::PCS::ComputeNodeGroup.PurchaseOption`` values that map to a :mod:`fmconstructs.capacity` choice."""
+
+    ONDEMAND = "ONDEMAND"
+    SPOT = "SPOT"
+    CAPACITY_BLOCK = "CAPACITY_BLOCK"
+
+
+class ClusterSetting(str, Enum):
+    """Cluster-level ``SlurmCustomSettings`` names PCS accepts (PCS API reference ``SlurmCustomSetting``)."""
+
+    PROLOG = "Prolog"
+    EPILOG = "Epilog"
+    SELECT_TYPE_PARAMETERS = "SelectTypeParameters"
+    ACCOUNTING_STORAGE_ENFORCE = "AccountingStorageEnforce"
+    """Needs accounting mode STANDARD; PCS supports a subset of the Slurm options (PCS "Slurm accounting")."""
+
+
+class NodeGroupSetting(str, Enum):
+    """Compute-node-group ``SlurmCustomSettings`` names PCS accepts (PCS API reference ``SlurmCustomSetting``)."""
+
+    WEIGHT = "Weight"
+    REAL_MEMORY = "RealMemory"
+    """MiB of memory Slurm may schedule per node; at most the instance's memory (checked against the catalog)."""
+
+
+class QueueSetting(str, Enum):
+    """Queue-level (Slurm partition) ``SlurmCustomSettings`` names (PCS User Guide, queue custom settings)."""
+
+    ALLOW_ACCOUNTS = "AllowAccounts"
+    ALLOW_QOS = "AllowQos"
+    DEFAULT = "Default"
+    DEFAULT_TIME = "DefaultTime"
+    DENY_ACCOUNTS = "DenyAccounts"
+    DENY_QOS = "DenyQos"
+    EXCLUSIVE = "Exclusive"
+    EXCLUSIVE_USER = "ExclusiveUser"
+
+
+_SettingName = TypeVar("_SettingName", ClusterSetting, NodeGroupSetting, QueueSetting)
+
+_VALUE = re.compile(r"^[^\r\n]{1,1024}$")
+_ABSOLUTE_PATHS = re.compile(r"^/[A-Za-z0-9._/*-]+(,/[A-Za-z0-9._/*-]+)*$")
+_UNSIGNED = re.compile(r"^\d+$")
+_YES_NO = ("YES", "NO")
+_MAX_SLURM_WEIGHT = 4_294_967_280  # slurm.conf "Weight": 0 .. 2^32 - 16 (values above are reserved)
+
+
+def check_settings(
+    parameter: str,
+    settings: Mapping[_SettingName, str] | None,
+    allowed: type[_SettingName],
+) -> dict[_SettingName, str]:
+    """Check setting names against ``allowed`` and values for shape; return a copy (empty for None).
+
+    Names must be members of the level's enum (a plain string, even a correct one, is rejected so the level is
+    explicit); values must be one non-empty line. Tokens are passed through unchecked.
+    """
+    if settings is None:
+        return {}
+    if not isinstance(settings, Mapping):
+        raise FmValidationError(parameter, settings, f"a mapping of {allowed.__name__} to str")
+    out: dict[_SettingName, str] = {}
+    for name, value in settings.items():
+        if not isinstance(name, allowed):
+            raise FmValidationError(f"{parameter} name", name, f"a {allowed.__name__} ({one_of(allowed)})")
+        if not isinstance(value, str):
+            raise FmValidationError(f"{parameter}[{name.value}]", value, "a string")
+        if not Token.is_unresolved(value) and not _VALUE.match(value):
+            raise FmValidationError(
+                f"{parameter}[{name.value}]", value, "one non-empty line of at most 1024 characters"
+            )
+        _check_value(parameter, name, value)
+        out[name] = value
+    return out
+
+
+def _check_value(parameter: str, name: ClusterSetting | NodeGroupSetting | QueueSetting, value: str) -> None:
+    """Value rules that are certain from slurm.conf(5)."""
+    if Token.is_unresolved(value):
+        return
+    label = f"{parameter}[{name.value}]"
+    if name in (ClusterSetting.PROLOG, ClusterSetting.EPILOG) and not _ABSOLUTE_PATHS.match(value):
+        raise FmValidationError(label, value, "absolute paths of programs on the nodes, comma-separated")
+    if name is NodeGroupSetting.WEIGHT and not (_UNSIGNED.match(value) and int(value) <= _MAX_SLURM_WEIGHT):
+        raise FmValidationError(label, value, f"an integer from 0 to {_MAX_SLURM_WEIGHT}")
+    if name is NodeGroupSetting.REAL_MEMORY and not (_UNSIGNED.match(value) and int(value) >= 1):
+        raise FmValidationError(label, value, "a positive integer number of MiB")
+    if name in (QueueSetting.DEFAULT, QueueSetting.EXCLUSIVE_USER) and value.upper() not in _YES_NO:
+        raise FmValidationError(label, value, "YES or NO")
+
+
+def to_cfn_settings(settings: Mapping[_SettingName, str]) -> list[dict[str, str]]:
+    """Render settings as CloudFormation ``SlurmCustomSettings`` items, sorted by name (stable templates)."""
+    return [
+        {"ParameterName": name.value, "ParameterValue": value}
+        for name, value in sorted(settings.items(), key=lambda item: item[0].value)
+    ]
+
+
+def coerce_slurm_version(version: SlurmVersion | str) -> SlurmVersion:
+    """``SlurmVersion`` from the enum or its value; anything else raises, listing the accepted versions."""
+    if isinstance(version, SlurmVersion):
+        return version
+    try:
+        return SlurmVersion(version)
+    except ValueError:
+        raise FmValidationError(
+            "slurm_version", version, one_of(SlurmVersion) + " (the versions PCS accepts)"
+        ) from None

@@ -1,0 +1,124 @@
+"""GPU add-on chart pins and the Helm values fmconstructs sets, checked against the keys each chart documents."""
+
+from __future__ import annotations
+
+import pytest
+
+from fmconstructs.eks import (
+    DCGM_EXPORTER,
+    EFA_DEVICE_PLUGIN,
+    NVIDIA_DEVICE_PLUGIN,
+    NVIDIA_DRA_DRIVER,
+    dcgm_exporter_values,
+    efa_device_plugin_values,
+    nvidia_device_plugin_values,
+    nvidia_dra_driver_values,
+)
+
+# Top-level keys each chart's values.yaml documents (at the pinned versions): a key we set outside these would be
+# silently ignored by Helm.
+CHART_KEYS = {
+    "nvidia-device-plugin": {
+        "config", "compatWithCPUManager", "migStrategy", "failOnInitError", "deviceListStrategy", "deviceIDStrategy",
+        "nvidiaDriverRoot", "gdrcopyEnabled", "gdsEnabled", "mofedEnabled", "deviceDiscoveryStrategy", "nameOverride",
+        "fullnameOverride", "namespaceOverride", "selectorLabelsOverride", "allowDefaultNamespace", "imagePullSecrets",
+        "image", "updateStrategy", "podAnnotations", "podSecurityContext", "securityContext", "resources",
+        "nodeSelector", "affinity", "tolerations", "priorityClassName", "runtimeClassName", "devicePlugin", "gfd",
+        "nfd", "mps", "cdi",
+    },
+    "aws-efa-k8s-device-plugin": {
+        "image", "securityContext", "supportedInstanceLabels", "resources", "nodeSelector", "tolerations",
+        "additionalPodAnnotations", "additionalPodLabels", "nameOverride", "fullnameOverride", "imagePullSecrets",
+    },
+    "dcgm-exporter": {
+        "image", "arguments", "imagePullSecrets", "nameOverride", "fullnameOverride", "serviceAccount",
+        "podAnnotations", "podSecurityContext", "securityContext", "service", "resources", "serviceMonitor",
+        "mapPodsMetrics", "nodeSelector", "tolerations", "affinity", "extraHostVolumes", "extraConfigMapVolumes",
+        "extraVolumeMounts", "extraEnv",
+    },
+}  # fmt: skip
+
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(
+    ("chart", "values"),
+    [
+        ("nvidia-device-plugin", nvidia_device_plugin_values()),
+        ("aws-efa-k8s-device-plugin", efa_device_plugin_values(["p5en.48xlarge"])),
+        ("dcgm-exporter", dcgm_exporter_values()),
+    ],
+)
+def test_values_only_use_keys_the_chart_documents(chart, values):
+    assert set(values) <= CHART_KEYS[chart]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        nvidia_device_plugin_values(),
+        efa_device_plugin_values(["p5en.48xlarge"]),
+        dcgm_exporter_values(),
+        nvidia_dra_driver_values()["kubeletPlugin"],
+    ],
+)
+def test_every_gpu_addon_tolerates_the_gpu_taint(values):
+    assert GPU_TOLERATION in values["tolerations"]
+
+
+def test_nvidia_device_plugin_turns_mofed_off_with_efa():
+    assert nvidia_device_plugin_values(efa_plugin=True)["mofedEnabled"] is False
+    assert "mofedEnabled" not in nvidia_device_plugin_values(efa_plugin=False)
+
+
+def test_nvidia_device_plugin_runs_on_gpu_nodes_with_feature_discovery():
+    values = nvidia_device_plugin_values()
+    assert values["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
+    assert values["gfd"] == {"enabled": True}
+
+
+def test_efa_plugin_lists_the_given_types_including_p6_b300():
+    values = efa_device_plugin_values(["p6-b300.48xlarge", "p5en.48xlarge", "p5en.48xlarge"])
+    assert values["supportedInstanceLabels"] == {
+        "keys": ["node.kubernetes.io/instance-type"],
+        "values": ["p5en.48xlarge", "p6-b300.48xlarge"],
+    }
+    assert values["nodeSelector"] == {"vpc.amazonaws.com/efa.present": "true"}
+
+
+def test_efa_plugin_needs_instance_types():
+    with pytest.raises(ValueError, match="at least one instance type"):
+        efa_device_plugin_values([])
+
+
+def test_dcgm_exporter_metrics_endpoint_is_scrapable():
+    values = dcgm_exporter_values()
+    assert values["service"]["enable"] is True
+    assert values["service"]["port"] == 9400
+    for scrape in (values["service"]["annotations"], values["podAnnotations"]):
+        assert scrape == {
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": "9400",
+            "prometheus.io/path": "/metrics",
+        }
+    assert values["serviceMonitor"] == {"enabled": False}
+    assert dcgm_exporter_values(service_monitor=True)["serviceMonitor"] == {"enabled": True}
+
+
+def test_dra_driver_leaves_gpus_to_the_device_plugin():
+    values = nvidia_dra_driver_values()
+    assert values["resources"]["gpus"] == {"enabled": False}
+    assert values["resources"]["computeDomains"] == {"enabled": True}
+    assert values["nvidiaDriverRoot"] == "/"
+
+
+@pytest.mark.parametrize("pin", [NVIDIA_DEVICE_PLUGIN, EFA_DEVICE_PLUGIN, DCGM_EXPORTER, NVIDIA_DRA_DRIVER])
+def test_charts_are_pinned_to_an_exact_version(pin):
+    assert pin.version
+    assert not any(c in pin.version for c in "^~*x><= ")
+    assert pin.repository.startswith("https://")
+
+
+def test_pin_with_version_is_the_upgrade_path():
+    assert NVIDIA_DEVICE_PLUGIN.with_version("0.18.0").version == "0.18.0"
+    assert NVIDIA_DEVICE_PLUGIN.with_version(None) is NVIDIA_DEVICE_PLUGIN

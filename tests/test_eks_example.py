@@ -1,0 +1,148 @@
+"""FmEksP5en: cluster, the p5en Capacity Block and p6-b300 ODCR node groups, the four add-ons and the FSx volume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk.assertions import Template
+from conftest import new_app
+
+from examples.eks_stack import DEFAULT_CAPACITY_BLOCK_ID, DEFAULT_ODCR_ID, EksStack
+
+
+@pytest.fixture(scope="module")
+def stack():
+    return EksStack(new_app(), "FmEksP5en")
+
+
+@pytest.fixture(scope="module")
+def template(stack):
+    return Template.from_stack(stack)
+
+
+def one(template, type_):
+    found = template.find_resources(type_)
+    assert len(found) == 1, f"{len(found)} {type_}"
+    return next(iter(found.values()))["Properties"]
+
+
+def charts(template):
+    return {
+        r["Properties"]["Chart"]: r["Properties"]
+        for r in template.find_resources("Custom::AWSCDK-EKS-HelmChart").values()
+    }
+
+
+def test_cluster_private_endpoint_logging_and_kms(template):
+    props = one(template, "AWS::EKS::Cluster")
+    assert props["Version"] == "1.35"
+    assert props["ResourcesVpcConfig"]["EndpointPrivateAccess"] is True
+    assert props["ResourcesVpcConfig"]["EndpointPublicAccess"] is False
+    assert {t["Type"] for t in props["Logging"]["ClusterLogging"]["EnabledTypes"]} == {
+        "api", "audit", "authenticator", "controllerManager", "scheduler"
+    }  # fmt: skip
+    assert props["EncryptionConfig"][0]["Resources"] == ["secrets"]
+    assert props["AccessConfig"] == {"AuthenticationMode": "API", "BootstrapClusterCreatorAdminPermissions": False}
+    template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
+
+
+def test_system_node_group_for_addons(template):
+    groups = [r["Properties"] for r in template.find_resources("AWS::EKS::Nodegroup").values()]
+    system = [g for g in groups if g.get("Labels", {}).get("fmconstructs.io/node-role") == "system"]
+    assert len(system) == 1
+    assert system[0]["AmiType"] == "AL2023_x86_64_STANDARD"
+    assert system[0]["ScalingConfig"] == {"MinSize": 2, "MaxSize": 4, "DesiredSize": 2}
+
+
+def test_two_gpu_node_groups_on_their_reservations(stack, template):
+    assert (stack.p5en.capacity_type.value, stack.p5en.max_size, stack.p5en.efa_interface_count) == (
+        "CAPACITY_BLOCK",
+        2,
+        16,
+    )
+    assert (stack.p6_b300.capacity_type.value, stack.p6_b300.max_size, stack.p6_b300.efa_interface_count) == (
+        "ON_DEMAND",
+        1,
+        16,
+    )
+    targets = {
+        r["Properties"]["LaunchTemplateData"]["InstanceType"]: r["Properties"]["LaunchTemplateData"]
+        for r in template.find_resources("AWS::EC2::LaunchTemplate").values()
+    }
+    assert targets["p5en.48xlarge"]["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationId": DEFAULT_CAPACITY_BLOCK_ID
+    }
+    assert targets["p6-b300.48xlarge"]["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationId": DEFAULT_ODCR_ID
+    }
+    b300 = targets["p6-b300.48xlarge"]["NetworkInterfaces"]
+    assert [(i["NetworkCardIndex"], i["InterfaceType"]) for i in b300 if i["NetworkCardIndex"] == 0] == [
+        (0, "interface")
+    ]
+    assert all("SubnetId" not in i for lt in targets.values() for i in lt["NetworkInterfaces"])
+
+
+@pytest.mark.parametrize(
+    ("chart", "repository", "namespace"),
+    [
+        ("nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin"),
+        ("aws-efa-k8s-device-plugin", "https://aws.github.io/eks-charts", "kube-system"),
+        ("dcgm-exporter", "https://nvidia.github.io/dcgm-exporter/helm-charts", "dcgm-exporter"),
+    ],
+)
+def test_gpu_addon_charts_pinned(template, chart, repository, namespace):
+    props = charts(template)[chart]
+    assert props["Repository"] == repository
+    assert props["Namespace"] == namespace
+    assert props["Version"]
+    assert props.get("Wait") in (None, False)  # no waiting for DaemonSets on not-yet-active blocks
+
+
+def test_chart_values_carry_what_we_set(template):
+    found = charts(template)
+    nvidia = json.loads(found["nvidia-device-plugin"]["Values"])
+    assert nvidia["mofedEnabled"] is False
+    efa = json.loads(found["aws-efa-k8s-device-plugin"]["Values"])
+    assert {"p5en.48xlarge", "p6-b300.48xlarge"} <= set(efa["supportedInstanceLabels"]["values"])
+    dcgm = json.loads(found["dcgm-exporter"]["Values"])
+    assert dcgm["service"]["port"] == 9400
+
+
+def test_fsx_csi_managed_addon_and_static_volume(template):
+    assert one(template, "AWS::EKS::Addon")["AddonName"] == "aws-fsx-csi-driver"
+    manifests = [
+        json.dumps(r["Properties"]["Manifest"])
+        for r in template.find_resources("Custom::AWSCDK-EKS-KubernetesResource").values()
+    ]
+    volume = [m for m in manifests if "PersistentVolumeClaim" in m]
+    assert len(volume) == 1
+    assert "fsx.csi.aws.com" in volume[0] and "fsx-training" in volume[0] and "2400Gi" in volume[0]
+
+
+def test_lustre_port_open_from_cluster_security_group(template):
+    rules = template.find_resources("AWS::EC2::SecurityGroupIngress", {"Properties": {"FromPort": 988, "ToPort": 988}})
+    sources = [json.dumps(r["Properties"].get("SourceSecurityGroupId")) for r in rules.values()]
+    assert any("ClusterSecurityGroupId" in s for s in sources)
+
+
+def test_no_wildcard_actions_on_our_roles(template):
+    """Roles and policies this library and the example create: no '*' or 'service:*' actions."""
+    ours = ("ClusterNodeRole", "ClusterAdminRole", "ClusterRole")
+    documents = []
+    for logical_id, res in template.find_resources("AWS::IAM::Role").items():
+        if logical_id.startswith(ours):
+            documents += [p["PolicyDocument"] for p in res["Properties"].get("Policies", [])]
+    for logical_id, res in template.find_resources("AWS::IAM::Policy").items():
+        if logical_id.startswith(ours):
+            documents.append(res["Properties"]["PolicyDocument"])
+    for document in documents:
+        for statement in document["Statement"]:
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            assert not [a for a in actions if a == "*" or a.endswith(":*")], statement
+    node_role = next(
+        r for lid, r in template.find_resources("AWS::IAM::Role").items() if lid.startswith("ClusterNodeRole")
+    )
+    managed = json.dumps(node_role["Properties"]["ManagedPolicyArns"])
+    for policy in ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly", "AmazonEKS_CNI_Policy"):
+        assert policy in managed

@@ -1,0 +1,328 @@
+"""GpuNodeGroup: EFA launch templates, AMI types, capacity types, labels/taints, and the capacity and AZ rules."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk.assertions import Annotations, Match, Template
+from conftest import new_scene
+
+from fmconstructs import (
+    CapacityBlock,
+    CapacityReservation,
+    FmValidationError,
+    OnDemand,
+    UltraServerCapacityBlock,
+    WarningId,
+)
+from fmconstructs.eks import GpuEksCluster
+
+GB200_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-block"
+
+
+@pytest.fixture(scope="module")
+def built():
+    """One stack with a p5en block group, a p6-b300 ODCR group in us-east-1b and a GB200 UltraServer group."""
+    scene = new_scene("EksNodeGroups")
+    admin = iam.Role.from_role_arn(scene.stack, "Admin", "arn:aws:iam::123456789012:role/platform-admin")
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc, admin_roles=[admin])
+    groups = {
+        "p5en": cluster.add_gpu_node_group(
+            "P5en",
+            instance_type="p5en.48xlarge",
+            capacity=CapacityBlock(reservation_id="cr-0fedcba9876543210", instance_count=2),
+            max_size=2,
+            min_size=0,
+            desired_size=0,
+        ),
+        "b300": cluster.add_gpu_node_group(
+            "B300",
+            instance_type="p6-b300.48xlarge",
+            capacity=CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1b"),
+            max_size=1,
+        ),
+        "gb200": cluster.add_gpu_node_group(
+            "Gb200",
+            instance_type="p6e-gb200.36xlarge",
+            capacity=UltraServerCapacityBlock(resource_group_arn=GB200_ARN, ultraserver_type="u-p6e-gb200x72"),
+            max_size=18,
+        ),
+    }
+    cluster.add_compute_domain("Domain", name="gb200", num_nodes=18, namespace="training")
+    return scene, cluster, groups, Template.from_stack(scene.stack)
+
+
+def nodegroup_props(template, instance_type):
+    for res in template.find_resources("AWS::EKS::Nodegroup").values():
+        if res["Properties"].get("Labels", {}).get("fmconstructs.io/instance-type") == instance_type:
+            return res["Properties"]
+    raise AssertionError(f"no node group for {instance_type}")
+
+
+def launch_template_data(template, instance_type):
+    found = [
+        r["Properties"]["LaunchTemplateData"]
+        for r in template.find_resources("AWS::EC2::LaunchTemplate").values()
+        if r["Properties"]["LaunchTemplateData"]["InstanceType"] == instance_type
+    ]
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "ami_type", "capacity_type"),
+    [
+        ("p5en.48xlarge", "AL2023_x86_64_NVIDIA", "CAPACITY_BLOCK"),
+        ("p6-b300.48xlarge", "AL2023_x86_64_NVIDIA", "ON_DEMAND"),
+        ("p6e-gb200.36xlarge", "AL2023_ARM_64_NVIDIA", "CAPACITY_BLOCK"),
+    ],
+)
+def test_ami_type_from_catalog_and_capacity_type(built, instance_type, ami_type, capacity_type):
+    props = nodegroup_props(built[3], instance_type)
+    assert props["AmiType"] == ami_type
+    assert props["CapacityType"] == capacity_type
+    assert "InstanceTypes" not in props  # the launch template names the type
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "efa", "efa_cards"),
+    [
+        ("p5en.48xlarge", 16, list(range(16))),
+        ("p6-b300.48xlarge", 16, list(range(1, 17))),
+        ("p6e-gb200.36xlarge", 4, [1, 5, 9, 13]),
+    ],
+)
+def test_launch_template_interfaces_without_subnet(built, instance_type, efa, efa_cards):
+    interfaces = launch_template_data(built[3], instance_type)["NetworkInterfaces"]
+    efa_interfaces = [i for i in interfaces if i["InterfaceType"] in ("efa", "efa-only")]
+    assert len(efa_interfaces) == efa
+    assert sorted({i["NetworkCardIndex"] for i in efa_interfaces}) == efa_cards
+    assert all("SubnetId" not in i for i in interfaces)
+    primary = next(i for i in interfaces if i["NetworkCardIndex"] == 0 and i["DeviceIndex"] == 0)
+    assert primary["InterfaceType"] == "interface"
+    assert len(primary["Groups"]) == 2  # cluster security group + EFA group
+
+
+@pytest.mark.parametrize("instance_type", ["p5en.48xlarge", "p6-b300.48xlarge", "p6e-gb200.36xlarge"])
+def test_launch_template_imdsv2_hop_limit_2_and_mime_user_data(built, instance_type):
+    data = launch_template_data(built[3], instance_type)
+    assert data["MetadataOptions"] == {
+        "HttpTokens": "required",
+        "HttpEndpoint": "enabled",
+        "HttpPutResponseHopLimit": 2,
+    }
+    assert "ImageId" not in data and "IamInstanceProfile" not in data and "SecurityGroupIds" not in data
+    user_data = json.dumps(data["UserData"])
+    assert "MIME-Version: 1.0" in user_data
+    assert "strategy: RAID0" in user_data
+
+
+def test_capacity_block_template_targets_the_block(built):
+    data = launch_template_data(built[3], "p5en.48xlarge")
+    assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert data["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationId": "cr-0fedcba9876543210"
+    }
+    assert "Placement" not in data  # blocks are already placed in an UltraCluster
+
+
+def test_ultraserver_template_targets_the_resource_group(built):
+    data = launch_template_data(built[3], "p6e-gb200.36xlarge")
+    assert data["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationResourceGroupArn": GB200_ARN
+    }
+
+
+def test_odcr_group_has_placement_group_and_subnet_in_reservation_zone(built):
+    scene, _, groups, template = built
+    data = launch_template_data(template, "p6-b300.48xlarge")
+    assert "GroupName" in data["Placement"]
+    assert [s.subnet_id for s in groups["b300"].subnets] == [scene.subnet_b.subnet_id]
+    assert nodegroup_props(template, "p6-b300.48xlarge")["Subnets"] == ["subnet-0bbbbbbbbbbbbbbb2"]
+
+
+def test_capacity_block_group_may_start_at_zero(built):
+    assert nodegroup_props(built[3], "p5en.48xlarge")["ScalingConfig"] == {"MinSize": 0, "MaxSize": 2, "DesiredSize": 0}
+
+
+def test_labels_and_gpu_taint(built):
+    props = nodegroup_props(built[3], "p5en.48xlarge")
+    assert props["Labels"] == {
+        "fmconstructs.io/instance-type": "p5en.48xlarge",
+        "fmconstructs.io/gpu-count": "8",
+        "fmconstructs.io/efa-interface-count": "16",
+        "fmconstructs.io/capacity": "capacity-block",
+        "nvidia.com/gpu.present": "true",
+        "vpc.amazonaws.com/efa.present": "true",
+    }
+    assert props["Taints"] == [{"Key": "nvidia.com/gpu", "Value": "true", "Effect": "NO_SCHEDULE"}]
+
+
+def test_gb200_installs_dra_driver_and_compute_domain(built):
+    template = built[3]
+    template.has_resource_properties(
+        "Custom::AWSCDK-EKS-HelmChart",
+        {"Chart": "nvidia-dra-driver-gpu", "Repository": "https://helm.ngc.nvidia.com/nvidia"},
+    )
+    manifests = template.find_resources("Custom::AWSCDK-EKS-KubernetesResource")
+    assert any("ComputeDomain" in json.dumps(r["Properties"]["Manifest"]) for r in manifests.values())
+
+
+def test_admin_role_access_entry(built):
+    entries = built[3].find_resources("AWS::EKS::AccessEntry")
+    admin = [
+        e
+        for e in entries.values()
+        if e["Properties"]["PrincipalArn"] == "arn:aws:iam::123456789012:role/platform-admin"
+    ]
+    assert len(admin) == 1
+    policies = admin[0]["Properties"]["AccessPolicies"]
+    assert policies[0]["AccessScope"] == {"Type": "cluster"}
+    assert "AmazonEKSClusterAdminPolicy" in json.dumps(policies[0]["PolicyArn"])
+
+
+def test_no_placement_group_warning_on_capacity_blocks(built):
+    # The groups on blocks get no placement group, so the foundation's block + placement-group warning never fires.
+    warnings = Annotations.from_stack(built[0].stack).find_warning("*", Match.string_like_regexp("placement group"))
+    assert warnings == []
+    assert WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK.qualified not in json.dumps(warnings)
+
+
+# --- rules (no synthesis) --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rules_cluster():
+    scene = new_scene("EksRules")
+    return scene, GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+
+
+_COUNTER = iter(range(10_000))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_size": 0}, r"max_size must be at least 1, got 0"),
+        ({"max_size": 2, "min_size": 3}, r"min_size must be between 0 and max_size \(2\), got 3"),
+        ({"max_size": 2, "min_size": 1, "desired_size": 0}, r"desired_size must be between min_size \(1\)"),
+        (
+            {"max_size": 4, "capacity": CapacityReservation(reservation_id="cr-0123456789abcdef0", instance_count=2)},
+            r"max_size|max_count must be at most the reservation's 2 instances, got 4",
+        ),
+        (
+            {"max_size": 2, "min_size": 1, "capacity": CapacityBlock(reservation_id="cr-0fedcba9876543210")},
+            r"min_size must be 0 or max_size \(2\) on a Capacity Block",
+        ),
+        (
+            {
+                "max_size": 2,
+                "min_size": 0,
+                "desired_size": 1,
+                "capacity": CapacityBlock(reservation_id="cr-0fedcba9876543210"),
+            },
+            r"desired_size must be 0 \(before the block starts\) or max_size \(2\) on a Capacity Block, got 1",
+        ),
+        (
+            {"max_size": 1, "capacity": CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1c")},
+            r"subnets must be a subnet in us-east-1c",
+        ),
+        (
+            {
+                "max_size": 1,
+                "capacity": CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1a"),
+                "subnets": "b",
+            },
+            r"subnet must be a subnet in us-east-1a",
+        ),
+        ({"max_size": 1, "subnets": "ab"}, r"subnets must be exactly one subnet for an EFA node group"),
+        ({"max_size": 1, "subnets": ""}, r"subnets must be at least one subnet"),
+    ],
+)
+def test_capacity_and_zone_rules(rules_cluster, options, message):
+    scene, cluster = rules_cluster
+    options = dict(options)
+    if "subnets" in options:
+        options["subnets"] = [{"a": scene.subnet_a, "b": scene.subnet_b}[c] for c in options["subnets"]]
+    with pytest.raises(FmValidationError, match=message):
+        cluster.add_gpu_node_group(f"Bad{next(_COUNTER)}", instance_type="p5en.48xlarge", **options)
+
+
+@pytest.mark.parametrize(
+    ("capacity", "message"),
+    [
+        (OnDemand(), r"capacity must be an UltraServerCapacityBlock: p6e-gb200.36xlarge is sold only"),
+        (CapacityBlock(reservation_id="cr-0fedcba9876543210"), r"capacity must be an UltraServerCapacityBlock"),
+    ],
+)
+def test_gb200_needs_an_ultraserver_block(rules_cluster, capacity, message):
+    _, cluster = rules_cluster
+    with pytest.raises(FmValidationError, match=message):
+        cluster.add_gpu_node_group(
+            f"Gb{next(_COUNTER)}", instance_type="p6e-gb200.36xlarge", capacity=capacity, max_size=9
+        )
+
+
+def test_ultraserver_block_rejects_other_types(rules_cluster):
+    _, cluster = rules_cluster
+    with pytest.raises(FmValidationError, match=r"instance_type must be p6e-gb200.36xlarge on a u-p6e-gb200x72"):
+        cluster.add_gpu_node_group(
+            "P5OnUltra",
+            instance_type="p5.48xlarge",
+            capacity=UltraServerCapacityBlock(resource_group_arn=GB200_ARN),
+            max_size=1,
+        )
+
+
+def test_gb200_needs_kubernetes_1_33():
+    scene = new_scene("EksOld")
+    layer = lambda_.LayerVersion.from_layer_version_arn(
+        scene.stack, "Layer", "arn:aws:lambda:us-east-1:123456789012:layer:kubectl-v32:1"
+    )
+    cluster = GpuEksCluster(
+        scene.stack, "Cluster", vpc=scene.vpc, version=eks.KubernetesVersion.V1_32, kubectl_layer=layer
+    )
+    with pytest.raises(FmValidationError, match=r"cluster.version must be 1.33 or later for p6e-gb200.36xlarge"):
+        cluster.add_gpu_node_group(
+            "Gb200",
+            instance_type="p6e-gb200.36xlarge",
+            capacity=UltraServerCapacityBlock(resource_group_arn=GB200_ARN),
+            max_size=18,
+        )
+
+
+def test_unknown_instance_type_lists_catalog(rules_cluster):
+    _, cluster = rules_cluster
+    with pytest.raises(FmValidationError, match=r"instance_type must be one of the catalog's types"):
+        cluster.add_gpu_node_group("Unknown", instance_type="p9.huge", max_size=1)
+
+
+def test_missing_kubectl_layer_names_the_package():
+    scene = new_scene("EksNoLayer")
+    with pytest.raises(FmValidationError, match=r"pip install aws-cdk.lambda-layer-kubectl-v31"):
+        GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc, version=eks.KubernetesVersion.V1_31)
+
+
+def test_mime_parts_need_the_multipart_format(scene):
+    from fmconstructs import GpuLaunchTemplate
+
+    lt = GpuLaunchTemplate(scene.stack, "Shell", instance_type="p5.48xlarge", vpc=scene.vpc)
+    with pytest.raises(FmValidationError, match=r"user_data_format must be 'mime-multipart'"):
+        lt.add_user_data_part("application/node.eks.aws", "kind: NodeConfig")
+
+
+def test_render_mime_multipart_orders_parts():
+    from fmconstructs.compute.launch_template import MIME_BOUNDARY, render_mime_multipart
+
+    text = render_mime_multipart(
+        [("application/node.eks.aws", "a: 1\n"), ("text/x-shellscript", "#!/bin/bash\necho hi")]
+    )
+    assert text.startswith(f'Content-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\nMIME-Version: 1.0\n\n')
+    assert text.index("application/node.eks.aws") < text.index("text/x-shellscript")
+    # A blank line before every boundary (AWS PCS requires it).
+    assert f"a: 1\n\n--{MIME_BOUNDARY}\n" in text and f"echo hi\n\n--{MIME_BOUNDARY}--" in text
+    assert text.endswith(f"--{MIME_BOUNDARY}--\n")

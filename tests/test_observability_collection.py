@@ -1,0 +1,101 @@
+"""Node-side collection: the agent configuration passes `promtool check config --agent`, and the user data is
+valid bash that passes shellcheck."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from fmconstructs import FmValidationError
+from fmconstructs.observability.collection import (
+    INSTANCE_ID_PLACEHOLDER,
+    NodeLabels,
+    agent_config,
+    agent_config_yaml,
+    node_collection_commands,
+)
+
+URL = "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-12345678-abcd-ef01-2345-6789abcdef01/api/v1/remote_write"
+LABELS = NodeLabels(cluster="training", queue="gpu", node_group="p5", instance_type="p5.48xlarge")
+
+
+def test_agent_config_passes_promtool(tmp_path):
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing: `make test` installs it"
+    path = tmp_path / "agent.yml"
+    path.write_text(agent_config_yaml(remote_write_url=URL, region="us-east-1", labels=LABELS, instance_id="i-0abc"))
+    proc = subprocess.run([promtool, "check", "config", "--agent", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_targets_carry_the_cluster_labels():
+    config = agent_config(remote_write_url=URL, region="us-east-1", labels=LABELS, instance_id="i-0abc")
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}  # type: ignore[index,union-attr]
+    assert set(jobs) == {"dcgm", "node"}
+    for job in jobs.values():
+        labels = job["static_configs"][0]["labels"]
+        assert labels == {
+            "cluster": "training",
+            "queue": "gpu",
+            "node_group": "p5",
+            "instance_type": "p5.48xlarge",
+            "instance_id": "i-0abc",
+            "instance": "i-0abc",
+        }
+    assert config["remote_write"] == [  # type: ignore[comparison-overlap]
+        {
+            "url": URL,
+            "sigv4": {"region": "us-east-1"},
+            "queue_config": {"max_samples_per_send": 1000, "max_shards": 200, "capacity": 2500},
+        }
+    ]
+    # scrape_timeout below the interval (awsome-distributed-ai#1042 shipped the opposite)
+    assert config["global"] == {"scrape_interval": "30s", "scrape_timeout": "10s"}
+
+
+def test_user_data_is_valid_bash_and_passes_shellcheck(tmp_path):
+    script = "#!/bin/bash\n" + "\n".join(
+        node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS, login_node=True)
+    )
+    subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+    path = tmp_path / "ud.sh"
+    path.write_text(script)
+    proc = subprocess.run(["shellcheck", "--severity=warning", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_user_data_content():
+    lines = node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS)
+    text = "\n".join(lines)
+    assert "sha256sum -c -" in text
+    assert INSTANCE_ID_PLACEHOLDER in text and "X-aws-ec2-metadata-token" in text
+    assert "--agent" in text and "fm-efa-textfile.timer" in text
+    assert "slurm_textfile" not in text  # only on the login node
+    embedded = text.split("cat > /etc/fmconstructs/prometheus-agent.yml <<'FMCONSTRUCTS_EOF'\n", 1)[1].split(
+        "\nFMCONSTRUCTS_EOF", 1
+    )[0]
+    assert yaml.safe_load(embedded)["remote_write"][0]["url"] == URL
+    login = "\n".join(
+        node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS, login_node=True)
+    )
+    assert "fm-slurm-textfile.timer" in login
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"cluster": "has space"}, r"cluster must be 1-128 letters"),
+        ({"cluster": "ok", "queue": 'bad"quote'}, r"queue must be 1-128 letters"),
+    ],
+)
+def test_invalid_labels(kwargs, message):
+    with pytest.raises(FmValidationError, match=message):
+        NodeLabels(**kwargs)
+
+
+def test_invalid_interval():
+    with pytest.raises(FmValidationError, match=r"scrape_interval must be a duration"):
+        agent_config(remote_write_url=URL, region="us-east-1", labels=LABELS, scrape_interval="often")

@@ -1,0 +1,263 @@
+"""PcsCluster: resource properties, the security group PCS documents, settings validation, the instance profile."""
+
+from __future__ import annotations
+
+import json
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_s3 as s3
+from aws_cdk.assertions import Match, Template
+from conftest import new_scene
+
+from fmconstructs import FmValidationError
+from fmconstructs.pcs import (
+    DEFAULT_SLURM_VERSION,
+    IMEX_PROLOG_PATH,
+    PCS_IAM_PATH,
+    AccountingMode,
+    ClusterSetting,
+    ControllerSize,
+    NodeGroupSetting,
+    PcsCluster,
+    SlurmVersion,
+)
+
+CLUSTER = "AWS::PCS::Cluster"
+
+
+@pytest.fixture(scope="module")
+def built() -> tuple[PcsCluster, Template]:
+    scene = new_scene()
+    cluster = PcsCluster(
+        scene.stack,
+        "Cluster",
+        vpc=scene.vpc,
+        size=ControllerSize.MEDIUM,
+        accounting=AccountingMode.STANDARD,
+        accounting_purge_time_days=30,
+        scale_down_idle_time=cdk.Duration.minutes(10),
+        slurm_settings={ClusterSetting.SELECT_TYPE_PARAMETERS: "CR_Core_Memory"},
+        cluster_name="training",
+    )
+    bucket = s3.Bucket.from_bucket_name(scene.stack, "Data", "example-data")
+    cluster.instance_profile.grant_read_bucket(bucket, prefix="datasets")
+    cluster.instance_profile.grant_read_write_bucket(bucket, prefix="checkpoints/")
+    return cluster, Template.from_stack(scene.stack)
+
+
+def test_default_slurm_version_is_the_newest():
+    assert DEFAULT_SLURM_VERSION is SlurmVersion.V25_11
+    assert all(DEFAULT_SLURM_VERSION.at_least(v) for v in SlurmVersion)
+
+
+def test_cluster_properties(built):
+    _, template = built
+    template.has_resource_properties(
+        CLUSTER,
+        {
+            "Name": "training",
+            "Size": "MEDIUM",
+            "Scheduler": {"Type": "SLURM", "Version": "25.11"},
+            "Networking": {
+                "SubnetIds": ["subnet-0aaaaaaaaaaaaaaa1"],
+                "SecurityGroupIds": [Match.object_like({"Fn::GetAtt": Match.any_value()})],
+            },
+            "SlurmConfiguration": {
+                "Accounting": {"Mode": "STANDARD", "DefaultPurgeTimeInDays": 30},
+                "ScaleDownIdleTimeInSeconds": 600,
+                "SlurmCustomSettings": [{"ParameterName": "SelectTypeParameters", "ParameterValue": "CR_Core_Memory"}],
+            },
+        },
+    )
+
+
+def test_security_group_has_the_rules_pcs_documents(built):
+    # PCS API reference "Networking": inbound all from self; outbound all to self and to 0.0.0.0/0.
+    _, template = built
+    template.has_resource_properties(
+        "AWS::EC2::SecurityGroup",
+        {
+            "GroupDescription": Match.string_like_regexp("AWS PCS cluster"),
+            "SecurityGroupEgress": [Match.object_like({"CidrIp": "0.0.0.0/0", "IpProtocol": "-1"})],
+        },
+    )
+    template.has_resource_properties(
+        "AWS::EC2::SecurityGroupIngress",
+        {"IpProtocol": "-1", "Description": Match.string_like_regexp("^PCS: all traffic from cluster members")},
+    )
+    # Outbound to the group itself is part of the all-traffic rule to 0.0.0.0/0.
+    assert template.find_resources("AWS::EC2::SecurityGroupEgress") == {}
+
+
+def test_instance_profile_uses_the_pcs_path_and_generated_names(built):
+    _, template = built
+    for resource_type in ("AWS::IAM::Role", "AWS::IAM::InstanceProfile"):
+        resources = template.find_resources(resource_type)
+        assert len(resources) == 1
+        props = next(iter(resources.values()))["Properties"]
+        assert props["Path"] == PCS_IAM_PATH == "/aws-pcs/"
+        assert "RoleName" not in props and "InstanceProfileName" not in props
+
+
+def test_register_permission_is_scoped_to_the_cluster(built):
+    _, template = built
+    template.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        {
+                            "Sid": "RegisterWithCluster",
+                            "Effect": "Allow",
+                            "Action": "pcs:RegisterComputeNodeGroupInstance",
+                            "Resource": {"Fn::GetAtt": [Match.string_like_regexp("^Cluster"), "Arn"]},
+                        }
+                    ]
+                )
+            }
+        },
+    )
+
+
+def test_ssm_managed_instance_core_for_operators(built):
+    _, template = built
+    template.has_resource_properties(
+        "AWS::IAM::Role",
+        {
+            "ManagedPolicyArns": [
+                {"Fn::Join": ["", Match.array_with([":iam::aws:policy/AmazonSSMManagedInstanceCore"])]}
+            ]
+        },
+    )
+
+
+def test_no_wildcard_actions(built):
+    _, template = built
+    actions: list[str] = []
+    for policy in template.find_resources("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            action = statement["Action"]
+            actions += action if isinstance(action, list) else [action]
+    assert actions, "expected policy statements"
+    assert [a for a in actions if "*" in a] == []
+    assert set(actions) == {
+        "pcs:RegisterComputeNodeGroupInstance",
+        "s3:GetObject",
+        "s3:ListBucket",
+        "s3:PutObject",
+        "s3:AbortMultipartUpload",
+    }
+
+
+def test_bucket_grants_are_limited_to_their_prefix(built):
+    _, template = built
+    text = json.dumps(template.to_json())
+    assert "/datasets/*" in text and "/checkpoints/*" in text
+    template.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {"Action": "s3:ListBucket", "Condition": {"StringLike": {"s3:prefix": ["datasets/*"]}}}
+                        )
+                    ]
+                )
+            }
+        },
+    )
+
+
+def test_imex_sets_the_prolog():
+    scene = new_scene()
+    cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, enable_imex=True)
+    assert cluster.slurm_settings == {ClusterSetting.PROLOG: IMEX_PROLOG_PATH}
+    Template.from_stack(scene.stack).has_resource_properties(
+        CLUSTER,
+        {
+            "SlurmConfiguration": Match.object_like(
+                {"SlurmCustomSettings": [{"ParameterName": "Prolog", "ParameterValue": IMEX_PROLOG_PATH}]}
+            )
+        },
+    )
+
+
+def test_version_given_as_its_value_is_accepted():
+    scene = new_scene()
+    assert PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, slurm_version="24.11").slurm_version is SlurmVersion.V24_11
+
+
+# --- validation: every rule, one message each ------------------------------------------------------------------------
+
+
+def _make(**props: object) -> PcsCluster:
+    scene = new_scene()
+    return PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, **props)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", ["23.11", "24.05", "26.05", "25.5"])
+def test_rejects_versions_pcs_does_not_accept(version):
+    with pytest.raises(
+        FmValidationError, match=rf"slurm_version must be one of '24.11', '25.05', '25.11' .*got '{version}'"
+    ):
+        _make(slurm_version=version)
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"size": "SMALL"}, r"size must be one of 'SMALL', 'MEDIUM', 'LARGE', got 'SMALL'"),
+        ({"accounting": "STANDARD"}, r"accounting must be one of 'STANDARD', 'NONE'"),
+        ({"accounting_purge_time_days": 30}, r"accounting_purge_time_days must be None unless accounting is STANDARD"),
+        (
+            {"accounting": AccountingMode.STANDARD, "accounting_purge_time_days": 10001},
+            r"accounting_purge_time_days must be -1 \(never purge\) to 10000 days, got 10001",
+        ),
+        ({"scale_down_idle_time": cdk.Duration.millis(500)}, r"scale_down_idle_time must be at least 1 second"),
+        ({"cluster_name": "1cluster"}, r"cluster_name must be a letter followed by 1-40 letters"),
+        ({"cluster_name": "a" * 42}, r"cluster_name must be a letter followed by 1-40 letters"),
+        ({"slurm_settings": {"Prolog": "/x"}}, r"slurm_settings name must be a ClusterSetting"),
+        (
+            {"slurm_settings": {NodeGroupSetting.WEIGHT: "1"}},
+            r"slurm_settings name must be a ClusterSetting .*got <NodeGroupSetting.WEIGHT",
+        ),
+        ({"slurm_settings": {ClusterSetting.PROLOG: "prolog.sh"}}, r"slurm_settings\[Prolog\] must be absolute paths"),
+        ({"slurm_settings": {ClusterSetting.EPILOG: ""}}, r"slurm_settings\[Epilog\] must be one non-empty line"),
+        (
+            {"slurm_settings": {ClusterSetting.SELECT_TYPE_PARAMETERS: "CR_Core\nFoo=1"}},
+            r"slurm_settings\[SelectTypeParameters\] must be one non-empty line",
+        ),
+        (
+            {"slurm_settings": {ClusterSetting.ACCOUNTING_STORAGE_ENFORCE: "limits"}},
+            r"slurm_settings\[AccountingStorageEnforce\] must be unset unless accounting is STANDARD",
+        ),
+        (
+            {"enable_imex": True, "slurm_version": SlurmVersion.V24_11},
+            r"slurm_version must be 25.05 or later when enable_imex is True .*got '24.11'",
+        ),
+        (
+            {"enable_imex": True, "slurm_settings": {ClusterSetting.PROLOG: "/opt/prolog.sh"}},
+            r"slurm_settings\[Prolog\] must be unset when enable_imex is True",
+        ),
+    ],
+)
+def test_rejects_invalid_props(props, message):
+    with pytest.raises(FmValidationError, match=message):
+        _make(**props)
+
+
+def test_accepts_comma_separated_prolog_paths():
+    cluster = _make(slurm_settings={ClusterSetting.PROLOG: "/opt/a.sh,/opt/b.sh"})
+    assert cluster.slurm_settings[ClusterSetting.PROLOG] == "/opt/a.sh,/opt/b.sh"
+
+
+@pytest.mark.parametrize("prefix", ["/datasets", "../x/"])
+def test_rejects_bad_bucket_prefix(prefix):
+    scene = new_scene()
+    cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    bucket = s3.Bucket.from_bucket_name(scene.stack, "Data", "example-data")
+    with pytest.raises(FmValidationError, match=r"data_repository_prefix must be"):
+        cluster.instance_profile.grant_read_bucket(bucket, prefix=prefix)

@@ -1,0 +1,136 @@
+"""The PCS example stacks (FmPcsP5, FmPcsGb200) and the node-side IMEX prolog script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Match, Template
+from conftest import new_app
+
+from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
+from fmconstructs.pcs import IMEX_PROLOG_SCRIPT, pcs_mime_user_data
+
+
+@pytest.fixture(scope="module")
+def stacks() -> dict[str, cdk.Stack]:
+    app = new_app()
+    return {"FmPcsP5": PcsP5Stack(app, "FmPcsP5"), "FmPcsGb200": PcsGb200Stack(app, "FmPcsGb200")}
+
+
+@pytest.fixture(scope="module")
+def p5(stacks: dict[str, cdk.Stack]) -> Template:
+    return Template.from_stack(stacks["FmPcsP5"])
+
+
+@pytest.fixture(scope="module")
+def gb200(stacks: dict[str, cdk.Stack]) -> Template:
+    return Template.from_stack(stacks["FmPcsGb200"])
+
+
+@pytest.mark.parametrize("name", ["p5", "gb200"])
+def test_pcs_resources_exist(name, request):
+    template: Template = request.getfixturevalue(name)
+    template.resource_count_is("AWS::PCS::Cluster", 1)
+    template.resource_count_is("AWS::PCS::ComputeNodeGroup", 2)  # login + GPU
+    template.resource_count_is("AWS::PCS::Queue", 1)
+    template.has_resource_properties("AWS::IAM::InstanceProfile", {"Path": "/aws-pcs/"})
+
+
+def test_p5_gpu_queue_of_two_nodes_on_a_capacity_block(p5):
+    p5.has_resource_properties("AWS::PCS::Queue", {"Name": "gpu"})
+    p5.has_resource_properties(
+        "AWS::PCS::ComputeNodeGroup",
+        {
+            "InstanceConfigs": [{"InstanceType": "p5.48xlarge"}],
+            "PurchaseOption": "CAPACITY_BLOCK",
+            "ScalingConfiguration": {"MinInstanceCount": 2, "MaxInstanceCount": 2},
+        },
+    )
+    (lt,) = [
+        r
+        for r in p5.find_resources("AWS::EC2::LaunchTemplate").values()
+        if r["Properties"]["LaunchTemplateData"].get("InstanceType") == "p5.48xlarge"
+    ]
+    interfaces = lt["Properties"]["LaunchTemplateData"]["NetworkInterfaces"]
+    assert sum(1 for i in interfaces if i["InterfaceType"] in ("efa", "efa-only")) == 32
+
+
+def test_p5_mounts_persistent2_lustre_at_fsx_with_s3_links(p5):
+    p5.has_resource_properties(
+        "AWS::FSx::FileSystem", {"LustreConfiguration": Match.object_like({"DeploymentType": "PERSISTENT_2"})}
+    )
+    p5.resource_count_is("AWS::FSx::DataRepositoryAssociation", 2)
+    for lt in p5.find_resources("AWS::EC2::LaunchTemplate").values():
+        parts = lt["Properties"]["LaunchTemplateData"]["UserData"]["Fn::Base64"]["Fn::Join"][1]
+        text = "".join(p if isinstance(p, str) else json.dumps(p) for p in parts)
+        assert "fmconstructs-lustre-mount '" in text and "'/fsx'" in text
+        assert "DNSName" in text and "LustreMountName" in text
+
+
+def test_p5_lustre_ports_open_to_the_cluster_group(p5):
+    p5.has_resource_properties(
+        "AWS::EC2::SecurityGroupIngress",
+        {
+            "FromPort": 988,
+            "ToPort": 988,
+            "SourceSecurityGroupId": {"Fn::GetAtt": [Match.string_like_regexp("^ClusterSecurityGroup"), "GroupId"]},
+        },
+    )
+
+
+def test_gb200_ultraserver_node_group(gb200):
+    gb200.has_resource_properties(
+        "AWS::PCS::ComputeNodeGroup",
+        {
+            "InstanceConfigs": [{"InstanceType": "p6e-gb200.36xlarge"}],
+            "PurchaseOption": "CAPACITY_BLOCK",
+            "ScalingConfiguration": {"MinInstanceCount": 18, "MaxInstanceCount": 18},
+            "AmiId": {"Ref": Match.string_like_regexp("^SsmParameterValue")},
+        },
+    )
+    gb200.has_resource_properties(
+        "AWS::PCS::Cluster",
+        {
+            "Scheduler": {"Type": "SLURM", "Version": "25.11"},
+            "SlurmConfiguration": Match.object_like(
+                {"SlurmCustomSettings": [{"ParameterName": "Prolog", "ParameterValue": Match.any_value()}]}
+            ),
+        },
+    )
+    gb200.has_resource_properties("AWS::PCS::Queue", {"Name": "gb200"})
+
+
+def test_mime_archive_format():
+    text = pcs_mime_user_data("#!/bin/bash\necho hi\n", extra_parts=[("text/cloud-config", "#cloud-config\n")])
+    assert text.splitlines()[:3] == [
+        'Content-Type: multipart/mixed; boundary="==FMCONSTRUCTS-BOUNDARY=="',
+        "MIME-Version: 1.0",
+        "",
+    ]
+    # A blank line before every boundary and after every part header (PCS User Guide, EC2 user data).
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("--==FMCONSTRUCTS-BOUNDARY=="):
+            assert lines[index - 1] == ""
+        if line.startswith("Content-Type: text/"):
+            assert lines[index + 1] == ""
+    assert text.index("#cloud-config") < text.index("echo hi")
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
+def test_imex_prolog_passes_shellcheck(tmp_path):
+    path = tmp_path / "imex-prolog.sh"
+    path.write_text(IMEX_PROLOG_SCRIPT)
+    subprocess.run(["shellcheck", "--severity=warning", str(path)], check=True)
+
+
+def test_imex_prolog_is_a_no_op_without_imex(tmp_path):
+    path = tmp_path / "imex-prolog.sh"
+    path.write_text(IMEX_PROLOG_SCRIPT)
+    env = {"PATH": str(tmp_path), "SLURM_JOB_NODELIST": "gb200-[1-2]"}  # no nvidia-imex-ctl on PATH
+    result = subprocess.run(["/bin/bash", str(path)], env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
