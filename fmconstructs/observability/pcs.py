@@ -1,0 +1,55 @@
+"""One call to monitor an AWS PCS cluster: every node group of the cluster (present or added later) installs the
+exporters, the EFA collector and a Prometheus agent that remote-writes to the workspace; the login node also
+collects Slurm node states; the node role gets ``aps:RemoteWrite`` on that workspace only.
+
+Implemented as an Aspect on the cluster's stack so that node groups created after the call are covered too.
+"""
+
+from __future__ import annotations
+
+import jsii
+from aws_cdk import Aspects, IAspect, Stack
+from constructs import IConstruct
+
+from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup
+from .collection import NodeLabels, node_collection_commands
+from .workspace import PrometheusWorkspace
+
+
+@jsii.implements(IAspect)
+class _MonitorPcsNodeGroups:
+    def __init__(self, cluster: PcsCluster, workspace: PrometheusWorkspace, cluster_label: str) -> None:
+        self._cluster = cluster
+        self._workspace = workspace
+        self._cluster_label = cluster_label
+        self._done: set[str] = set()
+
+    def visit(self, node: IConstruct) -> None:
+        if not isinstance(node, PcsGpuNodeGroup | PcsLoginNodeGroup) or node.cluster is not self._cluster:
+            return
+        if node.node.path in self._done:
+            return
+        self._done.add(node.node.path)
+        login = isinstance(node, PcsLoginNodeGroup)
+        instance_type = node.instance_type if isinstance(node, PcsLoginNodeGroup) else node.instance_spec.instance_type
+        labels = NodeLabels(
+            cluster=self._cluster_label,
+            node_group=node.node.id,
+            queue="login" if login else None,
+            instance_type=instance_type,
+        )
+        node.add_user_data(
+            *node_collection_commands(
+                remote_write_url=self._workspace.remote_write_url,
+                region=Stack.of(node).region,
+                labels=labels,
+                login_node=login,
+            )
+        )
+        self._workspace.grant_remote_write(node.instance_profile.role)
+
+
+def monitor_pcs_cluster(cluster: PcsCluster, workspace: PrometheusWorkspace, *, cluster_label: str) -> None:
+    """Send metrics from every node group of ``cluster`` to ``workspace``, labelled ``cluster=<cluster_label>``."""
+    NodeLabels(cluster=cluster_label)  # validates the label
+    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label))
