@@ -1,7 +1,7 @@
 """The fmconstructs example app: ``npx cdk synth`` (via cdk.json) synthesizes every example stack.
 
 Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
-FmEksP5en (EKS). Later issues add stacks here.
+FmEksP5en (EKS), FmObservability (metrics and alerts). Later issues add stacks here.
 """
 
 from __future__ import annotations
@@ -16,13 +16,18 @@ if __package__ in (None, ""):
 
 from examples.compute_stack import ComputeStack
 from examples.eks_stack import EksStack
+from examples.observability_stack import ObservabilityStack
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
 from examples.storage_stack import StorageStack
 
 
 def build(app: cdk.App) -> dict[str, cdk.Stack]:
     """Add every example stack to ``app`` and return them by name."""
+    observability = ObservabilityStack(
+        app, "FmObservability", description="fmconstructs example: AMP workspace, alert rules, alerts to SNS"
+    )
     return {
+        "FmObservability": observability,
         "FmCompute": ComputeStack(app, "FmCompute", description="fmconstructs example: GPU launch templates"),
         "FmStorage": StorageStack(
             app,
@@ -32,6 +37,7 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
         "FmPcsP5": PcsP5Stack(
             app,
             "FmPcsP5",
+            workspace=observability.workspace,
             description="fmconstructs example: Slurm on AWS PCS, 2 p5.48xlarge on a Capacity Block, FSx at /fsx",
         ),
         "FmPcsGb200": PcsGb200Stack(
@@ -40,7 +46,10 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
             description="fmconstructs example: Slurm on AWS PCS, one u-p6e-gb200x72 UltraServer (18 nodes)",
         ),
         "FmEksP5en": EksStack(
-            app, "FmEksP5en", description="fmconstructs example: GPU EKS cluster with EFA node groups"
+            app,
+            "FmEksP5en",
+            workspace=observability.workspace,
+            description="fmconstructs example: GPU EKS cluster with EFA node groups",
         ),
     }
 

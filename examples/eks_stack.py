@@ -23,6 +23,8 @@ from constructs import Construct, IConstruct
 
 from fmconstructs import CapacityBlock, CapacityReservation
 from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
+from fmconstructs.observability.eks import AmpEksScraper
+from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem
 
 from .network import example_vpc
@@ -40,7 +42,10 @@ _ECR_PUBLIC_CONDITION = (
 class EksStack(Stack):
     """The FmEksP5en example stack."""
 
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
+    ) -> None:
+        """:param workspace: where the AMP managed scraper writes (FmObservability's); default: no scraper."""
         super().__init__(scope, id, **kwargs)
         ctx = self.node.try_get_context
         block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
@@ -71,6 +76,11 @@ class EksStack(Stack):
             subnets=[subnet],
         )
         self.addons = self.cluster.add_gpu_addons()
+        self.scraper = (
+            AmpEksScraper(self, "Scraper", cluster=self.cluster, workspace=workspace, cluster_label=id)
+            if workspace is not None
+            else None
+        )
 
         self.file_system = LustreFileSystem(
             self,

@@ -25,6 +25,8 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from fmconstructs import CapacityBlock, CpuArchitecture, UltraServerCapacityBlock
+from fmconstructs.observability.pcs import monitor_pcs_cluster
+from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.pcs import (
     AccountingMode,
     FileSystemMount,
@@ -96,7 +98,10 @@ def _acknowledge_node_role(profile: PcsInstanceProfile) -> None:
 class PcsP5Stack(Stack):
     """A PCS cluster with a login node group and 2 p5.48xlarge on a Capacity Block, /fsx on FSx for Lustre."""
 
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
+    ) -> None:
+        """:param workspace: where node metrics go (FmObservability's); default: no node-side collection."""
         super().__init__(scope, id, **kwargs)
         ctx = self.node.try_get_context
         # Server access logs through a bucket policy rather than ACLs (same flag as the storage example).
@@ -162,6 +167,9 @@ class PcsP5Stack(Stack):
             f"AwsSolutions-IAM5[Resource::<{_logical_id(self.data_bucket.bucket)}.Arn>/datasets/*]",
             "Read access covers the objects under the datasets/ prefix, whose keys are not known in advance",
         )
+
+        if workspace is not None:
+            monitor_pcs_cluster(self.cluster, workspace, cluster_label=id)
 
         CfnOutput(self, "ClusterId", value=self.cluster.cluster_id)
         CfnOutput(self, "GpuNodeGroupId", value=self.gpu.node_group_id)

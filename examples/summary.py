@@ -28,10 +28,9 @@ def summarize_template(name: str, template: dict[str, Any]) -> list[str]:
         target = (data.get("CapacityReservationSpecification") or {}).get("CapacityReservationTarget")
         capacity = market if not target else f"{market} -> {next(iter(target.values()))}"
         placement = "placement group" if data.get("Placement") else "no placement group"
-        gpu_text = f"{gpus.count}x {gpus.model}" if gpus else "? GPUs"
-        lines.append(
-            f"  {logical_id}: {itype}, {gpu_text}, {efa} EFA / {len(nics)} interfaces, {capacity}, {placement}"
-        )
+        gpu_text = f"{gpus.count}x {gpus.model}" if gpus else "no GPU"
+        network = f"{efa} EFA / {len(nics)} interfaces" if nics else "default network interface"
+        lines.append(f"  {logical_id}: {itype}, {gpu_text}, {network}, {capacity}, {placement}")
     return lines
 
 

@@ -36,6 +36,7 @@ class WarningId(str, Enum):
     PLACEMENT_GROUP_WITH_CAPACITY_BLOCK = "placement-group-with-capacity-block"
     NO_INSTANCE_STORE = "no-instance-store"
     LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS = "lustre-overlapping-data-repository-paths"
+    GRAFANA_SERVICE_MANAGED_PERMISSIONS = "grafana-service-managed-permissions"
 
     @property
     def qualified(self) -> str:

@@ -328,3 +328,18 @@ def test_base64_is_valid_when_resolved(scene):
     text = user_data_text(scene, lt_data(scene))
     base64.b64encode(text.encode())  # a plain string CloudFormation will encode
     assert text.startswith("#!/bin/bash")
+
+
+def test_user_data_over_16_kib_fails_synthesis(scene):
+    lt = GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc)
+    lt.add_user_data(*[f"echo {'x' * 100} {i}" for i in range(160)])
+    with pytest.raises(RuntimeError, match=r"user data is about \d+ bytes but EC2 accepts at most 16384 bytes"):
+        scene.app.synth()
+
+
+def test_user_data_size_counts_references():
+    from fmconstructs.compute.user_data import check_user_data_size, estimated_size_bytes
+
+    assert estimated_size_bytes({"Fn::Base64": {"Fn::Join": ["", ["ab", {"Ref": "X"}, "cd"]]}}) == 4 + 160
+    assert check_user_data_size("x" * 16384) == []
+    assert check_user_data_size("x" * 16385)

@@ -12,18 +12,18 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 
 import jsii
-from aws_cdk import Fn, IResolveContext, IStringProducer, Lazy, Tags, Token
+from aws_cdk import Fn, IResolveContext, IStringProducer, Lazy, Stack, Tags, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from constructs import Construct
+from constructs import Construct, IValidation
 
 from ..capacity import Capacity, OnDemand
 from ..catalog import InstanceSpec, get_instance_spec
 from ..errors import FmValidationError, WarningId, add_warning
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
 from ..networking.interfaces import plan_network_interfaces
-from .user_data import nvme_raid_commands
+from .user_data import check_user_data_size, nvme_raid_commands
 
 DEFAULT_ROOT_VOLUME_SIZE_GIB = 200
 
@@ -215,6 +215,8 @@ class GpuLaunchTemplate(Construct):
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
 
+        self.node.add_validation(UserDataSizeValidation(self.resource))
+
         self.launch_template: ec2.ILaunchTemplate = ec2.LaunchTemplate.from_launch_template_attributes(
             self, "Ref", launch_template_id=self.resource.ref, version_number=self.version_number
         )
@@ -289,6 +291,22 @@ class GpuLaunchTemplate(Construct):
         if self.node_count is None or Token.is_unresolved(self.node_count):
             return None
         return self.node_count * self.gpus_per_node
+
+
+@jsii.implements(IValidation)
+class UserDataSizeValidation:
+    """Fails synthesis when a launch template's rendered user data would exceed EC2's 16 KB limit
+    (``template.node.add_validation(UserDataSizeValidation(template))``)."""
+
+    def __init__(self, template: ec2.CfnLaunchTemplate) -> None:
+        self._template = template
+
+    def validate(self) -> list[str]:
+        data = self._template.launch_template_data
+        user_data = getattr(data, "user_data", None)
+        if user_data is None:
+            return []
+        return check_user_data_size(Stack.of(self._template).resolve(user_data))
 
 
 @jsii.implements(IStringProducer)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from ..compute.user_data import embedded_files_commands
 from ..errors import FmValidationError
 from .metrics import dcgm_counters_csv
 
@@ -108,8 +109,45 @@ def _heredoc(path: str, content: str, mode: str = "0644") -> list[str]:
     return [f"cat > {path} <<'{marker}'", *content.rstrip("\n").splitlines(), marker, f"chmod {mode} {path}"]
 
 
-def _unit(name: str, body: str) -> list[str]:
-    return _heredoc(f"/etc/systemd/system/{name}", body)
+def _units(login_node: bool) -> dict[str, str]:
+    units = {
+        "fm-node-exporter.service": "[Unit]\nDescription=fmconstructs node exporter\nAfter=network-online.target\n\n"
+        f"[Service]\nExecStart=/usr/local/bin/fm-node-exporter --web.listen-address=127.0.0.1:{NODE_EXPORTER_PORT} "
+        f"--collector.textfile.directory={TEXTFILE_DIR}\nRestart=always\nDynamicUser=yes\n\n"
+        "[Install]\nWantedBy=multi-user.target\n",
+        "fm-efa-textfile.service": "[Unit]\nDescription=fmconstructs EFA counters to the textfile directory\n\n"
+        "[Service]\nType=oneshot\nExecStart=/usr/bin/python3 -I /opt/fmconstructs/efa_textfile.py "
+        f"{TEXTFILE_DIR}/fm_efa.prom\n",
+        "fm-efa-textfile.timer": "[Unit]\nDescription=Refresh EFA counters every 15 s\n\n[Timer]\nOnBootSec=30s\n"
+        "OnUnitActiveSec=15s\nAccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n",
+        "fm-prometheus-agent.service": "[Unit]\nDescription=fmconstructs Prometheus agent (remote write to Amazon "
+        "Managed Prometheus)\nAfter=network-online.target\n\n[Service]\nExecStart=/usr/local/bin/fm-prometheus --agent "
+        "--config.file=/etc/fmconstructs/prometheus-agent.yml --storage.agent.path=/var/lib/fm-prometheus-agent "
+        "--web.listen-address=127.0.0.1:9090\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n",
+    }
+    if login_node:
+        units["fm-slurm-textfile.service"] = (
+            "[Unit]\nDescription=fmconstructs Slurm node states to the textfile directory\n\n[Service]\n"
+            "Type=oneshot\nExecStart=/usr/bin/python3 -I /opt/fmconstructs/slurm_textfile.py "
+            f"{TEXTFILE_DIR}/fm_slurm.prom\n"
+        )
+        units["fm-slurm-textfile.timer"] = (
+            "[Unit]\nDescription=Refresh Slurm node states every 30 s\n\n[Timer]\nOnBootSec=60s\n"
+            "OnUnitActiveSec=30s\n\n[Install]\nWantedBy=timers.target\n"
+        )
+    return units
+
+
+def node_files(*, login_node: bool) -> dict[str, tuple[str, int]]:
+    """The static files a node needs: collector scripts, the DCGM counters file and the systemd units."""
+    files = {
+        "/opt/fmconstructs/efa_textfile.py": (_script("efa_textfile.py"), 0o755),
+        "/etc/fmconstructs/dcgm-counters.csv": (dcgm_counters_csv(), 0o644),
+        **{f"/etc/systemd/system/{name}": (body, 0o644) for name, body in _units(login_node).items()},
+    }
+    if login_node:
+        files["/opt/fmconstructs/slurm_textfile.py"] = (_script("slurm_textfile.py"), 0o755)
+    return files
 
 
 def node_collection_commands(
@@ -156,8 +194,7 @@ def node_collection_commands(
         "/usr/local/bin/fm-node-exporter",
         f"ln -sfn /opt/fmconstructs/prometheus-{prometheus_version}.linux-$goarch/prometheus "
         "/usr/local/bin/fm-prometheus",
-        *_heredoc("/opt/fmconstructs/efa_textfile.py", _script("efa_textfile.py"), "0755"),
-        *_heredoc("/etc/fmconstructs/dcgm-counters.csv", dcgm_counters_csv()),
+        *embedded_files_commands(node_files(login_node=login_node), name="fmconstructs-observability"),
         *_heredoc("/etc/fmconstructs/prometheus-agent.yml", config),
         # IMDSv2: the instance id becomes the instance and instance_id labels.
         'token=$(curl -fsS -X PUT "http://169.254.169.254/latest/api/token" '
@@ -165,47 +202,7 @@ def node_collection_commands(
         'instance_id=$(curl -fsS -H "X-aws-ec2-metadata-token: $token" '
         "http://169.254.169.254/latest/meta-data/instance-id)",
         f'sed -i "s/{INSTANCE_ID_PLACEHOLDER}/$instance_id/g" /etc/fmconstructs/prometheus-agent.yml',
-        *_unit(
-            "fm-node-exporter.service",
-            "[Unit]\nDescription=fmconstructs node exporter\nAfter=network-online.target\n\n[Service]\n"
-            f"ExecStart=/usr/local/bin/fm-node-exporter --web.listen-address=127.0.0.1:{NODE_EXPORTER_PORT} "
-            f"--collector.textfile.directory={TEXTFILE_DIR}\nRestart=always\nDynamicUser=yes\n\n"
-            "[Install]\nWantedBy=multi-user.target\n",
-        ),
-        *_unit(
-            "fm-efa-textfile.service",
-            "[Unit]\nDescription=fmconstructs EFA counters to the node exporter textfile directory\n\n[Service]\n"
-            "Type=oneshot\nExecStart=/usr/bin/python3 -I /opt/fmconstructs/efa_textfile.py "
-            f"{TEXTFILE_DIR}/fm_efa.prom\n",
-        ),
-        *_unit(
-            "fm-efa-textfile.timer",
-            "[Unit]\nDescription=Refresh EFA counters every 15 s\n\n[Timer]\nOnBootSec=30s\nOnUnitActiveSec=15s\n"
-            "AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n",
-        ),
-        *_unit(
-            "fm-prometheus-agent.service",
-            "[Unit]\nDescription=fmconstructs Prometheus agent (remote write to Amazon Managed Prometheus)\n"
-            "After=network-online.target\n\n[Service]\nExecStart=/usr/local/bin/fm-prometheus --agent "
-            "--config.file=/etc/fmconstructs/prometheus-agent.yml --storage.agent.path=/var/lib/fm-prometheus-agent "
-            "--web.listen-address=127.0.0.1:9090\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n",
-        ),
     ]
-    if login_node:
-        lines += [
-            *_heredoc("/opt/fmconstructs/slurm_textfile.py", _script("slurm_textfile.py"), "0755"),
-            *_unit(
-                "fm-slurm-textfile.service",
-                "[Unit]\nDescription=fmconstructs Slurm node states to the textfile directory\n\n[Service]\n"
-                f"Type=oneshot\nExecStart=/usr/bin/python3 -I /opt/fmconstructs/slurm_textfile.py "
-                f"{TEXTFILE_DIR}/fm_slurm.prom\n",
-            ),
-            *_unit(
-                "fm-slurm-textfile.timer",
-                "[Unit]\nDescription=Refresh Slurm node states every 30 s\n\n[Timer]\nOnBootSec=60s\n"
-                "OnUnitActiveSec=30s\n\n[Install]\nWantedBy=timers.target\n",
-            ),
-        ]
     lines += [
         "systemctl daemon-reload",
         "systemctl enable --now fm-node-exporter.service fm-efa-textfile.timer fm-prometheus-agent.service",

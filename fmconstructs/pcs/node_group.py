@@ -37,7 +37,7 @@ from constructs import Construct
 from ..capacity import Capacity, CapacityKind, OnDemand
 from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
 from ..compute import GpuLaunchTemplate
-from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat
+from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeValidation
 from ..errors import FmValidationError
 from ..networking import ClusterPlacementGroup, InterfacePolicy
 from ..storage.lustre import LustreFileSystemBase
@@ -466,6 +466,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
                 ],
             ),
         )
+        self.launch_template.node.add_validation(UserDataSizeValidation(self.launch_template))
         self.resource = pcs.CfnComputeNodeGroup(
             self,
             "Resource",

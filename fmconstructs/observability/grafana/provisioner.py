@@ -1,0 +1,214 @@
+"""Custom resource that provisions a Grafana workspace: Prometheus data source (SigV4) and the shipped dashboards.
+
+A Python Lambda (``handler/index.py``, standard library + boto3) behind ``aws_cdk.custom_resources.Provider``. The
+Lambda asset holds only the handler and the dashboard JSON files of :mod:`fmconstructs.observability.dashboards`.
+Its role may call the five service-account actions it needs on this one workspace, and write its own log group.
+The Grafana token is created and revoked inside each invocation and never appears in the template, the logs or the
+custom resource response.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import custom_resources as cr
+from constructs import Construct
+
+from ...errors import FmValidationError
+from ..dashboards import dashboards_digest, load_dashboards
+
+if TYPE_CHECKING:
+    from .workspace import GrafanaWorkspace
+
+_OBSERVABILITY_DIR = Path(__file__).resolve().parents[1]
+_HANDLER_FILE = Path(__file__).resolve().parent / "handler" / "index.py"
+HANDLER = "grafana.handler.index.on_event"
+"""Lambda handler: a module path inside the asset (``grafana/handler/index.py``; ``grafana`` is a namespace package
+there because its ``__init__.py``, which imports aws_cdk, is left out)."""
+
+# The asset is the observability folder filtered down to the handler and the dashboards (CDK glob excludes, applied
+# in order; "!" re-includes; a bare pattern also matches base names).
+ASSET_EXCLUDE: tuple[str, ...] = (
+    "*",
+    "!grafana",
+    "!grafana/handler",
+    "!grafana/handler/__init__.py",
+    "!grafana/handler/index.py",
+    "!dashboards",
+    "!dashboards/*.json",
+)
+
+# Grafana actions the handler calls; all take the workspace resource type (Service Authorization Reference,
+# "Actions, resources, and condition keys for Amazon Managed Grafana").
+GRAFANA_ACTIONS: tuple[str, ...] = (
+    "grafana:ListWorkspaceServiceAccounts",
+    "grafana:CreateWorkspaceServiceAccount",
+    "grafana:DeleteWorkspaceServiceAccount",
+    "grafana:CreateWorkspaceServiceAccountToken",
+    "grafana:DeleteWorkspaceServiceAccountToken",
+)
+_UID = re.compile(r"^[a-zA-Z0-9\-_]{1,40}$")  # Grafana uids: at most 40 characters of this set.
+
+
+class GrafanaProvisioner(Construct):
+    """Creates the Prometheus data source and uploads every shipped dashboard into a Grafana workspace.
+
+    On each deployment where the dashboards, the handler or any property changed, CloudFormation sends an Update
+    and the handler re-applies everything (idempotent: data source by uid, dashboards with overwrite) and removes
+    dashboards that are no longer shipped. On stack deletion it removes what it created (best effort).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        workspace: GrafanaWorkspace,
+        prometheus_workspace_arn: str,
+        prometheus_endpoint: str,
+        data_source_name: str = "Amazon Managed Prometheus",
+        data_source_uid: str = "fm-amp",
+        data_source_is_default: bool = True,
+        folder_title: str = "fmconstructs",
+        folder_uid: str = "fmconstructs",
+        service_account_name: str = "fmconstructs-provisioner",
+        log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS,
+    ) -> None:
+        """
+        :param workspace: the Grafana workspace to provision; its role is also allowed to query
+            ``prometheus_workspace_arn``.
+        :param prometheus_workspace_arn: the Amazon Managed Prometheus workspace (its region signs the queries).
+        :param prometheus_endpoint: its ``PrometheusEndpoint`` (``https://aps-workspaces.<region>.amazonaws.com/
+            workspaces/<id>/``), the data source URL.
+        :param data_source_name: default "Amazon Managed Prometheus".
+        :param data_source_uid: stable uid the dashboards' ``$datasource`` variable is preset to; default "fm-amp".
+        :param data_source_is_default: make it the workspace's default data source; default True.
+        :param folder_title: Grafana folder of the dashboards; default "fmconstructs".
+        :param folder_uid: default "fmconstructs".
+        :param service_account_name: Grafana service account the tokens belong to; default "fmconstructs-provisioner".
+        :param log_retention: of the handler and provider log groups (destroyed with the stack: they hold no data);
+            default three months.
+        """
+        super().__init__(scope, id)
+        _validate(
+            prometheus_endpoint=prometheus_endpoint,
+            data_source_uid=data_source_uid,
+            folder_uid=folder_uid,
+            data_source_name=data_source_name,
+            folder_title=folder_title,
+            service_account_name=service_account_name,
+        )
+        workspace.allow_query(prometheus_workspace_arn)
+        dashboards = load_dashboards()
+
+        self.log_group = logs.LogGroup(
+            self, "HandlerLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
+        )
+        self.role = iam.Role(
+            self,
+            "HandlerRole",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="Grafana provisioning: service account tokens on one workspace, own logs",
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="GrafanaServiceAccountTokens",
+                actions=list(GRAFANA_ACTIONS),
+                resources=[workspace.workspace_arn],
+            )
+        )
+        self.log_group.grant_write(self.role)
+        self.function = lambda_.Function(
+            self,
+            "Handler",
+            description="fmconstructs: Grafana data source and dashboards (custom resource)",
+            # Latest Python the aws-cdk-lib 2.275 Runtime enum offers (cdk-nag AwsSolutions-L1).
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            architecture=lambda_.Architecture.ARM_64,
+            handler=HANDLER,
+            code=lambda_.Code.from_asset(str(_OBSERVABILITY_DIR), exclude=list(ASSET_EXCLUDE)),
+            timeout=cdk.Duration.minutes(5),
+            memory_size=256,
+            role=self.role,
+            log_group=self.log_group,
+        )
+
+        provider_logs = logs.LogGroup(
+            self, "ProviderLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
+        )
+        provider_role = iam.Role(
+            self,
+            "ProviderRole",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="Custom resource provider framework: invoke the Grafana provisioning handler, own logs",
+        )
+        provider_logs.grant_write(provider_role)
+        self.provider = cr.Provider(
+            self,
+            "Provider",
+            on_event_handler=self.function,
+            framework_on_event_role=provider_role,
+            log_group=provider_logs,
+        )
+        handler_logical_id = cdk.Stack.of(self).get_logical_id(cast(cdk.CfnElement, self.function.node.default_child))
+        cdk.Validations.of(provider_role).acknowledge(
+            cdk.Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{handler_logical_id}.Arn>:*]",
+                reason="The provider framework invokes the provisioning handler by function ARN, qualified or not "
+                "(ARN and ARN:* for versions and aliases); the grant names that one function only",
+            )
+        )
+
+        self.resource = cdk.CustomResource(
+            self,
+            "Resource",
+            service_token=self.provider.service_token,
+            resource_type="Custom::FmGrafanaProvisioning",
+            properties={
+                "WorkspaceId": workspace.workspace_id,
+                "GrafanaEndpoint": workspace.endpoint,
+                "PrometheusWorkspaceArn": prometheus_workspace_arn,
+                "PrometheusUrl": prometheus_endpoint,
+                "DataSourceUid": data_source_uid,
+                "DataSourceName": data_source_name,
+                "DataSourceIsDefault": data_source_is_default,
+                "FolderUid": folder_uid,
+                "FolderTitle": folder_title,
+                "DashboardUids": [d.uid for d in dashboards],
+                "ServiceAccountName": service_account_name,
+                # Not read by the handler: they change when a dashboard or the handler changes, so that
+                # CloudFormation sends an Update and the new content is uploaded.
+                "DashboardsDigest": dashboards_digest(),
+                "HandlerDigest": hashlib.sha256(_HANDLER_FILE.read_bytes()).hexdigest(),
+            },
+        )
+        self.dashboard_uids: tuple[str, ...] = tuple(d.uid for d in dashboards)
+        self.data_source_uid = data_source_uid
+
+
+def _validate(
+    *,
+    prometheus_endpoint: str,
+    data_source_uid: str,
+    folder_uid: str,
+    data_source_name: str,
+    folder_title: str,
+    service_account_name: str,
+) -> None:
+    if not cdk.Token.is_unresolved(prometheus_endpoint) and not prometheus_endpoint.startswith("https://"):
+        raise FmValidationError("prometheus_endpoint", prometheus_endpoint, "an https:// URL")
+    for name, uid in (("data_source_uid", data_source_uid), ("folder_uid", folder_uid)):
+        if not _UID.match(uid):
+            raise FmValidationError(name, uid, "1-40 characters of letters, digits, '-' or '_'")
+    for name, text in (("data_source_name", data_source_name), ("folder_title", folder_title)):
+        if not text.strip() or len(text) > 190:
+            raise FmValidationError(name, text, "a non-blank name of at most 190 characters")
+    if not re.match(r"^[a-zA-Z0-9\-_.]{1,128}$", service_account_name):
+        raise FmValidationError("service_account_name", service_account_name, "1-128 letters, digits, '-', '_' or '.'")
