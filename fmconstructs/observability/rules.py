@@ -418,3 +418,16 @@ def _check_metrics(groups: Iterable[RuleGroup]) -> None:
 def rules_yaml(groups: Iterable[RuleGroup]) -> str:
     """A Prometheus rule file (also the ``Data`` of an AMP rule groups namespace)."""
     return str(yaml.safe_dump({"groups": [g.to_dict() for g in groups]}, sort_keys=False, width=200))
+
+
+def alerts_table_markdown(groups: Iterable[RuleGroup] | None = None) -> str:
+    """The README's alert list, generated from the rules (a test keeps the README in sync)."""
+    rows = ["| Alert | Group | Severity | For | Meaning |", "|---|---|---|---|---|"]
+    for group in groups if groups is not None else default_rule_groups():
+        for rule in group.rules:
+            meaning = rule.description.replace("|", "\\|")
+            rows.append(
+                f"| `{rule.name}` | {group.name.removeprefix('fmconstructs-')} | {rule.severity.value} | "
+                f"{rule.for_} | {meaning} |"
+            )
+    return "\n".join(rows)
