@@ -48,7 +48,6 @@ from .sizing import (
     THROUGHPUT_MBPS_PER_TIB,
     LustreDeploymentType,
     LustreSizing,
-    aggregate_throughput_mbps,
     capacity_rule,
     is_valid_capacity,
     per_unit_throughput_mbps_per_tib,
@@ -204,14 +203,21 @@ class LustreFileSystemBase(Construct):
 
     # --- throughput ----------------------------------------------------------------------------------------------
     @property
-    def aggregate_throughput_mbps(self) -> float | None:
-        """Aggregate baseline throughput in MB/s (None when capacity or tier is unknown, e.g. imported)."""
-        if self.storage_capacity_gib is None or self.deployment_type is None:
+    def sizing(self) -> LustreSizing | None:
+        """Capacity, tier and aggregate throughput as a value object (None when capacity or tier is unknown, e.g.
+        imported without them, or a token)."""
+        if self.deployment_type is None or self.storage_capacity_gib is None:
             return None
         unit = per_unit_throughput_mbps_per_tib(self.deployment_type, self.throughput_mbps_per_tib)
         if unit is None or Token.is_unresolved(self.storage_capacity_gib):
             return None
-        return aggregate_throughput_mbps(self.storage_capacity_gib, unit)
+        return LustreSizing(self.deployment_type, self.storage_capacity_gib, unit, self.efa_enabled)
+
+    @property
+    def aggregate_throughput_mbps(self) -> float | None:
+        """Aggregate baseline throughput in MB/s (None when unknown, see :attr:`sizing`)."""
+        sizing = self.sizing
+        return sizing.aggregate_throughput_mbps if sizing else None
 
     @property
     def aggregate_throughput_gbps(self) -> float | None:
@@ -499,16 +505,6 @@ class LustreFileSystem(LustreFileSystemBase):
         self.file_system_id = self.resource.ref
         self.dns_name = self.resource.attr_dns_name
         self.mount_name = self.resource.attr_lustre_mount_name
-
-    @property
-    def sizing(self) -> LustreSizing | None:
-        """Capacity, tier and aggregate throughput as a value object (None when the capacity is a token)."""
-        if self.deployment_type is None or self.storage_capacity_gib is None:
-            return None
-        unit = per_unit_throughput_mbps_per_tib(self.deployment_type, self.throughput_mbps_per_tib)
-        if unit is None or Token.is_unresolved(self.storage_capacity_gib):
-            return None
-        return LustreSizing(self.deployment_type, self.storage_capacity_gib, unit, self.efa_enabled)
 
     @property
     def file_system_arn(self) -> str:
