@@ -170,6 +170,8 @@ class PcsP5Stack(Stack):
 
         if workspace is not None:
             monitor_pcs_cluster(self.cluster, workspace, cluster_label=id)
+        # FSx throughput and capacity saturation (CloudWatch metrics), to the shared alert topic when there is one.
+        self.file_system.add_saturation_alarms(topic=workspace.alert_topic if workspace is not None else None)
 
         CfnOutput(self, "ClusterId", value=self.cluster.cluster_id)
         CfnOutput(self, "GpuNodeGroupId", value=self.gpu.node_group_id)

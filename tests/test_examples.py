@@ -132,3 +132,17 @@ def test_summary_lines(compute_template):
     assert any("p6-b300.48xlarge, 8x B300, 16 EFA / 17 interfaces" in line for line in lines)
     assert any("capacity-block -> cr-" in line for line in lines)
     assert len(lines) == 1 + 8
+
+
+def test_pcs_example_alarms_on_fsx_saturation_to_the_shared_topic(example_stacks):
+    from aws_cdk.assertions import Template
+
+    alarms = Template.from_stack(example_stacks["FmPcsP5"]).find_resources("AWS::CloudWatch::Alarm")
+    assert len(alarms) == 2
+    for alarm in alarms.values():
+        assert "Fn::ImportValue" in str(alarm["Properties"]["AlarmActions"])  # FmObservability's topic
+
+
+def test_observability_example_is_shared_by_the_cluster_stacks(example_stacks):
+    assert example_stacks["FmObservability"] in example_stacks["FmPcsP5"].dependencies
+    assert example_stacks["FmObservability"] in example_stacks["FmEksP5en"].dependencies

@@ -119,3 +119,16 @@ def test_grants_are_scoped_to_the_workspace(scene):
 def test_invalid_props(scene, kwargs, message):
     with pytest.raises(FmValidationError, match=message):
         PrometheusWorkspace(scene.stack, "Metrics", **kwargs)
+
+
+def test_cloudwatch_alarms_may_publish_to_the_encrypted_topic(scene):
+    PrometheusWorkspace(scene.stack, "Metrics")
+    t = scene.template()
+    topic_statements = next(iter(t.find_resources("AWS::SNS::TopicPolicy").values()))["Properties"]["PolicyDocument"][
+        "Statement"
+    ]
+    cw = [s for s in topic_statements if s.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}]
+    assert cw and cw[0]["Action"] == "sns:Publish" and "AWS:SourceAccount" in str(cw[0]["Condition"])
+    key_statements = next(iter(t.find_resources("AWS::KMS::Key").values()))["Properties"]["KeyPolicy"]["Statement"]
+    services = [s["Principal"].get("Service") for s in key_statements if isinstance(s.get("Principal"), dict)]
+    assert ["aps.amazonaws.com", "cloudwatch.amazonaws.com"] in services

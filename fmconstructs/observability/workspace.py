@@ -106,10 +106,14 @@ class PrometheusWorkspace(Construct):
                 description="fmconstructs: encrypts the AMP alert topic",
                 removal_policy=removal_policy,
             )
-            # AMP publishes to the encrypted topic with its service identity.
+            # AMP (alerts) and CloudWatch (alarms such as LustreFileSystem.add_saturation_alarms) publish to the
+            # encrypted topic with their service identities.
             topic_key.add_to_resource_policy(
                 iam.PolicyStatement(
-                    principals=[iam.ServicePrincipal("aps.amazonaws.com")],
+                    principals=[
+                        iam.ServicePrincipal("aps.amazonaws.com"),
+                        iam.ServicePrincipal("cloudwatch.amazonaws.com"),
+                    ],
                     actions=["kms:GenerateDataKey*", "kms:Decrypt"],
                     resources=["*"],  # in a key policy, "*" is this key
                     conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
@@ -147,6 +151,15 @@ class PrometheusWorkspace(Construct):
                     "ArnEquals": {"aws:SourceArn": self.workspace_arn},
                     "StringEquals": {"AWS:SourceAccount": stack.account},
                 },
+            )
+        )
+
+        alert_topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[alert_topic.topic_arn],
+                conditions={"StringEquals": {"AWS:SourceAccount": stack.account}},
             )
         )
 

@@ -23,11 +23,14 @@ from typing import Any
 
 import jsii
 from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack, Token
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ..errors import FmValidationError, one_of
@@ -212,6 +215,79 @@ class LustreFileSystemBase(Construct):
         if unit is None or Token.is_unresolved(self.storage_capacity_gib):
             return None
         return LustreSizing(self.deployment_type, self.storage_capacity_gib, unit, self.efa_enabled)
+
+    def add_saturation_alarms(
+        self,
+        *,
+        topic: sns.ITopic | None = None,
+        throughput_ratio: float = 0.9,
+        free_capacity_ratio: float = 0.1,
+        period: Duration | None = None,
+        evaluation_periods: int = 3,
+    ) -> tuple[cloudwatch.Alarm, cloudwatch.Alarm]:
+        """CloudWatch alarms for throughput and capacity saturation (FSx publishes these to CloudWatch only).
+
+        Throughput: ``(DataReadBytes + DataWriteBytes) / period`` against the file system's aggregate baseline
+        throughput (FSx for Lustre User Guide "Monitoring with Amazon CloudWatch": both metrics are Sums per period,
+        in bytes; FSx's MB/s are 10^6 bytes per second). Capacity: ``FreeDataStorageCapacity`` (bytes) below
+        ``free_capacity_ratio`` of the storage capacity. Alarms go to ``topic`` when given.
+
+        :param period: default 5 minutes.
+        """
+        sizing = self.sizing
+        if sizing is None:
+            raise FmValidationError(
+                "storage_capacity_gib/deployment_type",
+                (self.storage_capacity_gib, self.deployment_type),
+                "known (pass them to from_lustre_file_system_attributes) to size saturation alarms",
+            )
+        for name, ratio in (("throughput_ratio", throughput_ratio), ("free_capacity_ratio", free_capacity_ratio)):
+            if not 0 < ratio < 1:
+                raise FmValidationError(name, ratio, "a ratio between 0 and 1 (exclusive)")
+        if evaluation_periods < 1:
+            raise FmValidationError("evaluation_periods", evaluation_periods, "at least 1")
+        period = period or Duration.minutes(5)
+        seconds = int(period.to_seconds())
+        dimensions = {"FileSystemId": self.file_system_id}
+
+        def metric(name: str, statistic: str) -> cloudwatch.Metric:
+            return cloudwatch.Metric(
+                namespace="AWS/FSx", metric_name=name, dimensions_map=dimensions, statistic=statistic, period=period
+            )
+
+        baseline_bytes_per_second = sizing.aggregate_throughput_mbps * 1_000_000
+        utilisation = cloudwatch.MathExpression(
+            expression=f"(r + w) / {seconds} / {baseline_bytes_per_second:.0f}",
+            using_metrics={"r": metric("DataReadBytes", "Sum"), "w": metric("DataWriteBytes", "Sum")},
+            label="Throughput / aggregate baseline throughput",
+            period=period,
+        )
+        throughput_alarm = utilisation.create_alarm(
+            self,
+            "ThroughputSaturationAlarm",
+            threshold=throughput_ratio,
+            evaluation_periods=evaluation_periods,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=(
+                f"FSx for Lustre throughput at or above {throughput_ratio:.0%} of its "
+                f"{sizing.aggregate_throughput_mbps:,.0f} MB/s baseline: jobs are I/O bound"
+            ),
+        )
+        capacity_bytes = sizing.storage_capacity_gib * 1024**3
+        capacity_alarm = metric("FreeDataStorageCapacity", "Minimum").create_alarm(
+            self,
+            "FreeCapacityAlarm",
+            threshold=capacity_bytes * free_capacity_ratio,
+            evaluation_periods=evaluation_periods,
+            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"FSx for Lustre has less than {free_capacity_ratio:.0%} free: checkpoints will fail",
+        )
+        if topic is not None:
+            for alarm in (throughput_alarm, capacity_alarm):
+                alarm.add_alarm_action(cloudwatch_actions.SnsAction(topic))
+        return throughput_alarm, capacity_alarm
 
     @property
     def aggregate_throughput_mbps(self) -> float | None:
