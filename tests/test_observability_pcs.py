@@ -23,13 +23,14 @@ def monitored():
     cluster.add_login_node_group("Login", ami=ami)
     monitor_pcs_cluster(cluster, workspace, cluster_label="training")
     # added after the call: still monitored
-    cluster.add_gpu_node_group(
+    p5 = cluster.add_gpu_node_group(
         "P5",
         instance_type="p5.48xlarge",
         ami=ami,
         capacity=CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=2),
         max_instance_count=2,
     )
+    p5.add_queue("Gpu", queue_name="gpu")
     return Template.from_stack(scene.stack), scene.stack
 
 
@@ -47,6 +48,7 @@ def test_gpu_nodes_run_the_agent_and_exporters(monitored):
     assert "fm-prometheus-agent.service" in text and "fm-efa-textfile.timer" in text
     assert "fm-dcgm-exporter" in text
     assert "cluster: training" in text and "node_group: P5" in text and "instance_type: p5.48xlarge" in text
+    assert "queue: gpu" in text
     assert "fm-slurm-textfile" not in text
 
 

@@ -11,7 +11,7 @@ import jsii
 from aws_cdk import Aspects, IAspect, Stack
 from constructs import IConstruct
 
-from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup
+from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
 from .collection import NodeLabels, node_collection_commands
 from .workspace import PrometheusWorkspace
 
@@ -35,7 +35,7 @@ class _MonitorPcsNodeGroups:
         labels = NodeLabels(
             cluster=self._cluster_label,
             node_group=node.node.id,
-            queue="login" if login else None,
+            queue="login" if login else _queues_of(node),
             instance_type=instance_type,
         )
         node.add_user_data(
@@ -47,6 +47,16 @@ class _MonitorPcsNodeGroups:
             )
         )
         self._workspace.grant_remote_write(node.instance_profile.role)
+
+
+def _queues_of(node_group: PcsGpuNodeGroup | PcsLoginNodeGroup) -> str | None:
+    """The Slurm partitions a node group serves, joined with '+' (queue name, or construct id when unnamed)."""
+    names = sorted(
+        queue.queue_name or queue.node.id
+        for queue in Stack.of(node_group).node.find_all()
+        if isinstance(queue, PcsQueue) and any(group is node_group for group in queue.node_groups)
+    )
+    return "+".join(names) or None
 
 
 def monitor_pcs_cluster(cluster: PcsCluster, workspace: PrometheusWorkspace, *, cluster_label: str) -> None:
