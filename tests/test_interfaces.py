@@ -138,14 +138,23 @@ def test_efa_interface_count_zero_leaves_only_the_primary():
 )
 def test_layout_invariants_hold_for_any_option(instance_type, policy, extra_ena, fraction):
     spec = get_instance_spec(instance_type)
-    requested = round(fraction * spec.maximum_efa_interfaces)
+    requested = round(fraction * plan_network_interfaces(spec, policy=policy).efa_interface_count)
     layout = plan_network_interfaces(spec, policy=policy, efa_interface_count=requested, extra_ena_interfaces=extra_ena)
     pairs = [(i.network_card_index, i.device_index) for i in layout.interfaces]
     assert len(pairs) == len(set(pairs))
-    assert layout.efa_interface_count <= min(requested, spec.maximum_efa_interfaces)
+    assert layout.efa_interface_count == requested <= spec.maximum_efa_interfaces
     assert layout.interfaces[0].is_primary and layout.interfaces[0].interface_type is not EFA_ONLY
     efa_cards = [i.network_card_index for i in layout.interfaces if i.is_efa]
     assert len(efa_cards) == len(set(efa_cards))
     for planned in layout.interfaces:
         assert planned.interface_type in spec.card(planned.network_card_index).interface_types
     assert 0 <= layout.efa_bandwidth_gbps <= spec.efa_bandwidth_gbps
+
+
+def test_asking_for_more_efa_than_the_recommended_cards_is_refused():
+    spec = get_instance_spec("p6e-gb200.36xlarge")
+    with pytest.raises(
+        FmValidationError, match=r"efa_interface_count must be at most 4 for p6e-gb200.36xlarge .*\[1, 5, 9, 13\]"
+    ):
+        plan_network_interfaces(spec, efa_interface_count=8)
+    assert plan_network_interfaces(spec, efa_interface_count=2).efa_interface_count == 2

@@ -171,6 +171,14 @@ def plan_network_interfaces(
 
     layout = InterfaceLayout(spec=spec, policy=policy, interfaces=tuple(interfaces))
     _check_layout(layout)
+    if efa_interface_count is not None and layout.efa_interface_count < efa_interface_count:
+        cards = spec.efa_network_cards or tuple(c.index for c in spec.efa_capable_cards)
+        raise FmValidationError(
+            "efa_interface_count",
+            efa_interface_count,
+            f"at most {layout.efa_interface_count} for {spec.instance_type} with the {policy.value} policy "
+            f"(EFA on the recommended cards {list(cards)})",
+        )
     return layout
 
 
