@@ -80,3 +80,21 @@ def example_stacks() -> dict[str, cdk.Stack]:
 @pytest.fixture(scope="session")
 def compute_template(example_stacks: dict[str, cdk.Stack]) -> Template:
     return Template.from_stack(example_stacks["FmCompute"])
+
+
+def embedded_files(text: str) -> dict[str, str]:
+    """Files packed into user data by ``embedded_files_commands`` (every archive in ``text``), by path."""
+    import base64
+    import gzip
+    import io
+    import tarfile
+
+    files: dict[str, str] = {}
+    for block in text.split("<<'FMCONSTRUCTS_B64'\n")[1:]:
+        payload = block.split("\nFMCONSTRUCTS_B64", 1)[0].replace("\n", "")
+        with tarfile.open(fileobj=io.BytesIO(gzip.decompress(base64.b64decode(payload)))) as tar:
+            for member in tar.getmembers():
+                extracted = tar.extractfile(member)
+                assert extracted is not None
+                files["/" + member.name] = extracted.read().decode()
+    return files

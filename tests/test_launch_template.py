@@ -21,6 +21,7 @@ from fmconstructs import (
     UltraServerCapacityBlock,
     WarningId,
 )
+from tests.conftest import embedded_files
 
 GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200"
 
@@ -229,7 +230,7 @@ def test_user_data_assembles_nvme_raid_at_the_mount_point(scene):
     lt.add_user_data("echo added-later")
     text = user_data_text(scene, lt_data(scene))
     assert "/usr/local/sbin/fmconstructs-nvme-raid /local fmscratch" in text
-    assert "mdadm --create" in text
+    assert "mdadm --create" in embedded_files(text)["/usr/local/sbin/fmconstructs-nvme-raid"]
     assert text.rstrip().endswith("echo added-later")
 
 

@@ -3,12 +3,8 @@ valid bash that passes shellcheck."""
 
 from __future__ import annotations
 
-import base64
-import gzip
-import io
 import shutil
 import subprocess
-import tarfile
 
 import pytest
 import yaml
@@ -23,6 +19,7 @@ from fmconstructs.observability.collection import (
     node_collection_commands,
 )
 from fmconstructs.observability.metrics import dcgm_counters_csv
+from tests.conftest import embedded_files
 
 URL = "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-12345678-abcd-ef01-2345-6789abcdef01/api/v1/remote_write"
 LABELS = NodeLabels(cluster="training", queue="gpu", node_group="p5", instance_type="p5.48xlarge")
@@ -73,13 +70,6 @@ def test_user_data_is_valid_bash_and_passes_shellcheck(tmp_path):
     assert proc.returncode == 0, proc.stdout
 
 
-def embedded_files(text: str) -> dict[str, str]:
-    payload = text.split("<<'FMCONSTRUCTS_B64'\n", 1)[1].split("\nFMCONSTRUCTS_B64", 1)[0]
-    data = gzip.decompress(base64.b64decode(payload.replace("\n", "")))
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        return {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}  # type: ignore[union-attr]
-
-
 def test_user_data_content():
     lines = node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS)
     text = "\n".join(lines)
@@ -88,15 +78,15 @@ def test_user_data_content():
     assert "fm-efa-textfile.timer" in text
     files = embedded_files(text)
     assert set(files) == {
-        "opt/fmconstructs/efa_textfile.py",
-        "etc/fmconstructs/dcgm-counters.csv",
-        "etc/systemd/system/fm-node-exporter.service",
-        "etc/systemd/system/fm-efa-textfile.service",
-        "etc/systemd/system/fm-efa-textfile.timer",
-        "etc/systemd/system/fm-prometheus-agent.service",
+        "/opt/fmconstructs/efa_textfile.py",
+        "/etc/fmconstructs/dcgm-counters.csv",
+        "/etc/systemd/system/fm-node-exporter.service",
+        "/etc/systemd/system/fm-efa-textfile.service",
+        "/etc/systemd/system/fm-efa-textfile.timer",
+        "/etc/systemd/system/fm-prometheus-agent.service",
     }
-    assert "--agent" in files["etc/systemd/system/fm-prometheus-agent.service"]
-    assert files["etc/fmconstructs/dcgm-counters.csv"] == dcgm_counters_csv()
+    assert "--agent" in files["/etc/systemd/system/fm-prometheus-agent.service"]
+    assert files["/etc/fmconstructs/dcgm-counters.csv"] == dcgm_counters_csv()
     assert "slurm_textfile" not in text  # only on the login node
     embedded = text.split("cat > /etc/fmconstructs/prometheus-agent.yml <<'FMCONSTRUCTS_EOF'\n", 1)[1].split(
         "\nFMCONSTRUCTS_EOF", 1
@@ -106,7 +96,7 @@ def test_user_data_content():
         node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS, login_node=True)
     )
     assert "fm-slurm-textfile.timer" in login
-    assert "opt/fmconstructs/slurm_textfile.py" in embedded_files(login)
+    assert "/opt/fmconstructs/slurm_textfile.py" in embedded_files(login)
 
 
 def test_embedded_archive_is_deterministic_and_small():

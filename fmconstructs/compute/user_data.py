@@ -62,13 +62,7 @@ def nvme_raid_commands(mount_point: str = "/scratch", *, label: str = "fmscratch
         raise FmValidationError("instance_store_mount_point", mount_point, "an absolute path such as '/scratch'")
     if not _LABEL.match(label):
         raise FmValidationError("label", label, "1-12 letters, digits, '-' or '_' (an XFS label)")
-    return [
-        f"cat > {NVME_RAID_SCRIPT_PATH} <<'FMCONSTRUCTS_EOF'",
-        *_NVME_RAID_SCRIPT.rstrip("\n").splitlines(),
-        "FMCONSTRUCTS_EOF",
-        f"chmod 0755 {NVME_RAID_SCRIPT_PATH}",
-        f"{NVME_RAID_SCRIPT_PATH} {mount_point} {label}",
-    ]
+    return install_script_commands(NVME_RAID_SCRIPT_PATH, _NVME_RAID_SCRIPT, mount_point, label)
 
 
 def nvme_raid_script() -> str:
@@ -143,3 +137,9 @@ def check_user_data_size(resolved: object) -> list[str]:
         f"user data is about {size} bytes but EC2 accepts at most {MAX_USER_DATA_BYTES} bytes before base64 "
         "encoding (EC2 User Guide 'user-data'): move large files to S3 or an AMI, or drop steps"
     ]
+
+
+def install_script_commands(path: str, script: str, *args: str) -> list[str]:
+    """Install ``script`` at ``path`` (mode 0755, compressed in the user data) and run it with ``args``."""
+    name = path.rsplit("/", 1)[-1]
+    return [*embedded_files_commands({path: (script, 0o755)}, name=name), " ".join([path, *args])]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..compute.user_data import install_script_commands
 from ..errors import FmValidationError
 
 LUSTRE_MOUNT_SCRIPT_PATH = "/usr/local/sbin/fmconstructs-lustre-mount"
@@ -184,14 +185,16 @@ def lustre_mount_commands(
     gds = efa_enabled if gpudirect_storage is None else gpudirect_storage
     if gds and not efa_enabled:
         raise FmValidationError("gpudirect_storage", gds, "False unless the file system is EFA-enabled")
-    return [
-        f"cat > {LUSTRE_MOUNT_SCRIPT_PATH} <<'FMCONSTRUCTS_EOF'",
-        *_LUSTRE_MOUNT_SCRIPT.rstrip("\n").splitlines(),
-        "FMCONSTRUCTS_EOF",
-        f"chmod 0755 {LUSTRE_MOUNT_SCRIPT_PATH}",
-        f"{LUSTRE_MOUNT_SCRIPT_PATH} '{dns_name}' '{mount_name}' '{mount_point}' '{','.join(options)}'"
-        f" {int(efa_enabled)} {int(gds)}",
-    ]
+    return install_script_commands(
+        LUSTRE_MOUNT_SCRIPT_PATH,
+        _LUSTRE_MOUNT_SCRIPT,
+        f"'{dns_name}'",
+        f"'{mount_name}'",
+        f"'{mount_point}'",
+        f"'{','.join(options)}'",
+        str(int(efa_enabled)),
+        str(int(gds)),
+    )
 
 
 @dataclass(frozen=True)
