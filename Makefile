@@ -11,7 +11,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup tools synth test test-fast lint clean
+.PHONY: setup tools synth test test-fast lint bench clean
 
 setup: $(VENV)/.stamp node_modules/.stamp tools
 
@@ -53,6 +53,10 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# Timings (not a gate): synthesis of the example app with and without CloudFormation validation.
+bench: setup
+	$(PY) benchmarks/synth.py 3
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache

@@ -72,7 +72,6 @@ def test_interfaces_carry_groups_and_the_one_subnet(scene):
     efa_sg = resolve(lt.efa_security_group.security_group_id)
     node_sg = resolve(lt.security_group.security_group_id)
     assert len(nics) == 17
-    assert nics[0] == Match.object_like({}) or True
     assert (nics[0]["NetworkCardIndex"], nics[0]["DeviceIndex"], nics[0]["InterfaceType"]) == (
         0,
         0,
@@ -257,7 +256,6 @@ def test_shared_groups_and_connections(scene):
 
 def test_exposes_version_and_l2_reference(scene):
     lt = GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, node_count=4)
-    assert scene.stack.resolve(lt.version_number) == {"Fn::GetAtt": [Match.any_value(), "LatestVersionNumber"]} or True
     resolved = scene.stack.resolve(lt.version_number)
     assert resolved["Fn::GetAtt"][1] == "LatestVersionNumber"
     assert scene.stack.resolve(lt.launch_template.launch_template_id) == scene.stack.resolve(lt.launch_template_id)

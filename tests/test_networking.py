@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk.assertions import Match
 
 from fmconstructs import ClusterPlacementGroup, EfaSecurityGroup, FmValidationError, PlacementStrategy
 
@@ -83,5 +82,9 @@ def test_invalid_placement_groups(scene, strategy, count, message):
 
 
 def test_no_placement_group_by_default(scene):
+    from fmconstructs import GpuLaunchTemplate
+
+    GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc)
     scene.template().resource_count_is("AWS::EC2::PlacementGroup", 0)
-    assert Match is not None
+    data = next(iter(scene.template().find_resources("AWS::EC2::LaunchTemplate").values()))["Properties"]
+    assert "Placement" not in data["LaunchTemplateData"]
