@@ -6,6 +6,9 @@ from typing import Any
 
 from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from fmconstructs import (
@@ -14,12 +17,13 @@ from fmconstructs import (
     CapacityReservation,
     ClusterPlacementGroup,
     EfaSecurityGroup,
+    GpuAutoScalingGroup,
     GpuLaunchTemplate,
     UltraServerCapacityBlock,
     get_instance_spec,
 )
 
-from .lint import acknowledge_cfn_lint
+from .lint import acknowledge_cfn_lint, acknowledge_nag
 from .network import example_vpc
 
 # cfn-lint 1.x checks InstanceType against a per-region list (E3628) that lags EC2 launches.
@@ -33,6 +37,9 @@ _CFN_LINT_UNKNOWN_TYPES = {
 # Placeholders, overridden with `cdk synth -c fmconstructs:odcr-id=cr-...` (see README "Example app").
 DEFAULT_ODCR_ID = "cr-0123456789abcdef0"
 DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
+# Public SSM parameter of the AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Amazon Linux 2023), x86_64
+# (DLAMI release notes: "Query AMI-ID with SSM parameter").
+DLAMI_X86_PARAMETER = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-amazon-linux-2023/latest/ami-id"
 DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
 
 
@@ -95,13 +102,55 @@ class ComputeStack(Stack):
             placement_group=self.placement_group,
             capacity=CapacityReservation(reservation_id=odcr_id),
         )
-        self.launch_templates["p5en.48xlarge+capacity-block"] = GpuLaunchTemplate(
+        # A self-managed fleet on the Capacity Block: AMI from the public DLAMI SSM parameter (resolved at deploy
+        # time, no lookup at synth), Session Manager instead of SSH, launch/terminate events to an encrypted topic.
+        node_role = iam.Role(self, "FleetNodeRole", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
+        node_role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name("AmazonSSMManagedInstanceCore"))
+        acknowledge_nag(
+            node_role,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]",
+            "AmazonSSMManagedInstanceCore is the AWS-maintained minimum for Session Manager access to GPU nodes, "
+            "which replaces SSH",
+        )
+        block_template = GpuLaunchTemplate(
             self,
             "P5enCapacityBlock",
             instance_type="p5en.48xlarge",
             **common,
-            capacity=CapacityBlock(reservation_id=block_id),
+            capacity=CapacityBlock(reservation_id=block_id, instance_count=2),
             node_count=2,
+            machine_image=ec2.MachineImage.from_ssm_parameter(DLAMI_X86_PARAMETER),
+            instance_profile=iam.InstanceProfile(self, "FleetInstanceProfile", role=node_role),
+        )
+        self.launch_templates["p5en.48xlarge+capacity-block"] = block_template
+        fleet_key = kms.Key(self, "FleetEventsKey", enable_key_rotation=True)
+        # Auto Scaling publishes through its service-linked role; the role may not exist yet when the key is
+        # created, so the key policy names the account and matches the role by aws:PrincipalArn.
+        fleet_key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.AccountRootPrincipal()],
+                actions=["kms:GenerateDataKey*", "kms:Decrypt"],
+                resources=["*"],
+                conditions={
+                    "ArnLike": {
+                        "aws:PrincipalArn": self.format_arn(
+                            service="iam",
+                            region="",
+                            resource="role",
+                            resource_name="aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling",
+                        )
+                    }
+                },
+            )
+        )
+        self.fleet_events = sns.Topic(self, "FleetEvents", master_key=fleet_key, enforce_ssl=True)
+        self.fleet = GpuAutoScalingGroup(
+            self,
+            "P5enFleet",
+            launch_template=block_template,
+            min_count=2,
+            max_count=2,
+            notifications_topic=self.fleet_events,
         )
         for name, lt in self.launch_templates.items():
             if lt.instance_spec.instance_type in _CFN_LINT_UNKNOWN_TYPES:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import CfnResource
+from aws_cdk import Acknowledgment, CfnResource, Validations
 from constructs import IConstruct
 
 
@@ -21,3 +21,8 @@ def acknowledge_cfn_lint(construct: IConstruct, rule_id: str, reason: str) -> No
     reasons = resource.get_metadata("fmconstructs:cfn-lint-acknowledgements") or {}
     reasons[rule_id] = reason
     resource.add_metadata("fmconstructs:cfn-lint-acknowledgements", reasons)
+
+
+def acknowledge_nag(scope: IConstruct, rule_id: str, reason: str) -> None:
+    """Acknowledge one cdk-nag (3.x) finding on ``scope`` with its reason (``Validations.of(...).acknowledge``)."""
+    Validations.of(scope).acknowledge(Acknowledgment(id=rule_id, reason=reason))

@@ -44,7 +44,7 @@ from fmconstructs.storage import (
     size_for_throughput,
 )
 
-from .lint import acknowledge_cfn_lint
+from .lint import acknowledge_cfn_lint, acknowledge_nag
 from .network import example_vpc
 
 DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
@@ -79,9 +79,7 @@ def _vpc(scope: Stack) -> ec2.IVpc:
     )
 
 
-def _acknowledge(scope: Construct, rule_id: str, reason: str) -> None:
-    """Acknowledge one cdk-nag finding on ``scope`` with its reason."""
-    cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=rule_id, reason=reason))
+_acknowledge = acknowledge_nag
 
 
 def _logical_id(construct: Construct) -> str:

@@ -146,3 +146,13 @@ def test_pcs_example_alarms_on_fsx_saturation_to_the_shared_topic(example_stacks
 def test_observability_example_is_shared_by_the_cluster_stacks(example_stacks):
     assert example_stacks["FmObservability"] in example_stacks["FmPcsP5"].dependencies
     assert example_stacks["FmObservability"] in example_stacks["FmEksP5en"].dependencies
+
+
+def test_self_managed_fleet_on_the_capacity_block(compute_template):
+    asg = next(iter(compute_template.find_resources("AWS::AutoScaling::AutoScalingGroup").values()))["Properties"]
+    assert (asg["MinSize"], asg["MaxSize"], asg["DesiredCapacity"]) == ("2", "2", "2")
+    assert asg["LaunchTemplate"]["Version"]["Fn::GetAtt"][1] == "LatestVersionNumber"  # pinned, never $Latest
+    assert asg["NotificationConfigurations"][0]["TopicARN"]
+    block = by_type(compute_template, "p5en.48xlarge", market="capacity-block")[0]
+    assert "ImageId" in block and "IamInstanceProfile" in block
+    compute_template.has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})
