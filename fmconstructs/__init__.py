@@ -36,6 +36,7 @@ from .compute import GpuAutoScalingGroup, GpuLaunchTemplate, nvme_raid_commands
 from .errors import FmValidationError, WarningId
 from .networking import (
     ClusterPlacementGroup,
+    EfaCardSelection,
     EfaSecurityGroup,
     InterfaceLayout,
     InterfacePolicy,
@@ -96,6 +97,7 @@ __all__ = [
     "DataRepositoryBucket",
     "DataRepositoryEvent",
     "DataRepositoryLink",
+    "EfaCardSelection",
     "EfaSecurityGroup",
     "EksAmiType",
     "EksStaticVolume",

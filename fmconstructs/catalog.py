@@ -294,19 +294,21 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         architecture=CpuArchitecture.ARM64,
         # efa-acc-inst-types (P6e-GB200 section): up to 17 cards. Card 0 is ENA only (<= 100 Gbps). Odd cards
         # 1,3,...,15 are EFA-only (400 Gbps); even cards 2..16 take ENA or EFA up to 200 Gbps; cards [1,2], [3,4] ...
-        # share one physical 400 Gbps NIC. Per-card interface limits are not published: 2 (UNCONFIRMED).
+        # share one physical 400 Gbps NIC. ParallelCluster 3.16+ (queues_stack.add_network_interfaces) attaches
+        # efa-only to every card 1-16, so even cards accept efa-only too. Per-card interface limits are not
+        # published: 2 (UNCONFIRMED).
         network_cards=(
             NetworkCardSpec(0, frozenset({InterfaceType.ENA}), 2, 100.0),
             *(
                 NetworkCardSpec(i, frozenset({InterfaceType.EFA_ONLY}), 2, 400.0)
                 if i % 2
-                else NetworkCardSpec(i, frozenset({InterfaceType.ENA, InterfaceType.EFA}), 2, 200.0)
+                else NetworkCardSpec(i, _ALL, 2, 200.0)
                 for i in range(1, 17)
             ),
         ),
         max_network_interfaces=34,  # 17 cards x 2 (UNCONFIRMED, see above)
-        # ParallelCluster (aws-parallelcluster#6930) attaches an EFA to each of cards 1-16 (efa-only on odd, efa on
-        # even), so EC2 accepts 16 EFA interfaces.
+        # ParallelCluster (aws-parallelcluster#6930, and 3.16+ with efa-only on every card) attaches an EFA to each
+        # of cards 1-16, so EC2 accepts 16 EFA interfaces (MaximumEfaInterfaces < MaximumNetworkCards there).
         maximum_efa_interfaces=16,
         network_performance_gbps=3200,  # karpenter-provider-aws zz_generated.bandwidth.go
         # efa-acc-inst-types: EFA maximum 1600 Gbps, reached with EFA-only interfaces on cards 1, 5, 9 and 13.

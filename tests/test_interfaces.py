@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from fmconstructs import (
     BUILTIN_INSTANCE_TYPES,
+    EfaCardSelection,
     FmValidationError,
     InterfacePolicy,
     InterfaceType,
@@ -135,11 +136,14 @@ def test_efa_interface_count_zero_leaves_only_the_primary():
     policy=st.sampled_from(list(InterfacePolicy)),
     extra_ena=st.booleans(),
     fraction=st.floats(min_value=0, max_value=1),
+    cards=st.sampled_from(list(EfaCardSelection)),
 )
-def test_layout_invariants_hold_for_any_option(instance_type, policy, extra_ena, fraction):
+def test_layout_invariants_hold_for_any_option(instance_type, policy, extra_ena, fraction, cards):
     spec = get_instance_spec(instance_type)
-    requested = round(fraction * plan_network_interfaces(spec, policy=policy).efa_interface_count)
-    layout = plan_network_interfaces(spec, policy=policy, efa_interface_count=requested, extra_ena_interfaces=extra_ena)
+    requested = round(fraction * plan_network_interfaces(spec, policy=policy, efa_cards=cards).efa_interface_count)
+    layout = plan_network_interfaces(
+        spec, policy=policy, efa_interface_count=requested, extra_ena_interfaces=extra_ena, efa_cards=cards
+    )
     pairs = [(i.network_card_index, i.device_index) for i in layout.interfaces]
     assert len(pairs) == len(set(pairs))
     assert layout.efa_interface_count == requested <= spec.maximum_efa_interfaces
@@ -158,3 +162,18 @@ def test_asking_for_more_efa_than_the_recommended_cards_is_refused():
     ):
         plan_network_interfaces(spec, efa_interface_count=8)
     assert plan_network_interfaces(spec, efa_interface_count=2).efa_interface_count == 2
+
+
+def test_gb200_all_efa_cards_matches_parallelcluster():
+    """ParallelCluster 3.16+ puts efa-only on every card 1-16 of p6e-gb200; EfaCardSelection.ALL does the same."""
+    layout = plan_network_interfaces(get_instance_spec("p6e-gb200.36xlarge"), efa_cards=EfaCardSelection.ALL)
+    assert triples(layout) == [(0, 0, ENA)] + [(c, 0, EFA_ONLY) for c in range(1, 17)]
+    assert layout.efa_bandwidth_gbps == 1600  # the documented maximum, whatever the number of interfaces
+
+
+@pytest.mark.parametrize("instance_type", [t for t in BUILTIN_INSTANCE_TYPES if t != "p6e-gb200.36xlarge"])
+def test_all_efa_cards_changes_nothing_where_the_docs_name_no_cards(instance_type):
+    spec = get_instance_spec(instance_type)
+    assert triples(plan_network_interfaces(spec, efa_cards=EfaCardSelection.ALL)) == triples(
+        plan_network_interfaces(spec)
+    )

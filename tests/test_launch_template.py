@@ -342,3 +342,18 @@ def test_user_data_size_counts_references():
     assert estimated_size_bytes({"Fn::Base64": {"Fn::Join": ["", ["ab", {"Ref": "X"}, "cd"]]}}) == 4 + 160
     assert check_user_data_size("x" * 16384) == []
     assert check_user_data_size("x" * 16385)
+
+
+def test_all_efa_cards_option_reaches_the_template(scene):
+    from fmconstructs import EfaCardSelection
+
+    lt = GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p6e-gb200.36xlarge",
+        vpc=scene.vpc,
+        capacity=UltraServerCapacityBlock(resource_group_arn=GROUP_ARN),
+        efa_cards=EfaCardSelection.ALL,
+    )
+    assert lt.efa_interface_count == 16
+    assert len(lt_data(scene)["NetworkInterfaces"]) == 17

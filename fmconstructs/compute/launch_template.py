@@ -22,7 +22,7 @@ from ..capacity import Capacity, OnDemand
 from ..catalog import InstanceSpec, get_instance_spec
 from ..errors import FmValidationError, WarningId, add_warning
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
-from ..networking.interfaces import plan_network_interfaces
+from ..networking.interfaces import EfaCardSelection, plan_network_interfaces
 from .user_data import check_user_data_size, nvme_raid_commands
 
 DEFAULT_ROOT_VOLUME_SIZE_GIB = 200
@@ -68,6 +68,7 @@ class GpuLaunchTemplate(Construct):
         placement_group: ClusterPlacementGroup | None = None,
         efa_interface_count: int | None = None,
         extra_ena_interfaces: bool = False,
+        efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED,
         machine_image: ec2.IMachineImage | None = None,
         instance_profile: iam.IInstanceProfile | None = None,
         http_put_response_hop_limit: int = 1,
@@ -92,6 +93,7 @@ class GpuLaunchTemplate(Construct):
         :param placement_group: attach a placement group (warned against on Capacity Blocks). Default: none.
         :param efa_interface_count: fewer EFA interfaces than the maximum. Default: all the docs recommend.
         :param extra_ena_interfaces: add ENA interfaces on device 1 of the EFA cards. Default: False.
+        :param efa_cards: RECOMMENDED (default: the cards the EFA docs name) or ALL EFA-capable cards.
         :param machine_image: the AMI; default: none in the template (the consumer supplies it).
         :param instance_profile: default: none (the consumer supplies it).
         :param http_put_response_hop_limit: IMDSv2 hop limit, 1-64. Default: 1 (containers need 2).
@@ -119,6 +121,7 @@ class GpuLaunchTemplate(Construct):
             policy=policy,
             efa_interface_count=efa_interface_count,
             extra_ena_interfaces=extra_ena_interfaces,
+            efa_cards=efa_cards,
         )
 
         self.efa_security_group = efa_security_group or EfaSecurityGroup(self, "EfaSecurityGroup", vpc=vpc)

@@ -1,11 +1,12 @@
 """EFA networking: interface layout per instance type, the EFA security group, placement groups."""
 
-from .interfaces import InterfaceLayout, InterfacePolicy, PlannedInterface, plan_network_interfaces
+from .interfaces import EfaCardSelection, InterfaceLayout, InterfacePolicy, PlannedInterface, plan_network_interfaces
 from .placement_group import ClusterPlacementGroup, PlacementStrategy
 from .security_group import EfaSecurityGroup
 
 __all__ = [
     "ClusterPlacementGroup",
+    "EfaCardSelection",
     "EfaSecurityGroup",
     "InterfaceLayout",
     "InterfacePolicy",

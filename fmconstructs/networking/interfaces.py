@@ -35,6 +35,15 @@ from ..catalog import InstanceSpec, InterfaceType, NetworkCardSpec
 from ..errors import FmValidationError
 
 
+class EfaCardSelection(Enum):
+    """Which EFA-capable cards get an EFA."""
+
+    RECOMMENDED = "recommended"
+    """The cards the EFA documentation recommends (every EFA card, except p6e-gb200: cards 1, 5, 9, 13)."""
+    ALL = "all"
+    """Every EFA-capable card (p6e-gb200: cards 1-16, as ParallelCluster 3.16+ configures it)."""
+
+
 class InterfacePolicy(Enum):
     """Which consumer the launch template is for; see the module docstring."""
 
@@ -130,6 +139,7 @@ def plan_network_interfaces(
     policy: InterfacePolicy = InterfacePolicy.SELF_MANAGED,
     efa_interface_count: int | None = None,
     extra_ena_interfaces: bool = False,
+    efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED,
 ) -> InterfaceLayout:
     """Lay out the network interfaces of ``spec`` for ``policy``.
 
@@ -137,6 +147,7 @@ def plan_network_interfaces(
         never more than ``MaximumEfaInterfaces``).
     :param extra_ena_interfaces: add an ENA ``interface`` on device 1 of every EFA card after card 0, trading IP
         addresses for more IP bandwidth.
+    :param efa_cards: RECOMMENDED (default) or ALL EFA-capable cards; differs only where the docs name cards.
     """
     max_efa = spec.maximum_efa_interfaces
     if efa_interface_count is not None and not 0 <= efa_interface_count <= max_efa:
@@ -151,13 +162,13 @@ def plan_network_interfaces(
         interfaces.append(PlannedInterface(0, 0, InterfaceType.EFA))
     else:
         interfaces.append(PlannedInterface(0, 0, InterfaceType.ENA))
-        if _card_in_recommended(spec, card0) and InterfaceType.EFA_ONLY in card0.interface_types and budget > 0:
+        if _card_selected(spec, card0, efa_cards) and InterfaceType.EFA_ONLY in card0.interface_types and budget > 0:
             interfaces.append(PlannedInterface(0, 1, InterfaceType.EFA_ONLY))
 
     for card in spec.network_cards[1:]:
         if sum(1 for i in interfaces if i.is_efa) >= budget:
             break
-        if not card.supports_efa or not _card_in_recommended(spec, card):
+        if not card.supports_efa or not _card_selected(spec, card, efa_cards):
             continue
         efa_type = InterfaceType.EFA_ONLY if InterfaceType.EFA_ONLY in card.interface_types else InterfaceType.EFA
         interfaces.append(PlannedInterface(card.index, 0, efa_type))
@@ -172,18 +183,20 @@ def plan_network_interfaces(
     layout = InterfaceLayout(spec=spec, policy=policy, interfaces=tuple(interfaces))
     _check_layout(layout)
     if efa_interface_count is not None and layout.efa_interface_count < efa_interface_count:
-        cards = spec.efa_network_cards or tuple(c.index for c in spec.efa_capable_cards)
+        cards = tuple(i.network_card_index for i in layout.interfaces if i.is_efa)
         raise FmValidationError(
             "efa_interface_count",
             efa_interface_count,
-            f"at most {layout.efa_interface_count} for {spec.instance_type} with the {policy.value} policy "
-            f"(EFA on the recommended cards {list(cards)})",
+            f"at most {layout.efa_interface_count} for {spec.instance_type} with the {policy.value} policy and "
+            f"{efa_cards.value} EFA cards (cards {list(cards)}; efa_cards=EfaCardSelection.ALL uses every EFA card)",
         )
     return layout
 
 
-def _card_in_recommended(spec: InstanceSpec, card: NetworkCardSpec) -> bool:
-    return spec.efa_network_cards is None or card.index in spec.efa_network_cards
+def _card_selected(spec: InstanceSpec, card: NetworkCardSpec, selection: EfaCardSelection) -> bool:
+    if selection is EfaCardSelection.ALL or spec.efa_network_cards is None:
+        return True
+    return card.index in spec.efa_network_cards
 
 
 def _check_layout(layout: InterfaceLayout) -> None:
