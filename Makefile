@@ -44,10 +44,10 @@ synth: setup
 	$(PY) -m examples.summary cdk.out
 
 test: setup
-	$(PY) -m pytest -n 2 --durations=10
+	$(PY) -m pytest -n 2 --dist loadfile --durations=10
 
 test-fast: setup
-	$(PY) -m pytest -n 2 -m "not validation and not cli"
+	$(PY) -m pytest -n 2 --dist loadfile -m "not validation and not cli"
 
 lint: setup
 	$(VENV)/bin/ruff check .
