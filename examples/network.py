@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 
@@ -27,3 +28,18 @@ def example_vpc(scope: Construct, id: str = "Vpc") -> ec2.Vpc:
     )
     vpc.add_flow_log("FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(log_group))
     return vpc
+
+
+def access_logs_bucket(scope: Construct, id: str = "AccessLogs") -> s3.Bucket:
+    """A server access log target: S3-managed encryption, TLS only, versioned, no ACLs, RETAIN (cdk-nag
+    AwsSolutions-S1 exempts log target buckets)."""
+    return s3.Bucket(
+        scope,
+        id,
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        enforce_ssl=True,
+        versioned=True,
+        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        removal_policy=RemovalPolicy.RETAIN,
+    )

@@ -19,9 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from fmconstructs import CapacityBlock, CpuArchitecture, UltraServerCapacityBlock
@@ -45,7 +44,7 @@ from fmconstructs.storage import (
 )
 
 from .lint import acknowledge_cfn_lint, acknowledge_nag
-from .network import example_vpc
+from .network import access_logs_bucket, example_vpc
 
 DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
 DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
@@ -118,16 +117,7 @@ class PcsP5Stack(Stack):
         )
 
         # Storage: EFA-enabled PERSISTENT_2 sharing the cluster's EFA group, linked to a secure bucket.
-        self.access_logs_bucket = s3.Bucket(
-            self,
-            "AccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            versioned=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            removal_policy=RemovalPolicy.RETAIN,
-        )
+        self.access_logs_bucket = access_logs_bucket(self)
         self.data_bucket = DataRepositoryBucket(
             self, "DataBucket", server_access_logs_bucket=self.access_logs_bucket, server_access_logs_prefix="data/"
         )

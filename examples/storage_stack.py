@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from fmconstructs import EfaSecurityGroup
@@ -24,7 +23,7 @@ from fmconstructs.storage import (
     size_for_throughput,
 )
 
-from .network import example_vpc
+from .network import access_logs_bucket, example_vpc
 
 #: Aggregate throughput the example file system is sized for (GB/s).
 TARGET_THROUGHPUT_GBPS = 4.8
@@ -45,16 +44,7 @@ class StorageStack(Stack):
         )
 
         # The data bucket's server access log target (cdk-nag AwsSolutions-S1 exempts log target buckets).
-        self.access_logs_bucket = s3.Bucket(
-            self,
-            "AccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            versioned=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            removal_policy=RemovalPolicy.RETAIN,
-        )
+        self.access_logs_bucket = access_logs_bucket(self)
         self.data_bucket = DataRepositoryBucket(
             self,
             "DataBucket",
