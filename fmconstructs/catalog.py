@@ -120,6 +120,10 @@ class InstanceSpec:
     """Cards that the EFA documentation recommends for EFA on this type; None means every EFA-capable card."""
     ultraserver_types: tuple[str, ...] = ()
     """UltraServer groupings this type is sold in (see :data:`ULTRASERVERS`)."""
+    fsx_lustre_efa_interfaces: int | None = None
+    """How many EFA interfaces an FSx for Lustre client of this type uses for LNet by default (FSx for Lustre User
+    Guide "Configuring EFA clients"); None: the FSx guide gives no default for this type (LNet over TCP unless the
+    caller names a count)."""
 
     def __post_init__(self) -> None:
         _check_spec(self)
@@ -222,6 +226,8 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         efa_bandwidth_gbps=3200,  # efa-acc-inst-types: 3200 Gbps EFA, of which up to 800 Gbps usable for IP
         instance_store=_P5_STORE,
         eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+        # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.
+        fsx_lustre_efa_interfaces=8,
     ),
     InstanceSpec(
         instance_type="p5e.48xlarge",
@@ -236,6 +242,8 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         efa_bandwidth_gbps=3200,  # efa-acc-inst-types (P5, P5e and P5en section)
         instance_store=_P5_STORE,
         eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+        # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.
+        fsx_lustre_efa_interfaces=8,
     ),
     InstanceSpec(
         instance_type="p5en.48xlarge",
@@ -250,6 +258,8 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         efa_bandwidth_gbps=3200,  # efa-acc-inst-types (P5, P5e and P5en section)
         instance_store=_P5_STORE,
         eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+        # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.
+        fsx_lustre_efa_interfaces=8,
     ),
     InstanceSpec(
         instance_type="p6-b200.48xlarge",
@@ -264,6 +274,8 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         efa_bandwidth_gbps=3200,  # efa-acc-inst-types: 8 cards x 400 Gbps EFA (ENA up to 1600 Gbps)
         instance_store=_P5_STORE,
         eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+        # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.
+        fsx_lustre_efa_interfaces=8,
     ),
     InstanceSpec(
         instance_type="p6-b300.48xlarge",
@@ -282,6 +294,8 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         efa_bandwidth_gbps=6400,  # efa-acc-inst-types: 16 x 400 Gbps EFA on cards 1-16
         instance_store=_P5_STORE,
         eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
+        # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.
+        fsx_lustre_efa_interfaces=16,
     ),
     # p6e-gb200.36xlarge is absent from moto; every number below cites the AWS docs.
     InstanceSpec(
@@ -316,6 +330,8 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         efa_network_cards=(1, 5, 9, 13),
         instance_store=InstanceStoreSpec(disk_count=3, disk_size_gb=7500),  # EKS UltraServer guide: 3 x 7.5 TB
         eks_ami_type=EksAmiType.AL2023_ARM_64_NVIDIA,
+        # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.
+        fsx_lustre_efa_interfaces=8,
         ultraserver_types=("u-p6e-gb200x36", "u-p6e-gb200x72"),
     ),
 )
