@@ -14,6 +14,7 @@ from fmconstructs.eks import (
     nvidia_device_plugin_values,
     nvidia_dra_driver_values,
 )
+from fmconstructs.eks.addons import contains_null
 
 # Top-level keys each chart's values.yaml documents (at the pinned versions): a key we set outside these would be
 # silently ignored by Helm.
@@ -29,6 +30,12 @@ CHART_KEYS = {
     "aws-efa-k8s-device-plugin": {
         "image", "securityContext", "supportedInstanceLabels", "resources", "nodeSelector", "tolerations",
         "additionalPodAnnotations", "additionalPodLabels", "nameOverride", "fullnameOverride", "imagePullSecrets",
+    },
+    # deployments/helm/nvidia-dra-driver-gpu/values.yaml at NVIDIA/k8s-dra-driver-gpu tag v25.8.0.
+    "nvidia-dra-driver-gpu": {
+        "nvidiaDriverRoot", "nvidiaCDIHookPath", "nameOverride", "fullnameOverride", "namespaceOverride",
+        "selectorLabelsOverride", "gpuResourcesEnabledOverride", "allowDefaultNamespace", "imagePullSecrets", "image",
+        "serviceAccount", "resources", "featureGates", "logVerbosity", "webhook", "controller", "kubeletPlugin",
     },
     "dcgm-exporter": {
         "image", "arguments", "imagePullSecrets", "nameOverride", "fullnameOverride", "serviceAccount",
@@ -47,6 +54,7 @@ GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSc
         ("nvidia-device-plugin", nvidia_device_plugin_values()),
         ("aws-efa-k8s-device-plugin", efa_device_plugin_values(["p5en.48xlarge"])),
         ("dcgm-exporter", dcgm_exporter_values()),
+        ("nvidia-dra-driver-gpu", nvidia_dra_driver_values()),
     ],
 )
 def test_values_only_use_keys_the_chart_documents(chart, values):
@@ -110,6 +118,52 @@ def test_dra_driver_leaves_gpus_to_the_device_plugin():
     assert values["resources"]["gpus"] == {"enabled": False}
     assert values["resources"]["computeDomains"] == {"enabled": True}
     assert values["nvidiaDriverRoot"] == "/"
+
+
+def test_dra_controller_overrides_of_the_eks_ultraserver_guide():
+    # EKS User Guide ml-eks-nvidia-ultraserver, dra-values.yaml: the chart's controller requires a
+    # node-role.kubernetes.io/control-plane node, which EKS never has.
+    assert nvidia_dra_driver_values()["controller"] == {"nodeSelector": None, "affinity": None, "tolerations": []}
+
+
+def test_dra_kubelet_plugin_runs_on_gpu_nodes_only():
+    # EKS User Guide ml-eks-nvidia-ultraserver, dra-values.yaml: kubeletPlugin.affinity on nvidia.com/gpu.present.
+    plugin = nvidia_dra_driver_values()["kubeletPlugin"]
+    assert plugin["affinity"] == {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}
+                ]
+            }
+        }
+    }
+    plugin["affinity"]["nodeAffinity"].clear()
+    assert nvidia_dra_driver_values()["kubeletPlugin"]["affinity"]["nodeAffinity"]  # a caller's edit does not leak
+
+
+def test_efa_device_plugin_meets_the_gb200_guide_minimum():
+    # EKS User Guide ml-eks-nvidia-ultraserver: EFA device plugin 0.5.14+; v0.5.30 is listed in the eks-charts index.
+    assert EFA_DEVICE_PLUGIN.version == "v0.5.30"
+    assert tuple(int(p) for p in EFA_DEVICE_PLUGIN.version.lstrip("v").split(".")) >= (0, 5, 14)
+
+
+def test_dra_driver_is_the_version_of_the_eks_ultraserver_guide():
+    assert NVIDIA_DRA_DRIVER.version == "25.8.0"
+    assert NVIDIA_DRA_DRIVER.repository == "https://helm.ngc.nvidia.com/nvidia"
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ({"a": {"b": None}}, True),
+        ({"a": [{"b": None}]}, True),
+        ({"a": {"b": []}}, False),
+        ({"a": [1, "x", {"b": False}]}, False),
+    ],
+)
+def test_contains_null(values, expected):
+    assert contains_null(values) is expected
 
 
 @pytest.mark.parametrize("pin", [NVIDIA_DEVICE_PLUGIN, EFA_DEVICE_PLUGIN, DCGM_EXPORTER, NVIDIA_DRA_DRIVER])

@@ -99,6 +99,12 @@ def test_gpu_addon_charts_pinned(template, chart, repository, namespace):
     assert props.get("Wait") in (None, False)  # no waiting for DaemonSets on not-yet-active blocks
 
 
+def test_efa_device_plugin_chart_is_a_version_the_gb200_guide_accepts(template):
+    # EKS User Guide ml-eks-nvidia-ultraserver: chart 0.5.14+ (v0.5.7 ships plugin image v0.5.4); v0.5.30 is listed in
+    # https://aws.github.io/eks-charts/index.yaml.
+    assert charts(template)["aws-efa-k8s-device-plugin"]["Version"] == "v0.5.30"
+
+
 def test_chart_values_carry_what_we_set(template):
     found = charts(template)
     nvidia = json.loads(found["nvidia-device-plugin"]["Values"])

@@ -90,6 +90,15 @@ def test_static_volume_rejects_invalid_names(kwargs, parameter):
         lustre_static_volume_manifests(VOLUME, **kwargs)
 
 
-def test_compute_domain_rejects_zero_nodes():
-    with pytest.raises(FmValidationError, match=r"num_nodes must be a positive number of nodes, got 0"):
-        compute_domain_manifest(name="d", namespace="default", num_nodes=0)
+def test_compute_domain_defaults_to_an_elastic_domain():
+    # EKS User Guide ml-eks-nvidia-ultraserver: "numNodes: 0 # This can be set to 0 from NVIDIA DRA Driver version
+    # v25.8.0+"; the v25.8.0 CRD: "Must be zero or greater".
+    assert compute_domain_manifest(name="d", namespace="default")["spec"]["numNodes"] == 0
+
+
+@pytest.mark.parametrize("num_nodes", [-1, -18])
+def test_compute_domain_rejects_negative_nodes(num_nodes):
+    with pytest.raises(
+        FmValidationError, match=rf"num_nodes must be zero \(elastic, recommended\) .*, got {num_nodes}"
+    ):
+        compute_domain_manifest(name="d", namespace="default", num_nodes=num_nodes)

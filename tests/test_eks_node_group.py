@@ -19,7 +19,7 @@ from fmconstructs import (
     UltraServerCapacityBlock,
     WarningId,
 )
-from fmconstructs.eks import GpuEksCluster
+from fmconstructs.eks import NVIDIA_DRA_DRIVER, GpuEksCluster
 
 GB200_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-block"
 
@@ -170,6 +170,32 @@ def test_gb200_installs_dra_driver_and_compute_domain(built):
     )
     manifests = template.find_resources("Custom::AWSCDK-EKS-KubernetesResource")
     assert any("ComputeDomain" in json.dumps(r["Properties"]["Manifest"]) for r in manifests.values())
+
+
+def test_dra_driver_values_in_the_template_keep_the_controller_nulls(built):
+    # EKS User Guide ml-eks-nvidia-ultraserver (dra-values.yaml): controller nodeSelector/affinity null, tolerations
+    # []. aws-cdk-lib drops None when it serializes Helm values, so the nulls must survive into the Values property.
+    charts = built[3].find_resources("Custom::AWSCDK-EKS-HelmChart", {"Properties": {"Chart": "nvidia-dra-driver-gpu"}})
+    assert len(charts) == 1
+    props = next(iter(charts.values()))["Properties"]
+    assert props["Version"] == "25.8.0"
+    values = json.loads(props["Values"])
+    assert values["controller"] == {"nodeSelector": None, "affinity": None, "tolerations": []}
+    assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}
+    terms = values["kubeletPlugin"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"] == [
+        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}
+    ]
+
+
+def test_chart_values_with_a_null_and_a_token_are_refused(scene):
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    with pytest.raises(FmValidationError, match=r"values must be plain values \(no CDK tokens\)"):
+        cluster._chart(
+            "Bad",
+            NVIDIA_DRA_DRIVER,
+            {"controller": {"affinity": None}, "clusterName": cluster.cluster_name},
+        )
 
 
 def test_admin_role_access_entry(built):

@@ -8,6 +8,7 @@ Values are built by pure functions so that tests can check them without synthesi
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +42,8 @@ class HelmChartPin:
 
 
 # Sources: each chart's repository (aws-facts.md section 7). Versions verified to exist in public use (EKS blueprints,
-# terraform-aws-eks-blueprints patterns) at the time of writing.
+# terraform-aws-eks-blueprints patterns) at the time of writing; the EFA device plugin and DRA driver pins below name
+# where each version was seen.
 NVIDIA_DEVICE_PLUGIN = HelmChartPin(
     chart="nvidia-device-plugin",
     repository="https://nvidia.github.io/k8s-device-plugin",
@@ -49,10 +51,15 @@ NVIDIA_DEVICE_PLUGIN = HelmChartPin(
     namespace="nvidia-device-plugin",
     release="nvidia-device-plugin",
 )
+#: The EFA device plugin. The EKS User Guide "ml-eks-nvidia-ultraserver" (P6e-GB200) requires chart 0.5.14 or later;
+#: v0.5.7 shipped plugin image v0.5.4. v0.5.30 (appVersion/plugin image v0.5.20) is the newest entry of
+#: ``aws-efa-k8s-device-plugin`` in the eks-charts index (https://aws.github.io/eks-charts/index.yaml, aws/eks-charts
+#: gh-pages branch, index generated 2026-08-03) and the ``version`` of stable/aws-efa-k8s-device-plugin/Chart.yaml on
+#: master (commit "Adding efa release 0.5.20" and later). Index versions carry a leading "v" (v0.5.14 ... v0.5.30).
 EFA_DEVICE_PLUGIN = HelmChartPin(
     chart="aws-efa-k8s-device-plugin",
     repository="https://aws.github.io/eks-charts",
-    version="v0.5.7",  # eks-charts versions carry a leading "v"
+    version="v0.5.30",
     namespace="kube-system",
     release="aws-efa-k8s-device-plugin",
 )
@@ -63,7 +70,10 @@ DCGM_EXPORTER = HelmChartPin(
     namespace="dcgm-exporter",
     release="dcgm-exporter",
 )
-#: NVIDIA's DRA driver: ComputeDomains (IMEX channels across an NVLink domain) for P6e-GB200 UltraServers.
+#: NVIDIA's DRA driver: ComputeDomains (IMEX channels across an NVLink domain) for P6e-GB200 UltraServers. 25.8.0 is
+#: the version the EKS User Guide "ml-eks-nvidia-ultraserver" installs (``helm install ... --version="25.8.0"``, from
+#: https://helm.ngc.nvidia.com/nvidia; its components table asks for 25.8.0+); NVIDIA/k8s-dra-driver-gpu tag v25.8.0
+#: has ``version: "25.8.0"`` in deployments/helm/nvidia-dra-driver-gpu/Chart.yaml.
 NVIDIA_DRA_DRIVER = HelmChartPin(
     chart="nvidia-dra-driver-gpu",
     repository="https://helm.ngc.nvidia.com/nvidia",
@@ -143,14 +153,52 @@ def dcgm_exporter_values(*, service_monitor: bool = False, port: int = DCGM_EXPO
     }
 
 
+#: Node affinity of the DRA kubelet plugin (EKS User Guide "ml-eks-nvidia-ultraserver" ``dra-values.yaml``): nodes
+#: labelled ``nvidia.com/gpu.present=true``, which every GPU node group of :mod:`fmconstructs.eks.node_group` is.
+DRA_KUBELET_PLUGIN_AFFINITY: dict[str, Any] = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]}]}
+            ]
+        }
+    }
+}
+
+
 def nvidia_dra_driver_values() -> dict[str, Any]:
     """Values for ``nvidia-dra-driver-gpu``: ComputeDomains only, GPUs stay with the device plugin.
 
-    ``nvidiaDriverRoot: /`` because the EKS AL2023 NVIDIA AMIs install the driver on the host;
-    ``resources.gpus.enabled: false`` so that whole GPUs are advertised by the device plugin alone.
+    These are the values of the EKS User Guide "ml-eks-nvidia-ultraserver" (``dra-values.yaml``,
+    https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-nvidia-ultraserver.html):
+
+    - ``resources.gpus.enabled: false`` (experimental GPU allocation off: whole GPUs come from the device plugin) and
+      ``resources.computeDomains.enabled: true``.
+    - ``controller: {nodeSelector: null, affinity: null, tolerations: []}``: the chart's controller (values.yaml of
+      tag v25.8.0) requires a ``node-role.kubernetes.io/control-plane`` node and tolerates only that taint; EKS has
+      no such node, so without these overrides the controller stays Pending and ComputeDomains never become ready.
+      ``null`` removes the chart default in Helm; :meth:`GpuEksCluster._chart` keeps the nulls in the template
+      (aws-cdk-lib drops ``None`` when it serializes values).
+    - ``kubeletPlugin.affinity``: only nodes labelled ``nvidia.com/gpu.present=true`` (the chart default also accepts
+      NFD PCI/CPU-vendor labels), and ``kubeletPlugin.tolerations`` for the GPU taint (plus ``CriticalAddonsOnly``).
+
+    ``nvidiaDriverRoot: /`` (the chart default, set explicitly) because the EKS AL2023 NVIDIA AMIs install the driver
+    on the host.
     """
     return {
         "nvidiaDriverRoot": "/",
         "resources": {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}},
-        "kubeletPlugin": {"tolerations": gpu_tolerations()},
+        "controller": {"nodeSelector": None, "affinity": None, "tolerations": []},
+        "kubeletPlugin": {"affinity": copy.deepcopy(DRA_KUBELET_PLUGIN_AFFINITY), "tolerations": gpu_tolerations()},
     }
+
+
+def contains_null(values: Any) -> bool:
+    """True when a Helm values tree holds ``None`` anywhere (a key Helm must delete from the chart defaults)."""
+    if values is None:
+        return True
+    if isinstance(values, Mapping):
+        return any(contains_null(v) for v in values.values())
+    if isinstance(values, (list, tuple)):
+        return any(contains_null(v) for v in values)
+    return False

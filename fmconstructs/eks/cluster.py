@@ -9,12 +9,13 @@ from :meth:`add_gpu_node_group`. The kubectl handler (a Lambda function in the V
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Unpack, cast
 
-from aws_cdk import Annotations, Duration
+from aws_cdk import Annotations, CfnResource, Duration, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -256,6 +257,8 @@ class GpuEksCluster(Construct):
             wait=False,
             timeout=Duration.minutes(10),
         )
+        if _addons.contains_null(values):
+            _keep_null_values(chart, values)
         if self.system_node_group is not None:
             chart.node.add_dependency(self.system_node_group)
         self._charts[id] = chart
@@ -347,12 +350,38 @@ class GpuEksCluster(Construct):
         return manifest
 
     def add_compute_domain(
-        self, id: str, *, name: str, num_nodes: int, namespace: str = "default"
+        self, id: str, *, name: str, num_nodes: int = 0, namespace: str = "default"
     ) -> eks.KubernetesManifest:
-        """A DRA ComputeDomain (IMEX channels) of ``num_nodes`` GB200 nodes; installs the DRA driver first."""
+        """A DRA ComputeDomain (IMEX channels) for GB200 nodes; installs the DRA driver first.
+
+        ``num_nodes`` default 0 (elastic, the EKS User Guide "ml-eks-nvidia-ultraserver" example); see
+        :func:`~fmconstructs.eks.manifests.compute_domain_manifest`.
+        """
         chart = self.add_nvidia_dra_driver()
         manifest = self.cluster.add_manifest(
             id, compute_domain_manifest(name=name, namespace=namespace, num_nodes=num_nodes)
         )
         manifest.node.add_dependency(chart)
         return manifest
+
+
+def _keep_null_values(chart: eks.HelmChart, values: Mapping[str, Any]) -> None:
+    """Write ``values`` with their nulls into the chart's ``Values`` property.
+
+    aws-cdk-lib serializes Helm values with ``Stack.toJsonString``, which drops ``None``/``null`` entries, so
+    ``controller: {affinity: null}`` would reach Helm as ``controller: {}`` and the chart default would stay. A null
+    is how Helm deletes a default key; the kubectl handler of ``aws_eks_v2`` loads ``Values`` with ``json.loads`` and
+    writes it to the values file with ``json.dumps`` (aws-cdk-lib 2.275 custom-resource-handlers
+    aws-eks-v2/kubectl-handler/helm), so a null in the property reaches Helm. Escape hatch on the chart's
+    CloudFormation resource (``Values`` property).
+    """
+    rendered = json.dumps(values, separators=(",", ":"))
+    if Token.is_unresolved(rendered):
+        raise FmValidationError(
+            "values", chart.node.path, "plain values (no CDK tokens) when a key is null (Helm default removal)"
+        )
+    custom_resource = chart.node.find_child("Resource")
+    resource = custom_resource.node.default_child
+    if not isinstance(resource, CfnResource):  # pragma: no cover - aws-cdk-lib's HelmChart layout
+        raise TypeError(f"{chart.node.path} has no CloudFormation resource for its values")
+    resource.add_property_override("Values", rendered)

@@ -70,18 +70,23 @@ def lustre_static_volume_manifests(
 
 
 def compute_domain_manifest(
-    *, name: str, namespace: str, num_nodes: int, channel_claim_template: str | None = None
+    *, name: str, namespace: str, num_nodes: int = 0, channel_claim_template: str | None = None
 ) -> dict[str, Any]:
-    """A ``ComputeDomain`` of the NVIDIA DRA driver: IMEX daemons across ``num_nodes`` GB200 nodes of one NVLink domain,
-    and a ResourceClaimTemplate (default ``<name>-channel``) that pods reference to get an IMEX channel.
+    """A ``ComputeDomain`` of the NVIDIA DRA driver: IMEX daemons on the GB200 nodes its pods land on, and a
+    ResourceClaimTemplate (default ``<name>-channel``) that pods reference to get an IMEX channel.
 
     Pods join with ``spec.resourceClaims: [{name: imex, resourceClaimTemplateName: <template>}]`` and
     ``resources.claims: [{name: imex}]`` on the container (NVIDIA DRA driver docs, "ComputeDomains").
+
+    ``num_nodes`` default 0: elastic domains, as the EKS User Guide "ml-eks-nvidia-ultraserver" example sets
+    (``numNodes: 0``, "can be set to 0 from NVIDIA DRA Driver version v25.8.0+"); the v25.8.0 CRD
+    (resource.nvidia.com_computedomains.yaml) says it "must be zero or greater", recommends zero, and uses a non-zero
+    value only to report ``Ready`` once that many IMEX daemons run.
     """
     check_name("name", name)
     check_name("namespace", namespace, label=True)
-    if num_nodes < 1:
-        raise FmValidationError("num_nodes", num_nodes, "a positive number of nodes")
+    if num_nodes < 0:
+        raise FmValidationError("num_nodes", num_nodes, "zero (elastic, recommended) or a positive number of nodes")
     template = channel_claim_template or f"{name}-channel"
     check_name("channel_claim_template", template)
     return {
