@@ -7,12 +7,38 @@ assert them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
-from aws_cdk import Annotations
+from aws_cdk import Annotations, Token
 from constructs import IConstruct
+
+
+def is_token(value: object) -> bool:
+    """Whether ``value`` is an unresolved CDK token (string, list or number), without handing NaN/inf to jsii.
+
+    Number tokens are finite floats near -1.9e289 (aws-cdk-lib ``TokenMap``), so only such floats are asked about.
+    """
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, str):
+        return "{Token[" in value and Token.is_unresolved(value)
+    if isinstance(value, float):
+        return math.isfinite(value) and value < -1e280 and Token.is_unresolved(value)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return any("{Token[" in v for v in value) and Token.is_unresolved(value)
+    return False
+
+
+def describe_value(value: Any) -> str:
+    """How a received value appears in an error: tokens as what they are, never as ``${Token[TOKEN.41]}``."""
+    if is_token(value):
+        return "a deploy-time value (an unresolved CDK token: CfnParameter, import or SSM parameter)"
+    if isinstance(value, str) and "${Token[" in value:
+        return f"{value!r} (contains a deploy-time value)"
+    return repr(value)
 
 
 class FmValidationError(ValueError):
@@ -22,7 +48,11 @@ class FmValidationError(ValueError):
         self.parameter = parameter
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{parameter} must be {allowed}, got {value!r}")
+        super().__init__(f"{parameter} must be {allowed}, got {describe_value(value)}")
+
+
+class FmTypeError(FmValidationError, TypeError):
+    """A value of the wrong Python type: a ``TypeError`` (and an :class:`FmValidationError`) naming the parameter."""
 
 
 def one_of(values: Iterable[Any]) -> str:

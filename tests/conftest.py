@@ -98,3 +98,19 @@ def embedded_files(text: str) -> dict[str, str]:
                 assert extracted is not None
                 files["/" + member.name] = extracted.read().decode()
     return files
+
+
+def require_tool(name: str, package: str) -> str:
+    """The path of a validator tool, or skip the test with the reason (fail under CI=true, where it must exist).
+
+    `make test` installs the Debian packages; a laptop without root or apt-get still runs every other test.
+    """
+    import shutil
+
+    path = shutil.which(name)
+    if path:
+        return path
+    reason = f"{name} is missing (Debian package {package}; `make test` installs it)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
