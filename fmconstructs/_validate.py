@@ -200,3 +200,32 @@ def same_zone(a: str | None, b: str | None) -> bool | None:
     if is_zone_id(a) != is_zone_id(b):
         return None
     return a == b
+
+
+_NOT_GIVEN: Any = object()
+
+
+def renamed(
+    old_name: str, old_value: Any, new_name: str, new_value: Any, *, default: Any = None, removal: str = "0.3.0"
+) -> Any:
+    """Resolve a renamed keyword: the new one wins; the old one still works, with a ``DeprecationWarning``.
+
+    Giving both raises :class:`~fmconstructs.errors.FmValidationError`. Old names stay one minor version
+    (CHANGELOG.md lists every rename).
+    """
+    import warnings
+
+    if old_value is _NOT_GIVEN or old_value is None:
+        return default if new_value is _NOT_GIVEN else new_value
+    if new_value is not _NOT_GIVEN and new_value is not None:
+        raise FmValidationError(old_name, old_value, f"omitted when {new_name} is given ({old_name} is its old name)")
+    warnings.warn(
+        f"{old_name} is deprecated and will be removed in fmconstructs {removal}: use {new_name}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return old_value
+
+
+NOT_GIVEN: Any = _NOT_GIVEN
+"""Default for a renamed keyword's new name, so that ``renamed`` can tell "not given" from an explicit value."""

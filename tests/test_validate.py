@@ -152,3 +152,15 @@ def test_same_zone():
     assert v.same_zone("us-east-1a", "us-east-1b") is False
     assert v.same_zone("us-east-1a", "use1-az4") is None
     assert v.same_zone(None, "us-east-1a") is None
+
+
+def test_renamed_keyword_warns_and_wins_when_alone():
+    with pytest.warns(DeprecationWarning, match="max_size is deprecated .* use max_nodes"):
+        assert v.renamed("max_size", 4, "max_nodes", v.NOT_GIVEN) == 4
+    assert v.renamed("max_size", None, "max_nodes", 8) == 8
+    assert v.renamed("max_size", None, "max_nodes", v.NOT_GIVEN, default=2) == 2
+
+
+def test_renamed_keyword_refuses_both():
+    with pytest.raises(FmValidationError, match="max_size must be omitted when max_nodes is given"):
+        v.renamed("max_size", 4, "max_nodes", 8)
