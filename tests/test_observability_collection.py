@@ -13,6 +13,7 @@ from fmconstructs import FmValidationError
 from fmconstructs.compute.user_data import MAX_USER_DATA_BYTES
 from fmconstructs.observability.collection import (
     INSTANCE_ID_PLACEHOLDER,
+    PROMETHEUS_VERSION,
     NodeLabels,
     agent_config,
     agent_config_yaml,
@@ -97,6 +98,16 @@ def test_user_data_content():
     )
     assert "fm-slurm-textfile.timer" in login
     assert "/opt/fmconstructs/slurm_textfile.py" in embedded_files(login)
+
+
+def test_prometheus_agent_is_the_supported_lts():
+    """The 3.5 LTS reached end of support on 2026-07-31; 3.13 is the LTS supported until 2027-07-31 (prometheus/docs
+    docs/introduction/release-cycle.md), 3.13.2 its latest patch (prometheus/prometheus tag v3.13.2)."""
+    assert PROMETHEUS_VERSION == "3.13.2"
+    text = "\n".join(node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS))
+    assert "fm_release prometheus 3.13.2" in text
+    assert "/opt/fmconstructs/prometheus-3.13.2.linux-$goarch/prometheus" in text
+    assert "3.5.0" not in text
 
 
 def test_embedded_archive_is_deterministic_and_small():

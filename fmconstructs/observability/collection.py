@@ -23,9 +23,16 @@ from ..compute.user_data import embedded_files_commands
 from ..errors import FmValidationError
 from .metrics import dcgm_counters_csv
 
-# Pinned versions (prometheus/node_exporter and prometheus/prometheus GitHub releases; NVIDIA NGC dcgm-exporter).
+# Pinned versions. Each tarball is checked at boot against the sha256sums.txt of the same GitHub release (integrity
+# of the download; no checksum is pinned here).
+# node_exporter: tag v1.9.1 (2025-04-01) in github.com/prometheus/node_exporter (CHANGELOG "1.9.1").
 NODE_EXPORTER_VERSION = "1.9.1"
-PROMETHEUS_VERSION = "3.5.0"
+# Prometheus: the 3.13 LTS (prometheus/docs docs/introduction/release-cycle.md: "Prometheus 3.13 | 2026-07-01 |
+# 2027-07-31 | Supported"; 3.5 LTS support ended 2026-07-31). 3.13.2 is its latest patch, tag v3.13.2 in
+# github.com/prometheus/prometheus (CHANGELOG "3.13.2 / 2026-07-29").
+PROMETHEUS_VERSION = "3.13.2"
+# dcgm-exporter: tag 4.2.3-4.1.1 (2025-05-15) in github.com/NVIDIA/dcgm-exporter, whose Makefile builds the
+# ubuntu22.04 image as nvcr.io/nvidia/k8s/dcgm-exporter:<DCGM>-<exporter>-ubuntu22.04.
 DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.1-ubuntu22.04"
 
 DCGM_EXPORTER_PORT = 9400  # dcgm-exporter default listen address :9400
