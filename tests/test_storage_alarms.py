@@ -16,9 +16,9 @@ def test_alarms_for_a_new_file_system(scene):
     alarms = scene.template().find_resources("AWS::CloudWatch::Alarm")
     assert len(alarms) == 2
     throughput = next(p for p in alarms.values() if "Metrics" in p["Properties"])["Properties"]
-    # 2400 GiB ("2.4 TiB" in FSx's sizing) at 500 MB/s/TiB = 1200 MB/s baseline; 300 s periods
+    # 2400 GiB = 2.34375 TiB at 500 MB/s/TiB = 1,171.875 MB/s baseline; 300 s periods
     expression = next(m["Expression"] for m in throughput["Metrics"] if "Expression" in m)
-    assert expression == "(r + w) / 300 / 1200000000"
+    assert expression == "(r + w) / 300 / 1171875000"
     names = {m["MetricStat"]["Metric"]["MetricName"] for m in throughput["Metrics"] if "MetricStat" in m}
     assert names == {"DataReadBytes", "DataWriteBytes"}
     assert throughput["Threshold"] == 0.9
@@ -49,6 +49,18 @@ def test_alarms_for_an_imported_file_system_with_facts(scene):
     throughput_alarm, capacity_alarm = fs.add_saturation_alarms(throughput_ratio=0.8)
     assert throughput_alarm is not None and capacity_alarm is not None
     scene.template().resource_count_is("AWS::CloudWatch::Alarm", 2)
+
+
+def test_throughput_baseline_is_tib_times_per_unit_throughput(scene):
+    """Baseline = storage in TiB x MB/s/TiB (FSx API PerUnitStorageThroughput is MB/s per TiB; 1 TiB = 1,024 GiB):
+    4,800 GiB at 1,000 MB/s/TiB is 4.6875 TiB x 1,000 = 4,687.5 MB/s, not 4,800 MB/s."""
+    fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=4800, throughput_mbps_per_tib=1000)
+    fs.add_saturation_alarms()
+    alarms = scene.template().find_resources("AWS::CloudWatch::Alarm")
+    throughput = next(p for p in alarms.values() if "Metrics" in p["Properties"])["Properties"]
+    expression = next(m["Expression"] for m in throughput["Metrics"] if "Expression" in m)
+    assert expression == "(r + w) / 300 / 4687500000"  # 4,687.5 MB/s in bytes per second
+    assert "4,687.5 MB/s baseline" in throughput["AlarmDescription"]
 
 
 def test_alarms_need_known_size(scene):

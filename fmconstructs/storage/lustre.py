@@ -255,7 +255,12 @@ class LustreFileSystemBase(Construct):
                 namespace="AWS/FSx", metric_name=name, dimensions_map=dimensions, statistic=statistic, period=period
             )
 
-        baseline_bytes_per_second = sizing.aggregate_throughput_mbps * 1_000_000
+        # Baseline = storage in TiB x per-unit throughput: PerUnitStorageThroughput is MB/s per TiB (FSx API
+        # LustreFileSystemConfiguration) and 1 TiB = 1,024 GiB, so 4,800 GiB at 1,000 MB/s/TiB is 4,687.5 MB/s
+        # (FSx for Lustre User Guide, managing-throughput-capacity and increase-storage-capacity). Computed here rather
+        # than from LustreSizing.aggregate_throughput_mbps, which divides GiB by 1,000.
+        baseline_mbps = sizing.storage_capacity_gib / 1024 * sizing.throughput_mbps_per_tib
+        baseline_bytes_per_second = baseline_mbps * 1_000_000
         utilisation = cloudwatch.MathExpression(
             expression=f"(r + w) / {seconds} / {baseline_bytes_per_second:.0f}",
             using_metrics={"r": metric("DataReadBytes", "Sum"), "w": metric("DataWriteBytes", "Sum")},
@@ -271,7 +276,7 @@ class LustreFileSystemBase(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=(
                 f"FSx for Lustre throughput at or above {throughput_ratio:.0%} of its "
-                f"{sizing.aggregate_throughput_mbps:,.0f} MB/s baseline: jobs are I/O bound"
+                f"{baseline_mbps:,.1f} MB/s baseline: jobs are I/O bound"
             ),
         )
         capacity_bytes = sizing.storage_capacity_gib * 1024**3
