@@ -52,7 +52,7 @@ def test_commands_install_then_run_the_script():
     # The script travels compressed (EC2 user data is limited to 16 KB) and is unpacked to its path, mode 0755.
     assert embedded_files("\n".join(commands)) == {LUSTRE_MOUNT_SCRIPT_PATH: lustre_mount_script()}
     assert commands[-1] == (
-        f"{LUSTRE_MOUNT_SCRIPT_PATH} '{DNS}' 'abcdefgh' '/fsx' '{','.join(DEFAULT_MOUNT_OPTIONS)}' 0 0"
+        f"{LUSTRE_MOUNT_SCRIPT_PATH} '{DNS}' 'abcdefgh' '/fsx' '{','.join(DEFAULT_MOUNT_OPTIONS)}' off 0 -"
     )
 
 
@@ -82,21 +82,23 @@ def test_script_is_idempotent_by_construction():
     assert 'mountpoint -q "$mount_point"' in script  # no second mount
     assert '$2 == mp && $3 == "lustre"' in script  # one fstab entry
     assert "lnetctl net show --net efa" in script  # EFA LNet configured once
+    assert 'if [ "$current" = "$wanted" ]' in script  # same interfaces already configured: nothing to do
     assert "${dns_name}@tcp:/${mount_name} ${mount_point} lustre ${mount_options} 0 0" in script
 
 
 def test_script_configures_lnet_over_efa_and_gds():
     script = lustre_mount_script()
     assert "modprobe kefalnd" in script
-    assert 'lnetctl net add --net efa --if "$device"' in script
+    assert 'lnetctl net add --net efa --if "$d" --peer-credits "$peer"' in script
     assert "modprobe nvidia_fs" in script
 
 
 def test_efa_file_system_turns_on_efa_and_gds():
+    # Without an instance spec the node decides the count ("auto": the FSx default for other types, 2 or 1).
     commands = lustre_mount_commands(dns_name=DNS, mount_name="m", efa_enabled=True)
-    assert commands[-1].endswith(" 1 1")
+    assert commands[-1].endswith(" auto 1 -")
     commands = lustre_mount_commands(dns_name=DNS, mount_name="m", efa_enabled=True, gpudirect_storage=False)
-    assert commands[-1].endswith(" 1 0")
+    assert commands[-1].endswith(" auto 0 -")
 
 
 @pytest.mark.parametrize(
@@ -143,7 +145,7 @@ def test_file_system_mount_commands_resolve_to_its_attributes(efa_fs):
     rendered = scene.stack.resolve(user_data.render())
     text = str(rendered)
     assert "LustreMountName" in text and "DNSName" in text
-    assert fs.mount_commands()[-1].endswith(" 1 1")  # EFA-enabled: LNet over EFA + GDS prerequisites
+    assert fs.mount_commands()[-1].endswith(" auto 1 -")  # EFA-enabled: LNet over EFA + GDS prerequisites
 
 
 def test_eks_static_volume_of_a_file_system(efa_fs):

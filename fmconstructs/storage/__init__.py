@@ -7,8 +7,10 @@
 from .client import (
     DEFAULT_MOUNT_OPTIONS,
     FSX_CSI_DRIVER,
+    LNET_EFA_UNIT,
     LUSTRE_MOUNT_SCRIPT_PATH,
     EksStaticVolume,
+    lustre_efa_interfaces,
     lustre_mount_commands,
     lustre_mount_script,
 )
@@ -55,6 +57,7 @@ __all__ = [
     "DEFAULT_MOUNT_OPTIONS",
     "EFA_CAPACITY_MULTIPLE_GIB",
     "FSX_CSI_DRIVER",
+    "LNET_EFA_UNIT",
     "LUSTRE_MOUNT_SCRIPT_PATH",
     "LUSTRE_VERSION",
     "MAX_DATA_REPOSITORIES",
@@ -76,6 +79,7 @@ __all__ = [
     "LustreSizing",
     "aggregate_throughput_mbps",
     "is_valid_capacity",
+    "lustre_efa_interfaces",
     "lustre_mount_commands",
     "lustre_mount_script",
     "lustre_ports",

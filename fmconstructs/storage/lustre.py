@@ -33,6 +33,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from ..catalog import InstanceSpec
 from ..errors import FmValidationError, one_of
 from ..networking.security_group import EfaSecurityGroup, close_default_egress
 from .client import DEFAULT_MOUNT_OPTIONS, EksStaticVolume, lustre_mount_commands
@@ -312,11 +313,19 @@ class LustreFileSystemBase(Construct):
         *,
         mount_options: Sequence[str] = DEFAULT_MOUNT_OPTIONS,
         gpudirect_storage: bool | None = None,
+        instance_spec: InstanceSpec | None = None,
+        efa_interfaces_for_lustre: int | None = None,
+        node_efa_interfaces: int | None = None,
     ) -> list[str]:
         """Idempotent node-side shell commands that install the Lustre client and mount this file system.
 
-        EFA-enabled file systems also get LNet over EFA and the GPUDirect Storage prerequisites (``gpudirect_storage``
-        default: same as ``efa_enabled``). See :func:`~fmconstructs.storage.client.lustre_mount_commands`.
+        EFA-enabled file systems also get LNet over EFA on
+        :func:`~fmconstructs.storage.client.lustre_efa_interfaces` interfaces (``instance_spec``: the node's catalog
+        entry, whose FSx default it uses; ``efa_interfaces_for_lustre``: an explicit count, 0 for TCP;
+        ``node_efa_interfaces``: the EFA interfaces the node attaches), a systemd unit that redoes it at every boot,
+        and the GPUDirect Storage prerequisites (``gpudirect_storage`` default: True when the node uses EFA for
+        Lustre). Register the node group with :meth:`register_efa_clients` for the 1,024 EFA connection budget.
+        See :func:`~fmconstructs.storage.client.lustre_mount_commands`.
         """
         return lustre_mount_commands(
             dns_name=self.dns_name,
@@ -325,6 +334,9 @@ class LustreFileSystemBase(Construct):
             mount_options=mount_options,
             efa_enabled=self.efa_enabled,
             gpudirect_storage=gpudirect_storage,
+            instance_spec=instance_spec,
+            efa_interfaces_for_lustre=efa_interfaces_for_lustre,
+            node_efa_interfaces=node_efa_interfaces,
         )
 
     def eks_static_volume(self, *, mount_options: Sequence[str] = ("flock",)) -> EksStaticVolume:
