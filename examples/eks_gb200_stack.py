@@ -1,0 +1,114 @@
+"""FmEksGb200: a GPU EKS cluster with one u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge, 72 GPUs in one NVLink
+domain) on an UltraServer Capacity Block, the GPU add-ons with the NVIDIA DRA driver, a ComputeDomain and an
+EFA-enabled FSx for Lustre volume.
+
+Follows the EKS User Guide "ml-eks-nvidia-ultraserver" (Use P6e-GB200 UltraServers with Amazon EKS):
+
+- Kubernetes 1.35 (the guide needs 1.33 or later, for Dynamic Resource Allocation); an EKS managed node group with a
+  custom launch template on the Capacity Block, AL2023 ARM NVIDIA AMI, NVMe instance stores in RAID0 (nodeadm).
+- EFA: one ``efa-only`` interface on cards 1, 5, 9 and 13 (4 x 400 Gbps), the layout for which the guide expects
+  4 allocatable ``vpc.amazonaws.com/efa`` devices per node.
+- Add-ons: NVIDIA device plugin with GPU feature discovery (``nvidia.com/gpu.clique``), the EFA device plugin
+  (chart >= 0.5.14), the DCGM exporter, the FSx CSI driver, and the NVIDIA DRA driver 25.8.0 with the guide's values
+  (ComputeDomains on, GPU allocation off, controller schedulable on EKS).
+- An elastic ComputeDomain (``numNodes: 0``) whose channel claim template pods reference for IMEX channels.
+- FSx for Lustre PERSISTENT_2, EFA-enabled, 4,800 GiB at 1,000 MB/s/TiB, automatic metadata configuration, in the
+  node group's subnet and sharing the cluster's EFA security group; a static PersistentVolume + claim
+  ``fsx-training`` in namespace ``training``.
+
+The node group starts at its full size (18) like FmEksP5en's; before the block is active, deploy with
+``min_size=0, desired_size=0`` and scale to 18 once it is (EKS "capacity-blocks-mng").
+
+The resource-group ARN is a placeholder; override it with ``-c fmconstructs:ultraserver-resource-group-arn=arn:...``
+(the key FmPcsGb200 reads).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from fmconstructs import UltraServerCapacityBlock
+from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
+from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, size_for_throughput
+
+from .eks_stack import acknowledge_eks_findings
+from .lint import acknowledge_cfn_lint
+from .network import example_vpc
+
+DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
+ULTRASERVER_TYPE = "u-p6e-gb200x72"
+INSTANCE_TYPE = "p6e-gb200.36xlarge"
+#: Aggregate throughput the file system is sized for (GB/s): 4,800 GiB at 1,000 MB/s/TiB, the smallest EFA size there.
+TARGET_THROUGHPUT_GBPS = 4.8
+#: Where the volume claim and the ComputeDomain live.
+NAMESPACE = "training"
+
+_GB200_CFN_LINT_REASON = (
+    "cfn-lint's instance-type data has no p6e-gb200.36xlarge in any region; EC2 sells it only as UltraServer "
+    "Capacity Blocks (EKS User Guide ml-eks-nvidia-ultraserver, EC2 User Guide capacity-blocks-launch)"
+)
+
+
+class EksGb200Stack(Stack):
+    """The FmEksGb200 example stack: EKS on one u-p6e-gb200x72 UltraServer with DRA ComputeDomains and FSx over EFA."""
+
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        group_arn = self.node.try_get_context("fmconstructs:ultraserver-resource-group-arn")
+
+        self.vpc = example_vpc(self)
+        self.admin_role = iam.Role(
+            self,
+            "ClusterAdminRole",
+            assumed_by=iam.AccountRootPrincipal(),
+            description="Administrators of the FmEksGb200 cluster (EKS access entry, AmazonEKSClusterAdminPolicy)",
+        )
+        self.cluster = GpuEksCluster(self, "Cluster", vpc=self.vpc, admin_roles=[self.admin_role])
+        subnet = self.vpc.private_subnets[0]
+
+        self.capacity = UltraServerCapacityBlock(
+            resource_group_arn=group_arn or DEFAULT_ULTRASERVER_GROUP_ARN, ultraserver_type=ULTRASERVER_TYPE
+        )
+        # Installs the NVIDIA DRA driver too (every UltraServer group needs it for ComputeDomains).
+        self.gb200: GpuNodeGroup = self.cluster.add_gpu_node_group(
+            "Gb200",
+            instance_type=INSTANCE_TYPE,
+            capacity=self.capacity,
+            max_size=self.capacity.max_instances,
+            subnets=[subnet],
+        )
+        acknowledge_cfn_lint(self.gb200.launch_template.resource, "E3628", _GB200_CFN_LINT_REASON)
+        self.addons = self.cluster.add_gpu_addons()
+
+        sizing = size_for_throughput(TARGET_THROUGHPUT_GBPS, throughput_mbps_per_tib=1000, efa_enabled=True)
+        self.file_system = LustreFileSystem(
+            self,
+            "Lustre",
+            vpc=self.vpc,
+            subnet=subnet,
+            storage_capacity_gib=sizing.storage_capacity_gib,
+            throughput_mbps_per_tib=sizing.throughput_mbps_per_tib,
+            metadata_configuration=LustreMetadataConfiguration.automatic(),
+            efa_enabled=True,
+            efa_security_group=self.cluster.efa_security_group,
+        )
+        self.volume = self.cluster.add_lustre_volume(
+            "FsxVolume", self.file_system, name="fsx-training", namespace=NAMESPACE, create_namespace=True
+        )
+        self.compute_domain = self.cluster.add_compute_domain("ComputeDomain", name="gb200-imex", namespace=NAMESPACE)
+        self.compute_domain.node.add_dependency(self.volume)  # the volume's manifest creates the namespace
+
+        acknowledge_eks_findings(self.cluster)
+        CfnOutput(self, "ClusterName", value=self.cluster.cluster_name)
+        CfnOutput(self, "Gb200Nodegroup", value=self.gb200.nodegroup_name)
+        CfnOutput(self, "FileSystemId", value=self.file_system.file_system_id)
+        CfnOutput(
+            self,
+            "ComputeDomainChannelTemplate",
+            value="gb200-imex-channel",
+            description="ResourceClaimTemplate that pods in namespace training reference for an IMEX channel",
+        )
