@@ -123,26 +123,9 @@ class ComputeStack(Stack):
             instance_profile=iam.InstanceProfile(self, "FleetInstanceProfile", role=node_role),
         )
         self.launch_templates["p5en.48xlarge+capacity-block"] = block_template
+        # Encrypted launch/terminate events: GpuAutoScalingGroup adds the Auto Scaling service-linked role to this key's
+        # policy (kms:GenerateDataKey*, kms:Decrypt), without which Auto Scaling cannot publish to the topic.
         fleet_key = kms.Key(self, "FleetEventsKey", enable_key_rotation=True)
-        # Auto Scaling publishes through its service-linked role; the role may not exist yet when the key is
-        # created, so the key policy names the account and matches the role by aws:PrincipalArn.
-        fleet_key.add_to_resource_policy(
-            iam.PolicyStatement(
-                principals=[iam.AccountRootPrincipal()],
-                actions=["kms:GenerateDataKey*", "kms:Decrypt"],
-                resources=["*"],
-                conditions={
-                    "ArnLike": {
-                        "aws:PrincipalArn": self.format_arn(
-                            service="iam",
-                            region="",
-                            resource="role",
-                            resource_name="aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling",
-                        )
-                    }
-                },
-            )
-        )
         self.fleet_events = sns.Topic(self, "FleetEvents", master_key=fleet_key, enforce_ssl=True)
         self.fleet = GpuAutoScalingGroup(
             self,

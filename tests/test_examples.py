@@ -156,3 +156,19 @@ def test_self_managed_fleet_on_the_capacity_block(compute_template):
     block = by_type(compute_template, "p5en.48xlarge", market="capacity-block")[0]
     assert "ImageId" in block and "IamInstanceProfile" in block
     compute_template.has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})
+
+
+def test_fleet_events_key_lets_auto_scaling_publish(compute_template):
+    """The encrypted topic of the example fleet: its key policy names AWSServiceRoleForAutoScaling with
+    kms:GenerateDataKey* and kms:Decrypt (Auto Scaling UG key-policy-requirements-EBS-encryption; SNS DG key
+    management); an account-root principal would need an IAM policy that a service-linked role cannot have."""
+    topic = next(iter(compute_template.find_resources("AWS::SNS::Topic").values()))["Properties"]
+    key_id = topic["KmsMasterKeyId"]["Fn::GetAtt"][0]
+    statements = compute_template.to_json()["Resources"][key_id]["Properties"]["KeyPolicy"]["Statement"]
+    granted = [s for s in statements if "kms:GenerateDataKey*" in s["Action"]]
+    assert len(granted) == 1
+    (statement,) = granted
+    role = "".join(p if isinstance(p, str) else "<partition>" for p in statement["Principal"]["AWS"]["Fn::Join"][1])
+    assert role.endswith(":role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling")
+    assert sorted(statement["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    assert "Condition" not in statement

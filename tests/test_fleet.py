@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 
 from fmconstructs import (
@@ -55,6 +56,52 @@ def test_notifications(scene):
     props = next(iter(scene.template().find_resources("AWS::AutoScaling::AutoScalingGroup").values()))["Properties"]
     assert props["NotificationConfigurations"][0]["TopicARN"] == scene.stack.resolve(topic.topic_arn)
     assert "autoscaling:EC2_INSTANCE_LAUNCH_ERROR" in props["NotificationConfigurations"][0]["NotificationTypes"]
+
+
+AUTOSCALING_SLR = {
+    "Fn::Join": [
+        "",
+        [
+            "arn:",
+            {"Ref": "AWS::Partition"},
+            ":iam::123456789012:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling",
+        ],
+    ]
+}
+
+
+def key_statements(template):
+    key = next(iter(template.find_resources("AWS::KMS::Key").values()))
+    return key["Properties"]["KeyPolicy"]["Statement"]
+
+
+def test_encrypted_topic_key_policy_lets_auto_scaling_publish(scene):
+    """Auto Scaling publishes as AWSServiceRoleForAutoScaling, whose policy covers AWS managed keys only (Auto Scaling
+    UG "Required AWS KMS key policy for use with encrypted volumes"): the key policy names the role itself with the
+    SNS publisher's kms:GenerateDataKey* and kms:Decrypt (SNS Developer Guide "Key management")."""
+    key = kms.Key(scene.stack, "Key")
+    topic = sns.Topic(scene.stack, "Topic", master_key=key)
+    GpuAutoScalingGroup(
+        scene.stack, "Fleet", launch_template=make_lt(scene), min_count=0, max_count=4, notifications_topic=topic
+    )
+    statement = next(s for s in key_statements(scene.template()) if s.get("Sid") == "AllowAutoScalingNotifications")
+    assert statement["Principal"] == {"AWS": AUTOSCALING_SLR}  # the role itself, not the account root
+    assert statement["Effect"] == "Allow"
+    assert sorted(statement["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    assert "Condition" not in statement
+
+
+def test_unencrypted_topic_changes_no_key(scene):
+    kms.Key(scene.stack, "Key")  # an unrelated key keeps its default policy
+    GpuAutoScalingGroup(
+        scene.stack,
+        "Fleet",
+        launch_template=make_lt(scene),
+        min_count=0,
+        max_count=4,
+        notifications_topic=sns.Topic(scene.stack, "Plain"),
+    )
+    assert all(s.get("Sid") != "AllowAutoScalingNotifications" for s in key_statements(scene.template()))
 
 
 @pytest.mark.parametrize(

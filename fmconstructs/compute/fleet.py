@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_autoscaling as autoscaling
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
@@ -38,7 +39,9 @@ class GpuAutoScalingGroup(Construct):
         :param min_count: minimum nodes; equal to ``max_count`` on a Capacity Block.
         :param max_count: maximum nodes; at most the reservation's size when known.
         :param desired_count: default: ``min_count``.
-        :param notifications_topic: SNS topic for launch/terminate events. Default: none.
+        :param notifications_topic: SNS topic for launch/terminate events. Default: none. When the topic is
+            encrypted with a key this app owns, the key policy lets the Auto Scaling service-linked role encrypt for
+            it; an imported key's policy must grant the same by hand (see ``_allow_autoscaling_to_use_key``).
         :param health_check_grace_period: default: 15 minutes (GPU nodes boot slowly).
         """
         super().__init__(scope, id)
@@ -89,6 +92,36 @@ class GpuAutoScalingGroup(Construct):
             ),
         )
 
+        if notifications_topic is not None:
+            self._allow_autoscaling_to_use_key(notifications_topic)
+
+    def _allow_autoscaling_to_use_key(self, topic: sns.ITopic) -> bool:
+        """Let Auto Scaling publish to ``topic`` when it is encrypted with a customer managed key.
+
+        Auto Scaling sends notifications as its service-linked role ``AWSServiceRoleForAutoScaling`` (this group sets
+        no other role), whose permissions cover AWS managed keys only: for a customer managed key the key policy must
+        name the role (Auto Scaling User Guide "Required AWS KMS key policy for use with encrypted volumes", the one
+        Auto Scaling page that shows such a key policy), and a publisher to an SSE topic needs
+        ``kms:GenerateDataKey*`` and ``kms:Decrypt`` (Amazon SNS Developer Guide "Key management"). The role is the
+        principal itself: an account-root principal would also need an IAM policy on the role, which a
+        service-linked role cannot get. KMS rejects a key policy naming a role that does not exist yet, so the role
+        must exist before deployment (README "Prerequisites a deployer needs").
+
+        Returns False when the topic is unencrypted or its key's policy cannot be changed from here (imported key).
+        """
+        key = topic.master_key
+        if key is None:
+            return False
+        result = key.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowAutoScalingNotifications",
+                principals=[iam.ArnPrincipal(autoscaling_service_linked_role_arn(Stack.of(self)))],
+                actions=["kms:GenerateDataKey*", "kms:Decrypt"],
+                resources=["*"],
+            )
+        )
+        return bool(result.statement_added)
+
     @property
     def auto_scaling_group_name(self) -> str:
         return self.resource.ref
@@ -97,3 +130,15 @@ class GpuAutoScalingGroup(Construct):
     def total_gpus(self) -> int:
         """GPUs at the desired size."""
         return self.desired_count * self.launch_template.gpus_per_node
+
+
+def autoscaling_service_linked_role_arn(stack: Stack) -> str:
+    """ARN of the account's default Auto Scaling service-linked role, ``AWSServiceRoleForAutoScaling`` under the path
+    ``/aws-service-role/autoscaling.amazonaws.com/`` (Auto Scaling User Guide "Service-linked roles for Amazon EC2
+    Auto Scaling")."""
+    return stack.format_arn(
+        service="iam",
+        region="",
+        resource="role",
+        resource_name="aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling",
+    )
