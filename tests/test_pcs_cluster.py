@@ -13,7 +13,6 @@ from conftest import new_scene
 from fmconstructs import FmValidationError
 from fmconstructs.pcs import (
     DEFAULT_SLURM_VERSION,
-    IMEX_PROLOG_PATH,
     PCS_IAM_PATH,
     AccountingMode,
     ClusterSetting,
@@ -167,20 +166,6 @@ def test_bucket_grants_are_limited_to_their_prefix(built):
                     ]
                 )
             }
-        },
-    )
-
-
-def test_imex_sets_the_prolog():
-    scene = new_scene()
-    cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, enable_imex=True)
-    assert cluster.slurm_settings == {ClusterSetting.PROLOG: IMEX_PROLOG_PATH}
-    Template.from_stack(scene.stack).has_resource_properties(
-        CLUSTER,
-        {
-            "SlurmConfiguration": Match.object_like(
-                {"SlurmCustomSettings": [{"ParameterName": "Prolog", "ParameterValue": IMEX_PROLOG_PATH}]}
-            )
         },
     )
 

@@ -97,7 +97,13 @@ def test_gb200_ultraserver_node_group(gb200):
         {
             "Scheduler": {"Type": "SLURM", "Version": "25.11"},
             "SlurmConfiguration": Match.object_like(
-                {"SlurmCustomSettings": [{"ParameterName": "Prolog", "ParameterValue": Match.any_value()}]}
+                {
+                    "SlurmCustomSettings": [
+                        {"ParameterName": "Prolog", "ParameterValue": Match.any_value()},
+                        # PCS User Guide capacity-blocks-nvidia-imex: the IMEX prolog runs with these flags.
+                        {"ParameterName": "PrologFlags", "ParameterValue": "Alloc,NoHold"},
+                    ]
+                }
             ),
         },
     )
@@ -128,9 +134,17 @@ def test_imex_prolog_passes_shellcheck(tmp_path):
     subprocess.run(["shellcheck", "--severity=warning", str(path)], check=True)
 
 
-def test_imex_prolog_is_a_no_op_without_imex(tmp_path):
+def test_imex_prolog_is_a_no_op_for_shared_jobs(tmp_path):
     path = tmp_path / "imex-prolog.sh"
     path.write_text(IMEX_PROLOG_SCRIPT)
-    env = {"PATH": str(tmp_path), "SLURM_JOB_NODELIST": "gb200-[1-2]"}  # no nvidia-imex-ctl on PATH
+    logger = tmp_path / "logger"
+    logger.write_text("#!/bin/bash\nexit 0\n")
+    logger.chmod(0o755)
+    env = {
+        "PATH": str(tmp_path),
+        "SLURM_JOB_NODELIST": "gb200-[1-2]",
+        "FMCONSTRUCTS_IMEX_LOG": str(tmp_path / "prolog.log"),
+    }  # no SLURM_JOB_OVERSUBSCRIBE=NO: not an exclusive job (behaviour tests: test_pcs_imex.py)
     result = subprocess.run(["/bin/bash", str(path)], env=env, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+    assert "the job is not exclusive" in (tmp_path / "prolog.log").read_text()

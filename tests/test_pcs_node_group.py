@@ -348,7 +348,12 @@ def test_ultraserver_cluster_runs_the_imex_prolog_on_slurm_25_05_or_later(gb200)
         "AWS::PCS::Cluster",
         {
             "SlurmConfiguration": Match.object_like(
-                {"SlurmCustomSettings": [{"ParameterName": "Prolog", "ParameterValue": IMEX_PROLOG_PATH}]}
+                {
+                    "SlurmCustomSettings": [
+                        {"ParameterName": "Prolog", "ParameterValue": IMEX_PROLOG_PATH},
+                        {"ParameterName": "PrologFlags", "ParameterValue": "Alloc,NoHold"},
+                    ]
+                }
             )
         },
     )

@@ -250,7 +250,9 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         self.user_data = self.launch_template.user_data
         self._add_mounts(mounts)
         if cluster.imex_enabled:
-            self.user_data.add_commands(*imex_prolog_install_commands(IMEX_PROLOG_PATH))
+            self.user_data.add_commands(
+                *imex_prolog_install_commands(IMEX_PROLOG_PATH, slurm_version=cluster.slurm_version.value)
+            )
         if user_data_commands:
             self.user_data.add_commands(*user_data_commands)
 
@@ -366,6 +368,11 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     @property
     def _uses_efa(self) -> bool:
         return self.launch_template.efa_interface_count > 0
+
+    @property
+    def on_ultraserver(self) -> bool:
+        """Whether the group runs on an UltraServer Capacity Block (its queues are exclusive)."""
+        return self.capacity.kind is CapacityKind.ULTRASERVER_CAPACITY_BLOCK
 
     @property
     def efa_interface_count(self) -> int:

@@ -9,16 +9,17 @@ CloudFormation rollback:
 - Purchase options ONDEMAND | SPOT | CAPACITY_BLOCK (schema of ``AWS::PCS::ComputeNodeGroup``; the fourth value,
   INTERRUPTIBLE_CAPACITY_RESERVATION, has no counterpart in :mod:`fmconstructs.capacity` and is not offered).
 - Custom Slurm setting names per level: PCS API reference ``SlurmCustomSetting`` (clusters: Prolog, Epilog,
-  SelectTypeParameters, AccountingStorageEnforce; compute node groups: Weight, RealMemory) and the PCS User Guide
-  "Custom Slurm settings for AWS PCS queues" (AllowAccounts, AllowQos, Default, DefaultTime, DenyAccounts, DenyQos,
-  Exclusive, ExclusiveUser). PCS accepts more names over time; a name missing here can still be set with an escape
-  hatch (``node.default_child.add_property_override``) until it is added.
+  SelectTypeParameters, AccountingStorageEnforce; compute node groups: Weight, RealMemory), the PCS User Guide
+  "Custom Slurm settings for AWS PCS clusters" (slurm-custom-settings-cluster: PrologFlags) and "... queues"
+  (slurm-custom-settings-queue: AllowAccounts, AllowQos, Default, DefaultTime, DenyAccounts, DenyQos, Exclusive,
+  ExclusiveUser, OverSubscribe). PCS accepts more names over time; a name missing here can still be set with an
+  escape hatch (``node.default_child.add_property_override``) until it is added.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import TypeVar
 
@@ -84,6 +85,10 @@ class ClusterSetting(str, Enum):
     SELECT_TYPE_PARAMETERS = "SelectTypeParameters"
     ACCOUNTING_STORAGE_ENFORCE = "AccountingStorageEnforce"
     """Needs accounting mode STANDARD; PCS supports a subset of the Slurm options (PCS "Slurm accounting")."""
+    PROLOG_FLAGS = "PrologFlags"
+    """Comma-separated :data:`PROLOG_FLAG_NAMES` (slurm.conf(5)); listed by the PCS User Guide
+    slurm-custom-settings-cluster. ``enable_imex`` adds ``Alloc,NoHold`` (PCS User Guide
+    capacity-blocks-nvidia-imex)."""
 
 
 class NodeGroupSetting(str, Enum):
@@ -104,10 +109,29 @@ class QueueSetting(str, Enum):
     DENY_ACCOUNTS = "DenyAccounts"
     DENY_QOS = "DenyQos"
     EXCLUSIVE = "Exclusive"
+    """NO, NODE, USER or TOPO (Slurm 26.05 partition ``Exclusive``; PCS: it replaces ``ExclusiveUser`` and
+    ``OverSubscribe=EXCLUSIVE``)."""
     EXCLUSIVE_USER = "ExclusiveUser"
+    OVER_SUBSCRIBE = "OverSubscribe"
+    """EXCLUSIVE, NO, YES[:count] or FORCE[:count] (slurm.conf(5) partition ``OverSubscribe``). UltraServer queues get
+    ``EXCLUSIVE`` unless told otherwise (:class:`~fmconstructs.pcs.PcsQueue`)."""
 
 
 _SettingName = TypeVar("_SettingName", ClusterSetting, NodeGroupSetting, QueueSetting)
+
+#: slurm.conf(5) ``PrologFlags`` values (canonical spelling; Slurm compares them case-insensitively).
+PROLOG_FLAG_NAMES = ("Alloc", "Contain", "DeferBatch", "ForceRequeueOnFail", "NoHold", "RunInJob", "Serial", "X11")
+#: slurm.conf(5): ``NoHold`` "cannot be combined with the Contain or X11 flags"; ``RunInJob`` implies ``Contain``.
+_FLAGS_EXCLUDED_BY_NOHOLD = ("Contain", "RunInJob", "X11")
+#: Partition ``Exclusive`` values (Slurm 26.05: NO, NODE, USER or TOPO).
+EXCLUSIVE_VALUES = ("NO", "NODE", "USER", "TOPO")
+#: Queue settings that make every job of a partition own its nodes: what IMEX needs (a job's prolog restarts
+#: nvidia-imex on its nodes, PCS User Guide capacity-blocks-nvidia-imex).
+EXCLUSIVE_QUEUE_SETTINGS: dict[QueueSetting, tuple[str, ...]] = {
+    QueueSetting.OVER_SUBSCRIBE: ("EXCLUSIVE",),
+    QueueSetting.EXCLUSIVE: ("NODE", "TOPO"),
+}
+_OVER_SUBSCRIBE = re.compile(r"^(EXCLUSIVE|NO|(YES|FORCE)(:\d+)?)$", re.IGNORECASE)
 
 _VALUE = re.compile(r"^[^\r\n]{1,1024}$")
 _ABSOLUTE_PATHS = re.compile(r"^/[A-Za-z0-9._/*-]+(,/[A-Za-z0-9._/*-]+)*$")
@@ -158,6 +182,42 @@ def _check_value(parameter: str, name: ClusterSetting | NodeGroupSetting | Queue
         raise FmValidationError(label, value, "a positive integer number of MiB")
     if name in (QueueSetting.DEFAULT, QueueSetting.EXCLUSIVE_USER) and value.upper() not in _YES_NO:
         raise FmValidationError(label, value, "YES or NO")
+    if name is QueueSetting.EXCLUSIVE and value.upper() not in EXCLUSIVE_VALUES:
+        raise FmValidationError(label, value, one_of(EXCLUSIVE_VALUES))
+    if name is QueueSetting.OVER_SUBSCRIBE and not _OVER_SUBSCRIBE.match(value):
+        raise FmValidationError(label, value, "EXCLUSIVE, NO, YES[:count] or FORCE[:count]")
+    if name is ClusterSetting.PROLOG_FLAGS:
+        parse_prolog_flags(value, parameter=label)
+
+
+def parse_prolog_flags(value: str, *, parameter: str = "PrologFlags") -> list[str]:
+    """``PrologFlags`` as canonical flag names, in the given order; unknown, repeated or incompatible flags raise."""
+    canonical = {flag.lower(): flag for flag in PROLOG_FLAG_NAMES}
+    flags: list[str] = []
+    for raw in value.split(","):
+        flag = canonical.get(raw.strip().lower())
+        if flag is None:
+            raise FmValidationError(parameter, value, f"comma-separated PrologFlags, each {one_of(PROLOG_FLAG_NAMES)}")
+        if flag in flags:
+            raise FmValidationError(parameter, value, f"PrologFlags without repeats ({flag} twice)")
+        flags.append(flag)
+    if "NoHold" in flags:
+        clash = [flag for flag in flags if flag in _FLAGS_EXCLUDED_BY_NOHOLD]
+        if clash:
+            raise FmValidationError(
+                parameter, value, f"PrologFlags without {', '.join(clash)} when NoHold is set (slurm.conf(5))"
+            )
+    return flags
+
+
+def merge_prolog_flags(required: Sequence[str], given: str | None, *, parameter: str) -> str:
+    """``required`` flags first, then the given ones not already there (canonical spelling, comma-separated)."""
+    flags = list(required)
+    if given is not None and Token.is_unresolved(given):
+        raise FmValidationError(parameter, given, "a literal value (fmconstructs adds flags to it)")
+    if given is not None:
+        flags += [flag for flag in parse_prolog_flags(given, parameter=parameter) if flag not in flags]
+    return ",".join(parse_prolog_flags(",".join(flags), parameter=parameter))
 
 
 def to_cfn_settings(settings: Mapping[_SettingName, str]) -> list[dict[str, str]]:
