@@ -14,7 +14,10 @@ Follows the EKS User Guide "ml-eks-nvidia-ultraserver" (Use P6e-GB200 UltraServe
 - An elastic ComputeDomain (``numNodes: 0``) whose channel claim template pods reference for IMEX channels.
 - FSx for Lustre PERSISTENT_2, EFA-enabled, 4,800 GiB at 1,000 MB/s/TiB, automatic metadata configuration, in the
   node group's subnet and sharing the cluster's EFA security group; a static PersistentVolume + claim
-  ``fsx-training`` in namespace ``training``.
+  ``fsx-training`` in namespace ``training``. Each GB200 node installs the Lustre client, configures LNet over its 4
+  EFA interfaces (the FSx default of 8 for p6e-gb200, capped by the 4 it attaches) and mounts the file system at
+  ``/fsx/fsx-training`` before kubelet starts (pre-bootstrap user data, as in the EKS User Guide
+  "fsx-csi-tuning-efa").
 
 The node group starts at its full size (18) like FmEksP5en's; before the block is active, deploy with
 ``min_size=0, desired_size=0`` and scale to 18 once it is (EKS "capacity-blocks-mng").

@@ -4,6 +4,7 @@ EFA device plugin version, the ComputeDomain and the EFA-enabled FSx for Lustre 
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from aws_cdk.assertions import Template
@@ -146,6 +147,20 @@ def test_efa_enabled_lustre_file_system(template):
     assert any("ClusterEfaSecurityGroup" in json.dumps(g) for g in fs["SecurityGroupIds"])
     group_subnets = gb200_nodegroup(template)["Subnets"]
     assert fs["SubnetIds"] == group_subnets  # EFA traffic stays in one availability zone
+
+
+def test_nodes_set_up_lustre_over_efa_before_kubelet(stack, template):
+    # FSx UG "Configuring EFA clients": p6e-gb200 clients use 8 EFA interfaces by default; these nodes attach 4
+    # (cards 1, 5, 9, 13), so LNet uses 4. EKS UG fsx-csi-tuning-efa: the set-up runs as pre-bootstrap user data.
+    data = gb200_launch_template(template)["UserData"]["Fn::Base64"]
+    text = "".join(p if isinstance(p, str) else json.dumps(p) for p in data["Fn::Join"][1])
+    (line,) = [
+        shlex.split(line) for line in text.splitlines() if line.startswith("/usr/local/sbin/fmconstructs-lustre-mount ")
+    ]
+    assert line[3] == "/fsx/fsx-training"
+    assert line[5:] == ["4", "1", "p6e-gb200"]  # 4 EFA interfaces for LNet, GPUDirect Storage on, family
+    assert text.index("application/node.eks.aws") < text.index("text/x-shellscript")
+    assert [c.efa_interfaces for c in stack.gb200.lustre_clients] == [4]
 
 
 def test_static_volume_and_claim_in_the_training_namespace(template):

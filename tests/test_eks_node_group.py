@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from aws_cdk import aws_eks_v2 as eks
@@ -20,6 +21,7 @@ from fmconstructs import (
     WarningId,
 )
 from fmconstructs.eks import NVIDIA_DRA_DRIVER, GpuEksCluster
+from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration
 
 GB200_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-block"
 
@@ -218,6 +220,128 @@ def test_no_placement_group_warning_on_capacity_blocks(built):
     assert WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK.qualified not in json.dumps(warnings)
 
 
+# --- FSx for Lustre clients (FSx UG "Configuring EFA clients", EKS UG "fsx-csi-tuning-efa") ------------------
+
+
+def user_data_text(template, instance_type):
+    """The launch template's user data with CloudFormation references written as ``{"Fn::GetAtt": ...}``."""
+
+    def flat(value):
+        if isinstance(value, str):
+            return value
+        if "Fn::Join" in value:
+            return "".join(flat(part) for part in value["Fn::Join"][1])
+        return json.dumps(value)
+
+    return flat(launch_template_data(template, instance_type)["UserData"]["Fn::Base64"])
+
+
+def mount_lines(text):
+    return [
+        shlex.split(line) for line in text.splitlines() if line.startswith("/usr/local/sbin/fmconstructs-lustre-mount ")
+    ]
+
+
+@pytest.fixture(scope="module")
+def lustre_built():
+    """p5en (16 EFA), p6-b300 limited to 0 EFA interfaces for Lustre, GB200 (4 EFA) added after the EFA volume, and a
+    TCP file system as a second volume."""
+    scene = new_scene("EksLustre")
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    groups = {
+        "p5en": cluster.add_gpu_node_group(
+            "P5en",
+            instance_type="p5en.48xlarge",
+            capacity=CapacityBlock(reservation_id="cr-0fedcba9876543210", instance_count=2),
+            max_size=2,
+        ),
+        "b300": cluster.add_gpu_node_group(
+            "B300",
+            instance_type="p6-b300.48xlarge",
+            capacity=CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1a"),
+            max_size=1,
+            efa_interfaces_for_lustre=0,
+        ),
+    }
+    efa_fs = LustreFileSystem(
+        scene.stack,
+        "EfaFs",
+        vpc=scene.vpc,
+        subnet=scene.subnet_a,
+        storage_capacity_gib=4800,
+        throughput_mbps_per_tib=1000,
+        metadata_configuration=LustreMetadataConfiguration.automatic(),
+        efa_enabled=True,
+        efa_security_group=cluster.efa_security_group,
+    )
+    tcp_fs = LustreFileSystem(scene.stack, "TcpFs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
+    cluster.add_lustre_volume("EfaVolume", efa_fs, name="fsx-efa")
+    cluster.add_lustre_volume("TcpVolume", tcp_fs, name="fsx-tcp")
+    groups["gb200"] = cluster.add_gpu_node_group(
+        "Gb200",
+        instance_type="p6e-gb200.36xlarge",
+        capacity=UltraServerCapacityBlock(resource_group_arn=GB200_ARN, ultraserver_type="u-p6e-gb200x72"),
+        max_size=18,
+    )
+    return cluster, groups, efa_fs, Template.from_stack(scene.stack)
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "efa_interfaces", "gds"),
+    [
+        ("p5en.48xlarge", "8", "1"),  # FSx UG default for p5en: 8 (of the 16 the node attaches)
+        ("p6-b300.48xlarge", "0", "0"),  # efa_interfaces_for_lustre=0: LNet over TCP, no GPUDirect Storage
+        ("p6e-gb200.36xlarge", "4", "1"),  # FSx UG default 8, capped by the 4 EFA interfaces on cards 1, 5, 9, 13
+    ],
+)
+def test_efa_file_system_is_set_up_before_kubelet_on_every_gpu_group(lustre_built, instance_type, efa_interfaces, gds):
+    text = user_data_text(lustre_built[3], instance_type)
+    (line,) = mount_lines(text)  # the TCP file system is left to the CSI driver
+    assert line[3:] == [
+        "/fsx/fsx-efa",
+        "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network.service",
+        efa_interfaces,
+        gds,
+        instance_type.split(".")[0],
+    ]
+    assert "EfaFs" in line[1] and "DNSName" in line[1] and "LustreMountName" in line[2]
+    # The shell part follows the nodeadm part, so cloud-init runs it before nodeadm-run starts kubelet.
+    assert text.index("application/node.eks.aws") < text.index("text/x-shellscript")
+
+
+def test_lustre_clients_record_the_efa_interfaces(lustre_built):
+    _, groups, efa_fs, _ = lustre_built
+    counts = {
+        name: [(c.file_system, c.mount_point, c.efa_interfaces) for c in g.lustre_clients] for name, g in groups.items()
+    }
+    assert counts == {
+        "p5en": [(efa_fs, "/fsx/fsx-efa", 8)],
+        "b300": [(efa_fs, "/fsx/fsx-efa", 0)],
+        "gb200": [(efa_fs, "/fsx/fsx-efa", 4)],
+    }
+
+
+def test_adding_a_file_system_twice_keeps_one_client(lustre_built):
+    _, groups, efa_fs, _ = lustre_built
+    again = groups["p5en"].add_lustre_client(efa_fs, mount_point="/elsewhere")
+    assert again is groups["p5en"].lustre_clients[0]
+    assert len(groups["p5en"].lustre_clients) == 1
+
+
+def test_tcp_file_system_can_be_mounted_on_hosts_when_asked(scene):
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    cluster.add_gpu_node_group(
+        "P5en",
+        instance_type="p5en.48xlarge",
+        capacity=CapacityBlock(reservation_id="cr-0fedcba9876543210", instance_count=2),
+        max_size=2,
+    )
+    tcp_fs = LustreFileSystem(scene.stack, "TcpFs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
+    cluster.add_lustre_volume("TcpVolume", tcp_fs, name="fsx-tcp", host_mount_point="/data")
+    (line,) = mount_lines(user_data_text(scene.template(), "p5en.48xlarge"))
+    assert line[3] == "/data" and line[5:] == ["off", "0", "p5en"]
+
+
 # --- rules (no synthesis) --------------------------------------------------------------------------------------
 
 
@@ -267,6 +391,15 @@ _COUNTER = iter(range(10_000))
         ),
         ({"max_size": 1, "subnets": "ab"}, r"subnets must be exactly one subnet for an EFA node group"),
         ({"max_size": 1, "subnets": ""}, r"subnets must be at least one subnet"),
+        (
+            {"max_size": 1, "efa_interfaces_for_lustre": 17},
+            r"efa_interfaces_for_lustre must be at most 16, the EFA interfaces of p5en.48xlarge, got 17",
+        ),
+        (
+            {"max_size": 1, "efa_interface_count": 4, "efa_interfaces_for_lustre": 8},
+            r"efa_interfaces_for_lustre must be at most 4, the EFA interfaces the node attaches",
+        ),
+        ({"max_size": 1, "efa_interfaces_for_lustre": -1}, r"efa_interfaces_for_lustre must be a non-negative"),
     ],
 )
 def test_capacity_and_zone_rules(rules_cluster, options, message):

@@ -18,7 +18,7 @@ from .addons import (
 )
 from .cluster import ALL_CONTROL_PLANE_LOGS, EksWarning, GpuAddons, GpuEksCluster, SystemNodeGroupOptions
 from .manifests import compute_domain_manifest, lustre_static_volume_manifests
-from .node_group import GpuNodeGroup, GpuNodeGroupOptions, eks_ami_type, eks_capacity_type
+from .node_group import GpuNodeGroup, GpuNodeGroupOptions, LustreClient, eks_ami_type, eks_capacity_type
 from .versions import DEFAULT_KUBERNETES_VERSION, MIN_ULTRASERVER_VERSION, kubectl_layer_for
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "GpuNodeGroup",
     "GpuNodeGroupOptions",
     "HelmChartPin",
+    "LustreClient",
     "SystemNodeGroupOptions",
     "compute_domain_manifest",
     "dcgm_exporter_values",

@@ -180,6 +180,7 @@ class GpuEksCluster(Construct):
             )
 
         self.gpu_node_groups: list[GpuNodeGroup] = []
+        self._host_lustre_mounts: list[tuple[LustreFileSystemBase, str]] = []
         self._charts: dict[str, eks.HelmChart] = {}
         self._fsx_csi_driver: eks.Addon | None = None
 
@@ -236,6 +237,8 @@ class GpuEksCluster(Construct):
         """Add a :class:`GpuNodeGroup` (see its parameters). P6e-GB200 groups also install the NVIDIA DRA driver."""
         group = GpuNodeGroup(self, id, cluster=self, **options)
         self.gpu_node_groups.append(group)
+        for file_system, mount_point in self._host_lustre_mounts:
+            group.add_lustre_client(file_system, mount_point=mount_point)
         if group.instance_spec.ultraserver_types:
             self.add_nvidia_dra_driver()
         return group
@@ -331,11 +334,19 @@ class GpuEksCluster(Construct):
         namespace: str = "default",
         create_namespace: bool = False,
         mount_options: Sequence[str] = ("flock",),
+        host_mount_point: str | None = None,
     ) -> eks.KubernetesManifest:
         """A static PersistentVolume ``name`` for ``file_system`` and a claim ``name`` in ``namespace`` bound to it.
 
         Also installs the FSx CSI add-on and opens the Lustre ports between the file system and the cluster security
         group (on every node's primary interface).
+
+        EFA-enabled file systems are also set up on the GPU nodes themselves (FSx for Lustre User Guide "Configuring
+        EFA clients"; EKS User Guide "fsx-csi-tuning-efa"): every GPU node group, including groups added later,
+        installs the Lustre client, configures LNet over EFA before kubelet starts and mounts the file system at
+        ``host_mount_point`` (see :meth:`GpuNodeGroup.add_lustre_client`), so the CSI driver's mounts in pods go over
+        EFA. ``host_mount_point`` default: ``/fsx/<name>`` for an EFA-enabled file system, none otherwise (the CSI
+        driver alone, over TCP); give one to mount a TCP file system on the hosts too.
         """
         check_name("name", name)
         check_name("namespace", namespace, label=True)
@@ -347,6 +358,12 @@ class GpuEksCluster(Construct):
             *lustre_static_volume_manifests(volume, name=name, namespace=namespace, create_namespace=create_namespace),
         )
         manifest.node.add_dependency(addon)
+        if host_mount_point is None and file_system.efa_enabled:
+            host_mount_point = f"/fsx/{name}"
+        if host_mount_point is not None:
+            self._host_lustre_mounts.append((file_system, host_mount_point))
+            for group in self.gpu_node_groups:
+                group.add_lustre_client(file_system, mount_point=host_mount_point)
         return manifest
 
     def add_compute_domain(
