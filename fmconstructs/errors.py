@@ -67,6 +67,7 @@ class WarningId(str, Enum):
     NO_INSTANCE_STORE = "no-instance-store"
     LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS = "lustre-overlapping-data-repository-paths"
     GRAFANA_SERVICE_MANAGED_PERMISSIONS = "grafana-service-managed-permissions"
+    LUSTRE_EFA_CONNECTIONS_UNKNOWN = "lustre-efa-connections-unknown"
 
     @property
     def qualified(self) -> str:

@@ -1,22 +1,28 @@
-"""Client side: node-side mount commands (content, idempotence guards, bash syntax) and EKS static volume attributes."""
+"""Client side: node-side mount commands (content, idempotence guards, bash syntax), LNet over EFA as the FSx for Lustre
+User Guide "Configuring EFA clients" (configure-efa-clients) and AWS's configure-efa-fsx-lustre-client set it up (run
+against stub commands and a fake /sys), and EKS static volume attributes."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from dataclasses import replace
 
 import pytest
 from aws_cdk import aws_ec2 as ec2
 from conftest import new_scene
 
-from fmconstructs import EfaSecurityGroup, FmValidationError
+from fmconstructs import EfaSecurityGroup, FmValidationError, get_instance_spec
 from fmconstructs.storage import (
     DEFAULT_MOUNT_OPTIONS,
     FSX_CSI_DRIVER,
+    LNET_EFA_UNIT,
     LUSTRE_MOUNT_SCRIPT_PATH,
     EksStaticVolume,
     LustreFileSystem,
     LustreMetadataConfiguration,
+    lustre_efa_interfaces,
     lustre_mount_commands,
     lustre_mount_script,
 )
@@ -173,3 +179,346 @@ def test_eks_persistent_volume_manifest():
         "volumeHandle": "fs-1",
         "volumeAttributes": {"dnsname": DNS, "mountname": "abc"},
     }
+
+
+# --- LNet over EFA: per-instance-type interface counts -------------------------------------------------------------
+# FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients), Step 4 table "Default Number of EFA
+# Interfaces": p6-b300.48xlarge 16; p6e-gb200.36xlarge, p6-b200.48xlarge, p5en.48xlarge, p5e.48xlarge, p5.48xlarge 8;
+# other instances with multiple network cards 2, with a single network card 1.
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "interfaces", "family"),
+    [
+        ("p5.48xlarge", 8, "p5"),
+        ("p5e.48xlarge", 8, "p5e"),
+        ("p5en.48xlarge", 8, "p5en"),
+        ("p6-b200.48xlarge", 8, "p6-b200"),
+        ("p6e-gb200.36xlarge", 8, "p6e-gb200"),
+        ("p6-b300.48xlarge", 16, "p6-b300"),
+    ],
+)
+def test_catalog_default_interfaces_per_instance_type(instance_type, interfaces, family):
+    spec = get_instance_spec(instance_type)
+    assert lustre_efa_interfaces(efa_enabled=True, instance_spec=spec) == interfaces
+    commands = lustre_mount_commands(dns_name=DNS, mount_name="m", efa_enabled=True, instance_spec=spec)
+    assert commands[-1].endswith(f" {interfaces} 1 {family}")
+
+
+def test_explicit_interface_count_overrides_the_catalog():
+    spec = get_instance_spec("p6-b300.48xlarge")
+    commands = lustre_mount_commands(
+        dns_name=DNS, mount_name="m", efa_enabled=True, instance_spec=spec, efa_interfaces_for_lustre=4
+    )
+    assert commands[-1].endswith(" 4 1 p6-b300")
+
+
+def test_node_interfaces_cap_the_default():
+    """A p6e-gb200 node with the 4 x 400 Gbps layout (cards 1, 5, 9, 13) has 4 EFAs, not the FSx default 8."""
+    spec = get_instance_spec("p6e-gb200.36xlarge")
+    assert lustre_efa_interfaces(efa_enabled=True, instance_spec=spec, node_efa_interfaces=4) == 4
+
+
+def test_zero_interfaces_mounts_over_tcp_without_gds():
+    spec = get_instance_spec("p5.48xlarge")
+    commands = lustre_mount_commands(
+        dns_name=DNS, mount_name="m", efa_enabled=True, instance_spec=spec, efa_interfaces_for_lustre=0
+    )
+    assert commands[-1].endswith(" 0 0 p5")
+    with pytest.raises(FmValidationError, match=r"gpudirect_storage must be False when the node mounts over TCP"):
+        lustre_mount_commands(
+            dns_name=DNS,
+            mount_name="m",
+            efa_enabled=True,
+            instance_spec=spec,
+            efa_interfaces_for_lustre=0,
+            gpudirect_storage=True,
+        )
+
+
+def test_file_system_without_efa_mounts_over_tcp():
+    spec = get_instance_spec("p5.48xlarge")
+    commands = lustre_mount_commands(dns_name=DNS, mount_name="m", instance_spec=spec, efa_interfaces_for_lustre=8)
+    assert commands[-1].endswith(" off 0 p5")
+    assert lustre_efa_interfaces(efa_enabled=False, instance_spec=spec) == 0
+
+
+@pytest.mark.parametrize(("cards", "expected"), [(2, 2), (1, 1)])
+def test_types_without_a_catalog_default_use_the_fsx_guides_other_instances_row(cards, expected):
+    base = get_instance_spec("p5.48xlarge")
+    spec = replace(
+        base,
+        instance_type="g6e.48xlarge",
+        network_cards=base.network_cards[:cards],
+        maximum_efa_interfaces=cards,
+        fsx_lustre_efa_interfaces=None,
+    )
+    assert lustre_efa_interfaces(efa_enabled=True, instance_spec=spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (
+            {"instance_type": "p6-b200.48xlarge", "efa_interfaces_for_lustre": 9},
+            r"efa_interfaces_for_lustre must be at most 8, the EFA interfaces of p6-b200.48xlarge, got 9",
+        ),
+        (
+            {"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": 33},
+            r"efa_interfaces_for_lustre must be at most 32, the EFA interfaces of p5.48xlarge, got 33",
+        ),
+        (
+            {"instance_type": "p6e-gb200.36xlarge", "efa_interfaces_for_lustre": 8, "node_efa_interfaces": 4},
+            r"efa_interfaces_for_lustre must be at most 4, the EFA interfaces the node attaches .*got 8",
+        ),
+        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": -1}, r"a non-negative integer, got -1"),
+        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": True}, r"a non-negative integer, got True"),
+        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": 2.0}, r"a non-negative integer, got 2.0"),
+        ({"instance_type": "p5.48xlarge", "node_efa_interfaces": -2}, r"node_efa_interfaces must be .* got -2"),
+    ],
+)
+def test_rejects_interface_counts_above_the_instance(kwargs, match):
+    spec = get_instance_spec(kwargs.pop("instance_type"))
+    with pytest.raises(FmValidationError, match=match):
+        lustre_mount_commands(dns_name=DNS, mount_name="m", efa_enabled=True, instance_spec=spec, **kwargs)
+
+
+def test_file_system_mount_commands_take_the_instance_spec(efa_fs):
+    _, fs = efa_fs
+    commands = fs.mount_commands("/fsx", instance_spec=get_instance_spec("p6-b300.48xlarge"))
+    assert commands[-1].endswith(" 16 1 p6-b300")
+    commands = fs.mount_commands("/fsx", instance_spec=get_instance_spec("p5.48xlarge"), efa_interfaces_for_lustre=2)
+    assert commands[-1].endswith(" 2 1 p5")
+
+
+def test_user_data_stays_small():
+    """EC2 user data is limited to 16 KB (EC2 User Guide "user-data"); the mount script travels gzip-compressed and
+    takes under 4.5 KB of it (2.7 KB before LNet over EFA per interface and its boot unit)."""
+    commands = lustre_mount_commands(
+        dns_name=DNS, mount_name="m", efa_enabled=True, instance_spec=get_instance_spec("p5.48xlarge")
+    )
+    assert len("\n".join(commands).encode()) < 4608
+
+
+def test_script_mirrors_aws_lnet_steps():
+    """The steps of AWS's configure-efa-fsx-lustre-client (FSx UG "Configuring EFA clients"), in the script."""
+    script = lustre_mount_script()
+    for step in (
+        'modprobe kefalnd ipif_name="$eth"',
+        "lnetctl lnet configure",
+        'lnetctl net add --net tcp --if "$eth"',
+        "lnetctl set discovery 1",
+        "lnetctl udsp add --src efa --priority 0",
+        "options ksocklnd credits=%s",
+        "ptlrpcd_per_cpt_max=%s",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        "After=network-online.target",
+        "Before=remote-fs-pre.target",
+        "x-systemd.requires=$unit,x-systemd.after=$unit",
+    ):
+        assert step in script, step
+
+
+# --- the script on a node: stub commands, a fake /sys and /etc (FMCONSTRUCTS_ROOT) ---------------------------------
+
+_STUBS = {
+    # Records every call; "net show --net efa" prints the NIs of $LNET_EFA_NIS (already configured interfaces).
+    "lnetctl": """#!/bin/bash
+echo "lnetctl $*" >> "$LOG"
+if [ "$*" = "net show --net efa" ] && [ -n "${LNET_EFA_NIS:-}" ]; then
+  echo "net:"; for nic in $LNET_EFA_NIS; do echo "          interfaces:"; echo "              0: $nic"; done
+fi
+exit 0
+""",
+    "modinfo": """#!/bin/bash
+case "$*" in
+  "-F version efa") echo "${EFA_VERSION-2.13.0g}" ;;
+  "-F version kefalnd") echo "${KEFALND_VERSION-1.2.0}" ;;
+  kefalnd) [ -z "${NO_KEFALND:-}" ] ;;
+  *) exit 0 ;;
+esac
+""",
+    "modprobe": '#!/bin/bash\necho "modprobe $*" >> "$LOG"\n',
+    "ip": '#!/bin/bash\necho "default via 10.0.0.1 dev ens5 proto dhcp"\n',
+    "systemctl": '#!/bin/bash\necho "systemctl $*" >> "$LOG"\n',
+    "mount": '#!/bin/bash\necho "mount $*" >> "$LOG"\n',
+    "mountpoint": "#!/bin/bash\nexit 1\n",
+    "mount.lustre": "#!/bin/bash\n",
+}
+
+
+class Node:
+    """A fake node: ``/sys/class/infiniband`` EFA devices under PCIe switches, stubbed LNet tools."""
+
+    def __init__(self, tmp_path):
+        self.root = tmp_path / "root"
+        self.bin = tmp_path / "bin"
+        self.log = tmp_path / "log"
+        for path in ("sys/class/infiniband", "etc/modprobe.d", "etc/systemd/system", "drivers/efa", "drivers/ena"):
+            (self.root / path).mkdir(parents=True)
+        (self.root / "etc/fstab").write_text("")
+        self.bin.mkdir()
+        for name, body in _STUBS.items():
+            (self.bin / name).write_text(body)
+            (self.bin / name).chmod(0o755)
+        self.script = tmp_path / "fmconstructs-lustre-mount"
+        self.script.write_text(lustre_mount_script())
+        self.env: dict[str, str] = {}
+
+    def add_efas(self, switches: int, per_switch: int, *, x16: set[int] = frozenset(), driver: str = "efa") -> None:
+        """EFA devices named so that name order differs from PCI order (device k of switch s is rdmap<k*S+s>)."""
+        for s in range(switches):
+            for k in range(per_switch):
+                device = self.root / f"devices/pci0000:{s:02x}/0000:{s:02x}:00.0/0000:{0x10 + s:02x}:{k:02x}.0"
+                device.mkdir(parents=True)
+                (device / "driver").symlink_to(self.root / "drivers" / driver)
+                if s * per_switch + k in x16:
+                    (device / "current_link_width").write_text("16\n")
+                entry = self.root / "sys/class/infiniband" / f"rdmap{k * switches + s}s0"
+                entry.mkdir()
+                (entry / "device").symlink_to(device)
+
+    def run(self, *args: str) -> str:
+        self.log.write_text("")
+        env = {
+            **os.environ,
+            "PATH": f"{self.bin}:{os.environ['PATH']}",
+            "LOG": str(self.log),
+            "FMCONSTRUCTS_ROOT": str(self.root),
+            **self.env,
+        }
+        done = subprocess.run(["bash", str(self.script), *args], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def efa_nets_added(self) -> list[str]:
+        lines = self.log.read_text().splitlines()
+        return sorted(line.split("--if ")[1].split()[0] for line in lines if "net add --net efa" in line)
+
+
+@pytest.fixture
+def node(tmp_path):
+    return Node(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("switches", "per_switch", "wanted", "family"),
+    [(8, 4, 8, "p5"), (8, 2, 8, "p5en"), (8, 1, 8, "p6-b200"), (16, 1, 16, "p6-b300"), (8, 4, 16, "p5")],
+)
+def test_lnet_adds_one_efa_net_per_interface(node, switches, per_switch, wanted, family):
+    node.add_efas(switches, per_switch)
+    out = node.run("--lnet", str(wanted), family)
+    added = node.efa_nets_added()
+    assert len(added) == wanted
+    assert f"LNet over EFA with {wanted} interfaces" in out
+    peer = 128 if wanted > 4 else 32  # AWS's script: --peer-credits 32, 128 above 4 interfaces
+    assert all(
+        f"--peer-credits {peer}" in line for line in node.log.read_text().splitlines() if "add --net efa" in line
+    )
+
+
+def test_lnet_spreads_interfaces_one_per_pcie_switch(node):
+    """p5: 32 EFAs, 4 per PCIe switch; AWS's script keeps 8, one per switch ("selecting 1 every 4")."""
+    node.add_efas(8, 4)
+    node.run("--lnet", "8", "p5")
+    assert node.efa_nets_added() == sorted(f"rdmap{s}s0" for s in range(8))  # device 0 of each switch
+
+
+def test_lnet_configures_tcp_then_efa_then_discovery_and_udsp(node):
+    node.add_efas(2, 1)
+    node.run("--lnet", "2", "p5")
+    calls = node.log.read_text().splitlines()
+    order = [
+        "modprobe lnet",
+        "modprobe kefalnd ipif_name=ens5",
+        "modprobe ksocklnd",
+        "lnetctl lnet configure",
+        "lnetctl net add --net tcp --if ens5",
+        "lnetctl set discovery 1",
+        "lnetctl udsp add --src efa --priority 0",
+        "modprobe lustre",
+    ]
+    assert [c for c in calls if c in order] == order
+    conf = (node.root / "etc/modprobe.d/fmconstructs-lustre.conf").read_text()
+    assert "options ksocklnd credits=" in conf and "options ptlrpc ptlrpcd_per_cpt_max=" in conf
+
+
+def test_lnet_on_p6e_gb200_skips_the_x16_efas(node):
+    """AWS's script adds on p6e-gb200 only the EFAs attached to the host (PCIe link width other than x16)."""
+    node.add_efas(8, 2, x16={1, 3, 5, 7, 9, 11, 13, 15})
+    node.run("--lnet", "8", "p6e-gb200")
+    assert node.efa_nets_added() == sorted(f"rdmap{s}s0" for s in range(8))
+
+
+def test_lnet_auto_uses_two_interfaces_on_a_multi_efa_node(node):
+    node.add_efas(4, 1)
+    assert "LNet over EFA with 2 interfaces" in node.run("--lnet", "auto", "-")
+
+
+def test_lnet_uses_what_the_node_has_when_fewer(node):
+    node.add_efas(4, 1)
+    out = node.run("--lnet", "8", "p6e-gb200")
+    assert "8 EFA interfaces wanted for LNet, 4 found" in out
+    assert len(node.efa_nets_added()) == 4
+
+
+def test_lnet_already_configured_changes_nothing(node):
+    node.add_efas(2, 1)
+    node.env["LNET_EFA_NIS"] = "rdmap0s0 rdmap1s0"
+    out = node.run("--lnet", "2", "p5")
+    assert "LNet over EFA with 2 interfaces (already configured)" in out
+    assert node.log.read_text().splitlines() == ["lnetctl net show --net efa"]
+
+
+@pytest.mark.parametrize(
+    ("efa", "family", "env", "reason"),
+    [
+        ("off", "p5", {}, "the file system is not EFA-enabled"),
+        ("0", "p5", {}, "this node group uses 0 EFA interfaces for Lustre"),
+        ("8", "p5", {"NO_DEVICES": "1"}, "this node has no EFA device"),
+        ("8", "p5", {"NO_KEFALND": "1"}, "this Lustre client has no kefalnd module"),
+        ("8", "p5", {"EFA_VERSION": "2.10.0"}, "the EFA driver (2.10.0) is older than 2.12.1"),
+        ("8", "p6-b200", {"KEFALND_VERSION": "1.0.0"}, "kefalnd 1.0.0 is older than 1.1.1, which p6-b200 needs"),
+    ],
+)
+def test_lnet_over_tcp_says_why(node, efa, family, env, reason):
+    if not env.pop("NO_DEVICES", None):
+        node.add_efas(8, 1)
+    node.env.update(env)
+    out = node.run("--lnet", efa, family)
+    assert f"LNet over TCP because {reason}" in out
+    assert node.efa_nets_added() == []
+
+
+def test_lnet_ignores_devices_of_other_drivers(node):
+    node.add_efas(2, 1, driver="ena")
+    assert "LNet over TCP because this node has no EFA device" in node.run("--lnet", "2", "p5")
+
+
+def test_mount_over_efa_installs_the_boot_unit_and_orders_the_mount_after_it(node, tmp_path):
+    node.add_efas(8, 4)
+    mount_point = str(tmp_path / "fsx")
+    args = [DNS, "abcdefgh", mount_point, ",".join(DEFAULT_MOUNT_OPTIONS), "8", "1", "p5"]
+    out = node.run(*args)
+    assert "LNet over EFA with 8 interfaces" in out
+    unit = (node.root / "etc/systemd/system" / LNET_EFA_UNIT).read_text()
+    assert f"ExecStart={node.script} --lnet 8 p5" in unit
+    assert "Type=oneshot" in unit and "Before=remote-fs-pre.target" in unit
+    assert f"systemctl enable {LNET_EFA_UNIT}" in node.log.read_text()
+    fstab = (node.root / "etc/fstab").read_text().splitlines()
+    assert fstab == [
+        f"{DNS}@tcp:/abcdefgh {mount_point} lustre {','.join(DEFAULT_MOUNT_OPTIONS)},"
+        f"x-systemd.requires={LNET_EFA_UNIT},x-systemd.after={LNET_EFA_UNIT} 0 0"
+    ]
+    node.run(*args)  # a second run (reboot, re-run of user data) adds nothing
+    assert len((node.root / "etc/fstab").read_text().splitlines()) == 1
+
+
+def test_mount_over_tcp_has_no_boot_unit(node, tmp_path):
+    mount_point = str(tmp_path / "fsx")
+    out = node.run(DNS, "abcdefgh", mount_point, ",".join(DEFAULT_MOUNT_OPTIONS), "off", "0", "-")
+    assert "LNet over TCP because the file system is not EFA-enabled" in out
+    assert not (node.root / "etc/systemd/system" / LNET_EFA_UNIT).exists()
+    assert "x-systemd.requires=fmconstructs" not in (node.root / "etc/fstab").read_text()
+    assert f"mount {mount_point}" in node.log.read_text()

@@ -27,6 +27,8 @@ from .data_repository import (
 )
 from .lustre import (
     LUSTRE_VERSION,
+    MAX_EFA_CONNECTIONS,
+    EfaClientGroup,
     LustreConnections,
     LustreDataCompression,
     LustreFileSystem,
@@ -61,12 +63,14 @@ __all__ = [
     "LUSTRE_MOUNT_SCRIPT_PATH",
     "LUSTRE_VERSION",
     "MAX_DATA_REPOSITORIES",
+    "MAX_EFA_CONNECTIONS",
     "SCRATCH_BASELINE_MBPS_PER_TIB",
     "THROUGHPUT_MBPS_PER_TIB",
     "DataRepositoryAssociation",
     "DataRepositoryBucket",
     "DataRepositoryEvent",
     "DataRepositoryLink",
+    "EfaClientGroup",
     "EksStaticVolume",
     "LustreConnections",
     "LustreDataCompression",

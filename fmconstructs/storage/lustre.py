@@ -31,10 +31,10 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
-from constructs import Construct
+from constructs import Construct, IConstruct, IValidation
 
 from ..catalog import InstanceSpec
-from ..errors import FmValidationError, one_of
+from ..errors import FmValidationError, WarningId, add_warning, one_of
 from ..networking.security_group import EfaSecurityGroup, close_default_egress
 from .client import DEFAULT_MOUNT_OPTIONS, EksStaticVolume, lustre_mount_commands
 from .data_repository import (
@@ -61,6 +61,11 @@ from .sizing import (
 LUSTRE_VERSION = "2.15"
 LUSTRE_TCP_PORT = 988
 LUSTRE_TCP_PORT_RANGE = (1018, 1023)
+
+#: FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients), Step 4 "EFA interfaces": "Each FSx for
+#: Lustre file system has a maximum limit of 1024 EFA connections across all client instances", and "Each configured
+#: EFA interface on a client instance counts as one connection".
+MAX_EFA_CONNECTIONS = 1024
 
 _MAX_BACKUP_RETENTION_DAYS = 90
 _DEFAULT_BACKUP_RETENTION_DAYS = 7
@@ -139,6 +144,56 @@ class LustreMetadataConfiguration:
         return fsx.CfnFileSystem.MetadataConfigurationProperty(mode=self.mode.value, iops=self.iops)
 
 
+@dataclass(frozen=True)
+class EfaClientGroup:
+    """Clients that mount a file system over EFA: a node group, its maximum node count and the EFA interfaces each
+    node uses for LNet (``max_nodes`` may be a token: unknown at synthesis)."""
+
+    consumer_path: str
+    max_nodes: int | float
+    efa_interfaces_per_node: int
+
+    @property
+    def max_efa_connections(self) -> int | None:
+        """``max_nodes x efa_interfaces_per_node``; None when ``max_nodes`` is a token."""
+        if Token.is_unresolved(self.max_nodes):
+            return None
+        return int(self.max_nodes) * self.efa_interfaces_per_node
+
+    def describe(self) -> str:
+        connections = self.max_efa_connections
+        nodes = "? (a token)" if connections is None else f"{int(self.max_nodes)}"
+        total = "?" if connections is None else f"{connections:,}"
+        return f"{self.consumer_path} ({nodes} nodes x {self.efa_interfaces_per_node} EFA interfaces = {total})"
+
+
+@jsii.implements(IValidation)
+class _EfaConnectionBudget:
+    """Synthesis fails when the registered EFA clients of one file system can open more than 1,024 connections."""
+
+    def __init__(self, file_system: LustreFileSystemBase) -> None:
+        self._file_system = file_system
+
+    def validate(self) -> list[str]:
+        groups = self._file_system.efa_client_groups
+        total = sum(g.max_efa_connections or 0 for g in groups)
+        if total <= MAX_EFA_CONNECTIONS:
+            return []
+        ranked = sorted(groups, key=lambda g: -(g.max_efa_connections or 0))
+        error = FmValidationError(
+            f"EFA connections to {self._file_system.node.path}",
+            total,
+            f'at most {MAX_EFA_CONNECTIONS:,} (FSx for Lustre User Guide "Configuring EFA clients": one file system '
+            "accepts at most 1,024 EFA connections across all its clients, one per EFA interface a client uses for "
+            "LNet)",
+        )
+        return [
+            f"{error} from: {'; '.join(g.describe() for g in ranked)}. Lower max_nodes (max_instance_count) or "
+            "efa_interfaces_for_lustre of these node groups, or mount the file system over TCP on some of them "
+            "(efa_interfaces_for_lustre=0)"
+        ]
+
+
 def _as_connectable(other: Any) -> ec2.IConnectable:
     """Accept anything with ``connections`` (e.g. :class:`EfaSecurityGroup`) by passing its Connections object."""
     connections = getattr(other, "connections", None)
@@ -192,6 +247,7 @@ class LustreFileSystemBase(Construct):
         super().__init__(scope, id)
         self._data_repositories: list[DataRepositoryAssociation] = []
         self._connections: LustreConnections | None = None
+        self._efa_clients: dict[str, EfaClientGroup] = {}
 
     # --- network -------------------------------------------------------------------------------------------------
     @property
@@ -339,6 +395,51 @@ class LustreFileSystemBase(Construct):
             node_efa_interfaces=node_efa_interfaces,
         )
 
+    # --- the 1,024 EFA connection budget ----------------------------------------------------------------------
+    def register_efa_clients(
+        self, consumer: IConstruct, *, max_nodes: int | float, efa_interfaces_per_node: int
+    ) -> None:
+        """Record that up to ``max_nodes`` nodes of ``consumer`` (a node group) mount this file system over EFA, each
+        with ``efa_interfaces_per_node`` EFA interfaces for LNet (the count :meth:`mount_commands` used, see
+        :func:`~fmconstructs.storage.client.lustre_efa_interfaces`).
+
+        One file system accepts at most 1,024 EFA connections across all its clients, one per client EFA interface
+        (FSx for Lustre User Guide "Configuring EFA clients"): synthesis fails when the registered groups can exceed
+        it, naming each group and its share. A token ``max_nodes`` cannot be checked: warning
+        ``fmconstructs:lustre-efa-connections-unknown``. TCP clients (a file system that is not EFA-enabled, or 0
+        interfaces) use no EFA connection and are not recorded. Registering the same consumer again replaces its
+        entry (a node has one LNet configuration, whatever it mounts).
+        """
+        if not (Token.is_unresolved(max_nodes) or (_is_count(max_nodes))):
+            raise FmValidationError("max_nodes", max_nodes, "a non-negative integer (or a token)")
+        if not _is_count(efa_interfaces_per_node):
+            raise FmValidationError("efa_interfaces_per_node", efa_interfaces_per_node, "a non-negative integer")
+        if not self.efa_enabled or efa_interfaces_per_node == 0:
+            return
+        group = EfaClientGroup(consumer.node.path, max_nodes, efa_interfaces_per_node)
+        if not self._efa_clients:
+            self.node.add_validation(_EfaConnectionBudget(self))
+        self._efa_clients[group.consumer_path] = group
+        if group.max_efa_connections is None:
+            add_warning(
+                self,
+                WarningId.LUSTRE_EFA_CONNECTIONS_UNKNOWN,
+                f"{group.consumer_path} mounts this file system over EFA with {efa_interfaces_per_node} interfaces per "
+                "node, but its maximum node count is a token: the 1,024 EFA connections one file system accepts "
+                '(FSx for Lustre User Guide "Configuring EFA clients") cannot be checked at synthesis',
+            )
+
+    @property
+    def efa_client_groups(self) -> tuple[EfaClientGroup, ...]:
+        """The node groups registered with :meth:`register_efa_clients`."""
+        return tuple(self._efa_clients.values())
+
+    @property
+    def max_efa_connections(self) -> int | None:
+        """The EFA connections the registered groups can open (None when a group's node count is a token)."""
+        counts = [g.max_efa_connections for g in self._efa_clients.values()]
+        return None if None in counts else sum(c for c in counts if c is not None)
+
     def eks_static_volume(self, *, mount_options: Sequence[str] = ("flock",)) -> EksStaticVolume:
         """The attributes of a static PersistentVolume for the FSx for Lustre CSI driver."""
         if self.storage_capacity_gib is None:
@@ -440,6 +541,10 @@ class LustreFileSystemBase(Construct):
                 )
         warn_overlapping_s3_paths(association, association, existing)
         existing.append(association)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _id_from_path(path: str) -> str:
