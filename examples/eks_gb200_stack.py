@@ -36,6 +36,8 @@ from constructs import Construct
 
 from fmconstructs import UltraServerCapacityBlock
 from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
+from fmconstructs.observability.eks import AmpEksScraper
+from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, size_for_throughput
 
 from .eks_stack import acknowledge_eks_findings
@@ -59,7 +61,10 @@ _GB200_CFN_LINT_REASON = (
 class EksGb200Stack(Stack):
     """The FmEksGb200 example stack: EKS on one u-p6e-gb200x72 UltraServer with DRA ComputeDomains and FSx over EFA."""
 
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
+    ) -> None:
+        """:param workspace: where an AMP managed scraper writes (FmObservability's); default: no scraper."""
         super().__init__(scope, id, **kwargs)
         group_arn = self.node.try_get_context("fmconstructs:ultraserver-resource-group-arn")
 
@@ -86,6 +91,11 @@ class EksGb200Stack(Stack):
         )
         acknowledge_cfn_lint(self.gb200.launch_template.resource, "E3628", _GB200_CFN_LINT_REASON)
         self.addons = self.cluster.add_gpu_addons()
+        self.scraper = (
+            AmpEksScraper(self, "Scraper", cluster=self.cluster, workspace=workspace, cluster_label=id)
+            if workspace is not None
+            else None
+        )
 
         sizing = size_for_throughput(TARGET_THROUGHPUT_GBPS, throughput_mbps_per_tib=1000, efa_enabled=True)
         self.file_system = LustreFileSystem(

@@ -178,3 +178,15 @@ def test_gb200_launch_template_cfn_lint_acknowledged_with_reason(template):
     metadata = one(template, "AWS::EC2::LaunchTemplate")["Metadata"]
     assert "E3628" in metadata["cfn-lint"]["config"]["ignore_checks"]
     assert "p6e-gb200.36xlarge" in metadata["fmconstructs:cfn-lint-acknowledgements"]["E3628"]
+
+
+def test_scraper_only_with_a_workspace(stack):
+    from examples.observability_stack import ObservabilityStack
+
+    assert stack.scraper is None
+    app = new_app()
+    observability = ObservabilityStack(app, "Obs")
+    with_scraper = EksGb200Stack(app, "WithScraper", workspace=observability.workspace)
+    assert with_scraper.scraper is not None
+    Template.from_stack(with_scraper).resource_count_is("AWS::APS::Scraper", 1)
+    assert observability in with_scraper.dependencies  # known once synthesized
