@@ -69,6 +69,10 @@ class NetworkCardSpec:
     """``MaximumNetworkInterfaces`` on this card."""
     baseline_bandwidth_gbps: float
     """``BaselineBandwidthInGbps``."""
+    efa_bandwidth_gbps: float | None = None
+    """EFA bandwidth this card supports on its own, from the EC2 User Guide (efa-acc-inst-types); not in the API.
+    None: the instance's EFA maximum split evenly over its recommended EFA cards (see
+    :meth:`InstanceSpec.card_efa_bandwidth_gbps`)."""
 
     @property
     def supports_efa(self) -> bool:
@@ -79,6 +83,16 @@ class NetworkCardSpec:
     def supports_ena(self) -> bool:
         """Whether the card accepts an interface that carries IP traffic (``interface`` or ``efa``)."""
         return bool(self.interface_types & {InterfaceType.ENA, InterfaceType.EFA})
+
+
+@dataclass(frozen=True)
+class NetworkCardGroup:
+    """Network cards that share one bandwidth limit (a GPU's direct path, or one physical NIC)."""
+
+    cards: tuple[int, ...]
+    """``NetworkCardIndex`` values of the group."""
+    bandwidth_gbps: float
+    """What the cards of the group can carry together."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +138,13 @@ class InstanceSpec:
     """How many EFA interfaces an FSx for Lustre client of this type uses for LNet by default (FSx for Lustre User
     Guide "Configuring EFA clients"); None: the FSx guide gives no default for this type (LNet over TCP unless the
     caller names a count)."""
+    gpu_card_groups: tuple[NetworkCardGroup, ...] = ()
+    """For each GPU, the cards it sends EFA traffic over directly and the EFA bandwidth that GPU supports (EC2 User
+    Guide efa-acc-inst-types). Empty where the guide does not publish the GPU-to-card mapping: the layout then fills
+    cards in index order, as the guide's generic rule ("the next unused network card index") does."""
+    nic_card_groups: tuple[NetworkCardGroup, ...] = ()
+    """Cards that share one physical NIC, and that NIC's bandwidth (EC2 User Guide efa-acc-inst-types). Empty where
+    the guide publishes no sharing."""
 
     def __post_init__(self) -> None:
         _check_spec(self)
@@ -151,6 +172,28 @@ class InstanceSpec:
     def efa_capable_cards(self) -> tuple[NetworkCardSpec, ...]:
         """The cards that take an EFA, in index order."""
         return tuple(card for card in self.network_cards if card.supports_efa)
+
+    @property
+    def recommended_efa_cards(self) -> tuple[int, ...]:
+        """The cards the EFA documentation recommends for EFA: :attr:`efa_network_cards`, else every EFA card."""
+        if self.efa_network_cards is not None:
+            return tuple(sorted(self.efa_network_cards))
+        return tuple(card.index for card in self.efa_capable_cards)
+
+    @property
+    def gpu_efa_cards(self) -> tuple[int, ...]:
+        """Every card some GPU reaches directly (p6e-gb200: 1, 3, ..., 15); empty where the mapping is unpublished."""
+        return tuple(sorted({i for group in self.gpu_card_groups for i in group.cards}))
+
+    def card_efa_bandwidth_gbps(self, index: int) -> float:
+        """EFA bandwidth card ``index`` supports on its own: the card's documented figure; else the instance's EFA
+        maximum over the number of recommended EFA cards; 0 for a card that takes no EFA."""
+        card = self.card(index)
+        if not card.supports_efa:
+            return 0.0
+        if card.efa_bandwidth_gbps is not None:
+            return card.efa_bandwidth_gbps
+        return self.efa_bandwidth_gbps / (len(self.recommended_efa_cards) or len(self.efa_capable_cards))
 
     def card(self, index: int) -> NetworkCardSpec:
         """The card with ``NetworkCardIndex == index``."""
@@ -195,13 +238,49 @@ def _check_spec(spec: InstanceSpec) -> None:
             raise FmValidationError("efa_network_cards", bad, f"EFA-capable card indices {sorted(capable)}")
     if spec.gpu.count < 1 or spec.vcpus < 1 or spec.memory_mib < 1:
         raise FmValidationError("gpu.count/vcpus/memory_mib", spec, "positive numbers")
+    _check_card_groups(spec)
+
+
+def _check_card_groups(spec: InstanceSpec) -> None:
+    capable = {card.index for card in spec.efa_capable_cards}
+    if spec.gpu_card_groups and len(spec.gpu_card_groups) != spec.gpu.count:
+        raise FmValidationError(
+            "gpu_card_groups", len(spec.gpu_card_groups), f"one group per GPU ({spec.gpu.count}), or empty"
+        )
+    for name, groups in (("gpu_card_groups", spec.gpu_card_groups), ("nic_card_groups", spec.nic_card_groups)):
+        seen: list[int] = [i for group in groups for i in group.cards]
+        if len(seen) != len(set(seen)) or any(not group.cards for group in groups):
+            raise FmValidationError(name, seen, "non-empty groups, each card in at most one group")
+        if any(group.bandwidth_gbps <= 0 for group in groups):
+            raise FmValidationError(name, [g.bandwidth_gbps for g in groups], "positive bandwidths")
+        bad = sorted(i for i in seen if i not in capable)
+        if bad:
+            raise FmValidationError(name, bad, f"EFA-capable card indices {sorted(capable)}")
+    recommended = set(spec.recommended_efa_cards)
+    uncovered = [list(g.cards) for g in spec.gpu_card_groups if not recommended & set(g.cards)]
+    if uncovered:
+        raise FmValidationError(
+            "efa_network_cards",
+            spec.efa_network_cards,
+            f"at least one card of every GPU's group (none of {uncovered})",
+        )
+    for card in spec.network_cards:
+        if card.efa_bandwidth_gbps is not None and card.efa_bandwidth_gbps <= 0:
+            raise FmValidationError(
+                f"network_cards[{card.index}].efa_bandwidth_gbps", card.efa_bandwidth_gbps, "positive, or None"
+            )
 
 
 def _uniform_cards(
-    count: int, *, max_interfaces: int, gbps: float, types: Iterable[InterfaceType] = tuple(InterfaceType)
+    count: int,
+    *,
+    max_interfaces: int,
+    gbps: float,
+    efa_gbps: float,
+    types: Iterable[InterfaceType] = tuple(InterfaceType),
 ) -> tuple[NetworkCardSpec, ...]:
     kinds = frozenset(types)
-    return tuple(NetworkCardSpec(i, kinds, max_interfaces, gbps) for i in range(count))
+    return tuple(NetworkCardSpec(i, kinds, max_interfaces, gbps, efa_bandwidth_gbps=efa_gbps) for i in range(count))
 
 
 _ALL = frozenset(InterfaceType)
@@ -219,7 +298,9 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         vcpus=192,
         memory_mib=2097152,
         architecture=CpuArchitecture.X86_64,
-        network_cards=_uniform_cards(32, max_interfaces=2, gbps=100.0),
+        # efa-acc-inst-types: 32 cards, 3,200 Gbps in total; the guide gives no per-card EFA figure, so 100 Gbps per
+        # card is 3,200 / 32 (= BaselineBandwidthInGbps). No GPU-to-card mapping is published for P5 (UNCONFIRMED).
+        network_cards=_uniform_cards(32, max_interfaces=2, gbps=100.0, efa_gbps=100.0),
         max_network_interfaces=64,
         maximum_efa_interfaces=32,
         network_performance_gbps=3200,
@@ -235,11 +316,12 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         vcpus=192,
         memory_mib=2097152,
         architecture=CpuArchitecture.X86_64,
-        network_cards=_uniform_cards(32, max_interfaces=2, gbps=100.0),
+        # As p5.48xlarge (efa-acc-inst-types names p5e.48xlarge beside p5.48xlarge): 3,200 / 32 = 100 Gbps per card.
+        network_cards=_uniform_cards(32, max_interfaces=2, gbps=100.0, efa_gbps=100.0),
         max_network_interfaces=64,
         maximum_efa_interfaces=32,
         network_performance_gbps=3200,
-        efa_bandwidth_gbps=3200,  # efa-acc-inst-types (P5, P5e and P5en section)
+        efa_bandwidth_gbps=3200,  # efa-acc-inst-types ("EFA configuration for P5 and P5e instances")
         instance_store=_P5_STORE,
         eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
         # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.
@@ -251,11 +333,14 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         vcpus=192,
         memory_mib=2097152,
         architecture=CpuArchitecture.X86_64,
-        network_cards=_uniform_cards(16, max_interfaces=4, gbps=200.0),
+        # efa-acc-inst-types has no p5en section: 200 Gbps EFA per card is NetworkPerformance 3200 / 16 cards
+        # (= BaselineBandwidthInGbps), and no GPU-to-card mapping is published (UNCONFIRMED).
+        network_cards=_uniform_cards(16, max_interfaces=4, gbps=200.0, efa_gbps=200.0),
         max_network_interfaces=64,
         maximum_efa_interfaces=16,
         network_performance_gbps=3200,
-        efa_bandwidth_gbps=3200,  # efa-acc-inst-types (P5, P5e and P5en section)
+        # UNCONFIRMED in efa-acc-inst-types (it has no p5en section): NetworkPerformance "3200 Gigabit".
+        efa_bandwidth_gbps=3200,
         instance_store=_P5_STORE,
         eks_ami_type=EksAmiType.AL2023_X86_64_NVIDIA,
         # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.
@@ -267,7 +352,9 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         vcpus=192,
         memory_mib=2097152,
         architecture=CpuArchitecture.X86_64,
-        network_cards=_uniform_cards(8, max_interfaces=4, gbps=200.0),
+        # efa-acc-inst-types (P6-B200): "8 GPUs and 8 network cards, where each network card supports up to 400 Gbps
+        # EFA bandwidth and 200 Gbps ENA bandwidth"; which GPU uses which card is not published (UNCONFIRMED).
+        network_cards=_uniform_cards(8, max_interfaces=4, gbps=200.0, efa_gbps=400.0),
         max_network_interfaces=32,
         maximum_efa_interfaces=8,
         network_performance_gbps=3200,
@@ -284,9 +371,11 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         memory_mib=4194304,
         architecture=CpuArchitecture.X86_64,
         # Card 0 accepts only an ENA interface (InterfaceTypes ["interface"], 350 Gbps); cards 1-16 take EFA.
+        # efa-acc-inst-types (P6-B300): "secondary network cards support up to 400 Gbps EFA"; the GPU-to-card
+        # mapping is only drawn in an image there, not in the text (UNCONFIRMED, not modelled).
         network_cards=(
             NetworkCardSpec(0, frozenset({InterfaceType.ENA}), 4, 350.0),
-            *(NetworkCardSpec(i, _ALL, 4, 400.0) for i in range(1, 17)),
+            *(NetworkCardSpec(i, _ALL, 4, 400.0, efa_bandwidth_gbps=400.0) for i in range(1, 17)),
         ),
         max_network_interfaces=68,
         maximum_efa_interfaces=16,
@@ -314,9 +403,9 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         network_cards=(
             NetworkCardSpec(0, frozenset({InterfaceType.ENA}), 2, 100.0),
             *(
-                NetworkCardSpec(i, frozenset({InterfaceType.EFA_ONLY}), 2, 400.0)
+                NetworkCardSpec(i, frozenset({InterfaceType.EFA_ONLY}), 2, 400.0, efa_bandwidth_gbps=400.0)
                 if i % 2
-                else NetworkCardSpec(i, _ALL, 2, 200.0)
+                else NetworkCardSpec(i, _ALL, 2, 200.0, efa_bandwidth_gbps=200.0)
                 for i in range(1, 17)
             ),
         ),
@@ -325,9 +414,19 @@ _BUILTIN: tuple[InstanceSpec, ...] = (
         # of cards 1-16, so EC2 accepts 16 EFA interfaces (MaximumEfaInterfaces < MaximumNetworkCards there).
         maximum_efa_interfaces=16,
         network_performance_gbps=3200,  # karpenter-provider-aws zz_generated.bandwidth.go
-        # efa-acc-inst-types: EFA maximum 1600 Gbps, reached with EFA-only interfaces on cards 1, 5, 9 and 13.
+        # efa-acc-inst-types (#efa-for-p6e): "to achieve maximum EFA performance, we recommend that you do one of
+        # the following to achieve a total of 1,600 Gbps EFA bandwidth": an EFA-only interface on one NCI of each
+        # GPU's group (its example: NCI 1, 5, 9 and 13, 4 x 400 Gbps; the default here), or on each NCI of each
+        # group (cards 1, 3, ..., 15, 8 x 200 Gbps: EfaCardSelection.EVERY_GPU_CARD, from gpu_card_groups).
         efa_bandwidth_gbps=1600,
         efa_network_cards=(1, 5, 9, 13),
+        # efa-acc-inst-types (#efa-for-p6e): "Each underlying GPU on the host can send traffic directly over the
+        # following pairs of NCIs: [1 and 3] [5 and 7] [9 and 11] [13 and 15]. Each GPU supports up to 400 Gbps of
+        # EFA bandwidth."
+        gpu_card_groups=tuple(NetworkCardGroup((c, c + 2), 400.0) for c in (1, 5, 9, 13)),
+        # efa-acc-inst-types (#efa-for-p6e): "The NCIs in the following groups share an underlying physical NIC on
+        # the host: [1 and 2] ... [15 and 16]. Each physical NIC supports up 400 Gbps of bandwidth."
+        nic_card_groups=tuple(NetworkCardGroup((c, c + 1), 400.0) for c in range(1, 17, 2)),
         instance_store=InstanceStoreSpec(disk_count=3, disk_size_gb=7500),  # EKS UltraServer guide: 3 x 7.5 TB
         eks_ami_type=EksAmiType.AL2023_ARM_64_NVIDIA,
         # FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients): default EFA interfaces for LNet.

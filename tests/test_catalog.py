@@ -25,6 +25,7 @@ from fmconstructs import (
     get_ultraserver,
     register_instance_type,
 )
+from fmconstructs.catalog import NetworkCardGroup
 
 MOTO_TYPES = [t for t in BUILTIN_INSTANCE_TYPES if t != "p6e-gb200.36xlarge"]
 
@@ -95,6 +96,54 @@ def test_gb200_record_follows_the_documented_facts():
     assert spec.eks_ami_type is EksAmiType.AL2023_ARM_64_NVIDIA
     assert spec.instance_store == InstanceStoreSpec(disk_count=3, disk_size_gb=7500)
     assert spec.ultraserver_types == ("u-p6e-gb200x36", "u-p6e-gb200x72")
+
+
+def test_gb200_gpu_and_nic_card_groups_follow_the_ec2_guide():
+    """EC2 User Guide efa-acc-inst-types#efa-for-p6e: GPUs reach NCIs [1 and 3], [5 and 7], [9 and 11], [13 and 15]
+    (400 Gbps EFA per GPU); NCIs [1 and 2] ... [15 and 16] share one physical NIC (400 Gbps); odd NCIs take EFA-only
+    at 400 Gbps, even NCIs up to 200 Gbps ENA or EFA; the primary NCI 0 is ENA only."""
+    spec = get_instance_spec("p6e-gb200.36xlarge")
+    assert [(g.cards, g.bandwidth_gbps) for g in spec.gpu_card_groups] == [
+        ((1, 3), 400),
+        ((5, 7), 400),
+        ((9, 11), 400),
+        ((13, 15), 400),
+    ]
+    assert [(g.cards, g.bandwidth_gbps) for g in spec.nic_card_groups] == [((c, c + 1), 400) for c in range(1, 17, 2)]
+    assert spec.gpu_efa_cards == (1, 3, 5, 7, 9, 11, 13, 15)
+    assert [spec.card_efa_bandwidth_gbps(i) for i in range(17)] == [0] + [400, 200] * 8
+    assert spec.recommended_efa_cards == (1, 5, 9, 13)
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "per_card_gbps"),
+    [
+        ("p5.48xlarge", 100),  # 3,200 Gbps over 32 cards
+        ("p5e.48xlarge", 100),
+        ("p5en.48xlarge", 200),  # 3,200 over 16 (no p5en section in efa-acc-inst-types)
+        ("p6-b200.48xlarge", 400),  # "each network card supports up to 400 Gbps EFA bandwidth"
+        ("p6-b300.48xlarge", 400),  # "secondary network cards support up to 400 Gbps EFA"
+    ],
+)
+def test_per_card_efa_bandwidth_and_no_unpublished_gpu_mapping(instance_type, per_card_gbps):
+    spec = get_instance_spec(instance_type)
+    assert {spec.card_efa_bandwidth_gbps(c.index) for c in spec.efa_capable_cards} == {per_card_gbps}
+    assert sum(spec.card_efa_bandwidth_gbps(c.index) for c in spec.efa_capable_cards) == spec.efa_bandwidth_gbps
+    # The EC2 guide publishes no GPU-to-card mapping or NIC sharing for these types: none is invented.
+    assert (spec.gpu_card_groups, spec.nic_card_groups, spec.gpu_efa_cards) == ((), (), ())
+
+
+def test_card_without_a_documented_efa_figure_shares_the_instance_maximum():
+    spec = _small_spec(
+        network_cards=(
+            NetworkCardSpec(0, frozenset(InterfaceType), 2, 100.0),
+            NetworkCardSpec(1, frozenset(InterfaceType), 2, 100.0),
+        ),
+        max_network_interfaces=4,
+        maximum_efa_interfaces=2,
+        efa_bandwidth_gbps=300,
+    )
+    assert [spec.card_efa_bandwidth_gbps(i) for i in (0, 1)] == [150, 150]
 
 
 @pytest.mark.parametrize(("name", "instances", "gpus"), [("u-p6e-gb200x36", 9, 36), ("u-p6e-gb200x72", 18, 72)])
@@ -192,6 +241,37 @@ def test_register_instance_type_makes_it_usable_everywhere():
         ),
         ({"efa_network_cards": (3,)}, r"efa_network_cards must be EFA-capable card indices"),
         ({"vcpus": 0}, r"positive numbers"),
+        ({"gpu_card_groups": (NetworkCardGroup((5,), 400.0),)}, r"gpu_card_groups must be EFA-capable card indices"),
+        (
+            {
+                "gpu_card_groups": (NetworkCardGroup((0,), 400.0), NetworkCardGroup((0,), 400.0)),
+                "gpu": GpuSpec("H100", 2, 81920),
+            },
+            r"gpu_card_groups must be non-empty groups, each card in at most one group",
+        ),
+        ({"gpu_card_groups": (NetworkCardGroup((), 400.0),)}, r"gpu_card_groups must be non-empty groups"),
+        ({"nic_card_groups": (NetworkCardGroup((0,), 0.0),)}, r"nic_card_groups must be positive bandwidths"),
+        (
+            {"gpu_card_groups": (NetworkCardGroup((0,), 400.0),), "gpu": GpuSpec("H100", 2, 81920)},
+            r"gpu_card_groups must be one group per GPU \(2\), or empty, got 1",
+        ),
+        (
+            {
+                "network_cards": (
+                    NetworkCardSpec(0, frozenset(InterfaceType), 2, 100.0),
+                    NetworkCardSpec(1, frozenset(InterfaceType), 2, 100.0),
+                ),
+                "max_network_interfaces": 4,
+                "gpu": GpuSpec("H100", 2, 81920),
+                "efa_network_cards": (0,),
+                "gpu_card_groups": (NetworkCardGroup((0,), 100.0), NetworkCardGroup((1,), 100.0)),
+            },
+            r"efa_network_cards must be at least one card of every GPU's group \(none of \[\[1\]\]\)",
+        ),
+        (
+            {"network_cards": (NetworkCardSpec(0, frozenset(InterfaceType), 2, 100.0, efa_bandwidth_gbps=0.0),)},
+            r"network_cards\[0\].efa_bandwidth_gbps must be positive, or None, got 0.0",
+        ),
     ],
 )
 def test_inconsistent_records_are_refused(overrides, message):

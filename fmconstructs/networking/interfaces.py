@@ -8,8 +8,13 @@ cards" (efa-acc-inst-types):
 - every further EFA-capable card gets ``efa-only`` on device 0 (optionally an ENA ``interface`` on device 1 for
   more IP bandwidth);
 - cards that take no EFA (card 0 of p6-b300 and p6e-gb200) get no EFA, and where the docs name the cards to use
-  (p6e-gb200: cards 1, 5, 9, 13) only those are used;
-- the EFA count never exceeds ``EfaInfo.MaximumEfaInterfaces`` (the eksctl#8692 bug counted network cards).
+  (p6e-gb200: cards 1, 5, 9, 13) only those are used (:class:`EfaCardSelection` picks another documented layout);
+- the EFA count never exceeds ``EfaInfo.MaximumEfaInterfaces`` (the eksctl#8692 bug counted network cards);
+- fewer EFA interfaces than the layout holds (``efa_interface_count``) never leave a GPU without EFA where the
+  catalog knows which cards each GPU reaches (``InstanceSpec.gpu_card_groups``; p6e-gb200: [1, 3], [5, 7], [9, 11],
+  [13, 15]): the kept cards are spread one per GPU first, and a count below the number of GPUs is refused. Where the
+  guide publishes no GPU-to-card mapping (p5, p5e, p5en, p6-b200, p6-b300) the kept cards are the lowest indices, as
+  the guide's generic rule ("use the next unused network card index") has it.
 
 Consumers differ in what the launch template may hold, so the caller picks an :class:`InterfacePolicy`:
 
@@ -36,12 +41,24 @@ from ..errors import FmValidationError
 
 
 class EfaCardSelection(Enum):
-    """Which EFA-capable cards get an EFA."""
+    """Which EFA-capable cards get an EFA.
+
+    On p6e-gb200 the EC2 User Guide (efa-acc-inst-types#efa-for-p6e) documents two layouts for its 1,600 Gbps EFA
+    maximum: RECOMMENDED (4 x 400 Gbps) and EVERY_GPU_CARD (8 x 200 Gbps). ALL is not from the guide. On the other
+    catalog types the three are the same layout (every EFA-capable card).
+    """
 
     RECOMMENDED = "recommended"
-    """The cards the EFA documentation recommends (every EFA card, except p6e-gb200: cards 1, 5, 9, 13)."""
+    """The cards the EFA documentation recommends (``InstanceSpec.efa_network_cards``; every EFA card where it names
+    none). p6e-gb200: one EFA-only interface per GPU, cards 1, 5, 9, 13 (4 x 400 Gbps), the guide's example."""
+    EVERY_GPU_CARD = "every-gpu-card"
+    """An EFA on every card a GPU reaches directly (``InstanceSpec.gpu_card_groups``). p6e-gb200: cards 1, 3, 5, ...,
+    15, two per GPU sharing its 400 Gbps (8 x 200 Gbps), the guide's second layout. Same as RECOMMENDED where the
+    catalog records no GPU-to-card mapping."""
     ALL = "all"
-    """Every EFA-capable card (p6e-gb200: cards 1-16, as ParallelCluster 3.16+ configures it)."""
+    """Every EFA-capable card. p6e-gb200: cards 1-16, as ParallelCluster configures it (aws-parallelcluster
+    ``queues_stack.add_network_interfaces``: ``efa-only`` on every card after card 0). Not a layout of the EC2 guide;
+    it adds no EFA bandwidth over the other two (the instance's 1,600 Gbps maximum)."""
 
 
 class InterfacePolicy(Enum):
@@ -90,11 +107,31 @@ class InterfaceLayout:
         return sum(1 for i in self.interfaces if i.is_efa)
 
     @property
+    def efa_network_cards(self) -> tuple[int, ...]:
+        """The cards that carry an EFA, in index order."""
+        return tuple(sorted(i.network_card_index for i in self.interfaces if i.is_efa))
+
+    @property
     def efa_bandwidth_gbps(self) -> float:
-        """EFA bandwidth per node: the documented maximum, scaled by the share of recommended EFA cards in use."""
-        recommended = self.spec.efa_network_cards or tuple(c.index for c in self.spec.efa_capable_cards)
-        used = {i.network_card_index for i in self.interfaces if i.is_efa} & set(recommended)
-        return self.spec.efa_bandwidth_gbps * len(used) / len(recommended) if recommended else 0.0
+        """The most EFA bandwidth per node this layout can carry, under the limits the EC2 User Guide states.
+
+        Model (efa-acc-inst-types): the EFA traffic of the cards carrying an EFA is the maximum flow through
+
+        - each card: its own EFA bandwidth (``InstanceSpec.card_efa_bandwidth_gbps``; p6e-gb200: 400 Gbps on odd
+          cards, 200 on even cards; p6-b200 and p6-b300: 400; p5/p5e: 100; p5en: 200);
+        - each GPU: the bandwidth it supports over the cards it reaches (``gpu_card_groups``; p6e-gb200: 400 Gbps
+          shared by cards [1, 3], [5, 7] ...: "if NCI 1 uses 200 Gbps of EFA bandwidth, NCI 3 can use up to 200");
+        - each physical NIC: the bandwidth its cards share (``nic_card_groups``; p6e-gb200: 400 Gbps for [1, 2] ...);
+        - the instance: its documented EFA maximum (``InstanceSpec.efa_bandwidth_gbps``; p6e-gb200: 1,600 Gbps).
+
+        So on p6e-gb200, cards 1, 5, 9, 13 give 4 x 400 = 1,600; cards 1, 3, ..., 15 give 8 x 200 = 1,600 (each GPU's
+        400 Gbps split over its two cards); all 16 cards give 1,600 (the instance maximum: no extra bandwidth); and
+        any truncation that keeps one card per GPU gives 1,600 as well, since one odd card carries its GPU's whole
+        400 Gbps. On types without GPU or NIC groups this is the sum of the per-card figures (p5: 100 Gbps per
+        EFA), capped by the instance maximum. IP traffic on the same cards is not subtracted: this is an upper bound
+        for EFA alone, as the guide's figures are.
+        """
+        return _max_efa_flow_gbps(self.spec, self.efa_network_cards)
 
     def to_cfn(
         self,
@@ -143,34 +180,45 @@ def plan_network_interfaces(
 ) -> InterfaceLayout:
     """Lay out the network interfaces of ``spec`` for ``policy``.
 
-    :param efa_interface_count: use fewer EFA interfaces than the maximum (default: as many as the docs recommend,
-        never more than ``MaximumEfaInterfaces``).
+    :param efa_interface_count: use fewer EFA interfaces than the layout holds (default: every card of the
+        selection, never more than ``MaximumEfaInterfaces``). Where the catalog knows which cards each GPU reaches
+        the kept cards are spread one per GPU first, and a count that would leave a GPU without EFA (between 1 and
+        the number of GPUs minus 1) is refused; 0 means no EFA at all.
     :param extra_ena_interfaces: add an ENA ``interface`` on device 1 of every EFA card after card 0, trading IP
         addresses for more IP bandwidth.
-    :param efa_cards: RECOMMENDED (default) or ALL EFA-capable cards; differs only where the docs name cards.
+    :param efa_cards: RECOMMENDED (default), EVERY_GPU_CARD or ALL; see :class:`EfaCardSelection`.
     """
     max_efa = spec.maximum_efa_interfaces
     if efa_interface_count is not None and not 0 <= efa_interface_count <= max_efa:
         raise FmValidationError(
             "efa_interface_count", efa_interface_count, f"between 0 and {max_efa} for {spec.instance_type}"
         )
-    budget = max_efa if efa_interface_count is None else efa_interface_count
+    candidates = _spread_order(spec, _selected_cards(spec, efa_cards))[:max_efa]
+    if efa_interface_count is not None and efa_interface_count > len(candidates):
+        raise FmValidationError(
+            "efa_interface_count",
+            efa_interface_count,
+            f"at most {len(candidates)} for {spec.instance_type} with the {policy.value} policy and "
+            f"{efa_cards.value} EFA cards (cards {sorted(candidates)}; efa_cards=EfaCardSelection.EVERY_GPU_CARD "
+            "or ALL use more cards where the type has them)",
+        )
+    budget = len(candidates) if efa_interface_count is None else efa_interface_count
+    _check_gpu_coverage(spec, efa_cards, candidates, budget)
+    chosen = set(candidates[:budget])
 
     card0 = spec.card(0)
     interfaces: list[PlannedInterface] = []
-    if policy.efa_on_primary and InterfaceType.EFA in card0.interface_types and budget > 0:
+    if 0 in chosen and policy.efa_on_primary and InterfaceType.EFA in card0.interface_types:
         interfaces.append(PlannedInterface(0, 0, InterfaceType.EFA))
     else:
         interfaces.append(PlannedInterface(0, 0, InterfaceType.ENA))
-        if _card_selected(spec, card0, efa_cards) and InterfaceType.EFA_ONLY in card0.interface_types and budget > 0:
-            interfaces.append(PlannedInterface(0, 1, InterfaceType.EFA_ONLY))
+        if 0 in chosen:
+            interfaces.append(PlannedInterface(0, 1, _efa_type(card0)))
 
     for card in spec.network_cards[1:]:
-        if sum(1 for i in interfaces if i.is_efa) >= budget:
-            break
-        if not card.supports_efa or not _card_selected(spec, card, efa_cards):
+        if card.index not in chosen:
             continue
-        efa_type = InterfaceType.EFA_ONLY if InterfaceType.EFA_ONLY in card.interface_types else InterfaceType.EFA
+        efa_type = _efa_type(card)
         interfaces.append(PlannedInterface(card.index, 0, efa_type))
         if (
             extra_ena_interfaces
@@ -182,21 +230,98 @@ def plan_network_interfaces(
 
     layout = InterfaceLayout(spec=spec, policy=policy, interfaces=tuple(interfaces))
     _check_layout(layout)
-    if efa_interface_count is not None and layout.efa_interface_count < efa_interface_count:
-        cards = tuple(i.network_card_index for i in layout.interfaces if i.is_efa)
-        raise FmValidationError(
-            "efa_interface_count",
-            efa_interface_count,
-            f"at most {layout.efa_interface_count} for {spec.instance_type} with the {policy.value} policy and "
-            f"{efa_cards.value} EFA cards (cards {list(cards)}; efa_cards=EfaCardSelection.ALL uses every EFA card)",
-        )
     return layout
 
 
-def _card_selected(spec: InstanceSpec, card: NetworkCardSpec, selection: EfaCardSelection) -> bool:
-    if selection is EfaCardSelection.ALL or spec.efa_network_cards is None:
-        return True
-    return card.index in spec.efa_network_cards
+def _efa_type(card: NetworkCardSpec) -> InterfaceType:
+    """``efa-only`` where the card takes it (the guide's recommendation), else ``efa``."""
+    return InterfaceType.EFA_ONLY if InterfaceType.EFA_ONLY in card.interface_types else InterfaceType.EFA
+
+
+def _selected_cards(spec: InstanceSpec, selection: EfaCardSelection) -> tuple[int, ...]:
+    """The EFA-capable cards of ``selection``, in index order (before truncation)."""
+    if selection is EfaCardSelection.ALL:
+        return tuple(card.index for card in spec.efa_capable_cards)
+    if selection is EfaCardSelection.EVERY_GPU_CARD and spec.gpu_card_groups:
+        return spec.gpu_efa_cards
+    return spec.recommended_efa_cards
+
+
+def _spread_order(spec: InstanceSpec, cards: Sequence[int]) -> tuple[int, ...]:
+    """``cards`` in the order truncation keeps them: one card per GPU in turn (round-robin over the GPU groups, in
+    the order of their lowest card), then the cards no GPU reaches directly, by index. Without GPU groups: by index.
+    """
+    selected = set(cards)
+    per_gpu = [[i for i in sorted(group.cards) if i in selected] for group in spec.gpu_card_groups]
+    per_gpu = sorted((g for g in per_gpu if g), key=lambda g: g[0])
+    order: list[int] = []
+    for rank in range(max((len(g) for g in per_gpu), default=0)):
+        order.extend(g[rank] for g in per_gpu if rank < len(g))
+    order.extend(i for i in sorted(selected) if i not in order)
+    return tuple(order)
+
+
+def _check_gpu_coverage(
+    spec: InstanceSpec, selection: EfaCardSelection, candidates: Sequence[int], budget: int
+) -> None:
+    """Refuse a count that leaves some GPU with none of its cards (0, no EFA at all, is allowed)."""
+    gpus = [g for g in spec.gpu_card_groups if set(g.cards) & set(candidates)]
+    if 0 < budget < len(gpus):
+        groups = ", ".join(str(list(g.cards)) for g in gpus)
+        counts = f"{len(gpus)}" if len(gpus) == len(candidates) else f"between {len(gpus)} and {len(candidates)}"
+        raise FmValidationError(
+            "efa_interface_count",
+            budget,
+            f"0 (no EFA) or {counts} for {spec.instance_type} with {selection.value} EFA cards: each of its "
+            f"{len(gpus)} GPUs needs an EFA on one of the cards it reaches ({groups}; EC2 User Guide "
+            "efa-acc-inst-types)",
+        )
+
+
+def _max_efa_flow_gbps(spec: InstanceSpec, efa_cards: Sequence[int]) -> float:
+    """Maximum flow from the instance through GPU groups, cards and physical NICs (see ``efa_bandwidth_gbps``)."""
+    if not efa_cards:
+        return 0.0
+    inf = float("inf")
+    capacity: dict[str, dict[str, float]] = {}
+
+    def edge(a: str, b: str, gbps: float) -> None:
+        capacity.setdefault(a, {})[b] = capacity.get(a, {}).get(b, 0.0) + gbps
+        capacity.setdefault(b, {}).setdefault(a, 0.0)
+
+    gpu_of = {i: n for n, g in enumerate(spec.gpu_card_groups) for i in g.cards}
+    nic_of = {i: n for n, g in enumerate(spec.nic_card_groups) for i in g.cards}
+    edge("instance", "host", float(spec.efa_bandwidth_gbps))
+    for n, group in enumerate(spec.gpu_card_groups):
+        edge("host", f"gpu{n}", group.bandwidth_gbps)
+    for n, group in enumerate(spec.nic_card_groups):
+        edge(f"nic{n}", "fabric", group.bandwidth_gbps)
+    for i in efa_cards:
+        edge(f"gpu{gpu_of[i]}" if i in gpu_of else "host", f"card{i}", spec.card_efa_bandwidth_gbps(i))
+        edge(f"card{i}", f"nic{nic_of[i]}" if i in nic_of else "fabric", inf)
+
+    total = 0.0
+    while True:  # Edmonds-Karp: shortest augmenting paths; the graph has a few dozen nodes
+        parent: dict[str, str] = {"instance": ""}
+        queue = ["instance"]
+        while queue and "fabric" not in parent:
+            node = queue.pop(0)
+            for nxt, cap in capacity[node].items():
+                if cap > 0 and nxt not in parent:
+                    parent[nxt] = node
+                    queue.append(nxt)
+        if "fabric" not in parent:
+            return total
+        path: list[tuple[str, str]] = []
+        node = "fabric"
+        while node != "instance":
+            path.append((parent[node], node))
+            node = parent[node]
+        push = min(capacity[a][b] for a, b in path)
+        for a, b in path:
+            capacity[a][b] -= push
+            capacity[b][a] += push
+        total += push
 
 
 def _check_layout(layout: InterfaceLayout) -> None:
@@ -221,3 +346,7 @@ def _check_layout(layout: InterfaceLayout) -> None:
     primary = layout.interfaces[0]
     if not primary.is_primary or primary.interface_type is InterfaceType.EFA_ONLY:
         raise AssertionError("the primary interface must be card 0 / device 0 and carry IP")
+    if efa_cards:
+        bare = [list(g.cards) for g in spec.gpu_card_groups if not set(g.cards) & set(efa_cards)]
+        if bare:
+            raise AssertionError(f"GPUs reaching cards {bare} have no EFA")
