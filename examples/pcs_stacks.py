@@ -8,7 +8,8 @@
   u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge, 72 GPUs in one NVLink domain) on an UltraServer Capacity Block.
 
 Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
-``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-resource-group-arn``, ``fmconstructs:pcs-ami-x86``
+``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id`` (what PCS targets),
+``fmconstructs:ultraserver-resource-group-arn``, ``fmconstructs:pcs-ami-x86``
 (an AMI id with the PCS agent, Slurm 25.11, EFA and the NVIDIA driver; see :mod:`fmconstructs.pcs.ami` for the
 sample AMIs), ``fmconstructs:pcs-ami-gb200-parameter`` (an SSM parameter holding the arm64 GB200 AMI id), and
 ``fmconstructs:vpc`` (``{"vpcId": ..., "availabilityZones": [...], "privateSubnetIds": [...]}``).
@@ -48,6 +49,8 @@ from .network import access_logs_bucket, example_vpc
 
 DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
 DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
+#: The UltraServer block's reservation id: what PCS targets (PCS User Guide capacity-blocks-configure-cng).
+DEFAULT_ULTRASERVER_RESERVATION_ID = "cr-0a1b2c3d4e5f60718"
 DEFAULT_X86_AMI_ID = "ami-0123456789abcdef0"
 DEFAULT_GB200_AMI_PARAMETER = "/fmconstructs/pcs/ami/gb200-arm64-slurm-25.11"
 #: The Lustre file system's target aggregate throughput (GB/s): 4,800 GiB at 1000 MB/s/TiB, EFA-enabled.
@@ -174,6 +177,7 @@ class PcsGb200Stack(Stack):
         super().__init__(scope, id, **kwargs)
         ctx = self.node.try_get_context
         group_arn = ctx("fmconstructs:ultraserver-resource-group-arn") or DEFAULT_ULTRASERVER_GROUP_ARN
+        reservation_id = ctx("fmconstructs:ultraserver-reservation-id") or DEFAULT_ULTRASERVER_RESERVATION_ID
         login_ami = PcsAmi.from_image_id(ctx("fmconstructs:pcs-ami-x86") or DEFAULT_X86_AMI_ID)
         gb200_ami = PcsAmi.from_ssm_parameter(
             ctx("fmconstructs:pcs-ami-gb200-parameter") or DEFAULT_GB200_AMI_PARAMETER,
@@ -183,7 +187,10 @@ class PcsGb200Stack(Stack):
         self.vpc = _vpc(self)
         self.cluster = PcsCluster(self, "Cluster", vpc=self.vpc, slurm_version=SlurmVersion.V25_11, enable_imex=True)
         self.login = self.cluster.add_login_node_group("Login", ami=login_ami)
-        self.capacity = UltraServerCapacityBlock(resource_group_arn=group_arn, ultraserver_type="u-p6e-gb200x72")
+        # PCS targets the block by its reservation id; the resource group is what EKS or a fleet would use.
+        self.capacity = UltraServerCapacityBlock(
+            reservation_id=reservation_id, resource_group_arn=group_arn, ultraserver_type="u-p6e-gb200x72"
+        )
         self.gpu: PcsGpuNodeGroup = self.cluster.add_gpu_node_group(
             "Gb200",
             instance_type="p6e-gb200.36xlarge",

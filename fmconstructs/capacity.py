@@ -4,6 +4,20 @@ UltraServer Capacity Blocks.
 Each choice knows what it puts in a launch template (``InstanceMarketOptions`` and
 ``CapacityReservationSpecification``, EC2 User Guide "capacity-blocks-launch") and the rules it imposes on node
 counts. Validation happens at construction; values that are unresolved tokens are not checked.
+
+**Reservation target per consumer.** EC2 accepts two forms of ``CapacityReservationTarget``
+(:class:`ReservationTargetForm`): a reservation id, or the ARN of a Capacity Reservation resource group. Consumers
+differ in the form their documentation asks for:
+
+- AWS PCS: "A CapacityReservationSpecification with a valid CapacityReservationId" for every Capacity Block (PCS User
+  Guide capacity-blocks-configure-cng; the UltraServer page capacity-blocks-nvidia-imex builds on it);
+- self-managed fleets and EKS node groups: either form; an UltraServer Capacity Block may be targeted through a
+  resource group that holds it (EC2 User Guide cb-group) or by its reservation id (capacity-blocks-launch).
+
+A consumer asks for its form with ``reservation_target(form, consumer=...)``; without a form the capacity's own
+default is used (the one form a reservation was given, or the resource-group ARN of an UltraServer block given both),
+which keeps every earlier caller's template unchanged. Asking for a form the capacity was not given raises
+:class:`~fmconstructs.errors.FmValidationError` naming the missing parameter and the consumer.
 """
 
 from __future__ import annotations
@@ -22,6 +36,18 @@ _RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
 # arn:${Partition}:resource-groups:${Region}:${Account}:group/${GroupName}
 _RESOURCE_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]{1,300}$")
 _AZ = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
+
+
+class ReservationTargetForm(str, Enum):
+    """How a launch template names the reservation: the member of EC2 ``CapacityReservationTarget`` it sets."""
+
+    RESERVATION_ID = "CapacityReservationId"
+    RESOURCE_GROUP_ARN = "CapacityReservationResourceGroupArn"
+
+    @property
+    def parameter(self) -> str:
+        """The capacity parameter that carries this form."""
+        return "reservation_id" if self is ReservationTargetForm.RESERVATION_ID else "resource_group_arn"
 
 
 class CapacityKind(str, Enum):
@@ -87,8 +113,37 @@ class Capacity:
         """Capacity Blocks run a fixed fleet: minimum == maximum (PCS, ParallelCluster and ASG rules)."""
         return self.is_capacity_block
 
-    def reservation_target(self) -> ec2.CfnLaunchTemplate.CapacityReservationTargetProperty | None:
+    @property
+    def reservation_target_forms(self) -> tuple[ReservationTargetForm, ...]:
+        """The forms this capacity can be targeted by (none for On-Demand), the default first."""
+        return ()
+
+    def _target_value(self, form: ReservationTargetForm) -> str | None:
         return None
+
+    def reservation_target(
+        self, form: ReservationTargetForm | None = None, *, consumer: str | None = None
+    ) -> ec2.CfnLaunchTemplate.CapacityReservationTargetProperty | None:
+        """``CapacityReservationTarget`` in ``form`` (default: the capacity's default form), None without a reservation.
+
+        :param form: the form the consumer needs; raises when this capacity was not given it.
+        :param consumer: who needs the form and where that is documented, for the error message.
+        """
+        forms = self.reservation_target_forms
+        if not forms:
+            return None
+        chosen = forms[0] if form is None else form
+        value = self._target_value(chosen)
+        if value is None:
+            needs = f"{consumer}, which targets a {self.kind.value} by {chosen.value}" if consumer else chosen.value
+            raise FmValidationError(
+                chosen.parameter,
+                None,
+                f"given for {needs} (this {type(self).__name__} has only {', '.join(f.parameter for f in forms)})",
+            )
+        if chosen is ReservationTargetForm.RESERVATION_ID:
+            return ec2.CfnLaunchTemplate.CapacityReservationTargetProperty(capacity_reservation_id=value)
+        return ec2.CfnLaunchTemplate.CapacityReservationTargetProperty(capacity_reservation_resource_group_arn=value)
 
     def market_options(self) -> ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty | None:
         """``InstanceMarketOptions``: ``capacity-block`` for blocks, nothing otherwise."""
@@ -97,10 +152,11 @@ class Capacity:
         return None
 
     def reservation_specification(
-        self,
+        self, form: ReservationTargetForm | None = None, *, consumer: str | None = None
     ) -> ec2.CfnLaunchTemplate.CapacityReservationSpecificationProperty | None:
-        """``CapacityReservationSpecification`` targeting the reservation, if any."""
-        target = self.reservation_target()
+        """``CapacityReservationSpecification`` targeting the reservation in ``form``, if any (see
+        :meth:`reservation_target`)."""
+        target = self.reservation_target(form, consumer=consumer)
         if target is None:
             return None
         return ec2.CfnLaunchTemplate.CapacityReservationSpecificationProperty(capacity_reservation_target=target)
@@ -172,11 +228,14 @@ class _Reserved(Capacity):
     def max_instances(self) -> int | None:
         return self.instance_count
 
-    def reservation_target(self) -> ec2.CfnLaunchTemplate.CapacityReservationTargetProperty:
-        return ec2.CfnLaunchTemplate.CapacityReservationTargetProperty(
-            capacity_reservation_id=self.reservation_id,
-            capacity_reservation_resource_group_arn=self.resource_group_arn,
-        )
+    @property
+    def reservation_target_forms(self) -> tuple[ReservationTargetForm, ...]:
+        if self.reservation_id is not None:
+            return (ReservationTargetForm.RESERVATION_ID,)
+        return (ReservationTargetForm.RESOURCE_GROUP_ARN,)
+
+    def _target_value(self, form: ReservationTargetForm) -> str | None:
+        return self.reservation_id if form is ReservationTargetForm.RESERVATION_ID else self.resource_group_arn
 
 
 @dataclass(frozen=True)
@@ -199,18 +258,33 @@ class CapacityBlock(_Reserved):
 
 @dataclass(frozen=True)
 class UltraServerCapacityBlock(Capacity):
-    """A Capacity Block of EC2 UltraServers (p6e-gb200 only), targeted through its resource-group ARN."""
+    """A Capacity Block of EC2 UltraServers (p6e-gb200 only), targeted by its reservation id, through a Capacity
+    Reservation resource group that holds it, or either (give both when consumers differ).
+
+    :param resource_group_arn: a resource group holding the block (EC2 User Guide cb-group); the default target
+        when given (self-managed fleets, EKS node groups).
+    :param reservation_id: the block's Capacity Reservation id (``cr-...``, EC2 ``DescribeCapacityBlocks``
+        ``CapacityReservationIds``); required by AWS PCS, whose launch template names the block by
+        ``CapacityReservationId`` (PCS User Guide capacity-blocks-configure-cng, capacity-blocks-nvidia-imex). An
+        UltraServer block of several UltraServers may have several reservation ids (the API returns a list;
+        UNCONFIRMED how EC2 splits one): give the one the node group uses, and an ``ultraserver_count`` that matches it.
+    """
 
     resource_group_arn: str | None = None
     ultraserver_type: str = "u-p6e-gb200x72"
     ultraserver_count: int = 1
     zone: str | None = None
+    reservation_id: str | None = None
 
     def __post_init__(self) -> None:
-        if self.resource_group_arn is None:
+        if self.resource_group_arn is None and self.reservation_id is None:
             raise FmValidationError(
-                "resource_group_arn", None, "the resource-group ARN of the UltraServer Capacity Block"
+                "reservation_id/resource_group_arn",
+                (None, None),
+                "at least one of the two for an UltraServer Capacity Block (its reservation id, or the ARN of a "
+                "Capacity Reservation resource group that holds it)",
             )
+        _check_reservation_id(self.reservation_id)
         _check_resource_group_arn(self.resource_group_arn)
         get_ultraserver(self.ultraserver_type)
         _check_positive("ultraserver_count", self.ultraserver_count)
@@ -232,10 +306,17 @@ class UltraServerCapacityBlock(Capacity):
     def max_instances(self) -> int:
         return self.ultraserver.instance_count * self.ultraserver_count
 
-    def reservation_target(self) -> ec2.CfnLaunchTemplate.CapacityReservationTargetProperty:
-        return ec2.CfnLaunchTemplate.CapacityReservationTargetProperty(
-            capacity_reservation_resource_group_arn=self.resource_group_arn
-        )
+    @property
+    def reservation_target_forms(self) -> tuple[ReservationTargetForm, ...]:
+        forms = []
+        if self.resource_group_arn is not None:
+            forms.append(ReservationTargetForm.RESOURCE_GROUP_ARN)
+        if self.reservation_id is not None:
+            forms.append(ReservationTargetForm.RESERVATION_ID)
+        return tuple(forms)
+
+    def _target_value(self, form: ReservationTargetForm) -> str | None:
+        return self.reservation_id if form is ReservationTargetForm.RESERVATION_ID else self.resource_group_arn
 
     def validate_for(self, spec: InstanceSpec, *, min_count: int | None = None, max_count: int | None = None) -> None:
         if spec.instance_type != self.ultraserver.instance_type:

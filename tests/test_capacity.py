@@ -14,6 +14,7 @@ from fmconstructs import (
     get_instance_spec,
     pinned_availability_zone,
 )
+from fmconstructs.capacity import ReservationTargetForm
 
 GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/my-block"
 P5 = get_instance_spec("p5.48xlarge")
@@ -95,7 +96,11 @@ def test_ultraserver_block():
         ),
         (
             lambda: UltraServerCapacityBlock(),
-            r"resource_group_arn must be the resource-group ARN of the UltraServer",
+            r"reservation_id/resource_group_arn must be at least one of the two for an UltraServer Capacity Block",
+        ),
+        (
+            lambda: UltraServerCapacityBlock(reservation_id="cr-gb200"),
+            r"reservation_id must be a capacity reservation id like 'cr-0123456789abcdef0', got 'cr-gb200'",
         ),
         (
             lambda: UltraServerCapacityBlock(resource_group_arn=GROUP_ARN, ultraserver_type="u-p6e-gb200x8"),
@@ -181,3 +186,61 @@ def test_tokens_are_not_validated(scene):
     cap = CapacityBlock(reservation_id=param.value_as_string)
     spec = cap.reservation_specification()
     assert spec is not None
+
+
+# --- reservation target per consumer (EC2 UG capacity-blocks-launch / cb-group; PCS UG capacity-blocks-configure-cng) --
+
+BLOCK_ID = "cr-0123456789abcdef0"
+
+
+def _target(target: object) -> tuple[object, object]:
+    return target.capacity_reservation_id, target.capacity_reservation_resource_group_arn  # type: ignore[attr-defined]
+
+
+def test_ultraserver_block_by_reservation_id():
+    # PCS User Guide capacity-blocks-configure-cng: the launch template names the block by CapacityReservationId.
+    cap = UltraServerCapacityBlock(reservation_id=BLOCK_ID)
+    assert cap.reservation_target_forms == (ReservationTargetForm.RESERVATION_ID,)
+    assert _target(cap.reservation_target()) == (BLOCK_ID, None)
+    assert _target(cap.reservation_target(ReservationTargetForm.RESERVATION_ID)) == (BLOCK_ID, None)
+
+
+def test_ultraserver_block_with_both_forms_defaults_to_the_resource_group():
+    # The default stays what every earlier caller rendered (EKS and self-managed fleets); PCS asks for the id.
+    cap = UltraServerCapacityBlock(resource_group_arn=GROUP_ARN, reservation_id=BLOCK_ID)
+    assert _target(cap.reservation_target()) == (None, GROUP_ARN)
+    assert _target(cap.reservation_target(ReservationTargetForm.RESOURCE_GROUP_ARN)) == (None, GROUP_ARN)
+    assert _target(cap.reservation_target(ReservationTargetForm.RESERVATION_ID)) == (BLOCK_ID, None)
+    spec = cap.reservation_specification(ReservationTargetForm.RESERVATION_ID)
+    assert spec is not None and _target(spec.capacity_reservation_target) == (BLOCK_ID, None)
+
+
+@pytest.mark.parametrize(
+    ("cap", "form", "message"),
+    [
+        (
+            UltraServerCapacityBlock(resource_group_arn=GROUP_ARN),
+            ReservationTargetForm.RESERVATION_ID,
+            r"reservation_id must be given for AWS PCS, which targets a ultraserver-capacity-block by "
+            r"CapacityReservationId \(this UltraServerCapacityBlock has only resource_group_arn\), got None",
+        ),
+        (
+            CapacityBlock(resource_group_arn=GROUP_ARN),
+            ReservationTargetForm.RESERVATION_ID,
+            r"reservation_id must be given for AWS PCS, which targets a capacity-block by CapacityReservationId",
+        ),
+        (
+            UltraServerCapacityBlock(reservation_id=BLOCK_ID),
+            ReservationTargetForm.RESOURCE_GROUP_ARN,
+            r"resource_group_arn must be given for AWS PCS, .*has only reservation_id\), got None",
+        ),
+    ],
+)
+def test_a_form_the_capacity_was_not_given_is_refused(cap, form, message):
+    with pytest.raises(FmValidationError, match=message):
+        cap.reservation_specification(form, consumer="AWS PCS")
+
+
+def test_on_demand_has_no_target_in_any_form():
+    assert OnDemand().reservation_target(ReservationTargetForm.RESERVATION_ID) is None
+    assert OnDemand().reservation_target_forms == ()

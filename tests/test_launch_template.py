@@ -161,6 +161,98 @@ def test_ultraserver_block_targets_the_resource_group(scene):
     assert lt.efa_interface_count == 4
 
 
+BLOCK_ID = "cr-0123456789abcdef0"
+
+
+@pytest.mark.parametrize(
+    ("policy", "capacity", "expected"),
+    [
+        # PCS User Guide capacity-blocks-configure-cng: "a valid CapacityReservationId" in the launch template.
+        (
+            InterfacePolicy.PCS,
+            UltraServerCapacityBlock(resource_group_arn=GROUP_ARN, reservation_id=BLOCK_ID),
+            {"CapacityReservationId": BLOCK_ID},
+        ),
+        (InterfacePolicy.PCS, UltraServerCapacityBlock(reservation_id=BLOCK_ID), {"CapacityReservationId": BLOCK_ID}),
+        # Self-managed fleets and EKS keep the resource group when they have it (EC2 User Guide cb-group).
+        (
+            InterfacePolicy.SELF_MANAGED,
+            UltraServerCapacityBlock(resource_group_arn=GROUP_ARN, reservation_id=BLOCK_ID),
+            {"CapacityReservationResourceGroupArn": GROUP_ARN},
+        ),
+        (
+            InterfacePolicy.EKS_MANAGED_NODE_GROUP,
+            UltraServerCapacityBlock(resource_group_arn=GROUP_ARN, reservation_id=BLOCK_ID),
+            {"CapacityReservationResourceGroupArn": GROUP_ARN},
+        ),
+        (
+            InterfacePolicy.EKS_MANAGED_NODE_GROUP,
+            UltraServerCapacityBlock(reservation_id=BLOCK_ID),
+            {"CapacityReservationId": BLOCK_ID},
+        ),
+    ],
+)
+def test_ultraserver_block_target_follows_the_consumer(scene, policy, capacity, expected):
+    GpuLaunchTemplate(
+        scene.stack, "Lt", instance_type="p6e-gb200.36xlarge", vpc=scene.vpc, policy=policy, capacity=capacity
+    )
+    assert lt_data(scene)["CapacityReservationSpecification"] == {"CapacityReservationTarget": expected}
+
+
+def test_explicit_target_form_overrides_the_policy(scene):
+    from fmconstructs.capacity import ReservationTargetForm
+
+    GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p6e-gb200.36xlarge",
+        vpc=scene.vpc,
+        capacity=UltraServerCapacityBlock(resource_group_arn=GROUP_ARN, reservation_id=BLOCK_ID),
+        reservation_target_form=ReservationTargetForm.RESERVATION_ID,
+    )
+    assert lt_data(scene)["CapacityReservationSpecification"] == {
+        "CapacityReservationTarget": {"CapacityReservationId": BLOCK_ID}
+    }
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "capacity", "message"),
+    [
+        (
+            "p6e-gb200.36xlarge",
+            UltraServerCapacityBlock(resource_group_arn=GROUP_ARN),
+            r"reservation_id must be given for AWS PCS \(PCS User Guide capacity-blocks-configure-cng\), which "
+            r"targets a ultraserver-capacity-block by CapacityReservationId",
+        ),
+        (
+            "p5.48xlarge",
+            CapacityBlock(resource_group_arn=GROUP_ARN),
+            r"reservation_id must be given for AWS PCS .*capacity-block by CapacityReservationId",
+        ),
+    ],
+)
+def test_pcs_refuses_a_capacity_block_without_a_reservation_id(scene, instance_type, capacity, message):
+    with pytest.raises(FmValidationError, match=message):
+        GpuLaunchTemplate(
+            scene.stack, "Lt", instance_type=instance_type, vpc=scene.vpc, policy=InterfacePolicy.PCS, capacity=capacity
+        )
+
+
+def test_pcs_keeps_an_odcr_resource_group(scene):
+    # Only Capacity Blocks need the id on PCS; a targeted ODCR keeps the form it was given.
+    GpuLaunchTemplate(
+        scene.stack,
+        "Lt",
+        instance_type="p5.48xlarge",
+        vpc=scene.vpc,
+        policy=InterfacePolicy.PCS,
+        capacity=CapacityReservation(resource_group_arn=GROUP_ARN),
+    )
+    assert lt_data(scene)["CapacityReservationSpecification"] == {
+        "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": GROUP_ARN}
+    }
+
+
 def test_placement_group_with_capacity_block_warns(scene):
     pg = ClusterPlacementGroup(scene.stack, "Pg")
     GpuLaunchTemplate(

@@ -37,7 +37,6 @@ QUEUE = "AWS::PCS::Queue"
 GB200_AMI = PcsAmi.from_image_id("ami-0123456789abcdef0", architecture=CpuArchitecture.ARM64)
 X86_AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")
 BLOCK_ID = "cr-0123456789abcdef0"
-GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-block"
 
 
 def _cluster(**props: object) -> PcsCluster:
@@ -46,9 +45,7 @@ def _cluster(**props: object) -> PcsCluster:
 
 
 def _ultraserver_block(ultraserver_type: str = "u-p6e-gb200x72", count: int = 1) -> UltraServerCapacityBlock:
-    return UltraServerCapacityBlock(
-        resource_group_arn=GROUP_ARN, ultraserver_type=ultraserver_type, ultraserver_count=count
-    )
+    return UltraServerCapacityBlock(reservation_id=BLOCK_ID, ultraserver_type=ultraserver_type, ultraserver_count=count)
 
 
 def _gb200(cluster: PcsCluster, id: str = "Gb200", **block: object) -> PcsGpuNodeGroup:

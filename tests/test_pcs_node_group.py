@@ -300,7 +300,9 @@ def test_sample_ami_name():
 @pytest.fixture(scope="module")
 def gb200() -> tuple[PcsGpuNodeGroup, Template]:
     cluster = _cluster(enable_imex=True)
-    capacity = UltraServerCapacityBlock(resource_group_arn=GROUP_ARN, ultraserver_type="u-p6e-gb200x72")
+    capacity = UltraServerCapacityBlock(
+        resource_group_arn=GROUP_ARN, reservation_id=BLOCK_ID, ultraserver_type="u-p6e-gb200x72"
+    )
     group = cluster.add_gpu_node_group(
         "Gb200",
         instance_type="p6e-gb200.36xlarge",
@@ -324,7 +326,9 @@ def test_ultraserver_node_group_is_one_fixed_block_of_18(gb200):
     )
 
 
-def test_ultraserver_launch_template_targets_the_resource_group(gb200):
+def test_ultraserver_launch_template_targets_the_reservation_id(gb200):
+    # PCS User Guide capacity-blocks-configure-cng: "A CapacityReservationSpecification with a valid
+    # CapacityReservationId"; the resource group the block was also given is for other consumers (EKS, fleets).
     _, template = gb200
     template.has_resource_properties(
         LT,
@@ -333,12 +337,28 @@ def test_ultraserver_launch_template_targets_the_resource_group(gb200):
                 {
                     "InstanceMarketOptions": {"MarketType": "capacity-block"},
                     "CapacityReservationSpecification": {
-                        "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": GROUP_ARN}
+                        "CapacityReservationTarget": {"CapacityReservationId": BLOCK_ID}
                     },
                 }
             )
         },
     )
+
+
+def test_ultraserver_node_group_needs_the_reservation_id():
+    cluster = _cluster(enable_imex=True)
+    with pytest.raises(
+        FmValidationError,
+        match=r"reservation_id must be given for AWS PCS \(PCS User Guide capacity-blocks-configure-cng\), which "
+        r"targets a ultraserver-capacity-block by CapacityReservationId \(this UltraServerCapacityBlock has only "
+        r"resource_group_arn\), got None",
+    ):
+        _gpu(
+            cluster,
+            instance_type="p6e-gb200.36xlarge",
+            capacity=UltraServerCapacityBlock(resource_group_arn=GROUP_ARN),
+            max_instance_count=18,
+        )
 
 
 def test_ultraserver_cluster_runs_the_imex_prolog_on_slurm_25_05_or_later(gb200):
@@ -381,7 +401,7 @@ def test_ultraserver_requirements(cluster_props, message):
         _gpu(
             cluster,
             instance_type="p6e-gb200.36xlarge",
-            capacity=UltraServerCapacityBlock(resource_group_arn=GROUP_ARN),
+            capacity=UltraServerCapacityBlock(reservation_id=BLOCK_ID),
             max_instance_count=18,
         )
 
@@ -401,7 +421,7 @@ def test_ultraserver_scaling_rules(overrides, message):
     cluster = _cluster(enable_imex=True)
     props = {
         "instance_type": "p6e-gb200.36xlarge",
-        "capacity": UltraServerCapacityBlock(resource_group_arn=GROUP_ARN),
+        "capacity": UltraServerCapacityBlock(reservation_id=BLOCK_ID),
         "max_instance_count": 18,
         **overrides,
     }

@@ -18,7 +18,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct, IValidation
 
-from ..capacity import Capacity, OnDemand
+from ..capacity import Capacity, OnDemand, ReservationTargetForm
 from ..catalog import InstanceSpec, get_instance_spec
 from ..errors import FmValidationError, WarningId, add_warning
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
@@ -29,6 +29,22 @@ DEFAULT_ROOT_VOLUME_SIZE_GIB = 200
 
 #: The MIME boundary of multi-part user data (any string absent from the parts works).
 MIME_BOUNDARY = "==FMCONSTRUCTS-BOUNDARY=="
+
+#: Who asks for a reservation id on Capacity Blocks, for error messages.
+PCS_CAPACITY_BLOCK_CONSUMER = "AWS PCS (PCS User Guide capacity-blocks-configure-cng)"
+
+
+def reservation_target_form_for(policy: InterfacePolicy, capacity: Capacity) -> ReservationTargetForm | None:
+    """The ``CapacityReservationTarget`` form a consumer's documentation asks for, or None for the capacity's default.
+
+    AWS PCS: "A CapacityReservationSpecification with a valid CapacityReservationId" in the launch template of a
+    Capacity Block node group (PCS User Guide capacity-blocks-configure-cng), UltraServer blocks included
+    (capacity-blocks-nvidia-imex). Self-managed fleets and EKS node groups take either form (EC2 User Guide
+    capacity-blocks-launch, cb-group): the capacity's default, as before.
+    """
+    if policy is InterfacePolicy.PCS and capacity.is_capacity_block:
+        return ReservationTargetForm.RESERVATION_ID
+    return None
 
 
 class UserDataFormat(str, Enum):
@@ -79,6 +95,7 @@ class GpuLaunchTemplate(Construct):
         launch_template_name: str | None = None,
         tags: Mapping[str, str] | None = None,
         user_data_format: UserDataFormat = UserDataFormat.SHELL,
+        reservation_target_form: ReservationTargetForm | None = None,
     ) -> None:
         """
         :param instance_type: a catalog type, e.g. ``p5.48xlarge`` (unknown types raise, listing the supported ones).
@@ -101,6 +118,10 @@ class GpuLaunchTemplate(Construct):
         :param encryption_key: KMS key for the root volume. Default: the account's EBS default key.
         :param instance_store_mount_point: where the NVMe RAID0 volume is mounted; None skips it. Default: /scratch.
         :param user_data_format: SHELL (default) or MIME_MULTIPART (EKS managed node groups without an AMI id).
+        :param reservation_target_form: how ``CapacityReservationTarget`` names the reservation. Default: what the
+            policy's consumer documents (:func:`reservation_target_form_for`: the reservation id on PCS Capacity
+            Blocks, else the capacity's own form, the resource-group ARN first on an UltraServer block given both).
+            Raises when the capacity was not given that form.
         """
         super().__init__(scope, id)
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
@@ -109,6 +130,9 @@ class GpuLaunchTemplate(Construct):
         self.node_count = node_count
         self.subnet = subnet
         self.placement_group = placement_group
+        policy_form = reservation_target_form_for(policy, self.capacity)
+        self.reservation_target_form = reservation_target_form or policy_form
+        consumer = PCS_CAPACITY_BLOCK_CONSUMER if policy_form is not None and reservation_target_form is None else None
 
         self._validate(
             node_count=node_count,
@@ -182,7 +206,9 @@ class GpuLaunchTemplate(Construct):
                 else None
             ),
             instance_market_options=self.capacity.market_options(),
-            capacity_reservation_specification=self.capacity.reservation_specification(),
+            capacity_reservation_specification=self.capacity.reservation_specification(
+                self.reservation_target_form, consumer=consumer
+            ),
             metadata_options=ec2.CfnLaunchTemplate.MetadataOptionsProperty(
                 http_tokens="required",
                 http_endpoint="enabled",
