@@ -321,6 +321,34 @@ def test_lustre_clients_record_the_efa_interfaces(lustre_built):
     }
 
 
+def test_efa_clients_are_registered_against_the_connection_budget(lustre_built):
+    # FSx UG "Configuring EFA clients": at most 1,024 EFA connections per file system. p5en: 2 nodes x 8; GB200:
+    # 18 nodes x 4; the p6-b300 group mounts over TCP and uses none.
+    _, groups, efa_fs, _ = lustre_built
+    registered = {g.consumer_path: (g.max_nodes, g.efa_interfaces_per_node) for g in efa_fs.efa_client_groups}
+    assert registered == {groups["p5en"].node.path: (2, 8), groups["gb200"].node.path: (18, 4)}
+    assert efa_fs.max_efa_connections == 88
+
+
+def test_too_many_efa_clients_fail_synthesis_naming_the_node_group(scene):
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    fs = LustreFileSystem(
+        scene.stack,
+        "EfaFs",
+        vpc=scene.vpc,
+        subnet=scene.subnet_a,
+        storage_capacity_gib=4800,
+        throughput_mbps_per_tib=1000,
+        metadata_configuration=LustreMetadataConfiguration.automatic(),
+        efa_enabled=True,
+        efa_security_group=cluster.efa_security_group,
+    )
+    cluster.add_lustre_volume("Volume", fs, name="fsx")
+    cluster.add_gpu_node_group("Big", instance_type="p5en.48xlarge", max_size=129, subnets=[scene.subnet_a])
+    with pytest.raises(Exception, match=r"EFA connections to .* got 1032.*Cluster/Big"):
+        scene.template()
+
+
 def test_adding_a_file_system_twice_keeps_one_client(lustre_built):
     _, groups, efa_fs, _ = lustre_built
     again = groups["p5en"].add_lustre_client(efa_fs, mount_point="/elsewhere")

@@ -337,8 +337,9 @@ class GpuNodeGroup(Construct):
         mount). They install the Lustre client, configure LNet over EFA on :attr:`LustreClient.efa_interfaces`
         interfaces for an EFA-enabled file system (with a systemd unit that redoes it at every boot; nodes without
         EFA, or with 0 interfaces for Lustre, stay on TCP and say so in the boot log) and mount on the host, so that
-        the FSx CSI driver's mounts in pods use the same LNet configuration. Adding the same file system twice
-        returns the first client.
+        the FSx CSI driver's mounts in pods use the same LNet configuration. The group is registered against the file
+        system's 1,024 EFA connection budget (``max_size`` nodes x :attr:`LustreClient.efa_interfaces`; synthesis
+        fails above it). Adding the same file system twice returns the first client.
         """
         for client in self._lustre_clients:
             if client.file_system is file_system:
@@ -358,6 +359,10 @@ class GpuNodeGroup(Construct):
             node_efa_interfaces=node_efa,
         )
         self.launch_template.add_user_data(*commands)
+        if count is not None:
+            # FSx for Lustre User Guide "Configuring EFA clients": at most 1,024 EFA connections per file system,
+            # one per client EFA interface used for LNet; every node of the group (max_size) counts.
+            file_system.register_efa_clients(self, max_nodes=self.max_size, efa_interfaces_per_node=count)
         client = LustreClient(file_system, mount_point, count)
         self._lustre_clients.append(client)
         return client
