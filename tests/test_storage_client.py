@@ -522,3 +522,15 @@ def test_mount_over_tcp_has_no_boot_unit(node, tmp_path):
     assert not (node.root / "etc/systemd/system" / LNET_EFA_UNIT).exists()
     assert "x-systemd.requires=fmconstructs" not in (node.root / "etc/fstab").read_text()
     assert f"mount {mount_point}" in node.log.read_text()
+
+
+@pytest.mark.parametrize(("failing", "expected"), [("rdmap1s0", "LNet over EFA with 1 interfaces"), ("rdmap", None)])
+def test_lnet_reports_interfaces_lnetctl_could_not_add(node, failing, expected):
+    node.add_efas(2, 1)
+    stub = node.bin / "lnetctl"
+    stub.write_text(_STUBS["lnetctl"].replace("exit 0", f'case "$*" in *"--if {failing}"*) exit 1 ;; esac\nexit 0'))
+    out = node.run("--lnet", "2", "p5")
+    if expected:
+        assert "lnetctl could not add 1 of 2 EFA interfaces" in out and expected in out
+    else:
+        assert "LNet over TCP because lnetctl could not add any EFA interface" in out
