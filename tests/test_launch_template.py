@@ -105,6 +105,29 @@ def test_pcs_policy_primary_is_efa(scene):
     assert nics[0]["InterfaceType"] == "efa" and len(nics) == 32
 
 
+def test_pcs_policy_puts_the_subnet_on_every_interface(scene):
+    # PCS User Guide working-with_networking_efa_create-lt: SubnetId and Groups on each interface, no SecurityGroupIds.
+    GpuLaunchTemplate(
+        scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, policy=InterfacePolicy.PCS, subnet=scene.subnet_a
+    )
+    data = lt_data(scene)
+    assert [n["SubnetId"] for n in data["NetworkInterfaces"]] == ["subnet-0aaaaaaaaaaaaaaa1"] * 32
+    assert "SecurityGroupIds" not in data
+
+
+def test_pcs_policy_checks_the_subnet_against_the_reservation_zone(scene):
+    with pytest.raises(FmValidationError, match=r"subnet must be a subnet in us-east-1a, the availability zone"):
+        GpuLaunchTemplate(
+            scene.stack,
+            "Lt",
+            instance_type="p5.48xlarge",
+            vpc=scene.vpc,
+            policy=InterfacePolicy.PCS,
+            subnet=scene.subnet_b,
+            capacity=CapacityBlock(reservation_id="cr-0123456789abcdef0", zone="us-east-1a"),
+        )
+
+
 def test_placement_group_is_attached_by_name(scene):
     pg = ClusterPlacementGroup(scene.stack, "Pg")
     GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, placement_group=pg)

@@ -121,8 +121,32 @@ def test_p5_launch_template_has_all_32_efa_interfaces_with_the_pcs_layout(p5):
     assert len(interfaces) == 32
     assert (interfaces[0]["NetworkCardIndex"], interfaces[0]["InterfaceType"]) == (0, "efa")
     assert all(i["InterfaceType"] == "efa-only" for i in interfaces[1:])
-    assert all("SubnetId" not in i and i["Groups"] for i in interfaces)
+    assert all(i["Groups"] for i in interfaces)
     assert "SecurityGroupIds" not in lt["Properties"]["LaunchTemplateData"]
+
+
+def _interface_subnets(template: Template, logical_prefix: str) -> list[object]:
+    (lt,) = [r for k, r in template.find_resources(LT).items() if k.startswith(logical_prefix)]
+    return [i.get("SubnetId") for i in lt["Properties"]["LaunchTemplateData"]["NetworkInterfaces"]]
+
+
+def test_every_interface_names_the_node_groups_subnet(p5):
+    # PCS User Guide working-with_networking_efa_create-lt and aws-hpc-recipes pcs/enable_efa (pcs-lt-efa-p5.yaml):
+    # SubnetId on every network interface, the node group's subnet.
+    group, template = p5
+    (cng,) = template.find_resources(CNG).values()
+    assert cng["Properties"]["SubnetIds"] == ["subnet-0aaaaaaaaaaaaaaa1"]
+    assert _interface_subnets(template, "ClusterP5") == ["subnet-0aaaaaaaaaaaaaaa1"] * 32
+    assert group.launch_template.subnet is group.subnet
+
+
+def test_a_given_subnet_reaches_the_interfaces_and_the_node_group():
+    cluster = _cluster()
+    subnet = cluster.vpc.private_subnets[1]
+    _gpu(cluster, subnet=subnet)
+    template = Template.from_stack(cdk.Stack.of(cluster))
+    template.has_resource_properties(CNG, {"SubnetIds": ["subnet-0bbbbbbbbbbbbbbb2"]})
+    assert set(_interface_subnets(template, "ClusterGpu")) == {"subnet-0bbbbbbbbbbbbbbb2"}
 
 
 def test_node_group_slurm_configuration(p5):
@@ -380,6 +404,12 @@ def test_ultraserver_cluster_runs_the_imex_prolog_on_slurm_25_05_or_later(gb200)
     text = _rendered_user_data(template, "ClusterGb200LaunchTemplate")
     assert f"cat > {IMEX_PROLOG_PATH} <<'FMCONSTRUCTS_EOF'" in text
     assert f"chmod 0755 {IMEX_PROLOG_PATH}" in text
+
+
+def test_gb200_interfaces_name_the_subnet(gb200):
+    _, template = gb200
+    subnets = _interface_subnets(template, "ClusterGb200")
+    assert len(subnets) >= 2 and set(subnets) == {"subnet-0aaaaaaaaaaaaaaa1"}
 
 
 def test_gb200_efa_layout_comes_from_the_catalog(gb200):

@@ -2,14 +2,24 @@
 
 A GPU node group (:class:`PcsGpuNodeGroup`) is an ``AWS::PCS::ComputeNodeGroup`` whose custom launch template is a
 :class:`~fmconstructs.compute.GpuLaunchTemplate` built with ``InterfacePolicy.PCS`` (``efa`` primary, security groups
-on every interface, all the EFA interfaces the catalog allows), pinned to the template's latest version number.
+and the node group's ``SubnetId`` on every interface, all the EFA interfaces the catalog allows), pinned to the
+template's latest version number.
+
+**One subnet per GPU node group.** The PCS API takes a list of subnets for a compute node group
+(``CreateComputeNodeGroup.subnetIds``, botocore PCS model), but every PCS launch-template example puts ``SubnetId`` on
+each network interface (PCS User Guide working-with_networking_efa_create-lt; aws-hpc-recipes
+``pcs/enable_efa/assets/pcs-lt-efa-p5.yaml`` takes one ``NodeGroupSubnetId`` for all 32 interfaces), an interface has
+exactly one subnet, EFA traffic does not cross availability zones (EC2 User Guide "efa") and a reservation lives in one
+zone. So the launch template and ``SubnetIds`` carry the same one subnet, checked against the reservation's zone;
+spread GPU capacity over zones with one node group per subnet.
 
 Capacity maps to the PCS purchase option (:func:`purchase_option_for`): On-Demand -> ONDEMAND (or SPOT with
 ``spot=True``), a targeted ODCR -> ONDEMAND (the launch template targets the reservation), a Capacity Block or an
-UltraServer Capacity Block -> CAPACITY_BLOCK (the launch template carries market type ``capacity-block`` and the
-reservation or resource-group target, PCS User Guide "Configure an AWS PCS compute node group to use a Capacity
-Block"). Scaling is checked against the capacity: ``max_instance_count`` at most the block's size, and
-``min_instance_count == max_instance_count`` on blocks (min defaults to max there, to 0 elsewhere).
+UltraServer Capacity Block -> CAPACITY_BLOCK (the launch template carries market type ``capacity-block`` and
+``CapacityReservationId``, PCS User Guide "Configure an AWS PCS compute node group to use a Capacity Block"
+capacity-blocks-configure-cng: give an UltraServer block its ``reservation_id``). Scaling is checked against the
+capacity: ``max_instance_count`` at most the block's size, and ``min_instance_count == max_instance_count`` on blocks
+(min defaults to max there, to 0 elsewhere).
 
 User data, in order: the NVMe RAID0 scratch volume (from the launch template), the file-system mounts
 (:class:`FileSystemMount`, via the storage construct's ``mount_commands``), the IMEX prolog when the cluster enables
@@ -171,8 +181,9 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     :param min_instance_count: default: ``max_instance_count`` on Capacity Blocks (required there), else 0.
     :param capacity: default On-Demand; UltraServer types (p6e-gb200) need an ``UltraServerCapacityBlock``.
     :param spot: use Spot (On-Demand capacity only). Default False.
-    :param subnet: the nodes' subnet (one AZ: EFA does not cross zones). Default: the cluster's subnet. Checked
-        against the reservation's zone when both are known.
+    :param subnet: the nodes' one subnet, on every network interface of the launch template and in ``SubnetIds``
+        (see the module docstring). Default: the cluster's subnet. Checked against the reservation's zone when both
+        are known.
     :param efa_interface_count: fewer EFA interfaces than the catalog maximum. Default: all.
     :param placement_group: default none (Capacity Blocks are already placed together; warned against there).
     :param instance_store_mount_point: NVMe RAID0 scratch; None skips it. Default ``/scratch``.
@@ -237,6 +248,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             policy=InterfacePolicy.PCS,
             capacity=self.capacity,
             node_count=max_instance_count,
+            # SubnetId on every interface, as every PCS example has it (PCS UG working-with_networking_efa_create-lt).
+            subnet=self.subnet,
             efa_security_group=cluster.efa_security_group,
             security_groups=[cluster.security_group, *security_groups],
             placement_group=placement_group,
