@@ -68,6 +68,7 @@ class WarningId(str, Enum):
     LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS = "lustre-overlapping-data-repository-paths"
     GRAFANA_SERVICE_MANAGED_PERMISSIONS = "grafana-service-managed-permissions"
     LUSTRE_EFA_CONNECTIONS_UNKNOWN = "lustre-efa-connections-unknown"
+    PCS_DEPRECATED_SLURM_SETTING = "pcs-deprecated-slurm-setting"
 
     @property
     def qualified(self) -> str:

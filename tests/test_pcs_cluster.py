@@ -45,9 +45,26 @@ def built() -> tuple[PcsCluster, Template]:
     return cluster, Template.from_stack(scene.stack)
 
 
-def test_default_slurm_version_is_the_newest():
+def test_slurm_versions_are_those_pcs_accepts():
+    # botocore PCS model, SchedulerRequest.version: "Valid Values: 24.11 | 25.05 | 25.11 | 26.05".
+    assert [v.value for v in SlurmVersion] == ["24.11", "25.05", "25.11", "26.05"]
+
+
+def test_default_slurm_version_is_pinned_to_25_11_not_the_newest():
+    # A default that followed the newest version would upgrade deployed clusters in place, away from their AMIs.
     assert DEFAULT_SLURM_VERSION is SlurmVersion.V25_11
-    assert all(DEFAULT_SLURM_VERSION.at_least(v) for v in SlurmVersion)
+    assert not DEFAULT_SLURM_VERSION.at_least(SlurmVersion.V26_05)
+    assert _make().slurm_version is SlurmVersion.V25_11
+
+
+@pytest.mark.parametrize("version", [SlurmVersion.V26_05, "26.05"])
+def test_slurm_26_05_is_accepted(version):
+    scene = new_scene()
+    cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, slurm_version=version, enable_imex=True)
+    assert cluster.slurm_version is SlurmVersion.V26_05
+    Template.from_stack(scene.stack).has_resource_properties(
+        CLUSTER, {"Scheduler": {"Type": "SLURM", "Version": "26.05"}}
+    )
 
 
 def test_cluster_properties(built):
@@ -183,10 +200,10 @@ def _make(**props: object) -> PcsCluster:
     return PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, **props)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("version", ["23.11", "24.05", "26.05", "25.5"])
+@pytest.mark.parametrize("version", ["23.11", "24.05", "26.11", "25.5"])
 def test_rejects_versions_pcs_does_not_accept(version):
     with pytest.raises(
-        FmValidationError, match=rf"slurm_version must be one of '24.11', '25.05', '25.11' .*got '{version}'"
+        FmValidationError, match=rf"slurm_version must be one of '24.11', '25.05', '25.11', '26.05' .*got '{version}'"
     ):
         _make(slurm_version=version)
 

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 from conftest import new_scene
 
-from fmconstructs import FmValidationError
-from fmconstructs.pcs import ClusterSetting, PcsAmi, PcsCluster, PcsGpuNodeGroup, QueueSetting
+from fmconstructs import FmValidationError, WarningId
+from fmconstructs.pcs import ClusterSetting, PcsAmi, PcsCluster, PcsGpuNodeGroup, QueueSetting, SlurmVersion
 
 QUEUE = "AWS::PCS::Queue"
 AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")
 
 
-def _cluster(stack_id: str = "Test") -> PcsCluster:
+def _cluster(stack_id: str = "Test", **props: object) -> PcsCluster:
     scene = new_scene(stack_id)
-    return PcsCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    return PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, **props)  # type: ignore[arg-type]
 
 
 def _group(cluster: PcsCluster, id: str, instance_type: str = "p5.48xlarge") -> PcsGpuNodeGroup:
@@ -111,3 +111,16 @@ def test_rejects_invalid_queue_props(kwargs, message):
     cluster = _cluster()
     with pytest.raises(FmValidationError, match=message):
         _group(cluster, "P5").add_queue("Q", **kwargs)
+
+
+@pytest.mark.parametrize(("version", "warned"), [(SlurmVersion.V26_05, True), (SlurmVersion.V25_11, False)])
+def test_exclusive_user_is_deprecated_from_slurm_26_05(version, warned):
+    # PCS User Guide slurm-custom-settings-queue: Slurm deprecates ExclusiveUser from 26.05 in favour of Exclusive.
+    cluster = _cluster(slurm_version=version)
+    _group(cluster, "P5").add_queue("Q", slurm_settings={QueueSetting.EXCLUSIVE_USER: "YES"})
+    found = Annotations.from_stack(cdk.Stack.of(cluster)).find_warning(
+        "*", Match.string_like_regexp("ExclusiveUser is deprecated from Slurm 26.05")
+    )
+    assert bool(found) is warned
+    if warned:
+        assert WarningId.PCS_DEPRECATED_SLURM_SETTING.qualified in str(found)

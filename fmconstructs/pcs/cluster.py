@@ -68,7 +68,9 @@ class PcsCluster(Construct):
     :param vpc: the VPC of the cluster and its nodes.
     :param subnet: the one subnet PCS puts the controller's network interface in (PCS takes exactly one).
         Default: the VPC's first private subnet.
-    :param slurm_version: default: the newest PCS accepts (25.11). ``SlurmVersion`` or its value.
+    :param slurm_version: ``SlurmVersion`` or its value (24.11, 25.05, 25.11, 26.05). Default: 25.11, pinned (see
+        :data:`~fmconstructs.pcs.slurm.DEFAULT_SLURM_VERSION` for why not the newest); the node AMIs must carry the
+        same Slurm version.
     :param size: controller size; default SMALL.
     :param accounting: Slurm accounting; default NONE (STANDARD runs slurmdbd, billed by PCS).
     :param accounting_purge_time_days: ``DefaultPurgeTimeInDays`` (-1 = keep forever .. 10000); STANDARD only.

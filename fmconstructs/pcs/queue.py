@@ -25,10 +25,16 @@ from aws_cdk import Token
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct
 
-from ..errors import FmValidationError
+from ..errors import FmValidationError, WarningId, add_warning
 from .cluster import NAME_PATTERN
 from .node_group import PcsGpuNodeGroup, PcsLoginNodeGroup
-from .slurm import EXCLUSIVE_QUEUE_SETTINGS, QueueSetting, check_settings, to_cfn_settings
+from .slurm import (
+    EXCLUSIVE_QUEUE_SETTINGS,
+    SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER,
+    QueueSetting,
+    check_settings,
+    to_cfn_settings,
+)
 
 if TYPE_CHECKING:
     from .cluster import PcsCluster
@@ -112,6 +118,15 @@ class PcsQueue(Construct):
                 raise FmValidationError("node_groups", group.node.path, "each node group once")
             seen.add(group.node.path)
         settings = check_settings("slurm_settings", slurm_settings, QueueSetting)
+        version = self.cluster.slurm_version
+        if QueueSetting.EXCLUSIVE_USER in settings and version.at_least(SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER):
+            add_warning(
+                self,
+                WarningId.PCS_DEPRECATED_SLURM_SETTING,
+                f"ExclusiveUser is deprecated from Slurm {SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER.value} (cluster: "
+                f"{version.value}); PCS still accepts it but recommends Exclusive=USER (PCS User Guide "
+                "slurm-custom-settings-queue)",
+            )
         if self.ultraserver:
             self._check_ultraserver_groups()
             settings = _exclusive(settings)

@@ -3,7 +3,9 @@
 Everything here is a closed set taken from a cited source, so that a typo fails at synth time rather than as a
 CloudFormation rollback:
 
-- Slurm versions PCS accepts: 24.11, 25.05, 25.11 (PCS API ``Scheduler.version``; aws-facts section 5).
+- Slurm versions PCS accepts for new clusters: 24.11, 25.05, 25.11, 26.05 (botocore 1.44.8 PCS model,
+  ``SchedulerRequest.version``: "Valid Values: 24.11 | 25.05 | 25.11 | 26.05"; the CloudFormation schema of
+  ``AWS::PCS::Cluster`` leaves ``Scheduler.Version`` a free string).
 - Controller sizes SMALL | MEDIUM | LARGE and accounting modes STANDARD | NONE (CloudFormation registry schema of
   ``AWS::PCS::Cluster``, as bundled by cfn-lint).
 - Purchase options ONDEMAND | SPOT | CAPACITY_BLOCK (schema of ``AWS::PCS::ComputeNodeGroup``; the fourth value,
@@ -29,11 +31,12 @@ from ..errors import FmValidationError, one_of
 
 
 class SlurmVersion(str, Enum):
-    """Slurm versions an AWS PCS cluster can run (``Scheduler.Version``)."""
+    """Slurm versions an AWS PCS cluster can be created with (botocore PCS ``SchedulerRequest.version``)."""
 
     V24_11 = "24.11"
     V25_05 = "25.05"
     V25_11 = "25.11"
+    V26_05 = "26.05"
 
     @property
     def as_tuple(self) -> tuple[int, int]:
@@ -45,13 +48,26 @@ class SlurmVersion(str, Enum):
         return self.as_tuple >= other.as_tuple
 
 
-#: The newest version PCS accepts: the default for new clusters.
-DEFAULT_SLURM_VERSION = max(SlurmVersion, key=lambda v: v.as_tuple)
+#: The default for new clusters: 25.11, a pinned choice rather than "the newest", because
+#:
+#: - the cluster's ``Scheduler.Version`` must match the Slurm major version baked into every node AMI (PCS User Guide
+#:   "Using custom AMIs"; AMIs carry ``/opt/aws/pcs/scheduler/slurm-XX.YY``). A default that followed each new PCS
+#:   version would, on a library upgrade, update every deployed cluster that left the prop unset in place while its
+#:   AMIs still carry the old Slurm;
+#: - 25.11 is the newest version for which this library's sources show PCS sample AMIs and installers
+#:   (``aws-pcs-sample_ami-*-slurm-25.11``); 26.05 AMIs and installers were not seen (UNCONFIRMED);
+#: - it passes every version gate here: IMEX on UltraServers needs 25.05+, per-node-group idle time 25.11+.
+#:
+#: Choose :attr:`SlurmVersion.V26_05` explicitly once the AMIs carry it.
+DEFAULT_SLURM_VERSION = SlurmVersion.V25_11
 #: NVIDIA IMEX on UltraServers needs Slurm 25.05 or later (PCS User Guide "Configure UltraServer instances").
 MIN_SLURM_VERSION_FOR_IMEX = SlurmVersion.V25_05
 #: A per-node-group ``ScaleDownIdleTimeInSeconds`` needs Slurm 25.11 or later (PCS API
 #: ``ComputeNodeGroupSlurmConfiguration``).
 MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME = SlurmVersion.V25_11
+#: Slurm 26.05 deprecates the partition setting ``ExclusiveUser`` in favour of ``Exclusive``; PCS still accepts it
+#: (PCS User Guide slurm-custom-settings-queue).
+SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER = SlurmVersion.V26_05
 
 
 class ControllerSize(str, Enum):
