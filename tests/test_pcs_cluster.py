@@ -137,6 +137,16 @@ def test_register_permission_is_scoped_to_the_cluster(built):
     )
 
 
+def test_node_registration_is_never_granted_on_every_resource(built):
+    # Service Authorization Reference (pcs): RegisterComputeNodeGroupInstance has resource type cluster*, so the
+    # statement names the cluster's ARN; no statement of the node role may fall back to the PCS guide's "*".
+    _, template = built
+    for policy in template.find_resources("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if "pcs:RegisterComputeNodeGroupInstance" in json.dumps(statement["Action"]):
+                assert statement["Resource"] != "*" and "Fn::GetAtt" in statement["Resource"]
+
+
 def test_ssm_managed_instance_core_for_operators(built):
     _, template = built
     template.has_resource_properties(

@@ -6,7 +6,12 @@ to CloudFormation, so two clusters (or two copies of one stack) in an account ne
 
 Policies:
 
-- ``pcs:RegisterComputeNodeGroupInstance`` on the cluster's ARN only: what a node needs to join its cluster.
+- ``pcs:RegisterComputeNodeGroupInstance`` on the cluster's ARN only: what a node needs to join its cluster. The
+  Service Authorization Reference lists the resource type ``cluster*`` (required) for this action, ARN
+  ``arn:${Partition}:pcs:${Region}:${Account}:cluster/${ClusterIdentifier}`` (as mirrored in iann0036/iam-dataset
+  ``aws/iam_definition.json``, commit 08eff2d; the docs page list_awsparallelcomputingservice could not be read row by
+  row here), so the statement is scoped to it. The PCS User Guide's instance-profile policy and the AWS managed policy
+  ``AWSPCSComputeNodePolicy`` grant it on ``Resource: "*"``; scoping is narrower and, per the reference, sufficient.
 - ``AmazonSSMManagedInstanceCore`` (default on) so operators reach nodes through Session Manager instead of SSH.
 - :meth:`grant_read_bucket` / :meth:`grant_read_write_bucket`: object access to S3 prefixes the nodes read or write
   directly, with explicit actions (no ``s3:Get*``-style wildcards) and the bucket key's decrypt/encrypt if it has one.
@@ -47,6 +52,7 @@ class PcsInstanceProfile(Construct):
             path=PCS_IAM_PATH,
             description="AWS PCS nodes: register with their cluster; Session Manager; granted S3 prefixes",
         )
+        # Service Authorization Reference: RegisterComputeNodeGroupInstance takes resource type cluster* (see above).
         self.role.add_to_policy(
             iam.PolicyStatement(
                 sid="RegisterWithCluster",
