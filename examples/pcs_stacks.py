@@ -4,8 +4,14 @@
   group, a ``gpu`` queue of 2 p5.48xlarge on a Capacity Block with all 32 EFA interfaces, and an EFA-enabled FSx for
   Lustre PERSISTENT_2 file system from the storage construct, mounted at ``/fsx`` on every node, linked to S3
   (``/datasets`` and ``/checkpoints``).
-- **FmPcsGb200**: a PCS cluster with IMEX enabled, a login node group and a ``gb200`` queue of one
-  u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge, 72 GPUs in one NVLink domain) on an UltraServer Capacity Block.
+- **FmPcsGb200**: a PCS cluster with IMEX enabled (``Prolog`` = the IMEX prolog and ``PrologFlags=Alloc,NoHold``,
+  PCS User Guide capacity-blocks-nvidia-imex), a login node group and a ``gb200`` queue (exclusive:
+  ``OverSubscribe=EXCLUSIVE``) of one u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge, 72 GPUs in one NVLink
+  domain) on an UltraServer Capacity Block, targeted by its reservation id (``CapacityReservationId``, PCS User Guide
+  capacity-blocks-configure-cng).
+
+Both GPU launch templates put the node group's ``SubnetId`` on every network interface (PCS User Guide
+working-with_networking_efa_create-lt).
 
 Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
 ``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id`` (what PCS targets),
@@ -199,6 +205,8 @@ class PcsGb200Stack(Stack):
             max_instance_count=self.capacity.max_instances,
         )
         acknowledge_cfn_lint(self.gpu.launch_template.resource, "E3628", _GB200_CFN_LINT_REASON)
+        # An exclusive partition (OverSubscribe=EXCLUSIVE): the IMEX prolog restarts nvidia-imex on a job's nodes.
+        # Submit with `sbatch -p gb200 --exclusive -N 18 ...` (PCS User Guide capacity-blocks-nvidia-imex).
         self.queue = self.gpu.add_queue("Gb200Queue", queue_name="gb200")
         _acknowledge_node_role(self.cluster.instance_profile)
 

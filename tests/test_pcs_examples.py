@@ -110,6 +110,51 @@ def test_gb200_ultraserver_node_group(gb200):
     gb200.has_resource_properties("AWS::PCS::Queue", {"Name": "gb200"})
 
 
+def _gpu_launch_template(template: Template, instance_type: str) -> dict[str, object]:
+    (lt,) = [
+        r["Properties"]["LaunchTemplateData"]
+        for r in template.find_resources("AWS::EC2::LaunchTemplate").values()
+        if r["Properties"]["LaunchTemplateData"].get("InstanceType") == instance_type
+    ]
+    return lt
+
+
+@pytest.mark.parametrize(("name", "instance_type"), [("p5", "p5.48xlarge"), ("gb200", "p6e-gb200.36xlarge")])
+def test_gpu_launch_templates_name_the_node_groups_subnet_on_every_interface(name, instance_type, request):
+    # PCS User Guide working-with_networking_efa_create-lt: SubnetId on each interface, the node group's subnet.
+    template: Template = request.getfixturevalue(name)
+    interfaces = _gpu_launch_template(template, instance_type)["NetworkInterfaces"]
+    (group,) = [
+        g["Properties"]
+        for g in template.find_resources("AWS::PCS::ComputeNodeGroup").values()
+        if g["Properties"]["InstanceConfigs"] == [{"InstanceType": instance_type}]
+    ]
+    (subnet,) = group["SubnetIds"]
+    assert interfaces and all(i["SubnetId"] == subnet for i in interfaces)
+
+
+def test_gb200_targets_the_block_by_reservation_id(gb200):
+    # PCS User Guide capacity-blocks-configure-cng: "A CapacityReservationSpecification with a valid
+    # CapacityReservationId".
+    data = _gpu_launch_template(gb200, "p6e-gb200.36xlarge")
+    assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert data["CapacityReservationSpecification"] == {
+        "CapacityReservationTarget": {"CapacityReservationId": "cr-0a1b2c3d4e5f60718"}
+    }
+
+
+def test_gb200_queue_is_exclusive(gb200):
+    gb200.has_resource_properties(
+        "AWS::PCS::Queue",
+        {
+            "Name": "gb200",
+            "SlurmConfiguration": {
+                "SlurmCustomSettings": [{"ParameterName": "OverSubscribe", "ParameterValue": "EXCLUSIVE"}]
+            },
+        },
+    )
+
+
 def test_mime_archive_format():
     text = pcs_mime_user_data("#!/bin/bash\necho hi\n", extra_parts=[("text/cloud-config", "#cloud-config\n")])
     assert text.splitlines()[:3] == [
