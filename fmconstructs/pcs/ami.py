@@ -1,6 +1,7 @@
 """The AMI of a PCS node group: an AMI id or an SSM parameter, never a lookup at synth time.
 
-PCS launches nodes from an AMI that carries the PCS agent and Slurm (``/opt/aws/pcs/schedulers/slurm-XX.YY``) and, for
+PCS launches nodes from an AMI that carries the PCS agent and Slurm (``/opt/aws/pcs/scheduler/slurm-XX.YY``, where
+the PCS Slurm installer puts it: PCS User Guide spank_install) and, for
 EFA nodes, the EFA software; GPU nodes also need the NVIDIA driver and CUDA, and UltraServer nodes the NVIDIA IMEX
 service (PCS User Guide "Using custom AMIs" and "Configure UltraServer instances"). The Slurm major version of the AMI
 must match the cluster's.

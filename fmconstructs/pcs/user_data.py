@@ -26,8 +26,9 @@ NVIDIA driver and ``nvidia-imex`` enabled). :func:`imex_prolog_script` mirrors t
 
 Where it differs from the guide, and why:
 
-- ``PATH`` is set explicitly, with the cluster's Slurm first (``/opt/aws/pcs/scheduler/slurm-<version>/bin``, where
-  PCS AMIs carry Slurm): Slurm runs prologs without a search path (Slurm "Prolog and Epilog Guide").
+- ``PATH`` is set explicitly, with the cluster's Slurm first (``/opt/aws/pcs/scheduler/slurm-<version>/bin``: "The
+  Slurm installer provided by AWS PCS stores Slurm in /opt/aws/pcs/scheduler/slurm-version", PCS User Guide
+  spank_install): Slurm runs prologs without a search path (Slurm "Prolog and Epilog Guide").
 - IMEX is stopped *before* ``nodes_config.cfg`` is rewritten: the guide's own "Limitations" say the file cannot be
   modified while the service runs.
 - ``channel0`` is created with mode 0666, as NVIDIA's IMEX guide lists it (``crw-rw-rw-``), so non-root jobs can
