@@ -13,6 +13,7 @@ from fmconstructs import FmValidationError
 from fmconstructs.compute.user_data import MAX_USER_DATA_BYTES
 from fmconstructs.observability.collection import (
     INSTANCE_ID_PLACEHOLDER,
+    NODE_LIFECYCLE_SCRIPT,
     PROMETHEUS_VERSION,
     NodeLabels,
     agent_config,
@@ -80,11 +81,13 @@ def test_user_data_content():
     files = embedded_files(text)
     assert set(files) == {
         "/opt/fmconstructs/efa_textfile.py",
+        "/opt/fmconstructs/node_lifecycle.sh",
         "/etc/fmconstructs/dcgm-counters.csv",
         "/etc/systemd/system/fm-node-exporter.service",
         "/etc/systemd/system/fm-efa-textfile.service",
         "/etc/systemd/system/fm-efa-textfile.timer",
         "/etc/systemd/system/fm-prometheus-agent.service",
+        "/etc/systemd/system/fm-node-lifecycle.service",
     }
     assert "--agent" in files["/etc/systemd/system/fm-prometheus-agent.service"]
     assert files["/etc/fmconstructs/dcgm-counters.csv"] == dcgm_counters_csv()
@@ -98,6 +101,45 @@ def test_user_data_content():
     )
     assert "fm-slurm-textfile.timer" in login
     assert "/opt/fmconstructs/slurm_textfile.py" in embedded_files(login)
+
+
+def unit_settings(unit: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in unit.splitlines() if "=" in line)
+
+
+def test_clean_shutdown_marker_is_sent_before_the_agent_stops():
+    """NodeStoppedReporting stays quiet for a planned scale-down (PCS terminates idle nodes; EC2's default terminate
+    attempts a graceful OS shutdown): on the way down, fm-node-lifecycle writes fm_node_shutting_down 1 and waits
+    for the agent to scrape and send it. systemd stops units in the reverse of their start order, so the unit is
+    ordered after the exporter and the agent, which still run while its ExecStop waits."""
+    text = "\n".join(node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS))
+    unit = embedded_files(text)["/etc/systemd/system/fm-node-lifecycle.service"]
+    settings = unit_settings(unit)
+    assert set(settings["After"].split()) >= {"fm-node-exporter.service", "fm-prometheus-agent.service"}
+    assert settings["Type"] == "oneshot" and settings["RemainAfterExit"] == "yes"
+    marker = "/var/lib/node_exporter/textfile/fm_node_lifecycle.prom"
+    assert settings["ExecStart"] == f"/bin/sh /opt/fmconstructs/node_lifecycle.sh start {marker}"
+    # at most 60 s for a 30 s scrape interval
+    assert settings["ExecStop"] == f"/bin/sh /opt/fmconstructs/node_lifecycle.sh stop {marker} 60 30"
+    assert int(settings["TimeoutStopSec"]) > 60
+    assert embedded_files(text)["/opt/fmconstructs/node_lifecycle.sh"] == NODE_LIFECYCLE_SCRIPT
+    assert "fm-node-lifecycle.service" in next(line for line in text.splitlines() if "systemctl enable --now" in line)
+    # the marker lands in the directory node exporter's textfile collector reads, in the job the rule matches
+    exporter = unit_settings(embedded_files(text)["/etc/systemd/system/fm-node-exporter.service"])
+    assert "--collector.textfile.directory=/var/lib/node_exporter/textfile" in exporter["ExecStart"]
+    config = agent_config(remote_write_url=URL, region="us-east-1", labels=LABELS)
+    node_job = next(j for j in config["scrape_configs"] if j["job_name"] == "node")  # type: ignore[union-attr]
+    assert node_job["static_configs"][0]["targets"] == ["localhost:9100"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("interval", "timeout"), [("15s", 45), ("30s", 60), ("1m", 90)])
+def test_shutdown_wait_follows_the_scrape_interval(interval, timeout):
+    text = "\n".join(
+        node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS, scrape_interval=interval)
+    )
+    unit = unit_settings(embedded_files(text)["/etc/systemd/system/fm-node-lifecycle.service"])
+    assert unit["ExecStop"].endswith(f" {timeout} {timeout - 30}")
+    assert unit["TimeoutStopSec"] == str(timeout + 15)
 
 
 def test_prometheus_agent_is_the_supported_lts():

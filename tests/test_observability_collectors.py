@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import http.server
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from fmconstructs.observability.collection import NODE_LIFECYCLE_SCRIPT
 from fmconstructs.observability.metrics import EFA_COUNTERS, efa_metric
 from fmconstructs.observability.node import efa_textfile, slurm_textfile
 
@@ -113,3 +117,101 @@ def test_slurm_script_runs_standalone(tmp_path):
     out = tmp_path / "fm_slurm.prom"
     subprocess.run([sys.executable, "-I", str(PKG / "slurm_textfile.py"), str(out), "--sinfo", str(fake)], check=True)
     assert 'fm_slurm_nodes{state="down"} 1' in out.read_text()
+
+
+# --- clean-shutdown marker (fm_node_shutting_down), read by the NodeStoppedReporting alert ---
+
+
+@pytest.fixture
+def lifecycle_script(tmp_path: Path) -> Path:
+    path = tmp_path / "node_lifecycle.sh"
+    path.write_text(NODE_LIFECYCLE_SCRIPT)
+    return path
+
+
+def test_lifecycle_script_passes_shellcheck(lifecycle_script):
+    proc = subprocess.run(["shellcheck", "-s", "sh", str(lifecycle_script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_start_writes_0_and_stop_without_agent_writes_1(lifecycle_script, tmp_path):
+    out = tmp_path / "textfile" / "fm_node_lifecycle.prom"
+    out.parent.mkdir()
+    subprocess.run(["sh", str(lifecycle_script), "start", str(out)], check=True)
+    assert out.read_text().rstrip().endswith("fm_node_shutting_down 0")
+    promtool_check(out.read_text())
+    subprocess.run(["sh", str(lifecycle_script), "stop", str(out), "0"], check=True)
+    assert out.read_text().rstrip().endswith("fm_node_shutting_down 1")
+    promtool_check(out.read_text())
+    assert [f.name for f in out.parent.iterdir()] == [out.name]  # written through a temporary file, then moved
+
+
+class FakeAgent:
+    """Answers /metrics like a Prometheus agent whose remote-write queue has sent samples up to ``sent()``."""
+
+    def __init__(self, sent) -> None:
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.requests += 1
+                body = (
+                    "# TYPE prometheus_remote_storage_queue_highest_sent_timestamp_seconds gauge\n"
+                    'prometheus_remote_storage_queue_highest_sent_timestamp_seconds{remote_name="a",url="https://aps"} '
+                    f"{sent():.12e}\n"  # Go's client prints large floats with an exponent
+                    "prometheus_remote_storage_queue_highest_timestamp_seconds 9e+99\n"
+                )
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.requests = 0
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def stop_with_agent(script: Path, out: Path, agent: FakeAgent, seconds: int, interval: int):
+    env = {"PATH": "/usr/bin:/bin", "FM_AGENT_URL": agent.url, "FM_SEND_DEADLINE_SECONDS": "0"}
+    started = time.time()
+    proc = subprocess.run(
+        ["sh", str(script), "stop", str(out), str(seconds), str(interval)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    return proc, time.time() - started
+
+
+def test_stop_waits_until_the_agent_sent_samples_scraped_after_the_marker(lifecycle_script, tmp_path):
+    """Slurm nodes: ExecStop returns once the agent's remote-write queue has sent samples one scrape interval newer
+    than the marker (so the node job was scraped with it), not at its timeout."""
+    written = time.time()
+    agent = FakeAgent(lambda: written if time.time() < written + 3 else time.time() + 1)
+    try:
+        out = tmp_path / "fm_node_lifecycle.prom"
+        proc, elapsed = stop_with_agent(lifecycle_script, out, agent, seconds=30, interval=2)
+    finally:
+        agent.close()
+    assert proc.returncode == 0 and "not sent" not in proc.stderr
+    assert out.read_text().rstrip().endswith("fm_node_shutting_down 1")
+    assert 2 <= elapsed < 10 and agent.requests >= 2
+
+
+def test_stop_gives_up_at_its_timeout_when_nothing_is_sent(lifecycle_script, tmp_path):
+    agent = FakeAgent(lambda: 0.0)
+    try:
+        out = tmp_path / "fm_node_lifecycle.prom"
+        proc, elapsed = stop_with_agent(lifecycle_script, out, agent, seconds=3, interval=30)
+    finally:
+        agent.close()
+    assert proc.returncode == 0  # never blocks the shutdown beyond its budget
+    assert "fm_node_shutting_down: not sent in 3s" in proc.stderr
+    assert 2 <= elapsed < 8

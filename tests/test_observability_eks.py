@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import subprocess
 
@@ -15,6 +16,7 @@ from aws_cdk.assertions import Template
 from fmconstructs import FmValidationError
 from fmconstructs.eks import GpuEksCluster
 from fmconstructs.eks.versions import DEFAULT_KUBERNETES_VERSION
+from fmconstructs.observability.collection import NODE_LIFECYCLE_SCRIPT
 from fmconstructs.observability.eks import (
     SCRAPER_USERNAME,
     AmpEksScraper,
@@ -101,6 +103,52 @@ def test_daemonset_runs_non_root_and_tolerates_gpu_taints():
         assert container["securityContext"]["runAsNonRoot"] is True
         assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert all(v.get("readOnly") for c in spec["containers"] for v in c["volumeMounts"] if v["name"] in ("root", "sys"))
+
+
+def test_collector_pod_publishes_the_clean_shutdown_marker_before_it_ends():
+    """EKS scale-in: graceful node shutdown (EKS AL2023 AMIs from Kubernetes 1.34, amazon-eks-ami nodeadm) runs the
+    pods' preStop hooks; the sidecar writes fm_node_shutting_down 1 and waits a scrape interval and a margin while
+    node exporter keeps serving it, so the managed scraper collects it and NodeStoppedReporting stays quiet."""
+    manifests = node_exporter_manifests(scrape_interval="30s")
+    config_map = next(m for m in manifests if m["kind"] == "ConfigMap")
+    assert config_map["data"]["node_lifecycle.sh"] == NODE_LIFECYCLE_SCRIPT
+    spec = next(m for m in manifests if m["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    containers = {c["name"]: c for c in spec["containers"]}
+    sidecar, exporter = containers["efa-collector"], containers["node-exporter"]
+    marker = "/textfile/fm_node_lifecycle.prom"
+    assert sidecar["args"][0].startswith(f"sh /scripts/node_lifecycle.sh start {marker};")
+    assert sidecar["lifecycle"]["preStop"]["exec"]["command"] == [
+        "sh",
+        "/scripts/node_lifecycle.sh",
+        "stop",
+        marker,
+        "60",
+    ]
+    assert exporter["lifecycle"]["preStop"]["exec"]["command"] == ["sleep", "60"]
+    assert spec["terminationGracePeriodSeconds"] > 60
+    # kubelet gives pods without a critical priority class 2 of the AMI's 2m30s shutdownGracePeriod
+    assert spec["terminationGracePeriodSeconds"] <= 120 and "priorityClassName" not in spec
+    service = next(m for m in manifests if m["kind"] == "Service")
+    assert service["spec"]["publishNotReadyAddresses"] is True  # a terminating pod stays a target meanwhile
+
+
+def test_scraper_sizes_the_shutdown_wait_to_its_scrape_interval():
+    scene = new_scene()
+    metrics = cdk.Stack(scene.app, "Metrics", env=ENV)
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    AmpEksScraper(
+        scene.stack,
+        "Scraper",
+        cluster=cluster,
+        workspace=PrometheusWorkspace(metrics, "Prometheus"),
+        cluster_label="eks-training",
+        scrape_interval="15s",
+    )
+    resources = Template.from_stack(scene.stack).find_resources("Custom::AWSCDK-EKS-KubernetesResource")
+    applied = [m for r in resources.values() for m in json.loads(r["Properties"]["Manifest"])]
+    spec = next(m for m in applied if m["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    sidecar = next(c for c in spec["containers"] if c["name"] == "efa-collector")
+    assert sidecar["lifecycle"]["preStop"]["exec"]["command"][-1] == "45"  # 15 s interval + 30 s
 
 
 @pytest.mark.parametrize(

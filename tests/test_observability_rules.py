@@ -51,7 +51,12 @@ FIRING = {
     "EfaImpairedRemoteConnections": ([("fm_efa_impaired_remote_conn_events_total", EFA, "0+1x20")], "15m", EFA, None),
     "EfaCollectorFailing": ([("fm_efa_collector_success", EFA, "0x20")], "10m", EFA, None),
     "ExporterDown": ([("up", NODE, "0x20")], "10m", NODE, None),
-    "NodeStoppedReporting": ([("up", NODE, "1x10 stale")], "12m", NODE, None),
+    "NodeStoppedReporting": (
+        [("up", NODE, "1x10 stale"), ("fm_node_shutting_down", NODE, "0x10 stale")],
+        "15m",
+        NODE,
+        None,
+    ),
     "LustreFileSystemAlmostFull": (
         [
             ("node_filesystem_avail_bytes", {**NODE, "fstype": "lustre", "mountpoint": "/fsx"}, "5x30"),
@@ -97,6 +102,7 @@ HEALTHY = [
     ("fm_efa_impaired_remote_conn_events_total", EFA, "0x60"),
     ("fm_efa_collector_success", EFA, "1x60"),
     ("up", NODE, "1x60"),
+    ("fm_node_shutting_down", NODE, "0x60"),
     ("node_filesystem_avail_bytes", {**NODE, "fstype": "lustre", "mountpoint": "/fsx"}, "50x60"),
     ("node_filesystem_size_bytes", {**NODE, "fstype": "lustre", "mountpoint": "/fsx"}, "100x60"),
     ("fm_slurm_nodes", {**SLURM, "state": "idle"}, "4x60"),
@@ -192,6 +198,79 @@ def test_promtool_unit_tests_fire_every_alert_and_stay_quiet_when_healthy(promto
     assert "SUCCESS" in proc.stdout
 
 
+# Elastic clusters: PCS terminates idle nodes after scale_down_idle_time, EKS scales node groups in. The node writes
+# fm_node_shutting_down 1 as it stops cleanly (systemd ExecStop on Slurm nodes, the collector pod's preStop hook on
+# EKS) and its agent/scraper collects it before the node goes; a crash or a network loss never writes it.
+# case -> (input series, {eval time: alert expected})
+NODE_A = {"cluster": "training", "instance": "i-0aaaaaaaaaaaaaaa1", "job": "node"}
+ELASTIC_CASES = {
+    # Slurm node (local agent): planned scale-down. The last scrape carries the marker, then the series end (the
+    # agent writes no staleness markers on shutdown, so `up` lingers 5 minutes).
+    "pcs-planned-scale-down": (
+        [("up", NODE_A, "1x10"), ("fm_node_shutting_down", NODE_A, "0x9 1")],
+        {"13m": False, "20m": False, "45m": False, "65m": False},
+    ),
+    # Slurm node crash: the series end with the marker still 0.
+    "pcs-crash": (
+        [("up", NODE_A, "1x10"), ("fm_node_shutting_down", NODE_A, "0x10")],
+        {"12m": False, "20m": True, "45m": True},
+    ),
+    # EKS planned scale-in: the collector pod's preStop marker is scraped, then the node and its target go (the
+    # scraper writes staleness markers for a dropped target).
+    "eks-planned-scale-in": (
+        [("up", NODE_A, "1x10 stale"), ("fm_node_shutting_down", NODE_A, "0x9 1 stale")],
+        {"13m": False, "20m": False, "45m": False},
+    ),
+    # EKS node crash: the Node turns NotReady, its pod stays a target of the endpoints role and fails scrapes.
+    "eks-crash-not-ready": (
+        [("up", NODE_A, "1x10 0x30"), ("fm_node_shutting_down", NODE_A, "0x10 stale")],
+        {"15m": True, "35m": True},
+    ),
+    # One failed scrape is not a stopped node.
+    "one-failed-scrape": (
+        [("up", NODE_A, "1x10 0 1x20"), ("fm_node_shutting_down", NODE_A, "0x10 stale 0x20")],
+        {"11m": False, "12m": False, "20m": False},
+    ),
+    # A clean reboot (1, then 0 again at boot) does not silence a later crash: the last marker value counts.
+    "clean-reboot-then-crash": (
+        [("up", NODE_A, "1x30"), ("fm_node_shutting_down", NODE_A, "0x10 1 0x19")],
+        {"20m": False, "40m": True},
+    ),
+}
+
+
+def test_node_stopped_reporting_is_quiet_on_planned_scale_down_and_pages_on_crash(promtool, rule_file, tmp_path):
+    rule = next(r for g in default_rule_groups() for r in g.rules if r.name == "NodeStoppedReporting")
+    firing = [
+        {
+            "exp_labels": {**NODE_A, "severity": rule.severity.value},
+            "exp_annotations": {
+                "summary": render(rule.summary, NODE_A, None),
+                "description": render(rule.description, NODE_A, None),
+            },
+        }
+    ]
+    tests = [
+        {
+            "name": name,
+            "interval": "1m",
+            "input_series": [{"series": series(m, lbl), "values": v} for m, lbl, v in inputs],
+            "alert_rule_test": [
+                {"eval_time": t, "alertname": "NodeStoppedReporting", "exp_alerts": firing if fires else []}
+                for t, fires in expected.items()
+            ],
+        }
+        for name, (inputs, expected) in ELASTIC_CASES.items()
+    ]
+    test_file = tmp_path / "elastic.yml"
+    test_file.write_text(
+        yaml.safe_dump({"rule_files": [str(rule_file)], "evaluation_interval": "1m", "tests": tests}, sort_keys=False)
+    )
+    proc = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+    assert "SUCCESS" in proc.stdout
+
+
 def test_thresholds_are_props(promtool, tmp_path):
     groups = default_rule_groups(AlertThresholds(gpu_temperature_celsius=80, temperature_for="2m", critical_xids=(79,)))
     text = rules_yaml(groups)
@@ -207,6 +286,7 @@ def test_thresholds_are_props(promtool, tmp_path):
     [
         ({"temperature_for": "5 minutes"}, r"temperature_for must be a Prometheus duration"),
         ({"xid_window": ""}, r"xid_window must be a Prometheus duration"),
+        ({"node_stopped_for": "2 minutes"}, r"node_stopped_for must be a Prometheus duration"),
         ({"throttle_ratio": 1.5}, r"throttle_ratio must be a ratio between 0 and 1"),
         ({"efa_retransmit_ratio": 0}, r"efa_retransmit_ratio must be a ratio between 0 and 1"),
         ({"critical_xids": ()}, r"critical_xids must be a non-empty tuple"),

@@ -38,6 +38,7 @@ DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.1-ubuntu22.04"
 DCGM_EXPORTER_PORT = 9400  # dcgm-exporter default listen address :9400
 NODE_EXPORTER_PORT = 9100  # node_exporter default :9100
 TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
+LIFECYCLE_TEXTFILE = "fm_node_lifecycle.prom"  # fm_node_shutting_down, written by NODE_LIFECYCLE_SCRIPT
 INSTANCE_ID_PLACEHOLDER = "__FM_INSTANCE_ID__"
 
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9_.:/+-]{1,128}$")
@@ -116,7 +117,62 @@ def _heredoc(path: str, content: str, mode: str = "0644") -> list[str]:
     return [f"cat > {path} <<'{marker}'", *content.rstrip("\n").splitlines(), marker, f"chmod {mode} {path}"]
 
 
-def _units(login_node: bool) -> dict[str, str]:
+#: The clean-shutdown marker (``fm_node_shutting_down``) that the ``NodeStoppedReporting`` alert reads: 0 while the
+#: node runs, 1 once a clean stop began (a crashed node never writes 1). ``start FILE`` writes 0. ``stop FILE SECONDS
+#: [INTERVAL]`` writes 1, then waits at most SECONDS for the marker to leave the node: with INTERVAL (a local
+#: Prometheus agent, ``$FM_AGENT_URL`` or http://127.0.0.1:9090, scraping every INTERVAL seconds) until the agent's
+#: remote-write queue has sent a sample scraped one interval after the marker
+#: (``prometheus_remote_storage_queue_highest_sent_timestamp_seconds``, prometheus/prometheus
+#: storage/remote/queue_manager.go), so every job has been scraped since, then 5 s (remote write's default
+#: ``batch_send_deadline``) for the other queue shards; without INTERVAL (scraped from outside, on Kubernetes)
+#: SECONDS. POSIX sh, curl and awk only: it runs from a systemd unit on Slurm nodes and in the collector pod
+#: (python:3.12-slim) on EKS. Kept terse: it travels in the 16 KB user data.
+NODE_LIFECYCLE_SCRIPT = r"""#!/bin/sh
+set -u
+action=$1 file=$2 value=0
+[ "$action" = stop ] && value=1
+{
+  echo "# HELP fm_node_shutting_down 1 once a clean stop began"
+  echo "# TYPE fm_node_shutting_down gauge"
+  echo "fm_node_shutting_down $value"
+} >"$file.tmp" && mv "$file.tmp" "$file"
+[ "$action" = stop ] || exit 0
+seconds=$3 interval=${4:-}
+if [ -z "$interval" ]; then
+  sleep "$seconds"
+  exit 0
+fi
+now=$(date +%s)
+goal=$((now + interval)) end=$((now + seconds))
+while [ "$(date +%s)" -lt "$end" ]; do
+  sent=$(curl -fsSm 2 "${FM_AGENT_URL:-http://127.0.0.1:9090}/metrics" 2>/dev/null |
+    awk '/^prometheus_remote_storage_queue_highest_sent_/ && $NF + 0 > s { s = $NF + 0 } END { printf "%d", s }')
+  if [ "${sent:-0}" -ge "$goal" ]; then
+    sleep "${FM_SEND_DEADLINE_SECONDS:-5}"
+    exit 0
+  fi
+  sleep 1
+done
+echo "fm_node_shutting_down: not sent in ${seconds}s" >&2
+"""
+
+
+def duration_seconds(duration: str) -> int:
+    """``'30s'`` -> 30, ``'1m'`` -> 60, ``'2h'`` -> 7200 (the durations :func:`agent_config` accepts)."""
+    if not _DURATION.match(duration):
+        raise FmValidationError("scrape_interval", duration, "a duration like '15s' or '1m'")
+    return int(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
+
+
+def shutdown_wait_seconds(scrape_interval: str) -> int:
+    """How long a clean stop may wait for the shutdown marker to be scraped and sent: one scrape interval, the
+    remote-write batch deadline (5 s by default) and a margin."""
+    return duration_seconds(scrape_interval) + 30
+
+
+def _units(login_node: bool, scrape_interval: str = "30s") -> dict[str, str]:
+    marker = f"{TEXTFILE_DIR}/{LIFECYCLE_TEXTFILE}"
+    wait = shutdown_wait_seconds(scrape_interval)
     units = {
         "fm-node-exporter.service": "[Unit]\nDescription=fmconstructs node exporter\nAfter=network-online.target\n\n"
         f"[Service]\nExecStart=/usr/local/bin/fm-node-exporter --web.listen-address=127.0.0.1:{NODE_EXPORTER_PORT} "
@@ -131,6 +187,19 @@ def _units(login_node: bool) -> dict[str, str]:
         "Managed Prometheus)\nAfter=network-online.target\n\n[Service]\nExecStart=/usr/local/bin/fm-prometheus --agent "
         "--config.file=/etc/fmconstructs/prometheus-agent.yml --storage.agent.path=/var/lib/fm-prometheus-agent "
         "--web.listen-address=127.0.0.1:9090\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n",
+        # Clean-shutdown marker for NodeStoppedReporting. Ordered after the exporter and the agent, so systemd stops
+        # it first on shutdown (stop order is the reverse of start order) while both still run: ExecStop writes
+        # fm_node_shutting_down 1 and waits until the agent has scraped and sent it. EC2's default terminate (which
+        # PCS scale-down uses) attempts a graceful OS shutdown (EC2 User Guide instance-terminate-methods).
+        "fm-node-lifecycle.service": "[Unit]\nDescription=fmconstructs clean-stop marker\n"
+        "Wants=fm-node-exporter.service fm-prometheus-agent.service\n"
+        "After=fm-node-exporter.service fm-prometheus-agent.service\n\n"
+        "[Service]\nType=oneshot\nRemainAfterExit=yes\n"
+        f"ExecStart=/bin/sh /opt/fmconstructs/node_lifecycle.sh start {marker}\n"
+        f"ExecStop=/bin/sh /opt/fmconstructs/node_lifecycle.sh stop {marker} {wait} "
+        f"{duration_seconds(scrape_interval)}\n"
+        f"TimeoutStopSec={wait + 15}\n\n"
+        "[Install]\nWantedBy=multi-user.target\n",
     }
     if login_node:
         units["fm-slurm-textfile.service"] = (
@@ -145,12 +214,13 @@ def _units(login_node: bool) -> dict[str, str]:
     return units
 
 
-def node_files(*, login_node: bool) -> dict[str, tuple[str, int]]:
+def node_files(*, login_node: bool, scrape_interval: str = "30s") -> dict[str, tuple[str, int]]:
     """The static files a node needs: collector scripts, the DCGM counters file and the systemd units."""
     files = {
         "/opt/fmconstructs/efa_textfile.py": (_script("efa_textfile.py"), 0o755),
+        "/opt/fmconstructs/node_lifecycle.sh": (NODE_LIFECYCLE_SCRIPT, 0o755),
         "/etc/fmconstructs/dcgm-counters.csv": (dcgm_counters_csv(), 0o644),
-        **{f"/etc/systemd/system/{name}": (body, 0o644) for name, body in _units(login_node).items()},
+        **{f"/etc/systemd/system/{name}": (body, 0o644) for name, body in _units(login_node, scrape_interval).items()},
     }
     if login_node:
         files["/opt/fmconstructs/slurm_textfile.py"] = (_script("slurm_textfile.py"), 0o755)
@@ -201,7 +271,9 @@ def node_collection_commands(
         "/usr/local/bin/fm-node-exporter",
         f"ln -sfn /opt/fmconstructs/prometheus-{prometheus_version}.linux-$goarch/prometheus "
         "/usr/local/bin/fm-prometheus",
-        *embedded_files_commands(node_files(login_node=login_node), name="fmconstructs-observability"),
+        *embedded_files_commands(
+            node_files(login_node=login_node, scrape_interval=scrape_interval), name="fmconstructs-observability"
+        ),
         *_heredoc("/etc/fmconstructs/prometheus-agent.yml", config),
         # IMDSv2: the instance id becomes the instance and instance_id labels.
         'token=$(curl -fsS -X PUT "http://169.254.169.254/latest/api/token" '
@@ -212,7 +284,8 @@ def node_collection_commands(
     ]
     lines += [
         "systemctl daemon-reload",
-        "systemctl enable --now fm-node-exporter.service fm-efa-textfile.timer fm-prometheus-agent.service",
+        "systemctl enable --now fm-node-exporter.service fm-efa-textfile.timer fm-prometheus-agent.service "
+        "fm-node-lifecycle.service",
         *(["systemctl enable --now fm-slurm-textfile.timer"] if login_node else []),
         "if command -v docker >/dev/null 2>&1 && command -v nvidia-smi >/dev/null 2>&1; then",
         "  if ! docker inspect fm-dcgm-exporter >/dev/null 2>&1; then",

@@ -25,7 +25,13 @@ from constructs import Construct
 
 from ..eks import GpuEksCluster
 from ..errors import FmValidationError
-from .collection import NODE_EXPORTER_VERSION, NodeLabels
+from .collection import (
+    LIFECYCLE_TEXTFILE,
+    NODE_EXPORTER_VERSION,
+    NODE_LIFECYCLE_SCRIPT,
+    NodeLabels,
+    shutdown_wait_seconds,
+)
 from .workspace import PrometheusWorkspace
 
 SCRAPER_USERNAME = "aps-collector-user"
@@ -95,9 +101,22 @@ def scraper_rbac_manifests() -> list[dict[str, Any]]:
     ]
 
 
-def node_exporter_manifests(*, namespace: str = MONITORING_NAMESPACE) -> list[dict[str, Any]]:
-    """Namespace, ConfigMap (the EFA collector script), DaemonSet (node exporter + EFA sidecar) and Service."""
-    script = (Path(__file__).parent / "node" / "efa_textfile.py").read_text()
+def node_exporter_manifests(
+    *, namespace: str = MONITORING_NAMESPACE, scrape_interval: str = "30s"
+) -> list[dict[str, Any]]:
+    """Namespace, ConfigMap (the collector scripts), DaemonSet (node exporter + collector sidecar) and Service.
+
+    Clean-shutdown marker (``fm_node_shutting_down``, read by the ``NodeStoppedReporting`` alert): the sidecar writes
+    0 when it starts; its ``preStop`` hook writes 1 and waits one scrape interval and a margin while node exporter's
+    own ``preStop`` sleep keeps serving it, so the managed scraper collects the marker before the pod ends. On a
+    scale-in the kubelet runs these hooks through graceful node shutdown ("pods follow the normal pod termination
+    process during the node shutdown", Kubernetes docs "Node Shutdowns"), which the EKS AL2023 AMIs turn on from
+    Kubernetes 1.34 (amazon-eks-ami nodeadm/internal/kubelet/config.go: shutdownGracePeriod 2m30s, 30 s of it for
+    critical pods; a pod without a critical priority class gets the other 2 minutes). A crashed node runs no hook:
+    its pod stays a target of the endpoints role (Prometheus discovers not-ready addresses too) and fails scrapes.
+    """
+    wait = shutdown_wait_seconds(scrape_interval)
+    marker = f"/textfile/{LIFECYCLE_TEXTFILE}"
     labels = {"app.kubernetes.io/name": NODE_EXPORTER_SERVICE, "app.kubernetes.io/part-of": "fmconstructs"}
     non_root = {
         "runAsNonRoot": True,
@@ -112,7 +131,10 @@ def node_exporter_manifests(*, namespace: str = MONITORING_NAMESPACE) -> list[di
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": "fm-efa-collector", "namespace": namespace},
-            "data": {"efa_textfile.py": script},
+            "data": {
+                "efa_textfile.py": (Path(__file__).parent / "node" / "efa_textfile.py").read_text(),
+                "node_lifecycle.sh": NODE_LIFECYCLE_SCRIPT,
+            },
         },
         {
             "apiVersion": "apps/v1",
@@ -125,6 +147,7 @@ def node_exporter_manifests(*, namespace: str = MONITORING_NAMESPACE) -> list[di
                     "spec": {
                         "tolerations": [{"operator": "Exists"}],  # GPU nodes carry the nvidia.com/gpu taint
                         "hostPID": False,
+                        "terminationGracePeriodSeconds": wait + 15,
                         "containers": [
                             {
                                 "name": "node-exporter",
@@ -135,6 +158,9 @@ def node_exporter_manifests(*, namespace: str = MONITORING_NAMESPACE) -> list[di
                                     "--web.listen-address=:9100",
                                 ],
                                 "ports": [{"name": "metrics", "containerPort": 9100}],
+                                # keeps serving the shutdown marker while the sidecar's preStop hook waits (the
+                                # image is busybox-based: node_exporter's Dockerfile at v1.9.1)
+                                "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(wait)]}}},
                                 "securityContext": non_root,
                                 "resources": {
                                     "requests": {"cpu": "50m", "memory": "64Mi"},
@@ -155,9 +181,17 @@ def node_exporter_manifests(*, namespace: str = MONITORING_NAMESPACE) -> list[di
                                 "image": PYTHON_IMAGE,
                                 "command": ["/bin/sh", "-c"],
                                 "args": [
+                                    f"sh /scripts/node_lifecycle.sh start {marker}; trap 'exit 0' TERM; "
                                     "while true; do python3 -I /scripts/efa_textfile.py /textfile/fm_efa.prom "
-                                    "--sysfs-root /host/sys/class/infiniband; sleep 15; done"
+                                    "--sysfs-root /host/sys/class/infiniband; sleep 15 & wait $!; done"
                                 ],
+                                "lifecycle": {
+                                    "preStop": {
+                                        "exec": {
+                                            "command": ["sh", "/scripts/node_lifecycle.sh", "stop", marker, str(wait)]
+                                        }
+                                    }
+                                },
                                 "securityContext": non_root,
                                 "resources": {
                                     "requests": {"cpu": "10m", "memory": "32Mi"},
@@ -189,7 +223,12 @@ def node_exporter_manifests(*, namespace: str = MONITORING_NAMESPACE) -> list[di
                 "labels": labels,
                 "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9100"},
             },
-            "spec": {"selector": labels, "ports": [{"name": "metrics", "port": 9100, "targetPort": 9100}]},
+            "spec": {
+                "selector": labels,
+                "ports": [{"name": "metrics", "port": 9100, "targetPort": 9100}],
+                # a terminating pod stays a scrape target while its preStop hook publishes the shutdown marker
+                "publishNotReadyAddresses": True,
+            },
         },
     ]
 
@@ -246,7 +285,7 @@ class AmpEksScraper(Construct):
         )
         self.rbac = cluster.cluster.add_manifest(f"{id}Rbac", *scraper_rbac_manifests())
         self.node_exporter = (
-            cluster.cluster.add_manifest(f"{id}NodeExporter", *node_exporter_manifests())
+            cluster.cluster.add_manifest(f"{id}NodeExporter", *node_exporter_manifests(scrape_interval=scrape_interval))
             if install_node_exporter
             else None
         )

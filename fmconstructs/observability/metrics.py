@@ -4,7 +4,8 @@ configurations name, so a test can check every query against it.
 Sources: DCGM field identifiers (NVIDIA DCGM "Field Identifiers"; dcgm-exporter exposes each field under its
 ``DCGM_FI_*`` name), EFA hardware counters under ``/sys/class/infiniband/<dev>/ports/<n>/hw_counters`` (EC2 EFA
 driver; exported by :mod:`fmconstructs.observability.node.efa_textfile` as ``fm_efa_<counter>_total``), node exporter
-(prometheus/node_exporter), and :mod:`fmconstructs.observability.node.slurm_textfile`.
+(prometheus/node_exporter), :mod:`fmconstructs.observability.node.slurm_textfile` and
+:data:`fmconstructs.observability.collection.NODE_LIFECYCLE_SCRIPT`.
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ EFA_METRICS = frozenset(efa_metric(c) for c in EFA_COUNTERS) | {"fm_efa_collecto
 SLURM_METRICS = frozenset({"fm_slurm_nodes", "fm_slurm_collector_success"})
 """``fm_slurm_nodes{state=...}``: node counts per Slurm state, from ``sinfo`` on the login node."""
 
+LIFECYCLE_METRICS = frozenset({"fm_node_shutting_down"})
+"""``fm_node_shutting_down``: 1 once a clean shutdown began (written by
+:data:`fmconstructs.observability.collection.NODE_LIFECYCLE_SCRIPT`)."""
+
 NODE_METRICS = frozenset(
     {
         "up",
@@ -84,7 +89,7 @@ NODE_METRICS = frozenset(
     }
 )
 
-ALL_METRICS = DCGM_METRICS | EFA_METRICS | SLURM_METRICS | NODE_METRICS
+ALL_METRICS = DCGM_METRICS | EFA_METRICS | SLURM_METRICS | LIFECYCLE_METRICS | NODE_METRICS
 
 
 def dcgm_counters_csv() -> str:

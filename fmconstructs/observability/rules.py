@@ -54,6 +54,7 @@ class AlertThresholds:
     efa_for: str = "5m"
     exporter_down_for: str = "5m"
     node_missing_window: str = "1h"
+    node_stopped_for: str = "2m"  # a node exporter failing scrapes this long counts as stopped (one miss does not)
     filesystem_free_ratio: float = 0.10
     filesystem_for: str = "15m"
     slurm_for: str = "10m"
@@ -68,6 +69,7 @@ class AlertThresholds:
             "efa_for",
             "exporter_down_for",
             "node_missing_window",
+            "node_stopped_for",
             "filesystem_for",
             "slurm_for",
         ):
@@ -324,6 +326,22 @@ def efa_rules(t: AlertThresholds) -> RuleGroup:
     )
 
 
+def _node_stopped_expr(window: str) -> str:
+    """A node whose node exporter reported within ``window`` and now is gone (Slurm nodes: the agent's series end;
+    EKS: the target is dropped) or failing (EKS: a NotReady node stays a target with ``up == 0``), unless its last
+    ``fm_node_shutting_down`` sample was 1: the clean-shutdown marker that
+    :data:`~fmconstructs.observability.collection.NODE_LIFECYCLE_SCRIPT` writes (systemd ``ExecStop`` on Slurm
+    nodes, the collector pod's ``preStop`` hook on EKS) and the agent or scraper collects before the node goes
+    away. ``last_over_time``, not ``max_over_time``: a node that rebooted cleanly (1, then 0 again) and later
+    crashes still pages."""
+    node_up = 'up{job="node"}'
+    return (
+        f"max_over_time({node_up}[{window}]) "
+        f"unless on(cluster, instance) {node_up} == 1 "
+        f"unless on(cluster, instance) last_over_time(fm_node_shutting_down[{window}]) == 1"
+    )
+
+
 def node_rules(t: AlertThresholds) -> RuleGroup:
     return RuleGroup(
         "fmconstructs-nodes",
@@ -339,13 +357,15 @@ def node_rules(t: AlertThresholds) -> RuleGroup:
             ),
             AlertRule(
                 "NodeStoppedReporting",
-                f"max_over_time(up[{t.node_missing_window}]) unless up",
-                "0m",
+                _node_stopped_expr(t.node_missing_window),
+                t.node_stopped_for,
                 Severity.CRITICAL,
                 "{{ $labels.instance }} stopped reporting",
-                f"The node reported within the last {t.node_missing_window} but no longer does: it is down, "
-                "unreachable or its agent stopped.",
-                ("up",),
+                f"The node's exporter reported within the last {t.node_missing_window} but is gone or failing, and "
+                "the node announced no clean shutdown: it crashed, is unreachable or its agent stopped. Nodes the "
+                "scheduler stops on purpose (PCS idle scale-down, EKS scale-in) set fm_node_shutting_down to 1 as "
+                "they stop and stay quiet.",
+                ("up", "fm_node_shutting_down"),
             ),
             AlertRule(
                 "LustreFileSystemAlmostFull",
