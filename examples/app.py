@@ -1,7 +1,7 @@
 """The fmconstructs example app: ``npx cdk synth`` (via cdk.json) synthesizes every example stack.
 
 Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
-FmEksP5en (EKS), FmObservability (metrics and alerts). Later issues add stacks here.
+FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts). Later issues add stacks here.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from examples.compute_stack import ComputeStack
+from examples.eks_gb200_stack import EksGb200Stack
 from examples.eks_stack import EksStack
 from examples.observability_stack import ObservabilityStack
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
@@ -50,6 +51,13 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
             "FmEksP5en",
             workspace=observability.workspace,
             description="fmconstructs example: GPU EKS cluster with EFA node groups",
+        ),
+        "FmEksGb200": EksGb200Stack(
+            app,
+            "FmEksGb200",
+            workspace=observability.workspace,
+            description="fmconstructs example: GPU EKS cluster on one u-p6e-gb200x72 UltraServer "
+            "(DRA ComputeDomains, FSx for Lustre over EFA)",
         ),
     }
 

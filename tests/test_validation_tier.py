@@ -12,7 +12,7 @@ from cdk_nag import AwsSolutionsChecks
 
 pytestmark = pytest.mark.validation
 
-EXPECTED_STACKS = {"FmCompute", "FmStorage", "FmPcsP5", "FmPcsGb200", "FmEksP5en", "FmObservability"}
+EXPECTED_STACKS = {"FmCompute", "FmStorage", "FmPcsP5", "FmPcsGb200", "FmEksP5en", "FmEksGb200", "FmObservability"}
 
 
 @pytest.fixture(scope="module")
