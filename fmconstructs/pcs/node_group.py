@@ -50,6 +50,7 @@ from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeValidation
 from ..errors import FmValidationError
 from ..networking import ClusterPlacementGroup, InterfacePolicy
+from ..storage.client import lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
 from .ami import PcsAmi
 from .cluster import NAME_PATTERN, _check_idle_time
@@ -83,6 +84,9 @@ class FileSystemMount:
 
     file_system: LustreFileSystemBase
     mount_point: str = "/fsx"
+    efa_interfaces_for_lustre: int | None = None
+    """EFA interfaces LNet uses on GPU nodes (default: the FSx UG per-type count, capped by the node's EFA
+    interfaces; 0: TCP). See :func:`fmconstructs.storage.client.lustre_efa_interfaces`."""
 
 
 def purchase_option_for(capacity: Capacity, *, spot: bool = False) -> PurchaseOption:
@@ -148,13 +152,40 @@ class _PcsNodeGroupBase(Construct):
                 f"{fs.node.path} is EFA-enabled with another EFA security group than the cluster's; LNet over "
                 "EFA only connects inside one group: pass efa_security_group=cluster.efa_security_group",
             )
-        # GPUDirect Storage only where there is EFA (login nodes mount over TCP); default otherwise.
-        gds = None if self._uses_efa else False
-        self.user_data.add_commands(*fs.mount_commands(mount.mount_point, gpudirect_storage=gds))
+        # LNet over EFA with the FSx UG per-type interface count (capped by the node's EFA interfaces); login nodes
+        # and nodes without EFA mount over TCP. EFA clients count against the file system's 1,024 EFA connections.
+        spec: InstanceSpec | None = getattr(self, "instance_spec", None)
+        node_efa = self.efa_interface_count if self._uses_efa else 0
+        count = lustre_efa_interfaces(
+            efa_enabled=fs.efa_enabled,
+            instance_spec=spec,
+            efa_interfaces_for_lustre=mount.efa_interfaces_for_lustre,
+            node_efa_interfaces=node_efa,
+        )
+        self.user_data.add_commands(
+            *fs.mount_commands(
+                mount.mount_point,
+                # GPUDirect Storage only where there is EFA for Lustre; default otherwise.
+                gpudirect_storage=None if count else False,
+                instance_spec=spec,
+                efa_interfaces_for_lustre=mount.efa_interfaces_for_lustre,
+                node_efa_interfaces=node_efa,
+            )
+        )
+        if count:
+            fs.register_efa_clients(self, max_nodes=self._max_nodes, efa_interfaces_per_node=count)
 
     @property
     def _uses_efa(self) -> bool:
         return False
+
+    @property
+    def efa_interface_count(self) -> int:
+        return 0
+
+    @property
+    def _max_nodes(self) -> int | float:
+        raise NotImplementedError
 
     def add_user_data(self, *commands: str) -> None:
         """The hook for your own node set-up: shell commands appended after the built-in steps (run as root, after
@@ -392,6 +423,10 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         return self.launch_template.efa_interface_count
 
     @property
+    def _max_nodes(self) -> int | float:
+        return self.max_instance_count
+
+    @property
     def architecture(self) -> CpuArchitecture:
         return self.instance_spec.architecture
 
@@ -506,6 +541,10 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
             tags=dict(tags) if tags else None,
         )
         self.resource.node.add_dependency(self.instance_profile.policy)
+
+    @property
+    def _max_nodes(self) -> int | float:
+        return self.instance_count
 
 
 def _check_count(parameter: str, value: int, *, minimum: int) -> None:
