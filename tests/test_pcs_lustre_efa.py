@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import new_scene
 
-from fmconstructs import CapacityBlock, EfaSecurityGroup
+from fmconstructs import CapacityBlock
 from fmconstructs.pcs import FileSystemMount, PcsAmi, PcsCluster
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration
 
@@ -31,7 +31,7 @@ def _scene_with_fs(*, efa_enabled: bool = True):
 
 
 def test_gpu_group_registers_its_nodes_times_the_fsx_default():
-    scene, cluster, fs = _scene_with_fs()
+    _scene, cluster, fs = _scene_with_fs()
     cluster.add_gpu_node_group(
         "P5",
         instance_type="p5.48xlarge",
@@ -48,7 +48,7 @@ def test_gpu_group_registers_its_nodes_times_the_fsx_default():
 
 
 def test_explicit_interface_count_and_tcp():
-    scene, cluster, fs = _scene_with_fs()
+    _scene, cluster, fs = _scene_with_fs()
     cluster.add_gpu_node_group(
         "P5",
         instance_type="p5.48xlarge",
@@ -76,7 +76,7 @@ def test_too_many_efa_clients_fail_synthesis_naming_the_pcs_group():
 
 
 def test_tcp_file_system_counts_nothing():
-    scene, cluster, fs = _scene_with_fs(efa_enabled=False)
+    _scene, cluster, fs = _scene_with_fs(efa_enabled=False)
     cluster.add_gpu_node_group(
         "P5", instance_type="p5.48xlarge", ami=AMI, max_instance_count=4, mounts=[FileSystemMount(fs)]
     )
