@@ -37,6 +37,7 @@ __all__ = [
     "check_zone",
     "is_token",
     "known",
+    "subnet_zone",
     "zone_pattern_text",
 ]
 
@@ -200,6 +201,32 @@ def same_zone(a: str | None, b: str | None) -> bool | None:
     if is_zone_id(a) != is_zone_id(b):
         return None
     return a == b
+
+
+# aws-cdk-lib 2.275.0 aws-ec2/lib/vpc.ts ``ImportedSubnet.availabilityZone``: the getter throws
+# ``ValidationError(lit`CannotReferenceSubnetSAvailability`, ...)`` when the subnet was imported without
+# ``availabilityZone`` (``Subnet.from_subnet_id``, ``from_subnet_attributes`` without it). jsii hands it to Python as a
+# ``RuntimeError`` whose message starts with that id; the jsii runtime stays usable afterwards.
+_NO_SUBNET_ZONE = "CannotReferenceSubnetSAvailability"
+
+
+def subnet_zone(subnet: object) -> str | None:
+    """The subnet's zone (name or id) when it is known at synth time, else None.
+
+    None for a subnet imported without a zone (reading ``availability_zone`` would raise jsii's
+    ``CannotReferenceSubnetSAvailability``), for a zone that is a deploy-time token (an environment-agnostic VPC's
+    ``Fn::Select`` of ``Fn::GetAZs``, a ``CfnParameter``), and for an object without ``availability_zone``. Compare
+    two zones with :func:`same_zone` (a zone name and a zone id are not comparable at synth time).
+    """
+    try:
+        zone = getattr(subnet, "availability_zone", None)
+    except RuntimeError as error:
+        if _NO_SUBNET_ZONE in str(error):
+            return None
+        raise
+    if not isinstance(zone, str) or not zone or is_token(zone):
+        return None
+    return zone
 
 
 _NOT_GIVEN: Any = object()
