@@ -48,6 +48,8 @@ print("synthesized", fmconstructs.__file__)
 
 
 def _run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    # No PYTHONPATH: a source tree on it would make pip think fmconstructs is installed already.
+    kwargs.setdefault("env", {k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     return subprocess.run(args, capture_output=True, text=True, timeout=600, check=False, **kwargs)  # type: ignore[call-overload,no-any-return]
 
 
