@@ -18,6 +18,7 @@ from conftest import new_scene
 from constructs import Construct
 
 from fmconstructs import EfaSecurityGroup, FmValidationError, WarningId
+from fmconstructs.errors import FmTypeError
 from fmconstructs.storage import (
     MAX_EFA_CONNECTIONS,
     LustreDeploymentType,
@@ -106,8 +107,8 @@ def test_token_node_count_warns_instead():
         "/Test/Fs",
         Match.string_like_regexp(
             re.escape(
-                "Test/Elastic mounts this file system over EFA with 8 interfaces per node, but its maximum "
-                "node count is a token"
+                "Test/Elastic (? (a deploy-time value) nodes x 8 EFA interfaces = ?) mounts this file system over "
+                "EFA, but its node count or EFA interfaces per node is a deploy-time value"
             )
         ),
     )
@@ -122,7 +123,10 @@ def test_known_groups_over_budget_still_fail_beside_a_token_group():
     fs.register_efa_clients(Construct(scene.stack, "Elastic"), max_nodes=max_nodes, efa_interfaces_per_node=8)
     fs.register_efa_clients(Construct(scene.stack, "Big"), max_nodes=129, efa_interfaces_per_node=8)
     message = _synth_error(scene)
-    assert "got 1032 from: Test/Big (129 nodes x 8 EFA interfaces = 1,032); Test/Elastic (? (a token) nodes" in message
+    assert (
+        "got 1032 from: Test/Big (129 nodes x 8 EFA interfaces = 1,032); Test/Elastic (? (a deploy-time value) nodes"
+        in message
+    )
 
 
 def test_imported_efa_file_system_has_the_same_budget():
@@ -154,11 +158,24 @@ def test_budget_spans_stacks():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"max_nodes": -1, "efa_interfaces_per_node": 8}, r"max_nodes must be a non-negative integer .*got -1"),
+        ({"max_nodes": -1, "efa_interfaces_per_node": 8}, r"max_nodes must be at least 0, got -1"),
         ({"max_nodes": 2.5, "efa_interfaces_per_node": 8}, r"max_nodes .* got 2.5"),
         ({"max_nodes": True, "efa_interfaces_per_node": 8}, r"max_nodes .* got True"),
-        ({"max_nodes": 4, "efa_interfaces_per_node": -8}, r"efa_interfaces_per_node must be a non-negative .*got -8"),
+        ({"max_nodes": float("nan"), "efa_interfaces_per_node": 8}, r"max_nodes must be a finite number, got nan"),
+        ({"max_nodes": float("inf"), "efa_interfaces_per_node": 8}, r"max_nodes must be a finite number, got inf"),
+        ({"max_nodes": "4", "efa_interfaces_per_node": 8}, r"max_nodes must be an integer"),
+        ({"max_nodes": 4, "efa_interfaces_per_node": -8}, r"efa_interfaces_per_node must be at least 0, got -8"),
         ({"max_nodes": 4, "efa_interfaces_per_node": "8"}, r"efa_interfaces_per_node .* got '8'"),
+        ({"max_nodes": 4, "efa_interfaces_per_node": False}, r"efa_interfaces_per_node .* got False"),
+        (
+            {"max_nodes": 4, "efa_interfaces_per_node": 8, "efa_security_group": "sg-0123456789abcdef0"},
+            r"efa_security_group must be an ec2.ISecurityGroup or EfaSecurityGroup",
+        ),
+        ({"max_nodes": 4, "efa_interfaces_per_node": 8, "subnets": "subnet-1"}, r"subnets must be a list"),
+        (
+            {"max_nodes": 4, "efa_interfaces_per_node": 8, "subnets": ["subnet-1"]},
+            r"subnets\[0\] must be an ec2.ISubnet",
+        ),
     ],
 )
 def test_rejects_invalid_registrations(kwargs, match):
@@ -166,3 +183,20 @@ def test_rejects_invalid_registrations(kwargs, match):
     fs = _efa_fs(scene)
     with pytest.raises(FmValidationError, match=match):
         fs.register_efa_clients(Construct(scene.stack, "Group"), **kwargs)
+
+
+@pytest.mark.parametrize("consumer", ["Group", None, 3])
+def test_rejects_a_consumer_that_is_not_a_construct(consumer):
+    scene = new_scene()
+    fs = _efa_fs(scene)
+    with pytest.raises(FmTypeError, match=r"consumer must be a construct"):
+        fs.register_efa_clients(consumer, max_nodes=4, efa_interfaces_per_node=8)
+
+
+def test_token_interfaces_per_node_is_skipped_and_warns():
+    scene = new_scene()
+    fs = _efa_fs(scene)
+    interfaces = cdk.CfnParameter(scene.stack, "Interfaces", type="Number").value_as_number
+    fs.register_efa_clients(Construct(scene.stack, "Group"), max_nodes=4, efa_interfaces_per_node=interfaces)
+    assert fs.max_efa_connections is None
+    scene.app.synth()

@@ -33,6 +33,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct, IConstruct, IValidation
 
+from .._validate import check_construct, check_count, check_sequence, check_zone, known, same_zone
 from ..catalog import InstanceSpec
 from ..errors import FmValidationError, WarningId, add_warning, one_of
 from ..networking.security_group import EfaSecurityGroup, close_default_egress
@@ -151,20 +152,23 @@ class EfaClientGroup:
 
     consumer_path: str
     max_nodes: int | float
-    efa_interfaces_per_node: int
+    efa_interfaces_per_node: int | float
 
     @property
     def max_efa_connections(self) -> int | None:
-        """``max_nodes x efa_interfaces_per_node``; None when ``max_nodes`` is a token."""
-        if Token.is_unresolved(self.max_nodes):
+        """``max_nodes x efa_interfaces_per_node``; None when either is a deploy-time value (a token)."""
+        if not (known(self.max_nodes) and known(self.efa_interfaces_per_node)):
             return None
-        return int(self.max_nodes) * self.efa_interfaces_per_node
+        return int(self.max_nodes) * int(self.efa_interfaces_per_node)
 
     def describe(self) -> str:
+        nodes = f"{int(self.max_nodes)}" if known(self.max_nodes) else "? (a deploy-time value)"
+        interfaces = (
+            f"{int(self.efa_interfaces_per_node)}" if known(self.efa_interfaces_per_node) else "? (a deploy-time value)"
+        )
         connections = self.max_efa_connections
-        nodes = "? (a token)" if connections is None else f"{int(self.max_nodes)}"
         total = "?" if connections is None else f"{connections:,}"
-        return f"{self.consumer_path} ({nodes} nodes x {self.efa_interfaces_per_node} EFA interfaces = {total})"
+        return f"{self.consumer_path} ({nodes} nodes x {interfaces} EFA interfaces = {total})"
 
 
 @jsii.implements(IValidation)
@@ -242,12 +246,20 @@ class LustreFileSystemBase(Construct):
     efa_enabled: bool
     removal_policy: RemovalPolicy
     security_group: ec2.ISecurityGroup
+    #: The EFA security group the file system's servers are in (None when not EFA-enabled, or imported without it).
+    efa_security_group: ec2.ISecurityGroup | None = None
 
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         self._data_repositories: list[DataRepositoryAssociation] = []
         self._connections: LustreConnections | None = None
         self._efa_clients: dict[str, EfaClientGroup] = {}
+        self._efa_client_security_groups: list[ec2.ISecurityGroup] = []
+
+    @property
+    def zone(self) -> str | None:
+        """The Availability Zone of the file system (None when unknown at synthesis)."""
+        return None
 
     # --- network -------------------------------------------------------------------------------------------------
     @property
@@ -397,25 +409,42 @@ class LustreFileSystemBase(Construct):
 
     # --- the 1,024 EFA connection budget ----------------------------------------------------------------------
     def register_efa_clients(
-        self, consumer: IConstruct, *, max_nodes: int | float, efa_interfaces_per_node: int
+        self,
+        consumer: IConstruct,
+        *,
+        max_nodes: int | float,
+        efa_interfaces_per_node: int | float,
+        efa_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None = None,
+        subnets: Sequence[ec2.ISubnet] = (),
     ) -> None:
         """Record that up to ``max_nodes`` nodes of ``consumer`` (a node group) mount this file system over EFA, each
         with ``efa_interfaces_per_node`` EFA interfaces for LNet (the count :meth:`mount_commands` used, see
-        :func:`~fmconstructs.storage.client.lustre_efa_interfaces`).
+        :func:`~fmconstructs.storage.client.lustre_efa_interfaces`), and check that they can reach it over EFA.
 
-        One file system accepts at most 1,024 EFA connections across all its clients, one per client EFA interface
-        (FSx for Lustre User Guide "Configuring EFA clients"): synthesis fails when the registered groups can exceed
-        it, naming each group and its share. A token ``max_nodes`` cannot be checked: warning
-        ``fmconstructs:lustre-efa-connections-unknown``. TCP clients (a file system that is not EFA-enabled, or 0
-        interfaces) use no EFA connection and are not recorded. Registering the same consumer again replaces its
-        entry (a node has one LNet configuration, whatever it mounts).
+        - The 1,024 EFA connection budget: one file system accepts at most 1,024 EFA connections across all its
+          clients, one per client EFA interface (FSx for Lustre User Guide "Configuring EFA clients"); synthesis fails
+          when the registered groups can exceed it, naming each group and its share. A deploy-time (token)
+          ``max_nodes`` cannot be checked: warning ``fmconstructs:lustre-efa-connections-unknown``.
+        - ``efa_security_group`` (default None: not checked): the EFA security group of the clients. When it is known
+          to differ from the file system's EFA group and was not opened with :meth:`allow_efa_clients_from`, raises
+          :class:`~fmconstructs.errors.FmValidationError` naming both groups.
+        - ``subnets`` (default none: not checked): the clients' subnets. When the zone of the file system and of a
+          client subnet are both known and differ, raises :class:`~fmconstructs.errors.FmValidationError` (EFA
+          traffic does not cross Availability Zones). Subnets without zone information are skipped.
+
+        TCP clients (a file system that is not EFA-enabled, or 0 interfaces) use no EFA connection and are neither
+        recorded nor checked. Registering the same consumer again replaces its entry (a node has one LNet
+        configuration, whatever it mounts).
         """
-        if not (Token.is_unresolved(max_nodes) or (_is_count(max_nodes))):
-            raise FmValidationError("max_nodes", max_nodes, "a non-negative integer (or a token)")
-        if not _is_count(efa_interfaces_per_node):
-            raise FmValidationError("efa_interfaces_per_node", efa_interfaces_per_node, "a non-negative integer")
-        if not self.efa_enabled or efa_interfaces_per_node == 0:
+        check_construct("consumer", consumer, attribute="node", expected="a construct (the node group)")
+        max_nodes = check_count("max_nodes", max_nodes)
+        efa_interfaces_per_node = check_count("efa_interfaces_per_node", efa_interfaces_per_node)
+        client_group = _optional_security_group("efa_security_group", efa_security_group)
+        client_subnets = check_sequence("subnets", subnets, _check_subnet)
+        if not self.efa_enabled or (known(efa_interfaces_per_node) and efa_interfaces_per_node == 0):
             return
+        self._check_efa_client_group(consumer, client_group)
+        self._check_efa_client_zones(consumer, client_subnets)
         group = EfaClientGroup(consumer.node.path, max_nodes, efa_interfaces_per_node)
         if not self._efa_clients:
             self.node.add_validation(_EfaConnectionBudget(self))
@@ -424,10 +453,71 @@ class LustreFileSystemBase(Construct):
             add_warning(
                 self,
                 WarningId.LUSTRE_EFA_CONNECTIONS_UNKNOWN,
-                f"{group.consumer_path} mounts this file system over EFA with {efa_interfaces_per_node} interfaces per "
-                "node, but its maximum node count is a token: the 1,024 EFA connections one file system accepts "
-                '(FSx for Lustre User Guide "Configuring EFA clients") cannot be checked at synthesis',
+                f"{group.describe()} mounts this file system over EFA, but its node count or EFA interfaces per node "
+                "is a deploy-time value: the 1,024 EFA connections one file system accepts (FSx for Lustre User Guide "
+                '"Configuring EFA clients") cannot be checked at synthesis',
             )
+
+    def allow_efa_clients_from(self, *groups: ec2.ISecurityGroup | EfaSecurityGroup) -> None:
+        """Let clients in another EFA security group reach this EFA-enabled file system: all traffic both ways between
+        the file system's EFA group and each of ``groups`` (rules on both groups).
+
+        The FSx for Lustre User Guide ("Creating an FSx for Lustre file system fails", cannot-create-fs) asks an EFA
+        file system's group to allow all traffic "to and from the security group itself and the security group of
+        the clients if clients reside in a different security group". Sharing one group
+        (``LustreFileSystem(efa_security_group=<the nodes' EFA group>)``) needs no rules; this is for separate groups.
+        """
+        if not self.efa_enabled or self.efa_security_group is None:
+            raise FmValidationError(
+                "allow_efa_clients_from",
+                self.node.path,
+                "called on an EFA-enabled file system whose EFA security group is known (created here, or imported "
+                "with efa_security_group=...)",
+            )
+        own = self.efa_security_group
+        for index, given in enumerate(groups):
+            group = _optional_security_group(f"groups[{index}]", given)
+            assert group is not None
+            if _same_security_group(own, group):
+                continue
+            own.add_ingress_rule(group, ec2.Port.all_traffic(), "EFA: all traffic from Lustre EFA clients")
+            own.add_egress_rule(group, ec2.Port.all_traffic(), "EFA: all traffic to Lustre EFA clients")
+            group.add_ingress_rule(own, ec2.Port.all_traffic(), "EFA: all traffic from the Lustre file system")
+            group.add_egress_rule(own, ec2.Port.all_traffic(), "EFA: all traffic to the Lustre file system")
+            self._efa_client_security_groups.append(group)
+
+    def _check_efa_client_group(self, consumer: IConstruct, client_group: ec2.ISecurityGroup | None) -> None:
+        own = self.efa_security_group
+        if client_group is None or own is None:
+            return
+        for allowed in (own, *self._efa_client_security_groups):
+            if _same_security_group(allowed, client_group) is not False:
+                return  # the same group, or unknown at synthesis (imported by a deploy-time id)
+        raise FmValidationError(
+            f"efa_security_group of {consumer.node.path}",
+            _describe_group(client_group),
+            f"the EFA security group of the EFA-enabled file system {self.node.path} ({_describe_group(own)}): EFA "
+            "traffic between a Lustre client and the file system needs a group that allows all traffic to and from "
+            "both (FSx for Lustre User Guide, cannot-create-fs and limit-access-security-groups). Share one group: "
+            "pass the nodes' EFA group as LustreFileSystem(efa_security_group=...) or the file system's "
+            "(fs.efa_security_group) to the node group; or keep both and call "
+            "fs.allow_efa_clients_from(<the nodes' EFA group>) before adding the node group",
+        )
+
+    def _check_efa_client_zones(self, consumer: IConstruct, subnets: Sequence[ec2.ISubnet]) -> None:
+        own_zone = self.zone
+        for index, subnet in enumerate(subnets):
+            client_zone = subnet_zone(subnet)
+            if same_zone(own_zone, client_zone) is False:
+                raise FmValidationError(
+                    f"subnets[{index}] of {consumer.node.path}",
+                    f"{_describe_subnet(subnet)} in {client_zone}",
+                    f"a subnet in {own_zone}, the zone of the EFA-enabled file system {self.node.path}: EFA traffic "
+                    'does not cross Availability Zones (EC2 User Guide "Elastic Fabric Adapter"; ParallelCluster User '
+                    'Guide "Elastic Fabric Adapter": EFA is not supported over different availability zones). Put '
+                    "the node group in a subnet of that zone, create the file system in the nodes' zone "
+                    "(LustreFileSystem(subnet=...)), or mount it over TCP on this group (efa_interfaces_for_lustre=0)",
+                )
 
     @property
     def efa_client_groups(self) -> tuple[EfaClientGroup, ...]:
@@ -651,7 +741,7 @@ class LustreFileSystem(LustreFileSystemBase):
             security_groups=[self.security_group], default_port=ec2.Port.tcp(LUSTRE_TCP_PORT)
         )
         security_group_ids = [self.security_group.security_group_id]
-        self.efa_security_group: ec2.ISecurityGroup | None = None
+        self.efa_security_group = None
         if not efa_enabled:
             self._connections.allow_default_port_internally("Lustre servers of this file system")
         else:
@@ -708,6 +798,11 @@ class LustreFileSystem(LustreFileSystemBase):
     def file_system_arn(self) -> str:
         return Stack.of(self).format_arn(service="fsx", resource="file-system", resource_name=self.file_system_id)
 
+    @property
+    def zone(self) -> str | None:
+        """The zone of :attr:`subnet` (None when the subnet was imported without one)."""
+        return subnet_zone(self.subnet)
+
     def _log_destination(self, log_group: logs.ILogGroup) -> str:
         # FSx wants the log group ARN without the ":*" suffix of LogGroup.log_group_arn.
         return Stack.of(self).format_arn(
@@ -762,12 +857,16 @@ class LustreFileSystem(LustreFileSystemBase):
         deployment_type: LustreDeploymentType | None = None,
         throughput_mbps_per_tib: int | None = None,
         efa_enabled: bool = False,
+        efa_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None = None,
+        zone: str | None = None,
     ) -> LustreFileSystemBase:
         """Import an existing file system: mount it, open its ports to clients, link it to S3.
 
         ``security_group`` is the file system's group (rules are added to it); the optional facts feed
         :meth:`eks_static_volume` (capacity), the SCRATCH_1 rule (deployment type), the aggregate throughput and the
-        EFA client set-up of :meth:`mount_commands` (``efa_enabled``).
+        EFA client set-up of :meth:`mount_commands` (``efa_enabled``). ``efa_security_group`` (the file system's EFA
+        group, default None) and ``zone`` (its zone name or id, default None) let :meth:`register_efa_clients` check
+        EFA clients; unknown facts skip those checks.
         """
         return _ImportedLustreFileSystem(
             scope,
@@ -780,6 +879,8 @@ class LustreFileSystem(LustreFileSystemBase):
             deployment_type=deployment_type,
             throughput_mbps_per_tib=throughput_mbps_per_tib,
             efa_enabled=efa_enabled,
+            efa_security_group=efa_security_group,
+            zone=zone,
         )
 
 
@@ -797,6 +898,8 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
         deployment_type: LustreDeploymentType | None,
         throughput_mbps_per_tib: int | None,
         efa_enabled: bool,
+        efa_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None,
+        zone: str | None,
     ) -> None:
         super().__init__(scope, id)
         if deployment_type is not None and not isinstance(deployment_type, LustreDeploymentType):
@@ -811,10 +914,81 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
         self.deployment_type = deployment_type
         self.throughput_mbps_per_tib = throughput_mbps_per_tib
         self.efa_enabled = efa_enabled
+        self.efa_security_group = _optional_security_group("efa_security_group", efa_security_group)
+        if self.efa_security_group is not None and not efa_enabled:
+            raise FmValidationError(
+                "efa_security_group", _describe_group(self.efa_security_group), "None unless efa_enabled is True"
+            )
+        self._zone: str | None = check_zone("zone", zone)
         self.removal_policy = RemovalPolicy.RETAIN
         self._connections = LustreConnections(
             security_groups=[security_group], default_port=ec2.Port.tcp(LUSTRE_TCP_PORT)
         )
+
+    @property
+    def zone(self) -> str | None:
+        return self._zone if known(self._zone) else None
+
+
+def subnet_zone(subnet: ec2.ISubnet) -> str | None:
+    """The zone of ``subnet``, or None when it is unknown at synthesis (imported without one, or a token).
+
+    aws-cdk-lib raises ``CannotReferenceSubnetSAvailability`` when a subnet imported without an availability zone is
+    asked for it (``Subnet.from_subnet_id``, ``from_subnet_attributes`` without ``availability_zone``).
+    """
+    try:
+        zone = subnet.availability_zone
+    except RuntimeError:  # jsii: CannotReferenceSubnetSAvailability
+        return None
+    return zone if isinstance(zone, str) and known(zone) and zone else None
+
+
+def _check_subnet(parameter: str, value: object) -> ec2.ISubnet:
+    checked: ec2.ISubnet = check_construct(parameter, value, attribute="subnet_id", expected="an ec2.ISubnet")
+    return checked
+
+
+def _describe_subnet(subnet: ec2.ISubnet) -> str:
+    subnet_id = subnet.subnet_id
+    return f"subnet {subnet_id}" if known(subnet_id) else f"subnet {subnet.node.path}"
+
+
+def _optional_security_group(
+    parameter: str, value: ec2.ISecurityGroup | EfaSecurityGroup | None
+) -> ec2.ISecurityGroup | None:
+    """An ``ec2.ISecurityGroup`` (an :class:`EfaSecurityGroup` gives its group), or None."""
+    if value is None:
+        return None
+    if isinstance(value, EfaSecurityGroup):
+        return value.security_group
+    group: ec2.ISecurityGroup = check_construct(
+        parameter, value, attribute="security_group_id", expected="an ec2.ISecurityGroup or EfaSecurityGroup"
+    )
+    return group
+
+
+def _is_created_here(group: ec2.ISecurityGroup) -> bool:
+    """Whether the group is an ``AWS::EC2::SecurityGroup`` of this app (not imported by id)."""
+    return isinstance(group.node.default_child, ec2.CfnSecurityGroup)
+
+
+def _same_security_group(a: ec2.ISecurityGroup, b: ec2.ISecurityGroup) -> bool | None:
+    """Whether two groups are the same, or None when that is only known at deploy time."""
+    if a is b or a.node.path == b.node.path:
+        return True
+    a_id, b_id = a.security_group_id, b.security_group_id
+    if a_id == b_id:
+        return True
+    if known(a_id) and known(b_id):
+        return False  # two literal ids
+    if _is_created_here(a) and _is_created_here(b):
+        return False  # two AWS::EC2::SecurityGroup resources of this app
+    return None  # at least one is imported by a deploy-time id
+
+
+def _describe_group(group: ec2.ISecurityGroup) -> str:
+    group_id = group.security_group_id
+    return group_id if known(group_id) else group.node.path
 
 
 def _allow_all_traffic_to_itself(group: ec2.ISecurityGroup) -> None:
