@@ -33,7 +33,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct, IConstruct, IValidation
 
-from .._validate import check_construct, check_count, check_sequence, check_zone, known, same_zone
+from .._validate import check_construct, check_count, check_sequence, check_zone, known, same_zone, subnet_zone
 from ..catalog import InstanceSpec
 from ..errors import FmValidationError, WarningId, add_warning, one_of
 from ..networking.security_group import EfaSecurityGroup, close_default_egress
@@ -928,19 +928,6 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
     @property
     def zone(self) -> str | None:
         return self._zone if known(self._zone) else None
-
-
-def subnet_zone(subnet: ec2.ISubnet) -> str | None:
-    """The zone of ``subnet``, or None when it is unknown at synthesis (imported without one, or a token).
-
-    aws-cdk-lib raises ``CannotReferenceSubnetSAvailability`` when a subnet imported without an availability zone is
-    asked for it (``Subnet.from_subnet_id``, ``from_subnet_attributes`` without ``availability_zone``).
-    """
-    try:
-        zone = subnet.availability_zone
-    except RuntimeError:  # jsii: CannotReferenceSubnetSAvailability
-        return None
-    return zone if isinstance(zone, str) and known(zone) and zone else None
 
 
 def _check_subnet(parameter: str, value: object) -> ec2.ISubnet:
