@@ -29,8 +29,9 @@ from enum import Enum
 from aws_cdk import Token
 from aws_cdk import aws_ec2 as ec2
 
+from ._validate import same_zone, subnet_zone
 from .catalog import InstanceSpec, UltraServerSpec, get_ultraserver
-from .errors import FmValidationError
+from .errors import FmValidationError, is_token
 
 _RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
 # arn:${Partition}:resource-groups:${Region}:${Account}:group/${GroupName}
@@ -179,15 +180,27 @@ class Capacity:
             raise FmValidationError("max_count", max_count, f"at most the reservation's {limit} instances")
 
     def check_subnet(self, subnet: ec2.ISubnet) -> None:
-        """The subnet must be in the reservation's zone when both are known."""
+        """The subnet must be in the reservation's zone when both zones are known at synth time.
+
+        Skipped when either is unknown: a subnet imported without a zone (``Subnet.from_subnet_id``), a zone that is a
+        deploy-time value, no zone given to the reservation, or a zone name compared with a zone id.
+        """
         zone = self.availability_zone
-        subnet_zone = subnet.availability_zone
-        if _resolved(zone) and _resolved(subnet_zone) and zone != subnet_zone:
+        where = subnet_zone(subnet)
+        if same_zone(zone, where) is False:
             raise FmValidationError(
                 "subnet",
-                f"{subnet.subnet_id} in {subnet_zone}",
+                f"{subnet_label(subnet)} in {where}",
                 f"a subnet in {zone}, the availability zone of the {self.kind.value}",
             )
+
+
+def subnet_label(subnet: ec2.ISubnet) -> str:
+    """The subnet's id for a message, or "a subnet whose id is a deploy-time value" (never a raw token)."""
+    subnet_id = getattr(subnet, "subnet_id", None)
+    if not isinstance(subnet_id, str) or is_token(subnet_id):
+        return "a subnet whose id is a deploy-time value"
+    return subnet_id
 
 
 @dataclass(frozen=True)
