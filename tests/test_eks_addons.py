@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from fmconstructs.eks import (
@@ -94,8 +96,43 @@ def test_efa_plugin_lists_the_given_types_including_p6_b300():
     assert values["nodeSelector"] == {"vpc.amazonaws.com/efa.present": "true"}
 
 
+@pytest.mark.parametrize(
+    ("instance_types", "parameter"),
+    [
+        ("p5en.48xlarge", "instance_types"),  # a str is not a list of types
+        (["p5en.48xlarge\n"], "instance_types[0]"),
+        (["p5en.48xlarge", 5], "instance_types[1]"),
+    ],
+)
+def test_efa_plugin_instance_types_are_a_list_of_label_values(instance_types, parameter):
+    with pytest.raises(ValueError, match=rf"^{re.escape(parameter)} must be"):
+        efa_device_plugin_values(instance_types)
+
+
+@pytest.mark.parametrize(
+    ("function", "kwargs", "parameter"),
+    [
+        (nvidia_device_plugin_values, {"efa_plugin": "yes"}, "efa_plugin"),
+        (nvidia_device_plugin_values, {"gpu_feature_discovery": None}, "gpu_feature_discovery"),
+        (dcgm_exporter_values, {"service_monitor": 1}, "service_monitor"),
+        (dcgm_exporter_values, {"port": True}, "port"),
+        (dcgm_exporter_values, {"port": 0}, "port"),
+        (dcgm_exporter_values, {"port": float("nan")}, "port"),
+    ],
+)
+def test_addon_values_refuse_bad_input(function, kwargs, parameter):
+    with pytest.raises(ValueError, match=rf"^{parameter} must be"):
+        function(**kwargs)
+
+
+@pytest.mark.parametrize("version", [5, "0.17.1\n", " ", ["1"]])
+def test_chart_pin_versions_are_one_word(version):
+    with pytest.raises(ValueError, match=r"^version must be"):
+        NVIDIA_DEVICE_PLUGIN.with_version(version)
+
+
 def test_efa_plugin_needs_instance_types():
-    with pytest.raises(ValueError, match="at least one instance type"):
+    with pytest.raises(ValueError, match=r"^instance_types must be a list of at least 1 item"):
         efa_device_plugin_values([])
 
 

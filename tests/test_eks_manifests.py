@@ -83,11 +83,43 @@ def test_compute_domain_manifest_shape():
         ({"name": "Bad_Name", "namespace": "default"}, "name"),
         ({"name": "ok", "namespace": "UPPER"}, "namespace"),
         ({"name": "ok", "namespace": "a" * 64}, "namespace"),
+        # Kubernetes' own rules (k8s.io/apimachinery IsDNS1123Subdomain/IsDNS1123Label), matched on the whole string.
+        ({"name": "fsx\n", "namespace": "default"}, "name"),
+        ({"name": "ok", "namespace": "default\n"}, "namespace"),
+        ({"name": "a..b", "namespace": "default"}, "name"),
+        ({"name": "a.-b", "namespace": "default"}, "name"),
+        ({"name": "f" * 254, "namespace": "default"}, "name"),
+        ({"name": "ok", "namespace": "a.b"}, "namespace"),
     ],
 )
 def test_static_volume_rejects_invalid_names(kwargs, parameter):
-    with pytest.raises(FmValidationError, match=rf"^{parameter} must be"):
+    with pytest.raises(FmValidationError, match=rf"^{parameter} must be a Kubernetes DNS-1123"):
         lustre_static_volume_manifests(VOLUME, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "parameter"),
+    [
+        ({"volume": "fs-0123456789abcdef0", "name": "fsx"}, "volume"),
+        ({"volume": VOLUME, "name": 5}, "name"),
+        ({"volume": VOLUME, "name": "fsx", "namespace": None}, "namespace"),
+        ({"volume": VOLUME, "name": "fsx", "create_namespace": "yes"}, "create_namespace"),
+    ],
+)
+def test_static_volume_rejects_wrong_types(kwargs, parameter):
+    with pytest.raises(TypeError, match=rf"^{parameter} must be"):
+        lustre_static_volume_manifests(**kwargs)
+
+
+@pytest.mark.parametrize("num_nodes", [True, "2", float("nan"), float("inf"), 2.5])
+def test_compute_domain_rejects_non_counts(num_nodes):
+    with pytest.raises(FmValidationError, match=r"^num_nodes must be"):
+        compute_domain_manifest(name="d", namespace="default", num_nodes=num_nodes)
+
+
+def test_names_at_kubernetes_limits_pass():
+    manifests = lustre_static_volume_manifests(VOLUME, name="a" * 253, namespace="n" * 63, create_namespace=True)
+    assert [m["metadata"]["name"] for m in manifests] == ["n" * 63, "a" * 253, "a" * 253]
 
 
 def test_compute_domain_defaults_to_an_elastic_domain():
@@ -98,7 +130,5 @@ def test_compute_domain_defaults_to_an_elastic_domain():
 
 @pytest.mark.parametrize("num_nodes", [-1, -18])
 def test_compute_domain_rejects_negative_nodes(num_nodes):
-    with pytest.raises(
-        FmValidationError, match=rf"num_nodes must be zero \(elastic, recommended\) .*, got {num_nodes}"
-    ):
+    with pytest.raises(FmValidationError, match=rf"^num_nodes must be at least 0, got {num_nodes}$"):
         compute_domain_manifest(name="d", namespace="default", num_nodes=num_nodes)

@@ -9,9 +9,28 @@ Values are built by pure functions so that tests can check them without synthesi
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from aws_cdk import Token
+
+from .._validate import check_bool, check_count, check_str, check_str_sequence
+from ..errors import is_token
+from ._names import check_label_value
+
+#: A chart or add-on version as Helm and EKS take it: one word without whitespace ("0.17.1", "v0.5.30",
+#: "v1.5.1-eksbuild.1"). Neither API documents a pattern; whitespace (a trailing newline) never names a version.
+_VERSION = re.compile(r"\S+")
+
+
+def check_version(parameter: str, version: object) -> Any:
+    """None (the pinned default) or a version string without whitespace; tokens pass."""
+    if version is None:
+        return None
+    return check_str(parameter, version, pattern=_VERSION, allowed="a version string without whitespace, e.g. '0.17.1'")
+
 
 #: The taint GPU node groups carry by default; every GPU add-on tolerates it.
 GPU_TAINT_KEY = "nvidia.com/gpu"
@@ -36,6 +55,7 @@ class HelmChartPin:
 
     def with_version(self, version: str | None) -> HelmChartPin:
         """This pin at another version (None keeps it)."""
+        check_version("version", version)
         if version is None:
             return self
         return HelmChartPin(self.chart, self.repository, version, self.namespace, self.release)
@@ -106,6 +126,8 @@ def nvidia_device_plugin_values(*, efa_plugin: bool = True, gpu_feature_discover
       DRA driver's ComputeDomains need on P6e-GB200).
     - Runs only on GPU nodes (``nvidia.com/gpu.present=true``, set by the node groups) and tolerates the GPU taint.
     """
+    check_bool("efa_plugin", efa_plugin)
+    check_bool("gpu_feature_discovery", gpu_feature_discovery)
     values: dict[str, Any] = {
         "failOnInitError": True,
         "deviceListStrategy": "envvar",
@@ -123,13 +145,14 @@ def efa_device_plugin_values(instance_types: Sequence[str]) -> dict[str, Any]:
 
     The chart's own instance list lags EC2 launches (p6-b200/p6-b300 are missing from older versions), so the list is
     set to the cluster's EFA instance types; the plugin also runs only where ``vpc.amazonaws.com/efa.present=true``.
+    Each type is a value of the ``node.kubernetes.io/instance-type`` label, so it must be a Kubernetes label value; a
+    bare ``str`` is refused (it would be read character by character).
     """
-    if not instance_types:
-        raise ValueError("efa_device_plugin_values needs at least one instance type")
+    types = check_str_sequence("instance_types", instance_types, item=check_label_value, min_items=1)
     return {
         "supportedInstanceLabels": {
             "keys": ["node.kubernetes.io/instance-type"],
-            "values": sorted(set(instance_types)),
+            "values": sorted(set(types)),
         },
         "nodeSelector": {EFA_PRESENT_LABEL: "true"},
         "tolerations": gpu_tolerations(),
@@ -143,7 +166,10 @@ def dcgm_exporter_values(*, service_monitor: bool = False, port: int = DCGM_EXPO
     on the Service and the pods (for annotation-based scrapers such as the Amazon Managed Service for Prometheus
     collector). ``serviceMonitor`` stays off unless asked for, because it needs the Prometheus Operator CRDs.
     """
-    annotations = {"prometheus.io/scrape": "true", "prometheus.io/port": str(port), "prometheus.io/path": "/metrics"}
+    check_bool("service_monitor", service_monitor)
+    port = check_count("port", port, minimum=1, maximum=65535)
+    port_text = Token.as_string(port) if is_token(port) else str(port)
+    annotations = {"prometheus.io/scrape": "true", "prometheus.io/port": port_text, "prometheus.io/path": "/metrics"}
     return {
         "service": {"enable": True, "type": "ClusterIP", "port": port, "annotations": annotations},
         "podAnnotations": annotations,

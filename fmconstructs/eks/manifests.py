@@ -6,31 +6,41 @@ Pure functions returning plain dicts, so that tests validate them offline agains
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import FmValidationError
+from .._validate import check_bool, check_count
+from ..errors import FmTypeError
 from ..storage.client import EksStaticVolume
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+from ._names import check_dns_label, check_dns_subdomain
 
 #: The DRA driver's ComputeDomain API (NVIDIA k8s-dra-driver-gpu, ``resource.nvidia.com/v1beta1``).
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
 
 
-def check_name(parameter: str, name: str, *, label: bool = False) -> None:
-    """A Kubernetes object name: a DNS subdomain (or a DNS label for namespaces)."""
-    pattern = _DNS_LABEL if label else _DNS_SUBDOMAIN
-    if not pattern.match(name):
-        kind = "a DNS label (lower-case letters, digits, '-', at most 63)" if label else "a DNS subdomain name"
-        raise FmValidationError(parameter, name, kind)
+def check_name(parameter: str, name: object, *, label: bool = False) -> None:
+    """A Kubernetes object name: a DNS-1123 subdomain, or a DNS-1123 label for namespaces (Kubernetes "Object Names
+    and IDs"; k8s.io/apimachinery ``IsDNS1123Subdomain``/``IsDNS1123Label``). Raises FmTypeError for a non-str."""
+    if label:
+        check_dns_label(parameter, name)
+    else:
+        check_dns_subdomain(parameter, name)
+
+
+def _check_volume(volume: object) -> EksStaticVolume:
+    if not isinstance(volume, EksStaticVolume):
+        raise FmTypeError(
+            "volume",
+            volume,
+            f"an EksStaticVolume (LustreFileSystem.eks_static_volume(); got a {type(volume).__name__})",
+        )
+    return volume
 
 
 def lustre_persistent_volume(volume: EksStaticVolume, name: str) -> dict[str, Any]:
     """The static ``PersistentVolume`` of ``volume`` (the storage construct's manifest; ``storageClassName: ""`` so
     that only a claim naming it binds to it)."""
+    _check_volume(volume)
     check_name("name", name)
     return volume.to_manifest(name, storage_class_name="", access_modes=("ReadWriteMany",), reclaim_policy="Retain")
 
@@ -39,8 +49,10 @@ def lustre_persistent_volume_claim(
     volume: EksStaticVolume, *, name: str, namespace: str, volume_name: str
 ) -> dict[str, Any]:
     """A ``PersistentVolumeClaim`` bound to the static volume ``volume_name`` (``volumeName`` pins the binding)."""
+    _check_volume(volume)
     check_name("name", name)
     check_name("namespace", namespace, label=True)
+    check_name("volume_name", volume_name)
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -63,6 +75,10 @@ def lustre_static_volume_manifests(
     volume: EksStaticVolume, *, name: str, namespace: str = "default", create_namespace: bool = False
 ) -> list[dict[str, Any]]:
     """The PersistentVolume ``name`` and a claim ``name`` in ``namespace`` bound to it (plus the namespace)."""
+    _check_volume(volume)
+    check_name("name", name)
+    check_name("namespace", namespace, label=True)
+    check_bool("create_namespace", create_namespace)
     out: list[dict[str, Any]] = [namespace_manifest(namespace)] if create_namespace else []
     out.append(lustre_persistent_volume(volume, name))
     out.append(lustre_persistent_volume_claim(volume, name=name, namespace=namespace, volume_name=name))
@@ -85,9 +101,10 @@ def compute_domain_manifest(
     """
     check_name("name", name)
     check_name("namespace", namespace, label=True)
-    if num_nodes < 0:
-        raise FmValidationError("num_nodes", num_nodes, "zero (elastic, recommended) or a positive number of nodes")
-    template = channel_claim_template or f"{name}-channel"
+    # The CRD's numNodes "must be zero or greater" (k8s-dra-driver-gpu v25.8.0 resource.nvidia.com_computedomains.yaml)
+    num_nodes = check_count("num_nodes", num_nodes, minimum=0)
+    # A token name stays a token when suffixed (CloudFormation joins the parts).
+    template = f"{name}-channel" if channel_claim_template is None else channel_claim_template
     check_name("channel_claim_template", template)
     return {
         "apiVersion": COMPUTE_DOMAIN_API_VERSION,
