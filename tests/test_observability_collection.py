@@ -172,5 +172,5 @@ def test_invalid_labels(kwargs, message):
 
 
 def test_invalid_interval():
-    with pytest.raises(FmValidationError, match=r"scrape_interval must be a duration"):
+    with pytest.raises(FmValidationError, match=r"scrape_interval must be a Prometheus duration"):
         agent_config(remote_write_url=URL, region="us-east-1", labels=LABELS, scrape_interval="often")

@@ -28,7 +28,7 @@ def monitored():
         instance_type="p5.48xlarge",
         ami=ami,
         capacity=CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=2),
-        max_instance_count=2,
+        max_nodes=2,
     )
     p5.add_queue("Gpu", queue_name="gpu")
     return Template.from_stack(scene.stack), scene.stack
@@ -74,5 +74,5 @@ def test_node_role_may_remote_write_to_the_workspace_only(monitored):
 def test_invalid_cluster_label(scene):
     cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, subnet=scene.subnet_a)
     workspace = PrometheusWorkspace(scene.stack, "Prometheus")
-    with pytest.raises(FmValidationError, match=r"cluster must be 1-128 letters"):
+    with pytest.raises(FmValidationError, match=r"^cluster_label must be 1-128 letters"):
         monitor_pcs_cluster(cluster, workspace, cluster_label="bad label")

@@ -290,7 +290,7 @@ def test_thresholds_are_props(promtool, tmp_path):
         ({"throttle_ratio": 1.5}, r"throttle_ratio must be a ratio between 0 and 1"),
         ({"efa_retransmit_ratio": 0}, r"efa_retransmit_ratio must be a ratio between 0 and 1"),
         ({"critical_xids": ()}, r"critical_xids must be a non-empty tuple"),
-        ({"critical_xids": (0,)}, r"critical_xids must be a non-empty tuple"),
+        ({"critical_xids": (0,)}, r"critical_xids\[0\] must be at least 1"),
     ],
 )
 def test_invalid_thresholds(kwargs, message):

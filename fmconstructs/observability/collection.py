@@ -13,14 +13,17 @@ without Docker the step is skipped with a message, and GPU alerts stay silent: s
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from .._validate import check_bool, check_str
 from ..compute.user_data import embedded_files_commands
-from ..errors import FmValidationError
+from ..errors import FmValidationError, is_token
+from ._checks import PrometheusDuration, check_instance, check_prometheus_duration, duration_milliseconds
 from .metrics import dcgm_counters_csv
 
 # Pinned versions. Each tarball is checked at boot against the sha256sums.txt of the same GitHub release (integrity
@@ -41,8 +44,22 @@ TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
 LIFECYCLE_TEXTFILE = "fm_node_lifecycle.prom"  # fm_node_shutting_down, written by NODE_LIFECYCLE_SCRIPT
 INSTANCE_ID_PLACEHOLDER = "__FM_INSTANCE_ID__"
 
-_LABEL_VALUE = re.compile(r"^[A-Za-z0-9_.:/+-]{1,128}$")
-_DURATION = re.compile(r"^\d+[smh]$")
+# Label values fmconstructs writes into agent configurations, systemd units and user data (kept to characters that
+# need no quoting in YAML or shell; a library rule, Prometheus itself accepts any UTF-8 value).
+_LABEL_VALUE = re.compile(r"[A-Za-z0-9_.:/+-]{1,128}")
+_LABEL_TEXT = "1-128 letters, digits or '_.:/+-'"
+# Versions and images written into shell commands: no whitespace, quotes or shell metacharacters.
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
+_IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9./:@_-]{0,254}")
+#: Prometheus's default scrape timeout (prometheus/prometheus config/config.go ``DefaultGlobalConfig``:
+#: ScrapeTimeout 10s); it may not exceed the scrape interval ("global scrape timeout greater than scrape interval").
+DEFAULT_SCRAPE_TIMEOUT_MS = 10_000
+
+
+def check_cluster_label(value: object, parameter: str = "cluster_label") -> str:
+    """The value of the ``cluster`` label (1-128 letters, digits or ``_.:/+-``; a deploy-time value passes)."""
+    checked: str = check_str(parameter, value, pattern=_LABEL_VALUE, allowed=_LABEL_TEXT)
+    return checked
 
 
 @dataclass(frozen=True)
@@ -55,10 +72,13 @@ class NodeLabels:
     instance_type: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("cluster", "queue", "node_group", "instance_type"):
+        # Deploy-time values are accepted: they are resolved in user data (Fn::Join); the EKS scraper, whose
+        # configuration is base64-encoded at synth time, refuses them itself.
+        check_str("cluster", self.cluster, pattern=_LABEL_VALUE, allowed=_LABEL_TEXT)
+        for name in ("queue", "node_group", "instance_type"):
             value = getattr(self, name)
-            if value is not None and not _LABEL_VALUE.match(value):
-                raise FmValidationError(name, value, "1-128 letters, digits or '_.:/+-'")
+            if value is not None:
+                check_str(name, value, pattern=_LABEL_VALUE, allowed=_LABEL_TEXT)
 
     def as_dict(self, instance_id: str) -> dict[str, str]:
         labels = {"cluster": self.cluster, "instance_id": instance_id, "instance": instance_id}
@@ -69,22 +89,37 @@ class NodeLabels:
         return labels
 
 
+def scrape_timeout(scrape_interval: str) -> str:
+    """Prometheus's default 10 s scrape timeout, or the scrape interval when it is shorter (a timeout longer than the
+    interval is a configuration error)."""
+    milliseconds = duration_milliseconds(scrape_interval)
+    return "10s" if milliseconds >= DEFAULT_SCRAPE_TIMEOUT_MS else scrape_interval
+
+
 def agent_config(
     *,
     remote_write_url: str,
     region: str,
     labels: NodeLabels,
     instance_id: str = INSTANCE_ID_PLACEHOLDER,
-    scrape_interval: str = "30s",
+    scrape_interval: PrometheusDuration = "30s",
     login_node: bool = False,
 ) -> dict[str, object]:
-    """Prometheus agent-mode configuration: scrape the local exporters, remote-write to AMP with SigV4."""
-    if not _DURATION.match(scrape_interval):
-        raise FmValidationError("scrape_interval", scrape_interval, "a duration like '15s' or '1m'")
+    """Prometheus agent-mode configuration: scrape the local exporters, remote-write to AMP with SigV4.
+
+    :param remote_write_url: the workspace's remote-write URL (a deploy-time value is fine: user data resolves it).
+    :param scrape_interval: a positive Prometheus duration (``'30s'``, ``'1m30s'``, ``'500ms'``) or ``Duration``.
+    """
+    check_str("remote_write_url", remote_write_url, min_length=1, allowed="a remote-write URL")
+    check_str("region", region, min_length=1, allowed="an AWS Region code")
+    check_instance("labels", labels, NodeLabels, "a NodeLabels")
+    check_str("instance_id", instance_id, min_length=1, allowed="an EC2 instance id")
+    interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
+    check_bool("login_node", login_node)
     target_labels = labels.as_dict(instance_id)
     jobs = [("dcgm", DCGM_EXPORTER_PORT), ("node", NODE_EXPORTER_PORT)]
     return {
-        "global": {"scrape_interval": scrape_interval, "scrape_timeout": "10s"},
+        "global": {"scrape_interval": interval, "scrape_timeout": scrape_timeout(interval)},
         "scrape_configs": [
             {
                 "job_name": job,
@@ -100,6 +135,14 @@ def agent_config(
             }
         ],
     }
+
+
+def _check_synth_str(parameter: str, value: object, pattern: re.Pattern[str], allowed: str) -> str:
+    """A str known at synth time (it selects what is downloaded) matching ``pattern`` entirely."""
+    checked: str = check_str(parameter, value, pattern=pattern, allowed=allowed)
+    if is_token(checked):
+        raise FmValidationError(parameter, checked, f"{allowed}, known at synth time")
+    return checked
 
 
 def agent_config_yaml(**kwargs: object) -> str:
@@ -157,20 +200,20 @@ echo "fm_node_shutting_down: not sent in ${seconds}s" >&2
 """
 
 
-def duration_seconds(duration: str) -> int:
-    """``'30s'`` -> 30, ``'1m'`` -> 60, ``'2h'`` -> 7200 (the durations :func:`agent_config` accepts)."""
-    if not _DURATION.match(duration):
-        raise FmValidationError("scrape_interval", duration, "a duration like '15s' or '1m'")
-    return int(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
+def duration_seconds(duration: PrometheusDuration) -> int:
+    """Whole seconds (rounded up) of a positive Prometheus duration: ``'30s'`` -> 30, ``'1m30s'`` -> 90,
+    ``'500ms'`` -> 1."""
+    text = check_prometheus_duration("scrape_interval", duration, positive=True)
+    return math.ceil(duration_milliseconds(text) / 1000)
 
 
-def shutdown_wait_seconds(scrape_interval: str) -> int:
+def shutdown_wait_seconds(scrape_interval: PrometheusDuration) -> int:
     """How long a clean stop may wait for the shutdown marker to be scraped and sent: one scrape interval, the
     remote-write batch deadline (5 s by default) and a margin."""
     return duration_seconds(scrape_interval) + 30
 
 
-def _units(login_node: bool, scrape_interval: str = "30s") -> dict[str, str]:
+def _units(login_node: bool, scrape_interval: PrometheusDuration = "30s") -> dict[str, str]:
     marker = f"{TEXTFILE_DIR}/{LIFECYCLE_TEXTFILE}"
     wait = shutdown_wait_seconds(scrape_interval)
     units = {
@@ -214,8 +257,9 @@ def _units(login_node: bool, scrape_interval: str = "30s") -> dict[str, str]:
     return units
 
 
-def node_files(*, login_node: bool, scrape_interval: str = "30s") -> dict[str, tuple[str, int]]:
+def node_files(*, login_node: bool, scrape_interval: PrometheusDuration = "30s") -> dict[str, tuple[str, int]]:
     """The static files a node needs: collector scripts, the DCGM counters file and the systemd units."""
+    check_bool("login_node", login_node)
     files = {
         "/opt/fmconstructs/efa_textfile.py": (_script("efa_textfile.py"), 0o755),
         "/opt/fmconstructs/node_lifecycle.sh": (NODE_LIFECYCLE_SCRIPT, 0o755),
@@ -233,12 +277,19 @@ def node_collection_commands(
     region: str,
     labels: NodeLabels,
     login_node: bool = False,
-    scrape_interval: str = "30s",
+    scrape_interval: PrometheusDuration = "30s",
     node_exporter_version: str = NODE_EXPORTER_VERSION,
     prometheus_version: str = PROMETHEUS_VERSION,
     dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE,
 ) -> list[str]:
-    """User-data lines that install and start the collectors and the agent (idempotent; safe to run twice)."""
+    """User-data lines that install and start the collectors and the agent (idempotent; safe to run twice).
+
+    Same parameters as :func:`agent_config`, plus the pinned versions (no whitespace or shell characters).
+    """
+    for name, value in (("node_exporter_version", node_exporter_version), ("prometheus_version", prometheus_version)):
+        _check_synth_str(name, value, _VERSION, "a release version such as '1.9.1'")
+    _check_synth_str("dcgm_exporter_image", dcgm_exporter_image, _IMAGE, "a container image reference")
+    scrape_interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
     config = agent_config_yaml(
         remote_write_url=remote_write_url,
         region=region,

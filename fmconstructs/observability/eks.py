@@ -13,6 +13,7 @@ schemas.
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,13 +24,23 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks as eks_l1
 from constructs import Construct
 
+from .._validate import check_bool, check_construct, check_sequence, check_str
 from ..eks import GpuEksCluster
-from ..errors import FmValidationError
+from ..eks.versions import version_tuple
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ._checks import (
+    PrometheusDuration,
+    check_aps_workspace_arn,
+    check_instance,
+    check_prometheus_duration,
+    check_scope,
+)
 from .collection import (
     LIFECYCLE_TEXTFILE,
     NODE_EXPORTER_VERSION,
     NODE_LIFECYCLE_SCRIPT,
-    NodeLabels,
+    check_cluster_label,
+    scrape_timeout,
     shutdown_wait_seconds,
 )
 from .workspace import PrometheusWorkspace
@@ -40,6 +51,23 @@ NODE_EXPORTER_SERVICE = "fm-node-exporter"
 DCGM_EXPORTER_SERVICE = "dcgm-exporter"  # the dcgm-exporter chart's Service, named after the release
 NODE_EXPORTER_IMAGE = f"quay.io/prometheus/node-exporter:v{NODE_EXPORTER_VERSION}"
 PYTHON_IMAGE = "public.ecr.aws/docker/library/python:3.12-slim"
+#: Kubernetes namespace names are DNS-1123 labels (Kubernetes docs "Namespaces" / "Object Names and IDs": at most 63
+#: lowercase alphanumerics or '-', starting and ending with an alphanumeric).
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+#: The first Kubernetes version on which the EKS AL2023 AMIs turn on graceful node shutdown (amazon-eks-ami
+#: nodeadm/internal/kubelet/config.go ``withVersionToggles`` at 81fec2e, 2026-07: "Enable graceful node shutdown in
+#: 1.34+", shutdownGracePeriod 150 s, shutdownGracePeriodCriticalPods 30 s, for kubelet >= v1.34.0).
+GRACEFUL_NODE_SHUTDOWN_VERSION: tuple[int, int] = (1, 34)
+
+
+def _synth_label(cluster_label: object) -> str:
+    """The cluster label, known at synth time (the scrape configuration is base64-encoded at synth time)."""
+    check_cluster_label(cluster_label)
+    if is_token(cluster_label):
+        raise FmValidationError(
+            "cluster_label", cluster_label, "a label known at synth time (the scrape configuration is base64-encoded)"
+        )
+    return str(cluster_label)
 
 
 def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
@@ -60,13 +88,16 @@ def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
     }
 
 
-def eks_scrape_config(*, cluster_label: str, scrape_interval: str = "30s") -> dict[str, Any]:
-    """The managed scraper's Prometheus configuration: DCGM exporter and node exporter (with EFA counters)."""
-    NodeLabels(cluster=cluster_label)  # validates the label value
-    if scrape_interval not in ("15s", "30s", "60s", "1m"):
-        raise FmValidationError("scrape_interval", scrape_interval, "one of '15s', '30s', '60s', '1m'")
+def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration = "30s") -> dict[str, Any]:
+    """The managed scraper's Prometheus configuration: DCGM exporter and node exporter (with EFA counters).
+
+    :param scrape_interval: a positive Prometheus duration (``'30s'``, ``'1m30s'``) or ``Duration``. The AMP managed
+        collector's own minimum, if any, is not in its API reference (UNCONFIRMED); CreateScraper reports it.
+    """
+    cluster_label = _synth_label(cluster_label)
+    interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
     return {
-        "global": {"scrape_interval": scrape_interval, "scrape_timeout": "10s"},
+        "global": {"scrape_interval": interval, "scrape_timeout": scrape_timeout(interval)},
         "scrape_configs": [
             _job("dcgm", DCGM_EXPORTER_SERVICE, cluster_label),
             _job("node", NODE_EXPORTER_SERVICE, cluster_label),
@@ -102,7 +133,7 @@ def scraper_rbac_manifests() -> list[dict[str, Any]]:
 
 
 def node_exporter_manifests(
-    *, namespace: str = MONITORING_NAMESPACE, scrape_interval: str = "30s"
+    *, namespace: str = MONITORING_NAMESPACE, scrape_interval: PrometheusDuration = "30s"
 ) -> list[dict[str, Any]]:
     """Namespace, ConfigMap (the collector scripts), DaemonSet (node exporter + collector sidecar) and Service.
 
@@ -115,6 +146,9 @@ def node_exporter_manifests(
     critical pods; a pod without a critical priority class gets the other 2 minutes). A crashed node runs no hook:
     its pod stays a target of the endpoints role (Prometheus discovers not-ready addresses too) and fails scrapes.
     """
+    check_str("namespace", namespace, pattern=_DNS1123_LABEL, allowed="a Kubernetes namespace name (DNS-1123 label)")
+    if is_token(namespace):
+        raise FmValidationError("namespace", namespace, "a namespace known at synth time")
     wait = shutdown_wait_seconds(scrape_interval)
     marker = f"/textfile/{LIFECYCLE_TEXTFILE}"
     labels = {"app.kubernetes.io/name": NODE_EXPORTER_SERVICE, "app.kubernetes.io/part-of": "fmconstructs"}
@@ -235,7 +269,7 @@ def node_exporter_manifests(
 
 class AmpEksScraper(Construct):
     """An AMP managed scraper for a :class:`~fmconstructs.eks.GpuEksCluster`, writing to a
-    :class:`~fmconstructs.observability.workspace.PrometheusWorkspace`."""
+    :class:`~fmconstructs.observability.workspace.PrometheusWorkspace` (or any workspace, by ARN)."""
 
     def __init__(
         self,
@@ -243,23 +277,52 @@ class AmpEksScraper(Construct):
         id: str,
         *,
         cluster: GpuEksCluster,
-        workspace: PrometheusWorkspace,
+        workspace: PrometheusWorkspace | str,
         cluster_label: str,
         subnets: Sequence[ec2.ISubnet] | None = None,
-        scrape_interval: str = "30s",
+        scrape_interval: PrometheusDuration = "30s",
         install_node_exporter: bool = True,
     ) -> None:
         """
+        :param workspace: the destination: a :class:`PrometheusWorkspace` or a workspace ARN (a deploy-time value
+            such as ``Fn.import_value`` is fine).
+        :param cluster_label: the ``cluster`` label on every series (1-128 letters, digits or ``_.:/+-``).
         :param subnets: where the scraper's network interfaces go (they must reach the nodes). Default: the VPC's
             private subnets.
-        :param install_node_exporter: add the node-exporter + EFA collector DaemonSet. Default True.
+        :param scrape_interval: a positive Prometheus duration or ``Duration``. Default ``'30s'``.
+        :param install_node_exporter: add the node-exporter + EFA collector DaemonSet. Default True. Its clean-stop
+            marker relies on graceful node shutdown: on a cluster older than Kubernetes 1.34 the construct warns
+            (``eks-no-graceful-node-shutdown``).
         """
-        super().__init__(scope, id)
-        self.scrape_config = eks_scrape_config(cluster_label=cluster_label, scrape_interval=scrape_interval)
-        blob = base64.b64encode(yaml.safe_dump(self.scrape_config, sort_keys=False).encode()).decode()
-        chosen = list(subnets) if subnets is not None else list(cluster.vpc.private_subnets)
+        check_scope(scope, id)
+        check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
+        if isinstance(workspace, PrometheusWorkspace):
+            workspace_arn = workspace.workspace_arn
+        elif isinstance(workspace, str):
+            workspace_arn = check_aps_workspace_arn("workspace", workspace)
+        else:
+            raise FmTypeError(
+                "workspace", workspace, f"a PrometheusWorkspace or a workspace ARN (got a {type(workspace).__name__})"
+            )
+        check_bool("install_node_exporter", install_node_exporter)
+        scrape_config = eks_scrape_config(cluster_label=cluster_label, scrape_interval=scrape_interval)
+        chosen = (
+            list(cluster.vpc.private_subnets)
+            if subnets is None
+            else list(
+                check_sequence(
+                    "subnets",
+                    subnets,
+                    lambda n, v: check_construct(n, v, attribute="subnet_id", expected="an ec2.ISubnet"),
+                )
+            )
+        )
         if not chosen:
             raise FmValidationError("subnets", [], "at least one subnet that reaches the nodes")
+        super().__init__(scope, id)
+        self.scrape_config = scrape_config
+        blob = base64.b64encode(yaml.safe_dump(self.scrape_config, sort_keys=False).encode()).decode()
+        self.workspace_arn: str = workspace_arn
         self.resource = aps.CfnScraper(
             self,
             "Resource",
@@ -271,7 +334,7 @@ class AmpEksScraper(Construct):
                 )
             ),
             destination=aps.CfnScraper.DestinationProperty(
-                amp_configuration=aps.CfnScraper.AmpConfigurationProperty(workspace_arn=workspace.workspace_arn)
+                amp_configuration=aps.CfnScraper.AmpConfigurationProperty(workspace_arn=workspace_arn)
             ),
             scrape_configuration=aps.CfnScraper.ScrapeConfigurationProperty(configuration_blob=blob),
         )
@@ -289,7 +352,36 @@ class AmpEksScraper(Construct):
             if install_node_exporter
             else None
         )
+        if install_node_exporter:
+            self._warn_without_graceful_shutdown(cluster)
+
+    def _warn_without_graceful_shutdown(self, cluster: GpuEksCluster) -> None:
+        version = _known_version(cluster)
+        if version is None or version >= GRACEFUL_NODE_SHUTDOWN_VERSION:
+            return
+        add_warning(
+            self,
+            WarningId.EKS_NO_GRACEFUL_NODE_SHUTDOWN,
+            f"Kubernetes {version[0]}.{version[1]}: the EKS AL2023 AMIs turn on graceful node shutdown only from "
+            "1.34 (amazon-eks-ami nodeadm), so on scale-in the kubelet does not run the collector pod's preStop "
+            "hook, fm_node_shutting_down never becomes 1 and every node removed on purpose pages "
+            "NodeStoppedReporting. Use Kubernetes 1.34 or later, or set shutdownGracePeriod (e.g. 2m30s) and "
+            "shutdownGracePeriodCriticalPods in the nodes' kubelet configuration (nodeadm NodeConfig "
+            "spec.kubelet.config), then acknowledge this warning.",
+        )
 
     @property
     def scraper_arn(self) -> str:
         return self.resource.attr_arn
+
+
+def _known_version(cluster: GpuEksCluster) -> tuple[int, int] | None:
+    """The cluster's Kubernetes (major, minor), or None when it is a deploy-time value or not a plain version."""
+    version = getattr(cluster, "version", None)
+    text = getattr(version, "version", None)
+    if not isinstance(text, str) or is_token(text):
+        return None
+    try:
+        return version_tuple(version)  # type: ignore[arg-type]
+    except FmValidationError:
+        return None

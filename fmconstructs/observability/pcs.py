@@ -12,16 +12,20 @@ from aws_cdk import Aspects, IAspect, Stack
 from constructs import IConstruct
 
 from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
-from .collection import NodeLabels, node_collection_commands
+from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
+from .collection import NodeLabels, check_cluster_label, node_collection_commands
 from .workspace import PrometheusWorkspace
 
 
 @jsii.implements(IAspect)
 class _MonitorPcsNodeGroups:
-    def __init__(self, cluster: PcsCluster, workspace: PrometheusWorkspace, cluster_label: str) -> None:
+    def __init__(
+        self, cluster: PcsCluster, workspace: PrometheusWorkspace, cluster_label: str, scrape_interval: str
+    ) -> None:
         self._cluster = cluster
         self._workspace = workspace
         self._cluster_label = cluster_label
+        self._scrape_interval = scrape_interval
         self._done: set[str] = set()
 
     def visit(self, node: IConstruct) -> None:
@@ -44,6 +48,7 @@ class _MonitorPcsNodeGroups:
                 region=Stack.of(node).region,
                 labels=labels,
                 login_node=login,
+                scrape_interval=self._scrape_interval,
             )
         )
         self._workspace.grant_remote_write(node.instance_profile.role)
@@ -59,7 +64,21 @@ def _queues_of(node_group: PcsGpuNodeGroup | PcsLoginNodeGroup) -> str | None:
     return "+".join(names) or None
 
 
-def monitor_pcs_cluster(cluster: PcsCluster, workspace: PrometheusWorkspace, *, cluster_label: str) -> None:
-    """Send metrics from every node group of ``cluster`` to ``workspace``, labelled ``cluster=<cluster_label>``."""
-    NodeLabels(cluster=cluster_label)  # validates the label
-    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label))
+def monitor_pcs_cluster(
+    cluster: PcsCluster,
+    workspace: PrometheusWorkspace,
+    *,
+    cluster_label: str,
+    scrape_interval: PrometheusDuration = "30s",
+) -> None:
+    """Send metrics from every node group of ``cluster`` to ``workspace``, labelled ``cluster=<cluster_label>``.
+
+    :param cluster_label: 1-128 letters, digits or ``_.:/+-`` (a deploy-time value is fine: user data resolves it).
+    :param scrape_interval: how often the node agents scrape: a positive Prometheus duration (``'30s'``, ``'1m30s'``,
+        ``'500ms'``) or ``Duration``. Default ``'30s'``.
+    """
+    check_instance("cluster", cluster, PcsCluster, "a PcsCluster")
+    check_instance("workspace", workspace, PrometheusWorkspace, "a PrometheusWorkspace")
+    check_cluster_label(cluster_label)
+    interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
+    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval))

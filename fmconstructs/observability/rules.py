@@ -12,17 +12,17 @@ NVIDIA GPU deployment and management documentation).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 import yaml
 
-from ..errors import FmValidationError
+from .._validate import check_enum, check_number, check_sequence, check_str
+from ..errors import FmTypeError, FmValidationError, is_token
+from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
 from .metrics import ALL_METRICS, efa_metric
-
-_DURATION = re.compile(r"^\d+[smhd]$")
 
 # NVIDIA XID catalog: 48 double-bit ECC, 63/64 row-remap pending/failure, 74 NVLink error, 79 GPU fell off the bus,
 # 92 high single-bit ECC rate, 94/95 contained/uncontained ECC, 119/120 GSP RPC timeout/error, 140 unrecovered ECC.
@@ -34,68 +34,127 @@ class Severity(str, Enum):
     WARNING = "warning"
 
 
+_DURATION_FIELDS = (
+    "xid_window",
+    "temperature_for",
+    "throttle_for",
+    "nvlink_errors_for",
+    "idle_for",
+    "efa_for",
+    "exporter_down_for",
+    "node_missing_window",
+    "node_stopped_for",
+    "filesystem_for",
+    "slurm_for",
+)
+#: Used as range selectors (``[window]``): PromQL refuses a zero range ("parse error: duration must be greater than
+#: 0", promtool check rules 2.42 on ``changes(up[0s])``).
+_WINDOW_FIELDS = ("xid_window", "node_missing_window")
+_RATIO_FIELDS = ("throttle_ratio", "efa_retransmit_ratio", "filesystem_free_ratio")
+
+
+def _synth_number(parameter: str, value: object, **bounds: Any) -> Any:
+    """A finite number known at synth time (it is written into a PromQL expression)."""
+    checked = check_number(parameter, value, **bounds)
+    if is_token(checked):  # a number token: its value is unknown until deployment
+        raise FmValidationError(parameter, value, "a number known at synth time (it is written into the rules)")
+    return checked
+
+
 @dataclass(frozen=True)
 class AlertThresholds:
-    """Thresholds and ``for`` durations of the alert rules (defaults in brackets in each comment)."""
+    """Thresholds and ``for`` durations of the alert rules (defaults in brackets in each comment).
+
+    Durations are Prometheus durations (``'5m'``, ``'1h30m'``, ``'1w'``, ``'500ms'``, ``'0'``) or ``aws_cdk.Duration``
+    values (stored as the equivalent Prometheus string). Numbers are finite ints or floats (not bools).
+    """
 
     critical_xids: tuple[int, ...] = CRITICAL_XIDS
-    xid_window: str = "15m"
+    xid_window: PrometheusDuration = "15m"
     gpu_temperature_celsius: float = 87.0  # H100/H200 slowdown starts around 90 C
     memory_temperature_celsius: float = 95.0  # HBM3 throttles near 95 C
-    temperature_for: str = "5m"
+    temperature_for: PrometheusDuration = "5m"
     throttle_ratio: float = 0.2  # share of wall time spent power- or thermal-throttled
-    throttle_for: str = "10m"
+    throttle_for: PrometheusDuration = "10m"
     pcie_replays_per_second: float = 1.0
-    nvlink_errors_for: str = "0m"
+    nvlink_errors_for: PrometheusDuration = "0m"
     idle_gpu_util_percent: float = 5.0
     idle_gpu_min_memory_mib: float = 1024.0  # a process holds GPU memory: the GPU is allocated
-    idle_for: str = "30m"
+    idle_for: PrometheusDuration = "30m"
     efa_retransmit_ratio: float = 0.01
-    efa_for: str = "5m"
-    exporter_down_for: str = "5m"
-    node_missing_window: str = "1h"
-    node_stopped_for: str = "2m"  # a node exporter failing scrapes this long counts as stopped (one miss does not)
+    efa_for: PrometheusDuration = "5m"
+    exporter_down_for: PrometheusDuration = "5m"
+    node_missing_window: PrometheusDuration = "1h"
+    node_stopped_for: PrometheusDuration = "2m"  # a node exporter failing scrapes this long counts as stopped
     filesystem_free_ratio: float = 0.10
-    filesystem_for: str = "15m"
-    slurm_for: str = "10m"
+    filesystem_for: PrometheusDuration = "15m"
+    slurm_for: PrometheusDuration = "10m"
 
     def __post_init__(self) -> None:
-        for name in (
-            "xid_window",
-            "temperature_for",
-            "throttle_for",
-            "nvlink_errors_for",
-            "idle_for",
-            "efa_for",
-            "exporter_down_for",
-            "node_missing_window",
-            "node_stopped_for",
-            "filesystem_for",
-            "slurm_for",
-        ):
-            value = getattr(self, name)
-            if not _DURATION.match(value):
-                raise FmValidationError(name, value, "a Prometheus duration like '5m', '1h' or '0m'")
-        for name in ("throttle_ratio", "efa_retransmit_ratio", "filesystem_free_ratio"):
-            value = getattr(self, name)
+        for name in _DURATION_FIELDS:
+            text = check_prometheus_duration(name, getattr(self, name), positive=name in _WINDOW_FIELDS)
+            object.__setattr__(self, name, text)
+        for name in ("gpu_temperature_celsius", "memory_temperature_celsius"):
+            _synth_number(name, getattr(self, name))
+        _synth_number("idle_gpu_util_percent", self.idle_gpu_util_percent, minimum=0, maximum=100)
+        _synth_number("idle_gpu_min_memory_mib", self.idle_gpu_min_memory_mib, minimum=0)
+        _synth_number("pcie_replays_per_second", self.pcie_replays_per_second, minimum=0)
+        for name in _RATIO_FIELDS:
+            value = _synth_number(name, getattr(self, name))
             if not 0 < value < 1:
                 raise FmValidationError(name, value, "a ratio between 0 and 1 (exclusive)")
-        if not self.critical_xids or any(x <= 0 for x in self.critical_xids):
-            raise FmValidationError("critical_xids", self.critical_xids, "a non-empty tuple of positive XID codes")
+        xids = check_sequence(
+            "critical_xids", self.critical_xids, lambda n, v: _synth_number(n, v, minimum=1, integer=True)
+        )
+        if not xids:
+            raise FmValidationError("critical_xids", list(xids), "a non-empty tuple of positive XID codes")
+        object.__setattr__(self, "critical_xids", tuple(int(x) for x in xids))
+
+
+def _check_label_map(parameter: str, value: object, *, annotations: bool = False) -> dict[str, str]:
+    """Rule labels or annotations: str -> str. Names are Prometheus 3 label names (UTF-8; ``__name__`` is not a rule
+    label: prometheus/prometheus model/rulefmt/rulefmt.go ``Rule.Validate``)."""
+    if not isinstance(value, Mapping):
+        raise FmTypeError(parameter, value, f"a dict of str to str (got a {type(value).__name__})")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        check_str(f"{parameter} key", key, min_length=1, allowed="a non-empty label name")
+        if not annotations and key == "__name__":
+            raise FmValidationError(f"{parameter} key", key, "a label name other than __name__")
+        out[key] = check_str(f"{parameter}[{key!r}]", item)
+    return out
 
 
 @dataclass(frozen=True)
 class AlertRule:
-    """One alerting rule, with the metrics its expression reads (checked against the collectors)."""
+    """One alerting rule, with the metrics its expression reads (checked against the collectors).
+
+    ``for_`` is a Prometheus duration (or an ``aws_cdk.Duration``); ``labels`` may not set ``severity`` (it comes
+    from ``severity``).
+    """
 
     name: str
     expr: str
-    for_: str
+    for_: PrometheusDuration
     severity: Severity
     summary: str
     description: str
     metrics: tuple[str, ...]
-    labels: dict[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # prometheus/prometheus model/rulefmt/rulefmt.go: 'alert' and 'expr' must be set (non-empty).
+        check_str("name", self.name, min_length=1, allowed="a non-empty alert name")
+        check_str("expr", self.expr, min_length=1, allowed="a non-empty PromQL expression")
+        object.__setattr__(self, "for_", check_prometheus_duration("for_", self.for_))
+        check_enum("severity", self.severity, Severity)
+        check_str("summary", self.summary)
+        check_str("description", self.description)
+        object.__setattr__(self, "metrics", check_sequence("metrics", self.metrics, check_str))
+        labels = _check_label_map("labels", self.labels)
+        if "severity" in labels:
+            raise FmValidationError("labels", labels, "labels without 'severity' (set it with severity=)")
+        object.__setattr__(self, "labels", labels)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -109,9 +168,19 @@ class AlertRule:
 
 @dataclass(frozen=True)
 class RuleGroup:
+    """A named group of alert rules evaluated every ``interval`` (a Prometheus duration; ``'0'`` means the
+    evaluator's default)."""
+
     name: str
     rules: tuple[AlertRule, ...]
-    interval: str = "1m"
+    interval: PrometheusDuration = "1m"
+
+    def __post_init__(self) -> None:
+        # prometheus/prometheus model/rulefmt/rulefmt.go: "Groupname must not be empty".
+        check_str("name", self.name, min_length=1, allowed="a non-empty rule group name")
+        rules = check_sequence("rules", self.rules, lambda n, v: check_instance(n, v, AlertRule, "an AlertRule"))
+        object.__setattr__(self, "rules", rules)
+        object.__setattr__(self, "interval", check_prometheus_duration("interval", self.interval))
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "interval": self.interval, "rules": [r.to_dict() for r in self.rules]}
@@ -357,7 +426,7 @@ def node_rules(t: AlertThresholds) -> RuleGroup:
             ),
             AlertRule(
                 "NodeStoppedReporting",
-                _node_stopped_expr(t.node_missing_window),
+                _node_stopped_expr(str(t.node_missing_window)),
                 t.node_stopped_for,
                 Severity.CRITICAL,
                 "{{ $labels.instance }} stopped reporting",
@@ -418,6 +487,8 @@ def slurm_rules(t: AlertThresholds) -> RuleGroup:
 
 def default_rule_groups(thresholds: AlertThresholds | None = None) -> tuple[RuleGroup, ...]:
     """All rule groups fmconstructs ships."""
+    if thresholds is not None:
+        check_instance("thresholds", thresholds, AlertThresholds, "an AlertThresholds or None")
     t = thresholds or AlertThresholds()
     groups = (gpu_health_rules(t), gpu_utilization_rules(t), efa_rules(t), node_rules(t), slurm_rules(t))
     _check_metrics(groups)
@@ -435,15 +506,27 @@ def _check_metrics(groups: Iterable[RuleGroup]) -> None:
                 raise AssertionError(f"{rule.name} declares metrics its expression does not use: {missing}")
 
 
+def check_rule_groups(parameter: str, groups: object) -> tuple[RuleGroup, ...]:
+    """A list of :class:`RuleGroup` with distinct names (prometheus/prometheus model/rulefmt/rulefmt.go: a group
+    name may not repeat in one file)."""
+    checked = check_sequence(parameter, groups, lambda n, v: check_instance(n, v, RuleGroup, "a RuleGroup"))
+    names = [g.name for g in checked]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise FmValidationError(parameter, repeated, "rule groups with distinct names (one file, one name each)")
+    return checked
+
+
 def rules_yaml(groups: Iterable[RuleGroup]) -> str:
     """A Prometheus rule file (also the ``Data`` of an AMP rule groups namespace)."""
-    return str(yaml.safe_dump({"groups": [g.to_dict() for g in groups]}, sort_keys=False, width=200))
+    checked = check_rule_groups("groups", groups)
+    return str(yaml.safe_dump({"groups": [g.to_dict() for g in checked]}, sort_keys=False, width=200))
 
 
 def alerts_table_markdown(groups: Iterable[RuleGroup] | None = None) -> str:
     """The README's alert list, generated from the rules (a test keeps the README in sync)."""
     rows = ["| Alert | Group | Severity | For | Meaning |", "|---|---|---|---|---|"]
-    for group in groups if groups is not None else default_rule_groups():
+    for group in check_rule_groups("groups", groups) if groups is not None else default_rule_groups():
         for rule in group.rules:
             meaning = rule.description.replace("|", "\\|")
             rows.append(
