@@ -198,7 +198,7 @@ def test_workspace_exposes_id_endpoint_and_arn():
     ],
 )
 def test_workspace_rejects_misuse(kwargs, parameter):
-    with pytest.raises(FmValidationError, match=rf"^{parameter} must be .*, got "):
+    with pytest.raises(FmValidationError, match=rf"^{parameter}(\[\d+\])? must be .*, got "):
         workspace(**kwargs)
 
 
@@ -207,7 +207,8 @@ def test_workspace_rejects_misuse(kwargs, parameter):
     [
         ({}, "saml"),
         ({"idp_metadata_url": "https://x", "idp_metadata_xml": "<xml/>"}, "saml"),
-        ({"idp_metadata_url": "http://idp.example.com"}, "idp_metadata_url"),
+        ({"idp_metadata_url": ""}, "idp_metadata_url"),
+        ({"idp_metadata_url": "https://idp.example.com/" + "x" * 2048}, "idp_metadata_url"),
         ({"idp_metadata_xml": "<xml/>", "admin_role_values": ()}, "admin_role_values"),
         ({"idp_metadata_xml": "<xml/>", "login_validity_minutes": 0}, "login_validity_minutes"),
     ],
@@ -276,7 +277,8 @@ def test_provision_lets_the_workspace_role_query_the_provisioned_prometheus(prov
         ({"data_source_uid": "has space"}, "data_source_uid"),
         ({"folder_uid": "x" * 41}, "folder_uid"),
         ({"folder_title": "  "}, "folder_title"),
-        ({"service_account_name": "bad/name"}, "service_account_name"),
+        ({"service_account_name": ""}, "service_account_name"),
+        ({"service_account_name": "x" * 129}, "service_account_name"),
     ],
 )
 def test_provisioner_rejects_misuse(kwargs, parameter):

@@ -111,9 +111,11 @@ def test_grants_are_scoped_to_the_workspace(scene):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"alias": "bad alias"}, r"alias must be 1-100 letters"),
-        ({"alias": "x" * 101}, r"alias must be 1-100 letters"),
-        ({"rule_namespace": "-bad"}, r"rule_namespace must be 1-56 letters"),
+        ({"alias": ""}, r"alias must be 1-100 characters"),
+        ({"alias": "x" * 101}, r"alias must be 1-100 characters"),
+        ({"rule_namespace": "-_."}, r"rule_namespace must be 1-57 characters with a letter or digit"),
+        ({"rule_namespace": "x" * 58}, r"rule_namespace must be 1-57 characters"),
+        ({"rule_namespace": "fm\n"}, r"rule_namespace must be 1-57 characters"),
     ],
 )
 def test_invalid_props(scene, kwargs, message):

@@ -10,6 +10,10 @@ driver; exported by :mod:`fmconstructs.observability.node.efa_textfile` as ``fm_
 
 from __future__ import annotations
 
+import re
+
+from ..errors import FmTypeError, FmValidationError
+
 # DCGM fields the node-side dcgm-exporter is configured to collect (see dcgm_counters_csv()).
 # (field, Prometheus type, help)
 DCGM_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -61,8 +65,15 @@ EFA_COUNTERS: tuple[str, ...] = (
 EFA_PREFIX = "fm_efa_"
 
 
+_COUNTER = re.compile(r"[a-z0-9_]+")  # the names efa_textfile.py exports (sysfs hw_counters file names)
+
+
 def efa_metric(counter: str) -> str:
     """Prometheus name of an EFA hardware counter: ``fm_efa_<counter>_total``."""
+    if not isinstance(counter, str):
+        raise FmTypeError("counter", counter, f"a str (got a {type(counter).__name__})")
+    if not _COUNTER.fullmatch(counter):
+        raise FmValidationError("counter", counter, "an EFA counter name of lowercase letters, digits and '_'")
     return f"{EFA_PREFIX}{counter}_total"
 
 

@@ -1,9 +1,10 @@
 """PrometheusWorkspace: an Amazon Managed Service for Prometheus workspace with fmconstructs' alert rules and an
 Alertmanager that routes to an encrypted SNS topic.
 
-One workspace per region is the common layout: several clusters and stacks remote-write into it (pass
-:attr:`PrometheusWorkspace.workspace_arn` across stacks, or import it with :meth:`from_workspace_attributes`).
-aws-cdk-lib has only L1 resources for AMP (``aws_aps``), so this construct wraps them.
+One workspace per region is the common layout: several clusters and stacks remote-write into it (pass the
+:class:`PrometheusWorkspace` to the cluster stacks, or its :attr:`~PrometheusWorkspace.workspace_arn` where a construct
+takes an ARN, such as :class:`~fmconstructs.observability.eks.AmpEksScraper`). aws-cdk-lib has only L1 resources for
+AMP (``aws_aps``), so this construct wraps them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 import yaml
-from aws_cdk import RemovalPolicy, Stack, Token
+from aws_cdk import Aws, RemovalPolicy, Stack
 from aws_cdk import aws_aps as aps
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -20,23 +21,35 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from ..errors import FmValidationError
-from .rules import AlertThresholds, RuleGroup, default_rule_groups, rules_yaml
+from .._validate import check_bool, check_construct, check_enum, check_str, check_str_sequence
+from ..errors import FmTypeError, FmValidationError, is_token
+from ._checks import KMS_KEY_ARN, check_arn, check_instance, check_scope, check_topic
+from .rules import AlertThresholds, RuleGroup, check_rule_groups, default_rule_groups, rules_yaml
 
-_ALIAS = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")  # AWS::APS::Workspace Alias: 1-100 characters
-_NAMESPACE = re.compile(r"^[0-9A-Za-z][-.0-9A-Z_a-z]{0,63}$")  # RuleGroupsNamespace Name pattern (CFN schema)
+#: AWS::APS::RuleGroupsNamespace ``Name``: 1-64 characters (CloudFormation resource reference); the AMP API's
+#: ``RuleGroupsNamespaceName`` pattern (botocore amp 2020-08-01; 1-128 characters there).
+_NAMESPACE = re.compile(r".*[0-9A-Za-z][-.0-9A-Z_a-z]*.*")
+_NAMESPACE_MAX = 64
+_CUSTOM_SUFFIX = "-custom"
+#: CreateRuleGroupsNamespace (AMP API reference): "The combined length of a rule group namespace and a rule group
+#: name cannot exceed 721 UTF-8 bytes."
+_NAMESPACE_AND_GROUP_MAX_BYTES = 721
 
 
 def alertmanager_config(*, topic_arn: str, region: str, group_by: Sequence[str] = ("alertname", "cluster")) -> str:
     """The Alertmanager configuration (the part AMP nests under ``alertmanager_config``): every alert to SNS.
 
     AMP signs the SNS call with its service identity (``sigv4.region``); the topic policy and key policy must let
-    ``aps.amazonaws.com`` publish (AMP User Guide "AMP-alertmanager-receiver-AMPpermission").
+    ``aps.amazonaws.com`` publish (AMP User Guide "AMP-alertmanager-receiver-AMPpermission"). Deploy-time values
+    (tokens) are fine for the topic ARN and region: CloudFormation joins them into the definition.
     """
+    check_str("topic_arn", topic_arn, min_length=1, allowed="an SNS topic ARN")
+    check_str("region", region, min_length=1, allowed="an AWS Region code")
+    labels = check_str_sequence("group_by", group_by, item=lambda n, v: check_str(n, v, min_length=1))
     config = {
         "route": {
             "receiver": "sns",
-            "group_by": list(group_by),
+            "group_by": list(labels),
             "group_wait": "30s",
             "group_interval": "5m",
             "repeat_interval": "4h",
@@ -72,30 +85,49 @@ class PrometheusWorkspace(Construct):
         id: str,
         *,
         alias: str | None = None,
-        encryption_key: kms.IKey | None = None,
+        encryption_key: kms.IKey | str | None = None,
         log_group: logs.ILogGroup | None = None,
         enable_logging: bool = True,
-        alert_topic: sns.ITopic | None = None,
+        alert_topic: sns.ITopic | str | None = None,
         thresholds: AlertThresholds | None = None,
         extra_rule_groups: Sequence[RuleGroup] = (),
         rule_namespace: str = "fmconstructs",
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
     ) -> None:
         """
-        :param alias: workspace alias (1-100 letters, digits, ``_.-``). Default: none.
-        :param encryption_key: customer-managed KMS key for the workspace. Default: AWS-owned key.
+        :param alias: workspace alias: 1-100 characters of any kind (AMP API ``WorkspaceAlias``; AMP trims blanks at
+            either end). Default: none.
+        :param encryption_key: customer-managed KMS key for the workspace, as an ``IKey`` or a key ARN (a deploy-time
+            value is fine). Default: AWS-owned key.
         :param log_group: where AMP writes rule and alerting errors. Default: a new log group (RETAIN, 1 year).
         :param enable_logging: default True.
-        :param alert_topic: where alerts go. Default: a new KMS-encrypted, TLS-only SNS topic.
+        :param alert_topic: where alerts go, as an ``ITopic`` or a topic ARN (an imported topic's policy is yours to
+            manage: it must let ``aps.amazonaws.com`` publish). Default: a new KMS-encrypted, TLS-only SNS topic.
         :param thresholds: alert thresholds and ``for`` durations. Default: :class:`AlertThresholds`.
-        :param extra_rule_groups: your own rule groups, added to a second namespace ``<rule_namespace>-custom``.
+        :param extra_rule_groups: your own rule groups (distinct names), added to a second namespace
+            ``<rule_namespace>-custom``.
+        :param rule_namespace: the rule groups namespace name (at most 57 characters, so that ``-custom`` fits the
+            64 of AWS::APS::RuleGroupsNamespace ``Name``). Default "fmconstructs".
         :param removal_policy: default RETAIN (the workspace holds your metrics history).
         """
+        check_scope(scope, id)
+        if alias is not None:
+            # botocore amp WorkspaceAlias: min 1, max 100, no pattern ("can include any type of characters",
+            # AWS::APS::Workspace Alias).
+            check_str("alias", alias, min_length=1, max_length=100, allowed="1-100 characters")
+        key_arn = _key_arn(encryption_key)
+        if log_group is not None:
+            check_construct("log_group", log_group, attribute="log_group_arn", expected="a logs.ILogGroup")
+        check_bool("enable_logging", enable_logging)
+        if alert_topic is not None:
+            check_topic("alert_topic", alert_topic)
+        if thresholds is not None:
+            check_instance("thresholds", thresholds, AlertThresholds, "an AlertThresholds or None")
+        extra_rule_groups = check_rule_groups("extra_rule_groups", extra_rule_groups)
+        _check_namespace(rule_namespace, suffix=_CUSTOM_SUFFIX)
+        check_enum("removal_policy", removal_policy, RemovalPolicy)
         super().__init__(scope, id)
-        if alias is not None and not Token.is_unresolved(alias) and not _ALIAS.match(alias):
-            raise FmValidationError("alias", alias, "1-100 letters, digits, '_', '.' or '-'")
-        if not _NAMESPACE.match(rule_namespace) or len(rule_namespace) > 56:
-            raise FmValidationError("rule_namespace", rule_namespace, "1-56 letters, digits, '-', '.' or '_'")
+        self.encryption_key_arn: str | None = key_arn
         stack = Stack.of(self)
 
         if alert_topic is None:
@@ -120,7 +152,9 @@ class PrometheusWorkspace(Construct):
                 )
             )
             alert_topic = sns.Topic(self, "AlertTopic", master_key=topic_key, enforce_ssl=True)
-        self.alert_topic = alert_topic
+        elif isinstance(alert_topic, str):
+            alert_topic = sns.Topic.from_topic_arn(self, "AlertTopic", alert_topic)
+        self.alert_topic: sns.ITopic = alert_topic
 
         if enable_logging and log_group is None:
             log_group = logs.LogGroup(
@@ -132,7 +166,7 @@ class PrometheusWorkspace(Construct):
             self,
             "Resource",
             alias=alias,
-            kms_key_arn=encryption_key.key_arn if encryption_key else None,
+            kms_key_arn=key_arn,
             logging_configuration=(
                 aps.CfnWorkspace.LoggingConfigurationProperty(log_group_arn=self.log_group.log_group_arn)
                 if self.log_group
@@ -164,6 +198,8 @@ class PrometheusWorkspace(Construct):
         )
 
         self.rule_groups: tuple[RuleGroup, ...] = default_rule_groups(thresholds)
+        _check_group_name_lengths(rule_namespace, self.rule_groups)
+        _check_group_name_lengths(f"{rule_namespace}{_CUSTOM_SUFFIX}", extra_rule_groups)
         self.rules = aps.CfnRuleGroupsNamespace(
             self, "Rules", name=rule_namespace, workspace=self.workspace_arn, data=rules_yaml(self.rule_groups)
         )
@@ -189,27 +225,82 @@ class PrometheusWorkspace(Construct):
 
     @property
     def prometheus_endpoint(self) -> str:
-        """``https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>/``."""
+        """The workspace's ``PrometheusEndpoint`` attribute (AWS::APS::Workspace return values; documented as
+        ``https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>/api/v1/``, returned by DescribeWorkspace as
+        ``.../workspaces/<id>/``). Prefer :attr:`workspace_url`, :attr:`remote_write_url` and :attr:`query_url`,
+        which do not depend on which of the two forms it takes."""
         return self.resource.attr_prometheus_endpoint
 
     @property
+    def workspace_url(self) -> str:
+        """``https://aps-workspaces.<region>.<url suffix>/workspaces/<id>/``: the base of the workspace's Prometheus
+        HTTP API (``api/v1/...``) and the URL of a Grafana Prometheus data source (Grafana appends ``api/v1/query``).
+        Built from the workspace id and the stack's Region, as the AMP User Guide writes the URLs
+        ("AMP-find-workspace-details": ``https://aps-workspaces.us-east-1.amazonaws.com/workspaces/<id>/api/v1/
+        remote_write``; API reference "RemoteWrite": ``/workspaces/<workspaceId>/api/v1/remote_write``)."""
+        return f"https://aps-workspaces.{Aws.REGION}.{Aws.URL_SUFFIX}/workspaces/{self.workspace_id}/"
+
+    @property
     def remote_write_url(self) -> str:
-        return f"{self.prometheus_endpoint}api/v1/remote_write"
+        """``.../workspaces/<id>/api/v1/remote_write``: where Prometheus agents and collectors send samples (SigV4)."""
+        return f"{self.workspace_url}api/v1/remote_write"
 
     @property
     def query_url(self) -> str:
-        return f"{self.prometheus_endpoint}api/v1/query"
+        """``.../workspaces/<id>/api/v1/query``: the Prometheus instant-query API (AMP API reference "QueryMetrics":
+        ``/workspaces/<workspaceId>/api/v1/query``; SigV4, ``aps:QueryMetrics``)."""
+        return f"{self.workspace_url}api/v1/query"
 
     def grant_remote_write(self, grantee: iam.IGrantable) -> iam.Grant:
         """``aps:RemoteWrite`` on this workspace only (node agents, collectors)."""
+        check_construct("grantee", grantee, attribute="grant_principal", expected="an iam.IGrantable")
         return iam.Grant.add_to_principal(
             grantee=grantee, actions=["aps:RemoteWrite"], resource_arns=[self.workspace_arn]
         )
 
     def grant_query(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read access for dashboards (Grafana) on this workspace only."""
+        check_construct("grantee", grantee, attribute="grant_principal", expected="an iam.IGrantable")
         return iam.Grant.add_to_principal(
             grantee=grantee,
             actions=["aps:QueryMetrics", "aps:GetSeries", "aps:GetLabels", "aps:GetMetricMetadata"],
             resource_arns=[self.workspace_arn],
         )
+
+
+def _key_arn(encryption_key: object) -> str | None:
+    """The KMS key ARN of an ``IKey`` or of a key ARN string (botocore amp ``KmsKeyArn``; a token is accepted)."""
+    if encryption_key is None:
+        return None
+    if isinstance(encryption_key, str):
+        arn: str = check_arn(
+            "encryption_key", encryption_key, KMS_KEY_ARN, "a kms.IKey or a KMS key ARN (arn:aws:kms:...:key/...)"
+        )
+        return arn
+    if not hasattr(encryption_key, "node") or not hasattr(encryption_key, "key_arn"):
+        raise FmTypeError(
+            "encryption_key", encryption_key, f"a kms.IKey or a KMS key ARN (got a {type(encryption_key).__name__})"
+        )
+    return str(encryption_key.key_arn)
+
+
+def _check_namespace(name: object, *, suffix: str) -> None:
+    maximum = _NAMESPACE_MAX - len(suffix)
+    allowed = (
+        f"1-{maximum} characters with a letter or digit and no line break (AWS::APS::RuleGroupsNamespace Name, "
+        f"64 with '{suffix}')"
+    )
+    check_str("rule_namespace", name, pattern=_NAMESPACE, min_length=1, max_length=maximum, allowed=allowed)
+
+
+def _check_group_name_lengths(namespace: str, groups: Sequence[RuleGroup]) -> None:
+    if is_token(namespace):
+        return
+    for group in groups:
+        size = len(namespace.encode()) + len(group.name.encode())
+        if size > _NAMESPACE_AND_GROUP_MAX_BYTES:
+            raise FmValidationError(
+                "rule group name",
+                group.name,
+                f"at most {_NAMESPACE_AND_GROUP_MAX_BYTES} UTF-8 bytes together with the namespace {namespace!r}",
+            )

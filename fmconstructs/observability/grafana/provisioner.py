@@ -21,7 +21,9 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from ...errors import FmValidationError
+from ..._validate import check_bool, check_enum, check_str
+from ...errors import FmValidationError, is_token
+from .._checks import check_aps_workspace_arn, check_instance, check_scope
 from ..dashboards import dashboards_digest, load_dashboards
 
 if TYPE_CHECKING:
@@ -54,7 +56,11 @@ GRAFANA_ACTIONS: tuple[str, ...] = (
     "grafana:CreateWorkspaceServiceAccountToken",
     "grafana:DeleteWorkspaceServiceAccountToken",
 )
-_UID = re.compile(r"^[a-zA-Z0-9\-_]{1,40}$")  # Grafana uids: at most 40 characters of this set.
+# Grafana uids: at most 40 characters of letters, digits, '-' and '_' (Grafana pkg/util shortid_generator.go
+# IsValidShortUID and MaxUIDLength = 40; UNCONFIRMED for the Grafana versions Amazon Managed Grafana runs).
+_UID = re.compile(r"[a-zA-Z0-9\-_]{1,40}")
+# botocore grafana ``ServiceAccountName``: 1-128 characters (no pattern).
+_SERVICE_ACCOUNT_NAME_MAX = 128
 
 
 class GrafanaProvisioner(Construct):
@@ -96,7 +102,11 @@ class GrafanaProvisioner(Construct):
         :param log_retention: of the handler and provider log groups (destroyed with the stack: they hold no data);
             default three months.
         """
-        super().__init__(scope, id)
+        check_scope(scope, id)
+        from .workspace import GrafanaWorkspace
+
+        check_instance("workspace", workspace, GrafanaWorkspace, "a GrafanaWorkspace")
+        check_aps_workspace_arn("prometheus_workspace_arn", prometheus_workspace_arn)
         _validate(
             prometheus_endpoint=prometheus_endpoint,
             data_source_uid=data_source_uid,
@@ -105,6 +115,9 @@ class GrafanaProvisioner(Construct):
             folder_title=folder_title,
             service_account_name=service_account_name,
         )
+        check_bool("data_source_is_default", data_source_is_default)
+        check_enum("log_retention", log_retention, logs.RetentionDays)
+        super().__init__(scope, id)
         workspace.allow_query(prometheus_workspace_arn)
         dashboards = load_dashboards()
 
@@ -195,20 +208,29 @@ class GrafanaProvisioner(Construct):
 
 def _validate(
     *,
-    prometheus_endpoint: str,
-    data_source_uid: str,
-    folder_uid: str,
-    data_source_name: str,
-    folder_title: str,
-    service_account_name: str,
+    prometheus_endpoint: object,
+    data_source_uid: object,
+    folder_uid: object,
+    data_source_name: object,
+    folder_title: object,
+    service_account_name: object,
 ) -> None:
-    if not cdk.Token.is_unresolved(prometheus_endpoint) and not prometheus_endpoint.startswith("https://"):
-        raise FmValidationError("prometheus_endpoint", prometheus_endpoint, "an https:// URL")
+    endpoint = check_str("prometheus_endpoint", prometheus_endpoint, allowed="an https:// URL")
+    # Grafana signs the data source's requests with SigV4 and sends them to this URL: plain http is refused.
+    if not is_token(endpoint) and (not endpoint.startswith("https://") or any(c.isspace() for c in endpoint)):
+        raise FmValidationError("prometheus_endpoint", endpoint, "an https:// URL")
     for name, uid in (("data_source_uid", data_source_uid), ("folder_uid", folder_uid)):
-        if not _UID.match(uid):
-            raise FmValidationError(name, uid, "1-40 characters of letters, digits, '-' or '_'")
+        check_str(name, uid, pattern=_UID, allowed="1-40 characters of letters, digits, '-' or '_'")
+        if is_token(uid):
+            raise FmValidationError(name, uid, "a uid known at synth time (the dashboards refer to it)")
     for name, text in (("data_source_name", data_source_name), ("folder_title", folder_title)):
-        if not text.strip() or len(text) > 190:
-            raise FmValidationError(name, text, "a non-blank name of at most 190 characters")
-    if not re.match(r"^[a-zA-Z0-9\-_.]{1,128}$", service_account_name):
-        raise FmValidationError("service_account_name", service_account_name, "1-128 letters, digits, '-', '_' or '.'")
+        checked = check_str(name, text, allowed="a non-blank name of at most 190 characters")
+        if not is_token(checked) and (not checked.strip() or len(checked) > 190 or "\n" in checked):
+            raise FmValidationError(name, text, "a non-blank name of at most 190 characters on one line")
+    check_str(
+        "service_account_name",
+        service_account_name,
+        min_length=1,
+        max_length=_SERVICE_ACCOUNT_NAME_MAX,
+        allowed=f"1-{_SERVICE_ACCOUNT_NAME_MAX} characters (Grafana API ServiceAccountName)",
+    )

@@ -9,20 +9,25 @@ policy ``AmazonPrometheusQueryAccess`` (``aps:QueryMetrics``, ``aps:GetSeries``,
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_grafana as grafana
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from ...errors import FmValidationError, one_of
+from ..._validate import check_bool, check_count, check_enum, check_sequence, check_str, check_str_sequence
+from ...errors import FmValidationError, WarningId, add_warning, is_token
+from .._checks import check_aps_workspace_arn, check_instance, check_scope, check_topic
 
 if TYPE_CHECKING:
     from .provisioner import GrafanaProvisioner
@@ -34,10 +39,18 @@ PROMETHEUS_QUERY_ACTIONS: tuple[str, ...] = (
     "aps:GetLabels",
     "aps:GetMetricMetadata",
 )
-# AWS::Grafana::Workspace Name: 1-255 characters of [a-zA-Z0-9-._~] (CloudFormation resource reference).
-_NAME = re.compile(r"^[a-zA-Z0-9\-._~]{1,255}$")
-_APS_WORKSPACE_ARN = re.compile(r"^arn:aws[a-z-]*:aps:[a-z0-9-]+:\d{12}:workspace/ws-[A-Za-z0-9-]+$")
-_SERVICE_MANAGED_WARNING = "fmconstructs:grafana-service-managed-permissions"
+#: botocore grafana 2020-08-18 ``WorkspaceName`` pattern (AWS::Grafana::Workspace Name: 1-255 characters).
+_NAME = re.compile(r"[a-zA-Z0-9\-._~]{1,255}")
+#: Grafana CreateWorkspace ``workspaceDescription``: 0-2048 characters, pattern ``^[\p{L}\p{Z}\p{N}\p{P}]{0,2048}$``
+#: (botocore grafana ``Description`` and the request's documentation): letters, separators, numbers, punctuation.
+_DESCRIPTION_CATEGORIES = ("L", "Z", "N", "P")
+_DESCRIPTION_MAX = 2048
+#: botocore grafana ``RoleValue``, ``AssertionAttribute``, ``AllowedOrganization``: 1-256 characters.
+_SAML_VALUE_MAX = 256
+#: botocore grafana ``IdpMetadataUrl``: 1-2048 characters (no pattern).
+_IDP_URL_MAX = 2048
+#: botocore grafana ``PrefixListId`` and ``VpceId``: 1-100 characters (no pattern; documented format ``pl-1a2b3c4d``).
+_NETWORK_ID_MAX = 100
 
 
 class GrafanaAuthentication(str, Enum):
@@ -94,15 +107,28 @@ class SamlOptions:
             raise FmValidationError(
                 "saml", (self.idp_metadata_url, self.idp_metadata_xml), "given exactly one of idp_metadata_url or xml"
             )
-        url = self.idp_metadata_url
-        if url is not None and not cdk.Token.is_unresolved(url) and not url.startswith("https://"):
-            raise FmValidationError("idp_metadata_url", url, "an https:// URL")
+        if self.idp_metadata_url is not None:
+            check_str(
+                "idp_metadata_url",
+                self.idp_metadata_url,
+                min_length=1,
+                max_length=_IDP_URL_MAX,
+                allowed=f"a URL of 1-{_IDP_URL_MAX} characters",
+            )
+        if self.idp_metadata_xml is not None:
+            check_str("idp_metadata_xml", self.idp_metadata_xml, min_length=1, allowed="the IdP metadata XML")
+        _saml_value("role_attribute", self.role_attribute)
+        for name in ("login_attribute", "email_attribute", "name_attribute", "groups_attribute", "org_attribute"):
+            if getattr(self, name) is not None:
+                _saml_value(name, getattr(self, name))
+        for name in ("admin_role_values", "editor_role_values", "allowed_organizations"):
+            object.__setattr__(self, name, check_str_sequence(name, getattr(self, name), item=_saml_value))
         if not self.admin_role_values:
             raise FmValidationError(
                 "admin_role_values", self.admin_role_values, "at least one role value (else nobody can administer)"
             )
-        if not 1 <= self.login_validity_minutes <= 525600:
-            raise FmValidationError("login_validity_minutes", self.login_validity_minutes, "between 1 and 525600")
+        # botocore grafana LoginValidityDuration: an integer (minutes), no documented bounds; at least 1 here.
+        check_count("login_validity_minutes", self.login_validity_minutes, minimum=1)
 
     def to_cfn(self) -> grafana.CfnWorkspace.SamlConfigurationProperty:
         """The L1 ``SamlConfiguration`` property."""
@@ -122,6 +148,81 @@ class SamlOptions:
             allowed_organizations=list(self.allowed_organizations) or None,
             login_validity_duration=self.login_validity_minutes,
         )
+
+
+@dataclass(frozen=True)
+class GrafanaNetworkAccess:
+    """Who may reach the workspace over the network (``NetworkAccessControl``): only these IP ranges and VPC endpoints.
+
+    AWS::Grafana::Workspace ``NetworkAccessControl`` takes no CIDRs: ``PrefixListIds`` (managed prefix lists, "a list
+    of CIDR ranges", format ``pl-1a2b3c4d``) and ``VpceIds`` (Grafana API reference ``NetworkAccessConfiguration``).
+    ``allowed_cidrs`` are put in prefix lists created by the workspace (``AWS::EC2::PrefixList``, one per address
+    family). Sign-in is still required from allowed networks.
+
+    :param allowed_cidrs: IPv4/IPv6 networks in CIDR notation (``203.0.113.0/24``), known at synth time.
+    :param prefix_list_ids: existing managed prefix lists (``pl-...``; deploy-time values are fine).
+    :param vpc_endpoint_ids: interface VPC endpoints for Amazon Managed Grafana (``vpce-...``).
+    """
+
+    allowed_cidrs: Sequence[str] = ()
+    prefix_list_ids: Sequence[str] = ()
+    vpc_endpoint_ids: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        networks = check_str_sequence("allowed_cidrs", self.allowed_cidrs, item=_cidr)
+        object.__setattr__(self, "allowed_cidrs", tuple(str(n) for n in networks))
+        for name in ("prefix_list_ids", "vpc_endpoint_ids"):
+            ids = check_str_sequence(
+                name,
+                getattr(self, name),
+                item=lambda n, v: check_str(
+                    n, v, min_length=1, max_length=_NETWORK_ID_MAX, allowed=f"an id of 1-{_NETWORK_ID_MAX} characters"
+                ),
+            )
+            object.__setattr__(self, name, ids)
+        if not (self.allowed_cidrs or self.prefix_list_ids or self.vpc_endpoint_ids):
+            raise FmValidationError(
+                "network_access",
+                "no CIDRs, prefix lists or VPC endpoints",
+                "at least one CIDR, prefix list or VPC endpoint (with none, nothing can reach the workspace; leave "
+                "network_access None to allow every network)",
+            )
+
+    @property
+    def ipv4_cidrs(self) -> tuple[str, ...]:
+        return tuple(c for c in self.allowed_cidrs if ipaddress.ip_network(c).version == 4)
+
+    @property
+    def ipv6_cidrs(self) -> tuple[str, ...]:
+        return tuple(c for c in self.allowed_cidrs if ipaddress.ip_network(c).version == 6)
+
+
+def _cidr(parameter: str, value: object) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """A CIDR block (``ipaddress.ip_network``, host bits unset as EC2 prefix-list entries are written)."""
+    text = check_str(parameter, value, allowed="a CIDR block such as '203.0.113.0/24'")
+    if is_token(text):
+        raise FmValidationError(
+            parameter,
+            text,
+            "a CIDR known at synth time (its address family picks the prefix list; pass a "
+            "deploy-time prefix list in prefix_list_ids instead)",
+        )
+    try:
+        return ipaddress.ip_network(text, strict=True)
+    except ValueError:
+        raise FmValidationError(
+            parameter, text, "a CIDR block with its host bits unset, such as '203.0.113.0/24' or '2001:db8::/32'"
+        ) from None
+
+
+def _saml_value(parameter: str, value: object) -> Any:
+    return check_str(
+        parameter,
+        value,
+        min_length=1,
+        max_length=_SAML_VALUE_MAX,
+        allowed=f"1-{_SAML_VALUE_MAX} characters",
+    )
 
 
 class GrafanaWorkspace(Construct):
@@ -147,12 +248,14 @@ class GrafanaWorkspace(Construct):
         account_access: GrafanaAccountAccess = GrafanaAccountAccess.CURRENT_ACCOUNT,
         organizational_units: Sequence[str] = (),
         grafana_version: GrafanaVersion = GrafanaVersion.V10_4,
-        notification_topics: Sequence[sns.ITopic] = (),
+        notification_topics: Sequence[sns.ITopic | str] = (),
         plugin_admin_enabled: bool = False,
+        network_access: GrafanaNetworkAccess | None = None,
         removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
     ) -> None:
         """
-        :param prometheus_workspace_arns: Amazon Managed Prometheus workspaces the Grafana role may query (>= 1).
+        :param prometheus_workspace_arns: Amazon Managed Prometheus workspace ARNs the Grafana role may query (>= 1;
+            deploy-time values such as ``Fn.import_value`` are fine).
         :param workspace_name: default: a name derived from the construct path.
         :param authentication: sign-in providers; default: IAM Identity Center (AWS_SSO) only.
         :param saml: required when ``authentication`` includes SAML, refused otherwise.
@@ -160,16 +263,17 @@ class GrafanaWorkspace(Construct):
             CloudFormation; SERVICE_MANAGED adds a warning).
         :param account_access: default CURRENT_ACCOUNT; ORGANIZATION needs ``organizational_units``.
         :param grafana_version: default 10.4.
-        :param notification_topics: SNS topics Grafana alerting may publish to; default none (no SNS destination).
+        :param notification_topics: SNS topics (``ITopic`` or topic ARNs) Grafana alerting may publish to; default none
+            (no SNS destination).
         :param plugin_admin_enabled: let Grafana admins install plugins; default False.
+        :param network_access: allow only these networks (:class:`GrafanaNetworkAccess`); default None (every
+            network, sign-in still required).
         :param removal_policy: default RETAIN (users' own dashboards live in the workspace).
         """
-        super().__init__(scope, id)
-        stack = cdk.Stack.of(self)
-        name = workspace_name or _default_name(self)
-        _validate(
+        check_scope(scope, id)
+        arns = _validate(
             prometheus_workspace_arns=prometheus_workspace_arns,
-            workspace_name=name,
+            workspace_name=workspace_name,
             description=description,
             authentication=authentication,
             saml=saml,
@@ -178,9 +282,20 @@ class GrafanaWorkspace(Construct):
             organizational_units=organizational_units,
             grafana_version=grafana_version,
         )
+        topics = check_sequence("notification_topics", notification_topics, check_topic)
+        check_bool("plugin_admin_enabled", plugin_admin_enabled)
+        if network_access is not None:
+            check_instance("network_access", network_access, GrafanaNetworkAccess, "a GrafanaNetworkAccess or None")
+        check_enum("removal_policy", removal_policy, cdk.RemovalPolicy)
+        super().__init__(scope, id)
+        stack = cdk.Stack.of(self)
+        name = workspace_name or _default_name(self)
+        authentication = tuple(authentication)
+        organizational_units = check_str_sequence("organizational_units", organizational_units)
         if permission_type is GrafanaPermissionType.SERVICE_MANAGED:
-            cdk.Annotations.of(self).add_warning_v2(
-                _SERVICE_MANAGED_WARNING,
+            add_warning(
+                self,
+                WarningId.GRAFANA_SERVICE_MANAGED_PERMISSIONS,
                 "permission_type SERVICE_MANAGED: the Amazon Managed Grafana CreateWorkspace API reference says to use "
                 "CUSTOMER_MANAGED with CloudFormation; the role created here is passed either way",
             )
@@ -210,10 +325,16 @@ class GrafanaWorkspace(Construct):
             sid="QueryAmazonManagedPrometheus", actions=list(PROMETHEUS_QUERY_ACTIONS), resources=self._query_arns
         )
         self._query_policy.add_statements(self._query_statement)
-        for arn in prometheus_workspace_arns:
+        for arn in arns:
             self.allow_query(arn)
-        for topic in notification_topics:
+        self.notification_topics: tuple[sns.ITopic, ...] = tuple(
+            sns.Topic.from_topic_arn(self, f"NotificationTopic{index}", topic) if isinstance(topic, str) else topic
+            for index, topic in enumerate(topics)
+        )
+        for topic in self.notification_topics:
             self._allow_publish(topic)
+        self.prefix_lists: tuple[ec2.PrefixList, ...] = ()
+        network = self._network_access(network_access)
 
         self.resource = grafana.CfnWorkspace(
             self,
@@ -225,11 +346,12 @@ class GrafanaWorkspace(Construct):
             permission_type=permission_type.value,
             role_arn=self.role.role_arn,
             data_sources=["PROMETHEUS"],
-            notification_destinations=["SNS"] if notification_topics else None,
+            notification_destinations=["SNS"] if self.notification_topics else None,
             organizational_units=list(organizational_units) or None,
             grafana_version=grafana_version.value,
             plugin_admin_enabled=plugin_admin_enabled,
             saml_configuration=saml.to_cfn() if saml else None,
+            network_access_control=network,
         )
         self.resource.apply_removal_policy(removal_policy)
         # The role's query policy must exist before Grafana validates the role.
@@ -267,10 +389,36 @@ class GrafanaWorkspace(Construct):
 
     def allow_query(self, prometheus_workspace_arn: str) -> None:
         """Let the workspace role query one more Amazon Managed Prometheus workspace (idempotent)."""
-        _check_aps_arn("prometheus_workspace_arn", prometheus_workspace_arn)
+        check_aps_workspace_arn("prometheus_workspace_arn", prometheus_workspace_arn)
         if prometheus_workspace_arn not in self._query_arns:
             self._query_arns.append(prometheus_workspace_arn)
             self._query_statement.add_resources(prometheus_workspace_arn)
+
+    def _network_access(
+        self, access: GrafanaNetworkAccess | None
+    ) -> grafana.CfnWorkspace.NetworkAccessControlProperty | None:
+        if access is None:
+            return None
+        lists = []
+        for family, cidrs in (
+            (ec2.AddressFamily.IP_V4, access.ipv4_cidrs),
+            (ec2.AddressFamily.IP_V6, access.ipv6_cidrs),
+        ):
+            if cidrs:
+                lists.append(
+                    ec2.PrefixList(
+                        self,
+                        "AllowedIpv4" if family is ec2.AddressFamily.IP_V4 else "AllowedIpv6",
+                        address_family=family,
+                        entries=[ec2.CfnPrefixList.EntryProperty(cidr=c) for c in cidrs],
+                        max_entries=len(cidrs),
+                    )
+                )
+        self.prefix_lists = tuple(lists)
+        return grafana.CfnWorkspace.NetworkAccessControlProperty(
+            prefix_list_ids=[p.prefix_list_id for p in lists] + list(access.prefix_list_ids),
+            vpce_ids=list(access.vpc_endpoint_ids),
+        )
 
     def _allow_publish(self, topic: sns.ITopic) -> None:
         # Explicit rather than topic.grant_publish(), whose KMS grant uses the wildcard kms:GenerateDataKey*:
@@ -326,67 +474,58 @@ def _default_name(scope: Construct) -> str:
     return re.sub(r"[^a-zA-Z0-9\-._~]", "-", raw)[:255]
 
 
-def _check_aps_arn(parameter: str, arn: str) -> None:
-    if not cdk.Token.is_unresolved(arn) and not _APS_WORKSPACE_ARN.match(arn):
+def _validate(
+    *,
+    prometheus_workspace_arns: object,
+    workspace_name: object,
+    description: object,
+    authentication: object,
+    saml: object,
+    permission_type: object,
+    account_access: object,
+    organizational_units: object,
+    grafana_version: object,
+) -> tuple[str, ...]:
+    arns = check_sequence("prometheus_workspace_arns", prometheus_workspace_arns, check_aps_workspace_arn)
+    if not arns:
+        raise FmValidationError("prometheus_workspace_arns", [], "a non-empty list of workspace ARNs")
+    _validate_name(workspace_name, description)
+    _validate_authentication(authentication, saml)
+    check_enum("permission_type", permission_type, GrafanaPermissionType)
+    check_enum("account_access", account_access, GrafanaAccountAccess)
+    check_enum("grafana_version", grafana_version, GrafanaVersion)
+    units = check_str_sequence("organizational_units", organizational_units)
+    _validate_account_access(account_access, units)  # type: ignore[arg-type]
+    return arns
+
+
+def _validate_name(name: object, description: object) -> None:
+    if name is not None:
+        check_str(
+            "workspace_name", name, pattern=_NAME, allowed="1-255 characters of letters, digits, '-', '.', '_' or '~'"
+        )
+    text = check_str("description", description, allowed="a description")
+    if is_token(text):
+        return
+    if len(text) > _DESCRIPTION_MAX:
+        raise FmValidationError("description", f"{len(text)} characters", f"at most {_DESCRIPTION_MAX} characters")
+    bad = sorted({c for c in text if unicodedata.category(c)[0] not in _DESCRIPTION_CATEGORIES})
+    if bad:
         raise FmValidationError(
-            parameter, arn, "an Amazon Managed Prometheus workspace ARN (arn:aws:aps:...:workspace/ws-...)"
+            "description", text, f"letters, spaces, digits and punctuation only (not {', '.join(map(repr, bad))})"
         )
 
 
-def _validate(
-    *,
-    prometheus_workspace_arns: Sequence[str],
-    workspace_name: str,
-    description: str,
-    authentication: Sequence[GrafanaAuthentication],
-    saml: SamlOptions | None,
-    permission_type: GrafanaPermissionType,
-    account_access: GrafanaAccountAccess,
-    organizational_units: Sequence[str],
-    grafana_version: GrafanaVersion,
-) -> None:
-    _validate_prometheus(prometheus_workspace_arns)
-    _validate_name(workspace_name, description)
-    _validate_authentication(authentication, saml)
-    _validate_enums(permission_type, account_access, grafana_version)
-    _validate_account_access(account_access, organizational_units)
-
-
-def _validate_prometheus(arns: Sequence[str]) -> None:
-    if isinstance(arns, str) or not arns:
-        raise FmValidationError("prometheus_workspace_arns", arns, "a non-empty list of workspace ARNs")
-    for arn in arns:
-        _check_aps_arn("prometheus_workspace_arns", arn)
-
-
-def _validate_name(name: str, description: str) -> None:
-    if not cdk.Token.is_unresolved(name) and not _NAME.match(name):
-        raise FmValidationError("workspace_name", name, "1-255 characters of letters, digits, '-', '.', '_' or '~'")
-    if not cdk.Token.is_unresolved(description) and len(description) > 2048:
-        raise FmValidationError("description", f"{len(description)} characters", "at most 2048 characters")
-
-
-def _validate_authentication(authentication: Sequence[GrafanaAuthentication], saml: SamlOptions | None) -> None:
-    if not authentication or len(set(authentication)) != len(authentication):
-        raise FmValidationError("authentication", authentication, "a non-empty list without duplicates")
-    for provider in authentication:
-        if not isinstance(provider, GrafanaAuthentication):
-            raise FmValidationError("authentication", provider, one_of(GrafanaAuthentication))
-    if GrafanaAuthentication.SAML in authentication and saml is None:
+def _validate_authentication(authentication: object, saml: object) -> None:
+    providers = check_sequence("authentication", authentication, lambda n, v: check_enum(n, v, GrafanaAuthentication))
+    if not providers or len(set(providers)) != len(providers):
+        raise FmValidationError("authentication", list(providers), "a non-empty list without duplicates")
+    if saml is not None:
+        check_instance("saml", saml, SamlOptions, "a SamlOptions or None")
+    if GrafanaAuthentication.SAML in providers and saml is None:
         raise FmValidationError("saml", saml, "SamlOptions when authentication includes SAML")
-    if saml is not None and GrafanaAuthentication.SAML not in authentication:
-        raise FmValidationError("authentication", list(authentication), "a list including SAML when saml is given")
-
-
-def _validate_enums(
-    permission_type: GrafanaPermissionType, account_access: GrafanaAccountAccess, grafana_version: GrafanaVersion
-) -> None:
-    if not isinstance(permission_type, GrafanaPermissionType):
-        raise FmValidationError("permission_type", permission_type, one_of(GrafanaPermissionType))
-    if not isinstance(account_access, GrafanaAccountAccess):
-        raise FmValidationError("account_access", account_access, one_of(GrafanaAccountAccess))
-    if not isinstance(grafana_version, GrafanaVersion):
-        raise FmValidationError("grafana_version", grafana_version, one_of(GrafanaVersion))
+    if saml is not None and GrafanaAuthentication.SAML not in providers:
+        raise FmValidationError("authentication", list(providers), "a list including SAML when saml is given")
 
 
 def _validate_account_access(account_access: GrafanaAccountAccess, organizational_units: Sequence[str]) -> None:
