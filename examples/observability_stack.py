@@ -1,6 +1,11 @@
 """FmObservability: the shared Amazon Managed Prometheus workspace (alert rules, Alertmanager to an encrypted SNS
 topic) that FmPcsP5 and FmEksP5en send their metrics to, and an Amazon Managed Grafana workspace provisioned with
-the Prometheus data source and fmconstructs' dashboards by a custom resource (no manual steps, no stored token)."""
+the Prometheus data source and fmconstructs' dashboards by a custom resource (no manual steps, no stored token).
+
+Stack outputs (``cdk deploy FmObservability --outputs-file out.json``): ``GrafanaUrl`` (sign in there),
+``PrometheusRemoteWriteUrl`` and ``PrometheusQueryUrl`` (SigV4, for your own agents and tools),
+``PrometheusWorkspaceId`` and ``AlertTopicArn`` (subscribe to receive alerts).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,15 @@ from constructs import Construct
 
 from fmconstructs.observability.grafana import GrafanaWorkspace
 from fmconstructs.observability.workspace import PrometheusWorkspace
+
+#: Output id -> description: what an operator reads after ``cdk deploy``.
+OUTPUT_DESCRIPTIONS: dict[str, str] = {
+    "GrafanaUrl": "Amazon Managed Grafana sign-in URL (IAM Identity Center); dashboards are in the fmconstructs folder",
+    "PrometheusRemoteWriteUrl": "Amazon Managed Prometheus remote-write URL (SigV4, aps:RemoteWrite) for more agents",
+    "PrometheusQueryUrl": "Amazon Managed Prometheus instant-query URL (SigV4, aps:QueryMetrics), e.g. for awscurl",
+    "PrometheusWorkspaceId": "Amazon Managed Prometheus workspace id (ws-...)",
+    "AlertTopicArn": "SNS topic that receives every alert: subscribe an email address, chat or paging integration",
+}
 
 
 class ObservabilityStack(Stack):
@@ -27,8 +41,17 @@ class ObservabilityStack(Stack):
         )
         self.provisioner = self.grafana.provision(
             prometheus_workspace_arn=self.workspace.workspace_arn,
-            prometheus_endpoint=self.workspace.prometheus_endpoint,
+            # The data source URL: .../workspaces/<id>/ (Grafana appends api/v1/query).
+            prometheus_endpoint=self.workspace.workspace_url,
         )
-        CfnOutput(self, "GrafanaUrl", value=self.grafana.url)
-        CfnOutput(self, "WorkspaceId", value=self.workspace.workspace_id)
-        CfnOutput(self, "RemoteWriteUrl", value=self.workspace.remote_write_url)
+        values = {
+            "GrafanaUrl": self.grafana.url,
+            "PrometheusRemoteWriteUrl": self.workspace.remote_write_url,
+            "PrometheusQueryUrl": self.workspace.query_url,
+            "PrometheusWorkspaceId": self.workspace.workspace_id,
+            "AlertTopicArn": self.workspace.alert_topic.topic_arn,
+        }
+        self.outputs: dict[str, CfnOutput] = {
+            name: CfnOutput(self, name, value=value, description=OUTPUT_DESCRIPTIONS[name])
+            for name, value in values.items()
+        }

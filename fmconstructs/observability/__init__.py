@@ -7,6 +7,7 @@ from .dashboards import Dashboard, load_dashboards
 from .grafana import (
     GrafanaAccountAccess,
     GrafanaAuthentication,
+    GrafanaNetworkAccess,
     GrafanaPermissionType,
     GrafanaProvisioner,
     GrafanaVersion,
@@ -24,6 +25,7 @@ __all__ = [
     "Dashboard",
     "GrafanaAccountAccess",
     "GrafanaAuthentication",
+    "GrafanaNetworkAccess",
     "GrafanaPermissionType",
     "GrafanaProvisioner",
     "GrafanaVersion",

@@ -6,6 +6,7 @@ from .provisioner import GrafanaProvisioner
 from .workspace import (
     GrafanaAccountAccess,
     GrafanaAuthentication,
+    GrafanaNetworkAccess,
     GrafanaPermissionType,
     GrafanaVersion,
     GrafanaWorkspace,
@@ -15,6 +16,7 @@ from .workspace import (
 __all__ = [
     "GrafanaAccountAccess",
     "GrafanaAuthentication",
+    "GrafanaNetworkAccess",
     "GrafanaPermissionType",
     "GrafanaProvisioner",
     "GrafanaVersion",
