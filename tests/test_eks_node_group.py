@@ -37,21 +37,21 @@ def built():
             "P5en",
             instance_type="p5en.48xlarge",
             capacity=CapacityBlock(reservation_id="cr-0fedcba9876543210", instance_count=2),
-            max_size=2,
-            min_size=0,
-            desired_size=0,
+            max_nodes=2,
+            min_nodes=0,
+            desired_nodes=0,
         ),
         "b300": cluster.add_gpu_node_group(
             "B300",
             instance_type="p6-b300.48xlarge",
             capacity=CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1b"),
-            max_size=1,
+            max_nodes=1,
         ),
         "gb200": cluster.add_gpu_node_group(
             "Gb200",
             instance_type="p6e-gb200.36xlarge",
             capacity=UltraServerCapacityBlock(resource_group_arn=GB200_ARN, ultraserver_type="u-p6e-gb200x72"),
-            max_size=18,
+            max_nodes=18,
         ),
     }
     cluster.add_compute_domain("Domain", name="gb200", num_nodes=18, namespace="training")
@@ -139,10 +139,14 @@ def test_ultraserver_template_targets_the_resource_group(built):
     }
 
 
-def test_odcr_group_has_placement_group_and_subnet_in_reservation_zone(built):
+def test_odcr_group_has_no_placement_group_by_default_and_a_subnet_in_the_reservation_zone(built):
+    # 0.2.0: EKS node groups get a placement group only when asked (before: a new one for every EFA group off a
+    # Capacity Block, unrelated to the ODCR; terraform-aws-eks#3730).
     scene, _, groups, template = built
     data = launch_template_data(template, "p6-b300.48xlarge")
-    assert "GroupName" in data["Placement"]
+    assert "Placement" not in data
+    assert groups["b300"].placement_group is None
+    assert template.find_resources("AWS::EC2::PlacementGroup") == {}
     assert [s.subnet_id for s in groups["b300"].subnets] == [scene.subnet_b.subnet_id]
     assert nodegroup_props(template, "p6-b300.48xlarge")["Subnets"] == ["subnet-0bbbbbbbbbbbbbbb2"]
 
@@ -253,13 +257,13 @@ def lustre_built():
             "P5en",
             instance_type="p5en.48xlarge",
             capacity=CapacityBlock(reservation_id="cr-0fedcba9876543210", instance_count=2),
-            max_size=2,
+            max_nodes=2,
         ),
         "b300": cluster.add_gpu_node_group(
             "B300",
             instance_type="p6-b300.48xlarge",
             capacity=CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1a"),
-            max_size=1,
+            max_nodes=1,
             efa_interfaces_for_lustre=0,
         ),
     }
@@ -281,7 +285,7 @@ def lustre_built():
         "Gb200",
         instance_type="p6e-gb200.36xlarge",
         capacity=UltraServerCapacityBlock(resource_group_arn=GB200_ARN, ultraserver_type="u-p6e-gb200x72"),
-        max_size=18,
+        max_nodes=18,
     )
     return cluster, groups, efa_fs, Template.from_stack(scene.stack)
 
@@ -344,7 +348,7 @@ def test_too_many_efa_clients_fail_synthesis_naming_the_node_group(scene):
         efa_security_group=cluster.efa_security_group,
     )
     cluster.add_lustre_volume("Volume", fs, name="fsx")
-    cluster.add_gpu_node_group("Big", instance_type="p5en.48xlarge", max_size=129, subnets=[scene.subnet_a])
+    cluster.add_gpu_node_group("Big", instance_type="p5en.48xlarge", max_nodes=129, subnets=[scene.subnet_a])
     with pytest.raises(Exception, match=r"EFA connections to .* got 1032.*Cluster/Big"):
         scene.template()
 
@@ -362,7 +366,7 @@ def test_tcp_file_system_can_be_mounted_on_hosts_when_asked(scene):
         "P5en",
         instance_type="p5en.48xlarge",
         capacity=CapacityBlock(reservation_id="cr-0fedcba9876543210", instance_count=2),
-        max_size=2,
+        max_nodes=2,
     )
     tcp_fs = LustreFileSystem(scene.stack, "TcpFs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
     cluster.add_lustre_volume("TcpVolume", tcp_fs, name="fsx-tcp", host_mount_point="/data")
@@ -385,49 +389,50 @@ _COUNTER = iter(range(10_000))
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"max_size": 0}, r"max_size must be at least 1, got 0"),
-        ({"max_size": 2, "min_size": 3}, r"min_size must be between 0 and max_size \(2\), got 3"),
-        ({"max_size": 2, "min_size": 1, "desired_size": 0}, r"desired_size must be between min_size \(1\)"),
+        ({"max_nodes": 0}, r"max_nodes must be at least 1, got 0"),
+        ({"max_nodes": 2, "min_nodes": 3}, r"min_nodes must be between 0 and max_nodes \(2\), got 3"),
+        ({"max_nodes": 2, "min_nodes": 1, "desired_nodes": 0}, r"desired_nodes must be between min_nodes \(1\)"),
         (
-            {"max_size": 4, "capacity": CapacityReservation(reservation_id="cr-0123456789abcdef0", instance_count=2)},
-            r"max_size|max_count must be at most the reservation's 2 instances, got 4",
+            {"max_nodes": 4, "capacity": CapacityReservation(reservation_id="cr-0123456789abcdef0", instance_count=2)},
+            r"^max_nodes must be at most the reservation's 2 instances, got 4",
         ),
         (
-            {"max_size": 2, "min_size": 1, "capacity": CapacityBlock(reservation_id="cr-0fedcba9876543210")},
-            r"min_size must be 0 or max_size \(2\) on a Capacity Block",
+            {"max_nodes": 2, "min_nodes": 1, "capacity": CapacityBlock(reservation_id="cr-0fedcba9876543210")},
+            r"min_nodes must be 0 or max_nodes \(2\) on a Capacity Block",
         ),
         (
             {
-                "max_size": 2,
-                "min_size": 0,
-                "desired_size": 1,
+                "max_nodes": 2,
+                "min_nodes": 0,
+                "desired_nodes": 1,
                 "capacity": CapacityBlock(reservation_id="cr-0fedcba9876543210"),
             },
-            r"desired_size must be 0 \(before the block starts\) or max_size \(2\) on a Capacity Block, got 1",
+            r"desired_nodes must be 0 \(before the block starts\) or max_nodes \(2\) on a Capacity Block, got 1",
         ),
         (
-            {"max_size": 1, "capacity": CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1c")},
+            {"max_nodes": 1, "capacity": CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1c")},
             r"subnets must be a subnet in us-east-1c",
         ),
         (
             {
-                "max_size": 1,
+                "max_nodes": 1,
                 "capacity": CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1a"),
                 "subnets": "b",
             },
-            r"subnet must be a subnet in us-east-1a",
+            r"subnets\[0\] must be a subnet in us-east-1a, the zone of the capacity-reservation, got "
+            r"'subnet-0bbbbbbbbbbbbbbb2 in us-east-1b'",
         ),
-        ({"max_size": 1, "subnets": "ab"}, r"subnets must be exactly one subnet for an EFA node group"),
-        ({"max_size": 1, "subnets": ""}, r"subnets must be at least one subnet"),
+        ({"max_nodes": 1, "subnets": "ab"}, r"subnets must be exactly one subnet for an EFA node group"),
+        ({"max_nodes": 1, "subnets": ""}, r"subnets must be at least one subnet"),
         (
-            {"max_size": 1, "efa_interfaces_for_lustre": 17},
+            {"max_nodes": 1, "efa_interfaces_for_lustre": 17},
             r"efa_interfaces_for_lustre must be at most 16, the EFA interfaces of p5en.48xlarge, got 17",
         ),
         (
-            {"max_size": 1, "efa_interface_count": 4, "efa_interfaces_for_lustre": 8},
+            {"max_nodes": 1, "efa_interface_count": 4, "efa_interfaces_for_lustre": 8},
             r"efa_interfaces_for_lustre must be at most 4, the EFA interfaces the node attaches",
         ),
-        ({"max_size": 1, "efa_interfaces_for_lustre": -1}, r"efa_interfaces_for_lustre must be a non-negative"),
+        ({"max_nodes": 1, "efa_interfaces_for_lustre": -1}, r"efa_interfaces_for_lustre must be at least 0, got -1"),
     ],
 )
 def test_capacity_and_zone_rules(rules_cluster, options, message):
@@ -450,7 +455,7 @@ def test_gb200_needs_an_ultraserver_block(rules_cluster, capacity, message):
     _, cluster = rules_cluster
     with pytest.raises(FmValidationError, match=message):
         cluster.add_gpu_node_group(
-            f"Gb{next(_COUNTER)}", instance_type="p6e-gb200.36xlarge", capacity=capacity, max_size=9
+            f"Gb{next(_COUNTER)}", instance_type="p6e-gb200.36xlarge", capacity=capacity, max_nodes=9
         )
 
 
@@ -461,7 +466,7 @@ def test_ultraserver_block_rejects_other_types(rules_cluster):
             "P5OnUltra",
             instance_type="p5.48xlarge",
             capacity=UltraServerCapacityBlock(resource_group_arn=GB200_ARN),
-            max_size=1,
+            max_nodes=1,
         )
 
 
@@ -478,14 +483,14 @@ def test_gb200_needs_kubernetes_1_33():
             "Gb200",
             instance_type="p6e-gb200.36xlarge",
             capacity=UltraServerCapacityBlock(resource_group_arn=GB200_ARN),
-            max_size=18,
+            max_nodes=18,
         )
 
 
 def test_unknown_instance_type_lists_catalog(rules_cluster):
     _, cluster = rules_cluster
     with pytest.raises(FmValidationError, match=r"instance_type must be one of the catalog's types"):
-        cluster.add_gpu_node_group("Unknown", instance_type="p9.huge", max_size=1)
+        cluster.add_gpu_node_group("Unknown", instance_type="p9.huge", max_nodes=1)
 
 
 def test_missing_kubectl_layer_names_the_package():

@@ -9,9 +9,12 @@ from :meth:`add_gpu_node_group`. The kubectl handler (a Lambda function in the V
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import re
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Unpack, cast
 
@@ -23,13 +26,26 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from .._validate import (
+    NOT_GIVEN,
+    check_bool,
+    check_construct,
+    check_count,
+    check_enum,
+    check_sequence,
+    check_str,
+    check_str_sequence,
+    known,
+    renamed,
+)
 from ..catalog import CATALOG
-from ..errors import FmValidationError
+from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import EfaSecurityGroup
 from ..storage.lustre import LustreFileSystemBase
 from . import addons as _addons
+from ._names import EKS_CLUSTER_NAME, check_labels, check_tags
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
-from .node_group import GpuNodeGroup, GpuNodeGroupOptions
+from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
 from .versions import DEFAULT_KUBERNETES_VERSION, kubectl_layer_for
 
 #: Every control-plane log type (cdk-nag AwsSolutions-EKS2 asks for all of them).
@@ -52,6 +68,33 @@ NODE_ROLE_MANAGED_POLICIES: tuple[str, ...] = (
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
 
+def _check_subnet(parameter: str, subnet: object) -> ec2.ISubnet:
+    checked: ec2.ISubnet = check_construct(parameter, subnet, attribute="subnet_id", expected="an ec2.ISubnet")
+    return checked
+
+
+def _check_role(parameter: str, role: object) -> iam.IRole:
+    checked: iam.IRole = check_construct(parameter, role, attribute="role_arn", expected="an iam.IRole")
+    return checked
+
+
+def _check_cidr(parameter: str, value: object) -> Any:
+    """An IPv4 or IPv6 CIDR block (``EndpointAccess.only_from``; EKS ``publicAccessCidrs``), or a string token.
+
+    The EKS API documents no pattern: a block parses as an address and a prefix length (host bits may be set).
+    """
+    text = check_str(parameter, value, allowed="a CIDR block such as '203.0.113.0/24'")
+    if is_token(text):
+        return text
+    try:
+        if "/" not in text:
+            raise ValueError(text)
+        ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise FmValidationError(parameter, value, "a CIDR block such as '203.0.113.0/24'") from None
+    return text
+
+
 class EksWarning(str, Enum):
     """Warning ids of the EKS constructs (``fmconstructs:<id>``, acknowledged with ``Annotations``)."""
 
@@ -62,15 +105,86 @@ class EksWarning(str, Enum):
         return f"fmconstructs:{self.value}"
 
 
-@dataclass(frozen=True)
-class SystemNodeGroupOptions:
-    """The small On-Demand node group that runs add-on controllers (CoreDNS, CSI controllers, DRA controller)."""
+#: EC2 instance type names as EC2 and EKS take them: family, a dot, size ("m7i.xlarge", "p6e-gb200.36xlarge").
+_INSTANCE_TYPE = re.compile(r"[a-z0-9][a-z0-9-]*\.[a-z0-9-]+")
 
-    instance_type: str = "m7i.xlarge"
-    min_size: int = 2
-    max_size: int = 4
-    desired_size: int = 2
-    labels: Mapping[str, str] = field(default_factory=lambda: {"fmconstructs.io/node-role": "system"})
+
+@dataclass(frozen=True, init=False)
+class SystemNodeGroupOptions:
+    """The small On-Demand node group that runs add-on controllers (CoreDNS, CSI controllers, DRA controller).
+
+    :param instance_type: default ``m7i.xlarge``.
+    :param min_nodes: default 2. ``min_size`` is its deprecated name (removed in 0.3.0).
+    :param max_nodes: default 4. ``max_size`` is its deprecated name.
+    :param desired_nodes: default 2. ``desired_size`` is its deprecated name.
+    :param labels: default ``fmconstructs.io/node-role=system``.
+
+    Counts may be number tokens (``CfnParameter.value_as_number``); their range checks are then skipped.
+    """
+
+    instance_type: str
+    min_nodes: int | float
+    max_nodes: int | float
+    desired_nodes: int | float
+    labels: Mapping[str, str]
+
+    def __init__(
+        self,
+        *,
+        instance_type: str = "m7i.xlarge",
+        min_nodes: int | float = NOT_GIVEN,
+        max_nodes: int | float = NOT_GIVEN,
+        desired_nodes: int | float = NOT_GIVEN,
+        labels: Mapping[str, str] | None = None,
+        min_size: int | float | None = None,
+        max_size: int | float | None = None,
+        desired_size: int | float | None = None,
+    ) -> None:
+        check_str(
+            "instance_type",
+            instance_type,
+            pattern=_INSTANCE_TYPE,
+            allowed="an EC2 instance type such as 'm7i.xlarge'",
+        )
+        minimum = check_count("min_nodes", renamed("min_size", min_size, "min_nodes", min_nodes, default=2))
+        maximum = check_count("max_nodes", renamed("max_size", max_size, "max_nodes", max_nodes, default=4), minimum=1)
+        desired = check_count(
+            "desired_nodes", renamed("desired_size", desired_size, "desired_nodes", desired_nodes, default=2)
+        )
+        if known(minimum) and known(maximum) and minimum > maximum:
+            raise FmValidationError("min_nodes", minimum, f"at most max_nodes ({maximum})")
+        if known(desired) and ((known(minimum) and desired < minimum) or (known(maximum) and desired > maximum)):
+            raise FmValidationError(
+                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
+            )
+        checked_labels = (
+            check_labels("labels", labels) if labels is not None else {"fmconstructs.io/node-role": "system"}
+        )
+        object.__setattr__(self, "instance_type", instance_type)
+        object.__setattr__(self, "min_nodes", minimum)
+        object.__setattr__(self, "max_nodes", maximum)
+        object.__setattr__(self, "desired_nodes", desired)
+        object.__setattr__(self, "labels", checked_labels)
+
+    @property
+    def min_size(self) -> int | float:
+        """Deprecated: :attr:`min_nodes`."""
+        warnings.warn("SystemNodeGroupOptions.min_size is deprecated: use min_nodes", DeprecationWarning, stacklevel=2)
+        return self.min_nodes
+
+    @property
+    def max_size(self) -> int | float:
+        """Deprecated: :attr:`max_nodes`."""
+        warnings.warn("SystemNodeGroupOptions.max_size is deprecated: use max_nodes", DeprecationWarning, stacklevel=2)
+        return self.max_nodes
+
+    @property
+    def desired_size(self) -> int | float:
+        """Deprecated: :attr:`desired_nodes`."""
+        warnings.warn(
+            "SystemNodeGroupOptions.desired_size is deprecated: use desired_nodes", DeprecationWarning, stacklevel=2
+        )
+        return self.desired_nodes
 
 
 @dataclass(frozen=True)
@@ -108,8 +222,11 @@ class GpuEksCluster(Construct):
         """
         :param vpc: the cluster's VPC.
         :param version: Kubernetes version. Default: :data:`~fmconstructs.eks.versions.DEFAULT_KUBERNETES_VERSION`.
-        :param cluster_name: default: generated by CloudFormation.
+        :param cluster_name: default: generated by CloudFormation. 1-100 letters, digits, '-' or '_', starting with a
+            letter or digit (EKS API ``CreateCluster.name``); may be a token.
         :param subnets: control-plane ENIs, system nodes and the kubectl handler. Default: the VPC's private subnets.
+            Subnets imported without a zone or with deploy-time ids (``Subnet.from_subnet_id(..., Fn.select(i,
+            parameter.value_as_list))``) are accepted.
         :param public_endpoint_cidrs: opt-in public API endpoint reachable from these CIDRs (the private endpoint stays
             on). Default: None (private endpoint only).
         :param admin_roles: roles given ``AmazonEKSClusterAdminPolicy`` through access entries. Default: none.
@@ -119,14 +236,69 @@ class GpuEksCluster(Construct):
         :param node_role: the role of the system and GPU nodes. Default: a new role with the EKS node policies.
         :param kubectl_layer: default: the installed ``aws-cdk.lambda-layer-kubectl-vNN`` of ``version``.
         :param efa_security_group: shared by every GPU node group. Default: a new :class:`EfaSecurityGroup`.
+        :param tags: tags of the EKS cluster (EKS API: keys 1-128 characters, values at most 256, at most 50).
         """
+        check_str("id", id, min_length=1, allowed="a non-empty construct id")
+        check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+        if not isinstance(version, eks.KubernetesVersion):
+            raise FmTypeError("version", version, f"an aws_eks_v2.KubernetesVersion (got a {type(version).__name__})")
+        if cluster_name is not None:
+            check_str(
+                "cluster_name",
+                cluster_name,
+                pattern=EKS_CLUSTER_NAME,
+                allowed="an EKS cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit",
+            )
+        checked_subnets = (
+            check_sequence("subnets", subnets, _check_subnet) if subnets is not None else tuple(vpc.private_subnets)
+        )
+        cidrs = (
+            check_str_sequence("public_endpoint_cidrs", public_endpoint_cidrs, item=_check_cidr)
+            if public_endpoint_cidrs is not None
+            else None
+        )
+        roles = check_sequence("admin_roles", admin_roles, _check_role)
+        if secrets_encryption_key is not None:
+            check_construct(
+                "secrets_encryption_key", secrets_encryption_key, attribute="key_arn", expected="a kms.IKey"
+            )
+        logging_types = check_sequence(
+            "control_plane_logging",
+            control_plane_logging,
+            lambda name, item: check_enum(name, item, eks.ClusterLoggingTypes),
+        )
+        if system_node_group is not None and not isinstance(system_node_group, SystemNodeGroupOptions):
+            raise FmTypeError(
+                "system_node_group",
+                system_node_group,
+                f"a SystemNodeGroupOptions or None (got a {type(system_node_group).__name__})",
+            )
+        if node_role is not None:
+            check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
+        if kubectl_layer is not None:
+            check_construct(
+                "kubectl_layer", kubectl_layer, attribute="layer_version_arn", expected="a lambda_.ILayerVersion"
+            )
+        if efa_security_group is not None and not isinstance(efa_security_group, EfaSecurityGroup):
+            raise FmTypeError(
+                "efa_security_group",
+                efa_security_group,
+                f"an EfaSecurityGroup (got a {type(efa_security_group).__name__})",
+            )
+        checked_tags = check_tags("tags", tags) if tags is not None else None
+
         super().__init__(scope, id)
         self.vpc = vpc
         self.version = version
-        self.subnets: tuple[ec2.ISubnet, ...] = tuple(subnets) if subnets is not None else tuple(vpc.private_subnets)
+        self.subnets: tuple[ec2.ISubnet, ...] = checked_subnets
         if not self.subnets:
-            raise FmValidationError("subnets", [], "at least one private subnet (the VPC has none)")
-        endpoint_access = self._endpoint_access(public_endpoint_cidrs)
+            raise FmValidationError(
+                "subnets",
+                [],
+                "at least one subnet: given, or the VPC's private subnets (the VPC has none known at synthesis; a VPC "
+                "imported by id needs subnets=)",
+            )
+        endpoint_access = self._endpoint_access(cidrs)
 
         self.secrets_encryption_key: kms.IKey = secrets_encryption_key or kms.Key(
             self,
@@ -143,7 +315,7 @@ class GpuEksCluster(Construct):
             vpc=vpc,
             vpc_subnets=[ec2.SubnetSelection(subnets=list(self.subnets))],
             endpoint_access=endpoint_access,
-            cluster_logging=list(control_plane_logging),
+            cluster_logging=list(logging_types),
             secrets_encryption_key=self.secrets_encryption_key,
             default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
             default_capacity=0,
@@ -151,7 +323,7 @@ class GpuEksCluster(Construct):
             kubectl_provider_options=eks.KubectlProviderOptions(
                 kubectl_layer=layer, private_subnets=list(self.subnets)
             ),
-            tags=dict(tags) if tags else None,
+            tags=checked_tags or None,
         )
 
         self.node_role: iam.IRole = node_role or iam.Role(
@@ -162,7 +334,7 @@ class GpuEksCluster(Construct):
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in NODE_ROLE_MANAGED_POLICIES],
         )
         self.efa_security_group = efa_security_group or EfaSecurityGroup(self, "EfaSecurityGroup", vpc=vpc)
-        for role in admin_roles:
+        for role in roles:
             self.grant_admin(role)
 
         self.system_node_group: eks.Nodegroup | None = None
@@ -171,9 +343,9 @@ class GpuEksCluster(Construct):
                 "SystemNodeGroup",
                 instance_types=[ec2.InstanceType(system_node_group.instance_type)],
                 ami_type=eks.NodegroupAmiType.AL2023_X86_64_STANDARD,
-                min_size=system_node_group.min_size,
-                max_size=system_node_group.max_size,
-                desired_size=system_node_group.desired_size,
+                min_size=system_node_group.min_nodes,
+                max_size=system_node_group.max_nodes,
+                desired_size=system_node_group.desired_nodes,
                 labels=dict(system_node_group.labels),
                 subnets=ec2.SubnetSelection(subnets=list(self.subnets)),
                 node_role=self.node_role,
@@ -190,7 +362,7 @@ class GpuEksCluster(Construct):
             return eks.EndpointAccess.PRIVATE
         if not cidrs:
             raise FmValidationError("public_endpoint_cidrs", [], "None (private endpoint only) or at least one CIDR")
-        if "0.0.0.0/0" in cidrs:
+        if any(known(cidr) and ipaddress.ip_network(cidr, strict=False).prefixlen == 0 for cidr in cidrs):
             Annotations.of(self).add_warning_v2(
                 EksWarning.PUBLIC_ENDPOINT_OPEN.qualified,
                 "The cluster API endpoint is public to the whole internet (0.0.0.0/0); limit public_endpoint_cidrs to "
@@ -205,10 +377,12 @@ class GpuEksCluster(Construct):
 
     @property
     def cluster_name(self) -> str:
+        """The cluster's name (a CloudFormation reference)."""
         return self.cluster.cluster_name
 
     @property
     def cluster_arn(self) -> str:
+        """The cluster's ARN (``Fn::GetAtt Arn``)."""
         return self.cluster.cluster_arn
 
     @property
@@ -222,6 +396,7 @@ class GpuEksCluster(Construct):
 
     def grant_admin(self, role: iam.IRole) -> None:
         """An access entry giving ``role`` ``AmazonEKSClusterAdminPolicy`` on the whole cluster."""
+        _check_role("role", role)
         self.cluster.grant_access(
             f"AdminAccess{role.node.id}",
             role.role_arn,
@@ -235,6 +410,8 @@ class GpuEksCluster(Construct):
     # --- GPU node groups ----------------------------------------------------------------------------------------
     def add_gpu_node_group(self, id: str, **options: Unpack[GpuNodeGroupOptions]) -> GpuNodeGroup:
         """Add a :class:`GpuNodeGroup` (see its parameters). P6e-GB200 groups also install the NVIDIA DRA driver."""
+        if "cluster" in options:
+            raise FmTypeError("cluster", options["cluster"], "omitted: add_gpu_node_group adds to this cluster")  # type: ignore[typeddict-item]
         group = GpuNodeGroup(self, id, cluster=self, **options)
         self.gpu_node_groups.append(group)
         for file_system, mount_point in self._host_lustre_mounts:
@@ -271,6 +448,7 @@ class GpuEksCluster(Construct):
         self, *, version: str | None = None, efa_plugin: bool = True, gpu_feature_discovery: bool = True
     ) -> eks.HelmChart:
         """NVIDIA device plugin (``nvidia.com/gpu``); MOFED detection off when the EFA plugin runs (``efa_plugin``)."""
+        _addons.check_version("version", version)
         values = _addons.nvidia_device_plugin_values(efa_plugin=efa_plugin, gpu_feature_discovery=gpu_feature_discovery)
         return self._chart("NvidiaDevicePlugin", _addons.NVIDIA_DEVICE_PLUGIN.with_version(version), values)
 
@@ -279,19 +457,27 @@ class GpuEksCluster(Construct):
     ) -> eks.HelmChart:
         """EFA device plugin (``vpc.amazonaws.com/efa``) from eks-charts.
 
-        ``instance_types`` default: every catalog type with EFA (so groups added later are covered).
+        ``instance_types`` default: every catalog type with EFA (so groups added later are covered). A list of
+        instance type names (a bare ``str`` is refused).
         """
-        types = instance_types or [s.instance_type for s in CATALOG if s.maximum_efa_interfaces > 0]
+        _addons.check_version("version", version)
+        types = (
+            [spec.instance_type for spec in CATALOG if spec.maximum_efa_interfaces > 0]
+            if instance_types is None
+            else instance_types
+        )
         values = _addons.efa_device_plugin_values(types)
         return self._chart("EfaDevicePlugin", _addons.EFA_DEVICE_PLUGIN.with_version(version), values)
 
     def add_dcgm_exporter(self, *, version: str | None = None, service_monitor: bool = False) -> eks.HelmChart:
         """DCGM exporter: GPU metrics on port 9400 behind a ClusterIP Service with Prometheus scrape annotations."""
+        _addons.check_version("version", version)
         values = _addons.dcgm_exporter_values(service_monitor=service_monitor)
         return self._chart("DcgmExporter", _addons.DCGM_EXPORTER.with_version(version), values)
 
     def add_nvidia_dra_driver(self, *, version: str | None = None) -> eks.HelmChart:
         """NVIDIA DRA driver with ComputeDomains (IMEX across an NVLink domain) for P6e-GB200 UltraServers."""
+        _addons.check_version("version", version)
         values = _addons.nvidia_dra_driver_values()
         return self._chart("NvidiaDraDriver", _addons.NVIDIA_DRA_DRIVER.with_version(version), values)
 
@@ -302,6 +488,7 @@ class GpuEksCluster(Construct):
         :data:`~fmconstructs.eks.addons.FSX_CSI_ADDON_NAME`). The node DaemonSet tolerates all taints (chart default
         ``node.tolerateAllTaints: true``), so it runs on tainted GPU nodes.
         """
+        _addons.check_version("addon_version", addon_version)
         if self._fsx_csi_driver is None:
             self._fsx_csi_driver = eks.Addon(
                 self,
@@ -347,12 +534,22 @@ class GpuEksCluster(Construct):
         ``host_mount_point`` (see :meth:`GpuNodeGroup.add_lustre_client`), so the CSI driver's mounts in pods go over
         EFA. ``host_mount_point`` default: ``/fsx/<name>`` for an EFA-enabled file system, none otherwise (the CSI
         driver alone, over TCP); give one to mount a TCP file system on the hosts too.
+
+        ``name`` is a Kubernetes DNS-1123 subdomain and ``namespace`` a DNS-1123 label (Kubernetes "Object Names and
+        IDs"); ``mount_options`` a list of Lustre mount options (a bare ``str`` is refused).
         """
+        check_str("id", id, min_length=1, allowed="a non-empty construct id")
+        if not isinstance(file_system, LustreFileSystemBase):
+            raise FmTypeError("file_system", file_system, f"a LustreFileSystem (got a {type(file_system).__name__})")
         check_name("name", name)
         check_name("namespace", namespace, label=True)
+        check_bool("create_namespace", create_namespace)
+        options = check_str_sequence("mount_options", mount_options, item=_check_mount_option, min_items=1)
+        if host_mount_point is not None:
+            check_mount_point("host_mount_point", host_mount_point)
         addon = self.add_fsx_csi_driver()
         file_system.allow_clients_from(self.cluster)
-        volume = file_system.eks_static_volume(mount_options=mount_options)
+        volume = file_system.eks_static_volume(mount_options=options)
         manifest = self.cluster.add_manifest(
             id,
             *lustre_static_volume_manifests(volume, name=name, namespace=namespace, create_namespace=create_namespace),
@@ -374,12 +571,22 @@ class GpuEksCluster(Construct):
         ``num_nodes`` default 0 (elastic, the EKS User Guide "ml-eks-nvidia-ultraserver" example); see
         :func:`~fmconstructs.eks.manifests.compute_domain_manifest`.
         """
+        check_str("id", id, min_length=1, allowed="a non-empty construct id")
+        body = compute_domain_manifest(name=name, namespace=namespace, num_nodes=num_nodes)
         chart = self.add_nvidia_dra_driver()
-        manifest = self.cluster.add_manifest(
-            id, compute_domain_manifest(name=name, namespace=namespace, num_nodes=num_nodes)
-        )
+        manifest = self.cluster.add_manifest(id, body)
         manifest.node.add_dependency(chart)
         return manifest
+
+
+#: A Lustre mount option: what the storage mount script and the CSI driver accept (no spaces, commas or quotes).
+_MOUNT_OPTION = re.compile(r"[A-Za-z0-9_.=:/+-]+")
+
+
+def _check_mount_option(parameter: str, value: object) -> Any:
+    return check_str(
+        parameter, value, pattern=_MOUNT_OPTION, allowed="a mount option without spaces, commas or quotes ('flock')"
+    )
 
 
 def _keep_null_values(chart: eks.HelmChart, values: Mapping[str, Any]) -> None:

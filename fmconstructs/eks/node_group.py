@@ -17,23 +17,39 @@
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Required, TypedDict
 
-from aws_cdk import Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from ..capacity import Capacity, OnDemand, UltraServerCapacityBlock
+from .._validate import (
+    NOT_GIVEN,
+    check_bool,
+    check_construct,
+    check_count,
+    check_enum,
+    check_optional_count,
+    check_sequence,
+    check_str,
+    known,
+    renamed,
+    same_zone,
+    subnet_zone,
+)
+from ..capacity import Capacity, CapacityKind, OnDemand, UltraServerCapacityBlock
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, GpuLaunchTemplate, UserDataFormat
-from ..errors import FmValidationError
-from ..networking import ClusterPlacementGroup, InterfacePolicy
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
 from ..storage.client import lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
+from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .versions import MIN_ULTRASERVER_VERSION, version_tuple
 
@@ -62,25 +78,36 @@ spec:
 
 
 class GpuNodeGroupOptions(TypedDict, total=False):
-    """Options of :meth:`GpuEksCluster.add_gpu_node_group` (the :class:`GpuNodeGroup` props without ``cluster``)."""
+    """Options of :meth:`GpuEksCluster.add_gpu_node_group` (the :class:`GpuNodeGroup` props without ``cluster``).
+
+    ``max_nodes`` is required (it is not marked ``Required`` only so that the deprecated ``max_size`` still
+    type-checks until it is removed in 0.3.0).
+    """
 
     instance_type: Required[str]
-    max_size: Required[int]
-    min_size: int | None
-    desired_size: int | None
+    max_nodes: int | float
+    min_nodes: int | float | None
+    desired_nodes: int | float | None
     capacity: Capacity | None
     subnets: Sequence[ec2.ISubnet] | None
     placement_group: ClusterPlacementGroup | None
-    use_placement_group: bool | None
+    use_placement_group: bool
     efa_interface_count: int | None
+    efa_cards: EfaCardSelection
     labels: Mapping[str, str] | None
     taints: Sequence[eks.TaintSpec] | None
     instance_store_raid0: bool
-    root_volume_size_gib: int
+    root_volume_size_gib: int | float
     nodegroup_name: str | None
     node_role: iam.IRole | None
     enable_node_auto_repair: bool
     efa_interfaces_for_lustre: int | None
+    max_size: int | float | None
+    """Deprecated: ``max_nodes``."""
+    min_size: int | float | None
+    """Deprecated: ``min_nodes``."""
+    desired_size: int | float | None
+    """Deprecated: ``desired_nodes``."""
 
 
 @dataclass(frozen=True)
@@ -98,19 +125,87 @@ class LustreClient:
 
 def eks_capacity_type(capacity: Capacity) -> eks.CapacityType:
     """``CAPACITY_BLOCK`` for (UltraServer) Capacity Blocks, ``ON_DEMAND`` for On-Demand and ODCRs."""
+    if not isinstance(capacity, Capacity):
+        raise FmTypeError("capacity", capacity, f"a Capacity (got a {type(capacity).__name__})")
     return eks.CapacityType.CAPACITY_BLOCK if capacity.is_capacity_block else eks.CapacityType.ON_DEMAND
 
 
 def eks_ami_type(spec: InstanceSpec) -> eks.NodegroupAmiType:
     """The node group AMI type the catalog records for ``spec`` (``EksAmiType`` names match ``NodegroupAmiType``)."""
+    if not isinstance(spec, InstanceSpec):
+        raise FmTypeError("spec", spec, f"an InstanceSpec (got a {type(spec).__name__})")
     ami_type: eks.NodegroupAmiType = getattr(eks.NodegroupAmiType, spec.eks_ami_type.name)
     return ami_type
+
+
+def capacity_zone(capacity: Capacity) -> str | None:
+    """The zone a capacity pins the fleet to, when it names one (``Capacity.zone``; None for On-Demand)."""
+    zone = getattr(capacity, "zone", None)
+    return zone if isinstance(zone, str) else None
+
+
+def _subnet_zone(subnet: ec2.ISubnet) -> str | None:
+    """``_validate.subnet_zone``, also treating an element of a list token (``#{Token[...]}``, e.g. a VPC imported with
+    ``availability_zones=Fn.get_azs()``) as unknown: ``Token.is_unresolved`` is False for such a string."""
+    zone = subnet_zone(subnet)
+    return None if zone is not None and "{Token[" in zone else zone
+
+
+def _describe_subnet(subnet: ec2.ISubnet) -> str:
+    """``subnet-0abc in us-east-1b`` for messages; deploy-time ids are named as such, never as raw tokens."""
+    subnet_id = subnet.subnet_id
+    name = "a subnet with a deploy-time id" if is_token(subnet_id) else subnet_id
+    zone = _subnet_zone(subnet)
+    return f"{name} in {zone}" if zone is not None else name
+
+
+def _check_taint(parameter: str, taint: object) -> eks.TaintSpec:
+    if not isinstance(taint, eks.TaintSpec):
+        raise FmTypeError(parameter, taint, f"an aws_eks_v2.TaintSpec (got a {type(taint).__name__})")
+    if taint.key is None:
+        raise FmValidationError(f"{parameter}.key", None, "a taint key (Kubernetes requires one)")
+    check_label_key(f"{parameter}.key", taint.key)
+    if taint.value is not None:
+        check_label_value(f"{parameter}.value", taint.value, allow_empty=True)
+    if taint.effect is None:
+        raise FmValidationError(f"{parameter}.effect", None, "a TaintEffect (the EKS API requires one)")
+    check_enum(f"{parameter}.effect", taint.effect, eks.TaintEffect)
+    return taint
+
+
+#: A host path for a file system mount: what the storage mount script accepts (absolute, no '..', no spaces or quotes:
+#: it goes into /etc/fstab and a shell command line).
+_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
+
+
+def check_mount_point(parameter: str, value: object) -> str:
+    """An absolute host path other than '/' of letters, digits, '.', '_', '-' and '/', without '..' parts."""
+    text: str = check_str(
+        parameter,
+        value,
+        pattern=_MOUNT_POINT,
+        allowed="an absolute path other than '/' of letters, digits, '.', '_', '-' and '/', e.g. '/fsx/data'",
+    )
+    if is_token(text):
+        raise FmValidationError(parameter, text, "a path known at synthesis (it goes into the node's boot script)")
+    if ".." in text.split("/"):
+        raise FmValidationError(parameter, text, "an absolute path without '..' parts")
+    return text
+
+
+def _check_subnet(parameter: str, subnet: object) -> ec2.ISubnet:
+    checked: ec2.ISubnet = check_construct(parameter, subnet, attribute="subnet_id", expected="an ec2.ISubnet")
+    return checked
 
 
 class GpuNodeGroup(Construct):
     """A managed node group of one GPU instance type with every EFA interface, labels and the GPU taint.
 
     Create it through :meth:`GpuEksCluster.add_gpu_node_group` (same options) or directly with ``cluster=``.
+
+    Subnets and counts may be deploy-time values: subnets imported without a zone (``Subnet.from_subnet_id``, an id
+    from a ``CfnParameter``) skip the zone check, and number tokens (``CfnParameter.value_as_number``) for the node
+    counts skip the range checks (CloudFormation and EKS check them at deploy time).
     """
 
     def __init__(
@@ -120,39 +215,49 @@ class GpuNodeGroup(Construct):
         *,
         cluster: GpuEksCluster,
         instance_type: str,
-        max_size: int,
-        min_size: int | None = None,
-        desired_size: int | None = None,
+        max_nodes: int | float = NOT_GIVEN,
+        min_nodes: int | float | None = None,
+        desired_nodes: int | float | None = None,
         capacity: Capacity | None = None,
         subnets: Sequence[ec2.ISubnet] | None = None,
         placement_group: ClusterPlacementGroup | None = None,
-        use_placement_group: bool | None = None,
+        use_placement_group: bool = False,
         efa_interface_count: int | None = None,
+        efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED,
         labels: Mapping[str, str] | None = None,
         taints: Sequence[eks.TaintSpec] | None = None,
         instance_store_raid0: bool = True,
-        root_volume_size_gib: int = DEFAULT_ROOT_VOLUME_SIZE_GIB,
+        root_volume_size_gib: int | float = DEFAULT_ROOT_VOLUME_SIZE_GIB,
         nodegroup_name: str | None = None,
         node_role: iam.IRole | None = None,
         enable_node_auto_repair: bool = True,
         efa_interfaces_for_lustre: int | None = None,
+        max_size: int | float | None = None,
+        min_size: int | float | None = None,
+        desired_size: int | float | None = None,
     ) -> None:
         """
         :param cluster: the :class:`GpuEksCluster`.
         :param instance_type: a catalog type (``p5en.48xlarge`` ...); sets the AMI type and the EFA layout.
-        :param max_size: maximum nodes; at most the reservation's size when known.
-        :param min_size: default: ``max_size`` (a fixed training fleet). On a Capacity Block: 0 (to create the group
-            before the block starts) or ``max_size``.
-        :param desired_size: default: ``max_size``. On a Capacity Block: 0 or ``max_size``.
+        :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
+        :param min_nodes: default: ``max_nodes`` (a fixed training fleet). On a Capacity Block: 0 (to create the
+            group before the block starts) or ``max_nodes``.
+        :param desired_nodes: default: ``max_nodes``. On a Capacity Block: 0 or ``max_nodes``.
         :param capacity: On-Demand (default), ``CapacityReservation``, ``CapacityBlock`` or
             ``UltraServerCapacityBlock``.
         :param subnets: default: the private subnet in the reservation's zone when known, else the VPC's first private
-            subnet. EFA groups take exactly one subnet.
-        :param placement_group: an existing cluster placement group to use.
-        :param use_placement_group: default: True for EFA groups not on a Capacity Block (blocks are already placed
-            in an UltraCluster); True without ``placement_group`` creates one.
+            subnet. EFA groups take exactly one subnet. Subnets without zone information are accepted (the zone check
+            is skipped).
+        :param placement_group: an existing placement group to launch the nodes into.
+        :param use_placement_group: True creates a new cluster placement group when ``placement_group`` is not
+            given. Default: False: a node group gets a placement group only when asked (0.2.0; before, EFA groups not
+            on a Capacity Block got a new one by default). With an On-Demand Capacity Reservation a placement group
+            warns (``fmconstructs:placement-group-with-capacity-reservation``) unless the reservation is known to be
+            in that group: EC2 reserves capacity in a cluster placement group only for a reservation created in it
+            (EC2 User Guide "cr-cpg"), so a new group is unrelated to an existing reservation.
         :param efa_interface_count: fewer EFA interfaces than the catalog's maximum. Default: the maximum.
-        :param labels: extra node labels (merged over the fmconstructs labels).
+        :param efa_cards: which EFA-capable cards get an EFA (see :class:`EfaCardSelection`). Default: RECOMMENDED.
+        :param labels: extra node labels (merged over the fmconstructs labels); Kubernetes label keys and values.
         :param taints: default: ``nvidia.com/gpu=true:NoSchedule``; pass ``[]`` for none.
         :param instance_store_raid0: assemble the NVMe disks into RAID0 for kubelet/containerd through nodeadm
             (AL2023 ``localStorage.strategy: RAID0``). Default: True (types without instance store skip it).
@@ -164,7 +269,59 @@ class GpuNodeGroup(Construct):
             systems (0: LNet over TCP). Default: the instance type's FSx default
             (``InstanceSpec.fsx_lustre_efa_interfaces``, FSx for Lustre User Guide "Configuring EFA clients"), capped
             by the EFA interfaces the node attaches.
+        :param max_size: deprecated (removed in 0.3.0): ``max_nodes``.
+        :param min_size: deprecated (removed in 0.3.0): ``min_nodes``.
+        :param desired_size: deprecated (removed in 0.3.0): ``desired_nodes``.
         """
+        from .cluster import GpuEksCluster
+
+        if not isinstance(cluster, GpuEksCluster):
+            raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
+        check_str("id", id, min_length=1, allowed="a non-empty construct id")
+        max_nodes = renamed("max_size", max_size, "max_nodes", max_nodes, default=NOT_GIVEN)
+        min_nodes = renamed("min_size", min_size, "min_nodes", min_nodes)
+        desired_nodes = renamed("desired_size", desired_size, "desired_nodes", desired_nodes)
+        if max_nodes is NOT_GIVEN or max_nodes is None:
+            raise FmTypeError("max_nodes", None, "a number of nodes (required)")
+        max_nodes = check_count("max_nodes", max_nodes, minimum=1)
+        min_nodes = check_optional_count("min_nodes", min_nodes)
+        desired_nodes = check_optional_count("desired_nodes", desired_nodes)
+        check_str("instance_type", instance_type, min_length=1, allowed="a catalog instance type")
+        if capacity is not None and not isinstance(capacity, Capacity):
+            raise FmTypeError(
+                "capacity",
+                capacity,
+                "an OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock "
+                f"(got a {type(capacity).__name__})",
+            )
+        if placement_group is not None and not isinstance(placement_group, ClusterPlacementGroup):
+            raise FmTypeError(
+                "placement_group", placement_group, f"a ClusterPlacementGroup (got a {type(placement_group).__name__})"
+            )
+        # None was the old default ("decide for me"); it now means no new placement group, like False.
+        use_placement_group = (
+            False if use_placement_group is None else check_bool("use_placement_group", use_placement_group)
+        )
+        efa_interface_count = self._known_count("efa_interface_count", efa_interface_count)
+        efa_cards = check_enum("efa_cards", efa_cards, EfaCardSelection)
+        user_labels = check_labels("labels", labels) if labels is not None else {}
+        user_taints = check_sequence("taints", taints, _check_taint) if taints is not None else None
+        check_bool("instance_store_raid0", instance_store_raid0)
+        # The size range (gp3 limits) is the launch template's check.
+        root_volume_size_gib = check_count("root_volume_size_gib", root_volume_size_gib, minimum=1)
+        if nodegroup_name is not None:
+            check_str(
+                "nodegroup_name",
+                nodegroup_name,
+                pattern=EKS_NODEGROUP_NAME,
+                allowed="a node group name: 1-63 letters, digits, '-' or '_', starting with a letter or digit",
+            )
+        if node_role is not None:
+            check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
+        check_bool("enable_node_auto_repair", enable_node_auto_repair)
+        efa_interfaces_for_lustre = self._known_count("efa_interfaces_for_lustre", efa_interfaces_for_lustre)
+        checked_subnets = check_sequence("subnets", subnets, _check_subnet) if subnets is not None else None
+
         super().__init__(scope, id)
         self.cluster = cluster
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
@@ -172,20 +329,20 @@ class GpuNodeGroup(Construct):
         self._lustre_clients: list[LustreClient] = []
         self.capacity: Capacity = capacity if capacity is not None else OnDemand()
         self.capacity_type: eks.CapacityType = eks_capacity_type(self.capacity)
-        self.max_size = max_size
-        self.min_size = self._default_min(min_size, max_size)
-        self.desired_size = max_size if desired_size is None else desired_size
+        self.max_nodes: int | float = max_nodes
+        self.min_nodes: int | float = max_nodes if min_nodes is None else min_nodes
+        self.desired_nodes: int | float = max_nodes if desired_nodes is None else desired_nodes
         self._validate_sizes()
         self._validate_instance_and_version()
 
-        self.subnets: tuple[ec2.ISubnet, ...] = tuple(subnets) if subnets is not None else (self._default_subnet(),)
-        if use_placement_group is None:
-            use_placement_group = placement_group is not None or (
-                not self.capacity.is_capacity_block and self.instance_spec.maximum_efa_interfaces > 0
-            )
-        self.placement_group: ClusterPlacementGroup | None = None
-        if use_placement_group:
-            self.placement_group = placement_group or ClusterPlacementGroup(self, "PlacementGroup")
+        self.subnets: tuple[ec2.ISubnet, ...] = (
+            checked_subnets if checked_subnets is not None else (self._default_subnet(),)
+        )
+        self.placement_group: ClusterPlacementGroup | None = placement_group
+        if self.placement_group is None and use_placement_group:
+            self.placement_group = ClusterPlacementGroup(self, "PlacementGroup")
+        if self.placement_group is not None:
+            self._check_placement_group_and_reservation(self.placement_group, created=placement_group is None)
 
         self.launch_template = GpuLaunchTemplate(
             self,
@@ -194,13 +351,15 @@ class GpuNodeGroup(Construct):
             vpc=cluster.vpc,
             policy=InterfacePolicy.EKS_MANAGED_NODE_GROUP,
             capacity=self.capacity,
-            node_count=max_size,
+            # The node group checks the reservation size itself (token-aware); the template gets known counts only.
+            node_count=int(max_nodes) if known(max_nodes) else None,
             efa_security_group=cluster.efa_security_group,
             security_groups=[cluster.cluster_security_group],
             placement_group=self.placement_group,
             efa_interface_count=efa_interface_count,
+            efa_cards=efa_cards,
             http_put_response_hop_limit=EKS_IMDS_HOP_LIMIT,
-            root_volume_size_gib=root_volume_size_gib,
+            root_volume_size_gib=root_volume_size_gib,  # type: ignore[arg-type]  # int, or a number token
             instance_store_mount_point=None,
             user_data_format=UserDataFormat.MIME_MULTIPART,
             tags={"fmconstructs:eks-cluster": cluster.cluster_name},
@@ -223,11 +382,11 @@ class GpuNodeGroup(Construct):
             CAPACITY_LABEL: self.capacity.kind.value,
             GPU_PRESENT_LABEL: "true",
             **({EFA_PRESENT_LABEL: "true"} if self.efa_interface_count > 0 else {}),
-            **(labels or {}),
+            **user_labels,
         }
         self.taints: tuple[eks.TaintSpec, ...] = (
-            tuple(taints)
-            if taints is not None
+            user_taints
+            if user_taints is not None
             else (eks.TaintSpec(key=GPU_TAINT_KEY, value="true", effect=eks.TaintEffect.NO_SCHEDULE),)
         )
 
@@ -238,9 +397,9 @@ class GpuNodeGroup(Construct):
             nodegroup_name=nodegroup_name,
             ami_type=eks_ami_type(self.instance_spec),
             capacity_type=self.capacity_type,
-            min_size=self.min_size,
-            max_size=max_size,
-            desired_size=self.desired_size,
+            min_size=self.min_nodes,
+            max_size=self.max_nodes,
+            desired_size=self.desired_nodes,
             launch_template_spec=eks.LaunchTemplateSpec(
                 id=self.launch_template.launch_template_id, version=self.launch_template.version_number
             ),
@@ -251,49 +410,93 @@ class GpuNodeGroup(Construct):
             enable_node_auto_repair=enable_node_auto_repair,
         )
 
+    # --- deprecated names (removed in 0.3.0) ---------------------------------------------------------------------
+    @property
+    def max_size(self) -> int | float:
+        """Deprecated: :attr:`max_nodes`."""
+        warnings.warn("GpuNodeGroup.max_size is deprecated: use max_nodes", DeprecationWarning, stacklevel=2)
+        return self.max_nodes
+
+    @property
+    def min_size(self) -> int | float:
+        """Deprecated: :attr:`min_nodes`."""
+        warnings.warn("GpuNodeGroup.min_size is deprecated: use min_nodes", DeprecationWarning, stacklevel=2)
+        return self.min_nodes
+
+    @property
+    def desired_size(self) -> int | float:
+        """Deprecated: :attr:`desired_nodes`."""
+        warnings.warn("GpuNodeGroup.desired_size is deprecated: use desired_nodes", DeprecationWarning, stacklevel=2)
+        return self.desired_nodes
+
     # --- defaults -----------------------------------------------------------------------------------------------
-    def _default_min(self, min_size: int | None, max_size: int) -> int:
-        if min_size is not None:
-            return min_size
-        return max_size
+    @staticmethod
+    def _known_count(parameter: str, value: object) -> int | None:
+        """A count that shapes the template (interfaces, LNet set-up): a whole number known at synthesis, or None."""
+        if value is None:
+            return None
+        checked = check_count(parameter, value)
+        if is_token(checked):
+            raise FmValidationError(
+                parameter, checked, "a number known at synthesis (it shapes the launch template and node set-up)"
+            )
+        return int(checked)
 
     def _default_subnet(self) -> ec2.ISubnet:
         """The private subnet in the reservation's zone when known, else the first private subnet."""
         private = self.cluster.vpc.private_subnets
         if not private:
-            raise FmValidationError("subnets", None, "given, or a VPC with private subnets")
-        zone = self.capacity.availability_zone
-        if zone is not None and not Token.is_unresolved(zone):
-            for subnet in private:
-                if subnet.availability_zone == zone:
-                    return subnet
             raise FmValidationError(
-                "subnets", None, f"a subnet in {zone} (the reservation's zone): the VPC has no private subnet there"
+                "subnets", None, "given, or a VPC with private subnets known at synthesis (the VPC has none)"
             )
-        return private[0]
+        zone = capacity_zone(self.capacity)
+        if not known(zone):
+            return private[0]
+        matches = [same_zone(zone, _subnet_zone(subnet)) for subnet in private]
+        for subnet, match in zip(private, matches, strict=True):
+            if match:
+                return subnet
+        if any(match is None for match in matches):
+            raise FmValidationError(
+                "subnets",
+                None,
+                f"given: the reservation is in {zone}, and the zones of the VPC's private subnets are not all known at "
+                f"synthesis (pass subnets=[the subnet in {zone}])",
+            )
+        raise FmValidationError(
+            "subnets", None, f"a subnet in {zone} (the reservation's zone): the VPC has no private subnet there"
+        )
 
     # --- validation ---------------------------------------------------------------------------------------------
     def _validate_sizes(self) -> None:
-        minimum, maximum, desired = self.min_size, self.max_size, self.desired_size
-        if maximum < 1:
-            raise FmValidationError("max_size", maximum, "at least 1")
-        if minimum < 0 or minimum > maximum:
-            raise FmValidationError("min_size", minimum, f"between 0 and max_size ({maximum})")
-        if not minimum <= desired <= maximum:
-            raise FmValidationError("desired_size", desired, f"between min_size ({minimum}) and max_size ({maximum})")
-        # Reservation size (ODCR / block instance count when known) and instance-type rules of the capacity.
-        self.capacity.validate_for(self.instance_spec, max_count=maximum)
-        if self.capacity.is_capacity_block:
+        minimum, maximum, desired = self.min_nodes, self.max_nodes, self.desired_nodes
+        # Range checks compare only values known at synthesis (number tokens are checked by EKS at deploy time).
+        if known(minimum) and known(maximum) and minimum > maximum:
+            raise FmValidationError("min_nodes", minimum, f"between 0 and max_nodes ({maximum})")
+        if known(desired) and known(minimum) and desired < minimum:
+            raise FmValidationError(
+                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
+            )
+        if known(desired) and known(maximum) and desired > maximum:
+            raise FmValidationError(
+                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
+            )
+        limit = self.capacity.max_instances
+        if known(limit) and known(maximum) and maximum > limit:  # type: ignore[operator]
+            raise FmValidationError("max_nodes", maximum, f"at most the reservation's {limit} instances")
+        # Instance-type rules of the capacity (UltraServer blocks); node counts are checked above.
+        self.capacity.validate_for(self.instance_spec)
+        if self.capacity.is_capacity_block and known(maximum):
             # EKS "capacity-blocks-mng": a fixed fleet; size 0 while the block is not active (and during upgrades).
-            if minimum not in (0, maximum):
+            if known(minimum) and minimum not in (0, maximum):
                 raise FmValidationError(
-                    "min_size", minimum, f"0 or max_size ({maximum}) on a Capacity Block (a fixed-size fleet)"
+                    "min_nodes", minimum, f"0 or max_nodes ({maximum}) on a Capacity Block (a fixed-size fleet)"
                 )
-            if desired not in (0, maximum):
+            if known(desired) and desired not in (0, maximum):
                 raise FmValidationError(
-                    "desired_size",
+                    "desired_nodes",
                     desired,
-                    f"0 (before the block starts) or max_size ({maximum}) on a Capacity Block",
+                    f"0 (before the block starts) or max_nodes ({maximum}) on a Capacity Block",
                 )
 
     def _validate_instance_and_version(self) -> None:
@@ -320,11 +523,46 @@ class GpuNodeGroup(Construct):
         if self.efa_interface_count > 0 and len(self.subnets) != 1:
             raise FmValidationError(
                 "subnets",
-                [s.subnet_id for s in self.subnets],
+                f"{len(self.subnets)} subnets",
                 "exactly one subnet for an EFA node group (EFA traffic cannot cross availability zones)",
             )
-        for subnet in self.subnets:
-            self.capacity.check_subnet(subnet)
+        zone = capacity_zone(self.capacity)
+        for index, subnet in enumerate(self.subnets):
+            # Only when both zones are known at synthesis (subnets imported without a zone, token zones: skipped).
+            if same_zone(zone, _subnet_zone(subnet)) is False:
+                raise FmValidationError(
+                    f"subnets[{index}]",
+                    _describe_subnet(subnet),
+                    f"a subnet in {zone}, the zone of the {self.capacity.kind.value}",
+                )
+
+    def _check_placement_group_and_reservation(self, placement_group: ClusterPlacementGroup, *, created: bool) -> None:
+        """Warn when nodes on an On-Demand Capacity Reservation go into a placement group the reservation is not known
+        to be in.
+
+        EC2 User Guide "cr-cpg" (Capacity Reservations in cluster placement groups): a reservation reserves capacity
+        in a cluster placement group only when it is created in that group (an existing reservation cannot be moved
+        into one), and "limitations-placement-groups" recommends reserving capacity explicitly in the cluster
+        placement group you launch into. A group created here cannot hold an existing reservation, and a given group
+        is only known to hold it when the capacity names the group (``placement_group_arn``, when the capacity
+        records one). Capacity Blocks have their own warning (the launch template's
+        ``placement-group-with-capacity-block``).
+        """
+        if self.capacity.kind is not CapacityKind.CAPACITY_RESERVATION:
+            return
+        reservation_group = getattr(self.capacity, "placement_group_arn", None)
+        if not created and reservation_group is not None and reservation_group == placement_group.placement_group_arn:
+            return
+        which = "a new placement group (use_placement_group=True)" if created else "the given placement_group"
+        add_warning(
+            self,
+            WarningId.PLACEMENT_GROUP_WITH_CAPACITY_RESERVATION,
+            f"Nodes on an On-Demand Capacity Reservation are launched into {which}, and the reservation is not known "
+            "to be in it: EC2 reserves capacity in a cluster placement group only for reservations created in that "
+            'group (EC2 User Guide "Capacity Reservations in cluster placement groups"), so launches may fall outside '
+            "the reservation or fail for insufficient capacity. Leave use_placement_group False and placement_group "
+            "unset, or create the reservation in that placement group; acknowledge this warning when it is.",
+        )
 
     # --- FSx for Lustre clients ---------------------------------------------------------------------------------
     def add_lustre_client(self, file_system: LustreFileSystemBase, *, mount_point: str) -> LustreClient:
@@ -338,9 +576,14 @@ class GpuNodeGroup(Construct):
         interfaces for an EFA-enabled file system (with a systemd unit that redoes it at every boot; nodes without
         EFA, or with 0 interfaces for Lustre, stay on TCP and say so in the boot log) and mount on the host, so that
         the FSx CSI driver's mounts in pods use the same LNet configuration. The group is registered against the file
-        system's 1,024 EFA connection budget (``max_size`` nodes x :attr:`LustreClient.efa_interfaces`; synthesis
-        fails above it). Adding the same file system twice returns the first client.
+        system's 1,024 EFA connection budget (``max_nodes`` nodes x :attr:`LustreClient.efa_interfaces`; synthesis
+        fails above it, naming ``max_nodes``; a token ``max_nodes`` warns), and the file system checks that the group
+        shares its EFA security group and zone (:meth:`LustreFileSystemBase.register_efa_clients`). Adding the same
+        file system twice returns the first client.
         """
+        if not isinstance(file_system, LustreFileSystemBase):
+            raise FmTypeError("file_system", file_system, f"a LustreFileSystem (got a {type(file_system).__name__})")
+        check_mount_point("mount_point", mount_point)
         for client in self._lustre_clients:
             if client.file_system is file_system:
                 return client
@@ -361,8 +604,15 @@ class GpuNodeGroup(Construct):
         self.launch_template.add_user_data(*commands)
         if count is not None:
             # FSx for Lustre User Guide "Configuring EFA clients": at most 1,024 EFA connections per file system,
-            # one per client EFA interface used for LNet; every node of the group (max_size) counts.
-            file_system.register_efa_clients(self, max_nodes=self.max_size, efa_interfaces_per_node=count)
+            # one per client EFA interface used for LNet; every node of the group (max_nodes) counts. The file system
+            # also checks that the nodes share its EFA security group and zone (EFA does not cross zones).
+            file_system.register_efa_clients(
+                self,
+                max_nodes=self.max_nodes,
+                efa_interfaces_per_node=count,
+                efa_security_group=self.cluster.efa_security_group,
+                subnets=self.subnets,
+            )
         client = LustreClient(file_system, mount_point, count)
         self._lustre_clients.append(client)
         return client
@@ -386,6 +636,8 @@ class GpuNodeGroup(Construct):
         return self.instance_spec.gpu.count
 
     @property
-    def total_gpus(self) -> int:
-        """GPUs at the desired size."""
-        return self.desired_size * self.gpus_per_node
+    def total_gpus(self) -> int | None:
+        """GPUs at the desired size; None when ``desired_nodes`` is a deploy-time value."""
+        if not known(self.desired_nodes):
+            return None
+        return int(self.desired_nodes) * self.gpus_per_node
