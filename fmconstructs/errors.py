@@ -69,6 +69,7 @@ class WarningId(str, Enum):
     GRAFANA_SERVICE_MANAGED_PERMISSIONS = "grafana-service-managed-permissions"
     LUSTRE_EFA_CONNECTIONS_UNKNOWN = "lustre-efa-connections-unknown"
     PCS_DEPRECATED_SLURM_SETTING = "pcs-deprecated-slurm-setting"
+    EKS_NO_GRACEFUL_NODE_SHUTDOWN = "eks-no-graceful-node-shutdown"
     PLACEMENT_GROUP_WITH_CAPACITY_RESERVATION = "placement-group-with-capacity-reservation"
 
     @property
