@@ -20,7 +20,10 @@ Follows the EKS User Guide "ml-eks-nvidia-ultraserver" (Use P6e-GB200 UltraServe
   "fsx-csi-tuning-efa").
 
 The node group starts at its full size (18) like FmEksP5en's; before the block is active, deploy with
-``min_size=0, desired_size=0`` and scale to 18 once it is (EKS "capacity-blocks-mng").
+``min_nodes=0, desired_nodes=0`` and scale to 18 once it is (EKS "capacity-blocks-mng").
+
+Outputs: cluster name, ARN and endpoint, the ``aws eks update-kubeconfig`` command, the node group, the file system
+(id, DNS name, mount name), the volume claim and the ComputeDomain's channel claim template.
 
 The resource-group ARN is a placeholder; override it with ``-c fmconstructs:ultraserver-resource-group-arn=arn:...``
 (the key FmPcsGb200 reads).
@@ -35,12 +38,13 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from fmconstructs import UltraServerCapacityBlock
+from fmconstructs.catalog import get_ultraserver
 from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
 from fmconstructs.observability.eks import AmpEksScraper
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, size_for_throughput
 
-from .eks_stack import acknowledge_eks_findings
+from .eks_stack import acknowledge_eks_findings, add_eks_outputs, add_lustre_outputs
 from .lint import acknowledge_cfn_lint
 from .network import example_vpc
 
@@ -86,7 +90,7 @@ class EksGb200Stack(Stack):
             "Gb200",
             instance_type=INSTANCE_TYPE,
             capacity=self.capacity,
-            max_size=self.capacity.max_instances,
+            max_nodes=get_ultraserver(ULTRASERVER_TYPE).instance_count,  # one UltraServer: 18 nodes
             subnets=[subnet],
         )
         acknowledge_cfn_lint(self.gb200.launch_template.resource, "E3628", _GB200_CFN_LINT_REASON)
@@ -116,9 +120,8 @@ class EksGb200Stack(Stack):
         self.compute_domain.node.add_dependency(self.volume)  # the volume's manifest creates the namespace
 
         acknowledge_eks_findings(self.cluster)
-        CfnOutput(self, "ClusterName", value=self.cluster.cluster_name)
-        CfnOutput(self, "Gb200Nodegroup", value=self.gb200.nodegroup_name)
-        CfnOutput(self, "FileSystemId", value=self.file_system.file_system_id)
+        add_eks_outputs(self, self.cluster, node_groups={"Gb200": self.gb200})
+        add_lustre_outputs(self, self.file_system, volume_name="fsx-training", namespace=NAMESPACE)
         CfnOutput(
             self,
             "ComputeDomainChannelTemplate",

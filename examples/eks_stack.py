@@ -4,10 +4,13 @@
   logs, system node group) and an admin role given cluster admin through an access entry.
 - ``p5en.48xlarge`` x 2 on a Capacity Block: 16 EFA interfaces (ENA + efa-only on card 0, efa-only on cards 1-15),
   no placement group (block instances are already placed in an UltraCluster).
-- ``p6-b300.48xlarge`` x 1 on a targeted ODCR in a cluster placement group: 16 EFA interfaces on cards 1-16, card 0
-  ENA only.
+- ``p6-b300.48xlarge`` x 1 on a targeted ODCR: 16 EFA interfaces on cards 1-16, card 0 ENA only. No placement group:
+  EKS node groups get one only when asked, and a new placement group would be unrelated to the reservation (EC2
+  reserves capacity in a cluster placement group only for reservations created in it, EC2 User Guide "cr-cpg").
 - The four GPU add-ons and a static PersistentVolume + claim for an FSx for Lustre file system from the storage
   construct.
+- Outputs (:func:`add_eks_outputs`): cluster name, ARN and API endpoint, the ``aws eks update-kubeconfig`` command,
+  the node group names, the file system id, DNS name and mount name.
 
 Reservation ids are placeholders; override them with ``-c fmconstructs:capacity-block-id=cr-...`` and
 ``-c fmconstructs:odcr-id=cr-...``.
@@ -15,6 +18,7 @@ Reservation ids are placeholders; override them with ``-c fmconstructs:capacity-
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from aws_cdk import CfnElement, CfnOutput, Stack
@@ -60,14 +64,14 @@ class EksStack(Stack):
             "P5en",
             instance_type="p5en.48xlarge",
             capacity=CapacityBlock(reservation_id=block_id, instance_count=2),
-            max_size=2,
+            max_nodes=2,
             subnets=[subnet],
         )
         self.p6_b300: GpuNodeGroup = self.cluster.add_gpu_node_group(
             "P6B300",
             instance_type="p6-b300.48xlarge",
             capacity=CapacityReservation(reservation_id=odcr_id, instance_count=1),
-            max_size=1,
+            max_nodes=1,
             subnets=[subnet],
         )
         self.addons = self.cluster.add_gpu_addons()
@@ -90,9 +94,52 @@ class EksStack(Stack):
         )
 
         acknowledge_eks_findings(self.cluster)
-        CfnOutput(self, "ClusterName", value=self.cluster.cluster_name)
-        CfnOutput(self, "P5enNodegroup", value=self.p5en.nodegroup_name)
-        CfnOutput(self, "P6B300Nodegroup", value=self.p6_b300.nodegroup_name)
+        add_eks_outputs(self, self.cluster, node_groups={"P5en": self.p5en, "P6B300": self.p6_b300})
+        add_lustre_outputs(self, self.file_system, volume_name="fsx-training", namespace="training")
+
+
+def add_eks_outputs(scope: Construct, cluster: GpuEksCluster, *, node_groups: Mapping[str, GpuNodeGroup]) -> None:
+    """What an operator needs to reach the cluster, as stack outputs with descriptions."""
+    CfnOutput(scope, "ClusterName", value=cluster.cluster_name, description="EKS cluster name")
+    CfnOutput(scope, "ClusterArn", value=cluster.cluster_arn, description="EKS cluster ARN")
+    CfnOutput(
+        scope,
+        "ClusterEndpoint",
+        value=cluster.cluster_endpoint,
+        description="Kubernetes API server endpoint (private: reachable from the VPC)",
+    )
+    CfnOutput(
+        scope,
+        "UpdateKubeconfigCommand",
+        value=cluster.update_kubeconfig_command,
+        description="Writes a kubeconfig entry for the cluster (run as ClusterAdminRole, from a host that reaches "
+        "the private endpoint)",
+    )
+    for name, group in node_groups.items():
+        CfnOutput(
+            scope,
+            f"{name}Nodegroup",
+            value=group.nodegroup_name,
+            description=f"EKS managed node group of {group.instance_spec.instance_type} nodes",
+        )
+
+
+def add_lustre_outputs(scope: Construct, file_system: LustreFileSystem, *, volume_name: str, namespace: str) -> None:
+    """The FSx for Lustre file system behind the cluster's static volume, as stack outputs with descriptions."""
+    CfnOutput(scope, "FileSystemId", value=file_system.file_system_id, description="FSx for Lustre file system id")
+    CfnOutput(
+        scope,
+        "FileSystemDnsName",
+        value=file_system.dns_name,
+        description="FSx for Lustre DNS name (mount: <dns name>@tcp:/<mount name>)",
+    )
+    CfnOutput(scope, "FileSystemMountName", value=file_system.mount_name, description="FSx for Lustre mount name")
+    CfnOutput(
+        scope,
+        "VolumeClaim",
+        value=f"{namespace}/{volume_name}",
+        description="PersistentVolumeClaim (namespace/name) that pods mount for the file system",
+    )
 
 
 def _logical_id(element: CfnElement) -> str:

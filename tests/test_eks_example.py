@@ -56,12 +56,12 @@ def test_system_node_group_for_addons(template):
 
 
 def test_two_gpu_node_groups_on_their_reservations(stack, template):
-    assert (stack.p5en.capacity_type.value, stack.p5en.max_size, stack.p5en.efa_interface_count) == (
+    assert (stack.p5en.capacity_type.value, stack.p5en.max_nodes, stack.p5en.efa_interface_count) == (
         "CAPACITY_BLOCK",
         2,
         16,
     )
-    assert (stack.p6_b300.capacity_type.value, stack.p6_b300.max_size, stack.p6_b300.efa_interface_count) == (
+    assert (stack.p6_b300.capacity_type.value, stack.p6_b300.max_nodes, stack.p6_b300.efa_interface_count) == (
         "ON_DEMAND",
         1,
         16,
@@ -152,3 +152,35 @@ def test_no_wildcard_actions_on_our_roles(template):
     managed = json.dumps(node_role["Properties"]["ManagedPolicyArns"])
     for policy in ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly", "AmazonEKS_CNI_Policy"):
         assert policy in managed
+
+
+EXPECTED_OUTPUTS = {
+    "ClusterName",
+    "ClusterArn",
+    "ClusterEndpoint",
+    "UpdateKubeconfigCommand",
+    "P5enNodegroup",
+    "P6B300Nodegroup",
+    "FileSystemId",
+    "FileSystemDnsName",
+    "FileSystemMountName",
+    "VolumeClaim",
+}
+
+
+def test_outputs_an_operator_needs_with_descriptions(template):
+    outputs = template.find_outputs("*")
+    assert set(outputs) >= EXPECTED_OUTPUTS
+    assert all(outputs[name].get("Description") for name in EXPECTED_OUTPUTS)
+    command = outputs["UpdateKubeconfigCommand"]["Value"]["Fn::Join"]
+    assert command[1][0] == "aws eks update-kubeconfig --name "
+    assert command[1][2:] == [" --region ", {"Ref": "AWS::Region"}]
+    assert outputs["ClusterEndpoint"]["Value"]["Fn::GetAtt"][1] == "Endpoint"
+    assert outputs["VolumeClaim"]["Value"] == "training/fsx-training"
+
+
+def test_no_placement_group_for_the_odcr_group(stack, template):
+    # EKS node groups get a placement group only when asked (EC2 User Guide cr-cpg: an unrelated new group does not
+    # hold the reservation).
+    assert stack.p6_b300.placement_group is None
+    assert template.find_resources("AWS::EC2::PlacementGroup") == {}

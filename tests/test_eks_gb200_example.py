@@ -190,3 +190,23 @@ def test_scraper_only_with_a_workspace(stack):
     assert with_scraper.scraper is not None
     Template.from_stack(with_scraper).resource_count_is("AWS::APS::Scraper", 1)
     assert observability in with_scraper.dependencies  # known once synthesized
+
+
+def test_outputs_an_operator_needs_with_descriptions(template):
+    outputs = template.find_outputs("*")
+    expected = {
+        "ClusterName",
+        "ClusterArn",
+        "ClusterEndpoint",
+        "UpdateKubeconfigCommand",
+        "Gb200Nodegroup",
+        "FileSystemId",
+        "FileSystemDnsName",
+        "FileSystemMountName",
+        "VolumeClaim",
+        "ComputeDomainChannelTemplate",
+    }
+    assert set(outputs) >= expected
+    assert all(outputs[name].get("Description") for name in expected)
+    joined = outputs["UpdateKubeconfigCommand"]["Value"]["Fn::Join"][1]
+    assert joined[0] == "aws eks update-kubeconfig --name " and joined[-1] == {"Ref": "AWS::Region"}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Unpack, cast
 
-from aws_cdk import Annotations, CfnResource, Duration, Token
+from aws_cdk import Annotations, Aws, CfnResource, Duration, Fn, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -384,6 +384,19 @@ class GpuEksCluster(Construct):
     def cluster_arn(self) -> str:
         """The cluster's ARN (``Fn::GetAtt Arn``)."""
         return self.cluster.cluster_arn
+
+    @property
+    def cluster_endpoint(self) -> str:
+        """The Kubernetes API server endpoint (``Fn::GetAtt Endpoint``); private unless public_endpoint_cidrs is set."""
+        return self.cluster.cluster_endpoint
+
+    @property
+    def update_kubeconfig_command(self) -> str:
+        """``aws eks update-kubeconfig --name <name> --region <region>``, resolved by CloudFormation (``Fn::Join`` of
+        the cluster name and ``AWS::Region``): the AWS CLI command that writes a kubeconfig entry for this cluster
+        (EKS User Guide "create-kubeconfig"). The caller needs an access entry (``admin_roles``/``grant_admin``) and,
+        with the default private endpoint, network access to the VPC."""
+        return Fn.join("", ["aws eks update-kubeconfig --name ", self.cluster_name, " --region ", Aws.REGION])
 
     @property
     def cluster_security_group(self) -> ec2.ISecurityGroup:
