@@ -18,25 +18,56 @@ A consumer asks for its form with ``reservation_target(form, consumer=...)``; wi
 default is used (the one form a reservation was given, or the resource-group ARN of an UltraServer block given both),
 which keeps every earlier caller's template unchanged. Asking for a form the capacity was not given raises
 :class:`~fmconstructs.errors.FmValidationError` naming the missing parameter and the consumer.
+
+**Deploy-time values.** Reservation ids, resource-group ARNs, zones, ``instance_count`` and ``ultraserver_count`` may
+be CDK tokens (``CfnParameter.value_as_string``/``value_as_number``, ``Fn.import_value``, SSM parameters): they are
+accepted and the checks that need their value (node counts against the reservation, the subnet's zone) are skipped.
+No ``CfnRule`` is added: CloudFormation rules compare with ``Fn::Equals``/``Fn::Contains`` only (no "less than"), so
+the count checks cannot move to deploy time; give the parameters ``MinValue``/``MaxValue`` or ``AllowedPattern``
+instead (CloudFormation User Guide "parameters-section-structure", "rules-section-structure").
+
+**Zones.** ``zone`` takes a zone name (``us-east-1a``), a Local Zone name (``us-east-1-dfw-2a``, where P6e-GB200
+UltraServer blocks are sold) or a zone id (``use1-az4``), as EC2's ``AvailabilityZone``/``AvailabilityZoneId`` do.
+A subnet's zone is compared with it only when both are known and of the same kind (a name against an id is unknown
+at synth time).
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
-from aws_cdk import Token
 from aws_cdk import aws_ec2 as ec2
 
-from ._validate import same_zone, subnet_zone
+from ._validate import (
+    NOT_GIVEN,
+    check_count,
+    check_enum,
+    check_optional_count,
+    check_str,
+    check_zone,
+    known,
+    renamed,
+    same_zone,
+    subnet_zone,
+)
 from .catalog import InstanceSpec, UltraServerSpec, get_ultraserver
-from .errors import FmValidationError, is_token
+from .errors import FmTypeError, FmValidationError, is_token
 
-_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
-# arn:${Partition}:resource-groups:${Region}:${Account}:group/${GroupName}
-_RESOURCE_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]{1,300}$")
-_AZ = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
+# The EC2 API gives CapacityReservationId no pattern (botocore ec2 shape ``CapacityReservationId``: a String); EC2
+# resource ids are a prefix, a hyphen and 8 or 17 characters of 0-9/a-f (EC2 User Guide "resource-ids").
+_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8,17}")
+_RESERVATION_ID_TEXT = "a capacity reservation id like 'cr-0123456789abcdef0'"
+# AWS Resource Groups API ``GroupArn`` pattern (botocore resource-groups shape GroupArn/GroupArnV2), the ARN that
+# EC2 ``CapacityReservationTarget.CapacityReservationResourceGroupArn`` takes.
+_RESOURCE_GROUP_ARN = re.compile(
+    r"arn:aws(-[a-z]+)*:resource-groups:[a-z]{2}(-[a-z]+)+-\d{1}:[0-9]{12}:group/"
+    r"([a-zA-Z0-9_\.-]{1,300}|[a-zA-Z0-9_\.-]{1,150}/[a-z0-9]{26})"
+)
+_RESOURCE_GROUP_ARN_TEXT = "a resource group ARN like 'arn:aws:resource-groups:REGION:ACCOUNT:group/NAME'"
 
 
 class ReservationTargetForm(str, Enum):
@@ -58,32 +89,22 @@ class CapacityKind(str, Enum):
     ULTRASERVER_CAPACITY_BLOCK = "ultraserver-capacity-block"
 
 
-def _resolved(value: object) -> bool:
-    return value is not None and not (isinstance(value, str) and Token.is_unresolved(value))
+def _check_reservation_id(value: object) -> None:
+    if value is not None:
+        check_str("reservation_id", value, pattern=_RESERVATION_ID, allowed=_RESERVATION_ID_TEXT)
 
 
-def _check_reservation_id(value: str | None) -> None:
-    if _resolved(value) and not _RESERVATION_ID.match(str(value)):
-        raise FmValidationError("reservation_id", value, "a capacity reservation id like 'cr-0123456789abcdef0'")
-
-
-def _check_resource_group_arn(value: str | None) -> None:
-    if _resolved(value) and not _RESOURCE_GROUP_ARN.match(str(value)):
-        raise FmValidationError(
-            "resource_group_arn",
-            value,
-            "a resource group ARN like 'arn:aws:resource-groups:REGION:ACCOUNT:group/NAME'",
+def _check_resource_group_arn(value: object) -> None:
+    if value is not None:
+        check_str(
+            "resource_group_arn", value, pattern=_RESOURCE_GROUP_ARN, allowed=_RESOURCE_GROUP_ARN_TEXT, max_length=1600
         )
 
 
-def _check_az(value: str | None) -> None:
-    if _resolved(value) and not _AZ.match(str(value)):
-        raise FmValidationError("availability_zone", value, "an availability zone name like 'us-east-2b'")
-
-
-def _check_positive(name: str, value: int | None) -> None:
-    if value is not None and value < 1:
-        raise FmValidationError(name, value, "a positive number of instances")
+def _deprecated_property(old: str, new: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated and will be removed in fmconstructs 0.3.0: use {new}", DeprecationWarning, stacklevel=3
+    )
 
 
 @dataclass(frozen=True)
@@ -96,13 +117,20 @@ class Capacity:
         raise NotImplementedError
 
     @property
-    def availability_zone(self) -> str | None:
-        """The zone this capacity pins the fleet to, when known (a reservation lives in one zone)."""
+    def zone(self) -> str | None:
+        """The zone (name, Local Zone name or zone id) this capacity pins the fleet to, when given (a reservation
+        lives in one zone); may be a deploy-time token."""
         return None
 
     @property
+    def availability_zone(self) -> str | None:
+        """Deprecated: use :attr:`zone` (removed in 0.3.0)."""
+        _deprecated_property("Capacity.availability_zone", "Capacity.zone")
+        return self.zone
+
+    @property
     def max_instances(self) -> int | None:
-        """How many instances the capacity holds, when known."""
+        """How many instances the capacity holds, when known (may be a number token)."""
         return None
 
     @property
@@ -130,6 +158,10 @@ class Capacity:
         :param form: the form the consumer needs; raises when this capacity was not given it.
         :param consumer: who needs the form and where that is documented, for the error message.
         """
+        if form is not None:
+            check_enum("form", form, ReservationTargetForm)
+        if consumer is not None:
+            check_str("consumer", consumer)
         forms = self.reservation_target_forms
         if not forms:
             return None
@@ -162,22 +194,53 @@ class Capacity:
             return None
         return ec2.CfnLaunchTemplate.CapacityReservationSpecificationProperty(capacity_reservation_target=target)
 
-    def validate_for(self, spec: InstanceSpec, *, min_count: int | None = None, max_count: int | None = None) -> None:
-        """Check an instance type and node counts against this capacity; raises :class:`FmValidationError`."""
-        _check_positive("max_count", max_count)
-        if min_count is not None and min_count < 0:
-            raise FmValidationError("min_count", min_count, "zero or more")
-        if min_count is not None and max_count is not None and min_count > max_count:
-            raise FmValidationError("min_count", min_count, f"at most max_count ({max_count})")
-        if self.requires_fixed_size and min_count is not None and max_count is not None and min_count != max_count:
+    def validate_for(
+        self,
+        spec: InstanceSpec,
+        *,
+        min_nodes: Any = NOT_GIVEN,
+        max_nodes: Any = NOT_GIVEN,
+        min_count: int | None = None,
+        max_count: int | None = None,
+        parameters: tuple[str, str] | None = None,
+    ) -> None:
+        """Check an instance type and a fleet's node counts against this capacity; raises :class:`FmValidationError`.
+
+        Counts may be number tokens: the checks that need their value are skipped.
+
+        :param min_nodes: the fleet's minimum size (None: not checked).
+        :param max_nodes: the fleet's maximum size (None: not checked); at most the reservation's size when known.
+        :param min_count: deprecated name of ``min_nodes`` (messages then name ``min_count``).
+        :param max_count: deprecated name of ``max_nodes`` (messages then name ``max_count``).
+        :param parameters: how the caller's own parameters are named in messages, e.g.
+            ``("min_instance_count", "max_instance_count")``. Default: the keyword names used.
+        """
+        if not isinstance(spec, InstanceSpec):
+            raise FmTypeError("spec", spec, "an InstanceSpec (fmconstructs.get_instance_spec)")
+        self._check_instance_type(spec)
+        old = min_count is not None or max_count is not None
+        minimum = renamed("min_count", min_count, "min_nodes", min_nodes)
+        maximum = renamed("max_count", max_count, "max_nodes", max_nodes)
+        if parameters is not None:
+            min_name, max_name = parameters
+        else:
+            min_name, max_name = ("min_count", "max_count") if old else ("min_nodes", "max_nodes")
+        minimum = check_optional_count(min_name, minimum, minimum=0)
+        maximum = check_optional_count(max_name, maximum, minimum=1)
+        if known(minimum) and known(maximum) and minimum > maximum:
+            raise FmValidationError(min_name, minimum, f"at most {max_name} ({maximum})")
+        if self.requires_fixed_size and known(minimum) and known(maximum) and minimum != maximum:
             raise FmValidationError(
-                "min_count",
-                min_count,
-                f"equal to max_count ({max_count}) on a Capacity Block (a fixed-size fleet)",
+                min_name,
+                minimum,
+                f"equal to {max_name} ({maximum}) on a Capacity Block (a fixed-size fleet)",
             )
         limit = self.max_instances
-        if limit is not None and max_count is not None and max_count > limit:
-            raise FmValidationError("max_count", max_count, f"at most the reservation's {limit} instances")
+        if known(limit) and known(maximum) and maximum > limit:
+            raise FmValidationError(max_name, maximum, f"at most the reservation's {limit} instances")
+
+    def _check_instance_type(self, spec: InstanceSpec) -> None:
+        """Instance-type rules of the capacity (UltraServer blocks hold one type)."""
 
     def check_subnet(self, subnet: ec2.ISubnet) -> None:
         """The subnet must be in the reservation's zone when both zones are known at synth time.
@@ -185,7 +248,7 @@ class Capacity:
         Skipped when either is unknown: a subnet imported without a zone (``Subnet.from_subnet_id``), a zone that is a
         deploy-time value, no zone given to the reservation, or a zone name compared with a zone id.
         """
-        zone = self.availability_zone
+        zone = self.zone
         where = subnet_zone(subnet)
         if same_zone(zone, where) is False:
             raise FmValidationError(
@@ -217,9 +280,9 @@ class _Reserved(Capacity):
     reservation_id: str | None = None
     resource_group_arn: str | None = None
     instance_count: int | None = None
-    """Instances in the reservation, when known (enables the node-count check)."""
+    """Instances in the reservation, when known (enables the node-count check); may be a number token."""
     zone: str | None = None
-    """The reservation's availability zone, when known (enables the subnet check)."""
+    """The reservation's zone (name, Local Zone name or zone id), when known (enables the subnet check)."""
 
     def __post_init__(self) -> None:
         if (self.reservation_id is None) == (self.resource_group_arn is None):
@@ -230,12 +293,8 @@ class _Reserved(Capacity):
             )
         _check_reservation_id(self.reservation_id)
         _check_resource_group_arn(self.resource_group_arn)
-        _check_positive("instance_count", self.instance_count)
-        _check_az(self.zone)
-
-    @property
-    def availability_zone(self) -> str | None:
-        return self.zone
+        check_optional_count("instance_count", self.instance_count, minimum=1)
+        check_zone("zone", self.zone)
 
     @property
     def max_instances(self) -> int | None:
@@ -253,7 +312,13 @@ class _Reserved(Capacity):
 
 @dataclass(frozen=True)
 class CapacityReservation(_Reserved):
-    """A targeted On-Demand Capacity Reservation, by reservation id or resource-group ARN."""
+    """A targeted On-Demand Capacity Reservation, by reservation id or resource-group ARN.
+
+    :param reservation_id: ``cr-...`` (or a deploy-time value).
+    :param resource_group_arn: a Capacity Reservation resource group (or a deploy-time value).
+    :param instance_count: the reservation's size, when known (number tokens accepted).
+    :param zone: the reservation's zone name, Local Zone name or zone id, when known.
+    """
 
     @property
     def kind(self) -> CapacityKind:
@@ -262,7 +327,10 @@ class CapacityReservation(_Reserved):
 
 @dataclass(frozen=True)
 class CapacityBlock(_Reserved):
-    """A Capacity Block for ML: market type ``capacity-block`` plus the reservation target (required)."""
+    """A Capacity Block for ML: market type ``capacity-block`` plus the reservation target (required).
+
+    Same parameters as :class:`CapacityReservation`.
+    """
 
     @property
     def kind(self) -> CapacityKind:
@@ -281,6 +349,10 @@ class UltraServerCapacityBlock(Capacity):
         ``CapacityReservationId`` (PCS User Guide capacity-blocks-configure-cng, capacity-blocks-nvidia-imex). An
         UltraServer block of several UltraServers may have several reservation ids (the API returns a list;
         UNCONFIRMED how EC2 splits one): give the one the node group uses, and an ``ultraserver_count`` that matches it.
+    :param ultraserver_type: ``u-p6e-gb200x72`` (default) or ``u-p6e-gb200x36``; must be known at synth time (it
+        decides the instance type and count).
+    :param ultraserver_count: UltraServers in the block (default 1; a number token skips the node-count check).
+    :param zone: the block's zone name, Local Zone name (``us-east-1-dfw-2a``) or zone id, when known.
     """
 
     resource_group_arn: str | None = None
@@ -299,9 +371,14 @@ class UltraServerCapacityBlock(Capacity):
             )
         _check_reservation_id(self.reservation_id)
         _check_resource_group_arn(self.resource_group_arn)
+        check_str("ultraserver_type", self.ultraserver_type)
+        if is_token(self.ultraserver_type):
+            raise FmValidationError(
+                "ultraserver_type", self.ultraserver_type, "known at synth time (it decides the instance type)"
+            )
         get_ultraserver(self.ultraserver_type)
-        _check_positive("ultraserver_count", self.ultraserver_count)
-        _check_az(self.zone)
+        check_count("ultraserver_count", self.ultraserver_count, minimum=1)
+        check_zone("zone", self.zone)
 
     @property
     def kind(self) -> CapacityKind:
@@ -312,12 +389,11 @@ class UltraServerCapacityBlock(Capacity):
         return get_ultraserver(self.ultraserver_type)
 
     @property
-    def availability_zone(self) -> str | None:
-        return self.zone
-
-    @property
-    def max_instances(self) -> int:
-        return self.ultraserver.instance_count * self.ultraserver_count
+    def max_instances(self) -> int | None:
+        """Instances in the block (None when ``ultraserver_count`` is a deploy-time value)."""
+        if not known(self.ultraserver_count):
+            return None
+        return self.ultraserver.instance_count * int(self.ultraserver_count)
 
     @property
     def reservation_target_forms(self) -> tuple[ReservationTargetForm, ...]:
@@ -331,18 +407,33 @@ class UltraServerCapacityBlock(Capacity):
     def _target_value(self, form: ReservationTargetForm) -> str | None:
         return self.reservation_id if form is ReservationTargetForm.RESERVATION_ID else self.resource_group_arn
 
-    def validate_for(self, spec: InstanceSpec, *, min_count: int | None = None, max_count: int | None = None) -> None:
+    def _check_instance_type(self, spec: InstanceSpec) -> None:
         if spec.instance_type != self.ultraserver.instance_type:
             raise FmValidationError(
                 "instance_type",
                 spec.instance_type,
                 f"{self.ultraserver.instance_type} on a {self.ultraserver_type} UltraServer Capacity Block",
             )
-        super().validate_for(spec, min_count=min_count, max_count=max_count)
+
+
+def _check_capacity(parameter: str, capacity: object) -> Capacity:
+    if not isinstance(capacity, Capacity):
+        raise FmTypeError(
+            parameter,
+            capacity,
+            "a Capacity (OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock)",
+        )
+    return capacity
+
+
+def pinned_zone(capacity: Capacity) -> str | None:
+    """The zone (name, Local Zone name or zone id) a capacity choice pins the fleet to, or None when it does not
+    (On-Demand) or the zone was not given (pass ``zone=`` to the reservation, or read it at run time with
+    :func:`fmconstructs.preflight.describe_reservation`). May be a deploy-time token."""
+    return _check_capacity("capacity", capacity).zone
 
 
 def pinned_availability_zone(capacity: Capacity) -> str | None:
-    """The availability zone a capacity choice pins the fleet to, or None when it does not (On-Demand) or the zone
-    is not known at synth time (pass ``zone=`` to the reservation, or read it at run time with
-    :func:`fmconstructs.preflight.describe_reservation`)."""
-    return capacity.availability_zone
+    """Deprecated: use :func:`pinned_zone` (removed in 0.3.0)."""
+    _deprecated_property("pinned_availability_zone", "pinned_zone")
+    return pinned_zone(capacity)

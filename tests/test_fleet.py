@@ -22,7 +22,7 @@ def make_lt(scene, **kwargs):
 
 def test_fleet_pins_the_template_version_and_subnet(scene):
     lt = make_lt(scene, capacity=CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=2))
-    fleet = GpuAutoScalingGroup(scene.stack, "Fleet", launch_template=lt, min_count=2, max_count=2)
+    fleet = GpuAutoScalingGroup(scene.stack, "Fleet", launch_template=lt, min_nodes=2, max_nodes=2)
     scene.template().has_resource_properties(
         "AWS::AutoScaling::AutoScalingGroup",
         {
@@ -49,8 +49,8 @@ def test_notifications(scene):
         scene.stack,
         "Fleet",
         launch_template=make_lt(scene),
-        min_count=0,
-        max_count=4,
+        min_nodes=0,
+        max_nodes=4,
         notifications_topic=topic,
     )
     props = next(iter(scene.template().find_resources("AWS::AutoScaling::AutoScalingGroup").values()))["Properties"]
@@ -82,7 +82,7 @@ def test_encrypted_topic_key_policy_lets_auto_scaling_publish(scene):
     key = kms.Key(scene.stack, "Key")
     topic = sns.Topic(scene.stack, "Topic", master_key=key)
     GpuAutoScalingGroup(
-        scene.stack, "Fleet", launch_template=make_lt(scene), min_count=0, max_count=4, notifications_topic=topic
+        scene.stack, "Fleet", launch_template=make_lt(scene), min_nodes=0, max_nodes=4, notifications_topic=topic
     )
     statement = next(s for s in key_statements(scene.template()) if s.get("Sid") == "AllowAutoScalingNotifications")
     assert statement["Principal"] == {"AWS": AUTOSCALING_SLR}  # the role itself, not the account root
@@ -97,8 +97,8 @@ def test_unencrypted_topic_changes_no_key(scene):
         scene.stack,
         "Fleet",
         launch_template=make_lt(scene),
-        min_count=0,
-        max_count=4,
+        min_nodes=0,
+        max_nodes=4,
         notifications_topic=sns.Topic(scene.stack, "Plain"),
     )
     assert all(s.get("Sid") != "AllowAutoScalingNotifications" for s in key_statements(scene.template()))
@@ -109,27 +109,27 @@ def test_unencrypted_topic_changes_no_key(scene):
     [
         (
             {"capacity": CapacityBlock(reservation_id="cr-0123456789abcdef0")},
-            {"min_count": 1, "max_count": 2},
-            r"min_count must be equal to max_count \(2\) on a Capacity Block",
+            {"min_nodes": 1, "max_nodes": 2},
+            r"min_nodes must be equal to max_nodes \(2\) on a Capacity Block",
         ),
         (
             {"capacity": CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=2)},
-            {"min_count": 3, "max_count": 3},
-            r"max_count must be at most the reservation's 2 instances, got 3",
+            {"min_nodes": 3, "max_nodes": 3},
+            r"max_nodes must be at most the reservation's 2 instances, got 3",
         ),
         (
             {},
-            {"min_count": 1, "max_count": 2, "desired_count": 3},
-            r"desired_count must be between min_count \(1\) and max_count \(2\), got 3",
+            {"min_nodes": 1, "max_nodes": 2, "desired_nodes": 3},
+            r"desired_nodes must be between min_nodes \(1\) and max_nodes \(2\), got 3",
         ),
         (
             {"subnet": None},
-            {"min_count": 1, "max_count": 1},
+            {"min_nodes": 1, "max_nodes": 1},
             r"launch_template.subnet must be the one subnet of the fleet, got None",
         ),
         (
             {"subnet": None, "policy": InterfacePolicy.PCS},
-            {"min_count": 1, "max_count": 1},
+            {"min_nodes": 1, "max_nodes": 1},
             r"launch_template.policy must be 'self-managed' for an Auto Scaling group, got 'pcs'",
         ),
     ],

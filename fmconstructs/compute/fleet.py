@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration, Stack
+import warnings
+
+from aws_cdk import Duration, Fn, Stack, Token
 from aws_cdk import aws_autoscaling as autoscaling
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from ..errors import FmValidationError
+from .._validate import NOT_GIVEN, check_count, known, renamed
+from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import InterfacePolicy
 from .launch_template import GpuLaunchTemplate
 
@@ -20,6 +24,9 @@ class GpuAutoScalingGroup(Construct):
     policy and no warm pool (this construct creates neither), the launch template version pinned (always the
     template's version number, never ``$Latest``), and a fixed size (min == max == desired). EC2 reclaims block
     instances 30 minutes before the block ends.
+
+    Sizes may be number tokens (``CfnParameter.value_as_number``): they reach the template as references and the
+    checks that need their value are skipped.
     """
 
     def __init__(
@@ -28,23 +35,43 @@ class GpuAutoScalingGroup(Construct):
         id: str,
         *,
         launch_template: GpuLaunchTemplate,
-        min_count: int,
-        max_count: int,
-        desired_count: int | None = None,
+        min_nodes: int = NOT_GIVEN,
+        max_nodes: int = NOT_GIVEN,
+        desired_nodes: int | None = NOT_GIVEN,
         notifications_topic: sns.ITopic | None = None,
         health_check_grace_period: Duration | None = None,
+        min_count: int | None = None,
+        max_count: int | None = None,
+        desired_count: int | None = None,
     ) -> None:
         """
         :param launch_template: a template built with the SELF_MANAGED policy and a subnet.
-        :param min_count: minimum nodes; equal to ``max_count`` on a Capacity Block.
-        :param max_count: maximum nodes; at most the reservation's size when known.
-        :param desired_count: default: ``min_count``.
+        :param min_nodes: minimum nodes (required); equal to ``max_nodes`` on a Capacity Block. May be a number token.
+        :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
+        :param desired_nodes: default: ``min_nodes``.
         :param notifications_topic: SNS topic for launch/terminate events. Default: none. When the topic is
             encrypted with a key this app owns, the key policy lets the Auto Scaling service-linked role encrypt for
             it; an imported key's policy must grant the same by hand (see ``_allow_autoscaling_to_use_key``).
         :param health_check_grace_period: default: 15 minutes (GPU nodes boot slowly).
+        :param min_count: deprecated name of ``min_nodes`` (removed in 0.3.0).
+        :param max_count: deprecated name of ``max_nodes`` (removed in 0.3.0).
+        :param desired_count: deprecated name of ``desired_nodes`` (removed in 0.3.0).
         """
-        super().__init__(scope, id)
+        min_nodes = renamed("min_count", min_count, "min_nodes", min_nodes, default=NOT_GIVEN)
+        max_nodes = renamed("max_count", max_count, "max_nodes", max_nodes, default=NOT_GIVEN)
+        desired_nodes = renamed("desired_count", desired_count, "desired_nodes", desired_nodes)
+        for name, value in (("min_nodes", min_nodes), ("max_nodes", max_nodes)):
+            if value is NOT_GIVEN:
+                raise FmTypeError(name, None, "a number of nodes (a required keyword argument)")
+        if not isinstance(launch_template, GpuLaunchTemplate):
+            raise FmTypeError("launch_template", launch_template, "an fmconstructs GpuLaunchTemplate")
+        minimum = check_count("min_nodes", min_nodes, minimum=0)
+        maximum = check_count("max_nodes", max_nodes, minimum=1)
+        desired = minimum if desired_nodes is None else check_count("desired_nodes", desired_nodes, minimum=0)
+        if notifications_topic is not None and not hasattr(notifications_topic, "topic_arn"):
+            raise FmTypeError("notifications_topic", notifications_topic, "an sns.ITopic")
+        if health_check_grace_period is not None and not isinstance(health_check_grace_period, Duration):
+            raise FmTypeError("health_check_grace_period", health_check_grace_period, "an aws_cdk.Duration")
         if launch_template.policy is not InterfacePolicy.SELF_MANAGED:
             raise FmValidationError(
                 "launch_template.policy",
@@ -53,21 +80,24 @@ class GpuAutoScalingGroup(Construct):
             )
         if launch_template.subnet is None:
             raise FmValidationError("launch_template.subnet", None, "the one subnet of the fleet")
-        desired = min_count if desired_count is None else desired_count
-        launch_template.capacity.validate_for(launch_template.instance_spec, min_count=min_count, max_count=max_count)
-        if not min_count <= desired <= max_count:
+        launch_template.capacity.validate_for(launch_template.instance_spec, min_nodes=minimum, max_nodes=maximum)
+        if known(desired) and known(minimum) and known(maximum) and not minimum <= desired <= maximum:
             raise FmValidationError(
-                "desired_count", desired, f"between min_count ({min_count}) and max_count ({max_count})"
+                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
             )
+        super().__init__(scope, id)
         self.launch_template = launch_template
-        self.min_count, self.max_count, self.desired_count = min_count, max_count, desired
+        self.min_nodes: int = minimum
+        self.max_nodes: int = maximum
+        self.desired_nodes: int = desired
 
         self.resource = autoscaling.CfnAutoScalingGroup(
             self,
             "Resource",
-            min_size=str(min_count),
-            max_size=str(max_count),
-            desired_capacity=str(desired),
+            # Number tokens render as their reference (Token.as_string), never as -1.888e+289.
+            min_size=_size(minimum),
+            max_size=_size(maximum),
+            desired_capacity=_size(desired),
             vpc_zone_identifier=[launch_template.subnet.subnet_id],
             launch_template=autoscaling.CfnAutoScalingGroup.LaunchTemplateSpecificationProperty(
                 launch_template_id=launch_template.launch_template_id,
@@ -124,12 +154,78 @@ class GpuAutoScalingGroup(Construct):
 
     @property
     def auto_scaling_group_name(self) -> str:
+        """The group's name (``Ref``)."""
         return self.resource.ref
 
     @property
-    def total_gpus(self) -> int:
-        """GPUs at the desired size."""
-        return self.desired_count * self.launch_template.gpus_per_node
+    def launch_template_id(self) -> str:
+        return self.launch_template.launch_template_id
+
+    @property
+    def launch_template_version(self) -> str:
+        """The pinned launch template version the group uses."""
+        return self.launch_template.version_number
+
+    @property
+    def subnet_id(self) -> str:
+        """The fleet's one subnet."""
+        subnet = self.launch_template.subnet
+        assert subnet is not None
+        return subnet.subnet_id
+
+    @property
+    def connections(self) -> ec2.Connections:
+        """Network rules for the nodes (the launch template's groups)."""
+        return self.launch_template.connections
+
+    @property
+    def describe_command(self) -> str:
+        """An AWS CLI command listing the group's instances and their health."""
+        return Fn.join(
+            "",
+            [
+                "aws autoscaling describe-auto-scaling-groups --auto-scaling-group-names ",
+                self.auto_scaling_group_name,
+                " --query 'AutoScalingGroups[0].Instances'",
+            ],
+        )
+
+    @property
+    def total_gpus(self) -> int | None:
+        """GPUs at the desired size (None when the size is a deploy-time value)."""
+        if not known(self.desired_nodes):
+            return None
+        return int(self.desired_nodes) * self.launch_template.gpus_per_node
+
+    def _deprecated(self, old: str, new: str) -> None:
+        warnings.warn(
+            f"GpuAutoScalingGroup.{old} is deprecated and will be removed in fmconstructs 0.3.0: use {new}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+
+    @property
+    def min_count(self) -> int:
+        """Deprecated: use :attr:`min_nodes`."""
+        self._deprecated("min_count", "min_nodes")
+        return self.min_nodes
+
+    @property
+    def max_count(self) -> int:
+        """Deprecated: use :attr:`max_nodes`."""
+        self._deprecated("max_count", "max_nodes")
+        return self.max_nodes
+
+    @property
+    def desired_count(self) -> int:
+        """Deprecated: use :attr:`desired_nodes`."""
+        self._deprecated("desired_count", "desired_nodes")
+        return self.desired_nodes
+
+
+def _size(value: int) -> str:
+    """An ASG size as CloudFormation wants it (a string); number tokens render as their reference."""
+    return Token.as_string(value) if is_token(value) else str(int(value))
 
 
 def autoscaling_service_linked_role_arn(stack: Stack) -> str:

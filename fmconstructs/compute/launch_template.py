@@ -8,19 +8,34 @@ wraps ``CfnLaunchTemplate`` and exposes an ``ec2.ILaunchTemplate`` for L2 consum
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Mapping, Sequence
 from enum import Enum
+from typing import Any
 
 import jsii
-from aws_cdk import Fn, IResolveContext, IStringProducer, Lazy, Stack, Tags, Token
+from aws_cdk import Fn, IResolveContext, IStringProducer, Lazy, Stack, Tags
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct, IValidation
 
-from ..capacity import Capacity, OnDemand, ReservationTargetForm
+from .._validate import (
+    NOT_GIVEN,
+    check_bool,
+    check_construct,
+    check_count,
+    check_enum,
+    check_optional_count,
+    check_sequence,
+    check_str,
+    known,
+    renamed,
+)
+from ..capacity import Capacity, OnDemand, ReservationTargetForm, subnet_label
 from ..catalog import InstanceSpec, get_instance_spec
-from ..errors import FmValidationError, WarningId, add_warning
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
 from ..networking.interfaces import EfaCardSelection, plan_network_interfaces
 from .user_data import check_user_data_size, nvme_raid_commands
@@ -66,6 +81,11 @@ class GpuLaunchTemplate(Construct):
 
     Secure by default: IMDSv2 required, encrypted gp3 root volume, no public IP, security groups only on the
     interfaces. User data assembles the NVMe instance-store disks into one RAID0 volume (default ``/scratch``).
+
+    Deploy-time values (CDK tokens) are accepted for ids, names, ``max_nodes``, ``root_volume_size_gib``,
+    ``http_put_response_hop_limit``, ``image_id`` and the capacity's reservation id, size and zone; the checks that
+    need their value are skipped. ``instance_type`` and ``efa_interface_count`` must be known at synth time: they
+    decide the template's network interfaces.
     """
 
     def __init__(
@@ -77,7 +97,7 @@ class GpuLaunchTemplate(Construct):
         vpc: ec2.IVpc,
         policy: InterfacePolicy = InterfacePolicy.SELF_MANAGED,
         capacity: Capacity | None = None,
-        node_count: int | None = None,
+        max_nodes: int | None = NOT_GIVEN,
         subnet: ec2.ISubnet | None = None,
         efa_security_group: EfaSecurityGroup | None = None,
         security_groups: Sequence[ec2.ISecurityGroup] | None = None,
@@ -86,6 +106,7 @@ class GpuLaunchTemplate(Construct):
         extra_ena_interfaces: bool = False,
         efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED,
         machine_image: ec2.IMachineImage | None = None,
+        image_id: str | None = None,
         instance_profile: iam.IInstanceProfile | None = None,
         http_put_response_hop_limit: int = 1,
         root_volume_size_gib: int = DEFAULT_ROOT_VOLUME_SIZE_GIB,
@@ -96,50 +117,92 @@ class GpuLaunchTemplate(Construct):
         tags: Mapping[str, str] | None = None,
         user_data_format: UserDataFormat = UserDataFormat.SHELL,
         reservation_target_form: ReservationTargetForm | None = None,
+        node_count: int | None = None,
     ) -> None:
         """
         :param instance_type: a catalog type, e.g. ``p5.48xlarge`` (unknown types raise, listing the supported ones).
-        :param vpc: the VPC of the nodes (for the security groups).
+        :param vpc: the VPC of the nodes (for the security groups); may be imported by id (``Vpc.from_vpc_attributes``).
         :param policy: which consumer the template is for (default: SELF_MANAGED); see ``InterfacePolicy``.
         :param capacity: On-Demand (default), a targeted ODCR, a Capacity Block or an UltraServer Capacity Block.
-        :param node_count: the fleet size, when known: checked against the reservation and used for totals.
+        :param max_nodes: the most nodes that will use the template, when known: checked against the reservation and
+            used for totals (a number token skips the check).
         :param subnet: the one subnet of all interfaces (EFA cannot cross AZs); not allowed for EKS managed node
-            groups. Checked against the reservation's availability zone when both are known.
+            groups. Checked against the reservation's zone when both zones are known (a subnet imported without a
+            zone, or a deploy-time zone, is not checked).
         :param efa_security_group: default: a new :class:`EfaSecurityGroup`.
         :param security_groups: groups for the primary interface. Default: a new group with outbound access only.
         :param placement_group: attach a placement group (warned against on Capacity Blocks). Default: none.
-        :param efa_interface_count: fewer EFA interfaces than the maximum. Default: all the docs recommend.
+        :param efa_interface_count: fewer EFA interfaces than the selection holds (default: every card of
+            ``efa_cards``). Counts that would leave a GPU without EFA are refused where the catalog knows which
+            cards each GPU reaches (p6e-gb200: at least one card of [1, 3], [5, 7], [9, 11], [13, 15]); 0 means no
+            EFA. Must be known at synth time.
         :param extra_ena_interfaces: add ENA interfaces on device 1 of the EFA cards. Default: False.
-        :param efa_cards: RECOMMENDED (default: the cards the EFA docs name) or ALL EFA-capable cards.
+        :param efa_cards: which EFA-capable cards get an EFA (:class:`EfaCardSelection`):
+
+            - ``RECOMMENDED`` (default): the cards the EC2 EFA documentation recommends; p6e-gb200: one EFA-only
+              interface per GPU on cards 1, 5, 9, 13 (4 x 400 Gbps);
+            - ``EVERY_GPU_CARD``: every card a GPU reaches directly; p6e-gb200: 8 x 200 Gbps on cards
+              1, 3, 5, ..., 15 (the guide's second layout, same 1,600 Gbps);
+            - ``ALL``: every EFA-capable card, ParallelCluster's layout (p6e-gb200: cards 1-16, no more bandwidth).
+
+            On the other catalog types the three are the same layout.
         :param machine_image: the AMI; default: none in the template (the consumer supplies it).
+        :param image_id: the AMI id (``ami-...``, or ``resolve:ssm:...`` as EC2 ``ImageId`` accepts), e.g. a
+            ``CfnParameter`` of type ``AWS::EC2::Image::Id``; instead of ``machine_image``.
         :param instance_profile: default: none (the consumer supplies it).
         :param http_put_response_hop_limit: IMDSv2 hop limit, 1-64. Default: 1 (containers need 2).
-        :param root_volume_size_gib: encrypted gp3 root volume size. Default: 200.
+        :param root_volume_size_gib: encrypted gp3 root volume size, 1-65,536 GiB (EC2 gp3 limits; at least the
+            AMI's snapshot size). Default: 200.
+        :param root_device_name: the AMI's root device. Default: ``/dev/xvda``.
         :param encryption_key: KMS key for the root volume. Default: the account's EBS default key.
         :param instance_store_mount_point: where the NVMe RAID0 volume is mounted; None skips it. Default: /scratch.
+        :param launch_template_name: EC2 ``LaunchTemplateName`` (3-128 of ``a-zA-Z0-9().-/_``). Default: generated.
+        :param tags: tags on the template, the instances, their volumes and interfaces.
         :param user_data_format: SHELL (default) or MIME_MULTIPART (EKS managed node groups without an AMI id).
         :param reservation_target_form: how ``CapacityReservationTarget`` names the reservation. Default: what the
             policy's consumer documents (:func:`reservation_target_form_for`: the reservation id on PCS Capacity
             Blocks, else the capacity's own form, the resource-group ARN first on an UltraServer block given both).
             Raises when the capacity was not given that form.
+        :param node_count: deprecated name of ``max_nodes`` (removed in 0.3.0).
         """
+        max_nodes = renamed("node_count", node_count, "max_nodes", max_nodes)
+        inputs = _check_inputs(
+            instance_type=instance_type,
+            vpc=vpc,
+            policy=policy,
+            capacity=capacity,
+            max_nodes=max_nodes,
+            subnet=subnet,
+            efa_security_group=efa_security_group,
+            security_groups=security_groups,
+            placement_group=placement_group,
+            extra_ena_interfaces=extra_ena_interfaces,
+            efa_cards=efa_cards,
+            machine_image=machine_image,
+            image_id=image_id,
+            instance_profile=instance_profile,
+            http_put_response_hop_limit=http_put_response_hop_limit,
+            root_volume_size_gib=root_volume_size_gib,
+            root_device_name=root_device_name,
+            encryption_key=encryption_key,
+            instance_store_mount_point=instance_store_mount_point,
+            launch_template_name=launch_template_name,
+            tags=tags,
+            user_data_format=user_data_format,
+            reservation_target_form=reservation_target_form,
+        )
         super().__init__(scope, id)
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
         self.capacity: Capacity = capacity if capacity is not None else OnDemand()
         self.policy = policy
-        self.node_count = node_count
+        self.max_nodes: int | None = max_nodes
         self.subnet = subnet
         self.placement_group = placement_group
         policy_form = reservation_target_form_for(policy, self.capacity)
         self.reservation_target_form = reservation_target_form or policy_form
         consumer = PCS_CAPACITY_BLOCK_CONSUMER if policy_form is not None and reservation_target_form is None else None
 
-        self._validate(
-            node_count=node_count,
-            subnet=subnet,
-            hop_limit=http_put_response_hop_limit,
-            root_volume_size_gib=root_volume_size_gib,
-        )
+        self._validate(subnet=subnet)
         self.interface_layout: InterfaceLayout = plan_network_interfaces(
             self.instance_spec,
             policy=policy,
@@ -157,19 +220,19 @@ class GpuLaunchTemplate(Construct):
                 description=f"GPU nodes ({instance_type}): outbound only; open inbound through connections",
                 allow_all_outbound=True,
             )
-            security_groups = [self.security_group]
+            groups: tuple[ec2.ISecurityGroup, ...] = (self.security_group,)
         else:
-            if not security_groups:
-                raise FmValidationError("security_groups", [], "None (a new group) or at least one group")
-            self.security_group = security_groups[0]
-        self._security_groups = tuple(security_groups)
-        self.connections = ec2.Connections(security_groups=[*security_groups, self.efa_security_group.security_group])
+            groups = inputs["security_groups"]
+            self.security_group = groups[0]
+        self._security_groups = groups
+        self.connections = ec2.Connections(security_groups=[*groups, self.efa_security_group.security_group])
 
         self.user_data = ec2.UserData.for_linux()
         self.user_data_format = user_data_format
         self._mime_parts: list[tuple[str, str]] = []
         self.instance_store_mount_point = instance_store_mount_point
         if instance_store_mount_point is not None:
+            raid = nvme_raid_commands(instance_store_mount_point)
             if self.instance_spec.instance_store is None:
                 add_warning(
                     self,
@@ -177,7 +240,7 @@ class GpuLaunchTemplate(Construct):
                     f"{instance_type} has no NVMe instance store; nothing is mounted at {instance_store_mount_point}",
                 )
             else:
-                self.user_data.add_commands(*nvme_raid_commands(instance_store_mount_point))
+                self.user_data.add_commands(*raid)
 
         if placement_group is not None and self.capacity.is_capacity_block:
             add_warning(
@@ -187,9 +250,13 @@ class GpuLaunchTemplate(Construct):
                 "already placed together in an EC2 UltraCluster. Remove placement_group unless you need it.",
             )
 
+        if machine_image is not None:
+            image: str | None = machine_image.get_image(self).image_id
+        else:
+            image = image_id
         data = ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
             instance_type=instance_type,
-            image_id=machine_image.get_image(self).image_id if machine_image else None,
+            image_id=image,
             iam_instance_profile=(
                 ec2.CfnLaunchTemplate.IamInstanceProfileProperty(arn=instance_profile.instance_profile_arn)
                 if instance_profile
@@ -197,7 +264,7 @@ class GpuLaunchTemplate(Construct):
             ),
             network_interfaces=self.interface_layout.to_cfn(
                 efa_security_group_id=self.efa_security_group.security_group_id,
-                security_group_ids=[sg.security_group_id for sg in security_groups],
+                security_group_ids=[sg.security_group_id for sg in groups],
                 subnet_id=subnet.subnet_id if subnet is not None else None,
             ),
             placement=(
@@ -241,6 +308,7 @@ class GpuLaunchTemplate(Construct):
         self.resource = ec2.CfnLaunchTemplate(
             self, "Resource", launch_template_data=data, launch_template_name=launch_template_name
         )
+        self._launch_template_name = launch_template_name
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
 
@@ -251,28 +319,22 @@ class GpuLaunchTemplate(Construct):
         )
 
     # --- validation ---------------------------------------------------------------------------------------------
-    def _validate(
-        self, *, node_count: int | None, subnet: ec2.ISubnet | None, hop_limit: int, root_volume_size_gib: int
-    ) -> None:
-        if not 1 <= hop_limit <= 64:
-            raise FmValidationError("http_put_response_hop_limit", hop_limit, "between 1 and 64")
-        if not 8 <= root_volume_size_gib <= 16384:
-            raise FmValidationError("root_volume_size_gib", root_volume_size_gib, "between 8 and 16384 (gp3 limits)")
-        if node_count is not None and node_count < 1:
-            raise FmValidationError("node_count", node_count, "a positive number of instances")
-        self.capacity.validate_for(self.instance_spec, max_count=node_count)
+    def _validate(self, *, subnet: ec2.ISubnet | None) -> None:
+        self.capacity.validate_for(self.instance_spec, max_nodes=self.max_nodes)
         if subnet is not None:
             if not self.policy.allows_subnet_in_launch_template:
                 raise FmValidationError(
                     "subnet",
-                    subnet.subnet_id,
+                    subnet_label(subnet),
                     f"None for the {self.policy.value} policy (the node group supplies the subnets)",
                 )
             self.capacity.check_subnet(subnet)
 
     # --- what later constructs need ----------------------------------------------------------------------------
     def add_user_data(self, *commands: str) -> None:
-        """Append shell commands to the node's user data."""
+        """Append shell commands to the node's user data (each a ``str``)."""
+        for index, command in enumerate(commands):
+            check_str(f"commands[{index}]", command)
         self.user_data.add_commands(*commands)
 
     def add_user_data_part(self, content_type: str, body: str) -> None:
@@ -280,22 +342,50 @@ class GpuLaunchTemplate(Construct):
 
         Only for ``user_data_format=MIME_MULTIPART``; parts render in the order they were added.
         """
+        check_str("content_type", content_type)
+        check_str("body", body)
         if self.user_data_format is not UserDataFormat.MIME_MULTIPART:
             raise FmValidationError(
                 "user_data_format", self.user_data_format.value, "'mime-multipart' to add MIME parts to user data"
             )
-        if not content_type or "\n" in content_type or MIME_BOUNDARY in body:
+        if not content_type or "\n" in content_type or "\r" in content_type or MIME_BOUNDARY in body:
             raise FmValidationError("content_type/body", content_type, "a one-line content type and a body")
         self._mime_parts.append((content_type, body))
 
     @property
+    def node_count(self) -> int | None:
+        """Deprecated: use :attr:`max_nodes` (removed in 0.3.0)."""
+        warnings.warn(
+            "GpuLaunchTemplate.node_count is deprecated and will be removed in fmconstructs 0.3.0: use max_nodes",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.max_nodes
+
+    @property
     def launch_template_id(self) -> str:
+        """The template's id (``lt-...``; ``Ref``)."""
         return self.resource.ref
+
+    @property
+    def launch_template_name(self) -> str | None:
+        """The name given as ``launch_template_name`` (None: EC2 generated one; read it with
+        ``aws ec2 describe-launch-templates --launch-template-ids ID``)."""
+        return self._launch_template_name
 
     @property
     def version_number(self) -> str:
         """The template's latest version number, as a pinned value (Capacity Block fleets must not use $Latest)."""
         return self.resource.attr_latest_version_number
+
+    @property
+    def default_version_number(self) -> str:
+        """The template's default version number (``DefaultVersionNumber``)."""
+        return self.resource.attr_default_version_number
+
+    @property
+    def instance_type(self) -> str:
+        return self.instance_spec.instance_type
 
     @property
     def security_groups(self) -> tuple[ec2.ISecurityGroup, ...]:
@@ -316,10 +406,119 @@ class GpuLaunchTemplate(Construct):
 
     @property
     def total_gpus(self) -> int | None:
-        """GPUs across the fleet when ``node_count`` is known."""
-        if self.node_count is None or Token.is_unresolved(self.node_count):
+        """GPUs across the fleet when ``max_nodes`` is known at synth time."""
+        if not known(self.max_nodes):
             return None
-        return self.node_count * self.gpus_per_node
+        assert self.max_nodes is not None
+        return int(self.max_nodes) * self.gpus_per_node
+
+
+# EC2 API ``LaunchTemplateName`` (botocore ec2 shape LaunchTemplateName: min 3, max 128, pattern).
+_LAUNCH_TEMPLATE_NAME = re.compile(r"[a-zA-Z0-9\(\)\.\-/_]+")
+# EC2 ``ImageId``: "ami-..." or a Systems Manager parameter "resolve:ssm:..." (botocore ec2
+# RequestLaunchTemplateData.ImageId documentation); no pattern in the API model.
+_IMAGE_ID = re.compile(r"ami-[0-9a-zA-Z]+|resolve:ssm:\S+")
+# EC2 block device ``DeviceName`` ("for example, /dev/sdh or xvdh"); no pattern in the API model.
+_DEVICE_NAME = re.compile(r"\S+")
+
+
+def _check_inputs(
+    *,
+    instance_type: object,
+    vpc: object,
+    policy: object,
+    capacity: object,
+    max_nodes: object,
+    subnet: object,
+    efa_security_group: object,
+    security_groups: object,
+    placement_group: object,
+    extra_ena_interfaces: object,
+    efa_cards: object,
+    machine_image: object,
+    image_id: object,
+    instance_profile: object,
+    http_put_response_hop_limit: object,
+    root_volume_size_gib: object,
+    root_device_name: object,
+    encryption_key: object,
+    instance_store_mount_point: object,
+    launch_template_name: object,
+    tags: object,
+    user_data_format: object,
+    reservation_target_form: object,
+) -> dict[str, Any]:
+    """Every parameter's type and value, before anything reaches jsii (one small check per parameter)."""
+    check_str("instance_type", instance_type)
+    if is_token(instance_type):
+        raise FmValidationError(
+            "instance_type", instance_type, "a catalog instance type known at synth time (it decides the interfaces)"
+        )
+    check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+    check_enum("policy", policy, InterfacePolicy)
+    if capacity is not None and not isinstance(capacity, Capacity):
+        raise FmTypeError(
+            "capacity",
+            capacity,
+            "a Capacity (OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock)",
+        )
+    check_optional_count("max_nodes", max_nodes, minimum=1)
+    if subnet is not None:
+        check_construct("subnet", subnet, attribute="subnet_id", expected="an ec2.ISubnet")
+    if efa_security_group is not None and not isinstance(efa_security_group, EfaSecurityGroup):
+        raise FmTypeError("efa_security_group", efa_security_group, "an fmconstructs EfaSecurityGroup")
+    out: dict[str, Any] = {}
+    if security_groups is not None:
+        groups = check_sequence(
+            "security_groups",
+            security_groups,
+            lambda name, group: check_construct(
+                name, group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
+            ),
+        )
+        if not groups:
+            raise FmValidationError("security_groups", [], "None (a new group) or at least one group")
+        out["security_groups"] = groups
+    if placement_group is not None and not isinstance(placement_group, ClusterPlacementGroup):
+        raise FmTypeError("placement_group", placement_group, "an fmconstructs ClusterPlacementGroup")
+    check_bool("extra_ena_interfaces", extra_ena_interfaces)
+    check_enum("efa_cards", efa_cards, EfaCardSelection)
+    if machine_image is not None and not hasattr(machine_image, "get_image"):
+        raise FmTypeError("machine_image", machine_image, "an ec2.IMachineImage (ec2.MachineImage....)")
+    if image_id is not None:
+        check_str("image_id", image_id, pattern=_IMAGE_ID, allowed="an AMI id ('ami-...') or 'resolve:ssm:PARAMETER'")
+        if machine_image is not None:
+            raise FmValidationError("image_id", image_id, "omitted when machine_image is given (give one of the two)")
+    if instance_profile is not None and not hasattr(instance_profile, "instance_profile_arn"):
+        raise FmTypeError("instance_profile", instance_profile, "an iam.IInstanceProfile")
+    # EC2 API LaunchTemplateInstanceMetadataOptionsRequest.HttpPutResponseHopLimit: "Integers from 1 to 64".
+    check_count("http_put_response_hop_limit", http_put_response_hop_limit, minimum=1, maximum=64)
+    # EC2 API LaunchTemplateEbsBlockDeviceRequest.VolumeSize: "gp3: 1 - 65,536 GiB" (botocore 1.44).
+    check_count("root_volume_size_gib", root_volume_size_gib, minimum=1, maximum=65536)
+    check_str("root_device_name", root_device_name, pattern=_DEVICE_NAME, allowed="a device name such as '/dev/xvda'")
+    if encryption_key is not None and not hasattr(encryption_key, "key_arn"):
+        raise FmTypeError("encryption_key", encryption_key, "a kms.IKey")
+    if instance_store_mount_point is not None:
+        check_str("instance_store_mount_point", instance_store_mount_point)
+    if launch_template_name is not None:
+        check_str(
+            "launch_template_name",
+            launch_template_name,
+            pattern=_LAUNCH_TEMPLATE_NAME,
+            min_length=3,
+            max_length=128,
+            allowed="3-128 characters of a-z, A-Z, 0-9, (, ), ., -, / and _ (EC2 LaunchTemplateName)",
+        )
+    if tags is not None:
+        if not isinstance(tags, Mapping):
+            raise FmTypeError("tags", tags, f"a mapping of str to str (got a {type(tags).__name__})")
+        for key, value in tags.items():
+            check_str("tags (key)", key)
+            check_str(f"tags[{key!r}]" if not is_token(key) else "tags (value)", value)
+    check_enum("user_data_format", user_data_format, UserDataFormat)
+    if reservation_target_form is not None:
+        check_enum("reservation_target_form", reservation_target_form, ReservationTargetForm)
+    return out
 
 
 @jsii.implements(IValidation)

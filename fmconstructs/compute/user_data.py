@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
-from ..errors import FmValidationError
+from .._validate import check_str
+from ..errors import FmValidationError, is_token
 
-_MOUNT_POINT = re.compile(r"^/[A-Za-z0-9._/-]*[A-Za-z0-9._-]$")
-_LABEL = re.compile(r"^[A-Za-z0-9_-]{1,12}$")  # XFS labels hold at most 12 characters
+# Whole-string patterns (fullmatch): a trailing newline never passes into the node script.
+_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
+_LABEL = re.compile(r"[A-Za-z0-9_-]{1,12}")  # XFS labels hold at most 12 characters
 
 NVME_RAID_SCRIPT_PATH = "/usr/local/sbin/fmconstructs-nvme-raid"
 
@@ -58,9 +60,17 @@ echo "fmconstructs-nvme-raid: ${#disks[@]} disk(s) mounted at $mount_point"
 
 def nvme_raid_commands(mount_point: str = "/scratch", *, label: str = "fmscratch") -> list[str]:
     """Shell commands that install and run the NVMe RAID0 script, mounting the volume at ``mount_point``."""
-    if not _MOUNT_POINT.match(mount_point) or ".." in mount_point.split("/") or mount_point == "/":
+    check_str("instance_store_mount_point", mount_point)
+    check_str("label", label)
+    if is_token(mount_point) or is_token(label):
+        raise FmValidationError(
+            "instance_store_mount_point" if is_token(mount_point) else "label",
+            mount_point if is_token(mount_point) else label,
+            "known at synth time (it is written into the node script)",
+        )
+    if not _MOUNT_POINT.fullmatch(mount_point) or ".." in mount_point.split("/") or mount_point == "/":
         raise FmValidationError("instance_store_mount_point", mount_point, "an absolute path such as '/scratch'")
-    if not _LABEL.match(label):
+    if not _LABEL.fullmatch(label):
         raise FmValidationError("label", label, "1-12 letters, digits, '-' or '_' (an XFS label)")
     return install_script_commands(NVME_RAID_SCRIPT_PATH, _NVME_RAID_SCRIPT, mount_point, label)
 

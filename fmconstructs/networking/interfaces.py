@@ -36,8 +36,9 @@ from enum import Enum
 
 from aws_cdk import aws_ec2 as ec2
 
+from .._validate import check_bool, check_enum, check_number
 from ..catalog import InstanceSpec, InterfaceType, NetworkCardSpec
-from ..errors import FmValidationError
+from ..errors import FmTypeError, FmValidationError, is_token
 
 
 class EfaCardSelection(Enum):
@@ -188,6 +189,19 @@ def plan_network_interfaces(
         addresses for more IP bandwidth.
     :param efa_cards: RECOMMENDED (default), EVERY_GPU_CARD or ALL; see :class:`EfaCardSelection`.
     """
+    if not isinstance(spec, InstanceSpec):
+        raise FmTypeError("spec", spec, "an InstanceSpec (fmconstructs.get_instance_spec)")
+    check_enum("policy", policy, InterfacePolicy)
+    if efa_interface_count is not None:
+        efa_interface_count = check_number("efa_interface_count", efa_interface_count, integer=True)
+    if is_token(efa_interface_count):
+        raise FmValidationError(
+            "efa_interface_count",
+            efa_interface_count,
+            "known at synth time (it decides how many network interfaces the launch template has)",
+        )
+    check_bool("extra_ena_interfaces", extra_ena_interfaces)
+    check_enum("efa_cards", efa_cards, EfaCardSelection)
     max_efa = spec.maximum_efa_interfaces
     if efa_interface_count is not None and not 0 <= efa_interface_count <= max_efa:
         raise FmValidationError(

@@ -8,6 +8,7 @@ from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
+from .._validate import check_enum, check_number, known
 from ..errors import FmValidationError
 
 
@@ -35,11 +36,19 @@ class ClusterPlacementGroup(Construct):
         strategy: PlacementStrategy = PlacementStrategy.CLUSTER,
         partition_count: int | None = None,
     ) -> None:
+        """
+        :param strategy: ``cluster`` (default), ``partition`` or ``spread``.
+        :param partition_count: partitions of a PARTITION group, 1-7 (may be a number token).
+        """
+        check_enum("strategy", strategy, PlacementStrategy)
+        # EC2 User Guide "placement-strategies" (partition): at most seven partitions per Availability Zone.
+        if partition_count is not None:
+            partition_count = check_number("partition_count", partition_count, integer=True)
+            if strategy is not PlacementStrategy.PARTITION:
+                raise FmValidationError("partition_count", partition_count, "None unless strategy is PARTITION")
+            if known(partition_count) and not 1 <= partition_count <= 7:
+                raise FmValidationError("partition_count", partition_count, "between 1 and 7")
         super().__init__(scope, id)
-        if partition_count is not None and strategy is not PlacementStrategy.PARTITION:
-            raise FmValidationError("partition_count", partition_count, "None unless strategy is PARTITION")
-        if partition_count is not None and not 1 <= partition_count <= 7:
-            raise FmValidationError("partition_count", partition_count, "between 1 and 7")
         self.strategy = strategy
         self.resource = ec2.CfnPlacementGroup(
             self, "Resource", strategy=strategy.value, partition_count=partition_count

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import jsii
 from aws_cdk import Aspects, IAspect, Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct, IConstruct
+
+from .._validate import check_construct, check_str
+
+# EC2 API CreateSecurityGroup ``Description``: "Up to 255 characters in length. Valid characters: a-z, A-Z, 0-9,
+# spaces, and ._-:/()#,@[]+=&;{}!$*" (botocore ec2 CreateSecurityGroupRequest.Description).
+_DESCRIPTION = re.compile(r"[a-zA-Z0-9 ._\-:/()#,@\[\]+=&;{}!$*]*")
 
 # CDK's own "no traffic" placeholder rule (aws-ec2 SecurityGroup, allowAllOutbound: false).
 _NO_TRAFFIC_EGRESS = {
@@ -53,6 +61,21 @@ class EfaSecurityGroup(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, vpc: ec2.IVpc, description: str | None = None) -> None:
+        """
+        :param vpc: the VPC of the group; may be imported by id (``Vpc.from_vpc_attributes``, a ``CfnParameter``).
+        :param description: EC2 ``GroupDescription``: up to 255 characters of a-z, A-Z, 0-9, spaces and
+            ``._-:/()#,@[]+=&;{}!$*``. Default: a description of the EFA rules.
+        """
+        check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+        if description is not None:
+            check_str(
+                "description",
+                description,
+                pattern=_DESCRIPTION,
+                max_length=255,
+                allowed="up to 255 characters of a-z, A-Z, 0-9, spaces and ._-:/()#,@[]+=&;{}!$* "
+                "(EC2 GroupDescription)",
+            )
         super().__init__(scope, id)
         self.security_group = ec2.SecurityGroup(
             self,
