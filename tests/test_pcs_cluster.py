@@ -11,6 +11,7 @@ from aws_cdk.assertions import Match, Template
 from conftest import new_scene
 
 from fmconstructs import FmValidationError
+from fmconstructs.errors import FmTypeError
 from fmconstructs.pcs import (
     DEFAULT_SLURM_VERSION,
     PCS_IAM_PATH,
@@ -57,7 +58,7 @@ def test_default_slurm_version_is_pinned_to_25_11_not_the_newest():
     assert _make().slurm_version is SlurmVersion.V25_11
 
 
-@pytest.mark.parametrize("version", [SlurmVersion.V26_05, "26.05"])
+@pytest.mark.parametrize("version", [SlurmVersion.V26_05])
 def test_slurm_26_05_is_accepted(version):
     scene = new_scene()
     cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, slurm_version=version, enable_imex=True)
@@ -197,9 +198,15 @@ def test_bucket_grants_are_limited_to_their_prefix(built):
     )
 
 
-def test_version_given_as_its_value_is_accepted():
+def test_version_given_as_its_value_still_works_and_warns():
     scene = new_scene()
-    assert PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, slurm_version="24.11").slurm_version is SlurmVersion.V24_11
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"slurm_version as a plain string \('24.11'\) is deprecated.*"
+        r"SlurmVersion.V24_11",
+    ):
+        cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, slurm_version="24.11")
+    assert cluster.slurm_version is SlurmVersion.V24_11
 
 
 # --- validation: every rule, one message each ------------------------------------------------------------------------
@@ -210,10 +217,12 @@ def _make(**props: object) -> PcsCluster:
     return PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, **props)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("version", ["23.11", "24.05", "26.11", "25.5"])
+@pytest.mark.parametrize("version", ["23.11", "24.05", "26.11", "25.5", "25.11\n", 25.11])
 def test_rejects_versions_pcs_does_not_accept(version):
     with pytest.raises(
-        FmValidationError, match=rf"slurm_version must be one of '24.11', '25.05', '25.11', '26.05' .*got '{version}'"
+        FmTypeError,
+        match=r"slurm_version must be a SlurmVersion \(SlurmVersion.V24_11, SlurmVersion.V25_05, SlurmVersion.V25_11, "
+        r"SlurmVersion.V26_05: the versions PCS accepts\)",
     ):
         _make(slurm_version=version)
 
@@ -221,16 +230,23 @@ def test_rejects_versions_pcs_does_not_accept(version):
 @pytest.mark.parametrize(
     ("props", "message"),
     [
-        ({"size": "SMALL"}, r"size must be one of 'SMALL', 'MEDIUM', 'LARGE', got 'SMALL'"),
-        ({"accounting": "STANDARD"}, r"accounting must be one of 'STANDARD', 'NONE'"),
+        ({"size": "SMALL"}, r"size must be a ControllerSize \(ControllerSize.SMALL, .*got 'SMALL'"),
+        ({"accounting": "STANDARD"}, r"accounting must be an? AccountingMode \(AccountingMode.STANDARD"),
         ({"accounting_purge_time_days": 30}, r"accounting_purge_time_days must be None unless accounting is STANDARD"),
         (
             {"accounting": AccountingMode.STANDARD, "accounting_purge_time_days": 10001},
-            r"accounting_purge_time_days must be -1 \(never purge\) to 10000 days, got 10001",
+            r"accounting_purge_time_days must be at most 10000, got 10001",
         ),
         ({"scale_down_idle_time": cdk.Duration.millis(500)}, r"scale_down_idle_time must be at least 1 second"),
-        ({"cluster_name": "1cluster"}, r"cluster_name must be a letter followed by 1-40 letters"),
-        ({"cluster_name": "a" * 42}, r"cluster_name must be a letter followed by 1-40 letters"),
+        ({"cluster_name": "1cluster"}, r"cluster_name must be 3-40 characters: a letter, then letters, digits"),
+        ({"cluster_name": "a" * 41}, r"cluster_name must be 3-40 characters: a letter, then letters, digits"),
+        ({"cluster_name": "ab"}, r"cluster_name must be 3-40 characters"),
+        ({"cluster_name": "training\n"}, r"cluster_name must be 3-40 characters"),
+        (
+            {"accounting": AccountingMode.STANDARD, "accounting_purge_time_days": 0},
+            r"accounting_purge_time_days must be -1 \(never purge\) or 1 to 10000 days \(0 is not valid\), got 0",
+        ),
+        ({"scale_down_idle_time": cdk.Duration.seconds(10_000_001)}, r"scale_down_idle_time must be at most 10000000"),
         ({"slurm_settings": {"Prolog": "/x"}}, r"slurm_settings name must be a ClusterSetting"),
         (
             {"slurm_settings": {NodeGroupSetting.WEIGHT: "1"}},
@@ -266,10 +282,10 @@ def test_accepts_comma_separated_prolog_paths():
     assert cluster.slurm_settings[ClusterSetting.PROLOG] == "/opt/a.sh,/opt/b.sh"
 
 
-@pytest.mark.parametrize("prefix", ["/datasets", "../x/"])
+@pytest.mark.parametrize("prefix", ["datasets\n", "a\x00b"])
 def test_rejects_bad_bucket_prefix(prefix):
     scene = new_scene()
     cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc)
     bucket = s3.Bucket.from_bucket_name(scene.stack, "Data", "example-data")
-    with pytest.raises(FmValidationError, match=r"data_repository_prefix must be"):
+    with pytest.raises(FmValidationError, match=r"^prefix must be '' or an S3 key prefix"):
         cluster.instance_profile.grant_read_bucket(bucket, prefix=prefix)

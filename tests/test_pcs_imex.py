@@ -55,7 +55,7 @@ def _gb200(cluster: PcsCluster, id: str = "Gb200", **block: object) -> PcsGpuNod
         instance_type="p6e-gb200.36xlarge",
         ami=GB200_AMI,
         capacity=capacity,
-        max_instance_count=capacity.max_instances,
+        max_nodes=capacity.max_instances,
     )
 
 
@@ -296,7 +296,7 @@ def test_ultraserver_queue_keeps_exclusive_settings_it_is_given(given, expected)
 
 def test_other_queues_stay_shared():
     cluster = _cluster(enable_imex=True)
-    cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=X86_AMI, max_instance_count=2).add_queue("Q")
+    cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=X86_AMI, max_nodes=2).add_queue("Q")
     assert _queue_settings(cdk.Stack.of(cluster)) == []
 
 
@@ -323,7 +323,7 @@ def test_ultraserver_queue_rejects_shared_settings(settings, message):
 
 def test_ultraserver_groups_get_dedicated_queues():
     cluster = _cluster(enable_imex=True)
-    p5 = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=X86_AMI, max_instance_count=2)
+    p5 = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=X86_AMI, max_nodes=2)
     with pytest.raises(FmValidationError, match=r"node_groups must be UltraServer node groups only, or none"):
         cluster.add_queue("Q", node_groups=[_gb200(cluster), p5])
 
@@ -349,14 +349,14 @@ def test_ultraserver_group_sizes_need_power_of_2_ratios():
 )
 def test_rejects_invalid_exclusivity_values(settings, message):
     cluster = _cluster()
-    group = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=X86_AMI, max_instance_count=2)
+    group = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=X86_AMI, max_nodes=2)
     with pytest.raises(FmValidationError, match=message):
         group.add_queue("Q", slurm_settings=settings)
 
 
 def test_accepts_over_subscribe_force_with_a_count():
     cluster = _cluster()
-    group = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=X86_AMI, max_instance_count=2)
+    group = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=X86_AMI, max_nodes=2)
     assert group.add_queue("Q", slurm_settings={QueueSetting.OVER_SUBSCRIBE: "FORCE:4"}).slurm_settings == {
         QueueSetting.OVER_SUBSCRIBE: "FORCE:4"
     }

@@ -60,10 +60,10 @@ def p5() -> tuple[PcsGpuNodeGroup, Template]:
         instance_type="p5.48xlarge",
         ami=PcsAmi.from_image_id("ami-0123456789abcdef0", architecture=CpuArchitecture.X86_64),
         capacity=CapacityBlock(reservation_id=BLOCK_ID, instance_count=2),
-        max_instance_count=2,
+        max_nodes=2,
         slurm_settings={NodeGroupSetting.WEIGHT: "10", NodeGroupSetting.REAL_MEMORY: "2000000"},
         scale_down_idle_time=cdk.Duration.minutes(30),
-        node_group_name="p5",
+        node_group_name="p5-nodes",
     )
     group.add_user_data("echo my-own-step")
     return group, Template.from_stack(cdk.Stack.of(cluster))
@@ -85,7 +85,7 @@ def test_node_group_uses_the_launch_template_id_and_pinned_version(p5):
             "AmiId": "ami-0123456789abcdef0",
             "InstanceConfigs": [{"InstanceType": "p5.48xlarge"}],
             "SubnetIds": ["subnet-0aaaaaaaaaaaaaaa1"],
-            "Name": "p5",
+            "Name": "p5-nodes",
         },
     )
 
@@ -213,8 +213,8 @@ def test_spot_only_on_on_demand_capacity(capacity):
 
 def test_spot_node_group_defaults_to_elastic_scaling():
     cluster = _cluster()
-    group = cluster.add_gpu_node_group("Spot", instance_type="p5.48xlarge", ami=AMI, max_instance_count=4, spot=True)
-    assert group.min_instance_count == 0
+    group = cluster.add_gpu_node_group("Spot", instance_type="p5.48xlarge", ami=AMI, max_nodes=4, spot=True)
+    assert group.min_nodes == 0
     Template.from_stack(cdk.Stack.of(cluster)).has_resource_properties(
         CNG, {"PurchaseOption": "SPOT", "ScalingConfiguration": {"MinInstanceCount": 0, "MaxInstanceCount": 4}}
     )
@@ -225,7 +225,7 @@ def test_spot_node_group_defaults_to_elastic_scaling():
 
 def _gpu(cluster: PcsCluster | None = None, **overrides: object) -> PcsGpuNodeGroup:
     cluster = cluster or _cluster()
-    props: dict[str, object] = {"instance_type": "p5.48xlarge", "ami": AMI, "max_instance_count": 2}
+    props: dict[str, object] = {"instance_type": "p5.48xlarge", "ami": AMI, "max_nodes": 2}
     props.update(overrides)
     return cluster.add_gpu_node_group("Gpu", **props)
 
@@ -234,20 +234,21 @@ def _gpu(cluster: PcsCluster | None = None, **overrides: object) -> PcsGpuNodeGr
     ("overrides", "message"),
     [
         ({"instance_type": "p4d.24xlarge"}, r"instance_type must be one of the catalog's types"),
-        ({"max_instance_count": 0}, r"max_instance_count must be an integer of at least 1, got 0"),
-        ({"min_instance_count": -1}, r"min_instance_count must be an integer of at least 0, got -1"),
-        ({"min_instance_count": 3}, r"min_instance_count must be at most max_instance_count \(2\), got 3"),
+        ({"max_nodes": 0}, r"max_nodes must be at least 1, got 0"),
+        ({"min_nodes": -1}, r"min_nodes must be at least 0, got -1"),
+        ({"min_nodes": 3}, r"min_nodes must be at most max_nodes \(2\), got 3"),
         (
-            {"capacity": CapacityBlock(reservation_id=BLOCK_ID, instance_count=2), "max_instance_count": 4},
-            r"max_instance_count must be at most the reservation's 2 instances, got 4",
+            {"capacity": CapacityBlock(reservation_id=BLOCK_ID, instance_count=2), "max_nodes": 4},
+            r"max_nodes must be at most the reservation's 2 instances, got 4",
         ),
         (
-            {"capacity": CapacityBlock(reservation_id=BLOCK_ID), "min_instance_count": 0},
-            r"min_instance_count must be equal to max_instance_count \(2\) on a Capacity Block .*got 0",
+            {"capacity": CapacityBlock(reservation_id=BLOCK_ID), "min_nodes": 0},
+            r"min_nodes must be equal to max_nodes \(2\) on a Capacity Block .*got 0",
         ),
         (
             {"capacity": CapacityBlock(reservation_id=BLOCK_ID, zone="us-east-1b")},
-            r"subnet must be a subnet in us-east-1b, the availability zone of the capacity-block",
+            r"subnet must be a subnet in us-east-1b, the zone of the capacity-block, got 'subnet-0aaaaaaaaaaaaaaa1 in "
+            r"us-east-1a'",
         ),
         ({"spot": True, "capacity": CapacityBlock(reservation_id=BLOCK_ID)}, r"spot must be False on a capacity-block"),
         ({"ami": "ami-0123456789abcdef0"}, r"ami must be a PcsAmi"),
@@ -269,7 +270,9 @@ def _gpu(cluster: PcsCluster | None = None, **overrides: object) -> PcsGpuNodeGr
             {"scale_down_idle_time": cdk.Duration.seconds(10_000_001)},
             r"scale_down_idle_time must be at most 10000000 seconds",
         ),
-        ({"node_group_name": "p5_nodes"}, r"node_group_name must be a letter followed by 1-40 letters"),
+        ({"node_group_name": "p5_nodes"}, r"node_group_name must be 3-25 characters: a letter, then letters, digits"),
+        ({"node_group_name": "a" * 26}, r"node_group_name must be 3-25 characters"),
+        ({"node_group_name": "p5"}, r"node_group_name must be 3-25 characters"),
         (
             {"instance_type": "p6e-gb200.36xlarge", "capacity": CapacityBlock(reservation_id=BLOCK_ID)},
             r"capacity must be an UltraServerCapacityBlock for p6e-gb200.36xlarge",
@@ -295,7 +298,11 @@ def test_node_group_idle_time_needs_slurm_25_11():
     [
         ({}, r"image_id/ssm_parameter_name must be exactly one of the two"),
         ({"image_id": "ami-1", "ssm_parameter_name": "/x"}, r"image_id/ssm_parameter_name must be exactly one"),
-        ({"image_id": "ami-XYZ"}, r"image_id must be an AMI id like 'ami-0123456789abcdef0', got 'ami-XYZ'"),
+        (
+            {"image_id": "ami-XYZ"},
+            r"image_id must be an AMI id like 'ami-0123456789abcdef0' \(PCS AmiId\), got 'ami-XYZ'",
+        ),
+        ({"image_id": "ami-0123456789abcdef0\n"}, r"image_id must be an AMI id"),
         ({"ssm_parameter_name": "my param"}, r"ssm_parameter_name must be an SSM parameter name"),
     ],
 )
@@ -332,14 +339,14 @@ def gb200() -> tuple[PcsGpuNodeGroup, Template]:
         instance_type="p6e-gb200.36xlarge",
         ami=PcsAmi.from_image_id("ami-0123456789abcdef0", architecture=CpuArchitecture.ARM64),
         capacity=capacity,
-        max_instance_count=capacity.max_instances,
+        max_nodes=capacity.max_instances,
     )
     return group, Template.from_stack(cdk.Stack.of(cluster))
 
 
 def test_ultraserver_node_group_is_one_fixed_block_of_18(gb200):
     group, template = gb200
-    assert group.min_instance_count == group.max_instance_count == 18
+    assert group.min_nodes == group.max_nodes == 18
     template.has_resource_properties(
         CNG,
         {
@@ -381,7 +388,7 @@ def test_ultraserver_node_group_needs_the_reservation_id():
             cluster,
             instance_type="p6e-gb200.36xlarge",
             capacity=UltraServerCapacityBlock(resource_group_arn=GROUP_ARN),
-            max_instance_count=18,
+            max_nodes=18,
         )
 
 
@@ -432,17 +439,17 @@ def test_ultraserver_requirements(cluster_props, message):
             cluster,
             instance_type="p6e-gb200.36xlarge",
             capacity=UltraServerCapacityBlock(reservation_id=BLOCK_ID),
-            max_instance_count=18,
+            max_nodes=18,
         )
 
 
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"max_instance_count": 19}, r"max_instance_count must be at most the reservation's 18 instances, got 19"),
+        ({"max_nodes": 19}, r"max_nodes must be at most the reservation's 18 instances, got 19"),
         (
-            {"max_instance_count": 18, "min_instance_count": 9},
-            r"min_instance_count must be equal to max_instance_count \(18\)",
+            {"max_nodes": 18, "min_nodes": 9},
+            r"min_nodes must be equal to max_nodes \(18\)",
         ),
         ({"instance_type": "p5.48xlarge"}, r"instance_type must be p6e-gb200.36xlarge on a u-p6e-gb200x72"),
     ],
@@ -452,7 +459,7 @@ def test_ultraserver_scaling_rules(overrides, message):
     props = {
         "instance_type": "p6e-gb200.36xlarge",
         "capacity": UltraServerCapacityBlock(reservation_id=BLOCK_ID),
-        "max_instance_count": 18,
+        "max_nodes": 18,
         **overrides,
     }
     with pytest.raises(FmValidationError, match=message):
@@ -472,7 +479,7 @@ def test_every_node_group_of_an_imex_cluster_installs_the_prolog():
 
 def test_login_node_group():
     cluster = _cluster()
-    login = cluster.add_login_node_group("Login", ami=AMI, instance_count=2)
+    login = cluster.add_login_node_group("Login", ami=AMI, nodes=2)
     login.add_user_data("echo login-step")
     template = Template.from_stack(cdk.Stack.of(cluster))
     template.has_resource_properties(
@@ -505,8 +512,8 @@ def test_login_node_group():
     ("overrides", "message"),
     [
         ({"instance_type": "m7i"}, r"instance_type must be an EC2 instance type such as 'm7i.xlarge'"),
-        ({"instance_count": 0}, r"instance_count must be an integer of at least 1, got 0"),
-        ({"root_volume_size_gib": 4}, r"root_volume_size_gib must be between 8 and 16384"),
+        ({"nodes": 0}, r"nodes must be at least 1, got 0"),
+        ({"root_volume_size_gib": 4}, r"root_volume_size_gib must be at least 8, got 4"),
         ({"ami": None}, r"ami must be a PcsAmi"),
     ],
 )

@@ -20,7 +20,7 @@ def _cluster(stack_id: str = "Test", **props: object) -> PcsCluster:
 
 
 def _group(cluster: PcsCluster, id: str, instance_type: str = "p5.48xlarge") -> PcsGpuNodeGroup:
-    return cluster.add_gpu_node_group(id, instance_type=instance_type, ami=AMI, max_instance_count=2)
+    return cluster.add_gpu_node_group(id, instance_type=instance_type, ami=AMI, max_nodes=2)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def mapped() -> Template:
     cluster = _cluster()
     p5, p5en = _group(cluster, "P5"), _group(cluster, "P5en", "p5en.48xlarge")
     cluster.add_queue("Both", node_groups=[p5, p5en], queue_name="gpu", slurm_settings={QueueSetting.DEFAULT: "YES"})
-    p5.add_queue("P5Only", queue_name="p5")
+    p5.add_queue("P5Only", queue_name="p5-only")
     return Template.from_stack(cdk.Stack.of(cluster))
 
 
@@ -49,7 +49,9 @@ def test_cluster_queue_maps_every_node_group(mapped):
 
 
 def test_node_group_factory_maps_that_group_alone(mapped):
-    mapped.has_resource_properties(QUEUE, {"Name": "p5", "ComputeNodeGroupConfigurations": [_node_group_ref("P5")]})
+    mapped.has_resource_properties(
+        QUEUE, {"Name": "p5-only", "ComputeNodeGroupConfigurations": [_node_group_ref("P5")]}
+    )
     mapped.resource_count_is(QUEUE, 2)
 
 
@@ -71,7 +73,7 @@ def test_rejects_an_empty_queue():
 def test_rejects_login_node_groups():
     cluster = _cluster()
     login = cluster.add_login_node_group("Login", ami=AMI)
-    with pytest.raises(FmValidationError, match=r"node_groups must be compute node groups only \(login node groups"):
+    with pytest.raises(FmValidationError, match=r"node_groups\[0\] must be a compute node group \(login node groups"):
         cluster.add_queue("Q", node_groups=[login])  # type: ignore[list-item]
 
 
@@ -100,11 +102,11 @@ def test_rejects_duplicate_queue_names():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"queue_name": "gpu_queue"}, r"queue_name must be a letter followed by 1-40 letters, digits or '-'"),
+        ({"queue_name": "gpu_queue"}, r"queue_name must be 3-25 characters: a letter, then letters, digits or '-'"),
         ({"slurm_settings": {QueueSetting.DEFAULT: "maybe"}}, r"slurm_settings\[Default\] must be YES or NO"),
         ({"slurm_settings": {QueueSetting.EXCLUSIVE_USER: "1"}}, r"slurm_settings\[ExclusiveUser\] must be YES or NO"),
         ({"slurm_settings": {ClusterSetting.PROLOG: "/p"}}, r"slurm_settings name must be a QueueSetting"),
-        ({"slurm_settings": {QueueSetting.ALLOW_ACCOUNTS: 3}}, r"slurm_settings\[AllowAccounts\] must be a string"),
+        ({"slurm_settings": {QueueSetting.ALLOW_ACCOUNTS: 3}}, r"slurm_settings\[AllowAccounts\] must be a str"),
     ],
 )
 def test_rejects_invalid_queue_props(kwargs, message):

@@ -25,20 +25,30 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aws_cdk import Token
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from .._validate import check_enum, check_str, is_token
 from ..catalog import CpuArchitecture
-from ..errors import FmValidationError
+from ..errors import FmTypeError, FmValidationError
 from .slurm import SlurmVersion
 
-_AMI_ID = re.compile(r"^ami-[0-9a-f]{8,17}$")
-_SSM_NAME = re.compile(r"^/?[A-Za-z0-9_.\-/]{1,2047}$")
+#: ``CreateComputeNodeGroup.amiId`` (botocore PCS model, shape ``AmiId``): pattern ``ami-[a-z0-9]+``; the
+#: CloudFormation schema of ``AWS::PCS::ComputeNodeGroup.AmiId`` has ``^ami-[a-z0-9]+$``. Matched whole.
+_AMI_ID = re.compile(r"ami-[a-z0-9]+")
+#: SSM ``GetParameter.Name`` (botocore SSM model, shape ``PSParameterName``): 1 to 2,048 characters, a name or an ARN
+#: (shared parameters), optionally ``:label`` or ``:version``; names use letters, digits, ``_ . -`` and ``/`` for
+#: hierarchies (SSM User Guide "Parameter naming requirements"). Matched whole.
+_SSM_NAME = re.compile(r"[A-Za-z0-9_./:-]{1,2048}")
+#: The OS part of a sample AMI name (``al2023``, ``amzn2``, ``rhel9``, ``rocky9``, ``ubuntu2204`` ...).
+_AMI_OS = re.compile(r"[a-z0-9]+")
 
 
 def sample_ami_name(architecture: CpuArchitecture, slurm_version: SlurmVersion, *, os: str = "al2023") -> str:
     """The name of a PCS sample AMI (for ``describe-images --filters Name=name,Values=<name>*``)."""
+    check_enum("architecture", architecture, CpuArchitecture)
+    check_enum("slurm_version", slurm_version, SlurmVersion)
+    check_str("os", os, pattern=_AMI_OS, allowed="an OS name such as 'al2023' (lower-case letters and digits)")
     return f"aws-pcs-sample_ami-{os}-{architecture.value}-slurm-{slurm_version.value}"
 
 
@@ -56,21 +66,27 @@ class PcsAmi:
             raise FmValidationError(
                 "image_id/ssm_parameter_name", (self.image_id, self.ssm_parameter_name), "exactly one of the two"
             )
-        if self.image_id is not None and not Token.is_unresolved(self.image_id) and not _AMI_ID.match(self.image_id):
-            raise FmValidationError("image_id", self.image_id, "an AMI id like 'ami-0123456789abcdef0'")
-        name = self.ssm_parameter_name
-        if name is not None and not Token.is_unresolved(name) and not _SSM_NAME.match(name):
-            raise FmValidationError("ssm_parameter_name", name, "an SSM parameter name like '/pcs/ami/x86_64'")
+        if self.image_id is not None:
+            _check_image_id("image_id", self.image_id)
+        if self.ssm_parameter_name is not None:
+            _check_ssm_name("ssm_parameter_name", self.ssm_parameter_name)
         if self.architecture is not None and not isinstance(self.architecture, CpuArchitecture):
-            raise FmValidationError("architecture", self.architecture, "a CpuArchitecture or None")
+            raise FmTypeError("architecture", self.architecture, "a CpuArchitecture or None")
 
     @classmethod
     def from_image_id(cls, image_id: str, *, architecture: CpuArchitecture | None = None) -> PcsAmi:
+        """An AMI id (``ami-...``), or a deploy-time value (a ``CfnParameter``, an import, an SSM dynamic value)."""
+        if image_id is None:
+            raise FmTypeError("image_id", image_id, "a str (an AMI id)")
+        _check_image_id("image_id", image_id)
         return cls(image_id=image_id, architecture=architecture)
 
     @classmethod
     def from_ssm_parameter(cls, parameter_name: str, *, architecture: CpuArchitecture | None = None) -> PcsAmi:
         """Resolved at deploy time through an ``AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>`` stack parameter."""
+        if parameter_name is None:
+            raise FmTypeError("parameter_name", parameter_name, "a str (an SSM parameter name)")
+        _check_ssm_name("parameter_name", parameter_name)
         return cls(ssm_parameter_name=parameter_name, architecture=architecture)
 
     def resolve(self, scope: Construct) -> str:
@@ -83,9 +99,31 @@ class PcsAmi:
         )
 
     def check_architecture(self, architecture: CpuArchitecture, instance_type: str) -> None:
+        """Raise when the AMI's architecture is known and is not ``architecture`` (that of ``instance_type``)."""
         if self.architecture is not None and self.architecture is not architecture:
             raise FmValidationError(
                 "ami.architecture",
                 self.architecture.value,
                 f"{architecture.value} to match {instance_type}",
             )
+
+
+def _check_image_id(parameter: str, value: object) -> None:
+    check_str(parameter, value, pattern=_AMI_ID, allowed="an AMI id like 'ami-0123456789abcdef0' (PCS AmiId)")
+
+
+def _check_ssm_name(parameter: str, value: object) -> None:
+    name = check_str(
+        parameter,
+        value,
+        pattern=_SSM_NAME,
+        allowed="an SSM parameter name like '/pcs/ami/x86_64' (1-2048 letters, digits, '_', '.', '-', '/', ':')",
+    )
+    if is_token(name):
+        # aws-cdk-lib derives the stack parameter from the name, which must be known at synthesis.
+        raise FmValidationError(
+            parameter,
+            name,
+            "a literal name (CloudFormation resolves the parameter's value at deploy time); for an AMI id known only "
+            "at deploy time use PcsAmi.from_image_id(<token>)",
+        )

@@ -17,6 +17,17 @@ node groups of the cluster share:
   UltraServer queues are exclusive (the prolog restarts IMEX on the job's nodes): queues of UltraServer node groups
   get ``OverSubscribe=EXCLUSIVE`` (:class:`~fmconstructs.pcs.PcsQueue`), and users submit with ``--exclusive``.
 
+**Any network.** The VPC, subnet and security group may be imported by id (``Vpc.from_vpc_attributes``,
+``Subnet.from_subnet_id``, ``SecurityGroup.from_security_group_id``), also with ids known only at deploy time
+(``CfnParameter``, ``Fn.import_value``): nothing here reads a subnet's zone, and node groups check zones only when
+they are known. Names, counts, idle times and AMI ids may be deploy-time values too; their checks are skipped.
+
+**What an operator needs** (properties, emitted as ``CfnOutput`` by the example stacks): :attr:`PcsCluster.cluster_id`,
+:attr:`PcsCluster.cluster_arn`, :attr:`PcsCluster.slurm_endpoints` (``GetAtt Endpoints``: the Slurm controller's
+private address and port, a list of objects that only the PCS API or a custom resource can read),
+:attr:`PcsCluster.slurm_controller_endpoint_command` (the CLI command that prints it) and
+:attr:`PcsCluster.login_command` (a Session Manager shell on a login node).
+
 Slurm topology on UltraServers: PCS inspects an UltraServer Capacity Block and configures the Slurm topology plugin
 itself (PCS User Guide "Configure UltraServer instances", "Automatic topology selection"); ``TopologyPlugin`` is not a
 setting PCS accepts, so this construct does not (and cannot) set topology/block.
@@ -24,18 +35,28 @@ setting PCS accepts, so this construct does not (and cannot) set topology/block.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import jsii
-from aws_cdk import Duration, Token
+from aws_cdk import Aws, Duration, IResolvable
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct
 
-from ..errors import FmValidationError, one_of
+from .._validate import check_bool, check_count, check_enum, known
+from ..errors import FmTypeError, FmValidationError
 from ..networking import EfaSecurityGroup
+from ._checks import (
+    CLUSTER_NAME_LENGTH,
+    check_name,
+    check_optional_subnet,
+    check_scope_id,
+    check_security_group,
+    check_tags,
+    check_vpc,
+    idle_seconds,
+)
 from .iam import PcsInstanceProfile
 from .slurm import (
     DEFAULT_SLURM_VERSION,
@@ -53,37 +74,39 @@ from .slurm import (
 from .user_data import IMEX_PROLOG_FLAGS, IMEX_PROLOG_PATH
 
 if TYPE_CHECKING:
-    from .node_group import PcsGpuNodeGroup, PcsLoginNodeGroup
+    from .node_group import PcsGpuNodeGroup, PcsGpuNodeGroupOptions, PcsLoginNodeGroup, PcsLoginNodeGroupOptions
     from .queue import PcsQueue
 
-#: ``AWS::PCS::Cluster.Id`` / name pattern (CloudFormation registry schema): a letter, then 1-40 letters, digits, '-'.
-NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9-]{1,40}$")
-_MAX_PURGE_DAYS = 10000  # Accounting.DefaultPurgeTimeInDays: -1 (never) .. 10000 (registry schema)
+#: ``AccountingRequest.defaultPurgeTimeInDays`` (botocore PCS model): -1 (never purge) .. 10000; "0 isn't a valid
+#: value".
+_MAX_PURGE_DAYS = 10000
 
 
 @jsii.implements(ec2.IConnectable)
 class PcsCluster(Construct):
     """An AWS PCS cluster running Slurm (``AWS::PCS::Cluster``, child id "Resource").
 
-    :param vpc: the VPC of the cluster and its nodes.
-    :param subnet: the one subnet PCS puts the controller's network interface in (PCS takes exactly one).
-        Default: the VPC's first private subnet.
-    :param slurm_version: ``SlurmVersion`` or its value (24.11, 25.05, 25.11, 26.05). Default: 25.11, pinned (see
+    :param vpc: the VPC of the cluster and its nodes (may be imported by id).
+    :param subnet: the one subnet PCS puts the controller's network interface in (PCS takes exactly one); may be
+        imported without its zone. Default: the VPC's first private subnet.
+    :param slurm_version: a :class:`SlurmVersion` (24.11, 25.05, 25.11, 26.05). Default: 25.11, pinned (see
         :data:`~fmconstructs.pcs.slurm.DEFAULT_SLURM_VERSION` for why not the newest); the node AMIs must carry the
-        same Slurm version.
+        same Slurm version. Its value as a string (``"25.11"``) is deprecated (warns; refused from 0.3.0).
     :param size: controller size; default SMALL.
     :param accounting: Slurm accounting; default NONE (STANDARD runs slurmdbd, billed by PCS).
-    :param accounting_purge_time_days: ``DefaultPurgeTimeInDays`` (-1 = keep forever .. 10000); STANDARD only.
+    :param accounting_purge_time_days: ``DefaultPurgeTimeInDays`` (-1 = keep forever, or 1 .. 10000); STANDARD only.
         Default: PCS's (-1).
-    :param scale_down_idle_time: how long a dynamic node may idle before PCS terminates it (>= 1 s, whole seconds).
-        Default: PCS's.
+    :param scale_down_idle_time: how long a dynamic node may idle before PCS terminates it (1 s .. 10,000,000 s, whole
+        seconds; a deploy-time amount as ``Duration.seconds(token)``). Default: PCS's (600 s).
     :param slurm_settings: cluster-level custom settings, keyed by :class:`ClusterSetting`.
     :param enable_imex: install and run the NVIDIA IMEX prolog (needs Slurm >= 25.05; sets ``Prolog``, so
         ``slurm_settings`` must not, and ``PrologFlags=Alloc,NoHold``, merged with any flags ``slurm_settings``
         gives). Required before adding UltraServer node groups. Default False.
     :param security_group: default: a new group with the rules PCS documents (see the module docstring). A given
-        group must already have them.
-    :param cluster_name: default: generated by CloudFormation.
+        group (may be imported by id) must already have them.
+    :param cluster_name: 3-40 characters, a letter then letters, digits or '-' (PCS ``CreateCluster.clusterName``).
+        Default: generated by CloudFormation.
+    :param tags: tags of the cluster resource.
     """
 
     def __init__(
@@ -93,7 +116,7 @@ class PcsCluster(Construct):
         *,
         vpc: ec2.IVpc,
         subnet: ec2.ISubnet | None = None,
-        slurm_version: SlurmVersion | str = DEFAULT_SLURM_VERSION,
+        slurm_version: SlurmVersion = DEFAULT_SLURM_VERSION,
         size: ControllerSize = ControllerSize.SMALL,
         accounting: AccountingMode = AccountingMode.NONE,
         accounting_purge_time_days: int | None = None,
@@ -104,23 +127,23 @@ class PcsCluster(Construct):
         cluster_name: str | None = None,
         tags: Mapping[str, str] | None = None,
     ) -> None:
+        check_scope_id(scope, id)
+        vpc = check_vpc("vpc", vpc)
+        subnet = check_optional_subnet("subnet", subnet)
+        self.slurm_version = coerce_slurm_version(slurm_version)
+        self.size = check_enum("size", size, ControllerSize)
+        self.accounting = check_enum("accounting", accounting, AccountingMode)
+        self.imex_enabled = check_bool("enable_imex", enable_imex)
+        if security_group is not None:
+            security_group = check_security_group("security_group", security_group)
+        cluster_name = check_name("cluster_name", cluster_name, CLUSTER_NAME_LENGTH)
+        tag_map = check_tags("tags", tags)
+        idle = idle_seconds("scale_down_idle_time", scale_down_idle_time)
+        purge_days = _check_purge_days(self.accounting, accounting_purge_time_days)
         super().__init__(scope, id)
         self.vpc = vpc
-        self.slurm_version = coerce_slurm_version(slurm_version)
-        self.size = size
-        self.accounting = accounting
-        self.imex_enabled = enable_imex
-        settings = self._validate(
-            subnet=subnet,
-            size=size,
-            accounting=accounting,
-            accounting_purge_time_days=accounting_purge_time_days,
-            scale_down_idle_time=scale_down_idle_time,
-            slurm_settings=slurm_settings,
-            enable_imex=enable_imex,
-            cluster_name=cluster_name,
-        )
-        if enable_imex:
+        settings = self._validate(subnet=subnet, slurm_settings=slurm_settings)
+        if self.imex_enabled:
             # PCS User Guide capacity-blocks-nvidia-imex, "Deploy the prolog script": Prolog AND PrologFlags.
             settings[ClusterSetting.PROLOG] = IMEX_PROLOG_PATH
             settings[ClusterSetting.PROLOG_FLAGS] = merge_prolog_flags(
@@ -148,18 +171,16 @@ class PcsCluster(Construct):
             self,
             "Resource",
             name=cluster_name,
-            size=size.value,
+            size=self.size.value,
             scheduler=pcs.CfnCluster.SchedulerProperty(type="SLURM", version=self.slurm_version.value),
             networking=pcs.CfnCluster.NetworkingProperty(
                 subnet_ids=[self.subnet.subnet_id], security_group_ids=[security_group.security_group_id]
             ),
             slurm_configuration=pcs.CfnCluster.SlurmConfigurationProperty(
                 accounting=pcs.CfnCluster.AccountingProperty(
-                    mode=accounting.value, default_purge_time_in_days=accounting_purge_time_days
+                    mode=self.accounting.value, default_purge_time_in_days=purge_days
                 ),
-                scale_down_idle_time_in_seconds=(
-                    int(scale_down_idle_time.to_seconds()) if scale_down_idle_time is not None else None
-                ),
+                scale_down_idle_time_in_seconds=idle,
                 slurm_custom_settings=[
                     pcs.CfnCluster.SlurmCustomSettingProperty(
                         parameter_name=s["ParameterName"], parameter_value=s["ParameterValue"]
@@ -168,43 +189,27 @@ class PcsCluster(Construct):
                 ]
                 or None,
             ),
-            tags=dict(tags) if tags else None,
+            tags=tag_map or None,
         )
         self._efa_security_group: EfaSecurityGroup | None = None
         self._instance_profile: PcsInstanceProfile | None = None
         self._queue_names: set[str] = set()
+        self._login_node_groups: list[PcsLoginNodeGroup] = []
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
     def _validate(
-        self,
-        *,
-        subnet: ec2.ISubnet | None,
-        size: ControllerSize,
-        accounting: AccountingMode,
-        accounting_purge_time_days: int | None,
-        scale_down_idle_time: Duration | None,
-        slurm_settings: Mapping[ClusterSetting, str] | None,
-        enable_imex: bool,
-        cluster_name: str | None,
+        self, *, subnet: ec2.ISubnet | None, slurm_settings: Mapping[ClusterSetting, str] | None
     ) -> dict[ClusterSetting, str]:
-        if not isinstance(size, ControllerSize):
-            raise FmValidationError("size", size, one_of(ControllerSize))
-        if not isinstance(accounting, AccountingMode):
-            raise FmValidationError("accounting", accounting, one_of(AccountingMode))
         if subnet is None and not self.vpc.private_subnets:
             raise FmValidationError("subnet", None, "given when the VPC has no private subnets")
-        _check_purge_days(accounting, accounting_purge_time_days)
-        _check_idle_time("scale_down_idle_time", scale_down_idle_time, maximum_seconds=None)
-        if cluster_name is not None and not Token.is_unresolved(cluster_name) and not NAME_PATTERN.match(cluster_name):
-            raise FmValidationError("cluster_name", cluster_name, "a letter followed by 1-40 letters, digits or '-'")
         settings = check_settings("slurm_settings", slurm_settings, ClusterSetting)
-        if ClusterSetting.ACCOUNTING_STORAGE_ENFORCE in settings and accounting is not AccountingMode.STANDARD:
+        if ClusterSetting.ACCOUNTING_STORAGE_ENFORCE in settings and self.accounting is not AccountingMode.STANDARD:
             raise FmValidationError(
                 "slurm_settings[AccountingStorageEnforce]",
                 settings[ClusterSetting.ACCOUNTING_STORAGE_ENFORCE],
                 "unset unless accounting is STANDARD",
             )
-        if enable_imex:
+        if self.imex_enabled:
             if not self.slurm_version.at_least(MIN_SLURM_VERSION_FOR_IMEX):
                 raise FmValidationError(
                     "slurm_version",
@@ -220,14 +225,44 @@ class PcsCluster(Construct):
                 )
         return settings
 
-    # --- what node groups and callers need -------------------------------------------------------------------------
+    # --- what node groups and operators need -----------------------------------------------------------------------
     @property
     def cluster_id(self) -> str:
+        """The PCS cluster id (``pcs_...``, ``GetAtt Id``), as the PCS API and CLI take it (--cluster-identifier)."""
         return self.resource.attr_id
 
     @property
     def cluster_arn(self) -> str:
+        """The cluster's ARN (``GetAtt Arn``)."""
         return self.resource.attr_arn
+
+    @property
+    def slurm_endpoints(self) -> IResolvable:
+        """``GetAtt Endpoints``: the scheduler's endpoints, a list of objects ``{Type, PrivateIpAddress, Port, ...}``
+        with ``Type`` SLURMCTLD (the Slurm controller), SLURMDBD or SLURMRESTD (CloudFormation schema of
+        ``AWS::PCS::Cluster``, definition ``Endpoint``). A list of objects is not a string: it cannot be a stack
+        output; read it with :attr:`slurm_controller_endpoint_command` or pass it to a custom resource."""
+        return self.resource.attr_endpoints
+
+    @property
+    def slurm_controller_endpoint_command(self) -> str:
+        """An AWS CLI command that prints the Slurm controller's private address and port (PCS ``GetCluster``,
+        ``cluster.endpoints[]`` of type ``SLURMCTLD``; botocore PCS model ``Endpoint``)."""
+        return (
+            f"aws pcs get-cluster --region {Aws.REGION} --cluster-identifier {self.cluster_id} "
+            "--query \"cluster.endpoints[?type=='SLURMCTLD'].[privateIpAddress,port]\" --output text"
+        )
+
+    @property
+    def login_node_groups(self) -> tuple[PcsLoginNodeGroup, ...]:
+        """The login node groups of this cluster, in the order they were created."""
+        return tuple(self._login_node_groups)
+
+    @property
+    def login_command(self) -> str | None:
+        """A shell on a login node through Session Manager (the first login node group's
+        :attr:`~PcsLoginNodeGroup.session_command`), or None when the cluster has no login node group."""
+        return self._login_node_groups[0].session_command if self._login_node_groups else None
 
     @property
     def slurm_settings(self) -> dict[ClusterSetting, str]:
@@ -253,15 +288,20 @@ class PcsCluster(Construct):
             raise FmValidationError("queue_name", name, "unique within the cluster (a Slurm partition name)")
         self._queue_names.add(name)
 
+    def _register_login_node_group(self, group: PcsLoginNodeGroup) -> None:
+        self._login_node_groups.append(group)
+
     # --- factories -------------------------------------------------------------------------------------------------
-    def add_gpu_node_group(self, id: str, **options: Any) -> PcsGpuNodeGroup:
-        """A GPU compute node group of this cluster; ``options`` are those of :class:`PcsGpuNodeGroup`."""
+    def add_gpu_node_group(self, id: str, **options: Unpack[PcsGpuNodeGroupOptions]) -> PcsGpuNodeGroup:
+        """A GPU compute node group of this cluster; the options are those of :class:`PcsGpuNodeGroup`
+        (:class:`~fmconstructs.pcs.node_group.PcsGpuNodeGroupOptions`)."""
         from .node_group import PcsGpuNodeGroup
 
         return PcsGpuNodeGroup(self, id, cluster=self, **options)
 
-    def add_login_node_group(self, id: str, **options: Any) -> PcsLoginNodeGroup:
-        """A login node group of this cluster; ``options`` are those of :class:`PcsLoginNodeGroup`."""
+    def add_login_node_group(self, id: str, **options: Unpack[PcsLoginNodeGroupOptions]) -> PcsLoginNodeGroup:
+        """A login node group of this cluster; the options are those of :class:`PcsLoginNodeGroup`
+        (:class:`~fmconstructs.pcs.node_group.PcsLoginNodeGroupOptions`)."""
         from .node_group import PcsLoginNodeGroup
 
         return PcsLoginNodeGroup(self, id, cluster=self, **options)
@@ -282,24 +322,21 @@ class PcsCluster(Construct):
         )
 
 
-def _check_purge_days(accounting: AccountingMode, days: int | None) -> None:
+def check_cluster(parameter: str, value: object) -> PcsCluster:
+    """A :class:`PcsCluster` (node groups and queues belong to one)."""
+    if not isinstance(value, PcsCluster):
+        raise FmTypeError(parameter, value, f"a PcsCluster (got a {type(value).__name__})")
+    return value
+
+
+def _check_purge_days(accounting: AccountingMode, days: object) -> Any:
     if days is None:
-        return
+        return None
+    days = check_count("accounting_purge_time_days", days, minimum=-1, maximum=_MAX_PURGE_DAYS)
     if accounting is not AccountingMode.STANDARD:
         raise FmValidationError("accounting_purge_time_days", days, "None unless accounting is STANDARD")
-    if isinstance(days, bool) or not isinstance(days, int) or not -1 <= days <= _MAX_PURGE_DAYS:
-        raise FmValidationError("accounting_purge_time_days", days, f"-1 (never purge) to {_MAX_PURGE_DAYS} days")
-
-
-def _check_idle_time(parameter: str, idle: Duration | None, *, maximum_seconds: int | None) -> None:
-    if idle is None:
-        return
-    if not isinstance(idle, Duration):
-        raise FmValidationError(parameter, idle, "a Duration such as Duration.minutes(10)")
-    seconds = idle.to_seconds(integral=False)
-    if Token.is_unresolved(seconds):
-        return
-    if seconds < 1 or seconds != int(seconds):
-        raise FmValidationError(parameter, idle.to_human_string(), "at least 1 second, in whole seconds")
-    if maximum_seconds is not None and seconds > maximum_seconds:
-        raise FmValidationError(parameter, idle.to_human_string(), f"at most {maximum_seconds} seconds")
+    if known(days) and days == 0:
+        raise FmValidationError(
+            "accounting_purge_time_days", days, f"-1 (never purge) or 1 to {_MAX_PURGE_DAYS} days (0 is not valid)"
+        )
+    return days

@@ -21,16 +21,24 @@ Lustre mounts need no IAM permission: FSx for Lustre access is network-level (se
 
 from __future__ import annotations
 
+import re
+
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct, IConstruct
 
+from .._validate import check_bool, check_construct, check_str, is_token
+from ..errors import FmValidationError
 from ..storage.data_repository import normalize_prefix
+from ._checks import check_scope_id
 
 #: The IAM path PCS accepts for node roles (the alternative is a name starting with ``AWSPCS``).
 PCS_IAM_PATH = "/aws-pcs/"
 SSM_MANAGED_POLICY = "AmazonSSMManagedInstanceCore"
 
+#: An IAM resource ARN (IAM User Guide reference_identifiers ARNs: ``arn:partition:service:region:account:resource``;
+#: region/account may be empty or wildcards in a policy). Matched whole; tokens pass.
+_ARN = re.compile(r"arn:[^\s:]+:pcs:[^\s:]*:[^\s:]*:\S+")
 _S3_READ_ACTIONS = ("s3:GetObject",)
 _S3_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload")
 
@@ -44,6 +52,14 @@ class PcsInstanceProfile(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, cluster_arn: str, enable_ssm: bool = True) -> None:
+        check_scope_id(scope, id)
+        check_str(
+            "cluster_arn",
+            cluster_arn,
+            pattern=_ARN,
+            allowed="a PCS cluster ARN (PcsCluster.cluster_arn), 'arn:<partition>:pcs:<region>:<account>:cluster/<id>'",
+        )
+        check_bool("enable_ssm", enable_ssm)
         super().__init__(scope, id)
         self.role = iam.Role(
             self,
@@ -83,7 +99,15 @@ class PcsInstanceProfile(Construct):
         self._grant_bucket(bucket, prefix=prefix, actions=_S3_READ_ACTIONS + _S3_WRITE_ACTIONS, write=True)
 
     def _grant_bucket(self, bucket: s3.IBucket, *, prefix: str, actions: tuple[str, ...], write: bool) -> None:
-        normalized = normalize_prefix(prefix)
+        check_construct("bucket", bucket, attribute="bucket_arn", expected="an s3.IBucket")
+        check_str("prefix", prefix)
+        if is_token(prefix):
+            normalized = prefix  # deploy-time: granted as given ("<prefix>*")
+        else:
+            try:
+                normalized = normalize_prefix(prefix)
+            except FmValidationError as error:
+                raise FmValidationError("prefix", prefix, error.allowed) from None
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(actions), resources=[bucket.arn_for_objects(f"{normalized}*")])
         )

@@ -18,8 +18,21 @@ Capacity maps to the PCS purchase option (:func:`purchase_option_for`): On-Deman
 UltraServer Capacity Block -> CAPACITY_BLOCK (the launch template carries market type ``capacity-block`` and
 ``CapacityReservationId``, PCS User Guide "Configure an AWS PCS compute node group to use a Capacity Block"
 capacity-blocks-configure-cng: give an UltraServer block its ``reservation_id``). Scaling is checked against the
-capacity: ``max_instance_count`` at most the block's size, and ``min_instance_count == max_instance_count`` on blocks
-(min defaults to max there, to 0 elsewhere).
+capacity: ``max_nodes`` at most the block's size, and ``min_nodes == max_nodes`` on blocks (min defaults to max
+there, to 0 elsewhere). ``max_nodes``/``min_nodes`` were ``max_instance_count``/``min_instance_count`` and login
+groups' ``nodes`` was ``instance_count``: the old names still work, with a ``DeprecationWarning``, until 0.3.0.
+
+**Any network, deploy-time values.** The subnet may be imported without its zone (``Subnet.from_subnet_id``, an id
+from a ``CfnParameter``): the zone check against a reservation runs only when both zones are known. Counts, idle
+times, names and AMI ids may be deploy-time values (``CfnParameter``, ``Fn.import_value``); their checks are
+skipped. The instance type, the EFA layout and the mount points are synthesis-time choices (the launch template is
+derived from them).
+
+**Finding the nodes.** PCS tags every instance it launches with ``aws:pcs:compute-node-group-id`` (PCS User Guide
+"Finding compute node group instances in AWS PCS", working-with_cng_find-instances):
+:attr:`PcsGpuNodeGroup.find_instances_command` lists a group's running instances, and
+:attr:`PcsLoginNodeGroup.session_command` opens a Session Manager shell on a login node (the node role has
+``AmazonSSMManagedInstanceCore`` by default; the operator needs the Session Manager plugin of the AWS CLI).
 
 User data, in order: the NVMe RAID0 scratch volume (from the launch template), the file-system mounts
 (:class:`FileSystemMount`, via the storage construct's ``mount_commands``), the IMEX prolog when the cluster enables
@@ -34,26 +47,52 @@ Block node group, and the block must be scheduled or active at that time.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 import jsii
-from aws_cdk import Annotations, Duration, Fn, IResolveContext, IStringProducer, Lazy, Token
+from aws_cdk import Aws, Duration, Fn, IResolveContext, IStringProducer, Lazy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct
 
+from .._validate import (
+    NOT_GIVEN,
+    check_bool,
+    check_count,
+    check_enum,
+    check_optional_count,
+    check_sequence,
+    check_str,
+    check_str_sequence,
+    is_token,
+    known,
+    renamed,
+    same_zone,
+    subnet_zone,
+)
 from ..capacity import Capacity, CapacityKind, OnDemand
 from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
 from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeValidation
-from ..errors import FmValidationError
-from ..networking import ClusterPlacementGroup, InterfacePolicy
+from ..errors import FmTypeError, FmValidationError
+from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
 from ..storage.client import lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
+from ._checks import (
+    NODE_GROUP_NAME_LENGTH,
+    check_name,
+    check_optional_subnet,
+    check_scope_id,
+    check_security_group,
+    check_tags,
+    idle_seconds,
+    known_or_none,
+)
 from .ami import PcsAmi
-from .cluster import NAME_PATTERN, _check_idle_time
+from .cluster import check_cluster
 from .iam import PcsInstanceProfile
 from .slurm import (
     MIN_SLURM_VERSION_FOR_IMEX,
@@ -70,12 +109,18 @@ if TYPE_CHECKING:
     from .cluster import PcsCluster
     from .queue import PcsQueue
 
-#: Warning id: an EFA-enabled file system whose EFA group is not the cluster's (LNet over EFA would not connect).
-WARNING_FSX_EFA_GROUP = "fmconstructs:pcs-fsx-efa-security-group"
 #: ``ComputeNodeGroupSlurmConfiguration.scaleDownIdleTimeInSeconds`` maximum (PCS API reference).
 MAX_NODE_GROUP_IDLE_SECONDS = 10_000_000
-_COUNT_PARAMETERS = {"min_count": "min_instance_count", "max_count": "max_instance_count"}
-_INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
+#: The tag PCS puts on every instance of a compute node group (PCS User Guide working-with_cng_find-instances).
+NODE_GROUP_ID_TAG = "aws:pcs:compute-node-group-id"
+#: gp3 root volume sizes the launch templates accept (GiB).
+ROOT_VOLUME_SIZE_GIB_RANGE = (8, 16384)
+_COUNT_PARAMETERS = {"min_count": "min_nodes", "max_count": "max_nodes"}
+#: An EC2 instance type: family (may contain '-': ``p6e-gb200``, ``c7i-flex``) '.' size (may contain '-':
+#: ``metal-24xl``). Matched whole.
+_INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
+#: A mount point: absolute, no trailing '/', no shell metacharacters (the storage client's rule). Matched whole.
+_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
 
 
 @dataclass(frozen=True)
@@ -88,9 +133,25 @@ class FileSystemMount:
     """EFA interfaces LNet uses on GPU nodes (default: the FSx UG per-type count, capped by the node's EFA
     interfaces; 0: TCP). See :func:`fmconstructs.storage.client.lustre_efa_interfaces`."""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.file_system, LustreFileSystemBase):
+            raise FmTypeError(
+                "file_system",
+                self.file_system,
+                "an FSx for Lustre file system (LustreFileSystem or an import; "
+                f"got a {type(self.file_system).__name__})",
+            )
+        _check_mount_point("mount_point", self.mount_point)
+        if is_token(check_optional_count("efa_interfaces_for_lustre", self.efa_interfaces_for_lustre)):
+            raise FmValidationError(
+                "efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, "a number known at synthesis"
+            )
+
 
 def purchase_option_for(capacity: Capacity, *, spot: bool = False) -> PurchaseOption:
     """The PCS purchase option for a capacity choice; SPOT only on plain On-Demand capacity."""
+    _check_capacity("capacity", capacity)
+    check_bool("spot", spot)
     if capacity.is_capacity_block:
         option = PurchaseOption.CAPACITY_BLOCK
     else:
@@ -100,6 +161,53 @@ def purchase_option_for(capacity: Capacity, *, spot: bool = False) -> PurchaseOp
             "spot", spot, f"False on a {capacity.kind.value} (Spot applies to On-Demand capacity only)"
         )
     return option
+
+
+class PcsGpuNodeGroupOptions(TypedDict, total=False):
+    """Options of :meth:`PcsCluster.add_gpu_node_group` (the :class:`PcsGpuNodeGroup` props without ``cluster``)."""
+
+    instance_type: Required[str]
+    ami: Required[PcsAmi]
+    max_nodes: int | float
+    min_nodes: int | float | None
+    capacity: Capacity | None
+    spot: bool
+    subnet: ec2.ISubnet | None
+    efa_interface_count: int | None
+    efa_cards: EfaCardSelection
+    placement_group: ClusterPlacementGroup | None
+    instance_store_mount_point: str | None
+    mounts: Sequence[FileSystemMount]
+    user_data_commands: Sequence[str]
+    instance_profile: PcsInstanceProfile | None
+    security_groups: Sequence[ec2.ISecurityGroup]
+    slurm_settings: Mapping[NodeGroupSetting, str] | None
+    scale_down_idle_time: Duration | None
+    root_volume_size_gib: int | float
+    node_group_name: str | None
+    tags: Mapping[str, str] | None
+    max_instance_count: int | float | None
+    """Deprecated: ``max_nodes`` (removed in 0.3.0)."""
+    min_instance_count: int | float | None
+    """Deprecated: ``min_nodes`` (removed in 0.3.0)."""
+
+
+class PcsLoginNodeGroupOptions(TypedDict, total=False):
+    """Options of :meth:`PcsCluster.add_login_node_group` (the :class:`PcsLoginNodeGroup` props without ``cluster``)."""
+
+    ami: Required[PcsAmi]
+    instance_type: str
+    nodes: int | float
+    subnet: ec2.ISubnet | None
+    mounts: Sequence[FileSystemMount]
+    user_data_commands: Sequence[str]
+    instance_profile: PcsInstanceProfile | None
+    security_groups: Sequence[ec2.ISecurityGroup]
+    root_volume_size_gib: int | float
+    node_group_name: str | None
+    tags: Mapping[str, str] | None
+    instance_count: int | float | None
+    """Deprecated: ``nodes`` (removed in 0.3.0)."""
 
 
 @jsii.implements(IStringProducer)
@@ -120,12 +228,11 @@ class _PcsNodeGroupBase(Construct):
     user_data: ec2.UserData
     resource: pcs.CfnComputeNodeGroup
     instance_profile: PcsInstanceProfile
+    subnet: ec2.ISubnet
 
-    def _setup(self, cluster: PcsCluster, instance_profile: PcsInstanceProfile | None, name: str | None) -> None:
+    def _setup(self, cluster: PcsCluster, instance_profile: PcsInstanceProfile | None) -> None:
         self.cluster = cluster
         self.instance_profile = instance_profile or cluster.instance_profile
-        if name is not None and not Token.is_unresolved(name) and not NAME_PATTERN.match(name):
-            raise FmValidationError("node_group_name", name, "a letter followed by 1-40 letters, digits or '-'")
 
     def _add_mounts(self, mounts: Sequence[FileSystemMount]) -> None:
         points = [m.mount_point for m in mounts]
@@ -135,23 +242,18 @@ class _PcsNodeGroupBase(Construct):
             self.add_mount(mount)
 
     def add_mount(self, mount: FileSystemMount) -> None:
-        """Mount a Lustre file system on the nodes and open the Lustre ports between it and the cluster's group."""
+        """Mount a Lustre file system on the nodes and open the Lustre ports between it and the cluster's group.
+
+        GPU nodes mount an EFA-enabled file system over EFA (LNet with the FSx UG per-type interface count) and are
+        registered with it (:meth:`~fmconstructs.storage.LustreFileSystemBase.register_efa_clients`), which fails
+        when the cluster's EFA security group cannot reach the file system's, or when the group's subnet and the file
+        system are in different zones (both checked when known; EFA traffic stays inside one group and one zone).
+        Mount such a file system over TCP with ``FileSystemMount(efa_interfaces_for_lustre=0)``.
+        """
         if not isinstance(mount, FileSystemMount):
-            raise FmValidationError("mount", mount, "a FileSystemMount")
+            raise FmTypeError("mount", mount, f"a FileSystemMount (got a {type(mount).__name__})")
         fs = mount.file_system
         fs.allow_clients_from(self.cluster.security_group)
-        efa_group = getattr(fs, "efa_security_group", None)
-        if (
-            fs.efa_enabled
-            and efa_group is not None
-            and self._uses_efa
-            and efa_group is not self.cluster.efa_security_group.security_group
-        ):
-            Annotations.of(self).add_warning_v2(
-                WARNING_FSX_EFA_GROUP,
-                f"{fs.node.path} is EFA-enabled with another EFA security group than the cluster's; LNet over "
-                "EFA only connects inside one group: pass efa_security_group=cluster.efa_security_group",
-            )
         # LNet over EFA with the FSx UG per-type interface count (capped by the node's EFA interfaces); login nodes
         # and nodes without EFA mount over TCP. EFA clients count against the file system's 1,024 EFA connections.
         spec: InstanceSpec | None = getattr(self, "instance_spec", None)
@@ -190,15 +292,27 @@ class _PcsNodeGroupBase(Construct):
     def add_user_data(self, *commands: str) -> None:
         """The hook for your own node set-up: shell commands appended after the built-in steps (run as root, after
         PCS registration and before ``slurmd`` starts; keep them idempotent, they run on every new node)."""
-        self.user_data.add_commands(*commands)
+        self.user_data.add_commands(*check_str_sequence("commands", commands))
 
     @property
     def node_group_id(self) -> str:
+        """The compute node group id (``GetAtt Id``); PCS tags the group's instances with it
+        (:data:`NODE_GROUP_ID_TAG`)."""
         return self.resource.attr_id
 
     @property
     def node_group_arn(self) -> str:
         return self.resource.attr_arn
+
+    @property
+    def find_instances_command(self) -> str:
+        """An AWS CLI command listing the group's running instances (id and private address), by the tag PCS puts
+        on them (PCS User Guide working-with_cng_find-instances)."""
+        return (
+            f"aws ec2 describe-instances --region {Aws.REGION} --filters "
+            f"Name=tag:{NODE_GROUP_ID_TAG},Values={self.node_group_id} Name=instance-state-name,Values=running "
+            "--query 'Reservations[].Instances[].[InstanceId,PrivateIpAddress]' --output text"
+        )
 
 
 @jsii.implements(ec2.IConnectable)
@@ -206,16 +320,21 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     """A GPU compute node group (``AWS::PCS::ComputeNodeGroup``, child id "Resource"; launch template "LaunchTemplate").
 
     :param cluster: the :class:`PcsCluster`.
-    :param instance_type: a catalog GPU type (``p5.48xlarge``, ``p6e-gb200.36xlarge`` ...).
+    :param instance_type: a catalog GPU type (``p5.48xlarge``, ``p6e-gb200.36xlarge`` ...), known at synthesis.
     :param ami: :class:`PcsAmi` (id or SSM parameter) with the PCS agent, Slurm, EFA and NVIDIA software.
-    :param max_instance_count: at most the capacity's instances when known.
-    :param min_instance_count: default: ``max_instance_count`` on Capacity Blocks (required there), else 0.
+    :param max_nodes: the group's maximum number of nodes (>= 1, or a number token); at most the capacity's
+        instances when both are known. Was ``max_instance_count`` (deprecated alias until 0.3.0).
+    :param min_nodes: default: ``max_nodes`` on Capacity Blocks (required there), else 0. Was ``min_instance_count``
+        (deprecated alias until 0.3.0).
     :param capacity: default On-Demand; UltraServer types (p6e-gb200) need an ``UltraServerCapacityBlock``.
     :param spot: use Spot (On-Demand capacity only). Default False.
     :param subnet: the nodes' one subnet, on every network interface of the launch template and in ``SubnetIds``
-        (see the module docstring). Default: the cluster's subnet. Checked against the reservation's zone when both
-        are known.
+        (see the module docstring); may be imported without its zone. Default: the cluster's subnet. Checked against
+        the reservation's zone when both are known.
     :param efa_interface_count: fewer EFA interfaces than the catalog maximum. Default: all.
+    :param efa_cards: which network cards carry EFA (:class:`~fmconstructs.networking.EfaCardSelection`). Default
+        RECOMMENDED; on p6e-gb200, EVERY_GPU_CARD is the EC2 guide's other 1,600 Gbps layout (8 x 200 Gbps on the odd
+        cards 1-15) instead of 4 x 400 Gbps on cards 1, 5, 9, 13.
     :param placement_group: default none (Capacity Blocks are already placed together; warned against there).
     :param instance_store_mount_point: NVMe RAID0 scratch; None skips it. Default ``/scratch``.
     :param mounts: Lustre file systems to mount (:class:`FileSystemMount`).
@@ -225,7 +344,10 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     :param slurm_settings: node-group custom settings (:class:`NodeGroupSetting`); RealMemory at most the
         instance's memory.
     :param scale_down_idle_time: per-group idle time before scale-down (Slurm >= 25.11; 1 s .. 10,000,000 s).
-    :param node_group_name: default: generated by CloudFormation.
+    :param root_volume_size_gib: encrypted gp3 root volume (8 .. 16384 GiB). Default 200.
+    :param node_group_name: 3-25 characters, a letter then letters, digits or '-' (PCS
+        ``CreateComputeNodeGroup.computeNodeGroupName``). Default: generated by CloudFormation.
+    :param tags: tags of the node group and of its launch template's instances and volumes.
     """
 
     def __init__(
@@ -236,12 +358,13 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         cluster: PcsCluster,
         instance_type: str,
         ami: PcsAmi,
-        max_instance_count: int,
-        min_instance_count: int | None = None,
+        max_nodes: int | float = NOT_GIVEN,
+        min_nodes: int | float | None = None,
         capacity: Capacity | None = None,
         spot: bool = False,
         subnet: ec2.ISubnet | None = None,
         efa_interface_count: int | None = None,
+        efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED,
         placement_group: ClusterPlacementGroup | None = None,
         instance_store_mount_point: str | None = "/scratch",
         mounts: Sequence[FileSystemMount] = (),
@@ -250,25 +373,50 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         security_groups: Sequence[ec2.ISecurityGroup] = (),
         slurm_settings: Mapping[NodeGroupSetting, str] | None = None,
         scale_down_idle_time: Duration | None = None,
-        root_volume_size_gib: int = DEFAULT_ROOT_VOLUME_SIZE_GIB,
+        root_volume_size_gib: int | float = DEFAULT_ROOT_VOLUME_SIZE_GIB,
         node_group_name: str | None = None,
         tags: Mapping[str, str] | None = None,
+        max_instance_count: int | float | None = None,
+        min_instance_count: int | float | None = None,
     ) -> None:
+        check_scope_id(scope, id)
+        cluster = check_cluster("cluster", cluster)
+        self.instance_spec: InstanceSpec = _gpu_instance_spec(instance_type)
+        ami = _check_ami("ami", ami)
+        self.capacity: Capacity = OnDemand() if capacity is None else _check_capacity("capacity", capacity)
+        max_nodes = renamed("max_instance_count", max_instance_count, "max_nodes", max_nodes, default=NOT_GIVEN)
+        if max_nodes is NOT_GIVEN:
+            raise FmValidationError("max_nodes", None, "given: the group's maximum number of nodes")
+        max_nodes = check_count("max_nodes", max_nodes, minimum=1)
+        min_nodes = renamed("min_instance_count", min_instance_count, "min_nodes", min_nodes, default=None)
+        if min_nodes is None:
+            min_nodes = max_nodes if self.capacity.requires_fixed_size else 0
+        min_nodes = check_count("min_nodes", min_nodes, minimum=0)
+        spot = check_bool("spot", spot)
+        subnet = check_optional_subnet("subnet", subnet)
+        efa_interface_count = _literal_count("efa_interface_count", efa_interface_count)
+        efa_cards = check_enum("efa_cards", efa_cards, EfaCardSelection)
+        if placement_group is not None and not isinstance(placement_group, ClusterPlacementGroup):
+            raise FmTypeError(
+                "placement_group", placement_group, f"a ClusterPlacementGroup (got a {type(placement_group).__name__})"
+            )
+        if instance_store_mount_point is not None:
+            _check_mount_point("instance_store_mount_point", instance_store_mount_point)
+        mounts = _check_mounts("mounts", mounts)
+        commands = check_str_sequence("user_data_commands", user_data_commands)
+        instance_profile = _check_instance_profile("instance_profile", instance_profile)
+        groups = check_sequence("security_groups", security_groups, check_security_group)
+        idle = idle_seconds("scale_down_idle_time", scale_down_idle_time, maximum_seconds=MAX_NODE_GROUP_IDLE_SECONDS)
+        root_gib: int = _check_root_volume(root_volume_size_gib)
+        node_group_name = check_name("node_group_name", node_group_name, NODE_GROUP_NAME_LENGTH)
+        tag_map = check_tags("tags", tags)
         super().__init__(scope, id)
-        self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
-        self.capacity: Capacity = capacity if capacity is not None else OnDemand()
-        if min_instance_count is None:
-            min_instance_count = max_instance_count if self.capacity.requires_fixed_size else 0
-        self.min_instance_count = min_instance_count
-        self.max_instance_count = max_instance_count
-        self.subnet: ec2.ISubnet = subnet or cluster.subnet
-        self._setup(cluster, instance_profile, node_group_name)
-        settings = self._validate(
-            ami=ami,
-            spot=spot,
-            slurm_settings=slurm_settings,
-            scale_down_idle_time=scale_down_idle_time,
-        )
+        instance_type = self.instance_spec.instance_type
+        self.max_nodes = max_nodes
+        self.min_nodes = min_nodes
+        self.subnet = subnet or cluster.subnet
+        self._setup(cluster, instance_profile)
+        settings = self._validate(ami=ami, spot=spot, slurm_settings=slurm_settings, idle=idle)
         self.purchase_option = purchase_option_for(self.capacity, spot=spot)
 
         self.launch_template = GpuLaunchTemplate(
@@ -278,16 +426,18 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             vpc=cluster.vpc,
             policy=InterfacePolicy.PCS,
             capacity=self.capacity,
-            node_count=max_instance_count,
+            # Known sizes only: the launch template compares them with the reservation and totals GPUs.
+            node_count=known_or_none(max_nodes),
             # SubnetId on every interface, as every PCS example has it (PCS UG working-with_networking_efa_create-lt).
             subnet=self.subnet,
             efa_security_group=cluster.efa_security_group,
-            security_groups=[cluster.security_group, *security_groups],
+            security_groups=[cluster.security_group, *groups],
             placement_group=placement_group,
             efa_interface_count=efa_interface_count,
+            efa_cards=efa_cards,
             instance_store_mount_point=instance_store_mount_point,
-            root_volume_size_gib=root_volume_size_gib,
-            tags=tags,
+            root_volume_size_gib=root_gib,
+            tags=tag_map,
             user_data_format=UserDataFormat.MIME_MULTIPART,  # PCS requires MIME multi-part user data
         )
         self.connections = self.launch_template.connections
@@ -297,8 +447,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             self.user_data.add_commands(
                 *imex_prolog_install_commands(IMEX_PROLOG_PATH, slurm_version=cluster.slurm_version.value)
             )
-        if user_data_commands:
-            self.user_data.add_commands(*user_data_commands)
+        if commands:
+            self.user_data.add_commands(*commands)
 
         self.resource = pcs.CfnComputeNodeGroup(
             self,
@@ -313,7 +463,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             iam_instance_profile_arn=self.instance_profile.instance_profile_arn,
             instance_configs=[pcs.CfnComputeNodeGroup.InstanceConfigProperty(instance_type=instance_type)],
             scaling_configuration=pcs.CfnComputeNodeGroup.ScalingConfigurationProperty(
-                min_instance_count=min_instance_count, max_instance_count=max_instance_count
+                min_instance_count=min_nodes, max_instance_count=max_nodes
             ),
             subnet_ids=[self.subnet.subnet_id],
             purchase_option=self.purchase_option.value,
@@ -326,14 +476,12 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
                         for s in to_cfn_settings(settings)
                     ]
                     or None,
-                    scale_down_idle_time_in_seconds=(
-                        int(scale_down_idle_time.to_seconds()) if scale_down_idle_time is not None else None
-                    ),
+                    scale_down_idle_time_in_seconds=idle,
                 )
-                if settings or scale_down_idle_time is not None
+                if settings or idle is not None
                 else None
             ),
-            tags=dict(tags) if tags else None,
+            tags=tag_map or None,
         )
         # Nodes register as soon as they boot: the role's policies must exist before PCS launches any.
         self.resource.node.add_dependency(self.instance_profile.policy)
@@ -345,46 +493,53 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         ami: PcsAmi,
         spot: bool,
         slurm_settings: Mapping[NodeGroupSetting, str] | None,
-        scale_down_idle_time: Duration | None,
+        idle: int | float | None,
     ) -> dict[NodeGroupSetting, str]:
         spec, capacity = self.instance_spec, self.capacity
-        _check_count("max_instance_count", self.max_instance_count, minimum=1)
-        _check_count("min_instance_count", self.min_instance_count, minimum=0)
-        if self.min_instance_count > self.max_instance_count:
-            raise FmValidationError(
-                "min_instance_count", self.min_instance_count, f"at most max_instance_count ({self.max_instance_count})"
-            )
+        max_nodes, min_nodes = known_or_none(self.max_nodes), known_or_none(self.min_nodes)
+        if max_nodes is not None and min_nodes is not None and min_nodes > max_nodes:
+            raise FmValidationError("min_nodes", min_nodes, f"at most max_nodes ({max_nodes})")
         try:
-            capacity.validate_for(spec, min_count=self.min_instance_count, max_count=self.max_instance_count)
+            capacity.validate_for(spec, min_count=min_nodes, max_count=max_nodes)
         except FmValidationError as error:  # name the props of this construct, not the capacity's arguments
-            renamed = _COUNT_PARAMETERS.get(error.parameter, error.parameter)
-            allowed = error.allowed.replace("max_count", "max_instance_count")
-            raise FmValidationError(renamed, error.value, allowed) from error
-        capacity.check_subnet(self.subnet)
+            parameter = _COUNT_PARAMETERS.get(error.parameter, error.parameter)
+            allowed = error.allowed.replace("max_count", "max_nodes")
+            raise FmValidationError(parameter, error.value, allowed) from error
+        self._check_subnet_zone()
         purchase_option_for(capacity, spot=spot)
-        if not isinstance(ami, PcsAmi):
-            raise FmValidationError("ami", ami, "a PcsAmi (PcsAmi.from_image_id or PcsAmi.from_ssm_parameter)")
         ami.check_architecture(spec.architecture, spec.instance_type)
         self._check_ultraserver()
         settings = check_settings("slurm_settings", slurm_settings, NodeGroupSetting)
         real_memory = settings.get(NodeGroupSetting.REAL_MEMORY)
-        if real_memory is not None and not Token.is_unresolved(real_memory) and int(real_memory) > spec.memory_mib:
+        if real_memory is not None and known(real_memory) and int(real_memory) > spec.memory_mib:
             raise FmValidationError(
                 "slurm_settings[RealMemory]",
                 real_memory,
                 f"at most {spec.memory_mib} MiB, the memory of {spec.instance_type}",
             )
-        if scale_down_idle_time is not None:
+        if idle is not None:
             version = self.cluster.slurm_version
             if not version.at_least(MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME):
                 raise FmValidationError(
                     "scale_down_idle_time",
-                    scale_down_idle_time.to_human_string(),
+                    idle,
                     f"None on Slurm {version.value} (per-node-group idle time needs "
                     f"{MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME.value} or later)",
                 )
-            _check_idle_time("scale_down_idle_time", scale_down_idle_time, maximum_seconds=MAX_NODE_GROUP_IDLE_SECONDS)
         return settings
+
+    def _check_subnet_zone(self) -> None:
+        """The subnet must be in the reservation's zone, when both zones are known at synthesis."""
+        capacity_zone = getattr(self.capacity, "zone", None)
+        zone = subnet_zone(self.subnet)
+        if same_zone(capacity_zone, zone) is False:
+            subnet_id = self.subnet.subnet_id
+            where = subnet_id if known(subnet_id) else self.subnet.node.path
+            raise FmValidationError(
+                "subnet",
+                f"{where} in {zone}",
+                f"a subnet in {capacity_zone}, the zone of the {self.capacity.kind.value}",
+            )
 
     def _check_ultraserver(self) -> None:
         spec, capacity, cluster = self.instance_spec, self.capacity, self.cluster
@@ -424,7 +579,19 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
 
     @property
     def _max_nodes(self) -> int | float:
-        return self.max_instance_count
+        return self.max_nodes
+
+    @property
+    def max_instance_count(self) -> int | float:
+        """Deprecated: :attr:`max_nodes` (removed in 0.3.0)."""
+        _warn_renamed_property("max_instance_count", "max_nodes")
+        return self.max_nodes
+
+    @property
+    def min_instance_count(self) -> int | float:
+        """Deprecated: :attr:`min_nodes` (removed in 0.3.0)."""
+        _warn_renamed_property("min_instance_count", "min_nodes")
+        return self.min_nodes
 
     @property
     def architecture(self) -> CpuArchitecture:
@@ -443,14 +610,18 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
 
 @jsii.implements(ec2.IConnectable)
 class PcsLoginNodeGroup(_PcsNodeGroupBase):
-    """Login nodes: a static PCS compute node group that no queue maps (users reach it with Session Manager).
+    """Login nodes: a static PCS compute node group that no queue maps (users reach it with Session Manager:
+    :attr:`session_command`).
 
     Its launch template is a plain ``AWS::EC2::LaunchTemplate`` (no GPU, no EFA): IMDSv2 required, encrypted gp3
     root volume, the cluster's security group, MIME user data with the same mount and hook steps as GPU groups.
 
-    :param instance_type: default ``m7i.xlarge`` (any type; login nodes are not in the GPU catalog).
-    :param instance_count: static number of login nodes (min == max), default 1.
+    :param instance_type: default ``m7i.xlarge`` (any type; login nodes are not in the GPU catalog; may be a
+        deploy-time value).
+    :param nodes: static number of login nodes (min == max, >= 1 or a number token), default 1. Was
+        ``instance_count`` (deprecated alias until 0.3.0).
     :param ami: :class:`PcsAmi` with the PCS agent and Slurm (the sample AMIs work here).
+    :param node_group_name: 3-25 characters, a letter then letters, digits or '-'. Default: generated.
     """
 
     def __init__(
@@ -461,34 +632,44 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         cluster: PcsCluster,
         ami: PcsAmi,
         instance_type: str = "m7i.xlarge",
-        instance_count: int = 1,
+        nodes: int | float = NOT_GIVEN,
         subnet: ec2.ISubnet | None = None,
         mounts: Sequence[FileSystemMount] = (),
         user_data_commands: Sequence[str] = (),
         instance_profile: PcsInstanceProfile | None = None,
         security_groups: Sequence[ec2.ISecurityGroup] = (),
-        root_volume_size_gib: int = 100,
+        root_volume_size_gib: int | float = 100,
         node_group_name: str | None = None,
         tags: Mapping[str, str] | None = None,
+        instance_count: int | float | None = None,
     ) -> None:
+        check_scope_id(scope, id)
+        cluster = check_cluster("cluster", cluster)
+        ami = _check_ami("ami", ami)
+        check_str(
+            "instance_type", instance_type, pattern=_INSTANCE_TYPE, allowed="an EC2 instance type such as 'm7i.xlarge'"
+        )
+        nodes = renamed("instance_count", instance_count, "nodes", nodes, default=1)
+        nodes = check_count("nodes", nodes, minimum=1)
+        subnet = check_optional_subnet("subnet", subnet)
+        mounts = _check_mounts("mounts", mounts)
+        commands = check_str_sequence("user_data_commands", user_data_commands)
+        instance_profile = _check_instance_profile("instance_profile", instance_profile)
+        extra_groups = check_sequence("security_groups", security_groups, check_security_group)
+        root_gib: int = _check_root_volume(root_volume_size_gib)
+        node_group_name = check_name("node_group_name", node_group_name, NODE_GROUP_NAME_LENGTH)
+        tag_map = check_tags("tags", tags)
         super().__init__(scope, id)
-        self._setup(cluster, instance_profile, node_group_name)
-        if not isinstance(instance_type, str) or not _INSTANCE_TYPE.match(instance_type):
-            raise FmValidationError("instance_type", instance_type, "an EC2 instance type such as 'm7i.xlarge'")
-        _check_count("instance_count", instance_count, minimum=1)
-        if not isinstance(ami, PcsAmi):
-            raise FmValidationError("ami", ami, "a PcsAmi (PcsAmi.from_image_id or PcsAmi.from_ssm_parameter)")
-        if not 8 <= root_volume_size_gib <= 16384:
-            raise FmValidationError("root_volume_size_gib", root_volume_size_gib, "between 8 and 16384 (gp3 limits)")
+        self._setup(cluster, instance_profile)
         self.instance_type = instance_type
-        self.instance_count = instance_count
+        self.nodes = nodes
         self.subnet = subnet or cluster.subnet
-        groups = [cluster.security_group, *security_groups]
+        groups = [cluster.security_group, *extra_groups]
         self.connections = ec2.Connections(security_groups=groups)
         self.user_data = ec2.UserData.for_linux()
         self._add_mounts(mounts)
-        if user_data_commands:
-            self.user_data.add_commands(*user_data_commands)
+        if commands:
+            self.user_data.add_commands(*commands)
 
         self.launch_template = ec2.CfnLaunchTemplate(
             self,
@@ -504,7 +685,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
                         device_name="/dev/xvda",
                         ebs=ec2.CfnLaunchTemplate.EbsProperty(
                             volume_type="gp3",
-                            volume_size=root_volume_size_gib,
+                            volume_size=root_gib,
                             encrypted=True,
                             delete_on_termination=True,
                         ),
@@ -515,7 +696,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
                     ec2.CfnLaunchTemplate.TagSpecificationProperty(
                         resource_type=resource_type,
                         tags=[{"key": "fmconstructs:role", "value": "pcs-login"}]
-                        + [{"key": k, "value": v} for k, v in (tags or {}).items()],
+                        + [{"key": k, "value": v} for k, v in (tag_map or {}).items()],
                     )
                     for resource_type in ("instance", "volume")
                 ],
@@ -534,21 +715,112 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
             iam_instance_profile_arn=self.instance_profile.instance_profile_arn,
             instance_configs=[pcs.CfnComputeNodeGroup.InstanceConfigProperty(instance_type=instance_type)],
             scaling_configuration=pcs.CfnComputeNodeGroup.ScalingConfigurationProperty(
-                min_instance_count=instance_count, max_instance_count=instance_count
+                min_instance_count=nodes, max_instance_count=nodes
             ),
             subnet_ids=[self.subnet.subnet_id],
             purchase_option=PurchaseOption.ONDEMAND.value,
-            tags=dict(tags) if tags else None,
+            tags=tag_map or None,
         )
         self.resource.node.add_dependency(self.instance_profile.policy)
+        cluster._register_login_node_group(self)
 
     @property
     def _max_nodes(self) -> int | float:
-        return self.instance_count
+        return self.nodes
+
+    @property
+    def instance_count(self) -> int | float:
+        """Deprecated: :attr:`nodes` (removed in 0.3.0)."""
+        _warn_renamed_property("instance_count", "nodes")
+        return self.nodes
+
+    @property
+    def session_command(self) -> str:
+        """An AWS CLI command that opens a shell on a running login node through Session Manager: it finds the
+        instance by the tag PCS puts on it (PCS User Guide working-with_cng_find-instances) and starts a session
+        (``aws ssm start-session``; needs the Session Manager plugin and the node role's
+        ``AmazonSSMManagedInstanceCore``, on by default)."""
+        return (
+            f'aws ssm start-session --region {Aws.REGION} --target "$(aws ec2 describe-instances --region '
+            f"{Aws.REGION} --filters Name=tag:{NODE_GROUP_ID_TAG},Values={self.node_group_id} "
+            "Name=instance-state-name,Values=running --query 'Reservations[0].Instances[0].InstanceId' "
+            '--output text)"'
+        )
 
 
-def _check_count(parameter: str, value: int, *, minimum: int) -> None:
-    if Token.is_unresolved(value):
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise FmValidationError(parameter, value, f"an integer of at least {minimum}")
+# --- checks shared by the node groups ----------------------------------------------------------------------------
+
+
+def _warn_renamed_property(old: str, new: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated and will be removed in fmconstructs 0.3.0: use {new}", DeprecationWarning, stacklevel=3
+    )
+
+
+def _gpu_instance_spec(instance_type: object) -> InstanceSpec:
+    name = check_str("instance_type", instance_type, allowed="a catalog GPU instance type such as 'p5.48xlarge'")
+    if is_token(name):
+        raise FmValidationError(
+            "instance_type", name, "known at synthesis (the launch template's EFA layout is derived from it)"
+        )
+    return get_instance_spec(name)
+
+
+def _check_ami(parameter: str, value: object) -> PcsAmi:
+    if not isinstance(value, PcsAmi):
+        raise FmTypeError(
+            parameter,
+            value,
+            f"a PcsAmi (PcsAmi.from_image_id or PcsAmi.from_ssm_parameter; got a {type(value).__name__})",
+        )
+    return value
+
+
+def _check_capacity(parameter: str, value: object) -> Capacity:
+    if not isinstance(value, Capacity):
+        raise FmTypeError(
+            parameter,
+            value,
+            "a Capacity (OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock; "
+            f"got a {type(value).__name__})",
+        )
+    return value
+
+
+def _check_instance_profile(parameter: str, value: object) -> PcsInstanceProfile | None:
+    if value is not None and not isinstance(value, PcsInstanceProfile):
+        raise FmTypeError(parameter, value, f"a PcsInstanceProfile or None (got a {type(value).__name__})")
+    return value
+
+
+def _check_mount(parameter: str, value: object) -> FileSystemMount:
+    if not isinstance(value, FileSystemMount):
+        raise FmTypeError(parameter, value, f"a FileSystemMount (got a {type(value).__name__})")
+    return value
+
+
+def _check_mounts(parameter: str, value: object) -> tuple[FileSystemMount, ...]:
+    return check_sequence(parameter, value, _check_mount)
+
+
+def _check_mount_point(parameter: str, value: object) -> None:
+    path = check_str(
+        parameter,
+        value,
+        pattern=_MOUNT_POINT,
+        allowed="an absolute path such as '/fsx' (letters, digits, '.', '_', '-', '/'; no trailing '/')",
+    )
+    if is_token(path):
+        raise FmValidationError(parameter, path, "a path known at synthesis (it is written into node scripts)")
+
+
+def _literal_count(parameter: str, value: object) -> Any:
+    count = check_optional_count(parameter, value)
+    if is_token(count):
+        raise FmValidationError(parameter, count, "a number known at synthesis")
+    return count
+
+
+def _check_root_volume(value: object) -> Any:
+    low, high = ROOT_VOLUME_SIZE_GIB_RANGE
+    return check_count("root_volume_size_gib", value, minimum=low, maximum=high)

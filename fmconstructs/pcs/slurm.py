@@ -21,13 +21,14 @@ CloudFormation rollback:
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import TypeVar
 
 from aws_cdk import Token
 
-from ..errors import FmValidationError, one_of
+from ..errors import FmTypeError, FmValidationError, is_token, one_of
 
 
 class SlurmVersion(str, Enum):
@@ -147,11 +148,12 @@ EXCLUSIVE_QUEUE_SETTINGS: dict[QueueSetting, tuple[str, ...]] = {
     QueueSetting.OVER_SUBSCRIBE: ("EXCLUSIVE",),
     QueueSetting.EXCLUSIVE: ("NODE", "TOPO"),
 }
-_OVER_SUBSCRIBE = re.compile(r"^(EXCLUSIVE|NO|(YES|FORCE)(:\d+)?)$", re.IGNORECASE)
+# Whole-string patterns (re.fullmatch): a trailing newline never passes.
+_OVER_SUBSCRIBE = re.compile(r"EXCLUSIVE|NO|(YES|FORCE)(:\d+)?", re.IGNORECASE)
 
-_VALUE = re.compile(r"^[^\r\n]{1,1024}$")
-_ABSOLUTE_PATHS = re.compile(r"^/[A-Za-z0-9._/*-]+(,/[A-Za-z0-9._/*-]+)*$")
-_UNSIGNED = re.compile(r"^\d+$")
+_VALUE = re.compile(r"[^\r\n]{1,1024}")
+_ABSOLUTE_PATHS = re.compile(r"/[A-Za-z0-9._/*-]+(,/[A-Za-z0-9._/*-]+)*")
+_UNSIGNED = re.compile(r"\d+")
 _YES_NO = ("YES", "NO")
 _MAX_SLURM_WEIGHT = 4_294_967_280  # slurm.conf "Weight": 0 .. 2^32 - 16 (values above are reserved)
 
@@ -169,14 +171,16 @@ def check_settings(
     if settings is None:
         return {}
     if not isinstance(settings, Mapping):
-        raise FmValidationError(parameter, settings, f"a mapping of {allowed.__name__} to str")
+        raise FmTypeError(
+            parameter, settings, f"a mapping of {allowed.__name__} to str (got a {type(settings).__name__})"
+        )
     out: dict[_SettingName, str] = {}
     for name, value in settings.items():
         if not isinstance(name, allowed):
-            raise FmValidationError(f"{parameter} name", name, f"a {allowed.__name__} ({one_of(allowed)})")
+            raise FmTypeError(f"{parameter} name", name, f"a {allowed.__name__} ({one_of(allowed)})")
         if not isinstance(value, str):
-            raise FmValidationError(f"{parameter}[{name.value}]", value, "a string")
-        if not Token.is_unresolved(value) and not _VALUE.match(value):
+            raise FmTypeError(f"{parameter}[{name.value}]", value, f"a str (got a {type(value).__name__})")
+        if not is_token(value) and not _VALUE.fullmatch(value):
             raise FmValidationError(
                 f"{parameter}[{name.value}]", value, "one non-empty line of at most 1024 characters"
             )
@@ -190,17 +194,17 @@ def _check_value(parameter: str, name: ClusterSetting | NodeGroupSetting | Queue
     if Token.is_unresolved(value):
         return
     label = f"{parameter}[{name.value}]"
-    if name in (ClusterSetting.PROLOG, ClusterSetting.EPILOG) and not _ABSOLUTE_PATHS.match(value):
+    if name in (ClusterSetting.PROLOG, ClusterSetting.EPILOG) and not _ABSOLUTE_PATHS.fullmatch(value):
         raise FmValidationError(label, value, "absolute paths of programs on the nodes, comma-separated")
-    if name is NodeGroupSetting.WEIGHT and not (_UNSIGNED.match(value) and int(value) <= _MAX_SLURM_WEIGHT):
+    if name is NodeGroupSetting.WEIGHT and not (_UNSIGNED.fullmatch(value) and int(value) <= _MAX_SLURM_WEIGHT):
         raise FmValidationError(label, value, f"an integer from 0 to {_MAX_SLURM_WEIGHT}")
-    if name is NodeGroupSetting.REAL_MEMORY and not (_UNSIGNED.match(value) and int(value) >= 1):
+    if name is NodeGroupSetting.REAL_MEMORY and not (_UNSIGNED.fullmatch(value) and int(value) >= 1):
         raise FmValidationError(label, value, "a positive integer number of MiB")
     if name in (QueueSetting.DEFAULT, QueueSetting.EXCLUSIVE_USER) and value.upper() not in _YES_NO:
         raise FmValidationError(label, value, "YES or NO")
     if name is QueueSetting.EXCLUSIVE and value.upper() not in EXCLUSIVE_VALUES:
         raise FmValidationError(label, value, one_of(EXCLUSIVE_VALUES))
-    if name is QueueSetting.OVER_SUBSCRIBE and not _OVER_SUBSCRIBE.match(value):
+    if name is QueueSetting.OVER_SUBSCRIBE and not _OVER_SUBSCRIBE.fullmatch(value):
         raise FmValidationError(label, value, "EXCLUSIVE, NO, YES[:count] or FORCE[:count]")
     if name is ClusterSetting.PROLOG_FLAGS:
         parse_prolog_flags(value, parameter=label)
@@ -244,13 +248,20 @@ def to_cfn_settings(settings: Mapping[_SettingName, str]) -> list[dict[str, str]
     ]
 
 
-def coerce_slurm_version(version: SlurmVersion | str) -> SlurmVersion:
-    """``SlurmVersion`` from the enum or its value; anything else raises, listing the accepted versions."""
+def coerce_slurm_version(version: object, *, parameter: str = "slurm_version") -> SlurmVersion:
+    """A :class:`SlurmVersion`. Its value as a plain string (``"25.11"``) still works, with a ``DeprecationWarning``
+    (removed in fmconstructs 0.3.0, like every enum given as a string); anything else raises
+    :class:`~fmconstructs.errors.FmTypeError` listing the members."""
     if isinstance(version, SlurmVersion):
         return version
-    try:
-        return SlurmVersion(version)
-    except ValueError:
-        raise FmValidationError(
-            "slurm_version", version, one_of(SlurmVersion) + " (the versions PCS accepts)"
-        ) from None
+    members = ", ".join(f"SlurmVersion.{m.name}" for m in SlurmVersion)
+    if isinstance(version, str) and not is_token(version) and version in {m.value for m in SlurmVersion}:
+        member = SlurmVersion(version)
+        warnings.warn(
+            f"{parameter} as a plain string ({version!r}) is deprecated and will be refused in fmconstructs 0.3.0: "
+            f"use SlurmVersion.{member.name}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return member
+    raise FmTypeError(parameter, version, f"a SlurmVersion ({members}: the versions PCS accepts)")

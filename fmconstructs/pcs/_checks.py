@@ -1,0 +1,131 @@
+"""Input checks shared by the PCS constructs (types, names, durations, tags), on top of :mod:`fmconstructs._validate`.
+
+Every check raises :class:`~fmconstructs.errors.FmTypeError` for a wrong Python type and
+:class:`~fmconstructs.errors.FmValidationError` for a bad value, naming the parameter; deploy-time values (CDK tokens)
+pass unchecked and are never shown raw.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from aws_cdk import Duration
+from aws_cdk import aws_ec2 as ec2
+from constructs import Construct
+
+from .._validate import check_construct, check_str, is_token, known
+from ..errors import FmTypeError, FmValidationError
+
+#: PCS resource names (botocore PCS model 2023-02-10, shapes ``ClusterName``, ``ComputeNodeGroupName`` and
+#: ``QueueName`` of CreateCluster.clusterName, CreateComputeNodeGroup.computeNodeGroupName and CreateQueue.queueName):
+#: pattern ``(?!pcs_)^[A-Za-z][A-Za-z0-9-]+`` (matched here against the whole name; the ``pcs_`` look-ahead can never
+#: match, since ``_`` is not allowed), min length 3, max length 40 (cluster) or 25 (node group, queue).
+NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
+CLUSTER_NAME_LENGTH = (3, 40)
+NODE_GROUP_NAME_LENGTH = (3, 25)
+QUEUE_NAME_LENGTH = (3, 25)
+
+#: ``ClusterSlurmConfigurationRequest.scaleDownIdleTimeInSeconds``: 1 .. 10,000,000 (botocore PCS model);
+#: ``ComputeNodeGroupSlurmConfigurationRequest.scaleDownIdleTimeInSeconds``: -1 .. 10,000,000 (-1 removes a
+#: group's override on update; this library leaves the prop unset instead).
+MAX_IDLE_SECONDS = 10_000_000
+
+#: An absolute path without shell metacharacters (mount points and script paths written into node scripts).
+ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
+
+
+def check_scope_id(scope: object, id: object) -> None:
+    """``scope`` a construct and ``id`` a non-empty str, before they reach jsii (which raises its own TypeError)."""
+    if not isinstance(scope, Construct):
+        raise FmTypeError("scope", scope, f"a Construct (got a {type(scope).__name__})")
+    check_str("id", id, allowed="a non-empty construct id", min_length=1)
+
+
+def check_name(parameter: str, value: object, length: tuple[int, int]) -> Any:
+    """A PCS resource name (see :data:`NAME_PATTERN`) or None or a string token."""
+    if value is None:
+        return None
+    low, high = length
+    return check_str(
+        parameter,
+        value,
+        pattern=NAME_PATTERN,
+        min_length=low,
+        max_length=high,
+        allowed=f"{low}-{high} characters: a letter, then letters, digits or '-' (PCS API name)",
+    )
+
+
+def check_vpc(parameter: str, value: object) -> ec2.IVpc:
+    vpc: ec2.IVpc = check_construct(parameter, value, attribute="vpc_id", expected="an ec2.IVpc")
+    return vpc
+
+
+def check_subnet(parameter: str, value: object) -> ec2.ISubnet:
+    subnet: ec2.ISubnet = check_construct(parameter, value, attribute="subnet_id", expected="an ec2.ISubnet")
+    return subnet
+
+
+def check_optional_subnet(parameter: str, value: object) -> ec2.ISubnet | None:
+    return None if value is None else check_subnet(parameter, value)
+
+
+def check_security_group(parameter: str, value: object) -> ec2.ISecurityGroup:
+    group: ec2.ISecurityGroup = check_construct(
+        parameter, value, attribute="security_group_id", expected="an ec2.ISecurityGroup"
+    )
+    return group
+
+
+def check_tags(parameter: str, tags: object) -> dict[str, str] | None:
+    """A mapping of str to str (keys and values may be tokens), or None."""
+    if tags is None:
+        return None
+    if not isinstance(tags, Mapping):
+        raise FmTypeError(parameter, tags, f"a mapping of str to str (got a {type(tags).__name__})")
+    out: dict[str, str] = {}
+    for key, value in tags.items():
+        check_str(f"{parameter} key", key, min_length=1, allowed="a non-empty tag key")
+        check_str(f"{parameter}[{key}]", value)
+        out[key] = value
+    return out
+
+
+def check_duration(parameter: str, value: object) -> Duration | None:
+    if value is None:
+        return None
+    if not isinstance(value, Duration):
+        raise FmTypeError(parameter, value, f"a Duration such as Duration.minutes(10) (got a {type(value).__name__})")
+    return value
+
+
+def idle_seconds(parameter: str, value: object, *, maximum_seconds: int = MAX_IDLE_SECONDS) -> int | float | None:
+    """A scale-down idle time as whole seconds (1 .. ``maximum_seconds``), a number token, or None.
+
+    A deploy-time amount must be given as ``Duration.seconds(token)``: aws-cdk-lib cannot convert a token between
+    units. Known values are whole seconds; a number token is passed through untouched (``int()`` would break it).
+    """
+    duration = check_duration(parameter, value)
+    if duration is None:
+        return None
+    try:
+        seconds = duration.to_seconds(integral=False)
+    except RuntimeError:  # jsii: a token amount in another unit than seconds
+        raise FmValidationError(
+            parameter, "a deploy-time value", "Duration.seconds(...) when its amount is a deploy-time value"
+        ) from None
+    if is_token(seconds):
+        return seconds
+    human = duration.to_human_string()
+    if seconds < 1 or seconds != int(seconds):
+        raise FmValidationError(parameter, human, "at least 1 second, in whole seconds")
+    if seconds > maximum_seconds:
+        raise FmValidationError(parameter, human, f"at most {maximum_seconds} seconds")
+    return int(seconds)
+
+
+def known_or_none(value: Any) -> Any:
+    """``value`` when it is known at synthesis, else None (for checks that compare numbers)."""
+    return value if known(value) else None
