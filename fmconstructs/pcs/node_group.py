@@ -275,7 +275,13 @@ class _PcsNodeGroupBase(Construct):
             )
         )
         if count:
-            fs.register_efa_clients(self, max_nodes=self._max_nodes, efa_interfaces_per_node=count)
+            fs.register_efa_clients(
+                self,
+                max_nodes=self._max_nodes,
+                efa_interfaces_per_node=count,
+                efa_security_group=self.cluster.efa_security_group.security_group,
+                subnets=[self.subnet],
+            )
 
     @property
     def _uses_efa(self) -> bool:
