@@ -399,7 +399,7 @@ def test_scheduled_pipeline_builds_when_dependencies_change(x86):
             "Name": "fm-x86",
             "Status": "ENABLED",
             "Schedule": {
-                "ScheduleExpression": "cron(0 6 ? * mon *)",
+                "ScheduleExpression": "cron(0 6 ? * MON *)",
                 "PipelineExecutionStartCondition": "EXPRESSION_MATCH_AND_DEPENDENCY_UPDATES_AVAILABLE",
             },
             "ImageTestsConfiguration": {"ImageTestsEnabled": True, "TimeoutMinutes": 90},
@@ -630,6 +630,12 @@ def test_instance_types_must_be_known_at_synth_time():
     scene = new_scene()
     with pytest.raises(FmValidationError, match="instance_types must be instance types known at synth time"):
         _image(scene, instance_types=[_token_str(scene.stack)])
+
+
+def test_image_name_must_be_known_at_synth_time():
+    scene = new_scene()
+    with pytest.raises(FmValidationError, match="image_name must be a name known at synth time"):
+        _image(scene, image_name=_token_str(scene.stack))
 
 
 def test_everything_deploy_time_synthesizes():

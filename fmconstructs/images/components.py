@@ -268,7 +268,12 @@ fm_need() {
 
 
 def pcs_agent_component(version: str = PCS_AGENT_VERSION) -> ImageComponent:
-    """The AWS PCS agent, from the Region's PCS repository, signature-checked (PCS User Guide custom AMI Step 2)."""
+    """The AWS PCS agent, from the Region's PCS repository, signature-checked (PCS User Guide custom AMI Step 2).
+
+    The installer runs unattended with ``-y``, as AWS's aws-hpc-recipes do for the same DLAMI parent
+    (recipes/pcs/dlami_for_pcs_imagebuilder/assets/dlami-for-pcs.yaml, PcsAgentInstallerComponent); the guide runs it
+    interactively. Components declare ``SupportedOsVersions: Amazon Linux 2023`` like that recipe's components.
+    """
     check_str("pcs_agent_version", version, pattern=_PCS_AGENT_VERSION, allowed="'latest' or a version like '1.3.1-1'")
     tarball = "aws-pcs-agent-v1-latest.tar.gz" if version == "latest" else f"aws-pcs-agent-v{version}.tar.gz"
     build = (

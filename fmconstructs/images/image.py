@@ -190,7 +190,7 @@ class BuildSchedule:
     @classmethod
     def weekly_when_parent_changes(cls) -> BuildSchedule:
         """Mondays 06:00 UTC, only when a new parent AMI (DLAMI release) or component version is available."""
-        return cls.cron("cron(0 6 ? * mon *)")
+        return cls.cron("cron(0 6 ? * MON *)")
 
     @property
     def is_manual(self) -> bool:
