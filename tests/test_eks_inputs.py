@@ -145,6 +145,20 @@ def test_zone_check_still_runs_when_both_zones_are_known_and_names_the_subnet_wi
     assert "a subnet with a deploy-time id in us-east-1b" in str(error.value)
 
 
+def test_zone_id_reservation_and_zone_name_subnet_are_not_compared():
+    # A zone id (use1-az4) and a zone name (us-east-1b) cannot be compared at synthesis: no error, no guess.
+    scene = new_scene()
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group(
+        "Gpu",
+        instance_type="p5en.48xlarge",
+        capacity=CapacityReservation(reservation_id=ODCR, zone="use1-az4"),
+        max_nodes=1,
+        subnets=[scene.subnet_b],
+    )
+    assert [s.subnet_id for s in group.subnets] == [scene.subnet_b.subnet_id]
+
+
 def _vpc_by_id(stack: cdk.Stack) -> ec2.IVpc:
     vpc_id = cdk.CfnParameter(stack, "VpcId", type="AWS::EC2::VPC::Id")
     return ec2.Vpc.from_vpc_attributes(stack, "Vpc", vpc_id=vpc_id.value_as_string, availability_zones=cdk.Fn.get_azs())
@@ -225,6 +239,8 @@ def token_scene():
         "gpu_subnet": param("GpuSubnetId", "AWS::EC2::Subnet::Id"),
         "cluster_name": param("ClusterName"),
         "max_nodes": param("MaxNodes", "Number", min_value=1),
+        "reserved": param("ReservedInstances", "Number", min_value=1),
+        "root_gib": param("RootVolumeGiB", "Number", min_value=8),
         "min_nodes": param("MinNodes", "Number", min_value=0),
         "system_nodes": param("SystemNodes", "Number", min_value=1),
         "reservation": param("ReservationId"),
@@ -258,7 +274,12 @@ def token_scene():
     group = cluster.add_gpu_node_group(
         "Gpu",
         instance_type="p5en.48xlarge",
-        capacity=CapacityReservation(reservation_id=p["reservation"].value_as_string, zone=p["zone"].value_as_string),
+        capacity=CapacityReservation(
+            reservation_id=p["reservation"].value_as_string,
+            zone=p["zone"].value_as_string,
+            instance_count=p["reserved"].value_as_number,
+        ),
+        root_volume_size_gib=p["root_gib"].value_as_number,
         max_nodes=p["max_nodes"].value_as_number,
         min_nodes=p["min_nodes"].value_as_number,
         subnets=[ec2.Subnet.from_subnet_id(stack, "GpuSubnet", p["gpu_subnet"].value_as_string)],
@@ -297,6 +318,7 @@ def test_everything_is_a_token_synthesizes(token_scene):
     assert data["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
         "CapacityReservationId": {"Ref": "ReservationId"}
     }
+    assert data["BlockDeviceMappings"][0]["Ebs"]["VolumeSize"] == {"Ref": "RootVolumeGiB"}
     cluster = next(iter(template.find_resources("AWS::EKS::Cluster").values()))["Properties"]
     assert cluster["Name"] == {"Ref": "ClusterName"}
     system = [r["Properties"] for r in template.find_resources("AWS::EKS::Nodegroup").values()]

@@ -351,8 +351,7 @@ class GpuNodeGroup(Construct):
             vpc=cluster.vpc,
             policy=InterfacePolicy.EKS_MANAGED_NODE_GROUP,
             capacity=self.capacity,
-            # The node group checks the reservation size itself (token-aware); the template gets known counts only.
-            node_count=int(max_nodes) if known(max_nodes) else None,
+            max_nodes=self.max_nodes,  # type: ignore[arg-type]  # an int, or a number token (float)
             efa_security_group=cluster.efa_security_group,
             security_groups=[cluster.cluster_security_group],
             placement_group=self.placement_group,
