@@ -13,6 +13,10 @@
 Both GPU launch templates put the node group's ``SubnetId`` on every network interface (PCS User Guide
 working-with_networking_efa_create-lt).
 
+Outputs (with descriptions): ``ClusterId``, ``ClusterArn``, ``SlurmControllerEndpointCommand`` (prints the Slurm
+controller's address and port), ``LoginCommand`` (a Session Manager shell on a login node), the GPU node group id and
+``GpuNodesCommand`` (its running instances), the queue id, and on FmPcsP5 ``FileSystemId``.
+
 Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
 ``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id`` (what PCS targets),
 ``fmconstructs:ultraserver-resource-group-arn``, ``fmconstructs:pcs-ami-x86``
@@ -40,6 +44,7 @@ from fmconstructs.pcs import (
     PcsCluster,
     PcsGpuNodeGroup,
     PcsInstanceProfile,
+    PcsQueue,
     QueueSetting,
     SlurmVersion,
 )
@@ -101,6 +106,44 @@ def _acknowledge_node_role(profile: PcsInstanceProfile) -> None:
     _acknowledge(profile.role, _SSM_POLICY_FINDING, _SSM_POLICY_REASON)
 
 
+def add_cluster_outputs(
+    stack: Stack,
+    cluster: PcsCluster,
+    gpu: PcsGpuNodeGroup,
+    queue: PcsQueue,
+    *,
+    gpu_output: str = "GpuNodeGroupId",
+    queue_output: str = "GpuQueueId",
+    submit_hint: str = "sbatch -p gpu job.sh",
+) -> None:
+    """What an operator needs from a PCS stack, as outputs with descriptions (aws cloudformation describe-stacks)."""
+    outputs = {
+        "ClusterId": (cluster.cluster_id, "AWS PCS cluster id (aws pcs get-cluster --cluster-identifier <id>)"),
+        "ClusterArn": (cluster.cluster_arn, "AWS PCS cluster ARN (IAM policies, tags)"),
+        "SlurmControllerEndpointCommand": (
+            cluster.slurm_controller_endpoint_command,
+            "Prints the Slurm controller's private address and port (GetAtt Endpoints is a list of objects, which "
+            "an output cannot hold)",
+        ),
+        gpu_output: (
+            gpu.node_group_id,
+            "GPU compute node group id (its instances carry aws:pcs:compute-node-group-id)",
+        ),
+        "GpuNodesCommand": (gpu.find_instances_command, "Lists the GPU node group's running instances"),
+        queue_output: (
+            queue.queue_id,
+            f"Queue (Slurm partition {queue.queue_name}) of the GPU node group" if queue.queue_name else "GPU queue",
+        ),
+    }
+    if cluster.login_command is not None:
+        outputs["LoginCommand"] = (
+            cluster.login_command,
+            f"Opens a shell on a login node with Session Manager (AWS CLI Session Manager plugin); then {submit_hint}",
+        )
+    for output_id, (value, description) in outputs.items():
+        CfnOutput(stack, output_id, value=value, description=description)
+
+
 class PcsP5Stack(Stack):
     """A PCS cluster with a login node group and 2 p5.48xlarge on a Capacity Block, /fsx on FSx for Lustre."""
 
@@ -151,7 +194,7 @@ class PcsP5Stack(Stack):
             instance_type="p5.48xlarge",
             ami=PcsAmi.from_image_id(ami.image_id or DEFAULT_X86_AMI_ID, architecture=CpuArchitecture.X86_64),
             capacity=CapacityBlock(reservation_id=block_id, instance_count=2),
-            max_instance_count=2,
+            max_nodes=2,
             mounts=[fsx],
         )
         self.gpu.add_user_data("# Your own node set-up goes here (runs before slurmd starts).")
@@ -170,10 +213,13 @@ class PcsP5Stack(Stack):
         # FSx throughput and capacity saturation (CloudWatch metrics), to the shared alert topic when there is one.
         self.file_system.add_saturation_alarms(topic=workspace.alert_topic if workspace is not None else None)
 
-        CfnOutput(self, "ClusterId", value=self.cluster.cluster_id)
-        CfnOutput(self, "GpuNodeGroupId", value=self.gpu.node_group_id)
-        CfnOutput(self, "GpuQueueId", value=self.queue.queue_id)
-        CfnOutput(self, "FileSystemId", value=self.file_system.file_system_id)
+        add_cluster_outputs(self, self.cluster, self.gpu, self.queue)
+        CfnOutput(
+            self,
+            "FileSystemId",
+            value=self.file_system.file_system_id,
+            description="FSx for Lustre file system mounted at /fsx on every node (aws fsx describe-file-systems)",
+        )
 
 
 class PcsGb200Stack(Stack):
@@ -202,7 +248,7 @@ class PcsGb200Stack(Stack):
             instance_type="p6e-gb200.36xlarge",
             ami=gb200_ami,
             capacity=self.capacity,
-            max_instance_count=self.capacity.max_instances,
+            max_nodes=self.capacity.ultraserver.instance_count * self.capacity.ultraserver_count,
         )
         acknowledge_cfn_lint(self.gpu.launch_template.resource, "E3628", _GB200_CFN_LINT_REASON)
         # An exclusive partition (OverSubscribe=EXCLUSIVE): the IMEX prolog restarts nvidia-imex on a job's nodes.
@@ -210,6 +256,12 @@ class PcsGb200Stack(Stack):
         self.queue = self.gpu.add_queue("Gb200Queue", queue_name="gb200")
         _acknowledge_node_role(self.cluster.instance_profile)
 
-        CfnOutput(self, "ClusterId", value=self.cluster.cluster_id)
-        CfnOutput(self, "UltraServerNodeGroupId", value=self.gpu.node_group_id)
-        CfnOutput(self, "Gb200QueueId", value=self.queue.queue_id)
+        add_cluster_outputs(
+            self,
+            self.cluster,
+            self.gpu,
+            self.queue,
+            gpu_output="UltraServerNodeGroupId",
+            queue_output="Gb200QueueId",
+            submit_hint="sbatch -p gb200 --exclusive -N 18 job.sh (jobs on UltraServer queues are exclusive)",
+        )
