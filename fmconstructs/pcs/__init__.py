@@ -8,7 +8,15 @@
 from .ami import PcsAmi, sample_ami_name
 from .cluster import PcsCluster
 from .iam import PCS_IAM_PATH, PcsInstanceProfile
-from .node_group import FileSystemMount, PcsGpuNodeGroup, PcsLoginNodeGroup, purchase_option_for
+from .node_group import (
+    NODE_GROUP_ID_TAG,
+    FileSystemMount,
+    PcsGpuNodeGroup,
+    PcsGpuNodeGroupOptions,
+    PcsLoginNodeGroup,
+    PcsLoginNodeGroupOptions,
+    purchase_option_for,
+)
 from .queue import PcsQueue
 from .slurm import (
     DEFAULT_SLURM_VERSION,
@@ -26,6 +34,7 @@ __all__ = [
     "DEFAULT_SLURM_VERSION",
     "IMEX_PROLOG_PATH",
     "IMEX_PROLOG_SCRIPT",
+    "NODE_GROUP_ID_TAG",
     "PCS_IAM_PATH",
     "AccountingMode",
     "ClusterSetting",
@@ -35,8 +44,10 @@ __all__ = [
     "PcsAmi",
     "PcsCluster",
     "PcsGpuNodeGroup",
+    "PcsGpuNodeGroupOptions",
     "PcsInstanceProfile",
     "PcsLoginNodeGroup",
+    "PcsLoginNodeGroupOptions",
     "PcsQueue",
     "PurchaseOption",
     "QueueSetting",
