@@ -63,14 +63,23 @@ def test_commands_install_then_run_the_script():
 
 
 def test_default_mount_options_follow_the_fsx_guide():
+    # FSx for Lustre User Guide mount-fs-auto-mount-onreboot, with network-online.target for network.service (which
+    # Amazon Linux 2023 and Ubuntu do not have: a Requires= on it fails the mount at every boot).
     assert DEFAULT_MOUNT_OPTIONS == (
         "defaults",
         "relatime",
         "flock",
         "_netdev",
         "x-systemd.automount",
-        "x-systemd.requires=network.service",
+        "x-systemd.requires=network-online.target",
     )
+
+
+def test_the_fstab_entry_never_requires_network_service():
+    for efa in (False, True):
+        line = lustre_mount_commands(dns_name=DNS, mount_name="abcdefgh", efa_enabled=efa)[-1]
+        assert "network.service" not in line
+        assert "x-systemd.requires=network-online.target" in line
 
 
 def test_script_installs_the_lustre_client_per_distribution():
@@ -114,9 +123,17 @@ def test_efa_file_system_turns_on_efa_and_gds():
         ({"mount_point": "/"}, r"mount_point .* got '/'"),
         ({"mount_point": "/a/../etc"}, r"mount_point .* got '/a/../etc'"),
         ({"mount_point": "/fsx; rm -rf /"}, r"mount_point .* got '/fsx; rm -rf /'"),
-        ({"mount_options": []}, r"mount_options must be a non-empty list"),
-        ({"mount_options": ["flock", "x y"]}, r"mount_options must be a non-empty list .*, got \['flock', 'x y'\]"),
-        ({"mount_options": ["a,b"]}, r"mount_options"),
+        ({"mount_options": []}, r"mount_options must be a list of at least 1 item"),
+        ({"mount_options": ["flock", "x y"]}, r"mount_options\[1\] must be a mount option without spaces.*, got 'x y'"),
+        ({"mount_options": ["a,b"]}, r"mount_options\[0\] must be a mount option"),
+        ({"mount_options": "flock"}, r"mount_options must be a list of str \(got a str\)"),
+        ({"mount_options": "defaults,flock"}, r"mount_options must be a list of str \(got a str\)"),
+        ({"mount_options": ["flock\n"]}, r"mount_options\[0\] must be a mount option"),
+        ({"mount_options": [1]}, r"mount_options\[0\] must be a str"),
+        ({"mount_point": "/fsx\n"}, r"mount_point must be an absolute path"),
+        ({"mount_point": 1}, r"mount_point must be a str"),
+        ({"efa_enabled": "yes"}, r"efa_enabled must be a bool"),
+        ({"gpudirect_storage": 1}, r"gpudirect_storage must be a bool"),
         (
             {"gpudirect_storage": True},
             r"gpudirect_storage must be False unless the file system is EFA-enabled, got True",
@@ -167,7 +184,9 @@ def test_eks_static_volume_of_a_file_system(efa_fs):
 
 
 def test_eks_persistent_volume_manifest():
-    volume = EksStaticVolume(file_system_id="fs-1", dns_name=DNS, mount_name="abc", storage_capacity_gib=1200)
+    volume = EksStaticVolume(
+        file_system_id="fs-0123456789abcdef0", dns_name=DNS, mount_name="abc", storage_capacity_gib=1200
+    )
     manifest = volume.to_manifest("fsx-pv")
     assert manifest["kind"] == "PersistentVolume"
     assert manifest["spec"]["capacity"] == {"storage": "1200Gi"}
@@ -176,7 +195,7 @@ def test_eks_persistent_volume_manifest():
     assert manifest["spec"]["mountOptions"] == ["flock"]
     assert manifest["spec"]["csi"] == {
         "driver": "fsx.csi.aws.com",
-        "volumeHandle": "fs-1",
+        "volumeHandle": "fs-0123456789abcdef0",
         "volumeAttributes": {"dnsname": DNS, "mountname": "abc"},
     }
 
@@ -271,9 +290,11 @@ def test_types_without_a_catalog_default_use_the_fsx_guides_other_instances_row(
             {"instance_type": "p6e-gb200.36xlarge", "efa_interfaces_for_lustre": 8, "node_efa_interfaces": 4},
             r"efa_interfaces_for_lustre must be at most 4, the EFA interfaces the node attaches .*got 8",
         ),
-        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": -1}, r"a non-negative integer, got -1"),
-        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": True}, r"a non-negative integer, got True"),
-        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": 2.0}, r"a non-negative integer, got 2.0"),
+        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": -1}, r"must be at least 0, got -1"),
+        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": True}, r"must be an integer .*got True"),
+        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": 2.5}, r"must be a whole number, got 2.5"),
+        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": float("nan")}, r"must be a finite number"),
+        ({"instance_type": "p5.48xlarge", "efa_interfaces_for_lustre": "8"}, r"must be an integer .*got '8'"),
         ({"instance_type": "p5.48xlarge", "node_efa_interfaces": -2}, r"node_efa_interfaces must be .* got -2"),
     ],
 )

@@ -22,15 +22,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aws_cdk import Token
+
+from .._validate import check_bool, check_count, check_str, check_str_sequence, known
 from ..catalog import InstanceSpec
 from ..compute.user_data import install_script_commands
-from ..errors import FmValidationError
+from ..errors import FmTypeError, FmValidationError, is_token
 
 LUSTRE_MOUNT_SCRIPT_PATH = "/usr/local/sbin/fmconstructs-lustre-mount"
 #: The oneshot unit that configures LNet over EFA at every boot, before remote file systems mount.
 LNET_EFA_UNIT = "fmconstructs-lnet-efa.service"
 
-#: The mount options the FSx for Lustre User Guide gives for /etc/fstab entries. EFA clients also get
+#: The /etc/fstab mount options, after the FSx for Lustre User Guide "Mounting your Amazon FSx file system
+#: automatically" (mount-fs-auto-mount-onreboot): ``defaults,relatime,flock,_netdev,x-systemd.automount,
+#: x-systemd.requires=network.service`` ("these options ensure that the auto mounter does not run until the network
+#: connectivity is online"; the same line in the Amazon File Cache User Guide's page of that name; the FSx copy in
+#: awsdocs/amazon-fsx-lustre-user-guide doc_source/mount-fs-auto-mount-onreboot.md has ``noatime`` where the live
+#: pages and "Mounting from an Amazon EC2 instance" have ``relatime``).
+#: One deliberate difference: the unit the entry requires is ``network-online.target``, not ``network.service``.
+#: ``network.service`` is the initscripts unit of Amazon Linux 2; Amazon Linux 2023 configures the network with
+#: systemd-networkd (AL2023 User Guide "Networking service") and Ubuntu with netplan/systemd-networkd, so there is no
+#: ``network.service`` to require, and systemd fails the start of a unit whose ``Requires=`` unit cannot be started
+#: (systemd src/core/unit-dependency-atom.h, UNIT_ATOM_PULL_IN_START: "if that doesn't work the transaction fails"):
+#: the automount would fail at the first access after every reboot. ``network-online.target`` exists on every systemd
+#: distribution (systemd.special(7)) and is what the FSx guide's reason ("until the network connectivity is online")
+#: names; ``_netdev`` already orders network mounts after it (systemd.mount(5)). EFA clients also get
 #: ``x-systemd.requires=``/``x-systemd.after=`` :data:`LNET_EFA_UNIT` (the README of AWS's
 #: configure-efa-fsx-lustre-client bundle does the same with its own unit).
 DEFAULT_MOUNT_OPTIONS: tuple[str, ...] = (
@@ -39,8 +55,13 @@ DEFAULT_MOUNT_OPTIONS: tuple[str, ...] = (
     "flock",
     "_netdev",
     "x-systemd.automount",
-    "x-systemd.requires=network.service",
+    "x-systemd.requires=network-online.target",
 )
+
+#: The options of the one-off mount command in the FSx for Lustre User Guide "Mounting from an Amazon Elastic Compute
+#: Cloud instance" (mounting-ec2-instance): ``sudo mount -t lustre -o relatime,flock <dns_name>@tcp:/<mountname> /fsx``.
+MANUAL_MOUNT_OPTIONS = "relatime,flock"
+DEFAULT_MOUNT_POINT = "/fsx"
 
 #: The FSx for Lustre CSI driver name.
 FSX_CSI_DRIVER = "fsx.csi.aws.com"
@@ -51,9 +72,14 @@ FSX_CSI_DRIVER = "fsx.csi.aws.com"
 OTHER_MULTI_CARD_EFA_INTERFACES = 2
 OTHER_SINGLE_CARD_EFA_INTERFACES = 1
 
-_MOUNT_POINT = re.compile(r"^/[A-Za-z0-9._/-]*[A-Za-z0-9._-]$")
-_MOUNT_OPTION = re.compile(r"^[A-Za-z0-9_.=:/+-]+$")
-_FAMILY = re.compile(r"^[a-z][a-z0-9-]*$")
+_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
+_MOUNT_OPTION = re.compile(r"[A-Za-z0-9_.=:/+-]+")
+_FAMILY = re.compile(r"[a-z][a-z0-9-]*")
+# FSx API (botocore fsx service-2.json): DNSName "^((fs|fc)i?-[0-9a-f]{8,}\..{4,253})$" (16-275 characters),
+# LustreFileSystemMountName "^([A-Za-z0-9_-]{1,8})$", FileSystemId "^(fs-[0-9a-f]{8,})$" (11-21 characters).
+_DNS_NAME = re.compile(r"(fs|fc)i?-[0-9a-f]{8,}\..{4,253}")
+_MOUNT_NAME = re.compile(r"[A-Za-z0-9_-]{1,8}")
+FILE_SYSTEM_ID_PATTERN = re.compile(r"fs-[0-9a-f]{8,}")
 
 # The node-side script. Arguments: DNS_NAME MOUNT_NAME MOUNT_POINT MOUNT_OPTIONS EFA GDS(0|1) FAMILY, where EFA is
 # "off" (the file system is not EFA-enabled), N (EFA interfaces for LNet; 0 keeps LNet on TCP) or "auto" (no instance
@@ -269,8 +295,85 @@ def lustre_mount_script() -> str:
 # its own number of interfaces per type, which the 1,024 EFA connection budget below must know at synthesis.
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _check_known_count(parameter: str, value: object) -> int | None:
+    """None, or a non-negative whole number known at synthesis (it is written into the node's user data)."""
+    if value is None:
+        return None
+    checked = check_count(parameter, value)
+    if is_token(checked):
+        raise FmValidationError(
+            parameter, value, "a number known at synthesis (it is written into the node-side set-up)"
+        )
+    return int(checked)
+
+
+def check_dns_name(value: object) -> str:
+    checked: str = check_str(
+        "dns_name",
+        value,
+        pattern=_DNS_NAME,
+        allowed="the file system's DNS name (FSx API DNSName, e.g. 'fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com')",
+        min_length=16,
+        max_length=275,
+    )
+    return checked
+
+
+def check_mount_name(value: object) -> str:
+    checked: str = check_str(
+        "mount_name",
+        value,
+        pattern=_MOUNT_NAME,
+        allowed="the file system's mount name (FSx API LustreFileSystemMountName: 1-8 of A-Z a-z 0-9 _ -)",
+    )
+    return checked
+
+
+def _check_mount_point(value: object) -> str:
+    checked: str = check_str(
+        "mount_point", value, pattern=_MOUNT_POINT, allowed="an absolute path other than '/' such as '/fsx'"
+    )
+    if known(checked) and ".." in checked.split("/"):
+        raise FmValidationError("mount_point", value, "an absolute path other than '/' such as '/fsx' (no '..')")
+    return checked
+
+
+def _check_mount_options(value: object) -> tuple[str, ...]:
+    allowed = "a mount option without spaces, commas or quotes, e.g. 'flock' or 'x-systemd.automount'"
+    options = check_str_sequence(
+        "mount_options",
+        value,
+        item=lambda name, option: check_str(name, option, pattern=_MOUNT_OPTION, allowed=allowed),
+        min_items=1,
+    )
+    return tuple(options)
+
+
+def _sh_quote(value: str) -> str:
+    """Single-quote ``value`` for the shell (tokens stay inside the quotes and resolve there)."""
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+def lustre_mount_command(
+    *, dns_name: str, mount_name: str, mount_point: str = DEFAULT_MOUNT_POINT, mount_options: str = MANUAL_MOUNT_OPTIONS
+) -> str:
+    """The command line an operator runs on a client that has the Lustre client installed (FSx for Lustre User Guide
+    "Mounting from an Amazon Elastic Compute Cloud instance": ``sudo mount -t lustre -o relatime,flock
+    <dns_name>@tcp:/<mountname> /fsx``), with ``mkdir -p`` of the mount point first.
+
+    ``dns_name`` and ``mount_name`` may be tokens (a ``CfnOutput`` resolves them). EFA-enabled file systems mount
+    over TCP with this line unless LNet over EFA was set up first (see :func:`lustre_mount_commands`).
+    """
+    dns = check_dns_name(dns_name)
+    name = check_mount_name(mount_name)
+    point = _check_mount_point(mount_point)
+    options = check_str(
+        "mount_options",
+        mount_options,
+        pattern=re.compile(r"[A-Za-z0-9_.=:/+-]+(,[A-Za-z0-9_.=:/+-]+)*"),
+        allowed="comma-separated mount options such as 'relatime,flock'",
+    )
+    return f"sudo mkdir -p {point} && sudo mount -t lustre -o {options} {dns}@tcp:/{name} {point}"
 
 
 def lustre_efa_interfaces(
@@ -292,16 +395,17 @@ def lustre_efa_interfaces(
 
     Each interface counts as one of the 1,024 EFA connections a file system accepts across its clients.
     """
+    efa_enabled = check_bool("efa_enabled", efa_enabled)
+    if instance_spec is not None and not isinstance(instance_spec, InstanceSpec):
+        raise FmTypeError("instance_spec", instance_spec, "an InstanceSpec (fmconstructs.get_instance_spec)")
+    node_efa_interfaces = _check_known_count("node_efa_interfaces", node_efa_interfaces)
+    efa_interfaces_for_lustre = _check_known_count("efa_interfaces_for_lustre", efa_interfaces_for_lustre)
     caps: list[tuple[int, str]] = []
     if instance_spec is not None:
         caps.append((instance_spec.maximum_efa_interfaces, f"the EFA interfaces of {instance_spec.instance_type}"))
     if node_efa_interfaces is not None:
-        if not _is_int(node_efa_interfaces) or node_efa_interfaces < 0:
-            raise FmValidationError("node_efa_interfaces", node_efa_interfaces, "a non-negative integer")
         caps.append((node_efa_interfaces, "the EFA interfaces the node attaches (node_efa_interfaces)"))
     if efa_interfaces_for_lustre is not None:
-        if not _is_int(efa_interfaces_for_lustre) or efa_interfaces_for_lustre < 0:
-            raise FmValidationError("efa_interfaces_for_lustre", efa_interfaces_for_lustre, "a non-negative integer")
         for cap, what in caps:
             if efa_interfaces_for_lustre > cap:
                 raise FmValidationError(
@@ -324,7 +428,7 @@ def lustre_mount_commands(
     *,
     dns_name: str,
     mount_name: str,
-    mount_point: str = "/fsx",
+    mount_point: str = DEFAULT_MOUNT_POINT,
     mount_options: Sequence[str] = DEFAULT_MOUNT_OPTIONS,
     efa_enabled: bool = False,
     gpudirect_storage: bool | None = None,
@@ -343,15 +447,13 @@ def lustre_mount_commands(
     LNet on TCP) and ``node_efa_interfaces`` (the EFA interfaces the node attaches, a cap; default: the type's).
     ``gpudirect_storage`` (load the GDS prerequisites) defaults to True when the node uses EFA for Lustre.
     """
-    if not _MOUNT_POINT.match(mount_point) or ".." in mount_point.split("/"):
-        raise FmValidationError("mount_point", mount_point, "an absolute path other than '/' such as '/fsx'")
-    options = list(mount_options)
-    if not options or not all(_MOUNT_OPTION.match(o) for o in options):
-        raise FmValidationError(
-            "mount_options", mount_options, "a non-empty list of options without spaces, commas or quotes"
-        )
-    if instance_spec is not None and not isinstance(instance_spec, InstanceSpec):
-        raise FmValidationError("instance_spec", instance_spec, "an InstanceSpec (fmconstructs.get_instance_spec)")
+    dns_name = check_dns_name(dns_name)
+    mount_name = check_mount_name(mount_name)
+    mount_point = _check_mount_point(mount_point)
+    options = _check_mount_options(mount_options)
+    efa_enabled = check_bool("efa_enabled", efa_enabled)
+    if gpudirect_storage is not None:
+        check_bool("gpudirect_storage", gpudirect_storage)
     count = lustre_efa_interfaces(
         efa_enabled=efa_enabled,
         instance_spec=instance_spec,
@@ -365,15 +467,15 @@ def lustre_mount_commands(
         raise FmValidationError("gpudirect_storage", gds, "False when the node mounts over TCP (0 EFA interfaces)")
     efa = "off" if not efa_enabled else "auto" if count is None else str(count)
     family = instance_spec.family if instance_spec is not None else "-"
-    if not _FAMILY.match(family):
+    if not _FAMILY.fullmatch(family):
         family = "-"
     return install_script_commands(
         LUSTRE_MOUNT_SCRIPT_PATH,
         _LUSTRE_MOUNT_SCRIPT,
-        f"'{dns_name}'",
-        f"'{mount_name}'",
-        f"'{mount_point}'",
-        f"'{','.join(options)}'",
+        _sh_quote(dns_name),
+        _sh_quote(mount_name),
+        _sh_quote(mount_point),
+        _sh_quote(",".join(options)),
         efa,
         str(int(gds)),
         family,
@@ -389,6 +491,20 @@ class EksStaticVolume:
     mount_name: str
     storage_capacity_gib: int
     mount_options: tuple[str, ...] = ("flock",)
+
+    def __post_init__(self) -> None:
+        check_str(
+            "file_system_id",
+            self.file_system_id,
+            pattern=FILE_SYSTEM_ID_PATTERN,
+            allowed="a file system id (FSx API FileSystemId, 'fs-' and 8 or more hex digits)",
+            max_length=21,
+        )
+        check_dns_name(self.dns_name)
+        check_mount_name(self.mount_name)
+        check_count("storage_capacity_gib", self.storage_capacity_gib, minimum=1)
+        # A frozen dataclass: normalise a list to a tuple in place.
+        object.__setattr__(self, "mount_options", _check_mount_options(self.mount_options))
 
     @property
     def driver(self) -> str:
@@ -406,8 +522,10 @@ class EksStaticVolume:
 
     @property
     def capacity(self) -> str:
-        """The PersistentVolume capacity, e.g. ``4800Gi``."""
-        return f"{self.storage_capacity_gib}Gi"
+        """The PersistentVolume capacity, e.g. ``4800Gi`` (a deploy-time capacity resolves in the manifest)."""
+        capacity = self.storage_capacity_gib
+        text = Token.as_string(capacity) if is_token(capacity) else str(int(capacity))
+        return f"{text}Gi"
 
     def to_manifest(
         self,
@@ -418,6 +536,15 @@ class EksStaticVolume:
         reclaim_policy: str = "Retain",
     ) -> dict[str, Any]:
         """A ``v1/PersistentVolume`` manifest (for ``cluster.add_manifest``); default reclaim policy Retain."""
+        check_str("name", name, allowed="a PersistentVolume name (a non-empty str)", min_length=1)
+        check_str("storage_class_name", storage_class_name)
+        modes = check_str_sequence("access_modes", access_modes, min_items=1)
+        check_str(
+            "reclaim_policy",
+            reclaim_policy,
+            pattern=re.compile("Retain|Delete|Recycle"),
+            allowed="'Retain', 'Delete' or 'Recycle' (Kubernetes persistentVolumeReclaimPolicy)",
+        )
         return {
             "apiVersion": "v1",
             "kind": "PersistentVolume",
@@ -425,7 +552,7 @@ class EksStaticVolume:
             "spec": {
                 "capacity": {"storage": self.capacity},
                 "volumeMode": "Filesystem",
-                "accessModes": list(access_modes),
+                "accessModes": list(modes),
                 "mountOptions": list(self.mount_options),
                 "persistentVolumeReclaimPolicy": reclaim_policy,
                 "storageClassName": storage_class_name,
