@@ -7,18 +7,30 @@ subnet zone and node counts::
 
     info = describe_reservation("cr-0123...", ec2_client=boto3.client("ec2"))
     capacity = capacity_from_reservation(info)          # CapacityBlock/CapacityReservation with zone + count
-    problems = check_capacity(capacity, "p5.48xlarge", node_count=2, info=info)
+    problems = check_capacity(capacity, "p5.48xlarge", max_nodes=2, info=info)
+
+UltraServer Capacity Blocks: a reservation that belongs to a Capacity Block (``CapacityReservation.CapacityBlockId``)
+is looked up with ``DescribeCapacityBlocks``, whose ``CapacityBlock.UltraserverType`` names the UltraServer type
+(botocore ec2 service model, shapes ``CapacityReservation`` and ``CapacityBlock``); :func:`capacity_from_reservation`
+then returns an :class:`~fmconstructs.capacity.UltraServerCapacityBlock`. :func:`describe_capacity_block` reads a
+block by its ``cb-...`` id. Zones are reported by name (``zone``) and id (``zone_id``, ``AvailabilityZoneId``).
+
+IAM: ``ec2:DescribeCapacityReservations``, plus ``ec2:DescribeCapacityBlocks`` for reservations in Capacity Blocks.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .capacity import Capacity, CapacityBlock, CapacityReservation
-from .catalog import get_instance_spec
-from .errors import FmValidationError
+from ._validate import NOT_GIVEN, check_count, check_str, is_zone_id, known, renamed, same_zone
+from .capacity import Capacity, CapacityBlock, CapacityReservation, UltraServerCapacityBlock
+from .catalog import ULTRASERVERS, get_instance_spec
+from .errors import FmTypeError, FmValidationError
 
 if TYPE_CHECKING:
     from mypy_boto3_ec2 import EC2Client
@@ -26,14 +38,20 @@ if TYPE_CHECKING:
 # States in which instances can (or soon will) launch into the reservation (DescribeCapacityReservations State).
 USABLE_STATES = frozenset({"active", "scheduled", "pending", "payment-pending"})
 
+# EC2 ids: a prefix, a hyphen, 8 or 17 characters of 0-9/a-f (EC2 User Guide "resource-ids"; the API's
+# CapacityReservationId and CapacityBlockId shapes are plain strings).
+_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8,17}")
+_CAPACITY_BLOCK_ID = re.compile(r"cb-[0-9a-f]{8,17}")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class ReservationInfo:
     """What EC2 says about one capacity reservation (``DescribeCapacityReservations``)."""
 
     reservation_id: str
     instance_type: str
-    availability_zone: str
+    zone: str
+    """``AvailabilityZone``: the zone name (a Local Zone name for blocks sold there)."""
     total_instance_count: int
     available_instance_count: int
     state: str
@@ -42,23 +60,185 @@ class ReservationInfo:
     start_date: dt.datetime | None = None
     end_date: dt.datetime | None = None
     placement_group_arn: str | None = None
+    zone_id: str | None = None
+    """``AvailabilityZoneId`` (``use1-az4``), when EC2 returns it."""
+    capacity_block_id: str | None = None
+    """``CapacityBlockId``: the Capacity Block the reservation belongs to, if any."""
+    ultraserver_type: str | None = None
+    """``CapacityBlock.UltraserverType`` of that block (``u-p6e-gb200x72``), None for instance blocks and ODCRs."""
+
+    def __init__(
+        self,
+        reservation_id: str,
+        instance_type: str,
+        zone: str = NOT_GIVEN,
+        total_instance_count: int = NOT_GIVEN,
+        available_instance_count: int = NOT_GIVEN,
+        state: str = NOT_GIVEN,
+        reservation_type: str = NOT_GIVEN,
+        start_date: dt.datetime | None = None,
+        end_date: dt.datetime | None = None,
+        placement_group_arn: str | None = None,
+        zone_id: str | None = None,
+        capacity_block_id: str | None = None,
+        ultraserver_type: str | None = None,
+        *,
+        availability_zone: str | None = None,
+    ) -> None:
+        zone = renamed("availability_zone", availability_zone, "zone", zone, default=NOT_GIVEN)
+        required = {
+            "zone": zone,
+            "total_instance_count": total_instance_count,
+            "available_instance_count": available_instance_count,
+            "state": state,
+            "reservation_type": reservation_type,
+        }
+        for name, value in required.items():
+            if value is NOT_GIVEN:
+                raise FmTypeError(name, None, "given (a required argument of ReservationInfo)")
+        values = {
+            "reservation_id": check_str("reservation_id", reservation_id),
+            "instance_type": check_str("instance_type", instance_type),
+            "zone": check_str("zone", zone),
+            "total_instance_count": check_count("total_instance_count", total_instance_count),
+            "available_instance_count": check_count("available_instance_count", available_instance_count),
+            "state": check_str("state", state),
+            "reservation_type": check_str("reservation_type", reservation_type),
+            "start_date": _check_date("start_date", start_date),
+            "end_date": _check_date("end_date", end_date),
+            "placement_group_arn": _optional_str("placement_group_arn", placement_group_arn),
+            "zone_id": _optional_str("zone_id", zone_id),
+            "capacity_block_id": _optional_str("capacity_block_id", capacity_block_id),
+            "ultraserver_type": _optional_str("ultraserver_type", ultraserver_type),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def availability_zone(self) -> str:
+        """Deprecated: use :attr:`zone` (removed in 0.3.0)."""
+        warnings.warn(
+            "ReservationInfo.availability_zone is deprecated and will be removed in fmconstructs 0.3.0: use zone",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.zone
 
     @property
     def is_capacity_block(self) -> bool:
         return self.reservation_type == "capacity-block"
 
+    @property
+    def is_ultraserver_block(self) -> bool:
+        return self.ultraserver_type is not None
+
+    @property
+    def ultraserver_count(self) -> int | None:
+        """UltraServers in this reservation (its instances over the UltraServer's), for catalog UltraServer types.
+
+        EC2 returns no UltraServer count for a block (``CapacityBlock`` has ``UltraserverType`` only): it is derived
+        from ``TotalInstanceCount``, rounded up (UNCONFIRMED that a block's reservations always hold whole
+        UltraServers).
+        """
+        if self.ultraserver_type is None or self.ultraserver_type not in ULTRASERVERS:
+            return None
+        per = ULTRASERVERS[self.ultraserver_type].instance_count
+        return max(1, math.ceil(self.total_instance_count / per))
+
+
+@dataclass(frozen=True)
+class CapacityBlockInfo:
+    """What EC2 says about one Capacity Block (``DescribeCapacityBlocks``)."""
+
+    capacity_block_id: str
+    zone: str | None
+    """``AvailabilityZone``."""
+    zone_id: str | None
+    """``AvailabilityZoneId``."""
+    ultraserver_type: str | None
+    """``UltraserverType``: None for a block of instances."""
+    reservation_ids: tuple[str, ...]
+    """``CapacityReservationIds``."""
+    state: str | None
+    start_date: dt.datetime | None = None
+    end_date: dt.datetime | None = None
+
+
+def _check_date(parameter: str, value: object) -> dt.datetime | None:
+    if value is not None and not isinstance(value, dt.datetime):
+        raise FmTypeError(parameter, value, "a datetime.datetime or None")
+    return value
+
+
+def _optional_str(parameter: str, value: object) -> str | None:
+    return None if value is None else str(check_str(parameter, value))
+
+
+def _check_client(ec2_client: object) -> None:
+    if not hasattr(ec2_client, "describe_capacity_reservations"):
+        raise FmTypeError("ec2_client", ec2_client, "a boto3 EC2 client (boto3.client('ec2'))")
+
+
+def _check_known_str(parameter: str, value: object, pattern: re.Pattern[str], allowed: str) -> str:
+    checked = check_str(parameter, value, pattern=pattern, allowed=allowed)
+    if not known(checked):
+        raise FmValidationError(parameter, value, f"{allowed}, known when preflight runs (not a CDK token)")
+    return str(checked)
+
+
+def describe_capacity_block(capacity_block_id: str, *, ec2_client: EC2Client) -> CapacityBlockInfo:
+    """Read one Capacity Block (``DescribeCapacityBlocks``); raises :class:`FmValidationError` if EC2 does not know
+    it. UltraServer blocks carry ``ultraserver_type``; read their reservations with :func:`describe_reservation`."""
+    block_id = _check_known_str(
+        "capacity_block_id", capacity_block_id, _CAPACITY_BLOCK_ID, "a Capacity Block id like 'cb-0123456789abcdef0'"
+    )
+    _check_client(ec2_client)
+    response: Any = ec2_client.describe_capacity_blocks(CapacityBlockIds=[block_id])
+    items = response.get("CapacityBlocks", [])
+    if not items:
+        raise FmValidationError("capacity_block_id", block_id, "an existing Capacity Block in this region")
+    return _block_info(items[0])
+
+
+def _block_info(item: Any) -> CapacityBlockInfo:
+    return CapacityBlockInfo(
+        capacity_block_id=item["CapacityBlockId"],
+        zone=item.get("AvailabilityZone"),
+        zone_id=item.get("AvailabilityZoneId"),
+        ultraserver_type=item.get("UltraserverType"),
+        reservation_ids=tuple(item.get("CapacityReservationIds", ())),
+        state=item.get("State"),
+        start_date=item.get("StartDate"),
+        end_date=item.get("EndDate"),
+    )
+
 
 def describe_reservation(reservation_id: str, *, ec2_client: EC2Client) -> ReservationInfo:
-    """Read one reservation; raises :class:`FmValidationError` if EC2 does not know it."""
-    response: Any = ec2_client.describe_capacity_reservations(CapacityReservationIds=[reservation_id])
+    """Read one reservation; raises :class:`FmValidationError` if EC2 does not know it.
+
+    A reservation in a Capacity Block (``CapacityBlockId``) is completed from ``DescribeCapacityBlocks``: the
+    block's ``UltraserverType`` (None for a block of instances) and, where the reservation lacks them, its zone
+    name and id.
+    """
+    rid = _check_known_str(
+        "reservation_id", reservation_id, _RESERVATION_ID, "a capacity reservation id like 'cr-0123456789abcdef0'"
+    )
+    _check_client(ec2_client)
+    response: Any = ec2_client.describe_capacity_reservations(CapacityReservationIds=[rid])
     items = response.get("CapacityReservations", [])
     if not items:
-        raise FmValidationError("reservation_id", reservation_id, "an existing capacity reservation in this region")
+        raise FmValidationError("reservation_id", rid, "an existing capacity reservation in this region")
     r = items[0]
+    block: CapacityBlockInfo | None = None
+    block_id = r.get("CapacityBlockId")
+    if block_id:
+        blocks: Any = ec2_client.describe_capacity_blocks(CapacityBlockIds=[block_id])
+        found = blocks.get("CapacityBlocks", [])
+        block = _block_info(found[0]) if found else None
     return ReservationInfo(
         reservation_id=r["CapacityReservationId"],
         instance_type=r["InstanceType"],
-        availability_zone=r["AvailabilityZone"],
+        zone=r.get("AvailabilityZone") or (block.zone if block else None) or "",
         total_instance_count=int(r["TotalInstanceCount"]),
         available_instance_count=int(r.get("AvailableInstanceCount", 0)),
         state=r["State"],
@@ -66,31 +246,93 @@ def describe_reservation(reservation_id: str, *, ec2_client: EC2Client) -> Reser
         start_date=r.get("StartDate"),
         end_date=r.get("EndDate"),
         placement_group_arn=r.get("PlacementGroupArn"),
+        zone_id=r.get("AvailabilityZoneId") or (block.zone_id if block else None),
+        capacity_block_id=block_id or None,
+        ultraserver_type=block.ultraserver_type if block else None,
     )
+
+
+def _check_info(info: object) -> ReservationInfo:
+    if not isinstance(info, ReservationInfo):
+        raise FmTypeError("info", info, "a ReservationInfo (fmconstructs.preflight.describe_reservation)")
+    return info
 
 
 def capacity_from_reservation(info: ReservationInfo) -> Capacity:
-    """The capacity choice for a reservation, with its zone and size filled in for synth-time checks."""
+    """The capacity choice for a reservation, with its zone and size filled in for synth-time checks: an
+    :class:`UltraServerCapacityBlock` for a reservation in an UltraServer block, a :class:`CapacityBlock` for an
+    instance block, else a :class:`CapacityReservation`."""
+    info = _check_info(info)
+    if info.ultraserver_type in ULTRASERVERS:
+        return UltraServerCapacityBlock(
+            reservation_id=info.reservation_id,
+            ultraserver_type=str(info.ultraserver_type),
+            ultraserver_count=info.ultraserver_count or 1,
+            zone=info.zone,
+        )
     cls = CapacityBlock if info.is_capacity_block else CapacityReservation
-    return cls(
-        reservation_id=info.reservation_id, instance_count=info.total_instance_count, zone=info.availability_zone
-    )
+    return cls(reservation_id=info.reservation_id, instance_count=info.total_instance_count, zone=info.zone)
 
 
-def check_capacity(capacity: Capacity, instance_type: str, *, node_count: int, info: ReservationInfo) -> list[str]:
-    """Problems that would make a fleet of ``node_count`` ``instance_type`` nodes fail to launch; empty if none."""
+def check_capacity(
+    capacity: Capacity,
+    instance_type: str,
+    *,
+    max_nodes: int = NOT_GIVEN,
+    info: ReservationInfo,
+    node_count: int | None = None,
+) -> list[str]:
+    """Problems that would make a fleet of up to ``max_nodes`` ``instance_type`` nodes fail to launch; empty if none.
+
+    :param max_nodes: the fleet's largest size.
+    :param node_count: deprecated name of ``max_nodes`` (removed in 0.3.0).
+    """
+    nodes = renamed("node_count", node_count, "max_nodes", max_nodes, default=NOT_GIVEN)
+    if nodes is NOT_GIVEN:
+        raise FmTypeError("max_nodes", None, "a number of nodes (a required keyword argument)")
+    nodes = check_count("max_nodes", nodes, minimum=1)
+    if not known(nodes):
+        raise FmValidationError("max_nodes", nodes, "a number known when preflight runs (not a CDK token)")
+    if not isinstance(capacity, Capacity):
+        raise FmTypeError("capacity", capacity, "a Capacity (CapacityReservation, CapacityBlock, ...)")
+    check_str("instance_type", instance_type)
+    info = _check_info(info)
     get_instance_spec(instance_type)
     problems: list[str] = []
     if info.instance_type != instance_type:
         problems.append(f"{info.reservation_id} reserves {info.instance_type}, not {instance_type}")
-    if node_count > info.total_instance_count:
-        problems.append(f"{node_count} nodes exceed the {info.total_instance_count} instances of {info.reservation_id}")
+    if nodes > info.total_instance_count:
+        problems.append(f"{nodes} nodes exceed the {info.total_instance_count} instances of {info.reservation_id}")
     if info.state not in USABLE_STATES:
         problems.append(f"{info.reservation_id} is {info.state}; instances launch only into {sorted(USABLE_STATES)}")
     if capacity.is_capacity_block != info.is_capacity_block:
         wanted = "a Capacity Block" if capacity.is_capacity_block else "an On-Demand Capacity Reservation"
         problems.append(f"the fleet is configured for {wanted} but {info.reservation_id} is {info.reservation_type}")
-    zone = capacity.availability_zone
-    if zone is not None and zone != info.availability_zone:
-        problems.append(f"the fleet is pinned to {zone} but {info.reservation_id} is in {info.availability_zone}")
+    problems.extend(_ultraserver_problems(capacity, info))
+    zone = capacity.zone
+    if known(zone):
+        assert zone is not None
+        theirs = info.zone_id if is_zone_id(zone) else info.zone
+        if same_zone(zone, theirs) is False:
+            where = info.zone if info.zone_id is None else f"{info.zone} ({info.zone_id})"
+            problems.append(f"the fleet is pinned to {zone} but {info.reservation_id} is in {where}")
     return problems
+
+
+def _ultraserver_problems(capacity: Capacity, info: ReservationInfo) -> list[str]:
+    if isinstance(capacity, UltraServerCapacityBlock):
+        if info.ultraserver_type is None:
+            return [
+                f"the fleet is configured for an UltraServer Capacity Block but {info.reservation_id} is not in one"
+            ]
+        if info.ultraserver_type != capacity.ultraserver_type:
+            return [
+                f"the fleet is configured for {capacity.ultraserver_type} UltraServers but {info.reservation_id} "
+                f"holds {info.ultraserver_type}"
+            ]
+    elif info.ultraserver_type is not None:
+        return [
+            f"{info.reservation_id} is in a {info.ultraserver_type} UltraServer Capacity Block: use "
+            "UltraServerCapacityBlock"
+        ]
+    return []
