@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 USABLE_STATES = frozenset({"active", "scheduled", "pending", "payment-pending"})
 
 # EC2 ids: a prefix, a hyphen, 8 or 17 characters of 0-9/a-f (EC2 User Guide "resource-ids"; the API's
-# CapacityReservationId and CapacityBlockId shapes are plain strings).
+# CapacityReservationId shape is a plain string). The CapacityBlockId shape is a plain string too and no AWS page
+# seen shows its prefix (UNCONFIRMED "cb-"): any id without whitespace is sent.
 _RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8,17}")
-_CAPACITY_BLOCK_ID = re.compile(r"cb-[0-9a-f]{8,17}")
+_CAPACITY_BLOCK_ID = re.compile(r"\S+")
 
 
 @dataclass(frozen=True, init=False)
@@ -190,7 +191,7 @@ def describe_capacity_block(capacity_block_id: str, *, ec2_client: EC2Client) ->
     """Read one Capacity Block (``DescribeCapacityBlocks``); raises :class:`FmValidationError` if EC2 does not know
     it. UltraServer blocks carry ``ultraserver_type``; read their reservations with :func:`describe_reservation`."""
     block_id = _check_known_str(
-        "capacity_block_id", capacity_block_id, _CAPACITY_BLOCK_ID, "a Capacity Block id like 'cb-0123456789abcdef0'"
+        "capacity_block_id", capacity_block_id, _CAPACITY_BLOCK_ID, "a Capacity Block id (CapacityBlockId)"
     )
     _check_client(ec2_client)
     response: Any = ec2_client.describe_capacity_blocks(CapacityBlockIds=[block_id])

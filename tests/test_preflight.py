@@ -305,7 +305,7 @@ CAP = CapacityReservation(reservation_id="cr-0123456789abcdef0")
         (lambda c: describe_reservation(["cr-0123456789abcdef0"], ec2_client=c), "reservation_id", FmTypeError),
         (lambda c: describe_reservation("cr-0123456789abcdef0", ec2_client="ec2"), "ec2_client", FmTypeError),
         (
-            lambda c: describe_capacity_block("cr-0123456789abcdef0", ec2_client=c),
+            lambda c: describe_capacity_block("cb-0123456789abcdef0\n", ec2_client=c),
             "capacity_block_id",
             FmValidationError,
         ),
