@@ -10,12 +10,15 @@ Register another type with :func:`register_instance_type` (see its docstring).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
-from .errors import FmValidationError
+from ._validate import check_bool, check_enum, check_number, check_str, check_str_sequence
+from .errors import FmTypeError, FmValidationError, is_token
 
 
 class InterfaceType(str, Enum):
@@ -51,6 +54,12 @@ class GpuSpec:
     memory_mib_per_gpu: int
     manufacturer: str = "NVIDIA"
 
+    def __post_init__(self) -> None:
+        _text("gpu.model", self.model)
+        _fact("gpu.count", self.count, minimum=1)
+        _fact("gpu.memory_mib_per_gpu", self.memory_mib_per_gpu, minimum=1)
+        _text("gpu.manufacturer", self.manufacturer)
+
     @property
     def total_memory_mib(self) -> int:
         """``GpuInfo.TotalGpuMemoryInMiB``."""
@@ -74,6 +83,19 @@ class NetworkCardSpec:
     None: the instance's EFA maximum split evenly over its recommended EFA cards (see
     :meth:`InstanceSpec.card_efa_bandwidth_gbps`)."""
 
+    def __post_init__(self) -> None:
+        _fact("network_cards[].index", self.index, minimum=0)
+        name = f"network_cards[{self.index}]"
+        types = self.interface_types
+        if isinstance(types, str | bytes) or not isinstance(types, Iterable):
+            raise FmTypeError(f"{name}.interface_types", types, "a frozenset of InterfaceType")
+        kinds = frozenset(check_enum(f"{name}.interface_types", t, InterfaceType) for t in types)
+        object.__setattr__(self, "interface_types", kinds)
+        _fact(f"{name}.max_interfaces", self.max_interfaces, minimum=1)
+        _fact(f"{name}.baseline_bandwidth_gbps", self.baseline_bandwidth_gbps, minimum=0, integer=False)
+        if self.efa_bandwidth_gbps is not None:
+            _fact(f"{name}.efa_bandwidth_gbps", self.efa_bandwidth_gbps, minimum=None, integer=False)
+
     @property
     def supports_efa(self) -> bool:
         """Whether an EFA (``efa`` or ``efa-only``) can be attached to this card."""
@@ -94,6 +116,11 @@ class NetworkCardGroup:
     bandwidth_gbps: float
     """What the cards of the group can carry together."""
 
+    def __post_init__(self) -> None:
+        cards = _sequence("cards", self.cards)
+        object.__setattr__(self, "cards", tuple(_fact(f"cards[{i}]", c, minimum=0) for i, c in enumerate(cards)))
+        _fact("bandwidth_gbps", self.bandwidth_gbps, minimum=None, integer=False)
+
 
 @dataclass(frozen=True)
 class InstanceStoreSpec:
@@ -101,6 +128,10 @@ class InstanceStoreSpec:
 
     disk_count: int
     disk_size_gb: int
+
+    def __post_init__(self) -> None:
+        _fact("instance_store.disk_count", self.disk_count, minimum=1)
+        _fact("instance_store.disk_size_gb", self.disk_size_gb, minimum=1)
 
     @property
     def total_gb(self) -> int:
@@ -147,6 +178,7 @@ class InstanceSpec:
     the guide publishes no sharing."""
 
     def __post_init__(self) -> None:
+        _check_types(self)
         _check_spec(self)
 
     @property
@@ -218,6 +250,73 @@ class UltraServerSpec:
     @property
     def gpu_count(self) -> int:
         return get_instance_spec(self.instance_type).gpu.count * self.instance_count
+
+
+# EC2 instance type names: family, a dot, size (EC2 API InstanceType values such as "p5.48xlarge",
+# "p6e-gb200.36xlarge", "u-6tb1.metal"); checked as a whole string.
+_INSTANCE_TYPE = re.compile(r"[a-z0-9][a-z0-9-]*\.[a-z0-9-]+")
+_INSTANCE_TYPE_TEXT = "an EC2 instance type name such as 'p5.48xlarge'"
+
+
+def _fact(parameter: str, value: object, *, minimum: int | None = 0, integer: bool = True) -> Any:
+    """A catalog number: finite, of the right type, known at synth time (never a token). ``minimum=None`` checks the
+    type only (the consistency rules in :func:`_check_spec` check the value)."""
+    checked = check_number(parameter, value, minimum=minimum, integer=integer)
+    if is_token(checked):
+        raise FmValidationError(parameter, value, "a number known at synth time (catalog facts cannot be tokens)")
+    return checked
+
+
+def _text(parameter: str, value: object, pattern: re.Pattern[str] | None = None, allowed: str = "a string") -> str:
+    checked = check_str(parameter, value, pattern=pattern, allowed=allowed, min_length=1)
+    if is_token(checked):
+        raise FmValidationError(parameter, value, f"{allowed} known at synth time (catalog facts cannot be tokens)")
+    return str(checked)
+
+
+def _sequence(parameter: str, value: object) -> tuple[Any, ...]:
+    if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
+        raise FmTypeError(parameter, value, f"a tuple (got a {type(value).__name__})")
+    return tuple(value)
+
+
+def _check_types(spec: InstanceSpec) -> None:
+    """Every field's type, before the consistency rules (a wrong type never surfaces as an AttributeError)."""
+    _text("instance_type", spec.instance_type, _INSTANCE_TYPE, _INSTANCE_TYPE_TEXT)
+    if not isinstance(spec.gpu, GpuSpec):
+        raise FmTypeError("gpu", spec.gpu, "a GpuSpec")
+    _fact("vcpus", spec.vcpus, minimum=1)
+    _fact("memory_mib", spec.memory_mib, minimum=1)
+    check_enum("architecture", spec.architecture, CpuArchitecture)
+    cards = _sequence("network_cards", spec.network_cards)
+    for index, card in enumerate(cards):
+        if not isinstance(card, NetworkCardSpec):
+            raise FmTypeError(f"network_cards[{index}]", card, "a NetworkCardSpec")
+    object.__setattr__(spec, "network_cards", cards)
+    _fact("max_network_interfaces", spec.max_network_interfaces, minimum=1)
+    _fact("maximum_efa_interfaces", spec.maximum_efa_interfaces, minimum=0)
+    _fact("network_performance_gbps", spec.network_performance_gbps, minimum=0)
+    _fact("efa_bandwidth_gbps", spec.efa_bandwidth_gbps, minimum=0)
+    if spec.instance_store is not None and not isinstance(spec.instance_store, InstanceStoreSpec):
+        raise FmTypeError("instance_store", spec.instance_store, "an InstanceStoreSpec or None")
+    check_enum("eks_ami_type", spec.eks_ami_type, EksAmiType)
+    if spec.efa_network_cards is not None:
+        chosen = _sequence("efa_network_cards", spec.efa_network_cards)
+        object.__setattr__(
+            spec,
+            "efa_network_cards",
+            tuple(_fact(f"efa_network_cards[{i}]", c, minimum=0) for i, c in enumerate(chosen)),
+        )
+    ultraservers = check_str_sequence("ultraserver_types", spec.ultraserver_types)
+    object.__setattr__(spec, "ultraserver_types", ultraservers)
+    if spec.fsx_lustre_efa_interfaces is not None:
+        _fact("fsx_lustre_efa_interfaces", spec.fsx_lustre_efa_interfaces, minimum=0)
+    for name in ("gpu_card_groups", "nic_card_groups"):
+        groups = _sequence(name, getattr(spec, name))
+        for index, group in enumerate(groups):
+            if not isinstance(group, NetworkCardGroup):
+                raise FmTypeError(f"{name}[{index}]", group, "a NetworkCardGroup")
+        object.__setattr__(spec, name, groups)
 
 
 def _check_spec(spec: InstanceSpec) -> None:
@@ -451,6 +550,9 @@ class InstanceCatalog:
 
     def register(self, spec: InstanceSpec, *, replace: bool = False) -> InstanceSpec:
         """Add ``spec``; refuses to overwrite an existing type unless ``replace`` is true."""
+        if not isinstance(spec, InstanceSpec):
+            raise FmTypeError("spec", spec, "an InstanceSpec")
+        check_bool("replace", replace)
         with self._lock:
             if spec.instance_type in self._specs and not replace:
                 raise FmValidationError(
@@ -467,6 +569,7 @@ class InstanceCatalog:
 
     def get(self, instance_type: str) -> InstanceSpec:
         """The record for ``instance_type``; an unknown type raises an error listing the supported ones."""
+        check_str("instance_type", instance_type)
         try:
             return self._specs[instance_type]
         except KeyError:
@@ -518,6 +621,7 @@ def register_instance_type(spec: InstanceSpec, *, replace: bool = False) -> Inst
 
 def get_ultraserver(name: str) -> UltraServerSpec:
     """Look up an UltraServer grouping (``u-p6e-gb200x36`` or ``u-p6e-gb200x72``)."""
+    check_str("ultraserver_type", name)
     try:
         return ULTRASERVERS[name]
     except KeyError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import boto3
@@ -26,6 +27,7 @@ from fmconstructs import (
     register_instance_type,
 )
 from fmconstructs.catalog import NetworkCardGroup
+from fmconstructs.errors import FmTypeError
 
 MOTO_TYPES = [t for t in BUILTIN_INSTANCE_TYPES if t != "p6e-gb200.36xlarge"]
 
@@ -240,7 +242,7 @@ def test_register_instance_type_makes_it_usable_everywhere():
             r"maximum_efa_interfaces must be at most the number of EFA-capable cards",
         ),
         ({"efa_network_cards": (3,)}, r"efa_network_cards must be EFA-capable card indices"),
-        ({"vcpus": 0}, r"positive numbers"),
+        ({"vcpus": 0}, r"^vcpus must be at least 1, got 0"),
         ({"gpu_card_groups": (NetworkCardGroup((5,), 400.0),)}, r"gpu_card_groups must be EFA-capable card indices"),
         (
             {
@@ -288,3 +290,83 @@ def test_records_are_frozen():
 def test_card_lookup_rejects_unknown_index():
     with pytest.raises(FmValidationError, match=r"network_card_index must be a card index of p6-b200.48xlarge \(0-7\)"):
         get_instance_spec("p6-b200.48xlarge").card(8)
+
+
+# --- issue 10: wrong types and non-finite numbers never reach a deep AttributeError ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "parameter", "error"),
+    [
+        ({"instance_type": 5}, "instance_type", FmTypeError),
+        ({"instance_type": "p5.4xlarge\n"}, "instance_type", FmValidationError),
+        ({"instance_type": "p5 4xlarge"}, "instance_type", FmValidationError),
+        ({"gpu": "H100"}, "gpu", FmTypeError),
+        ({"vcpus": True}, "vcpus", FmTypeError),
+        ({"vcpus": math.nan}, "vcpus", FmValidationError),
+        ({"memory_mib": math.inf}, "memory_mib", FmValidationError),
+        ({"memory_mib": "262144"}, "memory_mib", FmTypeError),
+        ({"architecture": "x86_64"}, "architecture", FmTypeError),
+        ({"network_cards": "cards"}, "network_cards", FmTypeError),
+        ({"network_cards": ({"index": 0},)}, "network_cards[0]", FmTypeError),
+        ({"max_network_interfaces": 2.5}, "max_network_interfaces", FmValidationError),
+        ({"maximum_efa_interfaces": None}, "maximum_efa_interfaces", FmTypeError),
+        ({"efa_bandwidth_gbps": -math.inf}, "efa_bandwidth_gbps", FmValidationError),
+        ({"instance_store": (1, 3800)}, "instance_store", FmTypeError),
+        ({"eks_ami_type": "AL2023_x86_64_NVIDIA"}, "eks_ami_type", FmTypeError),
+        ({"efa_network_cards": "0"}, "efa_network_cards", FmTypeError),
+        ({"efa_network_cards": (True,)}, "efa_network_cards[0]", FmTypeError),
+        ({"ultraserver_types": "u-p6e-gb200x72"}, "ultraserver_types", FmTypeError),
+        ({"fsx_lustre_efa_interfaces": math.nan}, "fsx_lustre_efa_interfaces", FmValidationError),
+        ({"gpu_card_groups": ((0,), 400.0)}, "gpu_card_groups[0]", FmTypeError),
+    ],
+)
+def test_wrong_types_in_a_record_name_the_field(overrides, parameter, error):
+    with pytest.raises(error) as raised:
+        _small_spec(**overrides)
+    assert raised.value.parameter == parameter, raised.value
+
+
+@pytest.mark.parametrize(
+    ("make", "parameter", "error"),
+    [
+        (lambda: GpuSpec("H100", math.nan, 81920), "gpu.count", FmValidationError),
+        (lambda: GpuSpec(None, 1, 81920), "gpu.model", FmTypeError),
+        (lambda: GpuSpec("H100", 1, True), "gpu.memory_mib_per_gpu", FmTypeError),
+        (lambda: NetworkCardSpec(0, "efa", 2, 100.0), "network_cards[0].interface_types", FmTypeError),
+        (lambda: NetworkCardSpec(0, frozenset({"efa"}), 2, 100.0), "network_cards[0].interface_types", FmTypeError),
+        (
+            lambda: NetworkCardSpec(0, frozenset(InterfaceType), 2, math.inf),
+            "network_cards[0].baseline_bandwidth_gbps",
+            FmValidationError,
+        ),
+        (lambda: NetworkCardSpec(-1, frozenset(InterfaceType), 2, 1.0), "network_cards[].index", FmValidationError),
+        (lambda: NetworkCardGroup("13", 400.0), "cards", FmTypeError),
+        (lambda: NetworkCardGroup((1, 3), math.nan), "bandwidth_gbps", FmValidationError),
+        (lambda: InstanceStoreSpec(0, 3800), "instance_store.disk_count", FmValidationError),
+        (lambda: InstanceStoreSpec(1, "3800"), "instance_store.disk_size_gb", FmTypeError),
+        (lambda: register_instance_type("p5.4xlarge"), "spec", FmTypeError),
+        (lambda: register_instance_type(_small_spec(), replace="yes"), "replace", FmTypeError),
+        (lambda: get_instance_spec(["p5.48xlarge"]), "instance_type", FmTypeError),
+        (lambda: get_instance_spec(None), "instance_type", FmTypeError),
+    ],
+)
+def test_wrong_types_in_parts_and_functions(make, parameter, error):
+    with pytest.raises(error) as raised:
+        make()
+    assert raised.value.parameter == parameter, raised.value
+    assert str(raised.value).startswith(f"{parameter} must be")
+
+
+def test_a_list_of_cards_becomes_a_tuple():
+    spec = _small_spec(network_cards=[NetworkCardSpec(0, [InterfaceType.ENA, InterfaceType.EFA], 2, 100.0)])
+    assert isinstance(spec.network_cards, tuple)
+    assert spec.network_cards[0].interface_types == frozenset({InterfaceType.ENA, InterfaceType.EFA})
+
+
+def test_catalog_facts_cannot_be_tokens():
+    import aws_cdk as cdk
+
+    stack = cdk.Stack(cdk.App(), "CatalogTokens")
+    with pytest.raises(FmValidationError, match=r"^vcpus must be a number known at synth time"):
+        _small_spec(vcpus=cdk.CfnParameter(stack, "V", type="Number").value_as_number)
