@@ -1,10 +1,13 @@
 """FmStorage: an EFA-enabled PERSISTENT_2 Lustre file system linked to a new secure S3 bucket.
 
-- Sized with :func:`fmconstructs.storage.size_for_throughput` for 4.8 GB/s at 1000 MB/s/TiB (4,800 GiB, the smallest
-  EFA-enabled size at that tier), Lustre 2.15, LZ4, automatic metadata configuration, Retain.
+- Sized with :func:`fmconstructs.storage.size_for_throughput` for 4.5 GB/s at 1000 MB/s/TiB: 4,800 GiB, the smallest
+  EFA-enabled size at that tier, which delivers 4.6875 GB/s (4.6875 TiB x 1,000 MB/s/TiB); Lustre 2.15, LZ4,
+  automatic metadata configuration, Retain.
 - Two data repository associations (the default layout): ``/datasets`` imports NEW/CHANGED/DELETED from
   ``s3://<bucket>/datasets/``; ``/checkpoints`` imports and exports NEW/CHANGED/DELETED to ``s3://<bucket>/checkpoints/``.
 - Clients: the GPU nodes' EFA security group (shared with the file system) and a node security group.
+- Outputs (with descriptions): file system id, DNS name, mount name, the mount command line, the data bucket and the
+  aggregate baseline throughput.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from fmconstructs.storage import (
 
 from .network import access_logs_bucket, example_vpc
 
-#: Aggregate throughput the example file system is sized for (GB/s).
-TARGET_THROUGHPUT_GBPS = 4.8
+#: Aggregate throughput the example file system is sized for (GB/s): 4,800 GiB at 1,000 MB/s/TiB delivers 4.6875 GB/s.
+TARGET_THROUGHPUT_GBYTES_PER_S = 4.5
 
 
 class StorageStack(Stack):
@@ -52,7 +55,9 @@ class StorageStack(Stack):
             server_access_logs_prefix="data-bucket/",
         )
 
-        self.sizing = size_for_throughput(TARGET_THROUGHPUT_GBPS, throughput_mbps_per_tib=1000, efa_enabled=True)
+        self.sizing = size_for_throughput(
+            target_gbytes_per_s=TARGET_THROUGHPUT_GBYTES_PER_S, throughput_mbps_per_tib=1000, efa_enabled=True
+        )
         self.file_system = LustreFileSystem(
             self,
             "Lustre",
@@ -67,13 +72,38 @@ class StorageStack(Stack):
         self.file_system.allow_clients_from(self.node_security_group)
         self.data_repositories = self.file_system.add_data_repositories(self.data_bucket.bucket)
 
-        CfnOutput(self, "FileSystemId", value=self.file_system.file_system_id)
-        CfnOutput(self, "DnsName", value=self.file_system.dns_name)
-        CfnOutput(self, "MountName", value=self.file_system.mount_name)
-        CfnOutput(self, "DataBucketName", value=self.data_bucket.bucket_name)
+        fs = self.file_system
+        CfnOutput(self, "FileSystemId", value=fs.file_system_id, description="FSx for Lustre file system id")
+        CfnOutput(
+            self,
+            "DnsName",
+            value=fs.dns_name,
+            description="FSx for Lustre DNS name (the <dns_name> of <dns_name>@tcp:/<mount_name>)",
+        )
+        CfnOutput(
+            self,
+            "MountName",
+            value=fs.mount_name,
+            description="FSx for Lustre mount name (the <mount_name> of <dns_name>@tcp:/<mount_name>)",
+        )
+        CfnOutput(
+            self,
+            "MountCommand",
+            value=fs.mount_command,
+            description=(
+                "Mount the file system at /fsx on a client with the Lustre client installed (FSx for Lustre User "
+                "Guide, Mounting from an Amazon EC2 instance); GPU nodes mount it through fs.mount_commands()"
+            ),
+        )
+        CfnOutput(
+            self,
+            "DataBucketName",
+            value=self.data_bucket.bucket_name,
+            description="S3 bucket linked to /datasets (import) and /checkpoints (import and export)",
+        )
         CfnOutput(
             self,
             "AggregateThroughputMBps",
-            value=f"{self.file_system.aggregate_throughput_mbps:.0f}",
-            description="Aggregate baseline throughput of the file system (MB/s)",
+            value=f"{fs.aggregate_throughput_mbps:.1f}",
+            description="Aggregate baseline throughput of the file system (MB/s): storage in TiB x 1,000 MB/s/TiB",
         )

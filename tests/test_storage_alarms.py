@@ -39,7 +39,7 @@ def test_alarms_for_an_imported_file_system_with_facts(scene):
         scene.stack,
         "Imported",
         file_system_id="fs-0123456789abcdef0",
-        dns_name="dns",
+        dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
         mount_name="mnt",
         security_group=group,
         storage_capacity_gib=4800,
@@ -66,7 +66,12 @@ def test_throughput_baseline_is_tib_times_per_unit_throughput(scene):
 def test_alarms_need_known_size(scene):
     group = ec2.SecurityGroup.from_security_group_id(scene.stack, "G", "sg-0123456789abcdef0")
     fs = LustreFileSystem.from_lustre_file_system_attributes(
-        scene.stack, "Imported", file_system_id="fs-1", dns_name="d", mount_name="m", security_group=group
+        scene.stack,
+        "Imported",
+        file_system_id="fs-0123456789abcdef0",
+        dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
+        mount_name="m",
+        security_group=group,
     )
     with pytest.raises(FmValidationError, match=r"storage_capacity_gib/deployment_type must be known"):
         fs.add_saturation_alarms()
@@ -78,6 +83,13 @@ def test_alarms_need_known_size(scene):
         ({"throughput_ratio": 1.2}, r"throughput_ratio must be a ratio between 0 and 1"),
         ({"free_capacity_ratio": 0}, r"free_capacity_ratio must be a ratio between 0 and 1"),
         ({"evaluation_periods": 0}, r"evaluation_periods must be at least 1"),
+        ({"throughput_ratio": float("nan")}, r"throughput_ratio must be a finite number, got nan"),
+        ({"free_capacity_ratio": float("inf")}, r"free_capacity_ratio must be a finite number, got inf"),
+        ({"throughput_ratio": "0.9"}, r"throughput_ratio must be a number"),
+        ({"evaluation_periods": True}, r"evaluation_periods must be an integer"),
+        ({"evaluation_periods": 2.5}, r"evaluation_periods must be a whole number"),
+        ({"period": 300}, r"period must be a Duration"),
+        ({"topic": "arn:aws:sns:us-east-1:123456789012:alerts"}, r"topic must be an sns.ITopic"),
     ],
 )
 def test_invalid_alarm_props(scene, kwargs, message):

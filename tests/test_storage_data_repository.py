@@ -12,6 +12,7 @@ from aws_cdk.assertions import Annotations, Match
 from conftest import new_scene
 
 from fmconstructs import FmValidationError
+from fmconstructs.errors import FmTypeError
 from fmconstructs.storage import (
     DEFAULT_LAYOUT,
     DataRepositoryAssociation,
@@ -333,28 +334,32 @@ def test_overlapping_s3_prefixes_warn():
     ("overrides", "match"),
     [
         ({"file_system_path": "data"}, r"file_system_path must be '/' or an absolute path .*, got 'data'"),
-        ({"file_system_path": "/data/"}, r"file_system_path .* got '/data/'"),
-        ({"file_system_path": "/a/../b"}, r"file_system_path .* got '/a/../b'"),
-        ({"file_system_path": "/a//b"}, r"file_system_path .* got '/a//b'"),
-        ({"file_system_path": "/has space"}, r"file_system_path .* got '/has space'"),
-        (
-            {"data_repository_prefix": "/datasets"},
-            r"data_repository_prefix must be '' or an S3 key prefix .*, got '/datasets'",
-        ),
-        ({"data_repository_prefix": "a//b"}, r"data_repository_prefix .* got 'a//b'"),
-        ({"data_repository_prefix": "a/../b"}, r"data_repository_prefix .* got 'a/../b'"),
-        ({"auto_import_events": ["NEW"]}, r"auto_import_events must be a sequence of DataRepositoryEvent"),
-        ({"auto_export_events": "NEW"}, r"auto_export_events must be a sequence of DataRepositoryEvent"),
+        ({"file_system_path": ""}, r"file_system_path must be '/' or an absolute path"),
+        ({"file_system_path": "/data\n"}, r"file_system_path .* got '/data\\n'"),
+        ({"file_system_path": "/a\rb"}, r"file_system_path .* got '/a\\rb'"),
+        ({"file_system_path": "/a\x00b"}, r"file_system_path .* got '/a\\x00b'"),
+        ({"file_system_path": "/a\u2028b"}, r"file_system_path .*4096 characters"),
+        ({"file_system_path": "/" + "a" * 4096}, r"file_system_path .*at most 4096 characters"),
+        ({"file_system_path": b"/data"}, r"file_system_path must be a str \(got a bytes\)"),
+        ({"file_system_path": None}, r"file_system_path must be a str \(got a NoneType\)"),
+        ({"data_repository_prefix": "data\n"}, r"data_repository_prefix must be '' or an S3 key prefix"),
+        ({"data_repository_prefix": "a\u0085b"}, r"data_repository_prefix must be '' or an S3 key prefix"),
+        ({"data_repository_prefix": 3}, r"data_repository_prefix must be a str"),
+        ({"data_repository_prefix": "p" * 4400}, r"data_repository_prefix must be short enough .*4357 characters"),
+        ({"auto_import_events": ["NEW"]}, r"auto_import_events\[0\] must be a DataRepositoryEvent \("),
+        ({"auto_export_events": "NEW"}, r"auto_export_events must be a list \(got a str\)"),
+        ({"auto_export_events": NEW}, r"auto_export_events must be a list \(got a DataRepositoryEvent\)"),
         (
             {"auto_export_events": [NEW, NEW]},
             r"auto_export_events must be a sequence without duplicates, got \['NEW', 'NEW'\]",
         ),
-        (
-            {"imported_file_chunk_size_mib": 0},
-            r"imported_file_chunk_size_mib must be an integer from 1 to 512000 \(MiB\), got 0",
-        ),
-        ({"imported_file_chunk_size_mib": 512001}, r"imported_file_chunk_size_mib .* got 512001"),
-        ({"imported_file_chunk_size_mib": 1.5}, r"imported_file_chunk_size_mib .* got 1.5"),
+        ({"imported_file_chunk_size_mib": 0}, r"imported_file_chunk_size_mib must be at least 1, got 0"),
+        ({"imported_file_chunk_size_mib": 512001}, r"imported_file_chunk_size_mib must be at most 512000, got 512001"),
+        ({"imported_file_chunk_size_mib": 1.5}, r"imported_file_chunk_size_mib must be a whole number, got 1.5"),
+        ({"imported_file_chunk_size_mib": float("nan")}, r"imported_file_chunk_size_mib must be a finite number"),
+        ({"imported_file_chunk_size_mib": True}, r"imported_file_chunk_size_mib must be an integer .*got True"),
+        ({"batch_import_meta_data_on_create": "yes"}, r"batch_import_meta_data_on_create must be a bool"),
+        ({"removal_policy": "retain"}, r"removal_policy must be a RemovalPolicy"),
     ],
 )
 def test_rejects_invalid_association_props(overrides, match):
@@ -365,6 +370,213 @@ def test_rejects_invalid_association_props(overrides, match):
     with pytest.raises(FmValidationError, match=match):
         fs.add_data_repository("D", **props)
     assert fs.data_repositories == ()
+    assert fs.node.try_find_child("D") is None  # nothing half-built is left in the tree
+
+
+# --- paths the FSx API accepts (issue 10: "valid values rejected") --------------------------------------------------
+# botocore fsx service-2.json, CreateDataRepositoryAssociation: FileSystemPath (shape Namespace)
+# "^[^\u0000\u0085\u2028\u2029\r\n]{1,4096}$" with a leading "/" (its examples: "/ns1/", "/ns1/subdir/");
+# DataRepositoryPath (shape ArchivePath) "^[^\u0000\u0085\u2028\u2029\r\n]{3,4357}$".
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/ns1/",  # the API documentation's own example, trailing "/"
+        "/ns1/subdir/",
+        "/has space",
+        "/données/été",
+        "/数据集",
+        "/a//b",
+        "/a/../b",
+        "/team (a)/data#1",
+        "/" + "a" * 4095,
+    ],
+)
+def test_accepts_every_file_system_path_the_api_allows(path):
+    scene = new_scene()
+    fs = _fs(scene)
+    association = fs.add_data_repository("D", bucket=_bucket(scene), file_system_path=path)
+    assert association.file_system_path == path
+    scene.template().has_resource_properties(DRA, {"FileSystemPath": path})
+
+
+@pytest.mark.parametrize(
+    ("prefix", "path"),
+    [
+        ("my data/2024", "s3://data-bucket/my data/2024/"),
+        ("données/", "s3://data-bucket/données/"),
+        ("/leading", "s3://data-bucket//leading/"),
+        ("a//b", "s3://data-bucket/a//b/"),
+        ("a/../b", "s3://data-bucket/a/../b/"),
+    ],
+)
+def test_accepts_every_s3_prefix_the_api_allows(prefix, path):
+    scene = new_scene()
+    fs = _fs(scene)
+    association = fs.add_data_repository(
+        "D", bucket=_bucket(scene), file_system_path="/d", data_repository_prefix=prefix
+    )
+    assert association.data_repository_path == path
+    scene.template().has_resource_properties(DRA, {"DataRepositoryPath": path})
+
+
+def test_a_trailing_slash_names_the_same_directory():
+    scene = new_scene()
+    fs = _fs(scene)
+    fs.add_data_repository("A", bucket=_bucket(scene), file_system_path="/ns1/", data_repository_prefix="a/")
+    with pytest.raises(FmValidationError, match=r"file_system_path must be unique on the file system \('/ns1/' is"):
+        fs.add_data_repository("B", bucket=_bucket(scene), file_system_path="/ns1", data_repository_prefix="b/")
+    with pytest.raises(FmValidationError, match=r"not nested in or containing '/ns1/', got '/ns1/ns2'"):
+        fs.add_data_repository("C", bucket=_bucket(scene), file_system_path="/ns1/ns2", data_repository_prefix="c/")
+
+
+def test_ids_of_paths_with_other_characters_stay_distinct():
+    scene = new_scene()
+    fs = _fs(scene)
+    links = [DataRepositoryLink("/a b", "a/"), DataRepositoryLink("/a-b", "b/"), DataRepositoryLink("/数据", "c/")]
+    ids = [a.node.id for a in fs.add_data_repositories(_bucket(scene), links)]
+    assert ids[1] == "AB"  # a path the 0.1 releases accepted keeps its id
+    assert len(set(ids)) == 3 and ids[0].startswith("AB") and ids[2].startswith("Root")
+
+
+def test_colliding_layout_ids_are_refused_naming_the_path():
+    scene = new_scene()
+    fs = _fs(scene)
+    links = [DataRepositoryLink("/a-b", "a/"), DataRepositoryLink("/a_b", "b/")]
+    with pytest.raises(FmValidationError, match=r"layout\[1\].file_system_path must be a path whose construct id"):
+        fs.add_data_repositories(_bucket(scene), links)
+    assert fs.data_repositories == ()
+
+
+# --- buckets: names and ARNs checked with the S3 naming rules before aws-cdk-lib sees them -------------------------
+# S3 User Guide "General purpose bucket naming rules" (bucketnamingrules).
+@pytest.mark.parametrize(
+    "bucket",
+    [
+        "ab",  # too short
+        "a" * 64,  # too long
+        "Data-Bucket",  # upper case
+        "data_bucket",  # underscore
+        "-data",  # starts with a hyphen
+        "data-",  # ends with a hyphen
+        "data..bucket",  # adjacent periods
+        "192.168.5.4",  # an IP address
+        "xn--data",
+        "sthree-data",
+        "amzn-s3-demo-data",
+        "data-s3alias",
+        "data--ol-s3",
+        "data.mrap",
+        "data--x-s3",
+        "data bucket",
+        "data-bucket\n",
+        "arn:aws:s3:::Bad_Name",
+        "arn:aws:s3:us-east-1:123456789012:accesspoint/ap",
+        "arn:aws:sqs:us-east-1:123456789012:queue",
+    ],
+)
+def test_invalid_bucket_names_and_arns_raise_our_error(bucket):
+    scene = new_scene()
+    fs = _fs(scene)
+    with pytest.raises(FmValidationError, match=r"^bucket must be an (S3 bucket name|s3.IBucket)"):
+        fs.add_data_repository("D", bucket=bucket, file_system_path="/d")
+    assert fs.node.try_find_child("D") is None
+
+
+def test_an_imported_bucket_with_an_invalid_name_is_refused():
+    scene = new_scene()
+    fs = _fs(scene)
+    bad = s3.Bucket.from_bucket_name(scene.stack, "Bad", "Bad_Bucket")
+    with pytest.raises(FmValidationError, match=r"^bucket.bucket_name must be an S3 bucket name .*got 'Bad_Bucket'"):
+        fs.add_data_repository("D", bucket=bad, file_system_path="/d")
+
+
+@pytest.mark.parametrize(
+    ("bucket", "expected"),
+    [
+        ("my.data-bucket-1", "s3://my.data-bucket-1/d/"),
+        ("arn:aws:s3:::my-data", "s3://my-data/d/"),
+        ("arn:aws-cn:s3:::my-data", "s3://my-data/d/"),
+        ("arn:aws-us-gov:s3:::my-data", "s3://my-data/d/"),
+    ],
+)
+def test_a_bucket_name_or_arn_is_imported(bucket, expected):
+    scene = new_scene()
+    fs = _fs(scene)
+    association = fs.add_data_repository("D", bucket=bucket, file_system_path="/d", data_repository_prefix="d")
+    assert association.bucket.bucket_name == expected.split("/")[2]
+    scene.template().has_resource_properties(DRA, {"DataRepositoryPath": expected})
+
+
+def test_a_deploy_time_bucket_name_is_accepted():
+    scene = new_scene()
+    fs = _fs(scene)
+    name = cdk.CfnParameter(scene.stack, "BucketName").value_as_string
+    fs.add_data_repository("D", bucket=name, file_system_path="/d")
+    fs.add_data_repositories(s3.Bucket.from_bucket_name(scene.stack, "ByParameter", name), [DataRepositoryLink("/e")])
+    scene.app.synth()
+
+
+@pytest.mark.parametrize("bucket", [None, 3, ["data-bucket"], {"name": "data-bucket"}])
+def test_a_bucket_of_the_wrong_type_raises_a_type_error(bucket):
+    scene = new_scene()
+    fs = _fs(scene)
+    with pytest.raises(FmTypeError, match=r"^bucket must be an s3.IBucket, an S3 bucket name or an S3 bucket ARN"):
+        fs.add_data_repository("D", bucket=bucket, file_system_path="/d")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"bucket_name": "Bad_Name"}, r"^bucket_name must be an S3 bucket name"),
+        ({"bucket_name": "xn--data"}, r"^bucket_name must be an S3 bucket name"),
+        ({"bucket_name": 3}, r"^bucket_name must be a str"),
+        ({"versioned": "yes"}, r"^versioned must be a bool"),
+        ({"encryption_key": "alias/data"}, r"^encryption_key must be a kms.IKey"),
+        ({"server_access_logs_bucket": "logs-bucket"}, r"^server_access_logs_bucket must be an s3.IBucket"),
+        ({"removal_policy": "RETAIN"}, r"^removal_policy must be a RemovalPolicy"),
+    ],
+)
+def test_bucket_construct_refuses_bad_props_before_aws_cdk_lib(kwargs, match):
+    scene = new_scene()
+    with pytest.raises(FmValidationError, match=match):
+        DataRepositoryBucket(scene.stack, "Data", **kwargs)
+    assert scene.stack.node.try_find_child("Data") is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"file_system_path": "datasets"}, r"^file_system_path must be '/'"),
+        ({"auto_import_events": "NEW"}, r"^auto_import_events must be a list"),
+        ({"auto_export_events": ("NEW",)}, r"^auto_export_events\[0\] must be a DataRepositoryEvent"),
+        ({"imported_file_chunk_size_mib": float("inf")}, r"^imported_file_chunk_size_mib must be a finite number"),
+        ({"batch_import_meta_data_on_create": 1}, r"^batch_import_meta_data_on_create must be a bool"),
+    ],
+)
+def test_link_value_object_checks_its_fields(kwargs, match):
+    props = {"file_system_path": "/datasets"}
+    props.update(kwargs)
+    with pytest.raises(FmValidationError, match=match):
+        DataRepositoryLink(**props)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda fs, b: fs.add_data_repositories(b, "/datasets"), r"^layout must be a list \(got a str\)"),
+        (lambda fs, b: fs.add_data_repositories(b, ["/datasets"]), r"^layout\[0\] must be a DataRepositoryLink"),
+        (lambda fs, b: fs.add_data_repository(3, bucket=b, file_system_path="/d"), r"^id must be a str"),
+        (
+            lambda fs, b: DataRepositoryAssociation(fs, "X", file_system="fs-1", bucket=b, file_system_path="/d"),
+            r"^file_system must be a LustreFileSystem",
+        ),
+    ],
+)
+def test_factories_refuse_wrong_types(call, match):
+    scene = new_scene()
+    fs = _fs(scene)
+    with pytest.raises(FmTypeError, match=match):
+        call(fs, _bucket(scene))
 
 
 def test_standalone_association_registers_with_its_file_system():
@@ -407,7 +619,7 @@ def test_association_on_an_imported_file_system():
         scene.stack,
         "Imported",
         file_system_id="fs-0123456789abcdef0",
-        dns_name="d",
+        dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
         mount_name="m",
         security_group=group,
     )

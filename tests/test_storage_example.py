@@ -83,12 +83,36 @@ def test_data_bucket_is_encrypted_tls_only_and_logged(storage):
 
 def test_sized_by_the_helper(storage):
     stack, _ = storage
-    assert stack.sizing.aggregate_throughput_gbps == pytest.approx(4.8)
-    assert stack.file_system.aggregate_throughput_mbps == 4800.0
+    # 4,800 GiB = 4.6875 TiB at 1,000 MB/s/TiB (GiB / 1024, not / 1000).
+    assert stack.sizing.storage_capacity_gib == 4800
+    assert stack.sizing.aggregate_throughput_gbytes_per_s == 4.6875
+    assert stack.file_system.aggregate_throughput_mbps == 4687.5
 
 
-def test_outputs(storage):
+def test_outputs_have_descriptions(storage):
     _, template = storage
     outputs = template.find_outputs("*")
-    assert {"FileSystemId", "DnsName", "MountName", "DataBucketName", "AggregateThroughputMBps"} <= set(outputs)
-    assert outputs["AggregateThroughputMBps"]["Value"] == "4800"
+    expected = {"FileSystemId", "DnsName", "MountName", "MountCommand", "DataBucketName", "AggregateThroughputMBps"}
+    assert expected <= set(outputs)
+    assert all(outputs[name].get("Description") for name in expected)
+    assert outputs["AggregateThroughputMBps"]["Value"] == "4687.5"
+    assert "DNS name" in outputs["DnsName"]["Description"]
+    assert "mount name" in outputs["MountName"]["Description"]
+
+
+def test_the_mount_command_output_is_the_fsx_guide_line(storage):
+    stack, template = storage
+    fs_id = stack.get_logical_id(stack.file_system.resource)
+    command = template.find_outputs("MountCommand")["MountCommand"]["Value"]
+    assert command == {
+        "Fn::Join": [
+            "",
+            [
+                "sudo mkdir -p /fsx && sudo mount -t lustre -o relatime,flock ",
+                {"Fn::GetAtt": [fs_id, "DNSName"]},
+                "@tcp:/",
+                {"Fn::GetAtt": [fs_id, "LustreMountName"]},
+                " /fsx",
+            ],
+        ]
+    }

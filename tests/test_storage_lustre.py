@@ -172,10 +172,12 @@ def test_exposes_identity_and_aggregate_throughput(built):
     assert cdk.Token.is_unresolved(fs.file_system_id)
     assert cdk.Token.is_unresolved(fs.dns_name)
     assert cdk.Token.is_unresolved(fs.mount_name)
-    assert fs.aggregate_throughput_mbps == 4800.0
-    assert fs.aggregate_throughput_gbps == pytest.approx(4.8)
+    assert fs.aggregate_throughput_mbps == 4687.5  # 4,800 GiB = 4.6875 TiB x 1,000 MB/s/TiB
+    assert fs.aggregate_throughput_gbytes_per_s == 4.6875
+    with pytest.warns(DeprecationWarning, match=r"aggregate_throughput_gbps is deprecated"):
+        assert fs.aggregate_throughput_gbps == 4.6875
     assert fs.sizing is not None and fs.sizing.storage_capacity_gib == 4800
-    assert built["scratch"].fs.aggregate_throughput_mbps == 480.0  # 2.4 TiB x 200 MB/s/TiB baseline
+    assert built["scratch"].fs.aggregate_throughput_mbps == 468.75  # 2,400 GiB = 2.34375 TiB x 200 MB/s/TiB
     assert fs.node.default_child is fs.resource
 
 
@@ -430,7 +432,7 @@ def test_rejects_invalid_scratch1_capacity():
 
 
 def test_rejects_non_integer_capacity():
-    with pytest.raises(FmValidationError, match=r"storage_capacity_gib must be an integer number of GiB"):
+    with pytest.raises(FmValidationError, match=r"storage_capacity_gib must be a whole number of GiB, got 1200.5"):
         _make(storage_capacity_gib=1200.5)
 
 
@@ -470,9 +472,9 @@ def test_rejects_efa_capacity_off_the_tier_multiple(unit, capacity):
             {"throughput_mbps_per_tib": 200, "deployment_type": LustreDeploymentType.SCRATCH_2},
             r"throughput_mbps_per_tib must be None for SCRATCH_2 .*, got 200",
         ),
-        ({"deployment_type": "PERSISTENT_2"}, r"deployment_type must be one of 'SCRATCH_1'"),
-        ({"data_compression": "LZ4"}, r"data_compression must be one of 'NONE', 'LZ4'"),
-        ({"log_level": "WARN_ERROR"}, r"log_level must be one of"),
+        ({"deployment_type": "PERSISTENT_2"}, r"deployment_type must be a LustreDeploymentType \("),
+        ({"data_compression": "LZ4"}, r"data_compression must be a LustreDataCompression \("),
+        ({"log_level": "WARN_ERROR"}, r"log_level must be a LustreLogLevel \("),
         (
             {"metadata_configuration": LustreMetadataConfiguration.user_provisioned(2000)},
             r"metadata_configuration.iops must be 1500, 3000, 6000, 12000 or a multiple of 12000 up to 192000, got 2000",
@@ -635,7 +637,7 @@ def test_imported_file_system_opens_ports_on_its_group():
             "AWS::EC2::SecurityGroupIngress",
             {"GroupId": "sg-0123456789abcdef0", "FromPort": from_port, "ToPort": to_port},
         )
-    assert fs.aggregate_throughput_mbps == 4800.0
+    assert fs.aggregate_throughput_mbps == 4687.5
     assert "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com" in fs.mount_commands()[-1]
 
 
@@ -643,7 +645,12 @@ def test_imported_file_system_without_facts():
     scene = new_scene()
     group = ec2.SecurityGroup.from_security_group_id(scene.stack, "FsGroup", "sg-0123456789abcdef0")
     fs = LustreFileSystem.from_lustre_file_system_attributes(
-        scene.stack, "Imported", file_system_id="fs-1", dns_name="dns", mount_name="mnt", security_group=group
+        scene.stack,
+        "Imported",
+        file_system_id="fs-0123456789abcdef0",
+        dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
+        mount_name="mnt",
+        security_group=group,
     )
     assert fs.aggregate_throughput_mbps is None
     assert fs.efa_enabled is False
@@ -658,8 +665,8 @@ def test_imported_refuses_efa_on_scratch():
         LustreFileSystem.from_lustre_file_system_attributes(
             scene.stack,
             "Imported",
-            file_system_id="fs-1",
-            dns_name="dns",
+            file_system_id="fs-0123456789abcdef0",
+            dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
             mount_name="mnt",
             security_group=group,
             deployment_type=LustreDeploymentType.SCRATCH_2,

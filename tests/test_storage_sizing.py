@@ -28,10 +28,17 @@ S2 = LustreDeploymentType.SCRATCH_2
 
 @pytest.mark.parametrize(
     ("capacity", "unit", "expected_mbps"),
-    [(1200, 125, 150.0), (2400, 250, 600.0), (4800, 1000, 4800.0), (38400, 125, 4800.0), (9600, 500, 4800.0)],
+    [
+        (4800, 1000, 4687.5),  # aws-facts section 10: 4,800 GiB x 1,000 MB/s/TiB = 4,687.5 MB/s
+        (1200, 125, 146.484375),
+        (2400, 250, 585.9375),
+        (38400, 125, 4687.5),
+        (9600, 500, 4687.5),
+        (1024, 1000, 1000.0),
+    ],
 )
 def test_aggregate_throughput_is_capacity_in_tib_times_unit(capacity, unit, expected_mbps):
-    # FSx counts 1,200 GiB as 1.2 TiB: 1.2 TiB x 125 MB/s/TiB = 150 MB/s.
+    # 1 TiB = 1,024 GiB (the old code divided by 1,000 and overstated throughput by 2.4%).
     assert aggregate_throughput_mbps(capacity, unit) == expected_mbps
 
 
@@ -75,15 +82,56 @@ def test_next_valid_capacity_rounds_up(wanted, expected):
 
 
 def test_size_for_throughput_uses_the_highest_tier_by_default():
-    sizing = size_for_throughput(4.8)
+    sizing = size_for_throughput(4.5)
     assert sizing == LustreSizing(P2, 4800, 1000, False)
-    assert sizing.aggregate_throughput_gbps == pytest.approx(4.8)
+    assert sizing.aggregate_throughput_gbytes_per_s == pytest.approx(4.6875)
+
+
+def test_4_8_gbytes_per_s_needs_more_than_4800_gib():
+    # 4,800 GiB at 1,000 MB/s/TiB delivers 4.6875 GB/s, short of 4.8 GB/s: the old math (GiB / 1000) said 4.8.
+    sizing = size_for_throughput(target_gbytes_per_s=4.8, throughput_mbps_per_tib=1000, efa_enabled=True)
+    assert sizing.storage_capacity_gib == 9600
+    assert size_for_throughput(4.8).storage_capacity_gib == 7200
 
 
 def test_size_for_throughput_with_a_pinned_tier():
-    # 1 GB/s at 125 MB/s/TiB needs 8,000 GiB -> 9,600 GiB (multiples of 2,400) = 1.2 GB/s.
+    # 1 GB/s at 125 MB/s/TiB needs 8,192 GiB -> 9,600 GiB (multiples of 2,400) = 1.171875 GB/s.
     sizing = size_for_throughput(1.0, throughput_mbps_per_tib=125)
-    assert (sizing.storage_capacity_gib, sizing.aggregate_throughput_mbps) == (9600, 1200.0)
+    assert (sizing.storage_capacity_gib, sizing.aggregate_throughput_mbps) == (9600, 1171.875)
+
+
+@pytest.mark.parametrize(
+    ("target", "unit", "efa", "expected"),
+    [
+        (4.6875, 1000, True, 4800),  # exactly 4,800 GiB: no extra step for an exact hit
+        (4.6876, 1000, True, 9600),
+        (2.34375, 1000, False, 2400),  # exactly 2,400 GiB
+        (2.35, 1000, False, 4800),
+        (1.171875, 125, False, 9600),
+        (1.171876, 125, False, 12000),
+    ],
+)
+def test_size_for_throughput_rounds_up_at_the_boundaries(target, unit, efa, expected):
+    sizing = size_for_throughput(target, throughput_mbps_per_tib=unit, efa_enabled=efa)
+    assert sizing.storage_capacity_gib == expected
+    assert sizing.aggregate_throughput_gbytes_per_s >= target - 1e-12
+
+
+def test_target_gbps_is_a_deprecated_alias_that_warns():
+    with pytest.warns(DeprecationWarning, match=r"target_gbps is deprecated .* use target_gbytes_per_s"):
+        old = size_for_throughput(target_gbps=4.5)
+    assert old == size_for_throughput(target_gbytes_per_s=4.5)
+
+
+def test_target_gbps_and_target_gbytes_per_s_together_are_refused():
+    with pytest.raises(FmValidationError, match=r"target_gbps must be omitted when target_gbytes_per_s is given"):
+        size_for_throughput(target_gbytes_per_s=4.5, target_gbps=4.5)
+
+
+def test_aggregate_throughput_gbps_is_a_deprecated_alias_that_warns():
+    sizing = size_for_throughput(4.5)
+    with pytest.warns(DeprecationWarning, match=r"aggregate_throughput_gbps is deprecated"):
+        assert sizing.aggregate_throughput_gbps == sizing.aggregate_throughput_gbytes_per_s == 4.6875
 
 
 def test_size_for_throughput_efa_rounds_to_the_efa_multiple():
@@ -111,24 +159,58 @@ def test_size_for_checkpoint():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"target_gbps": 0}, r"target_gbps must be a positive, finite number of GB/s, got 0"),
-        ({"target_gbps": -1}, r"target_gbps .* got -1"),
-        ({"target_gbps": math.inf}, r"target_gbps .* got inf"),
-        ({"target_gbps": 1, "throughput_mbps_per_tib": 300}, r"throughput_mbps_per_tib must be one of 125, 250"),
-        ({"target_gbps": 1, "deployment_type": S2, "throughput_mbps_per_tib": 200}, r"None for SCRATCH_2, got 200"),
-        ({"target_gbps": 1, "deployment_type": S2, "efa_enabled": True}, r"efa_enabled must be False unless"),
-        ({"target_gbps": 1, "min_capacity_gib": -1}, r"min_capacity_gib must be 0 or more, got -1"),
-        ({"target_gbps": 1, "deployment_type": "PERSISTENT_2"}, r"deployment_type must be one of"),
+        ({}, r"target_gbytes_per_s must be given"),
+        ({"target_gbytes_per_s": 0}, r"target_gbytes_per_s must be greater than 0 GB/s, got 0"),
+        ({"target_gbytes_per_s": -1}, r"target_gbytes_per_s .* got -1"),
+        ({"target_gbytes_per_s": math.inf}, r"target_gbytes_per_s must be a finite number, got inf"),
+        ({"target_gbytes_per_s": math.nan}, r"target_gbytes_per_s must be a finite number, got nan"),
+        ({"target_gbytes_per_s": -math.inf}, r"target_gbytes_per_s must be a finite number, got -inf"),
+        ({"target_gbytes_per_s": True}, r"target_gbytes_per_s must be a number .*got a bool"),
+        ({"target_gbytes_per_s": "4.8"}, r"target_gbytes_per_s must be a number .*got a str"),
+        ({"target_gbytes_per_s": 1, "throughput_mbps_per_tib": 300}, r"throughput_mbps_per_tib must be one of 125"),
+        ({"target_gbytes_per_s": 1, "throughput_mbps_per_tib": math.nan}, r"throughput_mbps_per_tib must be a finite"),
+        ({"target_gbytes_per_s": 1, "throughput_mbps_per_tib": "1000"}, r"throughput_mbps_per_tib must be a number"),
+        (
+            {"target_gbytes_per_s": 1, "deployment_type": S2, "throughput_mbps_per_tib": 200},
+            r"None for SCRATCH_2, got 200",
+        ),
+        ({"target_gbytes_per_s": 1, "deployment_type": S2, "efa_enabled": True}, r"efa_enabled must be False unless"),
+        ({"target_gbytes_per_s": 1, "efa_enabled": 1}, r"efa_enabled must be a bool"),
+        ({"target_gbytes_per_s": 1, "min_capacity_gib": -1}, r"min_capacity_gib must be at least 0 GiB, got -1"),
+        ({"target_gbytes_per_s": 1, "min_capacity_gib": math.nan}, r"min_capacity_gib must be a finite number"),
+        (
+            {"target_gbytes_per_s": 1, "deployment_type": "PERSISTENT_2"},
+            r"deployment_type must be a LustreDeploymentType",
+        ),
+        ({"target_gbps": math.nan}, r"target_gbytes_per_s must be a finite number, got nan"),
     ],
 )
+@pytest.mark.filterwarnings("ignore:target_gbps is deprecated:DeprecationWarning")
 def test_size_for_throughput_rejects(kwargs, match):
     with pytest.raises(FmValidationError, match=match):
         size_for_throughput(**kwargs)
 
 
+def test_a_deploy_time_target_cannot_be_sized():
+    import aws_cdk as cdk
+
+    stack = cdk.Stack(cdk.App(), "S")
+    target = cdk.CfnParameter(stack, "Target", type="Number").value_as_number
+    with pytest.raises(FmValidationError, match=r"target_gbytes_per_s must be a number known at synthesis"):
+        size_for_throughput(target)
+
+
 @pytest.mark.parametrize(
     ("args", "match"),
-    [((0, 10), r"checkpoint_bytes .* got 0"), ((1e9, 0), r"seconds must be .* got 0"), ((1e9, -5), r"got -5")],
+    [
+        ((0, 10), r"checkpoint_bytes .* got 0"),
+        ((1e9, 0), r"seconds must be .* got 0"),
+        ((1e9, -5), r"got -5"),
+        ((math.nan, 10), r"checkpoint_bytes must be a finite number, got nan"),
+        ((1e9, math.inf), r"seconds must be a finite number, got inf"),
+        (("1e9", 10), r"checkpoint_bytes must be a number"),
+        ((1e9, False), r"seconds must be a number"),
+    ],
 )
 def test_size_for_checkpoint_rejects(args, match):
     with pytest.raises(FmValidationError, match=match):
@@ -144,7 +226,7 @@ def test_sizing_is_valid_sufficient_and_minimal(target, unit, efa):
     sizing = size_for_throughput(target, throughput_mbps_per_tib=unit, efa_enabled=efa)
     capacity = sizing.storage_capacity_gib
     assert is_valid_capacity(capacity, P2, unit, efa_enabled=efa)
-    assert sizing.aggregate_throughput_gbps >= target - 1e-9
+    assert sizing.aggregate_throughput_gbytes_per_s >= target - 1e-9
     # Minimal: the next smaller valid capacity falls short of the target.
     smaller = [c for c in range(1200, capacity, 1200) if is_valid_capacity(c, P2, unit, efa_enabled=efa)]
     if smaller:
@@ -158,3 +240,23 @@ def test_sizing_is_valid_sufficient_and_minimal(target, unit, efa):
 def test_checkpoint_sizing_meets_the_deadline(checkpoint_gb, seconds):
     sizing = size_for_checkpoint(checkpoint_gb * 1e9, seconds)
     assert sizing.seconds_to_write(checkpoint_gb * 1e9) <= seconds * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: aggregate_throughput_mbps(math.nan, 1000), r"storage_capacity_gib must be a finite number"),
+        (lambda: aggregate_throughput_mbps(4800, 0), r"throughput_mbps_per_tib must be greater than 0"),
+        (lambda: aggregate_throughput_mbps("4800", 1000), r"storage_capacity_gib must be a number"),
+        (lambda: is_valid_capacity(math.inf, P2), r"storage_capacity_gib must be a finite number"),
+        (lambda: is_valid_capacity(4800, "PERSISTENT_2"), r"deployment_type must be a LustreDeploymentType"),
+        (lambda: next_valid_capacity_gib(math.nan), r"min_capacity_gib must be a finite number"),
+        (lambda: LustreSizing(P2, math.nan, 1000), r"storage_capacity_gib must be a finite number"),
+        (lambda: LustreSizing(P2, True, 1000), r"storage_capacity_gib must be an integer"),
+        (lambda: LustreSizing("PERSISTENT_2", 4800, 1000), r"deployment_type must be a LustreDeploymentType"),
+        (lambda: LustreSizing(P2, 4800, 1000).seconds_to_write(math.nan), r"num_bytes must be a finite number"),
+    ],
+)
+def test_sizing_functions_refuse_wrong_types_and_non_finite_numbers(call, match):
+    with pytest.raises(FmValidationError, match=match):
+        call()

@@ -11,6 +11,7 @@ from .client import (
     LUSTRE_MOUNT_SCRIPT_PATH,
     EksStaticVolume,
     lustre_efa_interfaces,
+    lustre_mount_command,
     lustre_mount_commands,
     lustre_mount_script,
 )
@@ -40,6 +41,7 @@ from .lustre import (
 )
 from .sizing import (
     EFA_CAPACITY_MULTIPLE_GIB,
+    GIB_PER_TIB,
     SCRATCH_BASELINE_MBPS_PER_TIB,
     THROUGHPUT_MBPS_PER_TIB,
     LustreDeploymentType,
@@ -59,6 +61,7 @@ __all__ = [
     "DEFAULT_MOUNT_OPTIONS",
     "EFA_CAPACITY_MULTIPLE_GIB",
     "FSX_CSI_DRIVER",
+    "GIB_PER_TIB",
     "LNET_EFA_UNIT",
     "LUSTRE_MOUNT_SCRIPT_PATH",
     "LUSTRE_VERSION",
@@ -84,6 +87,7 @@ __all__ = [
     "aggregate_throughput_mbps",
     "is_valid_capacity",
     "lustre_efa_interfaces",
+    "lustre_mount_command",
     "lustre_mount_commands",
     "lustre_mount_script",
     "lustre_ports",

@@ -22,16 +22,26 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Annotations, RemovalPolicy, Stack, Token
+from aws_cdk import Annotations, RemovalPolicy, Stack
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from ..errors import FmValidationError, one_of
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_count,
+    check_enum,
+    check_sequence,
+    check_str,
+    known,
+)
+from ..errors import FmTypeError, FmValidationError, WarningId, is_token
+from ._checks import check_scope_and_id
 
 if TYPE_CHECKING:
     from .lustre import LustreFileSystemBase
@@ -41,10 +51,99 @@ MAX_DATA_REPOSITORIES = 8
 #: ImportedFileChunkSize bounds (MiB); FSx default 1024.
 MAX_IMPORTED_FILE_CHUNK_SIZE_MIB = 512_000
 
-WARNING_OVERLAPPING_S3_PATHS = "fmconstructs:lustre-overlapping-data-repository-paths"
+WARNING_OVERLAPPING_S3_PATHS = WarningId.LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS.qualified
 
-_FS_PATH = re.compile(r"^/([A-Za-z0-9._@+-]+(/[A-Za-z0-9._@+-]+)*)?$")
-_S3_PREFIX = re.compile(r"^([A-Za-z0-9!_.*'()@+=-]+/)*$")
+# FSx API CreateDataRepositoryAssociation (botocore fsx 2018-03-01 service-2.json), the patterns CloudFormation's
+# AWS::FSx::DataRepositoryAssociation hands on:
+# - FileSystemPath: shape Namespace, pattern "^[^\u0000\u0085\u2028\u2029\r\n]{1,4096}$"; "The leading forward slash
+#   in the name is required" (its documentation, whose examples are "/ns1/" and "/ns1/subdir/").
+# - DataRepositoryPath: shape ArchivePath, pattern "^[^\u0000\u0085\u2028\u2029\r\n]{3,4357}$", "in the format
+#   s3://bucket-name/prefix/ (where prefix is optional)".
+# Spaces, non-ASCII characters and a trailing "/" are allowed; only NUL, NEL, LINE/PARAGRAPH SEPARATOR, CR and LF are
+# not.
+_NOT_IN_PATHS = "\u0000\u0085\u2028\u2029\r\n"
+_FS_PATH = re.compile(f"/[^{_NOT_IN_PATHS}]{{0,4095}}")
+_PATH_TEXT = re.compile(f"[^{_NOT_IN_PATHS}]*")
+_MAX_DATA_REPOSITORY_PATH = 4357
+_FS_PATH_RULE = (
+    "'/' or an absolute path such as '/datasets' or '/ns1/subdir/' (FSx API FileSystemPath: a leading '/', at most "
+    "4096 characters, no NUL, CR, LF, U+0085, U+2028 or U+2029)"
+)
+_PREFIX_RULE = (
+    "'' or an S3 key prefix such as 'datasets/' (the FSx API DataRepositoryPath s3://bucket/prefix/ allows any "
+    "characters but NUL, CR, LF, U+0085, U+2028 and U+2029, at most 4357 characters in all)"
+)
+
+# S3 User Guide "General purpose bucket naming rules" (bucketnamingrules): 3-63 characters; lowercase letters,
+# numbers, periods and hyphens; begin and end with a letter or number; no two adjacent periods; not formatted as an IP
+# address; not starting with "xn--", "sthree-" or "amzn-s3-demo-"; not ending with "-s3alias", "--ol-s3", ".mrap" or
+# "--x-s3".
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_IP_ADDRESS = re.compile(r"\d{1,3}(\.\d{1,3}){3}")
+_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3")
+# An S3 bucket ARN: arn:<partition>:s3:::<bucket> (Service Authorization Reference, Amazon S3, resource type bucket).
+_BUCKET_ARN = re.compile(r"arn:(aws[a-z-]*):s3:::(.+)")
+_BUCKET_RULE = (
+    "an S3 bucket name (S3 User Guide bucket naming rules: 3-63 lowercase letters, numbers, '.' and '-', beginning "
+    "and ending with a letter or number, no '..', not an IP address, no reserved prefix or suffix)"
+)
+
+
+def check_bucket_name(parameter: str, value: object) -> str:
+    """An S3 general purpose bucket name (or a deploy-time value), by the S3 User Guide's naming rules."""
+    name: str = check_str(parameter, value, allowed=_BUCKET_RULE)
+    if is_token(name):
+        return name
+    if (
+        not _BUCKET_NAME.fullmatch(name)
+        or ".." in name
+        or _IP_ADDRESS.fullmatch(name)
+        or name.startswith(_BUCKET_PREFIXES)
+        or name.endswith(_BUCKET_SUFFIXES)
+    ):
+        raise FmValidationError(parameter, value, _BUCKET_RULE)
+    return name
+
+
+def check_bucket(parameter: str, bucket: object) -> s3.IBucket | str:
+    """An ``s3.IBucket`` (its name checked when known), or a checked bucket name or ``arn:<partition>:s3:::<name>``."""
+    if isinstance(bucket, str):
+        if is_token(bucket):
+            return bucket
+        arn = _BUCKET_ARN.fullmatch(bucket)
+        if arn is not None:
+            check_bucket_name(parameter, arn.group(2))
+            return bucket
+        if bucket.startswith("arn:"):
+            raise FmValidationError(
+                parameter, bucket, "an s3.IBucket, an S3 bucket name or an S3 bucket ARN arn:<partition>:s3:::<name>"
+            )
+        return check_bucket_name(parameter, bucket)
+    checked: s3.IBucket = check_construct(
+        parameter,
+        bucket,
+        attribute="bucket_name",
+        expected="an s3.IBucket, an S3 bucket name or an S3 bucket ARN",
+    )
+    check_bucket_name(f"{parameter}.bucket_name", checked.bucket_name)
+    return checked
+
+
+def _bucket_name(bucket: s3.IBucket | str) -> str:
+    if not isinstance(bucket, str):
+        return bucket.bucket_name
+    arn = _BUCKET_ARN.fullmatch(bucket)
+    return arn.group(2) if arn is not None and not is_token(bucket) else bucket
+
+
+def import_bucket(scope: Construct, bucket: s3.IBucket | str) -> s3.IBucket:
+    """The bucket; a name or ARN (already checked) is imported as ``<scope>/Bucket``."""
+    if not isinstance(bucket, str):
+        return bucket
+    if bucket.startswith("arn:"):
+        return s3.Bucket.from_bucket_arn(scope, "Bucket", bucket)
+    return s3.Bucket.from_bucket_name(scope, "Bucket", bucket)
 
 
 class DataRepositoryEvent(str, Enum):
@@ -78,6 +177,57 @@ class DataRepositoryLink:
     batch_import_meta_data_on_create: bool = False
     imported_file_chunk_size_mib: int | None = None
 
+    def __post_init__(self) -> None:
+        check_file_system_path(self.file_system_path)
+        normalize_prefix(self.data_repository_prefix)
+        # Frozen: store the checked tuples (a list given for the events becomes a tuple).
+        object.__setattr__(self, "auto_import_events", _check_events("auto_import_events", self.auto_import_events))
+        object.__setattr__(self, "auto_export_events", _check_events("auto_export_events", self.auto_export_events))
+        check_bool("batch_import_meta_data_on_create", self.batch_import_meta_data_on_create)
+        _check_chunk_size(self.imported_file_chunk_size_mib)
+
+
+def _check_chunk_size(value: object) -> Any:
+    """ImportedFileChunkSize: MiB, FSx API shape Megabytes (1-512000); FSx default 1024."""
+    if value is None:
+        return None
+    return check_count("imported_file_chunk_size_mib", value, minimum=1, maximum=MAX_IMPORTED_FILE_CHUNK_SIZE_MIB)
+
+
+def _check_events(parameter: str, events: object) -> tuple[DataRepositoryEvent, ...]:
+    checked = check_sequence(parameter, events, lambda name, event: check_enum(name, event, DataRepositoryEvent))
+    if len(set(checked)) != len(checked):
+        raise FmValidationError(parameter, [e.value for e in checked], "a sequence without duplicates")
+    return checked
+
+
+def check_file_system_path(file_system_path: object) -> str:
+    """A ``FileSystemPath`` the FSx API accepts: ``/``, ``/datasets``, ``/ns1/subdir/``, spaces and non-ASCII too."""
+    checked: str = check_str("file_system_path", file_system_path, pattern=_FS_PATH, allowed=_FS_PATH_RULE)
+    return checked
+
+
+def normalize_file_system_path(file_system_path: str) -> str:
+    """The directory a path names, for comparisons: ``/ns1/`` -> ``/ns1``; ``/`` stays ``/``."""
+    stripped = file_system_path.rstrip("/")
+    return stripped or "/"
+
+
+def normalize_prefix(prefix: object) -> str:
+    """``datasets`` -> ``datasets/``; ``""`` stays ``""`` (the whole bucket)."""
+    checked: str = check_str("data_repository_prefix", prefix, pattern=_PATH_TEXT, allowed=_PREFIX_RULE)
+    if is_token(checked):
+        return checked
+    return checked if checked == "" or checked.endswith("/") else checked + "/"
+
+
+def paths_overlap(a: str, b: str, *, separator: str = "/") -> bool:
+    """Whether one path equals or contains the other (``/a`` and ``/a/b`` overlap, ``/a`` and ``/ab`` do not)."""
+    a_parts = [p for p in a.split(separator) if p]
+    b_parts = [p for p in b.split(separator) if p]
+    shorter = min(len(a_parts), len(b_parts))
+    return a_parts[:shorter] == b_parts[:shorter]
+
 
 #: Datasets: read-mostly, imported from S3 as objects change there.
 DATASETS_LINK = DataRepositoryLink(
@@ -99,47 +249,6 @@ CHECKPOINTS_LINK = DataRepositoryLink(
 DEFAULT_LAYOUT: tuple[DataRepositoryLink, ...] = (DATASETS_LINK, CHECKPOINTS_LINK)
 
 
-def _check_events(parameter: str, events: Sequence[DataRepositoryEvent]) -> tuple[DataRepositoryEvent, ...]:
-    if isinstance(events, str) or not all(isinstance(e, DataRepositoryEvent) for e in events):
-        raise FmValidationError(parameter, events, f"a sequence of DataRepositoryEvent ({one_of(DataRepositoryEvent)})")
-    if len(set(events)) != len(events):
-        raise FmValidationError(parameter, [e.value for e in events], "a sequence without duplicates")
-    return tuple(events)
-
-
-def check_file_system_path(file_system_path: str) -> None:
-    """``/`` or an absolute path without a trailing slash, ``..`` or empty segments (at most 4096 characters)."""
-    if (
-        not isinstance(file_system_path, str)
-        or len(file_system_path) > 4096
-        or not _FS_PATH.match(file_system_path)
-        or ".." in file_system_path.split("/")
-    ):
-        raise FmValidationError(
-            "file_system_path", file_system_path, "'/' or an absolute path such as '/datasets' (no trailing '/')"
-        )
-
-
-def normalize_prefix(prefix: str) -> str:
-    """``datasets`` -> ``datasets/``; ``""`` stays ``""`` (the whole bucket)."""
-    if not isinstance(prefix, str):
-        raise FmValidationError("data_repository_prefix", prefix, "a string")
-    normalized = prefix if prefix == "" or prefix.endswith("/") else prefix + "/"
-    if normalized.startswith("/") or not _S3_PREFIX.match(normalized) or ".." in normalized.split("/"):
-        raise FmValidationError(
-            "data_repository_prefix", prefix, "'' or an S3 key prefix such as 'datasets/' (no leading '/')"
-        )
-    return normalized
-
-
-def paths_overlap(a: str, b: str, *, separator: str = "/") -> bool:
-    """Whether one path equals or contains the other (``/a`` and ``/a/b`` overlap, ``/a`` and ``/ab`` do not)."""
-    a_parts = [p for p in a.split(separator) if p]
-    b_parts = [p for p in b.split(separator) if p]
-    shorter = min(len(a_parts), len(b_parts))
-    return a_parts[:shorter] == b_parts[:shorter]
-
-
 class DataRepositoryAssociation(Construct):
     """An ``AWS::FSx::DataRepositoryAssociation`` between a Lustre directory and an S3 prefix.
 
@@ -154,7 +263,7 @@ class DataRepositoryAssociation(Construct):
         id: str,
         *,
         file_system: LustreFileSystemBase,
-        bucket: s3.IBucket,
+        bucket: s3.IBucket | str,
         file_system_path: str,
         data_repository_prefix: str = "",
         auto_import_events: Sequence[DataRepositoryEvent] = ALL_EVENTS,
@@ -163,26 +272,39 @@ class DataRepositoryAssociation(Construct):
         imported_file_chunk_size_mib: int | None = None,
         removal_policy: RemovalPolicy | None = None,
     ) -> None:
-        super().__init__(scope, id)
-        check_file_system_path(file_system_path)
+        check_scope_and_id(scope, id)
+        from .lustre import LustreFileSystemBase
+
+        if not isinstance(file_system, LustreFileSystemBase):
+            raise FmTypeError(
+                "file_system",
+                file_system,
+                "a LustreFileSystem (or LustreFileSystem.from_lustre_file_system_attributes(...))",
+            )
+        file_system_path = check_file_system_path(file_system_path)
         prefix = normalize_prefix(data_repository_prefix)
         imports = _check_events("auto_import_events", auto_import_events)
         exports = _check_events("auto_export_events", auto_export_events)
-        chunk = imported_file_chunk_size_mib
-        if (
-            chunk is not None
-            and not Token.is_unresolved(chunk)
-            and (
-                isinstance(chunk, bool)
-                or not isinstance(chunk, int)
-                or not 1 <= chunk <= MAX_IMPORTED_FILE_CHUNK_SIZE_MIB
-            )
-        ):
+        batch_import_meta_data_on_create = check_bool(
+            "batch_import_meta_data_on_create", batch_import_meta_data_on_create
+        )
+        imported_file_chunk_size_mib = _check_chunk_size(imported_file_chunk_size_mib)
+        if removal_policy is not None:
+            removal_policy = check_enum("removal_policy", removal_policy, RemovalPolicy)
+        given_bucket = check_bucket("bucket", bucket)
+        bucket_name = _bucket_name(given_bucket)
+        if known(bucket_name) and known(prefix) and len(f"s3://{bucket_name}/{prefix}") > _MAX_DATA_REPOSITORY_PATH:
             raise FmValidationError(
-                "imported_file_chunk_size_mib",
-                imported_file_chunk_size_mib,
-                f"an integer from 1 to {MAX_IMPORTED_FILE_CHUNK_SIZE_MIB} (MiB)",
+                "data_repository_prefix",
+                data_repository_prefix,
+                f"short enough for s3://<bucket>/<prefix>/ to stay within {_MAX_DATA_REPOSITORY_PATH} characters "
+                "(FSx API DataRepositoryPath)",
             )
+        # The per-file-system rules, before anything is created.
+        file_system._check_new_data_repository(file_system_path)
+        super().__init__(scope, id)
+        bucket = import_bucket(self, given_bucket)
+        data_repository_path = f"s3://{bucket.bucket_name}/{prefix}"
 
         self.file_system = file_system
         self.bucket = bucket
@@ -190,8 +312,7 @@ class DataRepositoryAssociation(Construct):
         self.data_repository_prefix = prefix
         self.auto_import_events = imports
         self.auto_export_events = exports
-        self.data_repository_path = f"s3://{bucket.bucket_name}/{prefix}"
-        # Checks the per-file-system rules (raises before anything is created) and records this association.
+        self.data_repository_path = data_repository_path
         file_system._register_data_repository(self)
 
         s3_config: fsx.CfnDataRepositoryAssociation.S3Property | None = None
@@ -252,11 +373,37 @@ class DataRepositoryBucket(Construct):
         bucket_name: str | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
     ) -> None:
-        super().__init__(scope, id)
+        check_scope_and_id(scope, id)
+        if encryption_key is not None:
+            check_construct("encryption_key", encryption_key, attribute="key_arn", expected="a kms.IKey")
+        versioned = check_bool("versioned", versioned)
+        if server_access_logs_bucket is not None:
+            check_construct(
+                "server_access_logs_bucket",
+                server_access_logs_bucket,
+                attribute="bucket_name",
+                expected="an s3.IBucket",
+            )
+        if server_access_logs_prefix is not None:
+            # An S3 object key prefix (S3 User Guide "Naming Amazon S3 objects": any UTF-8, up to 1,024 bytes).
+            check_str(
+                "server_access_logs_prefix",
+                server_access_logs_prefix,
+                pattern=_PATH_TEXT,
+                allowed="an S3 key prefix such as 'data-bucket/' (one line, at most 1024 bytes)",
+            )
+            if len(server_access_logs_prefix.encode()) > 1024:
+                raise FmValidationError(
+                    "server_access_logs_prefix", server_access_logs_prefix, "at most 1024 bytes (an S3 key prefix)"
+                )
+        if bucket_name is not None:
+            bucket_name = check_bucket_name("bucket_name", bucket_name)
+        removal_policy = check_enum("removal_policy", removal_policy, RemovalPolicy)
         if server_access_logs_prefix is not None and server_access_logs_bucket is None:
             raise FmValidationError(
                 "server_access_logs_prefix", server_access_logs_prefix, "None unless server_access_logs_bucket is set"
             )
+        super().__init__(scope, id)
         self.bucket = s3.Bucket(
             self,
             "Resource",

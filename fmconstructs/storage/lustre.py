@@ -15,14 +15,16 @@ their own group allows all traffic to and from itself, which FSx checks when it 
 
 from __future__ import annotations
 
+import hashlib
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 import jsii
-from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack, Token
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_ec2 as ec2
@@ -33,11 +35,32 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct, IConstruct, IValidation
 
-from .._validate import check_construct, check_count, check_sequence, check_zone, known, same_zone, subnet_zone
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_count,
+    check_enum,
+    check_number,
+    check_sequence,
+    check_str,
+    check_zone,
+    known,
+    same_zone,
+    subnet_zone,
+)
 from ..catalog import InstanceSpec
-from ..errors import FmValidationError, WarningId, add_warning, one_of
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, one_of
 from ..networking.security_group import EfaSecurityGroup, close_default_egress
-from .client import DEFAULT_MOUNT_OPTIONS, EksStaticVolume, lustre_mount_commands
+from ._checks import check_instance, check_scope_and_id
+from .client import (
+    DEFAULT_MOUNT_OPTIONS,
+    FILE_SYSTEM_ID_PATTERN,
+    EksStaticVolume,
+    check_dns_name,
+    check_mount_name,
+    lustre_mount_command,
+    lustre_mount_commands,
+)
 from .data_repository import (
     ALL_EVENTS,
     DEFAULT_LAYOUT,
@@ -45,6 +68,9 @@ from .data_repository import (
     DataRepositoryAssociation,
     DataRepositoryEvent,
     DataRepositoryLink,
+    check_bucket,
+    import_bucket,
+    normalize_file_system_path,
     paths_overlap,
     warn_overlapping_s3_paths,
 )
@@ -124,17 +150,15 @@ class LustreMetadataConfiguration:
         return cls(LustreMetadataMode.USER_PROVISIONED, iops)
 
     def validate(self) -> None:
-        if not isinstance(self.mode, LustreMetadataMode):
-            raise FmValidationError("metadata_configuration.mode", self.mode, one_of(LustreMetadataMode))
-        if self.mode is LustreMetadataMode.AUTOMATIC:
+        mode = check_enum("metadata_configuration.mode", self.mode, LustreMetadataMode)
+        if mode is LustreMetadataMode.AUTOMATIC:
             if self.iops is not None:
                 raise FmValidationError("metadata_configuration.iops", self.iops, "None in AUTOMATIC mode")
             return
-        if self.iops is None or Token.is_unresolved(self.iops):
-            if self.iops is None:
-                raise FmValidationError("metadata_configuration.iops", None, "set in USER_PROVISIONED mode")
-            return
-        if not isinstance(self.iops, int) or not valid_metadata_iops(self.iops):
+        if self.iops is None:
+            raise FmValidationError("metadata_configuration.iops", None, "set in USER_PROVISIONED mode")
+        iops = check_count("metadata_configuration.iops", self.iops, minimum=1)
+        if known(iops) and not valid_metadata_iops(iops):
             raise FmValidationError(
                 "metadata_configuration.iops",
                 self.iops,
@@ -281,7 +305,7 @@ class LustreFileSystemBase(Construct):
         if self.deployment_type is None or self.storage_capacity_gib is None:
             return None
         unit = per_unit_throughput_mbps_per_tib(self.deployment_type, self.throughput_mbps_per_tib)
-        if unit is None or Token.is_unresolved(self.storage_capacity_gib):
+        if unit is None or not known(unit) or not known(self.storage_capacity_gib):
             return None
         return LustreSizing(self.deployment_type, self.storage_capacity_gib, unit, self.efa_enabled)
 
@@ -310,11 +334,14 @@ class LustreFileSystemBase(Construct):
                 (self.storage_capacity_gib, self.deployment_type),
                 "known (pass them to from_lustre_file_system_attributes) to size saturation alarms",
             )
+        if topic is not None:
+            check_construct("topic", topic, attribute="topic_arn", expected="an sns.ITopic")
         for name, ratio in (("throughput_ratio", throughput_ratio), ("free_capacity_ratio", free_capacity_ratio)):
-            if not 0 < ratio < 1:
-                raise FmValidationError(name, ratio, "a ratio between 0 and 1 (exclusive)")
-        if evaluation_periods < 1:
-            raise FmValidationError("evaluation_periods", evaluation_periods, "at least 1")
+            checked = check_number(name, ratio)
+            if not known(checked) or not 0 < checked < 1:
+                raise FmValidationError(name, ratio, "a ratio between 0 and 1 (exclusive) known at synthesis")
+        evaluation_periods = check_count("evaluation_periods", evaluation_periods, minimum=1)
+        check_instance("period", period, Duration, "a Duration (Duration.minutes(n))")
         period = period or Duration.minutes(5)
         seconds = int(period.to_seconds())
         dimensions = {"FileSystemId": self.file_system_id}
@@ -324,11 +351,9 @@ class LustreFileSystemBase(Construct):
                 namespace="AWS/FSx", metric_name=name, dimensions_map=dimensions, statistic=statistic, period=period
             )
 
-        # Baseline = storage in TiB x per-unit throughput: PerUnitStorageThroughput is MB/s per TiB (FSx API
-        # LustreFileSystemConfiguration) and 1 TiB = 1,024 GiB, so 4,800 GiB at 1,000 MB/s/TiB is 4,687.5 MB/s
-        # (FSx for Lustre User Guide, managing-throughput-capacity and increase-storage-capacity). Computed here rather
-        # than from LustreSizing.aggregate_throughput_mbps, which divides GiB by 1,000.
-        baseline_mbps = sizing.storage_capacity_gib / 1024 * sizing.throughput_mbps_per_tib
+        # Baseline = storage in TiB (GiB / 1024) x per-unit throughput (MB/s/TiB): sizing.aggregate_throughput_mbps,
+        # the one implementation (4,800 GiB at 1,000 MB/s/TiB = 4,687.5 MB/s).
+        baseline_mbps = sizing.aggregate_throughput_mbps
         baseline_bytes_per_second = baseline_mbps * 1_000_000
         utilisation = cloudwatch.MathExpression(
             expression=f"(r + w) / {seconds} / {baseline_bytes_per_second:.0f}",
@@ -370,9 +395,35 @@ class LustreFileSystemBase(Construct):
         return sizing.aggregate_throughput_mbps if sizing else None
 
     @property
-    def aggregate_throughput_gbps(self) -> float | None:
+    def aggregate_throughput_gbytes_per_s(self) -> float | None:
+        """Aggregate baseline throughput in GB/s (10^9 bytes per second; None when unknown)."""
         mbps = self.aggregate_throughput_mbps
         return None if mbps is None else mbps / 1000
+
+    @property
+    def aggregate_throughput_gbps(self) -> float | None:
+        """Deprecated (removed in 0.3.0): GB/s under a gigabit name; use :attr:`aggregate_throughput_gbytes_per_s`."""
+        warnings.warn(
+            "aggregate_throughput_gbps is deprecated and will be removed in fmconstructs 0.3.0: it is in gigabytes "
+            "per second; use aggregate_throughput_gbytes_per_s",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.aggregate_throughput_gbytes_per_s
+
+    # --- what an operator needs -----------------------------------------------------------------------------------
+    @property
+    def mount_command(self) -> str:
+        """The command line an operator runs on a client with the Lustre client installed to mount the file system
+        at ``/fsx`` (FSx for Lustre User Guide "Mounting from an Amazon Elastic Compute Cloud instance"); it holds
+        :attr:`dns_name` and :attr:`mount_name` (deploy-time values in a ``CfnOutput``). Node groups mount through
+        :meth:`mount_commands` instead (LNet over EFA, fstab, reboots)."""
+        return lustre_mount_command(dns_name=self.dns_name, mount_name=self.mount_name)
+
+    @property
+    def file_system_arn(self) -> str:
+        """``arn:<partition>:fsx:<region>:<account>:file-system/<file_system_id>``."""
+        return Stack.of(self).format_arn(service="fsx", resource="file-system", resource_name=self.file_system_id)
 
     # --- client side ---------------------------------------------------------------------------------------------
     def mount_commands(
@@ -541,7 +592,7 @@ class LustreFileSystemBase(Construct):
             dns_name=self.dns_name,
             mount_name=self.mount_name,
             storage_capacity_gib=self.storage_capacity_gib,
-            mount_options=tuple(mount_options),
+            mount_options=mount_options,  # type: ignore[arg-type]  # EksStaticVolume checks and normalises it
         )
 
     # --- S3 links ------------------------------------------------------------------------------------------------
@@ -553,7 +604,7 @@ class LustreFileSystemBase(Construct):
         self,
         id: str,
         *,
-        bucket: s3.IBucket,
+        bucket: s3.IBucket | str,
         file_system_path: str,
         data_repository_prefix: str = "",
         auto_import_events: Sequence[DataRepositoryEvent] = ALL_EVENTS,
@@ -564,10 +615,13 @@ class LustreFileSystemBase(Construct):
     ) -> DataRepositoryAssociation:
         """Link ``file_system_path`` to ``s3://bucket/data_repository_prefix`` (AWS::FSx::DataRepositoryAssociation).
 
-        Defaults: import NEW, CHANGED, DELETED; no export; no batch import; FSx chunk size (1024 MiB); the file
-        system's removal policy. Rules: at most 8 per file system, ``/`` only as the first and only one, none on
-        SCRATCH_1, unique paths, no path nested in another. Note: a tag change on a file system with associations can
-        fail its CloudFormation update (cloudformation-coverage-roadmap#1687).
+        ``bucket``: an ``s3.IBucket``, or a bucket name or ``arn:<partition>:s3:::<name>`` ARN (checked against the S3
+        bucket naming rules, then imported). ``file_system_path``: any path the FSx API accepts (a leading ``/``;
+        spaces, non-ASCII and a trailing ``/`` are fine). Defaults: import NEW, CHANGED, DELETED; no export; no batch
+        import; FSx chunk size (1024 MiB); the file system's removal policy. Rules: at most 8 per file system, ``/``
+        only as the first and only one, none on SCRATCH_1, unique paths, no path nested in another (``/ns1/`` and
+        ``/ns1`` are the same directory). Note: a tag change on a file system with associations can fail its
+        CloudFormation update (cloudformation-coverage-roadmap#1687).
         """
         return DataRepositoryAssociation(
             self,
@@ -584,15 +638,28 @@ class LustreFileSystemBase(Construct):
         )
 
     def add_data_repositories(
-        self, bucket: s3.IBucket, layout: Sequence[DataRepositoryLink] = DEFAULT_LAYOUT
+        self, bucket: s3.IBucket | str, layout: Sequence[DataRepositoryLink] = DEFAULT_LAYOUT
     ) -> list[DataRepositoryAssociation]:
         """One association per link of ``layout`` (default :data:`DEFAULT_LAYOUT`: /datasets and /checkpoints).
 
-        Construct ids come from the paths: ``/datasets`` -> ``Datasets``, ``/a/b-c`` -> ``ABC``.
+        Construct ids come from the paths: ``/datasets`` -> ``Datasets``, ``/a/b-c`` -> ``ABC``; a path with other
+        characters (spaces, non-ASCII, a trailing ``/``) also gets a short hash of the path, so that ids stay distinct.
         """
+        links = check_sequence("layout", layout, _check_link)
+        ids = [_id_from_path(link.file_system_path) for link in links]
+        for index, association_id in enumerate(ids):
+            if association_id in ids[:index] or self.node.try_find_child(association_id) is not None:
+                raise FmValidationError(
+                    f"layout[{index}].file_system_path",
+                    links[index].file_system_path,
+                    f"a path whose construct id ({association_id!r}) is not taken on {self.node.path}: call "
+                    "add_data_repository(id, ...) with your own id for it",
+                )
+        if isinstance(bucket, str):
+            bucket = import_bucket(self, check_bucket("bucket", bucket))
         return [
             self.add_data_repository(
-                _id_from_path(link.file_system_path),
+                association_id,
                 bucket=bucket,
                 file_system_path=link.file_system_path,
                 data_repository_prefix=link.data_repository_prefix,
@@ -601,12 +668,11 @@ class LustreFileSystemBase(Construct):
                 batch_import_meta_data_on_create=link.batch_import_meta_data_on_create,
                 imported_file_chunk_size_mib=link.imported_file_chunk_size_mib,
             )
-            for link in layout
+            for association_id, link in zip(ids, links, strict=True)
         ]
 
-    def _register_data_repository(self, association: DataRepositoryAssociation) -> None:
-        """Check the per-file-system rules for a new association, then record it."""
-        path = association.file_system_path
+    def _check_new_data_repository(self, file_system_path: str) -> None:
+        """Check the per-file-system rules for a new association at ``file_system_path`` (before it is created)."""
         existing = self._data_repositories
         if self.deployment_type is LustreDeploymentType.SCRATCH_1:
             raise FmValidationError(
@@ -618,28 +684,52 @@ class LustreFileSystemBase(Construct):
                 len(existing) + 1,
                 f"at most {MAX_DATA_REPOSITORIES} per file system",
             )
+        if not known(file_system_path):
+            return  # a deploy-time path: FSx checks it
+        path = normalize_file_system_path(file_system_path)
         if path == "/" and existing:
             raise FmValidationError(
-                "file_system_path", path, "used only by the first and only association of a file system"
+                "file_system_path", file_system_path, "used only by the first and only association of a file system"
             )
         for other in existing:
-            if other.file_system_path == path:
-                raise FmValidationError("file_system_path", path, "unique on the file system (already linked)")
-            if paths_overlap(other.file_system_path, path):
+            if not known(other.file_system_path):
+                continue
+            if normalize_file_system_path(other.file_system_path) == path:
                 raise FmValidationError(
-                    "file_system_path", path, f"not nested in or containing {other.file_system_path!r}"
+                    "file_system_path",
+                    file_system_path,
+                    f"unique on the file system ({other.file_system_path!r} is already linked)",
                 )
-        warn_overlapping_s3_paths(association, association, existing)
-        existing.append(association)
+            if paths_overlap(other.file_system_path, file_system_path):
+                raise FmValidationError(
+                    "file_system_path", file_system_path, f"not nested in or containing {other.file_system_path!r}"
+                )
+
+    def _register_data_repository(self, association: DataRepositoryAssociation) -> None:
+        """Record a new association (checked by :meth:`_check_new_data_repository`)."""
+        warn_overlapping_s3_paths(association, association, self._data_repositories)
+        self._data_repositories.append(association)
+
+
+def _check_link(parameter: str, value: object) -> DataRepositoryLink:
+    if not isinstance(value, DataRepositoryLink):
+        raise FmTypeError(parameter, value, f"a DataRepositoryLink (got a {type(value).__name__})")
+    return value
 
 
 def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+#: The paths the 0.1 releases accepted; their construct ids stay as they were (ids are public API).
+_PLAIN_PATH = re.compile(r"/([A-Za-z0-9._@+-]+(/[A-Za-z0-9._@+-]+)*)?")
+
+
 def _id_from_path(path: str) -> str:
-    name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", path) if part)
-    return name or "Root"
+    name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", path) if part) or "Root"
+    if _PLAIN_PATH.fullmatch(path):
+        return name
+    return f"{name}{hashlib.sha256(path.encode()).hexdigest()[:8]}"
 
 
 class LustreFileSystem(LustreFileSystemBase):
@@ -692,10 +782,60 @@ class LustreFileSystem(LustreFileSystemBase):
         daily_automatic_backup_start_time: fsx.DailyAutomaticBackupStartTime | None = None,
         copy_tags_to_backups: bool = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        vpc_subnets: ec2.SubnetSelection | None = None,
     ) -> None:
-        super().__init__(scope, id)
-        if not isinstance(deployment_type, LustreDeploymentType):
-            raise FmValidationError("deployment_type", deployment_type, one_of(LustreDeploymentType))
+        check_scope_and_id(scope, id)
+        # Types first (wrong types raise FmTypeError naming the parameter; NaN/inf never reach jsii).
+        vpc = check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+        storage_capacity_gib = check_number("storage_capacity_gib", storage_capacity_gib, integer=True, unit="GiB")
+        deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
+        if throughput_mbps_per_tib is not None:
+            throughput_mbps_per_tib = check_number(
+                "throughput_mbps_per_tib", throughput_mbps_per_tib, integer=True, unit="MB/s/TiB"
+            )
+        if metadata_configuration is not None and not isinstance(metadata_configuration, LustreMetadataConfiguration):
+            raise FmTypeError(
+                "metadata_configuration",
+                metadata_configuration,
+                "a LustreMetadataConfiguration (LustreMetadataConfiguration.automatic() or .user_provisioned(iops))",
+            )
+        data_compression = check_enum("data_compression", data_compression, LustreDataCompression)
+        efa_enabled = check_bool("efa_enabled", efa_enabled)
+        if efa_security_group is not None and not isinstance(efa_security_group, EfaSecurityGroup):
+            check_construct(
+                "efa_security_group",
+                efa_security_group,
+                attribute="security_group_id",
+                expected="an EfaSecurityGroup or ec2.ISecurityGroup",
+            )
+        if security_group is not None:
+            check_construct(
+                "security_group", security_group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
+            )
+        if kms_key is not None:
+            check_construct("kms_key", kms_key, attribute="key_arn", expected="a kms.IKey")
+        log_level = check_enum("log_level", log_level, LustreLogLevel)
+        if log_group is not None:
+            check_construct("log_group", log_group, attribute="log_group_name", expected="a logs.ILogGroup")
+        check_instance(
+            "weekly_maintenance_start_time",
+            weekly_maintenance_start_time,
+            fsx.LustreMaintenanceTime,
+            "an fsx.LustreMaintenanceTime",
+        )
+        check_instance(
+            "automatic_backup_retention", automatic_backup_retention, Duration, "a Duration (Duration.days(n))"
+        )
+        check_instance(
+            "daily_automatic_backup_start_time",
+            daily_automatic_backup_start_time,
+            fsx.DailyAutomaticBackupStartTime,
+            "an fsx.DailyAutomaticBackupStartTime",
+        )
+        copy_tags_to_backups = check_bool("copy_tags_to_backups", copy_tags_to_backups)
+        removal_policy = check_enum("removal_policy", removal_policy, RemovalPolicy)
+        selected_subnet = _select_subnet(vpc, subnet, vpc_subnets)
+
         if throughput_mbps_per_tib is None and deployment_type.is_persistent:
             throughput_mbps_per_tib = THROUGHPUT_MBPS_PER_TIB[deployment_type][0]
         backup_days = self._validate(
@@ -712,9 +852,10 @@ class LustreFileSystem(LustreFileSystemBase):
             automatic_backup_retention=automatic_backup_retention,
             daily_automatic_backup_start_time=daily_automatic_backup_start_time,
         )
+        super().__init__(scope, id)  # after every check: a refused file system leaves nothing in the tree
 
         self.vpc = vpc
-        self.subnet = subnet or vpc.private_subnets[0]
+        self.subnet = selected_subnet
         self.deployment_type = deployment_type
         self.storage_capacity_gib = storage_capacity_gib
         self.throughput_mbps_per_tib = throughput_mbps_per_tib
@@ -760,8 +901,13 @@ class LustreFileSystem(LustreFileSystemBase):
         maintenance = weekly_maintenance_start_time or fsx.LustreMaintenanceTime(
             day=fsx.Weekday.SUNDAY, hour=2, minute=0
         )
-        backups_on = persistent and backup_days > 0
-        backup_start = daily_automatic_backup_start_time or fsx.DailyAutomaticBackupStartTime(hour=3, minute=0)
+        backup_start: fsx.DailyAutomaticBackupStartTime | None
+        if known(backup_days):
+            backups_on = persistent and backup_days > 0
+            backup_start = daily_automatic_backup_start_time or fsx.DailyAutomaticBackupStartTime(hour=3, minute=0)
+        else:  # a deploy-time retention: FSx picks the start time unless one is given
+            backups_on = persistent
+            backup_start = daily_automatic_backup_start_time
         log_config = fsx.CfnFileSystem.LogConfigurationProperty(
             level=log_level.value,
             destination=self._log_destination(log_group) if log_group is not None else None,
@@ -785,7 +931,9 @@ class LustreFileSystem(LustreFileSystemBase):
                 log_configuration=log_config,
                 weekly_maintenance_start_time=maintenance.to_timestamp(),
                 automatic_backup_retention_days=backup_days if persistent else None,
-                daily_automatic_backup_start_time=backup_start.to_timestamp() if backups_on else None,
+                daily_automatic_backup_start_time=(
+                    backup_start.to_timestamp() if backups_on and backup_start is not None else None
+                ),
                 copy_tags_to_backups=copy_tags_to_backups if backups_on else None,
             ),
         )
@@ -793,10 +941,6 @@ class LustreFileSystem(LustreFileSystemBase):
         self.file_system_id = self.resource.ref
         self.dns_name = self.resource.attr_dns_name
         self.mount_name = self.resource.attr_lustre_mount_name
-
-    @property
-    def file_system_arn(self) -> str:
-        return Stack.of(self).format_arn(service="fsx", resource="file-system", resource_name=self.file_system_id)
 
     @property
     def zone(self) -> str | None:
@@ -901,11 +1045,33 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
         efa_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None,
         zone: str | None,
     ) -> None:
-        super().__init__(scope, id)
-        if deployment_type is not None and not isinstance(deployment_type, LustreDeploymentType):
-            raise FmValidationError("deployment_type", deployment_type, one_of(LustreDeploymentType))
+        check_scope_and_id(scope, id)
+        file_system_id = check_str(
+            "file_system_id",
+            file_system_id,
+            pattern=FILE_SYSTEM_ID_PATTERN,
+            allowed="a file system id (FSx API FileSystemId, 'fs-' and 8 or more hex digits)",
+            max_length=21,
+        )
+        dns_name = check_dns_name(dns_name)
+        mount_name = check_mount_name(mount_name)
+        check_construct(
+            "security_group", security_group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
+        )
+        if storage_capacity_gib is not None:
+            storage_capacity_gib = check_count("storage_capacity_gib", storage_capacity_gib, minimum=1)
+        if deployment_type is not None:
+            deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
+        if throughput_mbps_per_tib is not None:
+            throughput_mbps_per_tib = check_count("throughput_mbps_per_tib", throughput_mbps_per_tib, minimum=1)
+        efa_enabled = check_bool("efa_enabled", efa_enabled)
+        efa_group = _optional_security_group("efa_security_group", efa_security_group)
+        zone = check_zone("zone", zone)
         if efa_enabled and deployment_type not in (None, LustreDeploymentType.PERSISTENT_2):
             raise FmValidationError("efa_enabled", efa_enabled, "False unless deployment_type is PERSISTENT_2")
+        if efa_group is not None and not efa_enabled:
+            raise FmValidationError("efa_security_group", _describe_group(efa_group), "None unless efa_enabled is True")
+        super().__init__(scope, id)
         self.file_system_id = file_system_id
         self.dns_name = dns_name
         self.mount_name = mount_name
@@ -914,12 +1080,8 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
         self.deployment_type = deployment_type
         self.throughput_mbps_per_tib = throughput_mbps_per_tib
         self.efa_enabled = efa_enabled
-        self.efa_security_group = _optional_security_group("efa_security_group", efa_security_group)
-        if self.efa_security_group is not None and not efa_enabled:
-            raise FmValidationError(
-                "efa_security_group", _describe_group(self.efa_security_group), "None unless efa_enabled is True"
-            )
-        self._zone: str | None = check_zone("zone", zone)
+        self.efa_security_group = efa_group
+        self._zone: str | None = zone
         self.removal_policy = RemovalPolicy.RETAIN
         self._connections = LustreConnections(
             security_groups=[security_group], default_port=ec2.Port.tcp(LUSTRE_TCP_PORT)
@@ -928,6 +1090,51 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
     @property
     def zone(self) -> str | None:
         return self._zone if known(self._zone) else None
+
+
+def _select_subnet(vpc: ec2.IVpc, subnet: object, vpc_subnets: object) -> ec2.ISubnet:
+    """The one subnet of the file system (FSx for Lustre takes exactly one SubnetId).
+
+    ``subnet``, else the first subnet of ``vpc_subnets``, else the VPC's first private subnet, else its first isolated
+    subnet; a VPC with neither (public subnets only, or imported without subnet ids) needs ``subnet``.
+    """
+    if subnet is not None and vpc_subnets is not None:
+        raise FmValidationError("vpc_subnets", "given", "None when subnet is given (pass one of them)")
+    if subnet is not None:
+        return _check_subnet("subnet", subnet)
+    if vpc_subnets is not None:
+        if not isinstance(vpc_subnets, ec2.SubnetSelection):
+            raise FmTypeError(
+                "vpc_subnets", vpc_subnets, f"an ec2.SubnetSelection (got a {type(vpc_subnets).__name__})"
+            )
+        try:
+            selected = vpc.select_subnets(
+                availability_zones=vpc_subnets.availability_zones,
+                one_per_az=vpc_subnets.one_per_az,
+                subnet_filters=vpc_subnets.subnet_filters,
+                subnet_group_name=vpc_subnets.subnet_group_name,
+                subnets=vpc_subnets.subnets,
+                subnet_type=vpc_subnets.subnet_type,
+            ).subnets
+        except RuntimeError as error:  # jsii: aws-cdk-lib's own selection errors
+            raise FmValidationError(
+                "vpc_subnets",
+                "the given ec2.SubnetSelection",
+                f"a selection that matches subnets of the VPC ({str(error).splitlines()[0]})",
+            ) from None
+        if not selected:
+            raise FmValidationError("vpc_subnets", "the given ec2.SubnetSelection", "a selection that matches a subnet")
+        return selected[0]
+    for candidates in (vpc.private_subnets, vpc.isolated_subnets):
+        if candidates:
+            return candidates[0]
+    raise FmValidationError(
+        "subnet",
+        None,
+        "given (subnet=ec2.Subnet.from_subnet_attributes(...), or vpc_subnets=ec2.SubnetSelection(...)) because the "
+        "VPC has no private or isolated subnet to default to; FSx for Lustre takes one subnet, best in the zone of "
+        "its clients",
+    )
 
 
 def _check_subnet(parameter: str, value: object) -> ec2.ISubnet:
@@ -988,7 +1195,7 @@ def _allow_all_traffic_to_itself(group: ec2.ISecurityGroup) -> None:
 def _check_throughput(deployment_type: LustreDeploymentType, throughput: int | None) -> None:
     if deployment_type.is_persistent:
         allowed = THROUGHPUT_MBPS_PER_TIB[deployment_type]
-        if throughput is not None and not Token.is_unresolved(throughput) and throughput not in allowed:
+        if known(throughput) and throughput not in allowed:
             raise FmValidationError(
                 "throughput_mbps_per_tib", throughput, f"{one_of(allowed)} for {deployment_type.value}"
             )
@@ -1027,11 +1234,9 @@ def _check_efa(
 def _check_capacity(
     deployment_type: LustreDeploymentType, capacity: int, throughput: int | None, efa_enabled: bool
 ) -> None:
-    if Token.is_unresolved(capacity):
-        return
-    if isinstance(capacity, bool) or not isinstance(capacity, int):
-        raise FmValidationError("storage_capacity_gib", capacity, "an integer number of GiB")
-    if efa_enabled and (throughput is None or Token.is_unresolved(throughput)):
+    if not known(capacity):
+        return  # a deploy-time value (checked for type and NaN/inf before): FSx checks it at deploy time
+    if efa_enabled and not known(throughput):
         return
     if efa_enabled and throughput not in EFA_CAPACITY_MULTIPLE_GIB:
         return  # reported by _check_throughput
@@ -1061,7 +1266,7 @@ def _check_logging(log_level: LustreLogLevel, log_group: logs.ILogGroup | None) 
     if log_level is LustreLogLevel.DISABLED:
         raise FmValidationError("log_group", log_group.node.path, "None when log_level is DISABLED")
     name = log_group.log_group_name
-    if not Token.is_unresolved(name) and not name.startswith("/aws/fsx/"):
+    if known(name) and not name.startswith("/aws/fsx/"):
         raise FmValidationError("log_group", name, "a log group whose name starts with '/aws/fsx/'")
 
 
@@ -1080,6 +1285,10 @@ def _check_backups(
         return 0
     if retention is None:
         return _DEFAULT_BACKUP_RETENTION_DAYS
+    if retention.is_unresolved():
+        # A deploy-time number of days (Duration.days(CfnParameter.value_as_number)): CloudFormation passes it on.
+        token_days: int = retention.to_days()  # type: ignore[assignment]
+        return token_days
     days = retention.to_days(integral=False)
     if days != int(days) or not 0 <= days <= _MAX_BACKUP_RETENTION_DAYS:
         raise FmValidationError("automatic_backup_retention", retention.to_human_string(), "0 to 90 whole days")

@@ -1,23 +1,28 @@
 """FSx for Lustre sizing: the capacity and throughput rules, and a helper that sizes a file system for a goal.
 
-Pure Python (no CDK), so the rules are shared by :class:`~fmconstructs.storage.LustreFileSystem` validation and by
-planning code.
+Pure Python (no CDK), so the rules are shared by :class:`~fmconstructs.storage.LustreFileSystem` validation, its
+saturation alarms and planning code.
+
+Units (one vocabulary, issue 10): ``_mbps`` = megabytes per second (FSx's MB/s, 10^6 bytes/s), ``_gbytes_per_s`` =
+gigabytes per second (10^9 bytes/s); ``_gbps`` would be gigabits and is not used here. Capacities are GiB (2^30 bytes)
+and ``throughput_mbps_per_tib`` is FSx's ``PerUnitStorageThroughput`` in MB/s per TiB (2^40 bytes).
 
 The math
 --------
-FSx for Lustre SSD file systems deliver an *aggregate* disk throughput proportional to their storage capacity::
+FSx for Lustre SSD file systems deliver an *aggregate* baseline disk throughput proportional to their storage
+capacity::
 
-    aggregate_throughput_mbps = storage_capacity_tib * throughput_mbps_per_tib
+    aggregate_throughput_mbps = storage_capacity_gib / 1024 * throughput_mbps_per_tib
 
-FSx counts capacity in steps of 1,200 GiB that it calls 1.2 TiB (the valid sizes are "1.2 TiB, 2.4 TiB, then
-increments of 2.4 TiB" in the FSx documentation and 1200, 2400, 4800... GiB in the API), so the capacity in TiB used
-by this formula is ``storage_capacity_gib / 1000``: 1,200 GiB at 125 MB/s/TiB is 150 MB/s, 4,800 GiB at 1000 MB/s/TiB
-is 4.8 GB/s. Throughput is in decimal units: 1 GB/s = 1,000 MB/s = 10^9 bytes/s.
+The capacity in TiB is ``GiB / 1024`` (1 TiB = 1,024 GiB): 4,800 GiB at 1,000 MB/s/TiB is 4,687.5 MB/s, and 1,200 GiB
+at 125 MB/s/TiB is 146.5 MB/s (FSx for Lustre User Guide, managing-throughput-capacity and increase-storage-capacity;
+FSx API ``LustreFileSystemConfiguration.PerUnitStorageThroughput``: "MB/s/TiB"; aws-facts section 10).
+:func:`aggregate_throughput_mbps` is the one implementation (the saturation alarms use it too).
 
 Sizing for a throughput target ``T`` GB/s at a per-unit throughput ``u`` MB/s/TiB needs at least
-``T * 1000 / u * 1000`` GiB; the helper rounds that (and any ``min_capacity_gib`` for the data itself) up to the next
-capacity the deployment type accepts (1200, 2400, then multiples of 2400; EFA-enabled file systems: multiples of
-38,400 / 19,200 / 9,600 / 4,800 GiB at 125 / 250 / 500 / 1000 MB/s/TiB).
+``T * 1000 * 1024 / u`` GiB; the helper rounds that (and any ``min_capacity_gib`` for the data itself) up to the next
+capacity the deployment type accepts (1200, 2400, then multiples of 2400; SCRATCH_1: multiples of 3600 after 2400;
+EFA-enabled file systems: multiples of 38,400 / 19,200 / 9,600 / 4,800 GiB at 125 / 250 / 500 / 1000 MB/s/TiB).
 
 Sizing for a checkpoint objective (``checkpoint_bytes`` written by the whole job within ``seconds``) is the same with
 ``T = checkpoint_bytes / seconds / 10^9``. This assumes all ranks write in parallel and the file system's baseline disk
@@ -30,10 +35,13 @@ Scratch file systems have a fixed baseline of 200 MB/s/TiB (bursts are not count
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
-from ..errors import FmValidationError, one_of
+from .._validate import NOT_GIVEN, check_bool, check_enum, check_number, renamed
+from ..errors import FmValidationError, is_token, one_of
 
 
 class LustreDeploymentType(str, Enum):
@@ -71,24 +79,51 @@ _CAPACITY_INCREMENT_GIB: dict[LustreDeploymentType, int] = {
 }
 
 
+#: GiB in a TiB: FSx's per-unit throughput is per TiB (2^40 bytes) and capacities are GiB (2^30 bytes).
+GIB_PER_TIB = 1024
+
+
+def _check_known_number(parameter: str, value: object, **bounds: Any) -> Any:
+    """A finite number known at synthesis (sizing is synthesis-time arithmetic: a deploy-time value cannot be sized)."""
+    checked = check_number(parameter, value, **bounds)
+    if is_token(checked):
+        raise FmValidationError(
+            parameter, value, "a number known at synthesis (sizing runs at synthesis; pass a literal number)"
+        )
+    return checked
+
+
+def _check_unit(throughput_mbps_per_tib: object) -> Any:
+    return _check_known_number(
+        "throughput_mbps_per_tib", throughput_mbps_per_tib, minimum=0, exclusive_minimum=True, unit="MB/s/TiB"
+    )
+
+
 def per_unit_throughput_mbps_per_tib(
     deployment_type: LustreDeploymentType, throughput_mbps_per_tib: int | None
 ) -> int | None:
     """The effective per-unit throughput: the given value for persistent types, the scratch baseline otherwise."""
+    deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
     if deployment_type.is_persistent:
         return throughput_mbps_per_tib
     return SCRATCH_BASELINE_MBPS_PER_TIB
 
 
-def aggregate_throughput_mbps(storage_capacity_gib: int, throughput_mbps_per_tib: int) -> float:
-    """Aggregate baseline disk throughput in MB/s (FSx counts 1,000 GiB as "1 TiB" here; see the module docstring)."""
-    return storage_capacity_gib / 1000 * throughput_mbps_per_tib
+def aggregate_throughput_mbps(storage_capacity_gib: float, throughput_mbps_per_tib: float) -> float:
+    """Aggregate baseline disk throughput in MB/s: capacity in TiB (GiB / 1024) x per-unit throughput (MB/s/TiB).
+
+    4,800 GiB at 1,000 MB/s/TiB = 4,687.5 MB/s (see the module docstring for the sources).
+    """
+    capacity = _check_known_number("storage_capacity_gib", storage_capacity_gib, minimum=0, unit="GiB")
+    unit = _check_unit(throughput_mbps_per_tib)
+    return float(capacity) / GIB_PER_TIB * float(unit)
 
 
 def capacity_rule(
     deployment_type: LustreDeploymentType, throughput_mbps_per_tib: int | None = None, *, efa_enabled: bool = False
 ) -> str:
     """The allowed storage capacities, as the text of an error message."""
+    deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
     if efa_enabled and throughput_mbps_per_tib in EFA_CAPACITY_MULTIPLE_GIB:
         multiple = EFA_CAPACITY_MULTIPLE_GIB[throughput_mbps_per_tib]
         return (
@@ -107,13 +142,16 @@ def is_valid_capacity(
     efa_enabled: bool = False,
 ) -> bool:
     """Whether FSx accepts ``storage_capacity_gib`` for this deployment type (and EFA multiple, when EFA-enabled)."""
-    if storage_capacity_gib <= 0:
+    capacity: float = _check_known_number("storage_capacity_gib", storage_capacity_gib, unit="GiB")
+    deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
+    efa_enabled = check_bool("efa_enabled", efa_enabled)
+    if capacity <= 0 or (isinstance(capacity, float) and not capacity.is_integer()):
         return False
     if efa_enabled and throughput_mbps_per_tib in EFA_CAPACITY_MULTIPLE_GIB:
-        return storage_capacity_gib % EFA_CAPACITY_MULTIPLE_GIB[throughput_mbps_per_tib] == 0
-    if storage_capacity_gib in _FIRST_CAPACITIES_GIB:
+        return capacity % EFA_CAPACITY_MULTIPLE_GIB[throughput_mbps_per_tib] == 0
+    if capacity in _FIRST_CAPACITIES_GIB:
         return True
-    return storage_capacity_gib % _CAPACITY_INCREMENT_GIB[deployment_type] == 0
+    return capacity % _CAPACITY_INCREMENT_GIB[deployment_type] == 0
 
 
 def next_valid_capacity_gib(
@@ -124,8 +162,9 @@ def next_valid_capacity_gib(
     efa_enabled: bool = False,
 ) -> int:
     """The smallest valid capacity that is at least ``min_capacity_gib``."""
-    wanted = max(min_capacity_gib, 1)
-    if efa_enabled:
+    wanted: float = max(_check_known_number("min_capacity_gib", min_capacity_gib, unit="GiB"), 1)
+    deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
+    if check_bool("efa_enabled", efa_enabled):
         if throughput_mbps_per_tib not in EFA_CAPACITY_MULTIPLE_GIB:
             raise FmValidationError(
                 "throughput_mbps_per_tib", throughput_mbps_per_tib, one_of(EFA_CAPACITY_MULTIPLE_GIB)
@@ -148,44 +187,72 @@ class LustreSizing:
     throughput_mbps_per_tib: int
     efa_enabled: bool = False
 
+    def __post_init__(self) -> None:
+        check_enum("deployment_type", self.deployment_type, LustreDeploymentType)
+        _check_known_number("storage_capacity_gib", self.storage_capacity_gib, minimum=1, integer=True, unit="GiB")
+        _check_known_number(
+            "throughput_mbps_per_tib",
+            self.throughput_mbps_per_tib,
+            minimum=0,
+            exclusive_minimum=True,
+            integer=True,
+            unit="MB/s/TiB",
+        )
+        check_bool("efa_enabled", self.efa_enabled)
+
     @property
     def aggregate_throughput_mbps(self) -> float:
-        """Aggregate baseline throughput (MB/s)."""
+        """Aggregate baseline throughput (MB/s): :func:`aggregate_throughput_mbps`."""
         return aggregate_throughput_mbps(self.storage_capacity_gib, self.throughput_mbps_per_tib)
 
     @property
-    def aggregate_throughput_gbps(self) -> float:
-        """Aggregate baseline throughput (GB/s)."""
+    def aggregate_throughput_gbytes_per_s(self) -> float:
+        """Aggregate baseline throughput (GB/s, 10^9 bytes per second)."""
         return self.aggregate_throughput_mbps / 1000
+
+    @property
+    def aggregate_throughput_gbps(self) -> float:
+        """Deprecated (removed in 0.3.0): GB/s under a gigabit name; use :attr:`aggregate_throughput_gbytes_per_s`."""
+        warnings.warn(
+            "LustreSizing.aggregate_throughput_gbps is deprecated and will be removed in fmconstructs 0.3.0: it is "
+            "in gigabytes per second; use aggregate_throughput_gbytes_per_s",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.aggregate_throughput_gbytes_per_s
 
     def seconds_to_write(self, num_bytes: float) -> float:
         """Seconds to write ``num_bytes`` at the aggregate baseline throughput."""
-        return num_bytes / (self.aggregate_throughput_mbps * 1e6)
+        size = _check_known_number("num_bytes", num_bytes, minimum=0, unit="bytes")
+        return float(size) / (self.aggregate_throughput_mbps * 1e6)
 
 
 def size_for_throughput(
-    target_gbps: float,
+    target_gbytes_per_s: float = NOT_GIVEN,
     *,
     deployment_type: LustreDeploymentType = LustreDeploymentType.PERSISTENT_2,
     throughput_mbps_per_tib: int | None = None,
     efa_enabled: bool = False,
     min_capacity_gib: int = 0,
+    target_gbps: float | None = None,
 ) -> LustreSizing:
-    """The smallest file system whose aggregate throughput is at least ``target_gbps`` GB/s.
+    """The smallest file system whose aggregate baseline throughput is at least ``target_gbytes_per_s`` GB/s.
 
     ``throughput_mbps_per_tib`` (default: the highest tier of the deployment type, i.e. 1000 for PERSISTENT_2, which
     gives the smallest file system; scratch types use their 200 MB/s/TiB baseline) pins the per-unit tier.
     ``min_capacity_gib`` (default 0) is the room the data needs; the result holds at least that much.
+    ``target_gbps`` is the deprecated name of ``target_gbytes_per_s`` (it was GB/s, not gigabits; removed in 0.3.0).
     """
-    if not isinstance(deployment_type, LustreDeploymentType):
-        raise FmValidationError("deployment_type", deployment_type, one_of(LustreDeploymentType))
-    if not target_gbps > 0 or math.isinf(target_gbps):
-        raise FmValidationError("target_gbps", target_gbps, "a positive, finite number of GB/s")
-    if min_capacity_gib < 0:
-        raise FmValidationError("min_capacity_gib", min_capacity_gib, "0 or more")
+    target = renamed("target_gbps", target_gbps, "target_gbytes_per_s", target_gbytes_per_s)
+    if target is None:
+        raise FmValidationError("target_gbytes_per_s", None, "given (a positive number of GB/s)")
+    target = _check_known_number("target_gbytes_per_s", target, minimum=0, exclusive_minimum=True, unit="GB/s")
+    deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
+    efa_enabled = check_bool("efa_enabled", efa_enabled)
+    min_capacity = _check_known_number("min_capacity_gib", min_capacity_gib, minimum=0, unit="GiB")
     if deployment_type.is_persistent:
         tiers = THROUGHPUT_MBPS_PER_TIB[deployment_type]
-        unit = tiers[-1] if throughput_mbps_per_tib is None else throughput_mbps_per_tib
+        unit = tiers[-1] if throughput_mbps_per_tib is None else _check_unit(throughput_mbps_per_tib)
         if unit not in tiers:
             raise FmValidationError("throughput_mbps_per_tib", unit, f"{one_of(tiers)} for {deployment_type.value}")
     else:
@@ -196,9 +263,9 @@ def size_for_throughput(
         unit = SCRATCH_BASELINE_MBPS_PER_TIB
     if efa_enabled and deployment_type is not LustreDeploymentType.PERSISTENT_2:
         raise FmValidationError("efa_enabled", efa_enabled, "False unless deployment_type is PERSISTENT_2")
-    # capacity_gib / 1000 * unit >= target_gbps * 1000  <=>  capacity_gib >= target_gbps * 10^6 / unit
-    # Rounded to a micro-GiB so that float noise (2.4 GB/s -> 2400.0000000001 GiB) does not add a whole step.
-    needed_gib = max(round(target_gbps * 1_000_000 / unit, 6), min_capacity_gib)
+    # capacity_gib / 1024 * unit >= target * 1000  <=>  capacity_gib >= target * 1000 * 1024 / unit.
+    # Rounded to a micro-GiB so that float noise (x.0000000001 GiB) does not add a whole step.
+    needed_gib = max(round(float(target) * 1000 * GIB_PER_TIB / unit, 6), float(min_capacity))
     capacity = next_valid_capacity_gib(needed_gib, deployment_type, unit, efa_enabled=efa_enabled)
     return LustreSizing(deployment_type, capacity, unit, efa_enabled)
 
@@ -217,12 +284,10 @@ def size_for_checkpoint(
     The target is ``checkpoint_bytes / seconds`` bytes/s (see the module docstring for the assumptions); the other
     arguments are those of :func:`size_for_throughput`.
     """
-    if not checkpoint_bytes > 0 or math.isinf(checkpoint_bytes):
-        raise FmValidationError("checkpoint_bytes", checkpoint_bytes, "a positive, finite number of bytes")
-    if not seconds > 0 or math.isinf(seconds):
-        raise FmValidationError("seconds", seconds, "a positive, finite number of seconds")
+    size = _check_known_number("checkpoint_bytes", checkpoint_bytes, minimum=0, exclusive_minimum=True, unit="bytes")
+    duration = _check_known_number("seconds", seconds, minimum=0, exclusive_minimum=True, unit="seconds")
     return size_for_throughput(
-        checkpoint_bytes / seconds / 1e9,
+        float(size) / float(duration) / 1e9,
         deployment_type=deployment_type,
         throughput_mbps_per_tib=throughput_mbps_per_tib,
         efa_enabled=efa_enabled,
