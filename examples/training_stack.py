@@ -124,16 +124,14 @@ class TrainingCluster(Construct):
         )
         self.data_repositories = self.file_system.add_data_repositories(self.data_bucket)
         fsx = FileSystemMount(self.file_system, "/fsx")
-        self.login = self.cluster.add_login_node_group(
-            "Login", ami=ami, instance_count=_as_int(inputs.login_nodes), mounts=[fsx]
-        )
+        self.login = self.cluster.add_login_node_group("Login", ami=ami, nodes=inputs.login_nodes, mounts=[fsx])
         self.gpu = self.cluster.add_gpu_node_group(
             "Gpu",
             instance_type=instance_type,
             ami=ami,
             capacity=CapacityReservation(reservation_id=inputs.reservation_id),
-            max_instance_count=_as_int(inputs.gpu_nodes),
-            min_instance_count=0,  # Slurm starts nodes on demand
+            max_nodes=inputs.gpu_nodes,
+            min_nodes=0,  # Slurm starts nodes on demand
             mounts=[fsx],
         )
         self.queue = self.gpu.add_queue("GpuQueue", queue_name="gpu", slurm_settings={QueueSetting.DEFAULT: "YES"})

@@ -2,7 +2,7 @@
 
 - Parameters, constraints and the subnet-in-VPC rule (independent of the constructs).
 - StackSet wiring, the bootstrap-version rule and the asset guard, with the training constructs replaced by a stub
-  (so they are tested while the constructs cannot take deploy-time values yet).
+  (the wiring is tested apart from the constructs).
 - The real app: in-process synthesis and, with the real CDK CLI, ``cdk synth`` + cfn-lint (0 errors) + parameters.
 """
 
@@ -41,18 +41,6 @@ from examples.training_stack import TrainingInputs
 from fmconstructs import FmValidationError
 
 ROOT = Path(__file__).resolve().parent.parent
-
-# Construct failures on deploy-time values (issue 10 section 1), owned by the construct authors: the app keeps using
-# CfnParameter tokens as intended, and these strict xfails turn into failures (to be removed) once they are fixed.
-CONSTRUCTS_REJECT_TOKENS = (
-    "the constructs reject the StackSet's deploy-time values: (1) PcsGpuNodeGroup, max_instance_count = CfnParameter "
-    "GpuNodes (number token): 'FmValidationError: min_instance_count must be at most max_instance_count "
-    "(-1.8881545897087552e+289), got 0'; (2) GpuLaunchTemplate (built by PcsGpuNodeGroup), node_count = GpuNodes: "
-    "'FmValidationError: node_count must be a positive number of instances, got a deploy-time value (an unresolved "
-    "CDK token: CfnParameter, import or SSM parameter)'; (3) PcsGpuNodeGroup -> Capacity.check_subnet, subnet = "
-    "Subnet.from_subnet_id(CfnParameter SubnetId) without a zone: 'CannotReferenceSubnetSAvailability: You cannot "
-    "reference a Subnet's availability zone if it was not supplied'"
-)
 
 
 def synthesize(outdir: Path, **context: Any) -> dict[str, cdk.Stack]:
@@ -389,23 +377,13 @@ def test_grafana_is_a_separate_stack_that_imports_the_instance_exports(stub_asse
 
 
 @pytest.fixture(scope="module")
-def real_assembly(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, cdk.Stack], Path] | BaseException:
+def real_assembly(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, cdk.Stack], Path]:
     outdir = tmp_path_factory.mktemp("stackset-real")
-    try:
-        return synthesize(outdir), outdir
-    except Exception as error:  # reported by each test that needs the app (strict xfail while constructs fail)
-        return error
+    return synthesize(outdir), outdir
 
 
-def _real(real_assembly: tuple[dict[str, cdk.Stack], Path] | BaseException) -> tuple[dict[str, cdk.Stack], Path]:
-    if isinstance(real_assembly, BaseException):
-        raise real_assembly
-    return real_assembly
-
-
-@pytest.mark.xfail(strict=True, reason=CONSTRUCTS_REJECT_TOKENS)
 def test_real_replicated_template_holds_the_training_environment_and_no_lambda(real_assembly):
-    stacks, outdir = _real(real_assembly)
+    stacks, outdir = real_assembly
     admin = stacks[ADMIN_STACK]
     assert isinstance(admin, StackSetAdminStack)
     template = Template.from_json(replicated_template(admin, outdir))
@@ -422,9 +400,8 @@ def test_real_replicated_template_holds_the_training_environment_and_no_lambda(r
     template.has_output("PrometheusWorkspaceArn", {"Export": {"Name": Match.any_value()}})
 
 
-@pytest.mark.xfail(strict=True, reason=CONSTRUCTS_REJECT_TOKENS)
 def test_real_replicated_template_uses_every_parameter(real_assembly):
-    stacks, outdir = _real(real_assembly)
+    stacks, outdir = real_assembly
     admin = stacks[ADMIN_STACK]
     assert isinstance(admin, StackSetAdminStack)
     body = json.dumps(replicated_template(admin, outdir)["Resources"])
@@ -449,7 +426,6 @@ def _cli_env(home: Path) -> dict[str, str]:
 
 
 @pytest.mark.cli
-@pytest.mark.xfail(strict=True, reason=CONSTRUCTS_REJECT_TOKENS)
 def test_cdk_cli_synthesizes_the_stackset_app_and_cfn_lint_finds_no_error(tmp_path):
     from cfnlint.api import lint_file
 
