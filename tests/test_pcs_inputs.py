@@ -390,7 +390,7 @@ def everything_is_a_token() -> Template:
         max_nodes=max_nodes,
         min_nodes=_number(stack, "MinNodes"),
         node_group_name=_string(stack, "GroupName"),
-        root_volume_size_gib=400,
+        root_volume_size_gib=_number(stack, "RootGiB"),
     )
     cluster.add_login_node_group(
         "Login", ami=PcsAmi.from_image_id(_string(stack, "LoginAmiId")), nodes=_number(stack, "LoginNodes")
@@ -416,9 +416,12 @@ def test_everything_is_a_token_synthesizes(everything_is_a_token):
         {
             "LaunchTemplateData": Match.object_like(
                 {
+                    "BlockDeviceMappings": [
+                        Match.object_like({"Ebs": Match.object_like({"VolumeSize": {"Ref": "RootGiB"}})})
+                    ],
                     "CapacityReservationSpecification": {
                         "CapacityReservationTarget": {"CapacityReservationId": {"Ref": "ReservationId"}}
-                    }
+                    },
                 }
             )
         },
@@ -609,7 +612,7 @@ GPU_BAD: dict[str, list[Any]] = {
     "security_groups": ["sg-0123456789abcdef0", ["sg-0123456789abcdef0"], _Thing()],
     "slurm_settings": ["Weight=1", {"Weight": "1"}, {NodeGroupSetting.WEIGHT: 1}, {NodeGroupSetting.WEIGHT: "1\n"}],
     "scale_down_idle_time": [60, "1m", cdk.Duration.millis(10)],
-    "root_volume_size_gib": [True, NAN, INF, "200", 200.5, 4, 20_000],
+    "root_volume_size_gib": [True, NAN, INF, "200", 200.5, 0, 65_537],
     "node_group_name": [5, "gpu\n", "gpu_nodes"],
     "tags": ["team", {"team": None}],
 }
@@ -639,7 +642,7 @@ LOGIN_BAD: dict[str, list[Any]] = {
     "user_data_commands": ["echo hi", [1]],
     "instance_profile": ["profile"],
     "security_groups": ["sg-0123456789abcdef0", ["sg-0123456789abcdef0"]],
-    "root_volume_size_gib": [True, NAN, INF, "100", 4],
+    "root_volume_size_gib": [True, NAN, INF, "100", 0, 65_537],
     "node_group_name": [5, "login\n", "lo"],
     "tags": ["team", {"team": 5}],
 }

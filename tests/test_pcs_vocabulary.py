@@ -72,9 +72,17 @@ def test_old_login_count_name_still_works_and_warns():
 def test_new_names_do_not_warn():
     cluster = _cluster()
     with warnings.catch_warnings():
-        # This module's old names only (the foundation's own renames are tested with the foundation).
-        warnings.filterwarnings("error", r"(max_instance_count|min_instance_count|instance_count) is deprecated")
-        group = cluster.add_gpu_node_group("Gpu", instance_type="p5.48xlarge", ami=AMI, max_nodes=2, min_nodes=0)
+        # No old name of any fmconstructs API is used underneath (PCS passes max_nodes to the launch template and the
+        # capacity check).
+        warnings.filterwarnings("error", r".* is deprecated and will be removed in fmconstructs")
+        group = cluster.add_gpu_node_group(
+            "Gpu",
+            instance_type="p5.48xlarge",
+            ami=AMI,
+            capacity=CapacityBlock(reservation_id=BLOCK, instance_count=2),
+            max_nodes=2,
+            min_nodes=2,
+        )
         login = cluster.add_login_node_group("Login", ami=AMI, nodes=1)
         assert (group.max_nodes, login.nodes) == (2, 1)
 

@@ -15,7 +15,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from .._validate import check_construct, check_str, is_token, known
+from .._validate import check_construct, check_str, is_token
 from ..errors import FmTypeError, FmValidationError
 
 #: PCS resource names (botocore PCS model 2023-02-10, shapes ``ClusterName``, ``ComputeNodeGroupName`` and
@@ -124,8 +124,3 @@ def idle_seconds(parameter: str, value: object, *, maximum_seconds: int = MAX_ID
     if seconds > maximum_seconds:
         raise FmValidationError(parameter, human, f"at most {maximum_seconds} seconds")
     return int(seconds)
-
-
-def known_or_none(value: Any) -> Any:
-    """``value`` when it is known at synthesis, else None (for checks that compare numbers)."""
-    return value if known(value) else None

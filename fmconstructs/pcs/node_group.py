@@ -50,7 +50,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Required, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict, cast
 
 import jsii
 from aws_cdk import Aws, Duration, Fn, IResolveContext, IStringProducer, Lazy
@@ -89,7 +89,6 @@ from ._checks import (
     check_security_group,
     check_tags,
     idle_seconds,
-    known_or_none,
 )
 from .ami import PcsAmi
 from .cluster import check_cluster
@@ -113,9 +112,9 @@ if TYPE_CHECKING:
 MAX_NODE_GROUP_IDLE_SECONDS = 10_000_000
 #: The tag PCS puts on every instance of a compute node group (PCS User Guide working-with_cng_find-instances).
 NODE_GROUP_ID_TAG = "aws:pcs:compute-node-group-id"
-#: gp3 root volume sizes the launch templates accept (GiB).
-ROOT_VOLUME_SIZE_GIB_RANGE = (8, 16384)
-_COUNT_PARAMETERS = {"min_count": "min_nodes", "max_count": "max_nodes"}
+#: gp3 root volume sizes (GiB): the bound GpuLaunchTemplate enforces (it cites EC2 LaunchTemplateEbsBlockDeviceRequest
+#: VolumeSize, gp3 1-65,536 GiB; UNCONFIRMED here: the SDK reference pages seen still list gp3 1-16,384 GiB).
+ROOT_VOLUME_SIZE_GIB_RANGE = (1, 65536)
 #: An EC2 instance type: family (may contain '-': ``p6e-gb200``, ``c7i-flex``) '.' size (may contain '-':
 #: ``metal-24xl``). Matched whole.
 _INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
@@ -432,8 +431,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             vpc=cluster.vpc,
             policy=InterfacePolicy.PCS,
             capacity=self.capacity,
-            # Known sizes only: the launch template compares them with the reservation and totals GPUs.
-            node_count=known_or_none(max_nodes),
+            max_nodes=cast(int, max_nodes),  # a whole number, or a number token (rendered, not compared)
             # SubnetId on every interface, as every PCS example has it (PCS UG working-with_networking_efa_create-lt).
             subnet=self.subnet,
             efa_security_group=cluster.efa_security_group,
@@ -502,15 +500,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         idle: int | float | None,
     ) -> dict[NodeGroupSetting, str]:
         spec, capacity = self.instance_spec, self.capacity
-        max_nodes, min_nodes = known_or_none(self.max_nodes), known_or_none(self.min_nodes)
-        if max_nodes is not None and min_nodes is not None and min_nodes > max_nodes:
-            raise FmValidationError("min_nodes", min_nodes, f"at most max_nodes ({max_nodes})")
-        try:
-            capacity.validate_for(spec, min_count=min_nodes, max_count=max_nodes)
-        except FmValidationError as error:  # name the props of this construct, not the capacity's arguments
-            parameter = _COUNT_PARAMETERS.get(error.parameter, error.parameter)
-            allowed = error.allowed.replace("max_count", "max_nodes")
-            raise FmValidationError(parameter, error.value, allowed) from error
+        # min <= max, min == max on Capacity Blocks, max <= the reservation's size; number tokens are not compared.
+        capacity.validate_for(spec, min_nodes=self.min_nodes, max_nodes=self.max_nodes)
         self._check_subnet_zone()
         purchase_option_for(capacity, spot=spot)
         ami.check_architecture(spec.architecture, spec.instance_type)
