@@ -51,11 +51,12 @@ PIPELINE_STACK = "FmTrainingPipeline"
 
 _ACCOUNT = re.compile(r"\d{12}")
 _REGION = re.compile(r"[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d+")
-# CodePipeline stage names: letters, digits, '.', '@', '-', '_' (CodePipeline API StageDeclaration.name); CDK stage ids
-# also name cloud-assembly directories, so this example keeps to letters, digits and '-'.
+# CodePipeline stage names: 1-100 of letters, digits, '.', '@', '-', '_' (botocore codepipeline service-2.json
+# StageName); CDK stage ids also name cloud-assembly directories, so this example keeps to letters, digits and '-'.
 _STAGE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,63}")
-# A CodeConnections connection id is a UUID (the last part of its ARN, "connection/<id>").
-_CONNECTION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# The connection id: the part of a CodeConnections ConnectionArn after "connection/", [\w-]+ (botocore codeconnections
+# service-2.json ConnectionArn pattern).
+_CONNECTION_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
 _INPUT_FIELDS = {
     "vpcId": "vpc_id",
     "subnetId": "subnet_id",
@@ -152,7 +153,9 @@ def load_config(raw: object) -> PipelineConfig:
     connection_id = raw.get("connectionId")
     if not isinstance(connection_id, str) or not _CONNECTION_ID.fullmatch(connection_id):
         raise FmValidationError(
-            f"{CONTEXT_KEY}.connectionId", connection_id, "the UUID of a CodeConnections connection"
+            f"{CONTEXT_KEY}.connectionId",
+            connection_id,
+            "the id of a CodeConnections connection (after 'connection/' in its ARN)",
         )
     stages_raw = raw.get("stages")
     if not isinstance(stages_raw, list) or not stages_raw:

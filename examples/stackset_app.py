@@ -357,7 +357,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
 
 _ACCOUNT = re.compile(r"\d{12}")
 _REGION = re.compile(r"[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d+")
-_OU = re.compile(r"ou-[0-9a-z]{4,32}-[a-z0-9]{8,32}")  # Organizations API OrganizationalUnitId pattern
+_OU = re.compile(r"ou-[0-9a-z]{4,32}-[a-z0-9]{8,32}")  # botocore organizations service-2.json OrganizationalUnitId
 
 
 def load_config(raw: object) -> StackSetConfig:
@@ -387,8 +387,8 @@ def load_config(raw: object) -> StackSetConfig:
     if not isinstance(delegated, bool):
         raise FmValidationError(f"{CONTEXT_KEY}.delegatedAdmin", delegated, "true or false")
     name = raw.get("stackSetName", "fmconstructs-training")
-    # CreateStackSet StackSetName: a letter, then letters, digits and '-', at most 128 characters (CloudFormation
-    # API reference).
+    # CreateStackSet StackSetName: a letter, then letters, digits and '-', at most 128 characters (botocore
+    # cloudformation service-2.json CreateStackSetInput.StackSetName).
     if not isinstance(name, str) or not re.fullmatch(r"[a-zA-Z][-a-zA-Z0-9]{0,127}", name):
         raise FmValidationError(f"{CONTEXT_KEY}.stackSetName", name, "a letter, then up to 127 letters, digits or '-'")
     return StackSetConfig(
