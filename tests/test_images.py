@@ -203,6 +203,11 @@ def test_build_instances_run_in_a_private_subnet_with_imdsv2_only(x86):
     assert "SecurityGroupIngress" not in group["Properties"]
 
 
+def test_connections_carry_the_build_security_group(x86):
+    image, _ = x86
+    assert [g.node.path for g in image.connections.security_groups] == [image.security_groups[0].node.path]
+
+
 def test_arm64_builds_on_graviton_gpu_instances(gb200):
     gb200[1].has_resource_properties(INFRA, {"InstanceTypes": ["g5g.2xlarge"]})
 

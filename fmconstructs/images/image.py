@@ -309,7 +309,7 @@ class GpuNodeImage(Construct):
     :param schedule: default: :meth:`BuildSchedule.manual`.
     :param ssm_parameter_name: where the AMI id is written; must start with ``/imagebuilder/``. Default:
         ``/imagebuilder/fmconstructs/<image_name>``.
-    :param image_name: the name of the recipe, pipeline and log groups (4-64 letters, digits, '-' or '_'). Default:
+    :param image_name: the name of the recipe, pipeline and log groups (3-64 letters, digits, '-' or '_'). Default:
         a unique name from the construct path.
     :param build_instance_types: default: :data:`DEFAULT_BUILD_INSTANCE_TYPES` (G6 / G5g with ``validate_on_gpu``).
     :param validate_on_gpu: run the GPU smoke test (``nvidia-smi``) in the test stage, on GPU test instances.
@@ -475,6 +475,9 @@ class GpuNodeImage(Construct):
                 allow_all_outbound=True,
             ),
         )
+
+        #: Network rules for the build and test instances (e.g. to reach a package mirror or proxy).
+        self.connections: ec2.Connections = ec2.Connections(security_groups=list(self.security_groups))
 
         self.component_resources: dict[str, imagebuilder.CfnComponent] = {}
         for component in self.components:
@@ -655,7 +658,10 @@ class GpuNodeImage(Construct):
         if given is None:
             return Names.unique_resource_name(self, max_length=64, separator="-").lower()
         checked = check_str(
-            "image_name", given, pattern=_IMAGE_NAME, allowed="4-64 letters, digits, '-' or '_' (no leading '-')"
+            "image_name",
+            given,
+            pattern=_IMAGE_NAME,
+            allowed="3-64 letters, digits, '-' or '_' (no leading or trailing '-' or '_')",
         )
         if is_token(checked):
             raise FmValidationError("image_name", checked, "a name known at synth time (it names several resources)")
