@@ -8,6 +8,13 @@
 - The AMI type comes from the catalog (``InstanceSpec.eks_ami_type``): AL2023 NVIDIA x86_64, or ARM for GB200.
 - EFA groups live in one subnet, so one availability zone (EFA traffic cannot cross zones); the subnet must be in the
   reservation's zone when both are known.
+- Placement groups only when asked (``placement_group`` or ``use_placement_group=True``; since 0.2.0, before which
+  EFA groups off a Capacity Block got a new one by default). EC2 reserves capacity in a cluster placement group only
+  for a reservation created in that group (EC2 User Guide "cr-cpg"; "limitations-placement-groups" recommends
+  reserving capacity explicitly in the group you launch into), so a placement group with an On-Demand Capacity
+  Reservation not known to be in it warns ``fmconstructs:placement-group-with-capacity-reservation``.
+- Any network and deploy-time values: subnets without zone information and number tokens for the node counts are
+  accepted; checks that need a value run only when it is known.
 - Capacity: On-Demand and targeted ODCRs run as ``ON_DEMAND`` (the reservation target is in the template), Capacity
   Blocks and UltraServer blocks as ``CAPACITY_BLOCK`` (EKS "capacity-blocks-mng": custom launch template required).
 - FSx for Lustre clients (:meth:`GpuNodeGroup.add_lustre_client`): pre-bootstrap shell in the user data installs the
