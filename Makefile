@@ -11,7 +11,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup tools synth test test-fast lint bench clean
+.PHONY: setup tools synth synth-stackset synth-pipeline test test-fast lint bench clean
 
 # `make synth` (the main job) needs only Python and Node: no root, no apt-get. The Debian validator tools belong to
 # `make test` (a test whose tool is missing skips with the reason, except under CI=true where it fails).
@@ -47,6 +47,13 @@ synth: setup
 	rm -rf cdk.out
 	npx cdk synth --quiet --no-notices --no-version-reporting > /dev/null
 	$(PY) -m examples.summary cdk.out
+
+# The multi-account examples (README "One template, many accounts"): a StackSet and a CDK Pipelines app.
+synth-stackset: setup
+	npx cdk synth --quiet --no-notices --app '$(PY) -m examples.stackset_app' --output cdk.out.stackset > /dev/null
+
+synth-pipeline: setup
+	npx cdk synth --quiet --no-notices --app '$(PY) -m examples.pipeline_app' --output cdk.out.pipeline > /dev/null
 
 test: setup tools
 	$(PY) -m pytest -n 2 --dist loadfile --durations=10

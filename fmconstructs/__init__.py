@@ -79,7 +79,7 @@ from .storage import (
     size_for_throughput,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BUILTIN_INSTANCE_TYPES",
