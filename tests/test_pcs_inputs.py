@@ -52,6 +52,8 @@ from fmconstructs.pcs import (
     purchase_option_for,
     sample_ami_name,
 )
+from fmconstructs.pcs.slurm import parse_prolog_flags
+from fmconstructs.pcs.user_data import imex_prolog_install_commands, imex_prolog_script, pcs_mime_user_data
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration
 
 NAN = float("nan")
@@ -699,6 +701,20 @@ def test_pcs_queue_refuses_a_cluster_of_the_wrong_type(shared_cluster, shared_gr
         (lambda: sample_ami_name(CpuArchitecture.ARM64, SlurmVersion.V25_11, os="al2023\n"), "os"),
         (lambda: purchase_option_for("on-demand"), "capacity"),
         (lambda: purchase_option_for(OnDemand(), spot="yes"), "spot"),
+        (lambda: AMI.check_architecture("x86_64", "p5.48xlarge"), "architecture"),
+        (lambda: AMI.resolve("stack"), "scope"),
+        (lambda: SlurmVersion.V25_11.at_least("25.05"), "other"),
+        (lambda: parse_prolog_flags(["Alloc"]), "PrologFlags"),
+        (lambda: imex_prolog_script(25.11), "slurm_version"),
+        (lambda: imex_prolog_script("25.11\n"), "slurm_version"),
+        (lambda: imex_prolog_script("25.11; rm -rf /"), "slurm_version"),
+        (lambda: imex_prolog_install_commands("opt/prolog.sh"), "path"),
+        (lambda: imex_prolog_install_commands("/opt/prolog.sh\n"), "path"),
+        (lambda: pcs_mime_user_data(["echo"]), "script"),
+        (lambda: pcs_mime_user_data("echo", extra_parts="text/cloud-config"), "extra_parts"),
+        (lambda: pcs_mime_user_data("echo", extra_parts=[("text/cloud-config",)]), "extra_parts[0]"),
+        (lambda: pcs_mime_user_data("echo", extra_parts=[("text/cloud-config\nX: 1", "a")]), "extra_parts[0]"),
+        (lambda: pcs_mime_user_data("echo", extra_parts=[("text/cloud-config", 5)]), "extra_parts[0]"),
     ],
 )
 def test_ami_and_helper_functions_refuse(make, parameter):

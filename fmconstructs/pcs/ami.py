@@ -91,6 +91,8 @@ class PcsAmi:
 
     def resolve(self, scope: Construct) -> str:
         """The AMI id as the node group's ``AmiId`` takes it (a token for SSM parameters)."""
+        if not isinstance(scope, Construct):
+            raise FmTypeError("scope", scope, f"a Construct (got a {type(scope).__name__})")
         if self.image_id is not None:
             return self.image_id
         assert self.ssm_parameter_name is not None
@@ -100,6 +102,8 @@ class PcsAmi:
 
     def check_architecture(self, architecture: CpuArchitecture, instance_type: str) -> None:
         """Raise when the AMI's architecture is known and is not ``architecture`` (that of ``instance_type``)."""
+        check_enum("architecture", architecture, CpuArchitecture)
+        check_str("instance_type", instance_type)
         if self.architecture is not None and self.architecture is not architecture:
             raise FmValidationError(
                 "ami.architecture",

@@ -46,6 +46,8 @@ class SlurmVersion(str, Enum):
 
     def at_least(self, other: SlurmVersion) -> bool:
         """Whether this version is ``other`` or newer."""
+        if not isinstance(other, SlurmVersion):
+            raise FmTypeError("other", other, "a SlurmVersion")
         return self.as_tuple >= other.as_tuple
 
 
@@ -212,6 +214,8 @@ def _check_value(parameter: str, name: ClusterSetting | NodeGroupSetting | Queue
 
 def parse_prolog_flags(value: str, *, parameter: str = "PrologFlags") -> list[str]:
     """``PrologFlags`` as canonical flag names, in the given order; unknown, repeated or incompatible flags raise."""
+    if not isinstance(value, str):
+        raise FmTypeError(parameter, value, f"a str of comma-separated PrologFlags (got a {type(value).__name__})")
     canonical = {flag.lower(): flag for flag in PROLOG_FLAG_NAMES}
     flags: list[str] = []
     for raw in value.split(","):

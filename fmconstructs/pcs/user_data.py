@@ -43,9 +43,13 @@ not UltraServer instances (p5 node groups of the same cluster).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from ..compute.launch_template import render_mime_multipart
+from .._validate import check_sequence, check_str
+from ..compute.launch_template import MIME_BOUNDARY, render_mime_multipart
+from ..errors import FmTypeError, FmValidationError
+from ._checks import ABSOLUTE_PATH
 from .slurm import DEFAULT_SLURM_VERSION
 
 #: Where node groups of an IMEX-enabled cluster install the prolog (the cluster's ``Prolog`` setting).
@@ -153,9 +157,29 @@ prolog_end
 """
 
 
+#: A Slurm major version as PCS names it (``SlurmVersion`` values: ``25.11``). Matched whole.
+_SLURM_VERSION = re.compile(r"\d{2}\.\d{2}")
+#: A MIME content type on one line (``text/cloud-config``, ``text/x-shellscript; charset="us-ascii"``).
+_CONTENT_TYPE = re.compile(r"[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+(;[ -~]*)?")
+
+
+def _check_slurm_version(value: object) -> str:
+    version: str = check_str(
+        "slurm_version", value, pattern=_SLURM_VERSION, allowed="a Slurm version as PCS names it, such as '25.11'"
+    )
+    return version
+
+
+def _check_path(value: object) -> str:
+    path: str = check_str(
+        "path", value, pattern=ABSOLUTE_PATH, allowed="an absolute path (letters, digits, '.', '_', '-', '/')"
+    )
+    return path
+
+
 def imex_prolog_script(slurm_version: str = DEFAULT_SLURM_VERSION.value) -> str:
     """The IMEX prolog for a cluster running ``slurm_version`` (its Slurm commands come first on ``PATH``)."""
-    return _IMEX_PROLOG_TEMPLATE.replace("@SLURM_VERSION@", slurm_version)
+    return _IMEX_PROLOG_TEMPLATE.replace("@SLURM_VERSION@", _check_slurm_version(slurm_version))
 
 
 #: The prolog for the default Slurm version (shellcheck and behaviour tests read it).
@@ -166,6 +190,7 @@ def imex_prolog_install_commands(
     path: str = IMEX_PROLOG_PATH, *, slurm_version: str = DEFAULT_SLURM_VERSION.value
 ) -> list[str]:
     """Shell commands that install :func:`imex_prolog_script` at ``path`` (mode 0755, owned by root)."""
+    path = _check_path(path)
     return [
         f"mkdir -p {path.rsplit('/', 1)[0]}",
         f"cat > {path} <<'FMCONSTRUCTS_EOF'",
@@ -181,4 +206,17 @@ def pcs_mime_user_data(script: str, *, extra_parts: Sequence[tuple[str, str]] = 
     ``extra_parts`` are further ``(content_type, body)`` blocks, e.g. ``("text/cloud-config", "...")`` to run
     before the node registers with PCS.
     """
-    return render_mime_multipart([*extra_parts, ('text/x-shellscript; charset="us-ascii"', script)])
+    check_str("script", script)
+    parts = check_sequence("extra_parts", extra_parts, _check_part)
+    return render_mime_multipart([*parts, ('text/x-shellscript; charset="us-ascii"', script)])
+
+
+def _check_part(parameter: str, value: object) -> tuple[str, str]:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise FmTypeError(parameter, value, f"a (content_type, body) pair of str (got a {type(value).__name__})")
+    content_type, body = value
+    check_str(f"{parameter} content_type", content_type, pattern=_CONTENT_TYPE, allowed="a one-line MIME content type")
+    check_str(f"{parameter} body", body)
+    if MIME_BOUNDARY in body:
+        raise FmValidationError(f"{parameter} body", "...", f"a body without the MIME boundary {MIME_BOUNDARY!r}")
+    return content_type, body
