@@ -82,7 +82,7 @@ class ComputeStack(Stack):
                     instance_type=instance_type,
                     **common,
                     capacity=UltraServerCapacityBlock(resource_group_arn=ultraserver_arn),
-                    node_count=18,
+                    max_nodes=18,
                 )
             else:
                 lt = GpuLaunchTemplate(
@@ -118,7 +118,7 @@ class ComputeStack(Stack):
             instance_type="p5en.48xlarge",
             **common,
             capacity=CapacityBlock(reservation_id=block_id, instance_count=2),
-            node_count=2,
+            max_nodes=2,
             machine_image=ec2.MachineImage.from_ssm_parameter(DLAMI_X86_PARAMETER),
             instance_profile=iam.InstanceProfile(self, "FleetInstanceProfile", role=node_role),
         )
@@ -131,14 +131,71 @@ class ComputeStack(Stack):
             self,
             "P5enFleet",
             launch_template=block_template,
-            min_count=2,
-            max_count=2,
+            min_nodes=2,
+            max_nodes=2,
             notifications_topic=self.fleet_events,
         )
-        for name, lt in self.launch_templates.items():
+        for lt in self.launch_templates.values():
             if lt.instance_spec.instance_type in _CFN_LINT_UNKNOWN_TYPES:
                 acknowledge_cfn_lint(lt.resource, "E3628", _CFN_LINT_UNKNOWN_TYPES[lt.instance_spec.instance_type])
-            CfnOutput(self, f"{_construct_id(name)}LaunchTemplateId", value=lt.launch_template_id)
+        self._add_outputs()
+
+    def _add_outputs(self) -> None:
+        """What an operator needs to launch into, attach to or watch this stack's capacity."""
+        for name, lt in self.launch_templates.items():
+            what = (
+                f"{lt.instance_type} ({lt.capacity.kind.value}, {lt.efa_interface_count} EFA interfaces, "
+                f"{lt.efa_bandwidth_gbps_per_node:,.0f} Gbps EFA per node)"
+            )
+            CfnOutput(
+                self,
+                f"{_construct_id(name)}LaunchTemplateId",
+                value=lt.launch_template_id,
+                description=f"Launch template id for {what}",
+            )
+            CfnOutput(
+                self,
+                f"{_construct_id(name)}LaunchTemplateVersion",
+                value=lt.version_number,
+                description=f"Pinned launch template version for {lt.instance_type} (Capacity Blocks need a version, "
+                "not $Latest)",
+            )
+        CfnOutput(
+            self,
+            "EfaSecurityGroupId",
+            value=self.efa_security_group.security_group_id,
+            description="EFA security group of the GPU nodes: give it to file systems and other EFA peers",
+        )
+        CfnOutput(
+            self,
+            "NodeSecurityGroupId",
+            value=self.node_security_group.security_group_id,
+            description="Security group on the GPU nodes' primary interfaces (outbound only; open inbound from it)",
+        )
+        CfnOutput(
+            self,
+            "PlacementGroupName",
+            value=self.placement_group.placement_group_name,
+            description="Cluster placement group of the On-Demand and ODCR templates",
+        )
+        CfnOutput(
+            self,
+            "FleetAutoScalingGroupName",
+            value=self.fleet.auto_scaling_group_name,
+            description="Auto Scaling group of the p5en Capacity Block fleet",
+        )
+        CfnOutput(
+            self,
+            "FleetDescribeCommand",
+            value=self.fleet.describe_command,
+            description="Lists the fleet's instances and their health",
+        )
+        CfnOutput(
+            self,
+            "FleetEventsTopicArn",
+            value=self.fleet_events.topic_arn,
+            description="SNS topic of the fleet's launch and terminate events (subscribe to be told about failures)",
+        )
 
 
 def _construct_id(instance_type: str) -> str:

@@ -172,3 +172,49 @@ def test_fleet_events_key_lets_auto_scaling_publish(compute_template):
     assert role.endswith(":role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling")
     assert sorted(statement["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey*"]
     assert "Condition" not in statement
+
+
+# --- issue 10: outputs an operator needs ---------------------------------------------------------------------------
+
+
+def test_every_output_has_a_description(compute_template):
+    outputs = compute_template.to_json()["Outputs"]
+    assert outputs
+    missing = [name for name, output in outputs.items() if not output.get("Description")]
+    assert missing == []
+
+
+def test_operator_outputs(compute_template):
+    outputs = compute_template.to_json()["Outputs"]
+    for name in (
+        "EfaSecurityGroupId",
+        "NodeSecurityGroupId",
+        "PlacementGroupName",
+        "FleetAutoScalingGroupName",
+        "FleetDescribeCommand",
+        "FleetEventsTopicArn",
+        "P5en48xlargeCapacityBlockLaunchTemplateId",
+        "P5en48xlargeCapacityBlockLaunchTemplateVersion",
+    ):
+        assert name in outputs, name
+    version = outputs["P5en48xlargeCapacityBlockLaunchTemplateVersion"]["Value"]
+    assert version["Fn::GetAtt"][1] == "LatestVersionNumber"
+    command = outputs["FleetDescribeCommand"]["Value"]["Fn::Join"][1]
+    assert command[0].startswith("aws autoscaling describe-auto-scaling-groups --auto-scaling-group-names ")
+    asg_id = next(iter(compute_template.find_resources("AWS::AutoScaling::AutoScalingGroup")))
+    assert outputs["FleetAutoScalingGroupName"]["Value"] == {"Ref": asg_id} and command[1] == {"Ref": asg_id}
+    assert (
+        "p5en.48xlarge (capacity-block, 16 EFA interfaces"
+        in outputs["P5en48xlargeCapacityBlockLaunchTemplateId"]["Description"]
+    )
+
+
+def test_the_example_uses_the_new_names_only():
+    import warnings
+
+    from tests.conftest import new_app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module="jsii.*")
+        ComputeStack(new_app(), "NoOldNames")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
@@ -138,3 +140,17 @@ def test_invalid_fleets(scene, lt_kwargs, fleet_kwargs, message):
     lt = make_lt(scene, **lt_kwargs)
     with pytest.raises(FmValidationError, match=message):
         GpuAutoScalingGroup(scene.stack, "Fleet", launch_template=lt, **fleet_kwargs)
+
+
+def test_operator_properties(scene):
+    lt = make_lt(scene)
+    fleet = GpuAutoScalingGroup(scene.stack, "Fleet", launch_template=lt, min_nodes=1, max_nodes=3, desired_nodes=2)
+    resolve = scene.stack.resolve
+    asg_id = next(iter(scene.template().find_resources("AWS::AutoScaling::AutoScalingGroup")))
+    assert resolve(fleet.auto_scaling_group_name) == {"Ref": asg_id}
+    assert resolve(fleet.launch_template_id) == resolve(lt.launch_template_id)
+    assert resolve(fleet.launch_template_version) == resolve(lt.version_number)
+    assert fleet.subnet_id == "subnet-0aaaaaaaaaaaaaaa1"
+    assert fleet.connections is lt.connections
+    assert "describe-auto-scaling-groups" in json.dumps(resolve(fleet.describe_command))
+    assert (fleet.min_nodes, fleet.max_nodes, fleet.desired_nodes, fleet.total_gpus) == (1, 3, 2, 16)

@@ -455,3 +455,43 @@ def test_all_efa_cards_option_reaches_the_template(scene):
     )
     assert lt.efa_interface_count == 16
     assert len(lt_data(scene)["NetworkInterfaces"]) == 17
+
+
+def test_operator_properties(scene):
+    lt = GpuLaunchTemplate(
+        scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, launch_template_name="gpu-nodes", max_nodes=2
+    )
+    resolve = scene.stack.resolve
+    assert resolve(lt.launch_template_id) == {"Ref": resolve(lt.resource.logical_id)}
+    assert resolve(lt.default_version_number)["Fn::GetAtt"][1] == "DefaultVersionNumber"
+    assert (lt.launch_template_name, lt.instance_type, lt.max_nodes, lt.total_gpus) == (
+        "gpu-nodes",
+        "p5.48xlarge",
+        2,
+        16,
+    )
+    scene.template().has_resource_properties("AWS::EC2::LaunchTemplate", {"LaunchTemplateName": "gpu-nodes"})
+
+
+def test_image_id_reaches_the_template(scene):
+    GpuLaunchTemplate(scene.stack, "Lt", instance_type="p5.48xlarge", vpc=scene.vpc, image_id="ami-0123456789abcdef0")
+    assert lt_data(scene)["ImageId"] == "ami-0123456789abcdef0"
+
+
+def test_image_id_and_machine_image_are_exclusive(scene):
+    with pytest.raises(FmValidationError, match=r"^image_id must be omitted when machine_image is given"):
+        GpuLaunchTemplate(
+            scene.stack,
+            "Lt",
+            instance_type="p5.48xlarge",
+            vpc=scene.vpc,
+            image_id="ami-0123456789abcdef0",
+            machine_image=ec2.MachineImage.latest_amazon_linux2023(),
+        )
+
+
+def test_efa_cards_docstring_lists_the_three_layouts():
+    doc = GpuLaunchTemplate.__init__.__doc__ or ""
+    for text in ("RECOMMENDED", "EVERY_GPU_CARD", "8 x 200 Gbps", "1, 3, 5, ..., 15", "ALL", "ParallelCluster"):
+        assert text in doc, text
+    assert "leave a GPU without EFA" in doc
