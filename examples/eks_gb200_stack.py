@@ -51,8 +51,9 @@ from .network import example_vpc
 DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
 ULTRASERVER_TYPE = "u-p6e-gb200x72"
 INSTANCE_TYPE = "p6e-gb200.36xlarge"
-#: Aggregate throughput the file system is sized for (GB/s): 4,800 GiB at 1,000 MB/s/TiB, the smallest EFA size there.
-TARGET_THROUGHPUT_GBPS = 4.8
+#: Aggregate throughput the file system is sized for (GB/s): 4,800 GiB (4.6875 TiB) at 1,000 MB/s/TiB = 4,687.5 MB/s,
+#: the smallest EFA-enabled size at that tier (FSx UG: EFA file systems grow in 4,800 GiB steps at 1,000 MB/s/TiB).
+TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
 #: Where the volume claim and the ComputeDomain live.
 NAMESPACE = "training"
 
@@ -101,7 +102,9 @@ class EksGb200Stack(Stack):
             else None
         )
 
-        sizing = size_for_throughput(TARGET_THROUGHPUT_GBPS, throughput_mbps_per_tib=1000, efa_enabled=True)
+        sizing = size_for_throughput(
+            target_gbytes_per_s=TARGET_THROUGHPUT_GBYTES_PER_S, throughput_mbps_per_tib=1000, efa_enabled=True
+        )
         self.file_system = LustreFileSystem(
             self,
             "Lustre",

@@ -303,7 +303,7 @@ def test_efa_file_system_is_set_up_before_kubelet_on_every_gpu_group(lustre_buil
     (line,) = mount_lines(text)  # the TCP file system is left to the CSI driver
     assert line[3:] == [
         "/fsx/fsx-efa",
-        "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network.service",
+        "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network-online.target",
         efa_interfaces,
         gds,
         instance_type.split(".")[0],
