@@ -582,6 +582,17 @@ def test_pcs_cluster_refuses_bad_scope_and_id(scope, id, parameter):
     _raises(lambda: PcsCluster(scope or scene.stack, id, vpc=scene.vpc), parameter)
 
 
+def test_construct_ids_must_be_known_and_unique():
+    # Before: aws-cdk-lib's raw RuntimeErrors (ComponentsContainUnresolvedTokens; "There is already a Construct").
+    scene = new_scene()
+    _raises(lambda: PcsCluster(scene.stack, _string(scene.stack), vpc=scene.vpc), "id")
+    cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    _raises(lambda: PcsCluster(scene.stack, "Cluster", vpc=scene.vpc), "id")
+    cluster.add_login_node_group("Login/Nodes", ami=AMI)
+    _raises(lambda: cluster.add_login_node_group("Login/Nodes", ami=AMI), "id")
+    _raises(lambda: cluster.add_gpu_node_group("Login--Nodes", instance_type="p5.48xlarge", ami=AMI, max_nodes=1), "id")
+
+
 @pytest.fixture(scope="module")
 def lustre() -> LustreFileSystem:
     scene = new_scene()

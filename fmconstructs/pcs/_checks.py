@@ -41,6 +41,11 @@ def check_scope_id(scope: object, id: object) -> None:
     if not isinstance(scope, Construct):
         raise FmTypeError("scope", scope, f"a Construct (got a {type(scope).__name__})")
     check_str("id", id, allowed="a non-empty construct id", min_length=1)
+    if is_token(id):
+        raise FmValidationError("id", id, "a construct id known at synthesis (construct ids name template resources)")
+    assert isinstance(id, str)
+    if scope.node.try_find_child(id.replace("/", "--")) is not None:
+        raise FmValidationError("id", id, f"unique among the children of {scope.node.path or 'the app'}")
 
 
 def check_name(parameter: str, value: object, length: tuple[int, int]) -> Any:
