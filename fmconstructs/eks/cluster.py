@@ -394,8 +394,9 @@ class GpuEksCluster(Construct):
     def update_kubeconfig_command(self) -> str:
         """``aws eks update-kubeconfig --name <name> --region <region>``, resolved by CloudFormation (``Fn::Join`` of
         the cluster name and ``AWS::Region``): the AWS CLI command that writes a kubeconfig entry for this cluster
-        (EKS User Guide "create-kubeconfig"). The caller needs an access entry (``admin_roles``/``grant_admin``) and,
-        with the default private endpoint, network access to the VPC."""
+        (AWS CLI reference "eks update-kubeconfig": ``--name`` the cluster, ``--region`` its Region). The caller
+        needs an access entry (``admin_roles``/``grant_admin``) and, with the default private endpoint, network access
+        to the VPC."""
         return Fn.join("", ["aws eks update-kubeconfig --name ", self.cluster_name, " --region ", Aws.REGION])
 
     @property
