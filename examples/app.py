@@ -1,7 +1,8 @@
 """The fmconstructs example app: ``npx cdk synth`` (via cdk.json) synthesizes every example stack.
 
 Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
-FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts). Later issues add stacks here.
+FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts), FmImages (GPU node images).
+Later issues add stacks here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if __package__ in (None, ""):
 from examples.compute_stack import ComputeStack
 from examples.eks_gb200_stack import EksGb200Stack
 from examples.eks_stack import EksStack
+from examples.images_stack import ImagesStack
 from examples.observability_stack import ObservabilityStack
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
 from examples.storage_stack import StorageStack
@@ -29,6 +31,11 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
     )
     return {
         "FmObservability": observability,
+        "FmImages": ImagesStack(
+            app,
+            "FmImages",
+            description="fmconstructs example: GPU node images (x86_64, arm64) from EC2 Image Builder, AMI ids in SSM",
+        ),
         "FmCompute": ComputeStack(app, "FmCompute", description="fmconstructs example: GPU launch templates"),
         "FmStorage": StorageStack(
             app,

@@ -2,8 +2,8 @@
 
 Layout: ``catalog`` (instance facts) -> ``networking`` (EFA layout, security group, placement group) and
 ``capacity`` (On-Demand, ODCR, Capacity Blocks) -> ``compute`` (launch template, fleet) -> ``storage`` (FSx for
-Lustre, S3 links, client mounts) -> orchestrators (``pcs``; ``eks`` is imported as ``fmconstructs.eks``) ->
-``observability``.
+Lustre, S3 links, client mounts) -> ``images`` (GPU node AMIs with EC2 Image Builder) -> orchestrators (``pcs``;
+``eks`` is imported as ``fmconstructs.eks``) -> ``observability``.
 """
 
 from .capacity import (
@@ -36,6 +36,7 @@ from .catalog import (
 )
 from .compute import GpuAutoScalingGroup, GpuLaunchTemplate, nvme_raid_commands
 from .errors import FmValidationError, WarningId
+from .images import BuildSchedule, GpuNodeImage, ImageComponent, ParentImage
 from .networking import (
     ClusterPlacementGroup,
     EfaCardSelection,
@@ -87,6 +88,7 @@ __all__ = [
     "DEFAULT_LAYOUT",
     "ULTRASERVERS",
     "AccountingMode",
+    "BuildSchedule",
     "Capacity",
     "CapacityBlock",
     "CapacityKind",
@@ -107,7 +109,9 @@ __all__ = [
     "FmValidationError",
     "GpuAutoScalingGroup",
     "GpuLaunchTemplate",
+    "GpuNodeImage",
     "GpuSpec",
+    "ImageComponent",
     "InstanceCatalog",
     "InstanceSpec",
     "InstanceStoreSpec",
@@ -124,6 +128,7 @@ __all__ = [
     "NetworkCardSpec",
     "NodeGroupSetting",
     "OnDemand",
+    "ParentImage",
     "PcsAmi",
     "PcsCluster",
     "PcsGpuNodeGroup",

@@ -24,7 +24,9 @@ def is_token(value: object) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, str):
-        return "{Token[" in value and Token.is_unresolved(value)
+        # "#{Token[...]}" is one element of an encoded list token (e.g. Fn.get_azs()[0]); Token.is_unresolved does
+        # not recognise it on its own, yet it is unknown until deploy time.
+        return "#{Token[" in value or ("{Token[" in value and Token.is_unresolved(value))
     if isinstance(value, float):
         return math.isfinite(value) and value < -1e280 and Token.is_unresolved(value)
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):

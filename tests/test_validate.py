@@ -31,6 +31,9 @@ def tokens() -> dict[str, object]:
 def test_tokens_are_recognised(tokens):
     for key in ("number", "text", "imported", "list"):
         assert is_token(tokens[key]), key
+    # One element of a list token (what Fn.get_azs()/Fn.select give back) is unknown too.
+    assert is_token(tokens["list"][0])
+    assert is_token(cdk.Fn.get_azs()[0])
 
 
 @pytest.mark.parametrize("value", [0, 1, -1.5, 1e300, -1e300, "plain", "", [], ["a"], None, True, math.nan, math.inf])

@@ -12,7 +12,7 @@ from cdk_nag import AwsSolutionsChecks
 
 pytestmark = pytest.mark.validation
 
-EXPECTED_STACKS = {"FmCompute", "FmStorage", "FmPcsP5", "FmPcsGb200", "FmEksP5en", "FmEksGb200", "FmObservability"}
+EXPECTED_STACKS = {"FmCompute", "FmStorage", "FmPcsP5", "FmPcsGb200", "FmEksP5en", "FmEksGb200", "FmObservability", "FmImages"}
 
 
 @pytest.fixture(scope="module")
