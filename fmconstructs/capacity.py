@@ -44,6 +44,7 @@ from aws_cdk import aws_ec2 as ec2
 
 from ._validate import (
     NOT_GIVEN,
+    check_construct,
     check_count,
     check_enum,
     check_optional_count,
@@ -248,6 +249,7 @@ class Capacity:
         Skipped when either is unknown: a subnet imported without a zone (``Subnet.from_subnet_id``), a zone that is a
         deploy-time value, no zone given to the reservation, or a zone name compared with a zone id.
         """
+        check_construct("subnet", subnet, attribute="subnet_id", expected="an ec2.ISubnet")
         zone = self.zone
         where = subnet_zone(subnet)
         if same_zone(zone, where) is False:

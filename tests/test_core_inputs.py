@@ -600,3 +600,19 @@ def test_nvme_raid_commands_never_raises_anything_else(mount_point, label):
         "instance_store_mount_point",
         "label",
     )
+
+
+@pytest.mark.parametrize("subnet", ["subnet-0123456789abcdef0", None, 3])
+def test_check_subnet_needs_a_subnet(subnet):
+    with pytest.raises(FmTypeError, match=r"^subnet must be an ec2.ISubnet"):
+        OnDemand().check_subnet(subnet)
+
+
+@pytest.mark.parametrize(
+    ("policy", "capacity", "parameter"), [("pcs", OnDemand(), "policy"), (InterfacePolicy.PCS, "block", "capacity")]
+)
+def test_reservation_target_form_for_types(policy, capacity, parameter):
+    from fmconstructs.compute.launch_template import reservation_target_form_for
+
+    with pytest.raises(FmTypeError, match=rf"^{parameter} must be"):
+        reservation_target_form_for(policy, capacity)

@@ -57,6 +57,9 @@ def reservation_target_form_for(policy: InterfacePolicy, capacity: Capacity) -> 
     (capacity-blocks-nvidia-imex). Self-managed fleets and EKS node groups take either form (EC2 User Guide
     capacity-blocks-launch, cb-group): the capacity's default, as before.
     """
+    check_enum("policy", policy, InterfacePolicy)
+    if not isinstance(capacity, Capacity):
+        raise FmTypeError("capacity", capacity, "a Capacity")
     if policy is InterfacePolicy.PCS and capacity.is_capacity_block:
         return ReservationTargetForm.RESERVATION_ID
     return None
