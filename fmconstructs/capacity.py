@@ -22,9 +22,11 @@ which keeps every earlier caller's template unchanged. Asking for a form the cap
 **Deploy-time values.** Reservation ids, resource-group ARNs, zones, ``instance_count`` and ``ultraserver_count`` may
 be CDK tokens (``CfnParameter.value_as_string``/``value_as_number``, ``Fn.import_value``, SSM parameters): they are
 accepted and the checks that need their value (node counts against the reservation, the subnet's zone) are skipped.
-No ``CfnRule`` is added: CloudFormation rules compare with ``Fn::Equals``/``Fn::Contains`` only (no "less than"), so
-the count checks cannot move to deploy time; give the parameters ``MinValue``/``MaxValue`` or ``AllowedPattern``
-instead (CloudFormation User Guide "parameters-section-structure", "rules-section-structure").
+No ``CfnRule`` is added: rule functions compare strings only (``Fn::Equals``, ``Fn::Contains``, ``Fn::EachMember*``,
+``Fn::ValueOf``; no "less than": CloudFormation Template Reference "intrinsic-function-reference-rules"), so the count
+checks cannot move to deploy time; give the parameters ``MinValue``/``MaxValue`` or ``AllowedPattern`` instead. A
+subnet parameter of type ``AWS::EC2::Subnet::Id`` could be checked against a known zone with ``Fn::ValueOf`` in an
+app's own rule; the constructs cannot tell from a token whether it is such a parameter.
 
 **Zones.** ``zone`` takes a zone name (``us-east-1a``), a Local Zone name (``us-east-1-dfw-2a``, where P6e-GB200
 UltraServer blocks are sold) or a zone id (``use1-az4``), as EC2's ``AvailabilityZone``/``AvailabilityZoneId`` do.
