@@ -62,7 +62,7 @@ def test_over_budget_fails_synthesis_naming_each_group_and_what_to_lower():
     assert "[Test/Fs] EFA connections to Test/Fs must be at most 1,024" in message
     assert "got 1280 from: Test/P5Group (100 nodes x 8 EFA interfaces = 800); " in message
     assert "Test/B300Group (30 nodes x 16 EFA interfaces = 480)" in message
-    assert "Lower max_nodes (max_instance_count) or efa_interfaces_for_lustre" in message
+    assert "Lower max_nodes or efa_interfaces_for_lustre" in message
     assert "Configuring EFA clients" in message
 
 

@@ -515,3 +515,11 @@ def test_enum_members_are_still_accepted():
         weekly_maintenance_start_time=fsx.LustreMaintenanceTime(day=fsx.Weekday.MONDAY, hour=1, minute=0),
         removal_policy=cdk.RemovalPolicy.DESTROY,
     )
+
+
+@pytest.mark.parametrize("client", ["sg-0123456789abcdef0", None, 3])
+def test_allow_clients_from_refuses_what_is_not_connectable(client):
+    scene = new_scene()
+    fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=1200)
+    with pytest.raises(FmTypeError, match=r"^clients\[0\] must be an ec2.IConnectable"):
+        fs.allow_clients_from(client)

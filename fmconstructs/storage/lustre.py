@@ -216,7 +216,7 @@ class _EfaConnectionBudget:
             "LNet)",
         )
         return [
-            f"{error} from: {'; '.join(g.describe() for g in ranked)}. Lower max_nodes (max_instance_count) or "
+            f"{error} from: {'; '.join(g.describe() for g in ranked)}. Lower max_nodes or "
             "efa_interfaces_for_lustre of these node groups, or mount the file system over TCP on some of them "
             "(efa_interfaces_for_lustre=0)"
         ]
@@ -294,7 +294,16 @@ class LustreFileSystemBase(Construct):
 
     def allow_clients_from(self, *clients: ec2.IConnectable | EfaSecurityGroup, description: str | None = None) -> None:
         """Open TCP 988 and 1018-1023 between the file system and each client (both directions)."""
-        for client in clients:
+        if description is not None:
+            check_str("description", description)
+        for index, client in enumerate(clients):
+            if not isinstance(client, EfaSecurityGroup):
+                check_construct(
+                    f"clients[{index}]",
+                    client,
+                    attribute="connections",
+                    expected="an ec2.IConnectable (a security group, an instance, a node group) or EfaSecurityGroup",
+                )
             self.connections.allow_default_port_from(_as_connectable(client), description)
 
     # --- throughput ----------------------------------------------------------------------------------------------
