@@ -64,8 +64,10 @@ DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:
 DEFAULT_ULTRASERVER_RESERVATION_ID = "cr-0a1b2c3d4e5f60718"
 DEFAULT_X86_AMI_ID = "ami-0123456789abcdef0"
 DEFAULT_GB200_AMI_PARAMETER = "/fmconstructs/pcs/ami/gb200-arm64-slurm-25.11"
-#: The Lustre file system's target aggregate throughput (GB/s): 4,800 GiB at 1000 MB/s/TiB, EFA-enabled.
-TARGET_THROUGHPUT_GBPS = 4.8
+#: The Lustre file system's target aggregate throughput (GB/s, bytes): 4,800 GiB (4.6875 TiB) at 1,000 MB/s/TiB =
+#: 4,687.5 MB/s, the smallest EFA-enabled PERSISTENT_2 step at that tier (FSx UG increase-storage-capacity; 4.8 GB/s
+#: would need 9,600 GiB).
+TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
 
 _SSM_POLICY_FINDING = "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]"
 _SSM_POLICY_REASON = (
@@ -173,7 +175,9 @@ class PcsP5Stack(Stack):
         self.data_bucket = DataRepositoryBucket(
             self, "DataBucket", server_access_logs_bucket=self.access_logs_bucket, server_access_logs_prefix="data/"
         )
-        sizing = size_for_throughput(TARGET_THROUGHPUT_GBPS, throughput_mbps_per_tib=1000, efa_enabled=True)
+        sizing = size_for_throughput(
+            target_gbytes_per_s=TARGET_THROUGHPUT_GBYTES_PER_S, throughput_mbps_per_tib=1000, efa_enabled=True
+        )
         self.file_system = LustreFileSystem(
             self,
             "Lustre",

@@ -193,3 +193,15 @@ def test_imex_prolog_is_a_no_op_for_shared_jobs(tmp_path):
     result = subprocess.run(["/bin/bash", str(path)], env=env, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert "the job is not exclusive" in (tmp_path / "prolog.log").read_text()
+
+
+def test_p5_file_system_is_the_smallest_efa_step_at_1000_mbps_per_tib(p5):
+    # 4,800 GiB = 4.6875 TiB x 1,000 MB/s/TiB = 4,687.5 MB/s (FSx UG increase-storage-capacity: EFA-enabled
+    # PERSISTENT_2 at 1,000 MB/s/TiB comes in multiples of 4,800 GiB); asking for 4.8 GB/s would double it.
+    p5.has_resource_properties(
+        "AWS::FSx::FileSystem",
+        {
+            "StorageCapacity": 4800,
+            "LustreConfiguration": Match.object_like({"PerUnitStorageThroughput": 1000, "EfaEnabled": True}),
+        },
+    )
