@@ -55,6 +55,7 @@ from fmconstructs.storage import (
     size_for_throughput,
 )
 
+from .images_stack import GB200_AMI_PARAMETER
 from .lint import acknowledge_cfn_lint, acknowledge_nag
 from .network import access_logs_bucket, example_vpc
 
@@ -63,7 +64,8 @@ DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:
 #: The UltraServer block's reservation id: what PCS targets (PCS User Guide capacity-blocks-configure-cng).
 DEFAULT_ULTRASERVER_RESERVATION_ID = "cr-0a1b2c3d4e5f60718"
 DEFAULT_X86_AMI_ID = "ami-0123456789abcdef0"
-DEFAULT_GB200_AMI_PARAMETER = "/fmconstructs/pcs/ami/gb200-arm64-slurm-25.11"
+# FmImages writes the AMI ids of its pipelines here (Image Builder may only write parameters under /imagebuilder/).
+DEFAULT_GB200_AMI_PARAMETER = GB200_AMI_PARAMETER
 #: The Lustre file system's target aggregate throughput (GB/s, bytes): 4,800 GiB (4.6875 TiB) at 1,000 MB/s/TiB =
 #: 4,687.5 MB/s, the smallest EFA-enabled PERSISTENT_2 step at that tier (FSx UG increase-storage-capacity; 4.8 GB/s
 #: would need 9,600 GiB).
@@ -196,7 +198,7 @@ class PcsP5Stack(Stack):
         self.gpu: PcsGpuNodeGroup = self.cluster.add_gpu_node_group(
             "P5",
             instance_type="p5.48xlarge",
-            ami=PcsAmi.from_image_id(ami.image_id or DEFAULT_X86_AMI_ID, architecture=CpuArchitecture.X86_64),
+            ami=_x86_gpu_ami(ctx("fmconstructs:pcs-ami-x86-parameter"), ami.image_id or DEFAULT_X86_AMI_ID),
             capacity=CapacityBlock(reservation_id=block_id, instance_count=2),
             max_nodes=2,
             mounts=[fsx],
@@ -269,3 +271,11 @@ class PcsGb200Stack(Stack):
             queue_output="Gb200QueueId",
             submit_hint="sbatch -p gb200 --exclusive -N 18 job.sh (jobs on UltraServer queues are exclusive)",
         )
+
+
+def _x86_gpu_ami(parameter: str | None, image_id: str) -> PcsAmi:
+    """The GPU nodes' AMI: FmImages' SSM parameter when ``-c fmconstructs:pcs-ami-x86-parameter=...`` names it (e.g.
+    ``examples.images_stack.X86_AMI_PARAMETER``), else the image id (``fmconstructs:pcs-ami-x86``)."""
+    if parameter:
+        return PcsAmi.from_ssm_parameter(parameter, architecture=CpuArchitecture.X86_64)
+    return PcsAmi.from_image_id(image_id, architecture=CpuArchitecture.X86_64)

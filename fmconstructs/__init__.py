@@ -35,7 +35,7 @@ from .catalog import (
     register_instance_type,
 )
 from .compute import GpuAutoScalingGroup, GpuLaunchTemplate, nvme_raid_commands
-from .errors import FmValidationError, WarningId
+from .errors import FmTypeError, FmValidationError, WarningId
 from .images import BuildSchedule, GpuNodeImage, ImageComponent, ParentImage
 from .networking import (
     ClusterPlacementGroup,
@@ -106,6 +106,7 @@ __all__ = [
     "EksAmiType",
     "EksStaticVolume",
     "FileSystemMount",
+    "FmTypeError",
     "FmValidationError",
     "GpuAutoScalingGroup",
     "GpuLaunchTemplate",

@@ -205,3 +205,28 @@ def test_p5_file_system_is_the_smallest_efa_step_at_1000_mbps_per_tib(p5):
             "LustreConfiguration": Match.object_like({"PerUnitStorageThroughput": 1000, "EfaEnabled": True}),
         },
     )
+
+
+def test_gb200_nodes_take_the_ami_fmimages_writes():
+    """FmImages' arm64 pipeline writes the AMI id under /imagebuilder/ (Image Builder's service-linked role may only
+    write there); FmPcsGb200 reads that parameter by default."""
+    from examples.images_stack import GB200_AMI_PARAMETER
+    from examples.pcs_stacks import DEFAULT_GB200_AMI_PARAMETER
+
+    assert DEFAULT_GB200_AMI_PARAMETER == GB200_AMI_PARAMETER
+    assert GB200_AMI_PARAMETER.startswith("/imagebuilder/")
+
+
+def test_p5_nodes_can_take_the_fmimages_parameter_by_context():
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+    from conftest import new_app
+
+    from examples.images_stack import X86_AMI_PARAMETER
+    from examples.pcs_stacks import PcsP5Stack
+
+    app = new_app(**{"fmconstructs:pcs-ami-x86-parameter": X86_AMI_PARAMETER})
+    stack = PcsP5Stack(app, "P5FromImages", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    template = Template.from_stack(stack).to_json()
+    parameters = template.get("Parameters", {})
+    assert any(p.get("Default") == X86_AMI_PARAMETER for p in parameters.values()), parameters
