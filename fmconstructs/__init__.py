@@ -15,6 +15,7 @@ from .capacity import (
     ReservationTargetForm,
     UltraServerCapacityBlock,
     pinned_availability_zone,
+    pinned_zone,
 )
 from .catalog import (
     BUILTIN_INSTANCE_TYPES,
@@ -149,6 +150,7 @@ __all__ = [
     "get_ultraserver",
     "nvme_raid_commands",
     "pinned_availability_zone",
+    "pinned_zone",
     "plan_network_interfaces",
     "register_instance_type",
     "size_for_checkpoint",
