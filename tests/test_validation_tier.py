@@ -12,7 +12,16 @@ from cdk_nag import AwsSolutionsChecks
 
 pytestmark = pytest.mark.validation
 
-EXPECTED_STACKS = {"FmCompute", "FmStorage", "FmPcsP5", "FmPcsGb200", "FmEksP5en", "FmEksGb200", "FmObservability", "FmImages"}
+EXPECTED_STACKS = {
+    "FmCompute",
+    "FmStorage",
+    "FmPcsP5",
+    "FmPcsGb200",
+    "FmEksP5en",
+    "FmEksGb200",
+    "FmObservability",
+    "FmImages",
+}
 
 
 @pytest.fixture(scope="module")
