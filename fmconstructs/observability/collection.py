@@ -6,9 +6,12 @@ runs the Slurm collector). The agent configuration is :func:`agent_config`; ``te
 checks it with ``promtool check config --agent``. Every target carries the labels cluster, queue, node_group,
 instance_type and instance_id (read from IMDSv2 at boot).
 
-Downloads happen on the node at boot, never at synth time: node exporter and Prometheus from their GitHub releases,
-checked against the release's ``sha256sums.txt``; dcgm-exporter from NVIDIA's NGC image (needs Docker on the AMI;
-without Docker the step is skipped with a message, and GPU alerts stay silent: see the README).
+Where the exporters come from is explicit (:class:`~fmconstructs.observability.sources.ExporterSource`): the node
+image (nothing downloaded), an S3 mirror, or the internet (node exporter and Prometheus from their GitHub releases,
+checked against the release's ``sha256sums.txt``; dcgm-exporter from NVIDIA's NGC registry). Downloads happen on the
+node at boot, never at synth time; a component that cannot be installed logs a ``FMCONSTRUCTS-DOWNLOAD-FAILED`` line
+and raises the ``NodeBootstrapDownloadFailed`` alert. dcgm-exporter needs Docker on the AMI (without Docker the step
+is skipped with a message, and GPU alerts stay silent: see the README).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ..compute.user_data import embedded_files_commands
 from ..errors import FmValidationError, is_token
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration, duration_milliseconds
 from .metrics import dcgm_counters_csv
+from .sources import ExporterSource, check_exporter_source, dcgm_exporter_commands, install_commands
 
 # Pinned versions. Each tarball is checked at boot against the sha256sums.txt of the same GitHub release (integrity
 # of the download; no checksum is pinned here).
@@ -281,11 +285,16 @@ def node_collection_commands(
     node_exporter_version: str = NODE_EXPORTER_VERSION,
     prometheus_version: str = PROMETHEUS_VERSION,
     dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE,
+    exporter_source: ExporterSource = ExporterSource.INTERNET,
 ) -> list[str]:
     """User-data lines that install and start the collectors and the agent (idempotent; safe to run twice).
 
-    Same parameters as :func:`agent_config`, plus the pinned versions (no whitespace or shell characters).
+    Same parameters as :func:`agent_config`, plus the pinned versions (no whitespace or shell characters) and
+    ``exporter_source``: where the exporters come from (default ``ExporterSource.INTERNET``, GitHub and nvcr.io;
+    ``ExporterSource.IMAGE`` or ``ExporterSource.s3_mirror(...)`` for subnets without an internet route; give the node
+    role what the source needs with ``exporter_source.grant_read(role)``).
     """
+    check_exporter_source("exporter_source", exporter_source)
     for name, value in (("node_exporter_version", node_exporter_version), ("prometheus_version", prometheus_version)):
         _check_synth_str(name, value, _VERSION, "a release version such as '1.9.1'")
     _check_synth_str("dcgm_exporter_image", dcgm_exporter_image, _IMAGE, "a container image reference")
@@ -304,18 +313,7 @@ def node_collection_commands(
         "mkdir -p /opt/fmconstructs /etc/fmconstructs " + TEXTFILE_DIR + " /var/lib/fm-prometheus-agent",
         'case "$(uname -m)" in x86_64) goarch=amd64 ;; aarch64) goarch=arm64 ;; '
         '*) echo "unsupported arch"; return 1 ;; esac',
-        "fm_release() {  # name version: download a GitHub release of prometheus/<name>, verify, unpack once",
-        '  local name="$1" version="$2" dir="/opt/fmconstructs/$1-$2.linux-$goarch"',
-        '  if [ -x "$dir/$name" ]; then return 0; fi',
-        '  local base="https://github.com/prometheus/$name/releases/download/v$version"',
-        '  local tarball="$name-$version.linux-$goarch.tar.gz" tmp',
-        "  tmp=$(mktemp -d)",
-        '  curl -fsSL --retry 5 -o "$tmp/$tarball" "$base/$tarball"',
-        '  curl -fsSL --retry 5 -o "$tmp/sha256sums.txt" "$base/sha256sums.txt"',
-        '  (cd "$tmp" && grep " $tarball\\$" sha256sums.txt | sha256sum -c -)',
-        '  tar -xzf "$tmp/$tarball" -C /opt/fmconstructs',
-        '  rm -rf "$tmp"',
-        "}",
+        *install_commands(exporter_source, textfile_dir=TEXTFILE_DIR, region=region),
         f"fm_release node_exporter {node_exporter_version}",
         f"fm_release prometheus {prometheus_version}",
         f"ln -sfn /opt/fmconstructs/node_exporter-{node_exporter_version}.linux-$goarch/node_exporter "
@@ -338,15 +336,13 @@ def node_collection_commands(
         "systemctl enable --now fm-node-exporter.service fm-efa-textfile.timer fm-prometheus-agent.service "
         "fm-node-lifecycle.service",
         *(["systemctl enable --now fm-slurm-textfile.timer"] if login_node else []),
-        "if command -v docker >/dev/null 2>&1 && command -v nvidia-smi >/dev/null 2>&1; then",
-        "  if ! docker inspect fm-dcgm-exporter >/dev/null 2>&1; then",
-        "    docker run -d --restart=always --name fm-dcgm-exporter --gpus all --cap-add SYS_ADMIN --net host \\",
-        "      -v /etc/fmconstructs/dcgm-counters.csv:/etc/dcgm-exporter/fm-counters.csv:ro \\",
-        f"      {dcgm_exporter_image} -f /etc/dcgm-exporter/fm-counters.csv -a 127.0.0.1:{DCGM_EXPORTER_PORT}",
-        "  fi",
-        "else",
-        '  echo "fmconstructs: docker or nvidia-smi missing, dcgm-exporter not started" >&2',
-        "fi",
+        *dcgm_exporter_commands(
+            exporter_source,
+            image=exporter_source.dcgm_exporter_image(dcgm_exporter_image),
+            run_options="--restart=always --name fm-dcgm-exporter --gpus all --cap-add SYS_ADMIN --net host "
+            "-v /etc/fmconstructs/dcgm-counters.csv:/etc/dcgm-exporter/fm-counters.csv:ro",
+            run_arguments=f"-f /etc/dcgm-exporter/fm-counters.csv -a 127.0.0.1:{DCGM_EXPORTER_PORT}",
+        ),
         "}",
         'fm_obs || echo "fmconstructs: observability set-up failed; training continues without node metrics" >&2',
     ]
