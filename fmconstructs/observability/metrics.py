@@ -86,6 +86,10 @@ LIFECYCLE_METRICS = frozenset({"fm_node_shutting_down"})
 """``fm_node_shutting_down``: 1 once a clean shutdown began (written by
 :data:`fmconstructs.observability.collection.NODE_LIFECYCLE_SCRIPT`)."""
 
+BOOTSTRAP_METRICS = frozenset({"fm_bootstrap_download_failed"})
+"""``fm_bootstrap_download_failed{component=...}``: 1 when a node could not install an exporter at boot, 0 when it did
+(written by :mod:`fmconstructs.observability.sources`)."""
+
 NODE_METRICS = frozenset(
     {
         "up",
@@ -100,7 +104,7 @@ NODE_METRICS = frozenset(
     }
 )
 
-ALL_METRICS = DCGM_METRICS | EFA_METRICS | SLURM_METRICS | LIFECYCLE_METRICS | NODE_METRICS
+ALL_METRICS = DCGM_METRICS | EFA_METRICS | SLURM_METRICS | LIFECYCLE_METRICS | BOOTSTRAP_METRICS | NODE_METRICS
 
 
 def dcgm_counters_csv() -> str:

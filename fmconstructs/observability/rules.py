@@ -437,6 +437,17 @@ def node_rules(t: AlertThresholds) -> RuleGroup:
                 ("up", "fm_node_shutting_down"),
             ),
             AlertRule(
+                "NodeBootstrapDownloadFailed",
+                "fm_bootstrap_download_failed == 1",
+                "0m",
+                Severity.WARNING,
+                "{{ $labels.component }} is not installed on {{ $labels.instance }}",
+                "The node could not install this exporter at boot: the image lacks it, the S3 mirror or registry was "
+                "unreachable, or the checksum failed. Its metrics, and the alerts that read them, are missing. The "
+                "node's boot log has a line starting FMCONSTRUCTS-DOWNLOAD-FAILED.",
+                ("fm_bootstrap_download_failed",),
+            ),
+            AlertRule(
                 "LustreFileSystemAlmostFull",
                 'node_filesystem_avail_bytes{fstype="lustre"} / node_filesystem_size_bytes{fstype="lustre"} '
                 f"< {t.filesystem_free_ratio:g}",
