@@ -11,13 +11,14 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from aws_cdk import Token
+from aws_cdk import aws_ecr as ecr
 
-from .._validate import check_bool, check_count, check_str, check_str_sequence
-from ..errors import is_token
+from .._validate import check_bool, check_construct, check_count, check_str, check_str_sequence
+from ..errors import FmTypeError, FmValidationError, is_token
 from ._names import check_label_value
 
 #: A chart or add-on version as Helm and EKS take it: one word without whitespace ("0.17.1", "v0.5.30",
@@ -101,6 +102,170 @@ NVIDIA_DRA_DRIVER = HelmChartPin(
     namespace="nvidia-dra-driver-gpu",
     release="nvidia-dra-driver-gpu",
 )
+
+# --- where charts and their images come from ---------------------------------------------------------------------
+# An OCI chart reference as the aws_eks_v2 kubectl handler takes it (aws-cdk-lib 2.275
+# custom-resource-handlers/aws-eks-v2/kubectl-handler/helm: a ``Repository`` starting with ``oci://`` is fetched with
+# ``helm pull <repository> --version <version> --untar`` after ``aws ecr get-login-password | helm registry login``
+# for ``oci://<account>.dkr.ecr.<region>.<domain>/...``, and the chart is read from the directory named by the last
+# path segment). Host: DNS labels and an optional port; path: lowercase OCI repository name components
+# (distribution-spec ``[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*``, simplified to ``[a-z0-9._-]``).
+_OCI = re.compile(r"oci://[A-Za-z0-9.-]+(:[0-9]+)?(/[a-z0-9][a-z0-9._-]*)+")
+_OCI_TEXT = "an OCI chart reference 'oci://<registry>/<path>/<chart>' (lowercase path)"
+# A Helm chart repository URL (what ``helm repo add`` / ``--repo`` takes): http(s), no whitespace.
+_HELM_REPOSITORY = re.compile(r"https?://[^\s'\"]+")
+_HELM_REPOSITORY_TEXT = "an https:// Helm chart repository URL"
+# A container image repository written into Helm values (distribution reference grammar: registry host, then
+# lowercase path components) and a tag (``[\w][\w.-]{0,127}``).
+_IMAGE_REPOSITORY = re.compile(r"[A-Za-z0-9.-]+(:[0-9]+)?(/[a-z0-9][a-z0-9._-]*)+")
+_IMAGE_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    """Where a chart (and optionally its image) comes from: the pin's public repository (``ChartSource.PUBLIC``), a
+    private OCI registry (:meth:`oci`, :meth:`ecr`) or another Helm repository (:meth:`helm_repository`).
+
+    For clusters without an internet route, push each chart to ECR (``helm pull <chart> --repo <public repo>
+    --version <pin>``, then ``helm push <chart>-<version>.tgz oci://<account>.dkr.ecr.<region>.amazonaws.com/<path>``)
+    and copy its images to ECR, then point the chart at both::
+
+        ChartSource.oci("oci://111122223333.dkr.ecr.us-east-1.amazonaws.com/helm-charts/aws-efa-k8s-device-plugin")
+            .with_image("111122223333.dkr.ecr.us-east-1.amazonaws.com/eks/aws-efa-k8s-device-plugin")
+
+    The kubectl handler logs in to ECR itself (its role has ``AmazonEC2ContainerRegistryReadOnly``, aws-cdk-lib
+    aws-eks-v2 ``KubectlProvider``); nodes pull images with the node role's ``AmazonEC2ContainerRegistryPullOnly``.
+    Images in the charts' values (Helm values keys, from each chart's values.yaml):
+
+    - nvidia-device-plugin: ``image.repository``/``image.tag`` (default ``nvcr.io/nvidia/k8s-device-plugin``; GPU
+      feature discovery runs the same image); with GPU feature discovery on, the node-feature-discovery subchart's
+      ``nfd.image.repository``/``nfd.image.tag`` too (:meth:`with_values`).
+    - aws-efa-k8s-device-plugin: ``image.repository``/``image.tag`` (default in the us-west-2 EKS registry
+      ``602401143452.dkr.ecr.us-west-2.amazonaws.com``: ECR endpoints serve their own Region only, so mirror it).
+    - dcgm-exporter: ``image.repository``/``image.tag`` (default ``nvcr.io/nvidia/k8s/dcgm-exporter``).
+    - nvidia-dra-driver-gpu: ``image.repository``/``image.tag`` (default ``nvcr.io/nvidia/k8s-dra-driver-gpu``).
+    """
+
+    repository: str | None = None
+    image_repository: str | None = None
+    image_tag: str | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    PUBLIC: ClassVar[ChartSource]
+
+    def __post_init__(self) -> None:
+        if self.repository is not None:
+            check_str("repository", self.repository, allowed=f"{_OCI_TEXT} or {_HELM_REPOSITORY_TEXT}")
+            if not is_token(self.repository) and not (
+                _OCI.fullmatch(self.repository) or _HELM_REPOSITORY.fullmatch(self.repository)
+            ):
+                raise FmValidationError("repository", self.repository, f"{_OCI_TEXT} or {_HELM_REPOSITORY_TEXT}")
+        if self.image_repository is not None:
+            check_str(
+                "image_repository",
+                self.image_repository,
+                pattern=_IMAGE_REPOSITORY,
+                allowed="an image repository '<registry>/<path>' without a tag",
+            )
+        if self.image_tag is not None:
+            check_str("image_tag", self.image_tag, pattern=_IMAGE_TAG, allowed="an image tag such as 'v0.5.20'")
+            if self.image_repository is None:
+                raise FmValidationError("image_tag", self.image_tag, "None unless image_repository is given")
+        if not isinstance(self.values, Mapping):
+            raise FmTypeError("values", self.values, f"a dict of Helm values (got a {type(self.values).__name__})")
+
+    @classmethod
+    def oci(cls, reference: str) -> ChartSource:
+        """A chart in an OCI registry: ``oci://<registry>/<path>/<chart>``; the last segment must be the chart's
+        name (the kubectl handler reads the chart from that directory after ``helm pull --untar``)."""
+        check_str("reference", reference, allowed=_OCI_TEXT)
+        if not is_token(reference) and not _OCI.fullmatch(reference):
+            raise FmValidationError("reference", reference, _OCI_TEXT)
+        return cls(repository=reference)
+
+    @classmethod
+    def ecr(cls, repository: ecr.IRepository) -> ChartSource:
+        """A chart pushed to this ECR repository (``oci://`` + its URI; name the repository ``<path>/<chart>``)."""
+        check_construct("repository", repository, attribute="repository_uri", expected="an ecr.IRepository")
+        return cls(repository=f"oci://{repository.repository_uri}")
+
+    @classmethod
+    def helm_repository(cls, url: str) -> ChartSource:
+        """A chart in another Helm repository (an internal mirror reachable from the VPC)."""
+        check_str("url", url, allowed=_HELM_REPOSITORY_TEXT)
+        if not is_token(url) and not _HELM_REPOSITORY.fullmatch(url):
+            raise FmValidationError("url", url, _HELM_REPOSITORY_TEXT)
+        return cls(repository=url)
+
+    def with_image(self, repository: str, *, tag: str | None = None) -> ChartSource:
+        """This source, with the chart's main image (``image.repository``, ``image.tag``) from ``repository``.
+
+        :param tag: default: the chart's (its appVersion)."""
+        return ChartSource(self.repository, repository, tag, self.values)
+
+    def with_values(self, values: Mapping[str, Any]) -> ChartSource:
+        """This source, with more Helm values merged over fmconstructs' (e.g. ``{"nfd": {"image": {"repository":
+        ...}}}`` for the device plugin's node-feature-discovery subchart)."""
+        if not isinstance(values, Mapping):
+            raise FmTypeError("values", values, f"a dict of Helm values (got a {type(values).__name__})")
+        return ChartSource(self.repository, self.image_repository, self.image_tag, merge_values(self.values, values))
+
+    @property
+    def is_oci(self) -> bool:
+        return self.repository is not None and self.repository.startswith("oci://")
+
+    def pin(self, pin: HelmChartPin) -> HelmChartPin:
+        """``pin`` fetched from this source (the chart's own repository when none is set)."""
+        if self.repository is None:
+            return pin
+        if self.is_oci and known_text(self.repository):
+            last = self.repository.rstrip("/").rpartition("/")[2]
+            if last != pin.chart:
+                raise FmValidationError(
+                    "source",
+                    self.repository,
+                    f"an OCI reference ending in the chart name {pin.chart!r}",
+                )
+        return HelmChartPin(pin.chart, self.repository, pin.version, pin.namespace, pin.release)
+
+    def apply(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` with this source's image and extra values merged over them."""
+        overrides: dict[str, Any] = {}
+        if self.image_repository is not None:
+            image: dict[str, Any] = {"repository": self.image_repository}
+            if self.image_tag is not None:
+                image["tag"] = self.image_tag
+            overrides["image"] = image
+        return merge_values(merge_values(values, overrides), self.values)
+
+
+ChartSource.PUBLIC = ChartSource()
+
+
+def known_text(value: str) -> bool:
+    """A string with no deploy-time part (``oci://`` + an ECR repository URI token is not)."""
+    return "${Token[" not in value and not is_token(value)
+
+
+def merge_values(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep merge of Helm values: mappings merge key by key, anything else in ``overrides`` replaces."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_values(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def check_chart_source(parameter: str, value: object) -> ChartSource | None:
+    """None (the chart's public repository) or a :class:`ChartSource`."""
+    if value is not None and not isinstance(value, ChartSource):
+        raise FmTypeError(
+            parameter, value, f"a ChartSource (ChartSource.oci(...), .ecr(...)) or None (got a {type(value).__name__})"
+        )
+    return value
+
 
 #: The EKS managed add-on name of the FSx for Lustre CSI driver. Its version defaults to the EKS default for the
 #: cluster's Kubernetes version (list them with ``aws eks describe-addon-versions --addon-name aws-fsx-csi-driver``)

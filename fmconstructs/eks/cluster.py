@@ -354,6 +354,7 @@ class GpuEksCluster(Construct):
         self.gpu_node_groups: list[GpuNodeGroup] = []
         self._host_lustre_mounts: list[tuple[LustreFileSystemBase, str]] = []
         self._charts: dict[str, eks.HelmChart] = {}
+        self._chart_sources: dict[str, _addons.ChartSource] = {}
         self._fsx_csi_driver: eks.Addon | None = None
 
     # --- cluster ------------------------------------------------------------------------------------------------
@@ -435,9 +436,26 @@ class GpuEksCluster(Construct):
         return group
 
     # --- add-ons ------------------------------------------------------------------------------------------------
-    def _chart(self, id: str, pin: _addons.HelmChartPin, values: Mapping[str, Any]) -> eks.HelmChart:
+    def _chart(
+        self,
+        id: str,
+        pin: _addons.HelmChartPin,
+        values: Mapping[str, Any],
+        source: _addons.ChartSource | None = None,
+    ) -> eks.HelmChart:
+        """The chart ``id`` (installed once). ``source``: where the chart and its image come from (default the pin's
+        public repository); a chart already added from another source is refused (add it with its source first)."""
+        _addons.check_chart_source("source", source)
         if id in self._charts:
+            if source is not None and source != self._chart_sources[id]:
+                raise FmValidationError(
+                    "source", source.repository, f"the source {id} was first added with (add it with its source first)"
+                )
             return self._charts[id]
+        chosen = source or _addons.ChartSource.PUBLIC
+        pin = chosen.pin(pin)
+        values = chosen.apply(values)
+        self._chart_sources[id] = chosen
         chart = self.cluster.add_helm_chart(
             id,
             chart=pin.chart,
@@ -459,20 +477,32 @@ class GpuEksCluster(Construct):
         return chart
 
     def add_nvidia_device_plugin(
-        self, *, version: str | None = None, efa_plugin: bool = True, gpu_feature_discovery: bool = True
+        self,
+        *,
+        version: str | None = None,
+        efa_plugin: bool = True,
+        gpu_feature_discovery: bool = True,
+        source: _addons.ChartSource | None = None,
     ) -> eks.HelmChart:
-        """NVIDIA device plugin (``nvidia.com/gpu``); MOFED detection off when the EFA plugin runs (``efa_plugin``)."""
+        """NVIDIA device plugin (``nvidia.com/gpu``); MOFED detection off when the EFA plugin runs (``efa_plugin``).
+
+        ``source``: where the chart (and its image) come from, e.g. a private ECR registry
+        (:class:`~fmconstructs.eks.addons.ChartSource`); default the chart's public repository."""
         _addons.check_version("version", version)
         values = _addons.nvidia_device_plugin_values(efa_plugin=efa_plugin, gpu_feature_discovery=gpu_feature_discovery)
-        return self._chart("NvidiaDevicePlugin", _addons.NVIDIA_DEVICE_PLUGIN.with_version(version), values)
+        return self._chart("NvidiaDevicePlugin", _addons.NVIDIA_DEVICE_PLUGIN.with_version(version), values, source)
 
     def add_efa_device_plugin(
-        self, *, version: str | None = None, instance_types: Sequence[str] | None = None
+        self,
+        *,
+        version: str | None = None,
+        instance_types: Sequence[str] | None = None,
+        source: _addons.ChartSource | None = None,
     ) -> eks.HelmChart:
         """EFA device plugin (``vpc.amazonaws.com/efa``) from eks-charts.
 
         ``instance_types`` default: every catalog type with EFA (so groups added later are covered). A list of
-        instance type names (a bare ``str`` is refused).
+        instance type names (a bare ``str`` is refused). ``source``: see :meth:`add_nvidia_device_plugin`.
         """
         _addons.check_version("version", version)
         types = (
@@ -481,19 +511,27 @@ class GpuEksCluster(Construct):
             else instance_types
         )
         values = _addons.efa_device_plugin_values(types)
-        return self._chart("EfaDevicePlugin", _addons.EFA_DEVICE_PLUGIN.with_version(version), values)
+        return self._chart("EfaDevicePlugin", _addons.EFA_DEVICE_PLUGIN.with_version(version), values, source)
 
-    def add_dcgm_exporter(self, *, version: str | None = None, service_monitor: bool = False) -> eks.HelmChart:
-        """DCGM exporter: GPU metrics on port 9400 behind a ClusterIP Service with Prometheus scrape annotations."""
+    def add_dcgm_exporter(
+        self, *, version: str | None = None, service_monitor: bool = False, source: _addons.ChartSource | None = None
+    ) -> eks.HelmChart:
+        """DCGM exporter: GPU metrics on port 9400 behind a ClusterIP Service with Prometheus scrape annotations.
+        ``source``: see :meth:`add_nvidia_device_plugin`."""
         _addons.check_version("version", version)
         values = _addons.dcgm_exporter_values(service_monitor=service_monitor)
-        return self._chart("DcgmExporter", _addons.DCGM_EXPORTER.with_version(version), values)
+        return self._chart("DcgmExporter", _addons.DCGM_EXPORTER.with_version(version), values, source)
 
-    def add_nvidia_dra_driver(self, *, version: str | None = None) -> eks.HelmChart:
-        """NVIDIA DRA driver with ComputeDomains (IMEX across an NVLink domain) for P6e-GB200 UltraServers."""
+    def add_nvidia_dra_driver(
+        self, *, version: str | None = None, source: _addons.ChartSource | None = None
+    ) -> eks.HelmChart:
+        """NVIDIA DRA driver with ComputeDomains (IMEX across an NVLink domain) for P6e-GB200 UltraServers.
+
+        ``source``: see :meth:`add_nvidia_device_plugin`. P6e-GB200 node groups install the driver from its public
+        repository; for a private registry call this with ``source`` before :meth:`add_gpu_node_group`."""
         _addons.check_version("version", version)
         values = _addons.nvidia_dra_driver_values()
-        return self._chart("NvidiaDraDriver", _addons.NVIDIA_DRA_DRIVER.with_version(version), values)
+        return self._chart("NvidiaDraDriver", _addons.NVIDIA_DRA_DRIVER.with_version(version), values, source)
 
     def add_fsx_csi_driver(self, *, addon_version: str | None = None) -> eks.Addon:
         """The FSx for Lustre CSI driver as an EKS managed add-on (static volumes need no controller IAM role).
@@ -516,12 +554,22 @@ class GpuEksCluster(Construct):
                 self._fsx_csi_driver.node.add_dependency(self.system_node_group)
         return self._fsx_csi_driver
 
-    def add_gpu_addons(self) -> GpuAddons:
-        """The four GPU add-ons: NVIDIA device plugin, EFA device plugin, DCGM exporter and the FSx CSI driver."""
+    def add_gpu_addons(
+        self,
+        *,
+        nvidia_device_plugin_source: _addons.ChartSource | None = None,
+        efa_device_plugin_source: _addons.ChartSource | None = None,
+        dcgm_exporter_source: _addons.ChartSource | None = None,
+    ) -> GpuAddons:
+        """The four GPU add-ons: NVIDIA device plugin, EFA device plugin, DCGM exporter and the FSx CSI driver.
+
+        The ``*_source`` parameters choose where each chart comes from (default: its public repository; see
+        :class:`~fmconstructs.eks.addons.ChartSource`). The FSx CSI driver is an EKS managed add-on (images from
+        the EKS registry of the cluster's Region)."""
         return GpuAddons(
-            nvidia_device_plugin=self.add_nvidia_device_plugin(efa_plugin=True),
-            efa_device_plugin=self.add_efa_device_plugin(),
-            dcgm_exporter=self.add_dcgm_exporter(),
+            nvidia_device_plugin=self.add_nvidia_device_plugin(efa_plugin=True, source=nvidia_device_plugin_source),
+            efa_device_plugin=self.add_efa_device_plugin(source=efa_device_plugin_source),
+            dcgm_exporter=self.add_dcgm_exporter(source=dcgm_exporter_source),
             fsx_csi_driver=self.add_fsx_csi_driver(),
         )
 
