@@ -173,8 +173,13 @@ def _check_scope_id(scope: object, id: object) -> None:
 
 
 def _vpc_cidr(vpc: ec2.IVpc) -> str:
-    """The VPC's primary CIDR block; a VPC imported without it (``Vpc.from_vpc_attributes`` without
+    """The VPC's primary CIDR block. A VPC imported without it (``Vpc.from_vpc_attributes`` without
     ``vpc_cidr_block``) makes aws-cdk-lib raise ``CannotPerformOperationVpcCidr``."""
+    # A VPC created in this app: its literal CidrBlock (the template then says which network may connect, and
+    # cdk-nag's AwsSolutions-EC23 can evaluate the rule; it errors on a GetAtt). Otherwise the VpcCidrBlock reference.
+    resource = vpc.node.default_child
+    if isinstance(resource, ec2.CfnVPC) and isinstance(resource.cidr_block, str) and not is_token(resource.cidr_block):
+        return resource.cidr_block
     try:
         cidr = vpc.vpc_cidr_block
     except RuntimeError:
