@@ -256,3 +256,42 @@ def renamed(
 
 NOT_GIVEN: Any = _NOT_GIVEN
 """Default for a renamed keyword's new name, so that ``renamed`` can tell "not given" from an explicit value."""
+
+
+# --- construct arguments shared by every constructor ----------------------------------------------------------------
+
+
+def check_scope_id(scope: object, id: object) -> None:
+    """``scope`` a construct and ``id`` a non-empty str known at synthesis and unique among the scope's children,
+    checked before they reach jsii (which raises its own errors)."""
+    if not isinstance(scope, Construct):
+        raise FmTypeError("scope", scope, f"a Construct (got a {_type_name(scope)})")
+    check_str("id", id, allowed="a construct id (a non-empty str)", min_length=1)
+    if is_token(id):
+        raise FmValidationError("id", id, "a construct id known at synthesis (construct ids name template resources)")
+    assert isinstance(id, str)
+    if scope.node.try_find_child(id.replace("/", "--")) is not None:
+        raise FmValidationError("id", id, f"unique among the children of {scope.node.path or 'the app'}")
+
+
+def check_instance(parameter: str, value: object, expected: type | tuple[type, ...], what: str) -> Any:
+    """``isinstance`` with the library's error (for Python and jsii classes such as ``Duration``)."""
+    if not isinstance(value, expected):
+        raise FmTypeError(parameter, value, f"{what} (got a {_type_name(value)})")
+    return value
+
+
+def check_vpc(parameter: str, value: object) -> Any:
+    return check_construct(parameter, value, attribute="vpc_id", expected="an ec2.IVpc")
+
+
+def check_subnet(parameter: str, value: object) -> Any:
+    return check_construct(parameter, value, attribute="subnet_id", expected="an ec2.ISubnet")
+
+
+def check_optional_subnet(parameter: str, value: object) -> Any:
+    return None if value is None else check_subnet(parameter, value)
+
+
+def check_security_group(parameter: str, value: object) -> Any:
+    return check_construct(parameter, value, attribute="security_group_id", expected="an ec2.ISecurityGroup")

@@ -16,7 +16,11 @@ from typing import Any
 
 import aws_cdk as cdk
 
+from .._validate import check_instance
+from .._validate import check_scope_id as check_scope
 from ..errors import FmTypeError, FmValidationError, is_token
+
+__all__ = ["check_instance", "check_scope"]  # re-exported from fmconstructs._validate
 
 PrometheusDuration = str | cdk.Duration
 """A Prometheus duration string (``'30s'``, ``'1h30m'``, ``'1w'``, ``'500ms'``) or an ``aws_cdk.Duration``."""
@@ -159,20 +163,3 @@ def check_topic(parameter: str, value: object) -> Any:
     if not hasattr(value, "node") or not hasattr(value, "topic_arn"):
         raise FmTypeError(parameter, value, f"an sns.ITopic or a topic ARN (got a {_name(value)})")
     return value
-
-
-def check_instance(parameter: str, value: object, expected: type | tuple[type, ...], what: str) -> Any:
-    """``isinstance`` with the library's error (bools are not numbers, strings are not enums)."""
-    if not isinstance(value, expected):
-        raise FmTypeError(parameter, value, f"{what} (got a {_name(value)})")
-    return value
-
-
-def check_scope(scope: object, id: object) -> None:
-    """A construct scope and a construct id (checked before anything reaches jsii)."""
-    if not hasattr(scope, "node"):
-        raise FmTypeError("scope", scope, f"a Construct (got a {_name(scope)})")
-    if not isinstance(id, str):
-        raise FmTypeError("id", id, f"a str construct id (got a {_name(id)})")
-    if not id:
-        raise FmValidationError("id", id, "a non-empty construct id")

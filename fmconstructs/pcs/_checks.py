@@ -12,11 +12,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from aws_cdk import Duration
-from aws_cdk import aws_ec2 as ec2
-from constructs import Construct
 
-from .._validate import check_construct, check_str, is_token
+from .._validate import (
+    check_optional_subnet,
+    check_scope_id,
+    check_security_group,
+    check_str,
+    check_subnet,
+    check_vpc,
+    is_token,
+)
 from ..errors import FmTypeError, FmValidationError
+
+__all__ = [
+    "check_optional_subnet",
+    "check_scope_id",
+    "check_security_group",
+    "check_subnet",
+    "check_vpc",
+]
 
 #: PCS resource names (botocore PCS model 2023-02-10, shapes ``ClusterName``, ``ComputeNodeGroupName`` and
 #: ``QueueName`` of CreateCluster.clusterName, CreateComputeNodeGroup.computeNodeGroupName and CreateQueue.queueName):
@@ -36,18 +50,6 @@ MAX_IDLE_SECONDS = 10_000_000
 ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
 
 
-def check_scope_id(scope: object, id: object) -> None:
-    """``scope`` a construct and ``id`` a non-empty str, before they reach jsii (which raises its own TypeError)."""
-    if not isinstance(scope, Construct):
-        raise FmTypeError("scope", scope, f"a Construct (got a {type(scope).__name__})")
-    check_str("id", id, allowed="a non-empty construct id", min_length=1)
-    if is_token(id):
-        raise FmValidationError("id", id, "a construct id known at synthesis (construct ids name template resources)")
-    assert isinstance(id, str)
-    if scope.node.try_find_child(id.replace("/", "--")) is not None:
-        raise FmValidationError("id", id, f"unique among the children of {scope.node.path or 'the app'}")
-
-
 def check_name(parameter: str, value: object, length: tuple[int, int]) -> Any:
     """A PCS resource name (see :data:`NAME_PATTERN`) or None or a string token."""
     if value is None:
@@ -61,27 +63,6 @@ def check_name(parameter: str, value: object, length: tuple[int, int]) -> Any:
         max_length=high,
         allowed=f"{low}-{high} characters: a letter, then letters, digits or '-' (PCS API name)",
     )
-
-
-def check_vpc(parameter: str, value: object) -> ec2.IVpc:
-    vpc: ec2.IVpc = check_construct(parameter, value, attribute="vpc_id", expected="an ec2.IVpc")
-    return vpc
-
-
-def check_subnet(parameter: str, value: object) -> ec2.ISubnet:
-    subnet: ec2.ISubnet = check_construct(parameter, value, attribute="subnet_id", expected="an ec2.ISubnet")
-    return subnet
-
-
-def check_optional_subnet(parameter: str, value: object) -> ec2.ISubnet | None:
-    return None if value is None else check_subnet(parameter, value)
-
-
-def check_security_group(parameter: str, value: object) -> ec2.ISecurityGroup:
-    group: ec2.ISecurityGroup = check_construct(
-        parameter, value, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-    )
-    return group
 
 
 def check_tags(parameter: str, tags: object) -> dict[str, str] | None:

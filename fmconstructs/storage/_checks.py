@@ -1,15 +1,11 @@
-"""Checks shared by the storage constructs (the library-wide ones live in fmconstructs._validate)."""
+"""Checks shared by the storage constructs: the library-wide ones from :mod:`fmconstructs._validate`."""
 
 from __future__ import annotations
 
-from .._validate import check_construct, check_str
+from .._validate import check_scope_id as check_scope_and_id
 from ..errors import FmTypeError
 
-
-def check_scope_and_id(scope: object, id: object) -> None:
-    """A construct scope and a construct id (a non-empty str), before jsii sees them."""
-    check_construct("scope", scope, attribute="node", expected="a Construct (the scope)")
-    check_str("id", id, allowed="a construct id (a non-empty str)", min_length=1)
+__all__ = ["check_instance", "check_scope_and_id"]
 
 
 def check_instance(parameter: str, value: object, expected_type: type, expected: str) -> None:
