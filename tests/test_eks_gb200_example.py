@@ -154,8 +154,13 @@ def test_nodes_set_up_lustre_over_efa_before_kubelet(stack, template):
     # (cards 1, 5, 9, 13), so LNet uses 4. EKS UG fsx-csi-tuning-efa: the set-up runs as pre-bootstrap user data.
     data = gb200_launch_template(template)["UserData"]["Fn::Base64"]
     text = "".join(p if isinstance(p, str) else json.dumps(p) for p in data["Fn::Join"][1])
+    # the pre-bootstrap steps travel as an S3 asset: the shell part is the loader
+    assert "fmconstructs.bootstrap loader" in text
+    script = stack.gb200.launch_template.bootstrap.render()
     (line,) = [
-        shlex.split(line) for line in text.splitlines() if line.startswith("/usr/local/sbin/fmconstructs-lustre-mount ")
+        shlex.split(line)
+        for line in script.splitlines()
+        if line.startswith("/usr/local/sbin/fmconstructs-lustre-mount ")
     ]
     assert line[3] == "/fsx/fsx-training"
     assert line[5:] == ["4", "1", "p6e-gb200"]  # 4 EFA interfaces for LNet, GPUDirect Storage on, family

@@ -6,6 +6,7 @@ import json
 import shlex
 
 import pytest
+from aws_cdk import Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -240,6 +241,19 @@ def user_data_text(template, instance_type):
     return flat(launch_template_data(template, instance_type)["UserData"]["Fn::Base64"])
 
 
+def node_set_up_text(group):
+    """Every pre-bootstrap step of ``group`` (delivered as an S3 asset by default), references as JSON."""
+
+    def flat(value):
+        if isinstance(value, str):
+            return value
+        if "Fn::Join" in value:
+            return "".join(flat(part) for part in value["Fn::Join"][1])
+        return json.dumps(value)
+
+    return flat(Stack.of(group).resolve(group.launch_template.bootstrap.render()))
+
+
 def mount_lines(text):
     return [
         shlex.split(line) for line in text.splitlines() if line.startswith("/usr/local/sbin/fmconstructs-lustre-mount ")
@@ -300,7 +314,8 @@ def lustre_built():
 )
 def test_efa_file_system_is_set_up_before_kubelet_on_every_gpu_group(lustre_built, instance_type, efa_interfaces, gds):
     text = user_data_text(lustre_built[3], instance_type)
-    (line,) = mount_lines(text)  # the TCP file system is left to the CSI driver
+    (group,) = [g for g in lustre_built[1].values() if g.instance_spec.instance_type == instance_type]
+    (line,) = mount_lines(node_set_up_text(group))  # the TCP file system is left to the CSI driver
     assert line[3:] == [
         "/fsx/fsx-efa",
         "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network-online.target",
@@ -370,7 +385,7 @@ def test_tcp_file_system_can_be_mounted_on_hosts_when_asked(scene):
     )
     tcp_fs = LustreFileSystem(scene.stack, "TcpFs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
     cluster.add_lustre_volume("TcpVolume", tcp_fs, name="fsx-tcp", host_mount_point="/data")
-    (line,) = mount_lines(user_data_text(scene.template(), "p5en.48xlarge"))
+    (line,) = mount_lines(node_set_up_text(cluster.gpu_node_groups[0]))
     assert line[3] == "/data" and line[5:] == ["off", "0", "p5en"]
 
 

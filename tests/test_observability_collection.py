@@ -156,7 +156,9 @@ def test_embedded_archive_is_deterministic_and_small():
     a = "\n".join(node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS, login_node=True))
     b = "\n".join(node_collection_commands(remote_write_url=URL, region="us-east-1", labels=LABELS, login_node=True))
     assert a == b  # no timestamps: templates do not churn
-    assert len(a.encode()) < MAX_USER_DATA_BYTES * 9 // 16  # leaves room for the RAID, FSx and user steps
+    # Node groups deliver this text in an S3 asset by default (fmconstructs.bootstrap); inline delivery (a stack that
+    # cannot publish file assets, e.g. a StackSet template) must leave room for the RAID, FSx and user steps.
+    assert len(a.encode()) < MAX_USER_DATA_BYTES * 10 // 16
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from aws_cdk.assertions import Template
 from fmconstructs import CapacityBlock, FmValidationError
 from fmconstructs.observability.pcs import monitor_pcs_cluster
 from fmconstructs.observability.workspace import PrometheusWorkspace
-from fmconstructs.pcs import PcsAmi, PcsCluster
+from fmconstructs.pcs import PcsAmi, PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup
 from tests.conftest import ENV, new_scene
 
 
@@ -34,17 +34,19 @@ def monitored():
     return Template.from_stack(scene.stack), scene.stack
 
 
-def _user_data(template, instance_type):
-    for res in template.find_resources("AWS::EC2::LaunchTemplate").values():
-        data = res["Properties"]["LaunchTemplateData"]
-        if data.get("InstanceType") == instance_type:
-            return str(data["UserData"])
+def _node_set_up(stack, instance_type):
+    """Every step of the node group's bootstrap as one script (the node groups deliver it as an S3 asset)."""
+    for group in stack.node.find_all():
+        if isinstance(group, PcsLoginNodeGroup) and group.instance_type == instance_type:
+            return group.bootstrap.render()
+        if isinstance(group, PcsGpuNodeGroup) and group.instance_spec.instance_type == instance_type:
+            return group.bootstrap.render()
     raise AssertionError(instance_type)
 
 
 def test_gpu_nodes_run_the_agent_and_exporters(monitored):
-    template, _ = monitored
-    text = _user_data(template, "p5.48xlarge")
+    _, stack = monitored
+    text = _node_set_up(stack, "p5.48xlarge")
     assert "fm-prometheus-agent.service" in text and "fm-efa-textfile.timer" in text
     assert "fm-dcgm-exporter" in text
     assert "cluster: training" in text and "node_group: P5" in text and "instance_type: p5.48xlarge" in text
@@ -53,8 +55,8 @@ def test_gpu_nodes_run_the_agent_and_exporters(monitored):
 
 
 def test_login_node_collects_slurm_states(monitored):
-    template, _ = monitored
-    text = _user_data(template, "m7i.xlarge")
+    _, stack = monitored
+    text = _node_set_up(stack, "m7i.xlarge")
     assert "fm-slurm-textfile.timer" in text and "queue: login" in text
 
 

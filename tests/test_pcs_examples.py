@@ -59,7 +59,7 @@ def test_p5_gpu_queue_of_two_nodes_on_a_capacity_block(p5):
     assert sum(1 for i in interfaces if i["InterfaceType"] in ("efa", "efa-only")) == 32
 
 
-def test_p5_mounts_persistent2_lustre_at_fsx_with_s3_links(p5):
+def test_p5_mounts_persistent2_lustre_at_fsx_with_s3_links(p5, stacks):
     p5.has_resource_properties(
         "AWS::FSx::FileSystem", {"LustreConfiguration": Match.object_like({"DeploymentType": "PERSISTENT_2"})}
     )
@@ -67,8 +67,14 @@ def test_p5_mounts_persistent2_lustre_at_fsx_with_s3_links(p5):
     for lt in p5.find_resources("AWS::EC2::LaunchTemplate").values():
         parts = lt["Properties"]["LaunchTemplateData"]["UserData"]["Fn::Base64"]["Fn::Join"][1]
         text = "".join(p if isinstance(p, str) else json.dumps(p) for p in parts)
-        assert "fmconstructs-lustre-mount '" in text and "'/fsx'" in text
+        # the steps are an S3 asset; the loader carries the file system's deploy-time values
+        assert "fmconstructs.bootstrap loader" in text
         assert "DNSName" in text and "LustreMountName" in text
+    stack = stacks["FmPcsP5"]
+    assert isinstance(stack, PcsP5Stack)
+    for group in (stack.login, stack.gpu):
+        script = group.bootstrap.render()
+        assert "fmconstructs-lustre-mount '" in script and "'/fsx'" in script
 
 
 def test_p5_lustre_ports_open_to_the_cluster_group(p5):

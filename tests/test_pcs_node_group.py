@@ -16,6 +16,7 @@ from fmconstructs import (
     OnDemand,
     UltraServerCapacityBlock,
 )
+from fmconstructs.bootstrap import BootstrapDelivery
 from fmconstructs.compute.launch_template import MIME_BOUNDARY
 from fmconstructs.pcs import (
     IMEX_PROLOG_PATH,
@@ -165,14 +166,32 @@ def test_node_group_slurm_configuration(p5):
     )
 
 
-def test_user_data_is_a_mime_archive_with_scratch_and_the_hook(p5):
-    _, template = p5
+def test_user_data_is_a_mime_archive_with_the_bootstrap_loader(p5):
+    group, template = p5
     text = _rendered_user_data(template, "ClusterP5LaunchTemplate")
     assert text.startswith(f'Content-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\nMIME-Version: 1.0\n\n')
     assert f'--{MIME_BOUNDARY}\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n#!/bin/bash\n' in text
     assert text.endswith(f"\n\n--{MIME_BOUNDARY}--\n")
+    # asset delivery by default (the stack publishes file assets): the shell part is the loader, the steps are in S3
+    assert group.bootstrap.delivery is BootstrapDelivery.ASSET
+    assert "# fmconstructs.bootstrap loader" in text and "echo my-own-step" not in text
+
+
+def test_steps_run_scratch_first_and_the_hook_last(p5):
+    group, _ = p5
+    assert [step.name for step in group.bootstrap.steps] == ["nvme-raid", "commands"]
+    script = group.bootstrap.render()
+    assert script.index("fmconstructs-nvme-raid /scratch") < script.index("echo my-own-step")
+    assert IMEX_PROLOG_PATH not in script  # the cluster has no IMEX
+
+
+def test_inline_delivery_keeps_the_steps_in_the_user_data():
+    cluster = _cluster()
+    group = _gpu(cluster, bootstrap_delivery=BootstrapDelivery.INLINE)
+    group.add_user_data("echo my-own-step")
+    text = _rendered_user_data(Template.from_stack(cdk.Stack.of(cluster)), "ClusterGpuLaunchTemplate")
     assert text.index("fmconstructs-nvme-raid /scratch") < text.index("echo my-own-step")
-    assert IMEX_PROLOG_PATH not in text  # the cluster has no IMEX
+    assert "fmconstructs.bootstrap loader" not in text
 
 
 def test_node_role_policy_exists_before_nodes_register(p5):
@@ -408,9 +427,10 @@ def test_ultraserver_cluster_runs_the_imex_prolog_on_slurm_25_05_or_later(gb200)
             )
         },
     )
-    text = _rendered_user_data(template, "ClusterGb200LaunchTemplate")
+    text = group.bootstrap.render()
     assert f"cat > {IMEX_PROLOG_PATH} <<'FMCONSTRUCTS_EOF'" in text
     assert f"chmod 0755 {IMEX_PROLOG_PATH}" in text
+    assert "imex-prolog" in [step.name for step in group.bootstrap.steps]
 
 
 def test_gb200_interfaces_name_the_subnet(gb200):
@@ -469,9 +489,8 @@ def test_ultraserver_scaling_rules(overrides, message):
 def test_every_node_group_of_an_imex_cluster_installs_the_prolog():
     # The cluster's Prolog runs on every node, so non-UltraServer groups must have the script too.
     cluster = _cluster(enable_imex=True)
-    _gpu(cluster)
-    text = _rendered_user_data(Template.from_stack(cdk.Stack.of(cluster)), "ClusterGpuLaunchTemplate")
-    assert f"cat > {IMEX_PROLOG_PATH}" in text
+    group = _gpu(cluster)
+    assert f"cat > {IMEX_PROLOG_PATH}" in group.bootstrap.render()
 
 
 # --- login nodes ---------------------------------------------------------------------------------------------------
@@ -505,7 +524,8 @@ def test_login_node_group():
         },
     )
     text = _rendered_user_data(template, "ClusterLoginLaunchTemplate")
-    assert text.startswith("Content-Type: multipart/mixed") and "echo login-step" in text
+    assert text.startswith("Content-Type: multipart/mixed") and "fmconstructs.bootstrap loader" in text
+    assert login.bootstrap.delivery is BootstrapDelivery.ASSET and "echo login-step" in login.bootstrap.render()
 
 
 @pytest.mark.parametrize(
@@ -539,4 +559,13 @@ def test_mime_archive_holds_one_plain_shell_part():
     _gpu(cluster, instance_store_mount_point=None, user_data_commands=["echo only"])
     text = _rendered_user_data(Template.from_stack(cdk.Stack.of(cluster)), "ClusterGpuLaunchTemplate")
     assert text.count("#!/bin/bash") == 1 and text.count(f"--{MIME_BOUNDARY}\n") == 1
-    assert "Content-Transfer-Encoding" not in text and "echo only" in text
+    assert "Content-Transfer-Encoding" not in text and "fmconstructs.bootstrap loader" in text
+
+
+def test_login_group_without_steps_has_an_empty_shell_part_and_no_bootstrap_logs():
+    cluster = _cluster()
+    login = cluster.add_login_node_group("Login", ami=AMI)
+    template = Template.from_stack(cdk.Stack.of(cluster))
+    text = _rendered_user_data(template, "ClusterLoginLaunchTemplate")
+    assert "#!/bin/bash\n\n--" in text and login.bootstrap.asset is None
+    assert template.find_resources("AWS::Logs::LogGroup") == {}

@@ -1,7 +1,19 @@
-"""GPU compute: the launch template, the self-managed fleet and node-side user data."""
+"""GPU compute: the launch template, the self-managed fleet and node-side user data.
 
+The node-side set-up of a launch template is a :class:`~fmconstructs.bootstrap.NodeBootstrap`
+(``GpuLaunchTemplate.bootstrap``), delivered inline (default) or as an S3 asset (``bootstrap_delivery``).
+"""
+
+from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from .fleet import GpuAutoScalingGroup
 from .launch_template import GpuLaunchTemplate
 from .user_data import nvme_raid_commands, nvme_raid_script
 
-__all__ = ["GpuAutoScalingGroup", "GpuLaunchTemplate", "nvme_raid_commands", "nvme_raid_script"]
+__all__ = [
+    "BootstrapDelivery",
+    "GpuAutoScalingGroup",
+    "GpuLaunchTemplate",
+    "NodeBootstrap",
+    "nvme_raid_commands",
+    "nvme_raid_script",
+]

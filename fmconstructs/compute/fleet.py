@@ -122,6 +122,10 @@ class GpuAutoScalingGroup(Construct):
             ),
         )
 
+        # Asset delivery (launch template ``bootstrap_delivery=ASSET``): instances fetch their set-up as they boot, so
+        # the group waits for the node role's read and log permissions.
+        launch_template.bootstrap.add_dependent(self.resource)
+
         if notifications_topic is not None:
             self._allow_autoscaling_to_use_key(notifications_topic)
 

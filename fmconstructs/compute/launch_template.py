@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -33,12 +33,17 @@ from .._validate import (
     known,
     renamed,
 )
+from ..bootstrap import BootstrapDelivery, NodeBootstrap, text_size_bytes
+from ..bootstrap.size import size_errors
 from ..capacity import Capacity, OnDemand, ReservationTargetForm, subnet_label
 from ..catalog import InstanceSpec, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
 from ..networking.interfaces import EfaCardSelection, plan_network_interfaces
 from .user_data import check_user_data_size, nvme_raid_commands
+
+#: The step names the launch template gives its built-in set-up.
+NVME_RAID_STEP = "nvme-raid"
 
 DEFAULT_ROOT_VOLUME_SIZE_GIB = 200
 
@@ -120,6 +125,9 @@ class GpuLaunchTemplate(Construct):
         tags: Mapping[str, str] | None = None,
         user_data_format: UserDataFormat = UserDataFormat.SHELL,
         reservation_target_form: ReservationTargetForm | None = None,
+        bootstrap_delivery: BootstrapDelivery | None = BootstrapDelivery.INLINE,
+        bootstrap_role: iam.IRole | None = None,
+        bootstrap_name: str | None = None,
         node_count: int | None = None,
     ) -> None:
         """
@@ -166,6 +174,13 @@ class GpuLaunchTemplate(Construct):
             policy's consumer documents (:func:`reservation_target_form_for`: the reservation id on PCS Capacity
             Blocks, else the capacity's own form, the resource-group ARN first on an UltraServer block given both).
             Raises when the capacity was not given that form.
+        :param bootstrap_delivery: how the node-side set-up (:attr:`bootstrap`) reaches the nodes
+            (:class:`~fmconstructs.bootstrap.BootstrapDelivery`): INLINE (default) in the user data, checked against
+            EC2's 16 KB; ASSET as an S3 asset fetched by a small loader with ``bootstrap_role``; None: ASSET when a
+            role is known and the stack publishes file assets, else INLINE.
+        :param bootstrap_role: the node role for asset delivery (read on the asset object, write to the bootstrap
+            log group). Default: ``instance_profile.role`` when the profile has one.
+        :param bootstrap_name: names the nodes' bootstrap log files and log streams. Default: this construct's path.
         :param node_count: deprecated name of ``max_nodes`` (removed in 0.3.0).
         """
         max_nodes = renamed("node_count", node_count, "max_nodes", max_nodes)
@@ -194,6 +209,10 @@ class GpuLaunchTemplate(Construct):
             user_data_format=user_data_format,
             reservation_target_form=reservation_target_form,
         )
+        if bootstrap_delivery is not None:
+            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
+        if bootstrap_role is not None:
+            check_construct("bootstrap_role", bootstrap_role, attribute="role_arn", expected="an iam.IRole")
         super().__init__(scope, id)
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
         self.capacity: Capacity = capacity if capacity is not None else OnDemand()
@@ -230,7 +249,17 @@ class GpuLaunchTemplate(Construct):
         self._security_groups = groups
         self.connections = ec2.Connections(security_groups=[*groups, self.efa_security_group.security_group])
 
-        self.user_data = ec2.UserData.for_linux()
+        role = bootstrap_role
+        if role is None and instance_profile is not None:
+            role = getattr(instance_profile, "role", None)
+        #: The node-side set-up: ordered steps, delivered inline or as an S3 asset (see :mod:`fmconstructs.bootstrap`).
+        self.bootstrap = NodeBootstrap(
+            self,
+            "Bootstrap",
+            name=bootstrap_name,
+            delivery=bootstrap_delivery,
+            role=role,
+        )
         self.user_data_format = user_data_format
         self._mime_parts: list[tuple[str, str]] = []
         self.instance_store_mount_point = instance_store_mount_point
@@ -243,7 +272,7 @@ class GpuLaunchTemplate(Construct):
                     f"{instance_type} has no NVMe instance store; nothing is mounted at {instance_store_mount_point}",
                 )
             else:
-                self.user_data.add_commands(*raid)
+                self.bootstrap.add_step(NVME_RAID_STEP, raid)
 
         if placement_group is not None and self.capacity.is_capacity_block:
             add_warning(
@@ -296,7 +325,7 @@ class GpuLaunchTemplate(Construct):
                     ),
                 )
             ],
-            user_data=Lazy.uncached_string(_UserDataProducer(self.user_data, self._mime_parts, user_data_format)),
+            user_data=Lazy.uncached_string(_UserDataProducer(self)),
             tag_specifications=[
                 ec2.CfnLaunchTemplate.TagSpecificationProperty(
                     resource_type=resource_type,
@@ -315,7 +344,8 @@ class GpuLaunchTemplate(Construct):
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
 
-        self.node.add_validation(UserDataSizeValidation(self.resource))
+        # EC2's 16 KB, from the text this construct assembles (no read-back of the template through jsii).
+        self.node.add_validation(UserDataSizeCheck(self.user_data_text, self.bootstrap))
 
         self.launch_template: ec2.ILaunchTemplate = ec2.LaunchTemplate.from_launch_template_attributes(
             self, "Ref", launch_template_id=self.resource.ref, version_number=self.version_number
@@ -335,10 +365,33 @@ class GpuLaunchTemplate(Construct):
 
     # --- what later constructs need ----------------------------------------------------------------------------
     def add_user_data(self, *commands: str) -> None:
-        """Append shell commands to the node's user data (each a ``str``)."""
+        """Append shell commands to the node's set-up (each a ``str``): the bootstrap's trailing ``commands`` step."""
         for index, command in enumerate(commands):
             check_str(f"commands[{index}]", command)
-        self.user_data.add_commands(*commands)
+        self.bootstrap.add_commands(*commands)
+
+    @property
+    def user_data(self) -> NodeBootstrap:
+        """The node-side set-up (:attr:`bootstrap`). Before 0.3 an ``ec2.UserData``; the bootstrap keeps its
+        ``add_commands`` and ``render`` (every step as one script)."""
+        return self.bootstrap
+
+    def user_data_text(self) -> str | None:
+        """The user data before base64 encoding, as Python-side text (deploy-time values as tokens): the shell
+        script (inline steps or the asset loader), wrapped as MIME multi-part when the format asks for it."""
+        script = self.bootstrap.user_data_script()
+        if self.user_data_format is UserDataFormat.SHELL:
+            return script
+        parts = list(self._mime_parts)
+        if script is not None:
+            parts.append(('text/x-shellscript; charset="us-ascii"', script))
+        return render_mime_multipart(parts) if parts else None
+
+    def user_data_size_bytes(self) -> int:
+        """Bytes of the user data once CloudFormation has resolved it (Python-side estimate, see
+        :func:`fmconstructs.bootstrap.text_size_bytes`); 0 without user data."""
+        text = self.user_data_text()
+        return 0 if text is None else text_size_bytes(text, self.bootstrap.known_token_bytes)
 
     def add_user_data_part(self, content_type: str, body: str) -> None:
         """Add a MIME part (e.g. ``application/node.eks.aws`` with an AL2023 NodeConfig) before the shell part.
@@ -525,9 +578,31 @@ def _check_inputs(
 
 
 @jsii.implements(IValidation)
+class UserDataSizeCheck:
+    """Fails synthesis when user data would exceed EC2's 16 KB limit, computed from the Python-side text the
+    construct assembled (``text()``: shell lines, MIME parts, the loader; tokens at their bound), without resolving
+    the launch template through jsii. Asset delivery is checked too (its loader is small, but it is user data)."""
+
+    def __init__(self, text: Callable[[], str | None], bootstrap: NodeBootstrap | None = None) -> None:
+        self._text = text
+        self._bootstrap = bootstrap
+
+    def validate(self) -> list[str]:
+        text = self._text()
+        if text is None:
+            return []
+        known = self._bootstrap.known_token_bytes if self._bootstrap is not None else None
+        return size_errors(text_size_bytes(text, known))
+
+
+@jsii.implements(IValidation)
 class UserDataSizeValidation:
     """Fails synthesis when a launch template's rendered user data would exceed EC2's 16 KB limit
-    (``template.node.add_validation(UserDataSizeValidation(template))``)."""
+    (``template.node.add_validation(UserDataSizeValidation(template))``).
+
+    It resolves the whole ``LaunchTemplateData`` through jsii, which is slow (most of a GPU launch template's
+    synthesis time before 0.3): fmconstructs' own templates use :class:`UserDataSizeCheck`. Kept for templates built
+    elsewhere."""
 
     def __init__(self, template: ec2.CfnLaunchTemplate) -> None:
         self._template = template
@@ -542,29 +617,14 @@ class UserDataSizeValidation:
 
 @jsii.implements(IStringProducer)
 class _UserDataProducer:
-    """Renders user data at synthesis time, so commands added after construction are included."""
+    """Renders user data at synthesis time, so steps added after construction are included."""
 
-    def __init__(
-        self,
-        user_data: ec2.UserData,
-        mime_parts: Sequence[tuple[str, str]] = (),
-        user_data_format: UserDataFormat = UserDataFormat.SHELL,
-    ) -> None:
-        self._user_data = user_data
-        self._mime_parts = mime_parts
-        self._format = user_data_format
+    def __init__(self, template: GpuLaunchTemplate) -> None:
+        self._template = template
 
     def produce(self, context: IResolveContext) -> str | None:
-        rendered = self._user_data.render()
-        has_script = rendered.strip() not in ("", "#!/bin/bash")
-        if self._format is UserDataFormat.SHELL:
-            return Fn.base64(rendered) if has_script else None
-        parts = list(self._mime_parts)
-        if has_script:
-            parts.append(('text/x-shellscript; charset="us-ascii"', rendered))
-        if not parts:
-            return None
-        return Fn.base64(render_mime_multipart(parts))
+        text = self._template.user_data_text()
+        return Fn.base64(text) if text is not None else None
 
 
 def render_mime_multipart(parts: Sequence[tuple[str, str]]) -> str:

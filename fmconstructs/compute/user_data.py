@@ -5,7 +5,21 @@ from __future__ import annotations
 import re
 
 from .._validate import check_str
+from ..bootstrap.archive import embedded_files_commands
+from ..bootstrap.size import MAX_USER_DATA_BYTES as _MAX_USER_DATA_BYTES
+from ..bootstrap.size import REFERENCE_BYTES, check_user_data_size, estimated_size_bytes
 from ..errors import FmValidationError, is_token
+
+__all__ = [
+    "MAX_USER_DATA_BYTES",
+    "NVME_RAID_SCRIPT_PATH",
+    "check_user_data_size",
+    "embedded_files_commands",
+    "estimated_size_bytes",
+    "install_script_commands",
+    "nvme_raid_commands",
+    "nvme_raid_script",
+]
 
 # Whole-string patterns (fullmatch): a trailing newline never passes into the node script.
 _MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
@@ -80,73 +94,10 @@ def nvme_raid_script() -> str:
     return _NVME_RAID_SCRIPT
 
 
-# EC2 accepts at most 16 KB of user data before base64 encoding (EC2 User Guide "user-data": "User data is limited
-# to 16 KB, in raw form, before it is base64-encoded").
-MAX_USER_DATA_BYTES = 16 * 1024
-
-
-def embedded_files_commands(files: dict[str, tuple[str, int]], *, name: str) -> list[str]:
-    """Shell commands that unpack ``{path: (content, mode)}`` from a gzip-compressed, base64 tar in the user data.
-
-    Large node-side files (scripts, units) compressed this way take a third of their size, which keeps user data
-    under EC2's 16 KB limit. The archive is deterministic (fixed mtimes), so templates do not churn.
-    """
-    import base64
-    import gzip
-    import io
-    import tarfile
-
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for path, (content, mode) in sorted(files.items()):
-            if not path.startswith("/") or ".." in path.split("/"):
-                raise FmValidationError("path", path, "an absolute path without '..'")
-            data = content.encode()
-            info = tarfile.TarInfo(path.lstrip("/"))
-            info.size, info.mode, info.mtime, info.uname, info.gname = len(data), mode, 0, "root", "root"
-            tar.addfile(info, io.BytesIO(data))
-    payload = base64.b64encode(gzip.compress(buffer.getvalue(), mtime=0)).decode()
-    marker = "FMCONSTRUCTS_B64"
-    lines = [payload[i : i + 76] for i in range(0, len(payload), 76)]
-    return [
-        f"base64 -d > /tmp/{name}.tar.gz <<'{marker}'",
-        *lines,
-        marker,
-        f"tar -xzf /tmp/{name}.tar.gz -C / --no-same-owner",
-        f"rm -f /tmp/{name}.tar.gz",
-    ]
-
-
-# A reference (Ref/GetAtt/ImportValue) resolved at deploy time: counted at this many bytes, which covers ARNs, URLs
-# and ids of the resources fmconstructs references.
-_REFERENCE_BYTES = 160
-
-
-def estimated_size_bytes(resolved: object) -> int:
-    """Bytes of a resolved CloudFormation string (``Fn::Join`` of literals and references) once deployed."""
-    if isinstance(resolved, str):
-        return len(resolved.encode())
-    if isinstance(resolved, dict):
-        if "Fn::Join" in resolved:
-            separator, parts = resolved["Fn::Join"]
-            return len(str(separator).encode()) * max(len(parts) - 1, 0) + sum(estimated_size_bytes(p) for p in parts)
-        if "Fn::Base64" in resolved:
-            return estimated_size_bytes(resolved["Fn::Base64"])
-        return _REFERENCE_BYTES
-    if isinstance(resolved, list):
-        return sum(estimated_size_bytes(p) for p in resolved)
-    return len(str(resolved))
-
-
-def check_user_data_size(resolved: object) -> list[str]:
-    """Validation errors for user data over EC2's 16 KB limit (for ``node.add_validation``)."""
-    size = estimated_size_bytes(resolved)
-    if size <= MAX_USER_DATA_BYTES:
-        return []
-    return [
-        f"user data is about {size} bytes but EC2 accepts at most {MAX_USER_DATA_BYTES} bytes before base64 "
-        "encoding (EC2 User Guide 'user-data'): move large files to S3 or an AMI, or drop steps"
-    ]
+# EC2's 16 KB limit, the size estimate and the compressed files in user data live with the node bootstrap (the one
+# module that renders node-side delivery); re-exported here for callers of fmconstructs < 0.3.
+MAX_USER_DATA_BYTES = _MAX_USER_DATA_BYTES
+_REFERENCE_BYTES = REFERENCE_BYTES
 
 
 def install_script_commands(path: str, script: str, *args: str) -> list[str]:

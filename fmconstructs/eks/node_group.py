@@ -20,6 +20,11 @@
 - FSx for Lustre clients (:meth:`GpuNodeGroup.add_lustre_client`): pre-bootstrap shell in the user data installs the
   Lustre client, configures LNet over EFA (FSx for Lustre User Guide "Configuring EFA clients") and mounts the file
   system on the host, as the EKS User Guide "fsx-csi-tuning-efa" does with eksctl ``preBootstrapCommands``.
+- Pre-bootstrap steps are a :class:`~fmconstructs.bootstrap.NodeBootstrap` (``launch_template.bootstrap``): with
+  ``bootstrap_delivery=None`` (default) they travel as a content-addressed S3 asset fetched by a small loader in the
+  shell part of the user data (node role: read on that object only, write to the stack's bootstrap log group; the
+  node group waits for those permissions), or inline where the stack does not publish file assets;
+  ``BootstrapDelivery.INLINE`` forces the inline form. A group without pre-bootstrap steps has no shell part.
 """
 
 from __future__ import annotations
@@ -49,12 +54,13 @@ from .._validate import (
     same_zone,
     subnet_zone,
 )
+from ..bootstrap import BootstrapDelivery, default_bootstrap_name, step_name
 from ..capacity import Capacity, CapacityKind, OnDemand, UltraServerCapacityBlock
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, GpuLaunchTemplate, UserDataFormat
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
-from ..storage.client import lustre_efa_interfaces
+from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
 from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
@@ -109,6 +115,7 @@ class GpuNodeGroupOptions(TypedDict, total=False):
     node_role: iam.IRole | None
     enable_node_auto_repair: bool
     efa_interfaces_for_lustre: int | None
+    bootstrap_delivery: BootstrapDelivery | None
     max_size: int | float | None
     """Deprecated: ``max_nodes``."""
     min_size: int | float | None
@@ -239,6 +246,7 @@ class GpuNodeGroup(Construct):
         node_role: iam.IRole | None = None,
         enable_node_auto_repair: bool = True,
         efa_interfaces_for_lustre: int | None = None,
+        bootstrap_delivery: BootstrapDelivery | None = None,
         max_size: int | float | None = None,
         min_size: int | float | None = None,
         desired_size: int | float | None = None,
@@ -276,6 +284,8 @@ class GpuNodeGroup(Construct):
             systems (0: LNet over TCP). Default: the instance type's FSx default
             (``InstanceSpec.fsx_lustre_efa_interfaces``, FSx for Lustre User Guide "Configuring EFA clients"), capped
             by the EFA interfaces the node attaches.
+        :param bootstrap_delivery: how pre-bootstrap steps (Lustre clients) reach the nodes: default None, an S3
+            asset with a loader when the stack publishes file assets, else inline (see the module docstring).
         :param max_size: deprecated (removed in 0.3.0): ``max_nodes``.
         :param min_size: deprecated (removed in 0.3.0): ``min_nodes``.
         :param desired_size: deprecated (removed in 0.3.0): ``desired_nodes``.
@@ -328,6 +338,8 @@ class GpuNodeGroup(Construct):
         check_bool("enable_node_auto_repair", enable_node_auto_repair)
         efa_interfaces_for_lustre = self._known_count("efa_interfaces_for_lustre", efa_interfaces_for_lustre)
         checked_subnets = check_sequence("subnets", subnets, _check_subnet) if subnets is not None else None
+        if bootstrap_delivery is not None:
+            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
 
         super().__init__(scope, id)
         self.cluster = cluster
@@ -369,6 +381,9 @@ class GpuNodeGroup(Construct):
             instance_store_mount_point=None,
             user_data_format=UserDataFormat.MIME_MULTIPART,
             tags={"fmconstructs:eks-cluster": cluster.cluster_name},
+            bootstrap_delivery=bootstrap_delivery,
+            bootstrap_role=node_role or cluster.node_role,
+            bootstrap_name=default_bootstrap_name(self),
         )
         self._validate_subnets()
         # Fails now, not at the first add_lustre_client, when the count exceeds what the nodes have.
@@ -415,6 +430,9 @@ class GpuNodeGroup(Construct):
             taints=list(self.taints),
             enable_node_auto_repair=enable_node_auto_repair,
         )
+        # Nodes fetch their pre-bootstrap asset as they boot: the node role's permissions must exist first.
+        if self.nodegroup.node.default_child is not None:
+            self.launch_template.bootstrap.add_dependent(self.nodegroup.node.default_child)
 
     # --- deprecated names (removed in 0.3.0) ---------------------------------------------------------------------
     @property
@@ -607,7 +625,8 @@ class GpuNodeGroup(Construct):
             efa_interfaces_for_lustre=self.efa_interfaces_for_lustre,
             node_efa_interfaces=node_efa,
         )
-        self.launch_template.add_user_data(*commands)
+        self.launch_template.bootstrap.bound_value(file_system.mount_name, MOUNT_NAME_MAX_BYTES)
+        self.launch_template.bootstrap.add_step(step_name("lustre", mount_point), commands)
         if count is not None:
             # FSx for Lustre User Guide "Configuring EFA clients": at most 1,024 EFA connections per file system,
             # one per client EFA interface used for LNet; every node of the group (max_nodes) counts. The file system

@@ -34,11 +34,19 @@ derived from them).
 :attr:`PcsLoginNodeGroup.session_command` opens a Session Manager shell on a login node (the node role has
 ``AmazonSSMManagedInstanceCore`` by default; the operator needs the Session Manager plugin of the AWS CLI).
 
-User data, in order: the NVMe RAID0 scratch volume (from the launch template), the file-system mounts
-(:class:`FileSystemMount`, via the storage construct's ``mount_commands``), the IMEX prolog when the cluster enables
-it, ``user_data_commands``, then anything added later with :meth:`add_user_data` (the hook for your own steps). It
-is rendered as the MIME multi-part archive PCS requires (``UserDataFormat.MIME_MULTIPART`` of the launch template)
-and runs after the node registers with PCS, before ``slurmd`` starts.
+Node set-up (:attr:`bootstrap`, a :class:`~fmconstructs.bootstrap.NodeBootstrap`), in order: the NVMe RAID0 scratch
+volume (step ``nvme-raid``, from the launch template), the file-system mounts (``lustre-<mount point>``, via the
+storage construct's ``mount_commands``), the IMEX prolog when the cluster enables it (``imex-prolog``), then
+``user_data_commands`` and anything added later with :meth:`add_user_data` (``commands``, the hook for your own
+steps). The user data is the MIME multi-part archive PCS requires (``UserDataFormat.MIME_MULTIPART``); it runs after
+the node registers with PCS, before ``slurmd`` starts.
+
+**Delivery** (``bootstrap_delivery``, default None): the steps travel as a content-addressed S3 asset and the user
+data is a loader of under 2 KiB (it fetches the asset with the node role, which gets read on that object only,
+checks its sha256, runs each step once, logs to ``/var/log/fmconstructs/`` and to the stack's bootstrap log group,
+and fails the boot script on a failed step), whenever the stack's synthesizer publishes file assets; in a stack that
+does not (a StackSet template) they stay inline, as before 0.3, within EC2's 16 KB. ``BootstrapDelivery.INLINE``
+forces the old form. Asset delivery needs the AWS CLI on the AMI (see :mod:`fmconstructs.bootstrap.loader`).
 
 Note for the identity that deploys the stack: PCS needs ``ec2:DescribeCapacityReservations`` to create a Capacity
 Block node group, and the block must be scheduled or active at that time.
@@ -73,13 +81,14 @@ from .._validate import (
     same_zone,
     subnet_zone,
 )
+from ..bootstrap import BootstrapDelivery, NodeBootstrap, default_bootstrap_name, step_name
 from ..capacity import Capacity, CapacityKind, OnDemand
 from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
 from ..compute import GpuLaunchTemplate
-from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeValidation
+from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeCheck
 from ..errors import FmTypeError, FmValidationError
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
-from ..storage.client import lustre_efa_interfaces
+from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
 from ._checks import (
     NODE_GROUP_NAME_LENGTH,
@@ -185,6 +194,7 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
     root_volume_size_gib: int | float
     node_group_name: str | None
     tags: Mapping[str, str] | None
+    bootstrap_delivery: BootstrapDelivery | None
     max_instance_count: int | float | None
     """Deprecated: ``max_nodes`` (removed in 0.3.0)."""
     min_instance_count: int | float | None
@@ -205,26 +215,35 @@ class PcsLoginNodeGroupOptions(TypedDict, total=False):
     root_volume_size_gib: int | float
     node_group_name: str | None
     tags: Mapping[str, str] | None
+    bootstrap_delivery: BootstrapDelivery | None
     instance_count: int | float | None
     """Deprecated: ``nodes`` (removed in 0.3.0)."""
 
 
+IMEX_PROLOG_STEP = "imex-prolog"
+
+
+def _mime_text(bootstrap: NodeBootstrap) -> str:
+    """PCS's MIME archive around the bootstrap's script (the shebang alone when there are no steps)."""
+    return pcs_mime_user_data(bootstrap.user_data_script() or "#!/bin/bash")
+
+
 @jsii.implements(IStringProducer)
 class _MimeUserDataProducer:
-    """Renders the node's shell user data as PCS's MIME archive at synthesis (later commands included)."""
+    """Renders the node's set-up as PCS's MIME archive at synthesis (later steps included)."""
 
-    def __init__(self, user_data: ec2.UserData) -> None:
-        self._user_data = user_data
+    def __init__(self, bootstrap: NodeBootstrap) -> None:
+        self._bootstrap = bootstrap
 
     def produce(self, context: IResolveContext) -> str:
-        return Fn.base64(pcs_mime_user_data(self._user_data.render()))
+        return Fn.base64(_mime_text(self._bootstrap))
 
 
 class _PcsNodeGroupBase(Construct):
     """What GPU and login node groups share: the cluster, the instance profile, mounts and the user-data hook."""
 
     cluster: PcsCluster
-    user_data: ec2.UserData
+    bootstrap: NodeBootstrap
     resource: pcs.CfnComputeNodeGroup
     instance_profile: PcsInstanceProfile
     subnet: ec2.ISubnet
@@ -263,15 +282,17 @@ class _PcsNodeGroupBase(Construct):
             efa_interfaces_for_lustre=mount.efa_interfaces_for_lustre,
             node_efa_interfaces=node_efa,
         )
-        self.user_data.add_commands(
-            *fs.mount_commands(
+        self.bootstrap.bound_value(fs.mount_name, MOUNT_NAME_MAX_BYTES)
+        self.bootstrap.add_step(
+            step_name("lustre", mount.mount_point),
+            fs.mount_commands(
                 mount.mount_point,
                 # GPUDirect Storage only where there is EFA for Lustre; default otherwise.
                 gpudirect_storage=None if count else False,
                 instance_spec=spec,
                 efa_interfaces_for_lustre=mount.efa_interfaces_for_lustre,
                 node_efa_interfaces=node_efa,
-            )
+            ),
         )
         if count:
             fs.register_efa_clients(
@@ -296,8 +317,14 @@ class _PcsNodeGroupBase(Construct):
 
     def add_user_data(self, *commands: str) -> None:
         """The hook for your own node set-up: shell commands appended after the built-in steps (run as root, after
-        PCS registration and before ``slurmd`` starts; keep them idempotent, they run on every new node)."""
-        self.user_data.add_commands(*check_str_sequence("commands", commands))
+        PCS registration and before ``slurmd`` starts; keep them idempotent, they run on every new node). With asset
+        delivery they run with ``set -e``: a failing command fails the boot script."""
+        self.bootstrap.add_commands(*check_str_sequence("commands", commands))
+
+    @property
+    def user_data(self) -> NodeBootstrap:
+        """The node set-up (:attr:`bootstrap`); before 0.3 an ``ec2.UserData`` (``add_commands``, ``render`` kept)."""
+        return self.bootstrap
 
     @property
     def node_group_id(self) -> str:
@@ -353,6 +380,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     :param node_group_name: 3-25 characters, a letter then letters, digits or '-' (PCS
         ``CreateComputeNodeGroup.computeNodeGroupName``). Default: generated by CloudFormation.
     :param tags: tags of the node group and of its launch template's instances and volumes.
+    :param bootstrap_delivery: how the node set-up reaches the nodes (see the module docstring). Default None: an S3
+        asset with a loader when the stack publishes file assets, else inline.
     """
 
     def __init__(
@@ -381,6 +410,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         root_volume_size_gib: int | float = DEFAULT_ROOT_VOLUME_SIZE_GIB,
         node_group_name: str | None = None,
         tags: Mapping[str, str] | None = None,
+        bootstrap_delivery: BootstrapDelivery | None = None,
         max_instance_count: int | float | None = None,
         min_instance_count: int | float | None = None,
     ) -> None:
@@ -415,6 +445,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         root_gib: int = _check_root_volume(root_volume_size_gib)
         node_group_name = check_name("node_group_name", node_group_name, NODE_GROUP_NAME_LENGTH)
         tag_map = check_tags("tags", tags)
+        if bootstrap_delivery is not None:
+            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
         super().__init__(scope, id)
         instance_type = self.instance_spec.instance_type
         self.max_nodes = max_nodes
@@ -443,16 +475,20 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             root_volume_size_gib=root_gib,
             tags=tag_map,
             user_data_format=UserDataFormat.MIME_MULTIPART,  # PCS requires MIME multi-part user data
+            bootstrap_delivery=bootstrap_delivery,
+            bootstrap_role=self.instance_profile.role,
+            bootstrap_name=default_bootstrap_name(self),
         )
         self.connections = self.launch_template.connections
-        self.user_data = self.launch_template.user_data
+        self.bootstrap = self.launch_template.bootstrap
         self._add_mounts(mounts)
         if cluster.imex_enabled:
-            self.user_data.add_commands(
-                *imex_prolog_install_commands(IMEX_PROLOG_PATH, slurm_version=cluster.slurm_version.value)
+            self.bootstrap.add_step(
+                IMEX_PROLOG_STEP,
+                imex_prolog_install_commands(IMEX_PROLOG_PATH, slurm_version=cluster.slurm_version.value),
             )
         if commands:
-            self.user_data.add_commands(*commands)
+            self.bootstrap.add_commands(*commands)
 
         self.resource = pcs.CfnComputeNodeGroup(
             self,
@@ -619,6 +655,8 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         ``instance_count`` (deprecated alias until 0.3.0).
     :param ami: :class:`PcsAmi` with the PCS agent and Slurm (the sample AMIs work here).
     :param node_group_name: 3-25 characters, a letter then letters, digits or '-'. Default: generated.
+    :param bootstrap_delivery: how the node set-up (mounts, your commands, collectors) reaches the nodes: default
+        None, an S3 asset with a loader when the stack publishes file assets, else inline (see the module docstring).
     """
 
     def __init__(
@@ -638,6 +676,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         root_volume_size_gib: int | float = 100,
         node_group_name: str | None = None,
         tags: Mapping[str, str] | None = None,
+        bootstrap_delivery: BootstrapDelivery | None = None,
         instance_count: int | float | None = None,
     ) -> None:
         check_scope_id(scope, id)
@@ -656,6 +695,8 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         root_gib: int = _check_root_volume(root_volume_size_gib)
         node_group_name = check_name("node_group_name", node_group_name, NODE_GROUP_NAME_LENGTH)
         tag_map = check_tags("tags", tags)
+        if bootstrap_delivery is not None:
+            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
         super().__init__(scope, id)
         self._setup(cluster, instance_profile)
         self.instance_type = instance_type
@@ -663,10 +704,16 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         self.subnet = subnet or cluster.subnet
         groups = [cluster.security_group, *extra_groups]
         self.connections = ec2.Connections(security_groups=groups)
-        self.user_data = ec2.UserData.for_linux()
+        self.bootstrap = NodeBootstrap(
+            self,
+            "Bootstrap",
+            name=default_bootstrap_name(self),
+            delivery=bootstrap_delivery,
+            role=self.instance_profile.role,
+        )
         self._add_mounts(mounts)
         if commands:
-            self.user_data.add_commands(*commands)
+            self.bootstrap.add_commands(*commands)
 
         self.launch_template = ec2.CfnLaunchTemplate(
             self,
@@ -688,7 +735,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
                         ),
                     )
                 ],
-                user_data=Lazy.uncached_string(_MimeUserDataProducer(self.user_data)),
+                user_data=Lazy.uncached_string(_MimeUserDataProducer(self.bootstrap)),
                 tag_specifications=[
                     ec2.CfnLaunchTemplate.TagSpecificationProperty(
                         resource_type=resource_type,
@@ -699,7 +746,8 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
                 ],
             ),
         )
-        self.launch_template.node.add_validation(UserDataSizeValidation(self.launch_template))
+        # EC2's 16 KB, from the Python-side text (no read-back of the template through jsii).
+        self.launch_template.node.add_validation(UserDataSizeCheck(lambda: _mime_text(self.bootstrap), self.bootstrap))
         self.resource = pcs.CfnComputeNodeGroup(
             self,
             "Resource",

@@ -79,6 +79,9 @@ _FAMILY = re.compile(r"[a-z][a-z0-9-]*")
 # LustreFileSystemMountName "^([A-Za-z0-9_-]{1,8})$", FileSystemId "^(fs-[0-9a-f]{8,})$" (11-21 characters).
 _DNS_NAME = re.compile(r"(fs|fc)i?-[0-9a-f]{8,}\..{4,253}")
 _MOUNT_NAME = re.compile(r"[A-Za-z0-9_-]{1,8}")
+#: The longest mount name (FSx API LustreFileSystemMountName, 1-8 characters): what a node set-up's size estimate
+#: counts for a mount name known only at deploy time.
+MOUNT_NAME_MAX_BYTES = 8
 FILE_SYSTEM_ID_PATTERN = re.compile(r"fs-[0-9a-f]{8,}")
 
 # The node-side script. Arguments: DNS_NAME MOUNT_NAME MOUNT_POINT MOUNT_OPTIONS EFA GDS(0|1) FAMILY, where EFA is
