@@ -1,7 +1,8 @@
 """The fmconstructs example app: ``npx cdk synth`` (via cdk.json) synthesizes every example stack.
 
 Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
-FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts), FmImages (GPU node images).
+FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts), FmImages (GPU node images),
+FmPrivateP5 (no internet route).
 Later issues add stacks here.
 """
 
@@ -21,6 +22,7 @@ from examples.eks_stack import EksStack
 from examples.images_stack import ImagesStack
 from examples.observability_stack import ObservabilityStack
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
+from examples.private_stack import PrivatePcsP5Stack
 from examples.storage_stack import StorageStack
 
 
@@ -65,6 +67,13 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
             workspace=observability.workspace,
             description="fmconstructs example: GPU EKS cluster on one u-p6e-gb200x72 UltraServer "
             "(DRA ComputeDomains, FSx for Lustre over EFA)",
+        ),
+        "FmPrivateP5": PrivatePcsP5Stack(
+            app,
+            "FmPrivateP5",
+            workspace=observability.workspace,
+            description="fmconstructs example: Slurm on AWS PCS, 2 p5.48xlarge in subnets with no internet route "
+            "(VPC endpoints only, exporters from the image)",
         ),
     }
 

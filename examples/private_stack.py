@@ -31,7 +31,7 @@ from constructs import Construct
 
 from fmconstructs import CapacityBlock, CpuArchitecture
 from fmconstructs.networking import ClusterBackend, EndpointService, GpuClusterEndpoints
-from fmconstructs.observability.collection import NodeLabels, node_collection_commands
+from fmconstructs.observability.pcs import monitor_pcs_cluster
 from fmconstructs.observability.sources import ExporterSource
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.pcs import (
@@ -39,7 +39,6 @@ from fmconstructs.pcs import (
     PcsAmi,
     PcsCluster,
     PcsGpuNodeGroup,
-    PcsLoginNodeGroup,
     QueueSetting,
     SlurmVersion,
 )
@@ -69,33 +68,6 @@ def private_vpc(scope: Construct, id: str = "Vpc") -> ec2.Vpc:
     )
     vpc.add_flow_log("FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(log_group))
     return vpc
-
-
-def monitor_from_image(
-    node_group: PcsGpuNodeGroup | PcsLoginNodeGroup,
-    workspace: PrometheusWorkspace,
-    *,
-    cluster_label: str,
-    queue: str,
-    source: ExporterSource,
-) -> None:
-    """What ``monitor_pcs_cluster`` does for one node group, with an explicit exporter source: the collection
-    commands in the node's user data, remote write to ``workspace`` and what ``source`` needs on the node role."""
-    login = isinstance(node_group, PcsLoginNodeGroup)
-    instance_type = node_group.instance_type if login else node_group.instance_spec.instance_type  # type: ignore[union-attr]
-    node_group.add_user_data(
-        *node_collection_commands(
-            remote_write_url=workspace.remote_write_url,
-            region=Stack.of(node_group).region,
-            labels=NodeLabels(
-                cluster=cluster_label, node_group=node_group.node.id, queue=queue, instance_type=instance_type
-            ),
-            login_node=login,
-            exporter_source=source,
-        )
-    )
-    workspace.grant_remote_write(node_group.instance_profile.role)
-    source.grant_read(node_group.instance_profile.role)
 
 
 class PrivatePcsP5Stack(Stack):
@@ -141,8 +113,7 @@ class PrivatePcsP5Stack(Stack):
         acknowledge_node_role(self.cluster.instance_profile)
 
         self.workspace = workspace or PrometheusWorkspace(self, "Prometheus", alias=f"fmconstructs-{id}")
-        monitor_from_image(self.gpu, self.workspace, cluster_label=id, queue="gpu", source=EXPORTER_SOURCE)
-        monitor_from_image(self.login, self.workspace, cluster_label=id, queue="login", source=EXPORTER_SOURCE)
+        monitor_pcs_cluster(self.cluster, self.workspace, cluster_label=id, exporter_source=EXPORTER_SOURCE)
 
         add_cluster_outputs(self, self.cluster, self.gpu, self.queue)
         CfnOutput(

@@ -57,6 +57,12 @@ FIRING = {
         NODE,
         None,
     ),
+    "NodeBootstrapDownloadFailed": (
+        [("fm_bootstrap_download_failed", {**NODE, "component": "dcgm-exporter"}, "1x20")],
+        "10m",
+        {**NODE, "component": "dcgm-exporter"},
+        None,
+    ),
     "LustreFileSystemAlmostFull": (
         [
             ("node_filesystem_avail_bytes", {**NODE, "fstype": "lustre", "mountpoint": "/fsx"}, "5x30"),
@@ -82,6 +88,7 @@ FIRING = {
 }
 
 HEALTHY = [
+    ("fm_bootstrap_download_failed", {**NODE, "component": "dcgm-exporter"}, "0x60"),
     ("DCGM_FI_DEV_XID_ERRORS", GPU, "0x60"),
     ("DCGM_FI_DEV_ROW_REMAP_FAILURE", GPU, "0x60"),
     ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", GPU, "0x60"),

@@ -21,6 +21,7 @@ EXPECTED_STACKS = {
     "FmEksGb200",
     "FmObservability",
     "FmImages",
+    "FmPrivateP5",
 }
 
 

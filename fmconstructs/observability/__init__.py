@@ -16,6 +16,7 @@ from .grafana import (
 )
 from .metrics import ALL_METRICS, dcgm_counters_csv, efa_metric
 from .rules import AlertRule, AlertThresholds, RuleGroup, Severity, default_rule_groups, rules_yaml
+from .sources import ExporterSource, ExporterSourceKind
 from .workspace import PrometheusWorkspace, alertmanager_config
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "AlertRule",
     "AlertThresholds",
     "Dashboard",
+    "ExporterSource",
+    "ExporterSourceKind",
     "GrafanaAccountAccess",
     "GrafanaAuthentication",
     "GrafanaNetworkAccess",

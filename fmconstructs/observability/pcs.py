@@ -14,15 +14,22 @@ from constructs import IConstruct
 from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
 from .collection import NodeLabels, check_cluster_label, node_collection_commands
+from .sources import ExporterSource
 from .workspace import PrometheusWorkspace
 
 
 @jsii.implements(IAspect)
 class _MonitorPcsNodeGroups:
     def __init__(
-        self, cluster: PcsCluster, workspace: PrometheusWorkspace, cluster_label: str, scrape_interval: str
+        self,
+        cluster: PcsCluster,
+        workspace: PrometheusWorkspace,
+        cluster_label: str,
+        scrape_interval: str,
+        exporter_source: ExporterSource,
     ) -> None:
         self._cluster = cluster
+        self._exporter_source = exporter_source
         self._workspace = workspace
         self._cluster_label = cluster_label
         self._scrape_interval = scrape_interval
@@ -49,9 +56,11 @@ class _MonitorPcsNodeGroups:
                 labels=labels,
                 login_node=login,
                 scrape_interval=self._scrape_interval,
+                exporter_source=self._exporter_source,
             )
         )
         self._workspace.grant_remote_write(node.instance_profile.role)
+        self._exporter_source.grant_read(node.instance_profile.role)
 
 
 def _queues_of(node_group: PcsGpuNodeGroup | PcsLoginNodeGroup) -> str | None:
@@ -70,15 +79,22 @@ def monitor_pcs_cluster(
     *,
     cluster_label: str,
     scrape_interval: PrometheusDuration = "30s",
+    exporter_source: ExporterSource | None = None,
 ) -> None:
     """Send metrics from every node group of ``cluster`` to ``workspace``, labelled ``cluster=<cluster_label>``.
 
     :param cluster_label: 1-128 letters, digits or ``_.:/+-`` (a deploy-time value is fine: user data resolves it).
     :param scrape_interval: how often the node agents scrape: a positive Prometheus duration (``'30s'``, ``'1m30s'``,
         ``'500ms'``) or ``Duration``. Default ``'30s'``.
+    :param exporter_source: where nodes get node_exporter, the Prometheus agent and dcgm-exporter:
+        ``ExporterSource.IMAGE`` (installed by ``GpuNodeImage``; nothing is downloaded), ``ExporterSource.s3_mirror``
+        (read on that prefix only) or ``ExporterSource.INTERNET`` (GitHub and nvcr.io at boot; the default). A failed
+        install is logged and raises ``NodeBootstrapDownloadFailed``.
     """
     check_instance("cluster", cluster, PcsCluster, "a PcsCluster")
     check_instance("workspace", workspace, PrometheusWorkspace, "a PrometheusWorkspace")
     check_cluster_label(cluster_label)
     interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
-    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval))
+    source = ExporterSource.INTERNET if exporter_source is None else exporter_source
+    check_instance("exporter_source", source, ExporterSource, "an ExporterSource")
+    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval, source))
