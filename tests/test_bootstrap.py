@@ -12,6 +12,7 @@ import math
 import os
 import subprocess
 import tarfile
+from collections.abc import Hashable
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -657,3 +658,85 @@ def test_everything_is_a_token_bootstrap_synthesizes():
     Template.from_stack(stack)
     assert boot.asset is not None
     assert stack.node.try_find_child(NodeBootstrapLogs.ID) is None  # the given group is used
+
+
+# --- a sweep of unusual values: only the library's errors escape ----------------------------------------------------
+
+
+def _weird(stack: cdk.Stack) -> list[object]:
+    return [
+        None,
+        True,
+        0,
+        -1,
+        1.5,
+        math.nan,
+        math.inf,
+        "",
+        " ",
+        "x\n",
+        "\x00",
+        "é",
+        "a" * 5000,
+        [],
+        [None],
+        {},
+        {"a": "b"},
+        (),
+        object(),
+        b"x",
+        cdk.CfnParameter(stack, "WeirdS").value_as_string,
+        cdk.CfnParameter(stack, "WeirdN", type="Number").value_as_number,
+        10**30,
+        stack,
+    ]
+
+
+SWEEP_IDS = iter(range(1_000_000))
+
+
+def _sweep(make) -> None:
+    stack = _stack(f"Sweep{next(SWEEP_IDS)}")
+    raw = []
+    for value in _weird(stack):
+        try:
+            make(stack, value, f"X{next(SWEEP_IDS)}")
+        except FmValidationError:
+            pass
+        except Exception as error:  # the point: nothing else may escape
+            raw.append(f"{value!r:.40}: {type(error).__name__}: {error}"[:300])
+    assert raw == []
+
+
+@pytest.mark.parametrize("parameter", ["name", "delivery", "role", "log_group"])
+def test_sweep_node_bootstrap(parameter):
+    _sweep(lambda stack, value, id: NodeBootstrap(stack, id, **{parameter: value}))
+
+
+@pytest.mark.parametrize("parameter", ["bootstrap_delivery", "bootstrap_role", "bootstrap_name"])
+def test_sweep_launch_template_bootstrap_parameters(parameter):
+    _sweep(
+        lambda stack, value, id: GpuLaunchTemplate(
+            stack, id, instance_type="p5.48xlarge", vpc=_vpc(stack), **{parameter: value}
+        )
+    )
+
+
+def test_sweep_steps_and_hooks():
+    def boot(stack):
+        found = stack.node.try_find_child("Target")
+        return found if found is not None else NodeBootstrap(stack, "Target")
+
+    _sweep(lambda stack, value, _: boot(stack).add_step(value))
+    _sweep(lambda stack, value, _: boot(stack).add_step("ok", value))
+    _sweep(lambda stack, value, _: boot(stack).add_step("ok", files=value))
+    _sweep(lambda stack, value, _: boot(stack).add_step("ok", files={"/a": value}))
+    # (a dict cannot have an unhashable key: those values are not passed)
+    _sweep(
+        lambda stack, value, _: (
+            boot(stack).add_step("ok", files={value: ("x", 0o644)}) if isinstance(value, Hashable) else None
+        )
+    )
+    _sweep(lambda stack, value, _: boot(stack).add_commands(value))
+    _sweep(lambda stack, value, _: boot(stack).bound_value(value, 8))
+    _sweep(lambda stack, value, _: boot(stack).bound_value("x", value))

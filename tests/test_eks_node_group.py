@@ -16,11 +16,13 @@ from conftest import new_scene
 from fmconstructs import (
     CapacityBlock,
     CapacityReservation,
+    FmTypeError,
     FmValidationError,
     OnDemand,
     UltraServerCapacityBlock,
     WarningId,
 )
+from fmconstructs.bootstrap import BootstrapDelivery
 from fmconstructs.eks import NVIDIA_DRA_DRIVER, GpuEksCluster
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration
 
@@ -326,6 +328,51 @@ def test_efa_file_system_is_set_up_before_kubelet_on_every_gpu_group(lustre_buil
     assert "EfaFs" in line[1] and "DNSName" in line[1] and "LustreMountName" in line[2]
     # The shell part follows the nodeadm part, so cloud-init runs it before nodeadm-run starts kubelet.
     assert text.index("application/node.eks.aws") < text.index("text/x-shellscript")
+
+
+def test_lustre_set_up_is_an_s3_asset_and_the_nodes_wait_for_its_permissions(lustre_built):
+    _, groups, _, template = lustre_built
+    for group in groups.values():
+        bootstrap = group.launch_template.bootstrap
+        assert bootstrap.delivery is BootstrapDelivery.ASSET and bootstrap.asset is not None
+        assert [step.name for step in bootstrap.steps] == ["lustre-fsx-fsx-efa"]
+    # the managed node groups depend on the node role's policy that grants read on the asset and the log writes
+    policy_ids = [
+        k for k in template.find_resources("AWS::IAM::Policy") if k.startswith("ClusterNodeRoleDefaultPolicy")
+    ]
+    gpu_nodegroups = [
+        r
+        for k, r in template.find_resources("AWS::EKS::Nodegroup").items()
+        if not k.startswith("ClusterNodegroupSystem")
+    ]
+    assert len(gpu_nodegroups) == 3
+    for nodegroup in gpu_nodegroups:
+        assert set(policy_ids) <= set(nodegroup.get("DependsOn", [])), nodegroup.get("DependsOn")
+
+
+def test_groups_without_pre_bootstrap_steps_have_no_shell_part(scene):
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group("P5en", instance_type="p5en.48xlarge", max_nodes=1)
+    text = user_data_text(scene.template(), "p5en.48xlarge")
+    assert "application/node.eks.aws" in text and "text/x-shellscript" not in text
+    assert group.launch_template.bootstrap.asset is None
+
+
+def test_pre_bootstrap_steps_can_stay_inline(scene):
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group(
+        "P5en", instance_type="p5en.48xlarge", max_nodes=1, bootstrap_delivery=BootstrapDelivery.INLINE
+    )
+    group.launch_template.add_user_data("echo pre-bootstrap")
+    text = user_data_text(scene.template(), "p5en.48xlarge")
+    assert "echo pre-bootstrap" in text and "fmconstructs.bootstrap loader" not in text
+
+
+@pytest.mark.parametrize("value", ["asset", True, 1, object()])
+def test_bootstrap_delivery_must_be_the_enum(scene, value):
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    with pytest.raises(FmTypeError, match="bootstrap_delivery"):
+        cluster.add_gpu_node_group("P5en", instance_type="p5en.48xlarge", max_nodes=1, bootstrap_delivery=value)
 
 
 def test_lustre_clients_record_the_efa_interfaces(lustre_built):

@@ -154,3 +154,35 @@ def test_operator_properties(scene):
     assert fleet.connections is lt.connections
     assert "describe-auto-scaling-groups" in json.dumps(resolve(fleet.describe_command))
     assert (fleet.min_nodes, fleet.max_nodes, fleet.desired_nodes, fleet.total_gpus) == (1, 3, 2, 16)
+
+
+def test_self_managed_fleet_can_take_its_set_up_from_an_s3_asset(scene):
+    """Issue 11 §2: the self-managed backend uses the same node bootstrap; the group waits for the role's grants."""
+    from aws_cdk import aws_iam as iam
+
+    from fmconstructs.bootstrap import BootstrapDelivery
+
+    role = iam.Role(scene.stack, "NodeRole", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
+    profile = iam.InstanceProfile(scene.stack, "Profile", role=role)
+    lt = make_lt(scene, instance_profile=profile, bootstrap_delivery=BootstrapDelivery.ASSET)
+    assert lt.bootstrap.role is role  # default: the instance profile's role
+    lt.add_user_data("echo set-up")
+    GpuAutoScalingGroup(scene.stack, "Fleet", launch_template=lt, min_nodes=1, max_nodes=1)
+    template = scene.template()
+    (asg,) = template.find_resources("AWS::AutoScaling::AutoScalingGroup").values()
+    assert any(dep.startswith("NodeRoleDefaultPolicy") for dep in asg["DependsOn"])
+    (data,) = [
+        r["Properties"]["LaunchTemplateData"] for r in template.find_resources("AWS::EC2::LaunchTemplate").values()
+    ]
+    text = json.dumps(data["UserData"])
+    assert "fmconstructs.bootstrap loader" in text and "echo set-up" not in text
+
+
+def test_launch_templates_stay_inline_by_default(scene):
+    lt = make_lt(scene)
+    lt.add_user_data("echo set-up")
+    (data,) = [
+        r["Properties"]["LaunchTemplateData"]
+        for r in scene.template().find_resources("AWS::EC2::LaunchTemplate").values()
+    ]
+    assert "echo set-up" in json.dumps(data["UserData"])

@@ -320,3 +320,23 @@ def test_pcs_examples_output_the_bootstrap_log_group(app_out):
         outputs = Template.from_stack(stacks[name]).to_json()["Outputs"]
         assert outputs["NodeBootstrapLogGroup"]["Value"] == f"/fmconstructs/node-bootstrap/{name}"
         assert "boot runs" in outputs["NodeBootstrapLogGroup"]["Description"]
+
+
+def test_every_script_of_the_pcs_example_assets_passes_shellcheck(app_out, tmp_path):
+    """The runner, each step's run.sh and every script a step installs (files with a shebang)."""
+    shellcheck = shutil.which("shellcheck")
+    assert shellcheck, "shellcheck is missing: `make test` installs it"
+    stacks, _ = app_out
+    groups = [stacks["FmPcsP5"].gpu, stacks["FmPcsP5"].login, stacks["FmPcsGb200"].gpu]  # type: ignore[attr-defined]
+    checked = 0
+    for number, group in enumerate(groups):
+        data, _ = group.bootstrap.archive()
+        for name, (content, _) in read_tar_gz(data).items():
+            first = content.split(b"\n", 1)[0]
+            if first.startswith(b"#!") and (b"bash" in first or b"/sh" in first) and b"python" not in first:
+                path = tmp_path / f"{number}-{name.replace('/', '_')}"
+                path.write_bytes(content)
+                proc = subprocess.run([shellcheck, str(path)], capture_output=True, text=True)
+                assert proc.returncode == 0, (name, proc.stdout)
+                checked += 1
+    assert checked >= 12

@@ -109,6 +109,7 @@ GPU = [
     "root_volume_size_gib",
     "node_group_name",
     "tags",
+    "bootstrap_delivery",
     "max_instance_count",
     "min_instance_count",
 ]
@@ -124,6 +125,7 @@ LOGIN = [
     "root_volume_size_gib",
     "node_group_name",
     "tags",
+    "bootstrap_delivery",
     "instance_count",
 ]
 

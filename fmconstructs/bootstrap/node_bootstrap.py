@@ -284,7 +284,10 @@ class NodeBootstrap(Construct):
         check_str("name", name, pattern=STEP_NAME, allowed="1-40 lowercase letters, digits or '-'")
         lines = tuple(check_str_sequence("commands", commands))
         checked: dict[str, tuple[str, int]] = {}
+        if files is not None and not isinstance(files, Mapping):
+            raise FmTypeError("files", files, "a mapping of absolute path to (text, mode)")
         for path, entry in (files or {}).items():
+            check_str("files (path)", path)
             check_node_path("files (path)", path)
             if not isinstance(entry, tuple) or len(entry) != 2:
                 raise FmTypeError(f"files[{path!r}]", entry, "a (text, mode) pair")
@@ -433,11 +436,18 @@ class NodeBootstrap(Construct):
                 actions=["s3:GetObject"], resources=[self.asset.bucket.arn_for_objects(self.asset.s3_object_key)]
             )
         )
-        write = log_group.grant(self.role, "logs:CreateLogStream", "logs:PutLogEvents")
-        for dependent in self._dependents:
-            if read.policy_dependable is not None:
-                dependent.node.add_dependency(read.policy_dependable)
-            write.apply_before(dependent)
+        log_group.grant(self.role, "logs:CreateLogStream", "logs:PutLogEvents")
+        # The role's policy that now holds both statements (iam.Role: "DefaultPolicy"; a mutable imported role:
+        # "Policy"). Found by id: AddToPrincipalPolicyResult.policy_dependable does not carry its roots through jsii.
+        policies = [
+            child
+            for child in (self.role.node.try_find_child(name) for name in ("DefaultPolicy", "Policy"))
+            if child is not None
+        ]
+        if read.statement_added:
+            for dependent in self._dependents:
+                for policy in policies:
+                    dependent.node.add_dependency(policy)
         self._known_bytes = {self.asset.s3_bucket_name: BUCKET_NAME_BYTES}
         self._loader = render_loader(
             name=self.name,

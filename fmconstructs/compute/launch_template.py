@@ -34,6 +34,7 @@ from .._validate import (
     renamed,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, text_size_bytes
+from ..bootstrap.loader import NAME_PATTERN
 from ..bootstrap.size import size_errors
 from ..capacity import Capacity, OnDemand, ReservationTargetForm, subnet_label
 from ..catalog import InstanceSpec, get_instance_spec
@@ -213,6 +214,12 @@ class GpuLaunchTemplate(Construct):
             check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
         if bootstrap_role is not None:
             check_construct("bootstrap_role", bootstrap_role, attribute="role_arn", expected="an iam.IRole")
+        if bootstrap_name is not None:
+            check_str(
+                "bootstrap_name", bootstrap_name, pattern=NAME_PATTERN, allowed="1-64 letters, digits, '.', '_' or '-'"
+            )
+            if is_token(bootstrap_name):
+                raise FmValidationError("bootstrap_name", bootstrap_name, "a name known at synthesis")
         super().__init__(scope, id)
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
         self.capacity: Capacity = capacity if capacity is not None else OnDemand()
