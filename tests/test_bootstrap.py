@@ -713,6 +713,19 @@ def test_sweep_node_bootstrap(parameter):
     _sweep(lambda stack, value, id: NodeBootstrap(stack, id, **{parameter: value}))
 
 
+@pytest.mark.parametrize("parameter", ["retention", "removal_policy"])
+def test_sweep_bootstrap_logs(parameter):
+    _sweep(lambda stack, value, id: NodeBootstrapLogs(stack, id, **{parameter: value}))
+
+
+def test_bootstrap_logs_settings_are_kept_when_created_first():
+    stack = _stack()
+    NodeBootstrapLogs(stack, NodeBootstrapLogs.ID, retention=logs.RetentionDays.THREE_MONTHS)
+    boot = NodeBootstrap(stack, "Boot", role=_role(stack))
+    boot.add_commands("echo x")
+    Template.from_stack(stack).has_resource_properties("AWS::Logs::LogGroup", {"RetentionInDays": 90})
+
+
 @pytest.mark.parametrize("parameter", ["bootstrap_delivery", "bootstrap_role", "bootstrap_name"])
 def test_sweep_launch_template_bootstrap_parameters(parameter):
     _sweep(

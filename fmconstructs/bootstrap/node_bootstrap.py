@@ -123,7 +123,11 @@ class NodeBootstrapLogs(Construct):
     Logs in this Region use the key for this log group only (CloudWatch Logs User Guide "Encrypt log data in
     CloudWatch Logs using AWS KMS": principal ``logs.<region>.amazonaws.com``, ``kms:Encrypt*``, ``kms:Decrypt*``,
     ``kms:ReEncrypt*``, ``kms:GenerateDataKey*``, ``kms:Describe*``, condition ``ArnEquals``
-    ``kms:EncryptionContext:aws:logs:arn``); nodes need no KMS permission to put events.
+    ``kms:EncryptionContext:aws:logs:arn``). Nodes get no KMS permission: CloudWatch Logs encrypts with the key itself
+    (that ``PutLogEvents`` callers need none is UNCONFIRMED here, not tried against an encrypted group).
+
+    Other settings: create it yourself before the first node group, ``NodeBootstrapLogs(stack, NodeBootstrapLogs.ID,
+    retention=..., removal_policy=...)``, or give each bootstrap a ``log_group``.
     """
 
     ID = "FmNodeBootstrapLogs"
@@ -461,10 +465,14 @@ class NodeBootstrap(Construct):
 
     @property
     def log_group(self) -> logs.ILogGroup | None:
-        """Where asset runs are logged (None for inline delivery)."""
+        """Where asset runs are logged: the given group, or the stack's :class:`NodeBootstrapLogs` once a step exists
+        (None for inline delivery and before the first step)."""
         if self.delivery is not BootstrapDelivery.ASSET:
             return None
-        return self._log_group or NodeBootstrapLogs.of(self).log_group
+        if self._log_group is not None:
+            return self._log_group
+        shared = Stack.of(self).node.try_find_child(NodeBootstrapLogs.ID)
+        return shared.log_group if isinstance(shared, NodeBootstrapLogs) else None
 
 
 def default_bootstrap_name(scope: IConstruct) -> str:

@@ -89,7 +89,10 @@ class GpuLaunchTemplate(Construct):
     """A launch template for GPU nodes with every EFA interface the instance type supports.
 
     Secure by default: IMDSv2 required, encrypted gp3 root volume, no public IP, security groups only on the
-    interfaces. User data assembles the NVMe instance-store disks into one RAID0 volume (default ``/scratch``).
+    interfaces. The node set-up (:attr:`bootstrap`, a :class:`~fmconstructs.bootstrap.NodeBootstrap`) assembles the
+    NVMe instance-store disks into one RAID0 volume (default ``/scratch``) and runs what :meth:`add_user_data` adds;
+    it is inline user data by default, or an S3 asset with a small loader (``bootstrap_delivery``). EC2's 16 KB
+    user-data limit is checked at synthesis from the text this construct assembles (:class:`UserDataSizeCheck`).
 
     Deploy-time values (CDK tokens) are accepted for ids, names, ``max_nodes``, ``root_volume_size_gib``,
     ``http_put_response_hop_limit``, ``image_id`` and the capacity's reservation id, size and zone; the checks that

@@ -592,8 +592,10 @@ class GpuNodeGroup(Construct):
     def add_lustre_client(self, file_system: LustreFileSystemBase, *, mount_point: str) -> LustreClient:
         """Mount ``file_system`` at ``mount_point`` on every node of this group, configured before kubelet starts.
 
-        The commands (:meth:`LustreFileSystemBase.mount_commands`) go into the shell part of the launch template's
-        MIME user data: cloud-init runs it before the AL2023 node joins the cluster (amazon-eks-ami
+        The commands (:meth:`LustreFileSystemBase.mount_commands`) are the node bootstrap's step
+        ``lustre-<mount point>``, run from the shell part of the launch template's MIME user data (the asset loader,
+        or the commands themselves with inline delivery): cloud-init runs it before the AL2023 node joins the cluster
+        (amazon-eks-ami
         ``nodeadm-run.service`` starts ``After=... cloud-final.service``), which is where the EKS User Guide
         "fsx-csi-tuning-efa" puts the same steps (eksctl ``preBootstrapCommands``: Lustre client, LNet over EFA, host
         mount). They install the Lustre client, configure LNet over EFA on :attr:`LustreClient.efa_interfaces`
