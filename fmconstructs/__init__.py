@@ -1,11 +1,13 @@
 """fmconstructs: AWS CDK v2 constructs for the infrastructure that trains and serves foundation models.
 
 Layout: ``catalog`` (instance facts) -> ``networking`` (EFA layout, security group, placement group) and
-``capacity`` (On-Demand, ODCR, Capacity Blocks) -> ``compute`` (launch template, fleet) -> ``storage`` (FSx for
+``capacity`` (On-Demand, ODCR, Capacity Blocks) -> ``bootstrap`` (node set-up: inline or an S3 asset with a loader)
+-> ``compute`` (launch template, fleet) -> ``storage`` (FSx for
 Lustre, S3 links, client mounts) -> ``images`` (GPU node AMIs with EC2 Image Builder) -> orchestrators (``pcs``;
 ``eks`` is imported as ``fmconstructs.eks``) -> ``observability``.
 """
 
+from .bootstrap import BootstrapDelivery, NodeBootstrap, NodeBootstrapLogs
 from .capacity import (
     Capacity,
     CapacityBlock,
@@ -89,6 +91,7 @@ __all__ = [
     "DEFAULT_LAYOUT",
     "ULTRASERVERS",
     "AccountingMode",
+    "BootstrapDelivery",
     "BuildSchedule",
     "Capacity",
     "CapacityBlock",
@@ -128,6 +131,8 @@ __all__ = [
     "LustreSizing",
     "NetworkCardGroup",
     "NetworkCardSpec",
+    "NodeBootstrap",
+    "NodeBootstrapLogs",
     "NodeGroupSetting",
     "OnDemand",
     "ParentImage",

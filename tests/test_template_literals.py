@@ -148,6 +148,36 @@ def test_no_account_region_partition_or_zone_literal(scan, tmp_path):
     assert found == {name: {} for name in found}
 
 
+def asset_texts(outdir: Path) -> dict[str, str]:
+    """Every node-side file shipped as a file asset (PCS/EKS node groups deliver their set-up that way), by name."""
+    import tarfile
+
+    texts: dict[str, str] = {}
+    for archive in sorted(outdir.rglob("asset.*")):
+        if archive.is_file() and archive.name.endswith((".tgz", ".tar.gz")):
+            with tarfile.open(archive) as tar:
+                for member in tar.getmembers():
+                    extracted = tar.extractfile(member)
+                    if extracted is not None:
+                        texts[f"{archive.name}:{member.name}"] = extracted.read().decode(errors="replace")
+    return texts
+
+
+@pytest.mark.parametrize("scan", list(APPS.values()), ids=list(APPS))
+def test_node_scripts_in_file_assets_have_no_literal_either(scan, tmp_path):
+    """The node set-up archives are as portable as the templates: what varies per account or region reaches the
+    node at deploy time (the loader substitutes it), never as a literal in the archive."""
+    scanned = scan(tmp_path)
+    allowed = frozenset().union(*(s.allowed for s in scanned))
+    texts = asset_texts(tmp_path)
+    if scan is scan_pipeline_app:
+        assert texts, "the pipeline stages deliver their node set-up as file assets"
+    found = {
+        name: {k: v - allowed for k, v in find_literals(text).items() if v - allowed} for name, text in texts.items()
+    }
+    assert found == {name: {} for name in found}
+
+
 @pytest.mark.parametrize("scan", list(APPS.values()), ids=list(APPS))
 def test_templates_within_cloudformation_quotas(scan, tmp_path):
     for scanned in scan(tmp_path):

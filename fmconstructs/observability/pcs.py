@@ -49,15 +49,17 @@ class _MonitorPcsNodeGroups:
             queue="login" if login else _queues_of(node),
             instance_type=instance_type,
         )
-        node.add_user_data(
-            *node_collection_commands(
+        # Its own bootstrap step (and marker): the collectors install once, whatever else the node runs.
+        node.bootstrap.add_step(
+            "observability",
+            node_collection_commands(
                 remote_write_url=self._workspace.remote_write_url,
                 region=Stack.of(node).region,
                 labels=labels,
                 login_node=login,
                 scrape_interval=self._scrape_interval,
                 exporter_source=self._exporter_source,
-            )
+            ),
         )
         self._workspace.grant_remote_write(node.instance_profile.role)
         self._exporter_source.grant_read(node.instance_profile.role)
