@@ -117,6 +117,7 @@ class ImageComponent:
     test_script: str | None = None
     revision: str = "1.0"
     _document: dict[str, Any] = field(init=False, repr=False, compare=False)
+    _document_yaml: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_str("name", self.name, pattern=_COMPONENT_NAME, allowed="2-40 lower-case letters, digits or '-'")
@@ -129,6 +130,10 @@ class ImageComponent:
         if self.build_script is None and self.check_script is None and self.test_script is None:
             raise FmValidationError("build_script/check_script/test_script", None, "at least one script")
         object.__setattr__(self, "_document", self._render())
+        # Rendered once (the component is immutable): digest, version and Data all read it.
+        object.__setattr__(
+            self, "_document_yaml", str(yaml.dump(self._document, Dumper=_LiteralDumper, sort_keys=False, width=1000))
+        )
         size = len(self.document_yaml())
         if size > MAX_DOCUMENT_CHARS:
             raise FmValidationError(
@@ -162,7 +167,7 @@ class ImageComponent:
 
     def document_yaml(self) -> str:
         """The AWSTOE document as Image Builder's ``Data`` takes it."""
-        return str(yaml.dump(self._document, Dumper=_LiteralDumper, sort_keys=False, width=1000))
+        return self._document_yaml
 
     @property
     def digest(self) -> str:
