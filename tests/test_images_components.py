@@ -357,8 +357,8 @@ def test_exporters_land_where_the_boot_time_collection_looks():
             labels=collection.NodeLabels(cluster="c"),
         )
     )
-    assert 'dir="/opt/fmconstructs/$1-$2.linux-$goarch"' in lines
-    assert '[ -x "$dir/$name" ]' in lines  # the boot step skips the download when the binary is there
+    assert 'd="/opt/fmconstructs/$1-$2.linux-$goarch"' in lines
+    assert '[ -x "$d/$1" ] ||' in lines  # the boot step skips the download when the binary is there
     build = metrics_agents_component().build_script or ""
     assert 'dir="/opt/fmconstructs/$name-$version.linux-$goarch"' in build
 
