@@ -1,0 +1,30 @@
+"""AWS ParallelCluster 3 backend: the cluster configuration from typed props (catalog, capacity, storage), deployed
+through ParallelCluster's CloudFormation custom resource or written as YAML for the ``pcluster`` CLI."""
+
+from .cluster import DEFAULT_VERSION, DeletionPolicy, ParallelCluster
+from .config import (
+    CapacityType,
+    ComputeResource,
+    CustomAction,
+    HeadNode,
+    LoginNodePool,
+    Monitoring,
+    OperatingSystem,
+    SharedLustre,
+    SlurmQueue,
+)
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "CapacityType",
+    "ComputeResource",
+    "CustomAction",
+    "DeletionPolicy",
+    "HeadNode",
+    "LoginNodePool",
+    "Monitoring",
+    "OperatingSystem",
+    "ParallelCluster",
+    "SharedLustre",
+    "SlurmQueue",
+]

@@ -1,0 +1,334 @@
+"""``ParallelCluster``: an AWS ParallelCluster 3 cluster deployed through ParallelCluster's own CloudFormation
+custom resource (ParallelCluster User Guide "cloudformation-v3": the provider stack and ``Custom::PclusterCluster``).
+
+- The provider is a nested stack from ParallelCluster's template
+  ``https://${AWS::Region}-aws-parallelcluster.s3.${AWS::Region}.${AWS::URLSuffix}/parallelcluster/<version>/
+  templates/custom_resource/cluster.yaml`` (aws/aws-parallelcluster ``cloudformation/custom_resource/cluster.yaml``;
+  outputs ``ServiceToken``, ``LogGroupArn``, ``LambdaLayerArn``).
+- The cluster is ``Custom::PclusterCluster`` with ``ServiceToken``, ``ClusterName``, ``ClusterConfiguration`` and
+  ``DeletionPolicy`` (``Retain`` | ``Delete``: the provider's handler rejects anything else and reads it from the
+  resource's properties, cluster.yaml ``properties.get("DeletionPolicy", "Delete")``).
+- ``Fn::GetAtt`` names are the provider's flattened describe-cluster keys (cluster.yaml ``flatten``, dot notation):
+  ``headNode.privateIpAddress``, ``validationMessages``, ...
+
+Escape hatch: ``cluster.add_override("Scheduling.SlurmQueues.0.ComputeSettings.LocalStorage.RootVolume.Size", 200)``
+sets any key the typed props do not model (list items by index); ``to_dict()``/``to_yaml()`` and the deployed
+configuration include it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import jsii
+import yaml
+from aws_cdk import Annotations, CfnResource, Fn, IStableAnyProducer, Lazy, RemovalPolicy, Stack, Token
+from aws_cdk import aws_cloudformation as cfn
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from .._validate import check_enum, check_instance, check_scope_id, check_sequence, check_str, known
+from ..errors import FmTypeError, FmValidationError
+from ..images import GpuNodeImage
+from .config import HeadNode, LoginNodePool, Monitoring, OperatingSystem, SharedLustre, SlurmQueue
+
+# PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
+DEFAULT_VERSION = "3.16.1"
+_VERSION = re.compile(r"3\.\d+\.\d+")
+# constants.py PCLUSTER_NAME_REGEX = r"^([a-zA-Z][a-zA-Z0-9-]{0,%d})$" with PCLUSTER_NAME_MAX_LENGTH = 60
+# (ClusterNameValidator; 40 with Slurm accounting: PCLUSTER_NAME_MAX_LENGTH_SLURM_ACCOUNTING).
+CLUSTER_NAME_PATTERN = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,59}")
+# TagSchema: tag keys starting with "parallelcluster:" are reserved (validate_no_reserved_tag).
+_RESERVED_TAG_PREFIX = "parallelcluster:"
+RETAIN_WARNING = "fmconstructs:parallelcluster-retain-dependencies"
+
+
+class DeletionPolicy(str, Enum):
+    """The custom resource's ``DeletionPolicy`` property (cluster.yaml: ``Retain`` or ``Delete``)."""
+
+    DELETE = "Delete"
+    RETAIN = "Retain"
+
+
+@jsii.implements(IStableAnyProducer)
+class _ConfigProducer:
+    def __init__(self, cluster: ParallelCluster) -> None:
+        self._cluster = cluster
+
+    def produce(self) -> Any:
+        return self._cluster._raw_config()
+
+
+def _set_path(config: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    node: Any = config
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise FmValidationError("path", path, f"an existing list index at {'.'.join(parts[: index + 1])}")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+            continue
+        if last:
+            node[part] = value
+        else:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict | list):
+                raise FmValidationError("path", path, f"a path through mappings, {part} holds a value")
+
+
+class ParallelCluster(Construct):
+    """An AWS ParallelCluster 3 cluster with the Slurm scheduler.
+
+    :param cluster_name: ``ClusterName``: a letter then letters, digits or '-', at most 60 characters; must differ
+        from the stack name (ParallelCluster creates its own stack of that name). Default: ``<stack name>-cluster``
+        (trimmed to 60).
+    :param head_node: :class:`HeadNode`.
+    :param queues: :class:`SlurmQueue` list (1-50: constants.py MAX_NUMBER_OF_QUEUES = 50).
+    :param os: ``Image.Os`` (default ALINUX2023).
+    :param custom_ami: ``Image.CustomAmi``: an AMI id, or a :class:`fmconstructs.GpuNodeImage` (read through a stack
+        parameter of type ``AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>``: CloudFormation resolves it before
+        the custom resource's handler sees the configuration, so ParallelCluster gets a plain AMI id).
+    :param login_nodes: :class:`LoginNodePool` list.
+    :param shared_storage: :class:`SharedLustre` list (existing fmconstructs file systems).
+    :param monitoring: :class:`Monitoring` (default: CloudWatch logs 14 days and the dashboard).
+    :param tags: ``Tags`` (keys must not start with ``parallelcluster:``).
+    :param version: the ParallelCluster version of the provider (default 3.16.1).
+    :param deletion_policy: :class:`DeletionPolicy` (default DELETE). RETAIN keeps the cluster when the stack goes:
+        a warning names the storage and network that would be deleted under it.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        head_node: HeadNode,
+        queues: Sequence[SlurmQueue],
+        cluster_name: str | None = None,
+        os: OperatingSystem = OperatingSystem.ALINUX2023,
+        custom_ami: str | GpuNodeImage | None = None,
+        login_nodes: Sequence[LoginNodePool] = (),
+        shared_storage: Sequence[SharedLustre] = (),
+        monitoring: Monitoring | None = None,
+        tags: Mapping[str, str] | None = None,
+        version: str = DEFAULT_VERSION,
+        deletion_policy: DeletionPolicy = DeletionPolicy.DELETE,
+    ) -> None:
+        check_scope_id(scope, id)
+        check_instance("head_node", head_node, HeadNode, "a HeadNode")
+        queue_list = check_sequence("queues", queues, lambda p, v: check_instance(p, v, SlurmQueue, "a SlurmQueue"))
+        if not 1 <= len(queue_list) <= 50:
+            raise FmValidationError("queues", len(queue_list), "1 to 50 SlurmQueue (MAX_NUMBER_OF_QUEUES)")
+        names = [q.name for q in queue_list]
+        if len(set(names)) != len(names):
+            raise FmValidationError("queues", names, "queues with distinct names")
+        check_enum("os", os, OperatingSystem)
+        if custom_ami is not None and not isinstance(custom_ami, GpuNodeImage):
+            from .config import _AMI_ID, _AMI_TEXT
+
+            check_str("custom_ami", custom_ami, pattern=_AMI_ID, allowed=_AMI_TEXT + " or a GpuNodeImage")
+        pools = check_sequence(
+            "login_nodes", login_nodes, lambda p, v: check_instance(p, v, LoginNodePool, "a LoginNodePool")
+        )
+        storage = check_sequence(
+            "shared_storage", shared_storage, lambda p, v: check_instance(p, v, SharedLustre, "a SharedLustre")
+        )
+        if monitoring is not None:
+            check_instance("monitoring", monitoring, Monitoring, "a Monitoring")
+        tag_items = self._check_tags(tags)
+        check_str("version", version, pattern=_VERSION, allowed="a ParallelCluster 3 version such as '3.16.1'")
+        if not known(version):
+            raise FmValidationError("version", version, "a version known at synthesis (it names the template URL)")
+        check_enum("deletion_policy", deletion_policy, DeletionPolicy)
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        if cluster_name is None:
+            cluster_name = self._default_name(stack)
+        check_str(
+            "cluster_name",
+            cluster_name,
+            pattern=CLUSTER_NAME_PATTERN,
+            allowed="a letter then letters, digits or '-', at most 60 characters (PCLUSTER_NAME_REGEX)",
+        )
+        if known(cluster_name) and not Token.is_unresolved(stack.stack_name) and cluster_name == stack.stack_name:
+            raise FmValidationError(
+                "cluster_name",
+                cluster_name,
+                f"different from the stack name {stack.stack_name!r} (ParallelCluster "
+                "creates a stack named after the cluster)",
+            )
+
+        self.cluster_name: str = cluster_name
+        self.version = version
+        self.head_node = head_node
+        self.queues: tuple[SlurmQueue, ...] = tuple(queue_list)
+        self.login_nodes: tuple[LoginNodePool, ...] = tuple(pools)
+        self.shared_storage: tuple[SharedLustre, ...] = tuple(storage)
+        self.monitoring = monitoring or Monitoring()
+        self.os = os
+        self.tags: tuple[tuple[str, str], ...] = tag_items
+        self.deletion_policy = deletion_policy
+        self._overrides: list[tuple[str, Any]] = []
+        self.custom_ami: str | None = None
+        if isinstance(custom_ami, GpuNodeImage):
+            self.custom_ami = ssm.StringParameter.value_for_typed_string_parameter_v2(
+                self, custom_ami.ssm_parameter_name, ssm.ParameterValueType.AWS_EC2_IMAGE_ID
+            )
+        else:
+            self.custom_ami = custom_ami
+
+        self.provider = cfn.CfnStack(
+            self,
+            "Provider",
+            template_url=Fn.sub(
+                "https://${AWS::Region}-aws-parallelcluster.s3.${AWS::Region}.${AWS::URLSuffix}"
+                f"/parallelcluster/{version}/templates/custom_resource/cluster.yaml"
+            ),
+        )
+        self.resource = CfnResource(
+            self,
+            "Resource",
+            type="Custom::PclusterCluster",
+            properties={
+                "ServiceToken": self.provider.get_att("Outputs.ServiceToken").to_string(),
+                "ClusterName": cluster_name,
+                "DeletionPolicy": deletion_policy.value,
+                "ClusterConfiguration": Lazy.any(_ConfigProducer(self)),
+            },
+        )
+        if deletion_policy is DeletionPolicy.RETAIN:
+            self._warn_retained_dependencies()
+
+    # --- names and tags -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _default_name(stack: Stack) -> str:
+        if Token.is_unresolved(stack.stack_name):
+            raise FmValidationError("cluster_name", None, "given when the stack name is a deploy-time value")
+        name = re.sub(r"[^a-zA-Z0-9-]", "-", stack.stack_name)
+        if not name[:1].isalpha():
+            name = "c" + name
+        return (name[:52] + "-cluster")[:60]
+
+    @staticmethod
+    def _check_tags(tags: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+        if tags is None:
+            return ()
+        if not isinstance(tags, Mapping):
+            raise FmTypeError("tags", tags, "a mapping of tag key to value")
+        out = []
+        for key, value in tags.items():
+            check_str("tags (key)", key, min_length=1, max_length=128, allowed="a tag key of 1-128 characters")
+            check_str(f"tags[{key!r}]", value, max_length=256, allowed="a tag value of up to 256 characters")
+            if known(key) and key.startswith(_RESERVED_TAG_PREFIX):
+                raise FmValidationError("tags (key)", key, f"a key not starting with {_RESERVED_TAG_PREFIX!r}")
+            out.append((key, value))
+        return tuple(out)
+
+    def _warn_retained_dependencies(self) -> None:
+        deleted = [
+            f"file system {s.name} ({s.file_system.node.path})"
+            for s in self.shared_storage
+            if s.file_system.removal_policy is not RemovalPolicy.RETAIN
+        ]
+        subnets: list[ec2.ISubnet] = [self.head_node.subnet]
+        for queue in self.queues:
+            subnets.extend(queue.subnets)
+        for subnet in subnets:
+            child = subnet.node.default_child
+            if isinstance(child, ec2.CfnSubnet) and child.cfn_options.deletion_policy is not None:
+                continue
+            if isinstance(child, ec2.CfnSubnet):
+                deleted.append(f"subnet {subnet.node.path}")
+        if deleted:
+            Annotations.of(self).add_warning_v2(
+                RETAIN_WARNING,
+                "deletion_policy RETAIN keeps the cluster when the stack is deleted, but the stack would delete "
+                + ", ".join(sorted(set(deleted)))
+                + " under it: give them RemovalPolicy.RETAIN too",
+            )
+
+    # --- configuration --------------------------------------------------------------------------------------------
+    def add_override(self, path: str, value: Any) -> None:
+        """Set any configuration key the typed props lack: ``path`` is dot-separated keys of the
+        ``ClusterConfiguration`` (list items by index, e.g. ``"Scheduling.SlurmQueues.0.JobExclusiveAllocation"``).
+        Applied in order, after the typed configuration is built."""
+        check_str("path", path, pattern=re.compile(r"[A-Za-z0-9]+(\.[A-Za-z0-9]+)*"), allowed="dot-separated keys")
+        self._overrides.append((path, value))
+
+    def _raw_config(self) -> dict[str, Any]:
+        image: dict[str, Any] = {"Os": self.os.value}
+        if self.custom_ami is not None:
+            image["CustomAmi"] = self.custom_ami
+        config: dict[str, Any] = {
+            "Image": image,
+            "HeadNode": self.head_node.to_config(),
+            "Scheduling": {"Scheduler": "slurm", "SlurmQueues": [q.to_config() for q in self.queues]},
+            "Monitoring": self.monitoring.to_config(),
+        }
+        if self.login_nodes:
+            config["LoginNodes"] = {"Pools": [p.to_config() for p in self.login_nodes]}
+        if self.shared_storage:
+            config["SharedStorage"] = [s.to_config() for s in self.shared_storage]
+        if self.tags:
+            config["Tags"] = [{"Key": k, "Value": v} for k, v in self.tags]
+        for path, value in self._overrides:
+            _set_path(config, path, value)
+        return config
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``ClusterConfiguration`` as deployed (deploy-time values as CloudFormation intrinsics)."""
+        resolved: dict[str, Any] = Stack.of(self).resolve(self._raw_config())
+        return resolved
+
+    def to_yaml(self) -> str:
+        """:meth:`to_dict` as YAML (for the ``pcluster`` CLI, after replacing intrinsics with values)."""
+        return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+    def write_yaml(self, path: str | Path) -> Path:
+        """Write :meth:`to_yaml` to ``path``; returns the path."""
+        if not isinstance(path, str | Path):
+            raise FmTypeError("path", path, "a str or pathlib.Path")
+        target = Path(path)
+        target.write_text(self.to_yaml())
+        return target
+
+    # --- attributes -----------------------------------------------------------------------------------------------
+    def attribute(self, name: str) -> str:
+        """Any flattened describe-cluster key the provider returns (cluster.yaml ``flatten``)."""
+        check_str("name", name, min_length=1)
+        return self.resource.get_att(name).to_string()
+
+    @property
+    def head_node_private_ip(self) -> str:
+        return self.attribute("headNode.privateIpAddress")
+
+    @property
+    def head_node_instance_id(self) -> str:
+        return self.attribute("headNode.instanceId")
+
+    @property
+    def validation_messages(self) -> str:
+        """JSON list of ParallelCluster's validation messages (truncated past 2,048 characters by the provider)."""
+        return self.attribute("validationMessages")
+
+    @property
+    def cloudformation_stack_arn(self) -> str:
+        return self.attribute("cloudformationStackArn")
+
+    @property
+    def provider_log_group_arn(self) -> str:
+        """The provider function's log group (provider stack output ``LogGroupArn``)."""
+        return self.provider.get_att("Outputs.LogGroupArn").to_string()
+
+    @property
+    def service_token(self) -> str:
+        return self.provider.get_att("Outputs.ServiceToken").to_string()

@@ -1,0 +1,495 @@
+"""Typed pieces of an AWS ParallelCluster 3 cluster configuration (``ClusterConfiguration``).
+
+Every key is ParallelCluster's own: ``cli/src/pcluster/schemas/cluster_schema.py`` of aws/aws-parallelcluster
+(read at the 3.12 development head; the keys used here are unchanged in the ParallelCluster User Guide's
+"cluster-configuration-file-v3" pages for 3.16) and the validators in ``cli/src/pcluster/validators/``.
+Instance facts (EFA, GPUs) come from :mod:`fmconstructs.catalog`, capacity rules and reservation targets from
+:mod:`fmconstructs.capacity`; nothing here re-states them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from aws_cdk import aws_ec2 as ec2
+
+from .._validate import (
+    check_bool,
+    check_count,
+    check_enum,
+    check_instance,
+    check_optional_count,
+    check_security_group,
+    check_sequence,
+    check_str,
+    check_subnet,
+    known,
+)
+from ..capacity import Capacity, OnDemand, ReservationTargetForm
+from ..catalog import CATALOG, InstanceSpec
+from ..errors import FmValidationError
+from ..storage import LustreFileSystemBase
+
+# cli/src/pcluster/validators/cluster_validators.py: NAME_MAX_LENGTH = 25, NAME_REGEX = r"^[a-z][a-z0-9\-]*$"
+# (NameValidator: queue and compute resource names); SHARED_STORAGE_NAME_MAX_LENGTH = 30.
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9\-]*")
+NAME_MAX_LENGTH = 25
+SHARED_STORAGE_NAME_MAX_LENGTH = 30
+_NAME_TEXT = "a lowercase letter then lowercase letters, digits or '-', at most {} characters (ParallelCluster names)"
+
+# cluster_schema.py FsxLustreSettingsSchema.file_system_id: r"^fs-[0-9a-z]{17}$".
+_FILE_SYSTEM_ID = re.compile(r"fs-[0-9a-z]{17}")
+# SharedStorageSchema.mount_dir: get_field_validator("file_path") (an absolute path); UNCONFIRMED exact pattern:
+# an absolute path without spaces is accepted here.
+_MOUNT_DIR = re.compile(r"/[A-Za-z0-9_./-]*")
+# Script URLs of custom actions: "s3://" or "https://" (User Guide "custom-bootstrap-actions-v3").
+_SCRIPT_URL = re.compile(r"(s3|https)://\S+")
+# CloudWatchLogsSchema.retention_in_days OneOf.
+LOG_RETENTION_DAYS = (0, 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1827, 3653)
+# HeadNodeSshSchema/LoginNodesSshSchema key_name: an EC2 key pair name (EC2 API KeyName: up to 255 ASCII characters).
+_KEY_NAME = re.compile(r"[\x20-\x7e]{1,255}")
+
+
+def _name(parameter: str, value: object, max_length: int = NAME_MAX_LENGTH) -> str:
+    checked: str = check_str(
+        parameter, value, pattern=NAME_PATTERN, max_length=max_length, allowed=_NAME_TEXT.format(max_length)
+    )
+    if not known(checked):
+        raise FmValidationError(parameter, value, "a name known at synthesis (ParallelCluster names queues with it)")
+    return checked
+
+
+class CapacityType(str, Enum):
+    """``SlurmQueues[].CapacityType`` (pcluster.config.common.CapacityType)."""
+
+    ONDEMAND = "ONDEMAND"
+    SPOT = "SPOT"
+    CAPACITY_BLOCK = "CAPACITY_BLOCK"
+
+
+class OperatingSystem(str, Enum):
+    """``Image.Os`` (constants.py SUPPORTED_OSES at the 3.12 head; later versions add more: use ``add_override``)."""
+
+    ALINUX2 = "alinux2"
+    ALINUX2023 = "alinux2023"
+    UBUNTU2004 = "ubuntu2004"
+    UBUNTU2204 = "ubuntu2204"
+    RHEL8 = "rhel8"
+    ROCKY8 = "rocky8"
+    RHEL9 = "rhel9"
+    ROCKY9 = "rocky9"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CustomAction:
+    """One ``CustomActions`` script (``OnNodeStart`` / ``OnNodeConfigured``): ``Script`` (an ``s3://`` or ``https://``
+    URL) and ``Args`` (User Guide "custom-bootstrap-actions-v3"). Nodes read ``s3://`` scripts with their role: give
+    the bucket in ``s3_read_buckets`` of the node group (``Iam.S3Access``)."""
+
+    script: str
+    args: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        check_str("script", self.script, pattern=_SCRIPT_URL, allowed="an s3:// or https:// URL of a script")
+        check_sequence("args", self.args, lambda p, v: check_str(p, v))
+
+    def to_config(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"Script": self.script}
+        if self.args:
+            out["Args"] = list(self.args)
+        return out
+
+
+def _actions(on_node_start: CustomAction | None, on_node_configured: CustomAction | None) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
+    for key, name, action in (
+        ("OnNodeStart", "on_node_start", on_node_start),
+        ("OnNodeConfigured", "on_node_configured", on_node_configured),
+    ):
+        if action is not None:
+            check_instance(name, action, CustomAction, "a CustomAction")
+            out[key] = action.to_config()
+    return out or None
+
+
+def _iam(s3_read_buckets: Sequence[str]) -> dict[str, Any] | None:
+    # S3AccessSchema.bucket_name: r"^[\*a-z0-9\-\.]+$" (tokens accepted).
+    buckets = check_sequence(
+        "s3_read_buckets",
+        s3_read_buckets,
+        lambda p, v: check_str(p, v, pattern=re.compile(r"[\*a-z0-9\-\.]+"), allowed="an S3 bucket name"),
+    )
+    if not buckets:
+        return None
+    return {"S3Access": [{"BucketName": b} for b in buckets]}
+
+
+def _security_group_ids(parameter: str, groups: Sequence[ec2.ISecurityGroup]) -> list[str]:
+    return [g.security_group_id for g in check_sequence(parameter, groups, check_security_group)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeadNode:
+    """``HeadNode`` (HeadNodeSchema).
+
+    :param instance_type: the head node's type (any EC2 type; not looked up in the GPU catalog).
+    :param subnet: ``Networking.SubnetId``.
+    :param key_name: ``Ssh.KeyName`` (optional: Session Manager needs none).
+    :param imds_secured: ``Imds.Secured`` (default True: only root and the cluster admin reach IMDS on the head node).
+    :param additional_security_groups: ``Networking.AdditionalSecurityGroups``.
+    :param on_node_start: / on_node_configured: ``CustomActions``.
+    :param s3_read_buckets: ``Iam.S3Access`` bucket names the node may read (custom action scripts).
+    """
+
+    instance_type: str
+    subnet: ec2.ISubnet
+    key_name: str | None = None
+    imds_secured: bool = True
+    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    on_node_start: CustomAction | None = None
+    on_node_configured: CustomAction | None = None
+    s3_read_buckets: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_subnet("subnet", self.subnet)
+        if self.key_name is not None:
+            check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
+        check_bool("imds_secured", self.imds_secured)
+        _security_group_ids("additional_security_groups", self.additional_security_groups)
+        _actions(self.on_node_start, self.on_node_configured)
+        _iam(self.s3_read_buckets)
+
+    def to_config(self) -> dict[str, Any]:
+        networking: dict[str, Any] = {"SubnetId": self.subnet.subnet_id}
+        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        if groups:
+            networking["AdditionalSecurityGroups"] = groups
+        out: dict[str, Any] = {
+            "InstanceType": self.instance_type,
+            "Networking": networking,
+            "Imds": {"Secured": self.imds_secured},
+        }
+        if self.key_name is not None:
+            out["Ssh"] = {"KeyName": self.key_name}
+        actions = _actions(self.on_node_start, self.on_node_configured)
+        if actions:
+            out["CustomActions"] = actions
+        iam_config = _iam(self.s3_read_buckets)
+        if iam_config:
+            out["Iam"] = iam_config
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoginNodePool:
+    """One ``LoginNodes.Pools[]`` entry (LoginNodesPoolSchema): ``Networking.SubnetIds`` takes exactly one subnet."""
+
+    name: str
+    instance_type: str
+    subnet: ec2.ISubnet
+    nodes: int = 1
+    key_name: str | None = None
+    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+
+    def __post_init__(self) -> None:
+        _name("name", self.name)
+        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_subnet("subnet", self.subnet)
+        check_count("nodes", self.nodes, minimum=0)  # LoginNodesPoolSchema.count: Range(min=0)
+        if self.key_name is not None:
+            check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
+        _security_group_ids("additional_security_groups", self.additional_security_groups)
+
+    def to_config(self) -> dict[str, Any]:
+        networking: dict[str, Any] = {"SubnetIds": [self.subnet.subnet_id]}
+        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        if groups:
+            networking["AdditionalSecurityGroups"] = groups
+        out: dict[str, Any] = {
+            "Name": self.name,
+            "InstanceType": self.instance_type,
+            "Count": self.nodes,
+            "Networking": networking,
+        }
+        if self.key_name is not None:
+            out["Ssh"] = {"KeyName": self.key_name}
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComputeResource:
+    """One ``SlurmQueues[].ComputeResources[]`` entry (SlurmComputeResourceSchema).
+
+    :param name: 1-25 lowercase letters, digits or '-', starting with a letter.
+    :param instance_type: looked up in the catalog when it is there (EFA and GPU facts); other types get no EFA.
+    :param min_nodes: ``MinCount`` (default: ``max_nodes`` on a Capacity Block, else 0).
+    :param max_nodes: ``MaxCount`` (default: the reservation's size when known, else 1).
+    :param capacity: :class:`fmconstructs.OnDemand` (default), ``CapacityReservation``, ``CapacityBlock`` or
+        ``UltraServerCapacityBlock``; reserved capacity becomes ``CapacityReservationTarget`` (by reservation id:
+        ParallelCluster's ``CapacityReservationValidator`` requires the id on CAPACITY_BLOCK).
+    :param efa: ``Efa.Enabled`` (default: True when the catalog says the type takes EFA). ``Efa.GdrSupport`` is set
+        with it on GPU types.
+    :param placement_group: ``Networking.PlacementGroup.Enabled`` (default: True with EFA, except on Capacity
+        Blocks, which are placed in UltraClusters already; ParallelCluster's ``PlacementGroupCapacityTypeValidator``
+        warns against a placement group on a block).
+    """
+
+    name: str
+    instance_type: str
+    min_nodes: int | None = None
+    max_nodes: int | None = None
+    capacity: Capacity = field(default_factory=OnDemand)
+    efa: bool | None = None
+    placement_group: bool | None = None
+
+    def __post_init__(self) -> None:
+        _name("name", self.name)
+        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_instance("capacity", self.capacity, Capacity, "a Capacity (OnDemand, CapacityReservation, ...)")
+        if self.efa is not None:
+            check_bool("efa", self.efa)
+        if self.placement_group is not None:
+            check_bool("placement_group", self.placement_group)
+        check_optional_count("min_nodes", self.min_nodes, minimum=0)
+        check_optional_count("max_nodes", self.max_nodes, minimum=1)  # SlurmComputeResourceSchema.max_count min 1
+        spec = self.spec
+        if self.capacity.is_capacity_block and spec is None and known(self.instance_type):
+            raise FmValidationError("instance_type", self.instance_type, "a catalog instance type on a Capacity Block")
+        if spec is not None:
+            # Capacity rules (fixed size on blocks, at most the reservation) live in fmconstructs.capacity;
+            # ParallelCluster's ComputeResourceSizeValidator states the same block rule.
+            self.capacity.validate_for(spec, min_nodes=self.resolved_min_nodes, max_nodes=self.resolved_max_nodes)
+        if self.efa and not self.efa_supported:
+            raise FmValidationError("efa", self.efa, f"False for {self.instance_type} (it takes no EFA interface)")
+        if self.capacity.reservation_target_forms:
+            # CapacityReservationTarget needs the id on blocks (ec2_validators.py CapacityReservationValidator).
+            form = ReservationTargetForm.RESERVATION_ID if self.capacity.is_capacity_block else None
+            self.capacity.reservation_target(form, consumer="ParallelCluster (CapacityType CAPACITY_BLOCK)")
+
+    @property
+    def spec(self) -> InstanceSpec | None:
+        """The catalog's facts for the type, or None when the type is not in the catalog (or a token)."""
+        if known(self.instance_type) and self.instance_type in CATALOG:
+            return CATALOG.get(self.instance_type)
+        return None
+
+    @property
+    def efa_supported(self) -> bool:
+        spec = self.spec
+        return spec is not None and spec.maximum_efa_interfaces > 0
+
+    @property
+    def efa_enabled(self) -> bool:
+        return self.efa if self.efa is not None else self.efa_supported
+
+    @property
+    def resolved_max_nodes(self) -> Any:
+        if self.max_nodes is not None:
+            return self.max_nodes
+        if self.min_nodes is not None and self.capacity.is_capacity_block:
+            return self.min_nodes
+        limit = self.capacity.max_instances
+        return limit if limit is not None else 1
+
+    @property
+    def resolved_min_nodes(self) -> Any:
+        if self.min_nodes is not None:
+            return self.min_nodes
+        return self.resolved_max_nodes if self.capacity.is_capacity_block else 0
+
+    @property
+    def placement_group_enabled(self) -> bool | None:
+        if self.placement_group is not None:
+            return self.placement_group
+        if not self.efa_enabled:
+            return None
+        return not self.capacity.is_capacity_block
+
+    def to_config(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "Name": self.name,
+            "InstanceType": self.instance_type,
+            "MinCount": self.resolved_min_nodes,
+            "MaxCount": self.resolved_max_nodes,
+        }
+        if self.efa_enabled:
+            spec = self.spec
+            efa: dict[str, Any] = {"Enabled": True}
+            if spec is not None and spec.gpu.count > 0:
+                # EfaSchema.gdr_support; User Guide Scheduling "Efa": GPUDirect RDMA is used when the type and OS
+                # support it (the flag is kept for readers of the configuration).
+                efa["GdrSupport"] = True
+            out["Efa"] = efa
+        elif self.efa is False:
+            out["Efa"] = {"Enabled": False}
+        enabled = self.placement_group_enabled
+        if enabled is not None:
+            out["Networking"] = {"PlacementGroup": {"Enabled": enabled}}
+        if self.capacity.reservation_target_forms:
+            form = ReservationTargetForm.RESERVATION_ID if self.capacity.is_capacity_block else None
+            target = self.capacity.reservation_target(form, consumer="ParallelCluster")
+            assert target is not None
+            if target.capacity_reservation_id is not None:
+                out["CapacityReservationTarget"] = {"CapacityReservationId": target.capacity_reservation_id}
+            else:
+                out["CapacityReservationTarget"] = {
+                    "CapacityReservationResourceGroupArn": target.capacity_reservation_resource_group_arn
+                }
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlurmQueue:
+    """One ``Scheduling.SlurmQueues[]`` entry (SlurmQueueSchema).
+
+    :param capacity_type: default: CAPACITY_BLOCK when the compute resources are on Capacity Blocks, else ONDEMAND.
+        A queue mixes no blocks with other capacity (``CapacityType`` is per queue).
+    :param subnets: ``Networking.SubnetIds`` (at least one; a block's subnet must be in its zone: checked when known).
+    :param custom_ami: ``Image.CustomAmi`` of this queue (an AMI id or a deploy-time value).
+    """
+
+    name: str
+    subnets: Sequence[ec2.ISubnet]
+    compute_resources: Sequence[ComputeResource]
+    capacity_type: CapacityType | None = None
+    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    on_node_start: CustomAction | None = None
+    on_node_configured: CustomAction | None = None
+    s3_read_buckets: Sequence[str] = ()
+    custom_ami: str | None = None
+    custom_slurm_settings: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        _name("name", self.name)
+        subnets = check_sequence("subnets", self.subnets, check_subnet)
+        if not subnets:
+            raise FmValidationError("subnets", list(self.subnets), "at least one subnet (Networking.SubnetIds)")
+        resources = check_sequence(
+            "compute_resources",
+            self.compute_resources,
+            lambda p, v: check_instance(p, v, ComputeResource, "a ComputeResource"),
+        )
+        if not resources:
+            raise FmValidationError("compute_resources", [], "at least one ComputeResource")
+        names = [r.name for r in resources]
+        if len(set(names)) != len(names):
+            raise FmValidationError("compute_resources", names, "compute resources with distinct names")
+        if self.capacity_type is not None:
+            check_enum("capacity_type", self.capacity_type, CapacityType)
+        kind = self.resolved_capacity_type
+        for index, resource in enumerate(resources):
+            block = resource.capacity.is_capacity_block
+            if block != (kind is CapacityType.CAPACITY_BLOCK):
+                raise FmValidationError(
+                    f"compute_resources[{index}].capacity",
+                    type(resource.capacity).__name__,
+                    f"{'a Capacity Block' if not block else 'not a Capacity Block'} in a {kind.value} queue "
+                    "(CapacityType is per queue)",
+                )
+            if block:
+                for subnet in subnets:
+                    resource.capacity.check_subnet(subnet)
+        _security_group_ids("additional_security_groups", self.additional_security_groups)
+        _actions(self.on_node_start, self.on_node_configured)
+        _iam(self.s3_read_buckets)
+        if self.custom_ami is not None:
+            check_str("custom_ami", self.custom_ami, pattern=_AMI_ID, allowed=_AMI_TEXT)
+        if self.custom_slurm_settings is not None:
+            check_instance("custom_slurm_settings", self.custom_slurm_settings, dict, "a dict")
+
+    @property
+    def resolved_capacity_type(self) -> CapacityType:
+        if self.capacity_type is not None:
+            return self.capacity_type
+        if any(r.capacity.is_capacity_block for r in self.compute_resources):
+            return CapacityType.CAPACITY_BLOCK
+        return CapacityType.ONDEMAND
+
+    def to_config(self) -> dict[str, Any]:
+        networking: dict[str, Any] = {"SubnetIds": [s.subnet_id for s in self.subnets]}
+        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        if groups:
+            networking["AdditionalSecurityGroups"] = groups
+        out: dict[str, Any] = {
+            "Name": self.name,
+            "CapacityType": self.resolved_capacity_type.value,
+            "Networking": networking,
+            "ComputeResources": [r.to_config() for r in self.compute_resources],
+        }
+        actions = _actions(self.on_node_start, self.on_node_configured)
+        if actions:
+            out["CustomActions"] = actions
+        iam_config = _iam(self.s3_read_buckets)
+        if iam_config:
+            out["Iam"] = iam_config
+        if self.custom_ami is not None:
+            out["Image"] = {"CustomAmi": self.custom_ami}
+        if self.custom_slurm_settings:
+            out["CustomSlurmSettings"] = dict(self.custom_slurm_settings)
+        return out
+
+
+# constants.py PCLUSTER_AMI_ID_REGEX = r"^ami-[0-9a-z]{8}$|^ami-[0-9a-z]{17}$".
+_AMI_ID = re.compile(r"ami-[0-9a-z]{8}|ami-[0-9a-z]{17}")
+_AMI_TEXT = "an AMI id like 'ami-0123456789abcdef0' (or a deploy-time value)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharedLustre:
+    """A ``SharedStorage`` entry of ``StorageType: FsxLustre`` mounting an existing fmconstructs Lustre file system
+    (``FsxLustreSettings.FileSystemId``; ParallelCluster then creates no file system and never deletes it).
+
+    :param name: 1-30 lowercase letters, digits or '-' (SHARED_STORAGE_NAME_MAX_LENGTH).
+    :param mount_dir: ``MountDir`` (default ``/fsx``).
+    """
+
+    file_system: LustreFileSystemBase
+    name: str = "fsx"
+    mount_dir: str = "/fsx"
+
+    def __post_init__(self) -> None:
+        check_instance("file_system", self.file_system, LustreFileSystemBase, "an fmconstructs LustreFileSystem")
+        _name("name", self.name, SHARED_STORAGE_NAME_MAX_LENGTH)
+        check_str("mount_dir", self.mount_dir, pattern=_MOUNT_DIR, allowed="an absolute path such as '/fsx'")
+        fs_id = self.file_system.file_system_id
+        check_str("file_system.file_system_id", fs_id, pattern=_FILE_SYSTEM_ID, allowed="an id like 'fs-...'")
+
+    def to_config(self) -> dict[str, Any]:
+        return {
+            "Name": self.name,
+            "StorageType": "FsxLustre",
+            "MountDir": self.mount_dir,
+            "FsxLustreSettings": {"FileSystemId": self.file_system.file_system_id},
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Monitoring:
+    """``Monitoring`` (MonitoringSchema): CloudWatch logs, dashboard and detailed monitoring."""
+
+    logs: bool = True
+    log_retention_days: int = 14
+    dashboards: bool = True
+    detailed_monitoring: bool = False
+
+    def __post_init__(self) -> None:
+        check_bool("logs", self.logs)
+        check_count("log_retention_days", self.log_retention_days)
+        if known(self.log_retention_days) and self.log_retention_days not in LOG_RETENTION_DAYS:
+            raise FmValidationError(
+                "log_retention_days", self.log_retention_days, f"one of {', '.join(map(str, LOG_RETENTION_DAYS))}"
+            )
+        check_bool("dashboards", self.dashboards)
+        check_bool("detailed_monitoring", self.detailed_monitoring)
+
+    def to_config(self) -> dict[str, Any]:
+        return {
+            "DetailedMonitoring": self.detailed_monitoring,
+            "Logs": {"CloudWatch": {"Enabled": self.logs, "RetentionInDays": self.log_retention_days}},
+            "Dashboards": {"CloudWatch": {"Enabled": self.dashboards}},
+        }
