@@ -1,0 +1,359 @@
+"""Read a synthesized cloud assembly (``cdk.out``) without synthesizing or importing any app.
+
+Only the files the CDK writes are read: ``manifest.json`` (artifacts of type ``aws:cloudformation:stack``, their
+``environment`` and ``properties.templateFile``; cloud assembly schema, aws-cdk-lib ``cloud-assembly-schema``) and
+each stack's ``*.template.json``. Resource properties are the CloudFormation ones:
+
+- ``AWS::EC2::LaunchTemplate`` ``LaunchTemplateData``: ``InstanceType``, ``ImageId``, ``NetworkInterfaces``
+  (``NetworkCardIndex``, ``DeviceIndex``, ``InterfaceType``, ``SubnetId``), ``CapacityReservationSpecification``
+  (``CapacityReservationTarget.CapacityReservationId`` / ``CapacityReservationResourceGroupArn``,
+  ``CapacityReservationPreference``), ``InstanceMarketOptions.MarketType`` (``capacity-block``, ``spot``),
+  ``Placement.AvailabilityZone``;
+- ``AWS::PCS::ComputeNodeGroup``: ``InstanceConfigs[].InstanceType``, ``ScalingConfiguration.Min/MaxInstanceCount``,
+  ``CustomLaunchTemplate.TemplateId``, ``PurchaseOption``, ``SubnetIds``, ``AmiId``;
+- ``AWS::EKS::Nodegroup``: ``InstanceTypes``, ``ScalingConfig.MinSize/MaxSize``, ``LaunchTemplate.Id``,
+  ``CapacityType``, ``Subnets``;
+- ``AWS::AutoScaling::AutoScalingGroup``: ``MinSize``/``MaxSize`` (strings), ``LaunchTemplate.LaunchTemplateId``,
+  ``VPCZoneIdentifier``;
+- ``AWS::FSx::FileSystem``: ``StorageCapacity``, ``LustreConfiguration.DeploymentType``,
+  ``PerUnitStorageThroughput``, ``EfaEnabled``.
+
+Anything that is not a literal (``Ref``, ``Fn::*``) is a value CloudFormation decides at deploy time: it is kept
+as :data:`DEPLOY_TIME` and listed among the plan's unknowns, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import FmValidationError
+
+#: Marker for a value CloudFormation resolves at deploy time (a Ref, Fn::GetAtt, parameter, import...).
+DEPLOY_TIME = "deploy-time"
+
+_IP_CARRYING = frozenset({"interface", "efa"})
+"""``InterfaceType`` values that carry IP traffic and take a private IP from the subnet (``efa-only`` takes none;
+EC2 User Guide "Elastic Fabric Adapter" efa-only interfaces; a missing ``InterfaceType`` is an ENA ``interface``)."""
+
+
+def literal(value: object) -> bool:
+    """Whether a template value is a plain literal (not an intrinsic function)."""
+    if isinstance(value, dict):
+        return False
+    if isinstance(value, list):
+        return all(literal(v) for v in value)
+    return True
+
+
+def as_int(value: object) -> int | None:
+    """A literal count (CloudFormation writes some as strings, e.g. ASG ``MinSize``); None for a deploy-time value."""
+    if isinstance(value, bool) or not literal(value):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def describe(value: object) -> str:
+    """A short text for a template value: the literal, or what the intrinsic refers to."""
+    if literal(value):
+        return str(value)
+    if isinstance(value, dict) and len(value) == 1:
+        (fn, arg), *_ = value.items()
+        if fn == "Ref":
+            return f"Ref {arg}"
+        if fn == "Fn::GetAtt" and isinstance(arg, list):
+            return "GetAtt " + ".".join(str(a) for a in arg)
+        return str(fn)
+    return DEPLOY_TIME
+
+
+@dataclass(frozen=True)
+class Interface:
+    """One ``LaunchTemplateData.NetworkInterfaces`` entry."""
+
+    network_card_index: int | None
+    device_index: int | None
+    interface_type: str
+
+    @property
+    def is_efa(self) -> bool:
+        return self.interface_type in ("efa", "efa-only")
+
+    @property
+    def carries_ip(self) -> bool:
+        return self.interface_type in _IP_CARRYING
+
+
+@dataclass(frozen=True)
+class LaunchTemplate:
+    logical_id: str
+    instance_type: object
+    image_id: object
+    interfaces: tuple[Interface, ...] | None
+    """None when ``NetworkInterfaces`` itself is a deploy-time value."""
+    reservation_id: object = None
+    reservation_group_arn: object = None
+    reservation_preference: object = None
+    market_type: object = None
+    zone: object = None
+    subnet_ids: tuple[object, ...] = ()
+
+
+@dataclass
+class NodeGroup:
+    """A group of nodes found in a template (or a launch template no group uses)."""
+
+    stack: str
+    logical_id: str
+    kind: str
+    """``pcs``, ``eks``, ``asg`` or ``launch-template``."""
+    instance_type: object
+    min_nodes: object
+    max_nodes: object
+    launch_template: LaunchTemplate | None
+    purchase_option: object = None
+    """PCS ``PurchaseOption`` / EKS ``CapacityType``."""
+    subnet_ids: tuple[object, ...] = ()
+    image_id: object = None
+    eks_ami_type: object = None
+
+
+@dataclass(frozen=True)
+class FileSystem:
+    stack: str
+    logical_id: str
+    file_system_type: object
+    storage_capacity_gib: object
+    deployment_type: object
+    throughput_mbps_per_tib: object
+    efa_enabled: object
+    subnet_ids: tuple[object, ...] = ()
+
+
+@dataclass
+class Stack:
+    name: str
+    environment: str | None
+    template: dict[str, Any]
+    node_groups: list[NodeGroup] = field(default_factory=list)
+    file_systems: list[FileSystem] = field(default_factory=list)
+    parameters: tuple[str, ...] = ()
+    subnet_zones: dict[str, object] = field(default_factory=dict)
+    """Subnets created by the template: logical id -> ``AvailabilityZone`` (a literal or a deploy-time value)."""
+
+    @property
+    def region(self) -> str | None:
+        """The region of ``aws://account/region`` when the app pinned one (not ``unknown-region``)."""
+        if not self.environment or not self.environment.startswith("aws://"):
+            return None
+        region = self.environment.rsplit("/", 1)[-1]
+        return None if region.startswith("unknown") else region
+
+
+def _ref(value: object) -> str | None:
+    if isinstance(value, dict) and set(value) == {"Ref"} and isinstance(value["Ref"], str):
+        return value["Ref"]
+    return None
+
+
+def _list(value: object) -> tuple[object, ...]:
+    if isinstance(value, list):
+        return tuple(value)
+    return () if value is None else (value,)
+
+
+def _launch_template(logical_id: str, props: dict[str, Any]) -> LaunchTemplate:
+    data = props.get("LaunchTemplateData") or {}
+    raw = data.get("NetworkInterfaces")
+    interfaces: tuple[Interface, ...] | None
+    if raw is None:
+        interfaces = ()
+    elif isinstance(raw, list):
+        interfaces = tuple(
+            Interface(
+                network_card_index=as_int(ni.get("NetworkCardIndex", 0)),
+                device_index=as_int(ni.get("DeviceIndex", 0)),
+                interface_type=str(ni.get("InterfaceType", "interface")) if literal(ni.get("InterfaceType")) else "?",
+            )
+            for ni in raw
+            if isinstance(ni, dict)
+        )
+    else:
+        interfaces = None
+    crs = data.get("CapacityReservationSpecification") or {}
+    target = crs.get("CapacityReservationTarget") or {} if isinstance(crs, dict) else {}
+    market = data.get("InstanceMarketOptions") or {}
+    placement = data.get("Placement") or {}
+    subnets = tuple(ni["SubnetId"] for ni in raw or () if isinstance(ni, dict) and "SubnetId" in ni)
+    return LaunchTemplate(
+        logical_id=logical_id,
+        instance_type=data.get("InstanceType"),
+        image_id=data.get("ImageId"),
+        interfaces=interfaces,
+        reservation_id=target.get("CapacityReservationId") if isinstance(target, dict) else None,
+        reservation_group_arn=target.get("CapacityReservationResourceGroupArn") if isinstance(target, dict) else None,
+        reservation_preference=crs.get("CapacityReservationPreference") if isinstance(crs, dict) else None,
+        market_type=market.get("MarketType") if isinstance(market, dict) else None,
+        zone=placement.get("AvailabilityZone") if isinstance(placement, dict) else None,
+        subnet_ids=subnets,
+    )
+
+
+def _template_ref(value: object) -> str | None:
+    """The launch template logical id behind ``{"Ref": id}`` (its id) in a group's launch template reference."""
+    return _ref(value)
+
+
+def parse_stack(name: str, template: dict[str, Any], environment: str | None = None) -> Stack:
+    """The node groups and file systems of one template."""
+    resources: dict[str, Any] = template.get("Resources") or {}
+    stack = Stack(name=name, environment=environment, template=template)
+    stack.parameters = tuple(sorted(p for p in (template.get("Parameters") or {}) if p != "BootstrapVersion"))
+    templates = {
+        lid: _launch_template(lid, r.get("Properties") or {})
+        for lid, r in resources.items()
+        if r.get("Type") == "AWS::EC2::LaunchTemplate"
+    }
+    used: set[str] = set()
+    for lid, resource in resources.items():
+        rtype = resource.get("Type")
+        props: dict[str, Any] = resource.get("Properties") or {}
+        if rtype == "AWS::EC2::Subnet":
+            stack.subnet_zones[lid] = props.get("AvailabilityZone", DEPLOY_TIME)
+        elif rtype == "AWS::PCS::ComputeNodeGroup":
+            lt_id = _template_ref((props.get("CustomLaunchTemplate") or {}).get("TemplateId"))
+            lt = templates.get(lt_id or "")
+            configs = props.get("InstanceConfigs") or [{}]
+            first = configs[0] if isinstance(configs, list) and configs and isinstance(configs[0], dict) else {}
+            scaling = props.get("ScalingConfiguration") or {}
+            stack.node_groups.append(
+                NodeGroup(
+                    stack=name,
+                    logical_id=lid,
+                    kind="pcs",
+                    instance_type=first.get("InstanceType", lt.instance_type if lt else None),
+                    min_nodes=scaling.get("MinInstanceCount"),
+                    max_nodes=scaling.get("MaxInstanceCount"),
+                    launch_template=lt,
+                    purchase_option=props.get("PurchaseOption"),
+                    subnet_ids=_list(props.get("SubnetIds")),
+                    image_id=props.get("AmiId", lt.image_id if lt else None),
+                )
+            )
+        elif rtype == "AWS::EKS::Nodegroup":
+            lt_id = _template_ref((props.get("LaunchTemplate") or {}).get("Id"))
+            lt = templates.get(lt_id or "")
+            types = props.get("InstanceTypes")
+            itype = types[0] if isinstance(types, list) and types else (lt.instance_type if lt else None)
+            scaling = props.get("ScalingConfig") or {}
+            stack.node_groups.append(
+                NodeGroup(
+                    stack=name,
+                    logical_id=lid,
+                    kind="eks",
+                    instance_type=itype,
+                    min_nodes=scaling.get("MinSize"),
+                    max_nodes=scaling.get("MaxSize"),
+                    launch_template=lt,
+                    purchase_option=props.get("CapacityType", "ON_DEMAND"),
+                    subnet_ids=_list(props.get("Subnets")),
+                    image_id=lt.image_id if lt else None,
+                    eks_ami_type=props.get("AmiType"),
+                )
+            )
+        elif rtype == "AWS::AutoScaling::AutoScalingGroup":
+            spec = props.get("LaunchTemplate") or {}
+            lt_id = _template_ref(spec.get("LaunchTemplateId"))
+            lt = templates.get(lt_id or "")
+            stack.node_groups.append(
+                NodeGroup(
+                    stack=name,
+                    logical_id=lid,
+                    kind="asg",
+                    instance_type=lt.instance_type if lt else None,
+                    min_nodes=props.get("MinSize"),
+                    max_nodes=props.get("MaxSize"),
+                    launch_template=lt,
+                    subnet_ids=_list(props.get("VPCZoneIdentifier")),
+                    image_id=lt.image_id if lt else None,
+                )
+            )
+        elif rtype == "AWS::FSx::FileSystem":
+            lustre = props.get("LustreConfiguration") or {}
+            stack.file_systems.append(
+                FileSystem(
+                    stack=name,
+                    logical_id=lid,
+                    file_system_type=props.get("FileSystemType"),
+                    storage_capacity_gib=props.get("StorageCapacity"),
+                    deployment_type=lustre.get("DeploymentType"),
+                    throughput_mbps_per_tib=lustre.get("PerUnitStorageThroughput"),
+                    efa_enabled=lustre.get("EfaEnabled", False),
+                    subnet_ids=_list(props.get("SubnetIds")),
+                )
+            )
+    for group in stack.node_groups:
+        if group.launch_template is not None:
+            used.add(group.launch_template.logical_id)
+    for lid, lt in templates.items():
+        if lid not in used:
+            stack.node_groups.append(
+                NodeGroup(
+                    stack=name,
+                    logical_id=lid,
+                    kind="launch-template",
+                    instance_type=lt.instance_type,
+                    min_nodes=None,
+                    max_nodes=None,
+                    launch_template=lt,
+                    subnet_ids=lt.subnet_ids,
+                    image_id=lt.image_id,
+                )
+            )
+    return stack
+
+
+def read_assembly(path: str | Path) -> list[Stack]:
+    """Every CloudFormation stack of the cloud assembly at ``path`` (a ``cdk.out`` directory), in manifest order.
+
+    Raises :class:`FmValidationError` naming ``cdk_out`` when the directory holds no readable cloud assembly.
+    """
+    root = Path(path)
+    manifest_file = root / "manifest.json"
+    if not manifest_file.is_file():
+        raise FmValidationError(
+            "cdk_out", str(root), "a cloud assembly directory with a manifest.json (run `cdk synth` first)"
+        )
+    try:
+        manifest = json.loads(manifest_file.read_text())
+    except (OSError, ValueError) as error:
+        raise FmValidationError("cdk_out", str(manifest_file), f"a readable JSON manifest ({error})") from None
+    stacks: list[Stack] = []
+    for artifact_id, artifact in (manifest.get("artifacts") or {}).items():
+        if not isinstance(artifact, dict) or artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        props = artifact.get("properties") or {}
+        template_file = props.get("templateFile")
+        if not isinstance(template_file, str):
+            continue
+        try:
+            template = json.loads((root / template_file).read_text())
+        except (OSError, ValueError) as error:
+            raise FmValidationError("cdk_out", str(root / template_file), f"a readable template ({error})") from None
+        name = str(props.get("stackName") or artifact.get("displayName") or artifact_id)
+        stacks.append(parse_stack(name, template, artifact.get("environment")))
+    # Nested assemblies (CDK stages) are directories named assembly-* with their own manifest.
+    for artifact in (manifest.get("artifacts") or {}).values():
+        if isinstance(artifact, dict) and artifact.get("type") == "cdk:cloud-assembly":
+            directory = (artifact.get("properties") or {}).get("directoryName")
+            if isinstance(directory, str):
+                stacks.extend(read_assembly(root / directory))
+    return stacks

@@ -1,0 +1,226 @@
+"""Command-line entry point: ``fmc plan`` and ``fmc preflight`` (click, rich tables, ``--json`` for CI)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import FmValidationError
+from .plan import Plan, plan_assembly, plan_instances
+
+
+def _fmt(value: object, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}" if not value.is_integer() or digits else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _nodes(minimum: object, maximum: object) -> str:
+    if minimum is None and maximum is None:
+        return "- (no group)"
+    if minimum == maximum:
+        return _fmt(maximum)
+    return f"{_fmt(minimum)}-{_fmt(maximum)}"
+
+
+def _short_reservation(value: str | None) -> str:
+    if value is None:
+        return "-"
+    if value.startswith("arn:") and ":group/" in value:
+        return "resource group " + value.split(":group/", 1)[1]
+    return value
+
+
+def render_plan(plan: Plan, console: Console) -> None:
+    stacks = list(dict.fromkeys(g.stack for g in plan.node_groups))
+    for stack in stacks:
+        table = Table(title=f"{stack}: node groups" if stack != "-" else "Planned nodes", title_justify="left")
+        for column in (
+            "Group",
+            "Instance type",
+            "Nodes",
+            "GPUs/node",
+            "GPU GiB/node",
+            "GPUs",
+            "EFA/node",
+            "EFA Gbit/s/node",
+            "EFA Gbit/s",
+            "NVMe GB/node",
+            "Capacity",
+            "Reservation",
+            "Zone",
+        ):
+            table.add_column(column, overflow="fold")
+        for g in plan.node_groups:
+            if g.stack != stack:
+                continue
+            table.add_row(
+                g.group,
+                g.instance_type,
+                _nodes(g.min_nodes, g.max_nodes),
+                f"{g.gpus_per_node} x {g.gpu_model}" if g.gpus_per_node else "-",
+                _fmt(g.gpu_memory_gib_per_node),
+                _fmt(g.gpus_total),
+                _fmt(g.efa_interfaces_per_node),
+                _fmt(g.efa_gbps_per_node),
+                _fmt(g.efa_gbps_total),
+                _fmt(g.nvme_gb_per_node),
+                g.capacity,
+                _short_reservation(g.reservation),
+                _fmt(g.zone),
+            )
+        console.print(table)
+    priced = [g for g in plan.node_groups if g.price_per_hour is not None]
+    if priced:
+        cost = Table(title="Cost (prices you gave)")
+        for column in ("Group", "Instance type", "Nodes", "USD/hour/node", "USD/hour"):
+            cost.add_column(column)
+        for g in priced:
+            cost.add_row(
+                g.group, g.instance_type, _fmt(g.max_nodes), _fmt(g.price_per_hour, 2), _fmt(g.cost_per_hour, 2)
+            )
+        console.print(cost)
+    if plan.file_systems:
+        storage = Table(title="FSx for Lustre")
+        for column in (
+            "Stack",
+            "File system",
+            "Capacity (GiB)",
+            "Deployment",
+            "MB/s/TiB",
+            "Throughput (MB/s)",
+            "EFA",
+            "EFA connections",
+        ):
+            storage.add_column(column, overflow="fold")
+        for f in plan.file_systems:
+            if f.efa_connections is None:
+                budget = "-"
+            else:
+                budget = f"{_fmt(f.efa_connections)} / {f.efa_connection_limit:,}"
+                if f.within_budget is False:
+                    budget += " OVER"
+            storage.add_row(
+                f.stack,
+                f.file_system,
+                _fmt(f.storage_capacity_gib),
+                _fmt(f.deployment_type),
+                _fmt(f.throughput_mbps_per_tib),
+                _fmt(f.aggregate_throughput_mbps, 1),
+                _fmt(f.efa_enabled),
+                budget,
+            )
+        console.print(storage)
+    if plan.unknowns:
+        console.print("[bold]Known only at deploy time:[/bold]")
+        for unknown in plan.unknowns:
+            console.print(f"  - {unknown}", markup=False)
+    for note in plan.notes:
+        console.print(f"Note: {note}", markup=False)
+
+
+def _prices(values: tuple[str, ...], instance_type: str | None) -> dict[str, float]:
+    prices: dict[str, float] = {}
+    for value in values:
+        name, sep, number = value.rpartition("=")
+        if not sep:
+            if instance_type is None:
+                raise click.BadParameter(
+                    f"{value!r}: give TYPE=USD (e.g. p5.48xlarge=55.04) when planning a cloud assembly",
+                    param_hint="--price-per-hour",
+                )
+            name = instance_type
+        try:
+            price = float(number)
+        except ValueError:
+            raise click.BadParameter(
+                f"{value!r}: not a number of USD per hour", param_hint="--price-per-hour"
+            ) from None
+        if not price >= 0 or price == float("inf"):
+            raise click.BadParameter(f"{value!r}: a price must be a finite number >= 0", param_hint="--price-per-hour")
+        prices[name] = price
+    return prices
+
+
+def _console() -> Console:
+    """Rich console; wide when not a terminal (CI logs, pipes) so that tables are not folded."""
+    console = Console()
+    return console if console.is_terminal else Console(width=220)
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+@click.group()
+@click.version_option(package_name="fmconstructs", prog_name="fmc")
+def cli() -> None:
+    """fmc: plan a GPU training platform before you deploy it, and preflight it against your account."""
+
+
+@cli.command()
+@click.argument("cdk_out", required=False, default="cdk.out", type=click.Path(file_okay=False))
+@click.option("--instance-type", help="Plan without an app: a catalog instance type (e.g. p5en.48xlarge).")
+@click.option("--nodes", type=click.IntRange(min=1), help="Plan without an app: the number of nodes.")
+@click.option("--checkpoint-bytes", type=float, help="Size the Lustre file system for a checkpoint of this many bytes.")
+@click.option("--checkpoint-seconds", type=float, help="... written within this many seconds.")
+@click.option("--throughput-gbytes-per-s", type=float, help="Size the Lustre file system for this throughput (GB/s).")
+@click.option("--lustre-efa/--no-lustre-efa", default=False, help="Size an EFA-enabled file system (PERSISTENT_2).")
+@click.option(
+    "--price-per-hour",
+    multiple=True,
+    help="USD per node-hour, from you (nothing is hard-coded): TYPE=USD, or USD with --instance-type. Repeatable.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of tables.")
+def plan(
+    cdk_out: str,
+    instance_type: str | None,
+    nodes: int | None,
+    checkpoint_bytes: float | None,
+    checkpoint_seconds: float | None,
+    throughput_gbytes_per_s: float | None,
+    lustre_efa: bool,
+    price_per_hour: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """What the cloud assembly CDK_OUT (default ./cdk.out) gives you, or --instance-type x --nodes without an app."""
+    prices = _prices(price_per_hour, instance_type)
+    try:
+        if instance_type is not None or nodes is not None:
+            if instance_type is None or nodes is None:
+                raise click.UsageError("--instance-type and --nodes go together")
+            result = plan_instances(
+                instance_type,
+                nodes,
+                checkpoint_bytes=checkpoint_bytes,
+                checkpoint_seconds=checkpoint_seconds,
+                throughput_gbytes_per_s=throughput_gbytes_per_s,
+                lustre_efa=lustre_efa,
+                price_per_hour=prices.get(instance_type),
+            )
+        else:
+            if checkpoint_bytes is not None or checkpoint_seconds is not None or throughput_gbytes_per_s is not None:
+                raise click.UsageError("--checkpoint-*/--throughput-* plan without an app: add --instance-type/--nodes")
+            result = plan_assembly(cdk_out, prices=prices)
+    except FmValidationError as error:
+        raise click.ClickException(str(error)) from None
+    if as_json:
+        _emit_json(result.to_json())
+    else:
+        render_plan(result, _console())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point (``fmc``)."""
+    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="fmc")

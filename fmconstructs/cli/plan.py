@@ -1,0 +1,380 @@
+"""``fmc plan``: what a cloud assembly (or an instance type and a node count) gives you, from the catalog.
+
+Figures come from the same places the constructs use: :mod:`fmconstructs.catalog` (GPUs, GPU memory, vCPUs, NVMe,
+``fsx_lustre_efa_interfaces``), :class:`fmconstructs.networking.InterfaceLayout` (EFA Gbit/s per node, rebuilt from
+the interfaces counted in the launch template), :mod:`fmconstructs.storage.sizing` (Lustre throughput and sizing) and
+:data:`fmconstructs.storage.lustre.MAX_EFA_CONNECTIONS`. Nothing is priced unless the user gives a price.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..catalog import CATALOG, InstanceSpec, InterfaceType, get_instance_spec
+from ..networking.interfaces import InterfaceLayout, InterfacePolicy, PlannedInterface, plan_network_interfaces
+from ..storage.lustre import MAX_EFA_CONNECTIONS
+from ..storage.sizing import (
+    LustreDeploymentType,
+    aggregate_throughput_mbps,
+    per_unit_throughput_mbps_per_tib,
+    size_for_checkpoint,
+    size_for_throughput,
+)
+from .assembly import DEPLOY_TIME, FileSystem, NodeGroup, Stack, as_int, describe, literal, read_assembly
+
+Count = int | str | None
+"""A count: an int, :data:`DEPLOY_TIME`, or None (not applicable)."""
+
+
+@dataclass
+class NodeGroupPlan:
+    stack: str
+    group: str
+    kind: str
+    instance_type: str
+    min_nodes: Count
+    max_nodes: Count
+    in_catalog: bool = False
+    gpu_model: str | None = None
+    gpus_per_node: int | None = None
+    gpu_memory_gib_per_node: float | None = None
+    gpus_total: Count = None
+    gpu_memory_gib_total: float | str | None = None
+    vcpus_per_node: int | None = None
+    vcpus_total: Count = None
+    efa_interfaces_per_node: Count = None
+    ip_interfaces_per_node: Count = None
+    efa_gbps_per_node: float | str | None = None
+    efa_gbps_total: float | str | None = None
+    nvme_gb_per_node: int | None = None
+    capacity: str = "on-demand"
+    reservation: str | None = None
+    zone: str | None = None
+    lustre_efa_interfaces_per_node: int | None = None
+    price_per_hour: float | None = None
+    cost_per_hour: float | str | None = None
+    subnets: list[str] = field(default_factory=list)
+    image: str | None = None
+
+
+@dataclass
+class FileSystemPlan:
+    stack: str
+    file_system: str
+    storage_capacity_gib: Count
+    deployment_type: str | None
+    throughput_mbps_per_tib: Count
+    aggregate_throughput_mbps: float | str | None
+    efa_enabled: bool | str
+    efa_connections: Count = None
+    efa_connection_limit: int = MAX_EFA_CONNECTIONS
+    efa_clients: list[str] = field(default_factory=list)
+    within_budget: bool | None = None
+
+
+@dataclass
+class Plan:
+    node_groups: list[NodeGroupPlan] = field(default_factory=list)
+    file_systems: list[FileSystemPlan] = field(default_factory=list)
+    unknowns: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _spec(instance_type: object) -> InstanceSpec | None:
+    if isinstance(instance_type, str) and instance_type in CATALOG:
+        return get_instance_spec(instance_type)
+    return None
+
+
+def _layout(spec: InstanceSpec, group: NodeGroup) -> InterfaceLayout | None:
+    """The group's interfaces as an :class:`InterfaceLayout`, to reuse its per-card EFA bandwidth model."""
+    lt = group.launch_template
+    if lt is None or lt.interfaces is None:
+        return None
+    planned: list[PlannedInterface] = []
+    for i in lt.interfaces:
+        if i.network_card_index is None or i.device_index is None:
+            return None
+        try:
+            kind = InterfaceType(i.interface_type)
+        except ValueError:
+            return None
+        planned.append(PlannedInterface(i.network_card_index, i.device_index, kind))
+    policy = InterfacePolicy.PCS if group.kind == "pcs" else InterfacePolicy.SELF_MANAGED
+    return InterfaceLayout(spec=spec, policy=policy, interfaces=tuple(planned))
+
+
+def _capacity(group: NodeGroup, spec: InstanceSpec | None) -> tuple[str, str | None]:
+    lt = group.launch_template
+    market = lt.market_type if lt else None
+    block = market == "capacity-block" or group.purchase_option in ("CAPACITY_BLOCK",)
+    reservation: str | None = None
+    if lt is not None and lt.reservation_id is not None:
+        reservation = describe(lt.reservation_id)
+    elif lt is not None and lt.reservation_group_arn is not None:
+        reservation = describe(lt.reservation_group_arn)
+    if block:
+        kind = "UltraServer Capacity Block" if spec is not None and spec.ultraserver_types else "Capacity Block"
+    elif reservation is not None:
+        kind = "ODCR"
+    elif market == "spot" or group.purchase_option == "SPOT":
+        kind = "spot"
+    else:
+        kind = "on-demand"
+    return kind, reservation
+
+
+def _zone(group: NodeGroup, stack: Stack) -> str | None:
+    lt = group.launch_template
+    if lt is not None and lt.zone is not None:
+        return str(lt.zone) if literal(lt.zone) else DEPLOY_TIME
+    zones: set[str] = set()
+    for subnet in group.subnet_ids:
+        logical = subnet.get("Ref") if isinstance(subnet, dict) else None
+        if isinstance(logical, str) and logical in stack.subnet_zones:
+            zone = stack.subnet_zones[logical]
+            zones.add(str(zone) if literal(zone) else DEPLOY_TIME)
+        elif isinstance(subnet, str):
+            zones.add(f"zone of {subnet}")
+        else:
+            zones.add(DEPLOY_TIME)
+    if not zones:
+        return None
+    return ", ".join(sorted(zones))
+
+
+def _times(count: Count, value: float | int | None) -> float | str | None:
+    if value is None or count is None:
+        return None
+    if isinstance(count, str):
+        return DEPLOY_TIME
+    product = count * value
+    return int(product) if float(product).is_integer() else product
+
+
+def _count(value: object) -> Count:
+    if value is None:
+        return None
+    number = as_int(value)
+    return DEPLOY_TIME if number is None else number
+
+
+def _fill_from_spec(plan: NodeGroupPlan, spec: InstanceSpec, nodes: Count, efa: int | None, gbps: float | None) -> None:
+    plan.in_catalog = True
+    plan.gpu_model = spec.gpu.model
+    plan.gpus_per_node = spec.gpu.count
+    plan.gpu_memory_gib_per_node = spec.gpu.total_memory_mib / 1024
+    plan.gpus_total = _count(_times(nodes, spec.gpu.count))
+    plan.gpu_memory_gib_total = _times(nodes, plan.gpu_memory_gib_per_node)
+    plan.vcpus_per_node = spec.vcpus
+    plan.vcpus_total = _count(_times(nodes, spec.vcpus))
+    plan.nvme_gb_per_node = spec.instance_store.total_gb if spec.instance_store else 0
+    if gbps is not None:
+        plan.efa_gbps_per_node = gbps
+        plan.efa_gbps_total = _times(nodes, gbps)
+    if efa is not None:
+        # FSx for Lustre clients use the catalog's default EFA count for LNet, never more than the node has
+        # (fmconstructs.storage.client; FSx for Lustre User Guide "Configuring EFA clients").
+        plan.lustre_efa_interfaces_per_node = min(spec.fsx_lustre_efa_interfaces or 0, efa)
+
+
+def plan_group(group: NodeGroup, stack: Stack, prices: dict[str, float], unknowns: list[str]) -> NodeGroupPlan:
+    where = f"{stack.name}/{group.logical_id}"
+    itype = group.instance_type
+    if itype is not None and not literal(itype):
+        unknowns.append(f"{where}: instance type ({describe(itype)})")
+    min_nodes = _count(group.min_nodes)
+    max_nodes = _count(group.max_nodes)
+    for name, raw, value in (("min nodes", group.min_nodes, min_nodes), ("max nodes", group.max_nodes, max_nodes)):
+        if value == DEPLOY_TIME:
+            unknowns.append(f"{where}: {name} ({describe(raw)})")
+    plan = NodeGroupPlan(
+        stack=stack.name,
+        group=group.logical_id,
+        kind=group.kind,
+        instance_type=str(itype) if literal(itype) and itype is not None else DEPLOY_TIME,
+        min_nodes=min_nodes,
+        max_nodes=max_nodes,
+    )
+    lt = group.launch_template
+    efa: int | None = None
+    if lt is not None and lt.interfaces is not None:
+        efa = sum(1 for i in lt.interfaces if i.is_efa)
+        plan.efa_interfaces_per_node = efa
+        plan.ip_interfaces_per_node = sum(1 for i in lt.interfaces if i.carries_ip) or 1
+    elif lt is not None:
+        plan.efa_interfaces_per_node = DEPLOY_TIME
+        unknowns.append(f"{where}: network interfaces ({describe(lt.interfaces)})")
+    else:
+        plan.efa_interfaces_per_node = 0
+        plan.ip_interfaces_per_node = 1
+        efa = 0
+    spec = _spec(itype)
+    if spec is not None:
+        layout = _layout(spec, group) if efa else None
+        gbps = layout.efa_bandwidth_gbps if layout is not None else (0.0 if efa == 0 else None)
+        _fill_from_spec(plan, spec, max_nodes, efa, gbps)
+    plan.capacity, plan.reservation = _capacity(group, spec)
+    if plan.reservation is not None and not (lt and literal(lt.reservation_id or lt.reservation_group_arn)):
+        unknowns.append(f"{where}: capacity reservation ({plan.reservation})")
+    plan.zone = _zone(group, stack)
+    plan.subnets = [describe(s) for s in group.subnet_ids]
+    if group.image_id is not None:
+        plan.image = describe(group.image_id)
+        if not literal(group.image_id):
+            unknowns.append(f"{where}: AMI ({plan.image})")
+    elif group.eks_ami_type is not None:
+        plan.image = f"EKS {describe(group.eks_ami_type)}"
+    if plan.instance_type in prices:
+        plan.price_per_hour = prices[plan.instance_type]
+        plan.cost_per_hour = _times(max_nodes, plan.price_per_hour)
+    return plan
+
+
+def plan_file_system(fs: FileSystem, groups: list[NodeGroupPlan], unknowns: list[str]) -> FileSystemPlan:
+    where = f"{fs.stack}/{fs.logical_id}"
+    capacity = _count(fs.storage_capacity_gib)
+    deployment = str(fs.deployment_type) if literal(fs.deployment_type) and fs.deployment_type else None
+    unit_raw = fs.throughput_mbps_per_tib
+    unit: Count = _count(unit_raw)
+    throughput: float | str | None = None
+    if deployment in LustreDeploymentType.__members__:
+        dtype = LustreDeploymentType(deployment)
+        effective = per_unit_throughput_mbps_per_tib(dtype, unit if isinstance(unit, int) else None)
+        if not dtype.is_persistent:
+            unit = effective
+        if isinstance(capacity, int) and isinstance(unit, int):
+            throughput = aggregate_throughput_mbps(capacity, unit)
+        elif capacity == DEPLOY_TIME or unit == DEPLOY_TIME:
+            throughput = DEPLOY_TIME
+    for name, raw, value in (("storage capacity", fs.storage_capacity_gib, capacity), ("throughput", unit_raw, unit)):
+        if value == DEPLOY_TIME:
+            unknowns.append(f"{where}: {name} ({describe(raw)})")
+    efa_enabled: bool | str = bool(fs.efa_enabled) if literal(fs.efa_enabled) else DEPLOY_TIME
+    plan = FileSystemPlan(
+        stack=fs.stack,
+        file_system=fs.logical_id,
+        storage_capacity_gib=capacity,
+        deployment_type=deployment,
+        throughput_mbps_per_tib=unit,
+        aggregate_throughput_mbps=throughput,
+        efa_enabled=efa_enabled,
+    )
+    if efa_enabled is True:
+        total = 0
+        unknown = False
+        for g in groups:
+            if g.stack != fs.stack or g.kind == "launch-template" or not g.lustre_efa_interfaces_per_node:
+                continue
+            if not isinstance(g.max_nodes, int):
+                unknown = True
+                plan.efa_clients.append(f"{g.group}: ? nodes x {g.lustre_efa_interfaces_per_node}")
+                continue
+            total += g.max_nodes * g.lustre_efa_interfaces_per_node
+            plan.efa_clients.append(
+                f"{g.group}: {g.max_nodes} x {g.lustre_efa_interfaces_per_node} = "
+                f"{g.max_nodes * g.lustre_efa_interfaces_per_node}"
+            )
+        plan.efa_connections = DEPLOY_TIME if unknown else total
+        plan.within_budget = None if unknown else total <= MAX_EFA_CONNECTIONS
+    return plan
+
+
+def plan_stacks(stacks: list[Stack], *, prices: dict[str, float] | None = None) -> Plan:
+    """The plan of every node group and file system of ``stacks``."""
+    plan = Plan()
+    for stack in stacks:
+        for group in stack.node_groups:
+            plan.node_groups.append(plan_group(group, stack, prices or {}, plan.unknowns))
+        for fs in stack.file_systems:
+            plan.file_systems.append(plan_file_system(fs, plan.node_groups, plan.unknowns))
+        for parameter in stack.parameters:
+            plan.unknowns.append(f"{stack.name}: parameter {parameter} (resolved at deploy time)")
+    plan.notes.append(
+        "EFA connections count the node groups of the file system's own stack, each at its catalog default "
+        "fsx_lustre_efa_interfaces (capped by its EFA interfaces); clients in other stacks, or with "
+        "efa_interfaces_for_lustre set, are not seen in the template."
+    )
+    if not prices:
+        plan.notes.append("No prices: give --price-per-hour TYPE=USD to see cost per hour (nothing is hard-coded).")
+    return plan
+
+
+def plan_assembly(path: str | Path, *, prices: dict[str, float] | None = None) -> Plan:
+    """Read the cloud assembly at ``path`` and plan it."""
+    return plan_stacks(read_assembly(path), prices=prices)
+
+
+def plan_instances(
+    instance_type: str,
+    nodes: int,
+    *,
+    checkpoint_bytes: float | None = None,
+    checkpoint_seconds: float | None = None,
+    throughput_gbytes_per_s: float | None = None,
+    lustre_efa: bool = False,
+    price_per_hour: float | None = None,
+) -> Plan:
+    """Plan ``nodes`` x ``instance_type`` without an app: the default interface layout and, when a checkpoint or a
+    throughput objective is given, the Lustre file system :func:`~fmconstructs.storage.sizing.size_for_checkpoint`
+    (or ``size_for_throughput``) picks, as the constructs do."""
+    spec = get_instance_spec(instance_type)
+    layout = plan_network_interfaces(spec)
+    efa = layout.efa_interface_count
+    plan = Plan()
+    group = NodeGroupPlan(
+        stack="-",
+        group="planned",
+        kind="plan",
+        instance_type=spec.instance_type,
+        min_nodes=nodes,
+        max_nodes=nodes,
+        efa_interfaces_per_node=efa,
+        ip_interfaces_per_node=sum(1 for i in layout.interfaces if i.interface_type is not InterfaceType.EFA_ONLY),
+    )
+    _fill_from_spec(group, spec, nodes, efa, layout.efa_bandwidth_gbps)
+    if price_per_hour is not None:
+        group.price_per_hour = price_per_hour
+        group.cost_per_hour = _times(nodes, price_per_hour)
+    plan.node_groups.append(group)
+    sizing = None
+    if checkpoint_bytes is not None or checkpoint_seconds is not None:
+        if checkpoint_bytes is None or checkpoint_seconds is None:
+            from ..errors import FmValidationError
+
+            raise FmValidationError(
+                "checkpoint_seconds" if checkpoint_seconds is None else "checkpoint_bytes",
+                None,
+                "given together with the other checkpoint option",
+            )
+        sizing = size_for_checkpoint(checkpoint_bytes, checkpoint_seconds, efa_enabled=lustre_efa)
+    elif throughput_gbytes_per_s is not None:
+        sizing = size_for_throughput(throughput_gbytes_per_s, efa_enabled=lustre_efa)
+    if sizing is not None:
+        fs = FileSystemPlan(
+            stack="-",
+            file_system="sized",
+            storage_capacity_gib=sizing.storage_capacity_gib,
+            deployment_type=sizing.deployment_type.value,
+            throughput_mbps_per_tib=sizing.throughput_mbps_per_tib,
+            aggregate_throughput_mbps=sizing.aggregate_throughput_mbps,
+            efa_enabled=sizing.efa_enabled,
+        )
+        if sizing.efa_enabled:
+            per_node = group.lustre_efa_interfaces_per_node or 0
+            total = nodes * per_node
+            fs.efa_connections = total
+            fs.efa_clients.append(f"planned: {nodes} x {per_node} = {total}")
+            fs.within_budget = total <= MAX_EFA_CONNECTIONS
+        if checkpoint_bytes is not None:
+            plan.notes.append(
+                f"A {checkpoint_bytes:,.0f}-byte checkpoint takes {sizing.seconds_to_write(checkpoint_bytes):,.1f} s "
+                "at the file system's aggregate baseline throughput."
+            )
+        plan.file_systems.append(fs)
+    return plan

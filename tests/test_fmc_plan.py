@@ -1,0 +1,241 @@
+"""`fmc plan`: figures read from the example app's cloud assembly, and plans without an app, against the catalog."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from click.testing import CliRunner
+
+from fmconstructs.catalog import get_instance_spec
+from fmconstructs.cli.assembly import DEPLOY_TIME, parse_stack
+from fmconstructs.cli.main import cli
+from fmconstructs.cli.plan import plan_stacks
+from fmconstructs.networking.interfaces import InterfacePolicy, plan_network_interfaces
+from fmconstructs.storage.sizing import aggregate_throughput_mbps, size_for_checkpoint
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def cdk_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from examples.app import build
+
+    out = tmp_path_factory.mktemp("assembly") / "cdk.out"
+    app = cdk.App(outdir=str(out))
+    build(app)
+    app.synth()
+    return out
+
+
+@pytest.fixture(scope="module")
+def plan_json(cdk_out: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["plan", str(cdk_out), "--json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.output)
+    return data
+
+
+def _group(data: dict[str, Any], stack: str, instance_type: str) -> dict[str, Any]:
+    (group,) = [
+        g
+        for g in data["node_groups"]
+        if g["stack"] == stack and g["instance_type"] == instance_type and g["kind"] != "launch-template"
+    ]
+    found: dict[str, Any] = group
+    return found
+
+
+def test_pcs_p5_figures_match_the_catalog(plan_json: dict[str, Any]) -> None:
+    spec = get_instance_spec("p5.48xlarge")
+    layout = plan_network_interfaces(spec, policy=InterfacePolicy.PCS)
+    g = _group(plan_json, "FmPcsP5", "p5.48xlarge")
+    assert g["kind"] == "pcs"
+    assert (g["min_nodes"], g["max_nodes"]) == (2, 2)
+    assert g["gpus_per_node"] == spec.gpu.count == 8
+    assert g["gpus_total"] == 16
+    assert g["gpu_memory_gib_per_node"] == spec.gpu.total_memory_mib / 1024
+    assert g["efa_interfaces_per_node"] == layout.efa_interface_count == 32
+    assert g["efa_gbps_per_node"] == layout.efa_bandwidth_gbps == 3200
+    assert g["efa_gbps_total"] == 6400
+    assert spec.instance_store is not None
+    assert g["nvme_gb_per_node"] == spec.instance_store.total_gb
+    assert g["vcpus_total"] == 2 * spec.vcpus
+    assert g["capacity"] == "Capacity Block"
+    assert g["reservation"] == "cr-0fedcba9876543210"
+    assert g["ip_interfaces_per_node"] == 1  # one `efa` primary; the rest are efa-only
+
+
+def test_ultraserver_and_odcr_capacity_kinds(plan_json: dict[str, Any]) -> None:
+    gb200 = _group(plan_json, "FmPcsGb200", "p6e-gb200.36xlarge")
+    assert gb200["capacity"] == "UltraServer Capacity Block"
+    assert gb200["max_nodes"] == 18
+    assert gb200["gpus_total"] == 72
+    spec = get_instance_spec("p6e-gb200.36xlarge")
+    assert gb200["efa_gbps_per_node"] == plan_network_interfaces(spec).efa_bandwidth_gbps
+    odcr = _group(plan_json, "FmEksP5en", "p6-b300.48xlarge")
+    assert odcr["capacity"] == "ODCR"
+    assert odcr["reservation"] == "cr-0123456789abcdef0"
+
+
+def test_eks_system_group_range_and_non_catalog_type(plan_json: dict[str, Any]) -> None:
+    g = _group(plan_json, "FmEksP5en", "m7i.xlarge")
+    assert (g["min_nodes"], g["max_nodes"]) == (2, 4)
+    assert g["in_catalog"] is False
+    assert g["gpus_per_node"] is None
+
+
+def test_file_system_throughput_and_efa_budget(plan_json: dict[str, Any]) -> None:
+    (fs,) = [f for f in plan_json["file_systems"] if f["stack"] == "FmPcsP5"]
+    assert fs["storage_capacity_gib"] == 4800
+    assert fs["aggregate_throughput_mbps"] == aggregate_throughput_mbps(4800, 1000) == 4687.5
+    spec = get_instance_spec("p5.48xlarge")
+    assert spec.fsx_lustre_efa_interfaces is not None
+    assert fs["efa_connections"] == 2 * min(spec.fsx_lustre_efa_interfaces, 32)
+    assert fs["efa_connection_limit"] == 1024
+    assert fs["within_budget"] is True
+    (eks,) = [f for f in plan_json["file_systems"] if f["stack"] == "FmEksP5en"]
+    assert eks["efa_enabled"] is False and eks["efa_connections"] is None
+
+
+def test_deploy_time_values_are_listed(plan_json: dict[str, Any]) -> None:
+    assert any("FmPrivateP5/" in u and "AMI" in u for u in plan_json["unknowns"])
+    g = _group(plan_json, "FmPcsP5", "p5.48xlarge")
+    assert g["zone"] == DEPLOY_TIME  # Fn::Select of Fn::GetAZs
+
+
+def test_table_output(cdk_out: Path) -> None:
+    result = CliRunner().invoke(cli, ["plan", str(cdk_out)])
+    assert result.exit_code == 0, result.output
+    assert "FmPcsP5: node groups" in result.output
+    assert "3,200" in result.output and "Capacity Block" in result.output
+    assert "FSx for Lustre" in result.output and "16 / 1,024" in result.output
+
+
+def test_prices_given_by_the_user_multiply(cdk_out: Path) -> None:
+    result = CliRunner().invoke(cli, ["plan", str(cdk_out), "--json", "--price-per-hour", "p5.48xlarge=10.5"])
+    assert result.exit_code == 0, result.output
+    g = _group(json.loads(result.output), "FmPcsP5", "p5.48xlarge")
+    assert g["price_per_hour"] == 10.5 and g["cost_per_hour"] == 21
+
+
+def test_plan_without_an_app() -> None:
+    args = ["plan", "--instance-type", "p5en.48xlarge", "--nodes", "16"]
+    args += ["--checkpoint-bytes", "2e12", "--checkpoint-seconds", "60", "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    spec = get_instance_spec("p5en.48xlarge")
+    layout = plan_network_interfaces(spec)
+    (g,) = data["node_groups"]
+    assert g["gpus_total"] == 16 * spec.gpu.count == 128
+    assert g["efa_interfaces_per_node"] == layout.efa_interface_count
+    assert g["efa_gbps_total"] == 16 * layout.efa_bandwidth_gbps
+    sizing = size_for_checkpoint(2e12, 60)
+    (fs,) = data["file_systems"]
+    assert fs["storage_capacity_gib"] == sizing.storage_capacity_gib
+    assert fs["aggregate_throughput_mbps"] == sizing.aggregate_throughput_mbps
+    assert fs["aggregate_throughput_mbps"] >= 2e12 / 60 / 1e6
+    assert g["cost_per_hour"] is None
+
+
+def test_plan_without_an_app_lustre_efa_budget_and_price() -> None:
+    args = ["plan", "--instance-type", "p5.48xlarge", "--nodes", "200", "--throughput-gbytes-per-s", "10"]
+    args += ["--lustre-efa", "--price-per-hour", "3", "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    (fs,) = data["file_systems"]
+    assert fs["efa_enabled"] is True
+    assert fs["efa_connections"] == 200 * 8 and fs["within_budget"] is False
+    assert data["node_groups"][0]["cost_per_hour"] == 600
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--instance-type", "p5.48xlarge"], "go together"),
+        (["--instance-type", "nope.large", "--nodes", "2"], "instance_type"),
+        (["--instance-type", "p5.48xlarge", "--nodes", "0"], "--nodes"),
+        (["--instance-type", "p5.48xlarge", "--nodes", "2", "--checkpoint-bytes", "1e12"], "checkpoint_seconds"),
+        (["--instance-type", "p5.48xlarge", "--nodes", "2", "--price-per-hour", "nan"], "--price-per-hour"),
+        (["--price-per-hour", "5"], "TYPE=USD"),
+        (["--checkpoint-bytes", "1e12", "--checkpoint-seconds", "1"], "--instance-type"),
+    ],
+)
+def test_bad_options_explain_without_a_traceback(args: list[str], message: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["plan", str(tmp_path), *args])
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_missing_assembly_is_explained(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["plan", str(tmp_path / "nowhere")])
+    assert result.exit_code == 1
+    assert "manifest.json" in result.output and "cdk synth" in result.output
+
+
+def test_tokens_become_deploy_time() -> None:
+    template = {
+        "Parameters": {"Nodes": {"Type": "Number"}},
+        "Resources": {
+            "Lt": {
+                "Type": "AWS::EC2::LaunchTemplate",
+                "Properties": {
+                    "LaunchTemplateData": {
+                        "InstanceType": "p5.48xlarge",
+                        "NetworkInterfaces": {"Ref": "Interfaces"},
+                        "CapacityReservationSpecification": {
+                            "CapacityReservationTarget": {"CapacityReservationId": {"Ref": "Reservation"}}
+                        },
+                    }
+                },
+            },
+            "Group": {
+                "Type": "AWS::AutoScaling::AutoScalingGroup",
+                "Properties": {
+                    "MinSize": "0",
+                    "MaxSize": {"Ref": "Nodes"},
+                    "LaunchTemplate": {"LaunchTemplateId": {"Ref": "Lt"}},
+                    "VPCZoneIdentifier": ["subnet-0123456789abcdef0"],
+                },
+            },
+            "Fs": {
+                "Type": "AWS::FSx::FileSystem",
+                "Properties": {
+                    "FileSystemType": "LUSTRE",
+                    "StorageCapacity": {"Ref": "Size"},
+                    "LustreConfiguration": {"DeploymentType": "SCRATCH_2"},
+                },
+            },
+        },
+    }
+    plan = plan_stacks([parse_stack("S", template)])
+    (g,) = plan.node_groups
+    assert g.min_nodes == 0 and g.max_nodes == DEPLOY_TIME
+    assert g.gpus_total == DEPLOY_TIME and g.efa_interfaces_per_node == DEPLOY_TIME
+    assert g.capacity == "ODCR" and g.reservation == "Ref Reservation"
+    assert g.zone == "zone of subnet-0123456789abcdef0"
+    (fs,) = plan.file_systems
+    assert fs.throughput_mbps_per_tib == 200 and fs.aggregate_throughput_mbps == DEPLOY_TIME
+    joined = "\n".join(plan.unknowns)
+    for part in ("max nodes (Ref Nodes)", "network interfaces", "capacity reservation", "storage capacity", "Nodes"):
+        assert part in joined
+
+
+def test_python_dash_m(tmp_path: Path) -> None:
+    env = {**os.environ, "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1"}
+    args = [sys.executable, "-m", "fmconstructs.cli", "plan", "--instance-type", "p5.48xlarge", "--nodes", "2"]
+    proc = subprocess.run(
+        [*args, "--json"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["node_groups"][0]["efa_gbps_per_node"] == 3200
