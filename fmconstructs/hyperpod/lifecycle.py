@@ -1,0 +1,84 @@
+"""HyperPod lifecycle scripts: the OnCreate entry script and the Slurm provisioning parameters.
+
+HyperPod downloads every object under ``LifeCycleConfig.SourceS3Uri`` to the node and runs ``OnCreate`` from it
+(CloudFormation ``AWS::SageMaker::Cluster ClusterLifeCycleConfig``; SageMaker Developer Guide
+"sagemaker-hyperpod-lifecycle-best-practices").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: The OnCreate file fmconstructs writes (a name of its own, so a copied base-config's ``on_create.sh`` can sit beside).
+ON_CREATE = "fmconstructs_on_create.sh"
+#: The node set-up steps (:class:`~fmconstructs.bootstrap.NodeBootstrap`, rendered).
+SETUP_SCRIPT = "fmconstructs_setup.sh"
+#: The file HyperPod's published Slurm lifecycle scripts read (awsome-distributed-training
+#: 1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config/on_create.sh:
+#: ``PROVISIONING_PARAMETERS_PATH="provisioning_parameters.json"``).
+PROVISIONING_PARAMETERS = "provisioning_parameters.json"
+
+#: Runs the fmconstructs steps, then the published base-config's ``lifecycle_script.py`` when it was copied beside
+#: (same arguments as base-config/on_create.sh:
+#: ``-rc $SAGEMAKER_RESOURCE_CONFIG_PATH -pp provisioning_parameters.json``,
+#: resource config default ``/opt/ml/config/resource_config.json``).
+ON_CREATE_SCRIPT = """#!/bin/bash
+# fmconstructs: HyperPod OnCreate. Runs from the downloaded lifecycle prefix.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+mkdir -p /var/log/provision
+exec > >(tee -a /var/log/provision/fmconstructs.log) 2>&1
+echo "fmconstructs: lifecycle start $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if [[ -f fmconstructs_setup.sh ]]; then
+  bash ./fmconstructs_setup.sh
+fi
+if [[ -f lifecycle_script.py ]]; then
+  resource_config="${SAGEMAKER_RESOURCE_CONFIG_PATH:-/opt/ml/config/resource_config.json}"
+  python3 -u lifecycle_script.py -rc "$resource_config" -pp provisioning_parameters.json
+fi
+echo "fmconstructs: lifecycle done"
+"""
+
+
+def slurm_provisioning_parameters(
+    *,
+    controller_group: str,
+    login_group: str | None,
+    worker_groups: Sequence[tuple[str, str]],
+    fsx_dns_name: str | None,
+    fsx_mount_name: str | None,
+) -> dict[str, Any]:
+    """``provisioning_parameters.json`` as the published Slurm lifecycle scripts read it.
+
+    Keys (awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config/
+    lifecycle_script.py ``ProvisioningParameters``: ``workload_manager``, ``controller_group``, ``login_group``,
+    ``fsx_dns_name``, ``fsx_mountname``; ``version`` "1.0.0" and
+    ``worker_groups[{instance_group_name, partition_name}]`` as in 1.architectures/5.sagemaker-hyperpod/README.md's
+    example and automate-smhp-slurm/automate-cluster-creation.sh;
+    base-config/utils/create_users.sh reads ``.worker_groups[].instance_group_name``).
+    """
+    params: dict[str, Any] = {
+        "version": "1.0.0",
+        "workload_manager": "slurm",
+        "controller_group": controller_group,
+        "worker_groups": [
+            {"instance_group_name": name, "partition_name": partition} for name, partition in worker_groups
+        ],
+    }
+    if login_group is not None:
+        params["login_group"] = login_group
+    if fsx_dns_name is not None and fsx_mount_name is not None:
+        params["fsx_dns_name"] = fsx_dns_name
+        params["fsx_mountname"] = fsx_mount_name
+    return params
+
+
+def lifecycle_files(setup_script: str | None, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What goes under the lifecycle prefix (names -> text or JSON value)."""
+    files: dict[str, Any] = {ON_CREATE: ON_CREATE_SCRIPT}
+    if setup_script is not None:
+        files[SETUP_SCRIPT] = setup_script
+    if parameters is not None:
+        files[PROVISIONING_PARAMETERS] = dict(parameters)
+    return files

@@ -1,0 +1,292 @@
+"""Value objects of :mod:`fmconstructs.hyperpod`: instance groups, capacity, health checks, orchestrators.
+
+Every field and rule cites the SageMaker API (botocore ``sagemaker`` service model, ``CreateCluster`` /
+``ClusterInstanceGroupSpecification``) or CloudFormation ``AWS::SageMaker::Cluster``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from .._validate import check_count, check_enum, check_str, check_str_sequence
+from ..catalog import CATALOG, InstanceSpec
+from ..errors import FmTypeError, FmValidationError, is_token
+
+#: ``ClusterInstanceGroupName`` / ``ClusterName`` (botocore sagemaker model): 1-63 characters, pattern
+#: ``[a-zA-Z0-9](-*[a-zA-Z0-9])*``.
+NAME_PATTERN = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
+NAME_ALLOWED = "1-63 letters, digits or '-', starting and ending with a letter or digit (SageMaker ClusterName pattern)"
+#: ``TrainingPlanArn`` (botocore sagemaker model): 50-2048 characters.
+TRAINING_PLAN_ARN = re.compile(r"arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:training-plan/.*")
+#: ``ClusterInstanceCount`` (botocore sagemaker model): 0-6758.
+MAX_INSTANCE_COUNT = 6758
+#: ``ClusterEbsVolumeSizeInGB`` (botocore sagemaker model): 1-16384.
+MAX_EBS_VOLUME_GB = 16384
+#: ``ClusterInstanceStorageConfigs`` (botocore sagemaker model): at most 4.
+MAX_STORAGE_CONFIGS = 4
+#: ``CreateCluster.InstanceGroups`` (SageMaker API reference CreateCluster, 2024 text: "Maximum number of 5 items";
+#: the current botocore model sets no maximum): not enforced here.
+
+#: ``ClusterInstanceType`` enum of the botocore ``sagemaker`` service model shipped with this venv (2026): the types
+#: HyperPod accepts. Families: p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300, p6e-gb200, g4dn, g5, g6, g6e, g7, g7e,
+#: gr6, trn1, trn1n, trn2 and CPU families.
+_SIZES_CPU = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
+
+
+def _botocore_types() -> frozenset[str]:
+    types = {
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "p5.4xlarge",
+        "p6e-gb200.36xlarge",
+        "trn1.32xlarge",
+        "trn1n.32xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+        "p6-b200.48xlarge",
+        "p6-b300.48xlarge",
+        "trn2.3xlarge",
+        "trn2.48xlarge",
+        "gr6.4xlarge",
+        "gr6.8xlarge",
+        "r5d.16xlarge",
+        "c8a.16xlarge",
+        "m8a.16xlarge",
+        "t3.medium",
+        "t3.large",
+        "t3.xlarge",
+        "t3.2xlarge",
+    }
+    types |= {f"g5.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")}
+    types.add("g5.48xlarge")
+    for family in ("g6", "g6e"):
+        types |= {f"{family}.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")}
+        types |= {f"{family}.24xlarge", f"{family}.48xlarge"}
+    for family in ("g7", "g7e"):
+        types |= {f"{family}.{s}" for s in ("2xlarge", "4xlarge", "8xlarge", "12xlarge", "24xlarge", "48xlarge")}
+    types |= {f"g4dn.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")}
+    types |= {f"c5.{s}" for s in ("large", "xlarge", "2xlarge", "4xlarge", "9xlarge", "12xlarge", "18xlarge")}
+    types.add("c5.24xlarge")
+    types |= {f"c5n.{s}" for s in ("large", "2xlarge", "4xlarge", "9xlarge", "18xlarge")}
+    types |= {f"m5.{s}" for s in _SIZES_CPU}
+    for family in ("c6i", "m6i", "r6i"):
+        types |= {f"{family}.{s}" for s in (*_SIZES_CPU, "32xlarge")}
+    types |= {f"i3en.{s}" for s in ("large", "xlarge", "2xlarge", "3xlarge", "6xlarge", "12xlarge", "24xlarge")}
+    for family in ("m7i", "r7i"):
+        types |= {f"{family}.{s}" for s in (*_SIZES_CPU, "48xlarge")}
+    for family in ("c6g", "c7g", "m6g", "m7g"):
+        types |= {f"{family}.{s}" for s in ("medium", *_SIZES_CPU[:-1])}
+    for family in ("c8g", "m8g"):
+        types |= {f"{family}.{s}" for s in ("medium", *_SIZES_CPU, "48xlarge")}
+    for family in ("c6a", "m6a"):
+        types |= {f"{family}.{s}" for s in (*_SIZES_CPU, "32xlarge", "48xlarge")}
+    return frozenset(f"ml.{t}" for t in types)
+
+
+HYPERPOD_INSTANCE_TYPES: frozenset[str] = _botocore_types()
+"""Every ``ClusterInstanceType`` (``ml.`` names) of the botocore ``sagemaker`` model (tests compare with it)."""
+
+#: Deep health checks run on accelerated instances only: SageMaker Developer Guide
+#: "sagemaker-hyperpod-eks-resiliency-deep-health-checks" (instance type compatibility: GPU, Trainium) and
+#: "sagemaker-hyperpod-resiliency-slurm-deep-health-checks" (InstanceStress, InstanceConnectivity).
+_ACCELERATED_FAMILIES = (
+    "p4d",
+    "p4de",
+    "p5",
+    "p5e",
+    "p5en",
+    "p6-b200",
+    "p6-b300",
+    "p6e-gb200",
+    "g4dn",
+    "g5",
+    "g6",
+    "g6e",
+    "g7",
+    "g7e",
+    "gr6",
+    "trn1",
+    "trn1n",
+    "trn2",
+)
+
+
+def is_accelerated(hyperpod_type: str) -> bool:
+    """Whether ``ml.<family>.<size>`` has GPUs or Trainium chips (deep health checks are supported)."""
+    family = hyperpod_type.removeprefix("ml.").split(".", 1)[0]
+    return family in _ACCELERATED_FAMILIES
+
+
+class DeepHealthCheck(str, Enum):
+    """``OnStartDeepHealthChecks`` values (botocore ``DeepHealthCheckType``; CloudFormation
+    ``ClusterInstanceGroup.OnStartDeepHealthChecks``)."""
+
+    INSTANCE_STRESS = "InstanceStress"
+    INSTANCE_CONNECTIVITY = "InstanceConnectivity"
+
+
+#: The default on accelerated groups: both documented on-start checks.
+DEFAULT_DEEP_HEALTH_CHECKS = (DeepHealthCheck.INSTANCE_STRESS, DeepHealthCheck.INSTANCE_CONNECTIVITY)
+
+
+class NodeRecovery(str, Enum):
+    """``CreateCluster.NodeRecovery`` (botocore ``ClusterNodeRecovery``)."""
+
+    AUTOMATIC = "Automatic"
+    NONE = "None"
+
+
+@dataclass(frozen=True)
+class HyperPodCapacity:
+    """Where an instance group's instances come from: On-Demand (default) or a SageMaker training plan
+    (``ClusterInstanceGroup.TrainingPlanArn``)."""
+
+    training_plan_arn: str | None = None
+    training_plan_instance_type: str | None = None
+    training_plan_instance_count: Any = None
+
+    @classmethod
+    def on_demand(cls) -> HyperPodCapacity:
+        return cls()
+
+    @classmethod
+    def training_plan(
+        cls, arn: str, *, instance_type: str | None = None, instance_count: int | float | None = None
+    ) -> HyperPodCapacity:
+        """A SageMaker training plan. ``instance_type``/``instance_count``: what the plan reserved, when you know it
+        (checked against the group at construction; the ARN alone does not say)."""
+        check_str(
+            "arn",
+            arn,
+            pattern=TRAINING_PLAN_ARN,
+            min_length=50,
+            max_length=2048,
+            allowed="a training plan ARN (arn:aws:sagemaker:<region>:<account>:training-plan/<name>)",
+        )
+        plan_type = None if instance_type is None else hyperpod_type("instance_type", instance_type)
+        count = None if instance_count is None else check_count("instance_count", instance_count, minimum=1)
+        return cls(arn, plan_type, count)
+
+    @property
+    def is_training_plan(self) -> bool:
+        return self.training_plan_arn is not None
+
+
+def hyperpod_type(parameter: str, value: object) -> str:
+    """``p5.48xlarge`` or ``ml.p5.48xlarge`` -> ``ml.p5.48xlarge``, refused unless HyperPod accepts it."""
+    check_str(parameter, value)
+    assert isinstance(value, str)
+    if is_token(value):
+        raise FmValidationError(parameter, value, "an instance type known at synthesis")
+    name = value if value.startswith("ml.") else f"ml.{value}"
+    if name not in HYPERPOD_INSTANCE_TYPES:
+        raise FmValidationError(
+            parameter,
+            value,
+            "an instance type SageMaker HyperPod supports (botocore ClusterInstanceType), e.g. "
+            "ml.p5.48xlarge, ml.p5en.48xlarge, ml.m5.2xlarge",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class HyperPodInstanceGroup:
+    """One ``ClusterInstanceGroup``.
+
+    :param name: ``InstanceGroupName`` (1-63, ``[a-zA-Z0-9](-*[a-zA-Z0-9])*``).
+    :param instance_type: an EC2 name (``p5.48xlarge``) or HyperPod name (``ml.p5.48xlarge``); catalog GPU types
+        resolve to :attr:`instance_spec`.
+    :param nodes: ``InstanceCount`` (0-6758; a number token is accepted).
+    :param threads_per_core: ``ThreadsPerCore`` 1 or 2. Default: not set (HyperPod's default).
+    :param extra_ebs_gib: ``InstanceStorageConfigs[].EbsVolumeConfig.VolumeSizeInGB`` (1-16384), mounted by HyperPod
+        at ``/opt/sagemaker``. Default: none.
+    :param deep_health_checks: ``OnStartDeepHealthChecks``. Default (None): both checks on GPU/Trainium groups, none
+        elsewhere; ``()`` turns them off.
+    :param capacity: :class:`HyperPodCapacity`. Default: On-Demand.
+    :param partition_name: Slurm partition of a worker group (provisioning parameters). Default: ``name``.
+    """
+
+    name: str
+    instance_type: str
+    nodes: Any
+    threads_per_core: int | None = None
+    extra_ebs_gib: Any = None
+    deep_health_checks: Sequence[DeepHealthCheck] | None = None
+    capacity: HyperPodCapacity = HyperPodCapacity()
+    partition_name: str | None = None
+
+    def __post_init__(self) -> None:
+        check_str("name", self.name, pattern=NAME_PATTERN, min_length=1, max_length=63, allowed=NAME_ALLOWED)
+        if is_token(self.name):
+            raise FmValidationError("name", self.name, "a group name known at synthesis")
+        object.__setattr__(self, "instance_type", hyperpod_type("instance_type", self.instance_type))
+        check_count("nodes", self.nodes, minimum=0, maximum=MAX_INSTANCE_COUNT)
+        if self.threads_per_core is not None:
+            check_count("threads_per_core", self.threads_per_core, minimum=1, maximum=2)
+        if self.extra_ebs_gib is not None:
+            check_count("extra_ebs_gib", self.extra_ebs_gib, minimum=1, maximum=MAX_EBS_VOLUME_GB)
+        if self.deep_health_checks is not None:
+            checks = check_str_sequence(
+                "deep_health_checks",
+                self.deep_health_checks,
+                item=lambda p, v: check_enum(p, v, DeepHealthCheck),
+            )
+            if len(set(checks)) != len(checks):
+                raise FmValidationError("deep_health_checks", list(checks), "each check at most once")
+            if checks and not is_accelerated(self.instance_type):
+                raise FmValidationError(
+                    "deep_health_checks",
+                    [c.value for c in checks],
+                    f"empty for {self.instance_type}: deep health checks run on GPU and Trainium instances only "
+                    "(SageMaker Developer Guide, deep health checks)",
+                )
+            object.__setattr__(self, "deep_health_checks", checks)
+        if not isinstance(self.capacity, HyperPodCapacity):
+            raise FmTypeError(
+                "capacity", self.capacity, "a HyperPodCapacity (HyperPodCapacity.on_demand() or .training_plan(arn))"
+            )
+        self._check_training_plan()
+        if self.partition_name is not None:
+            check_str(
+                "partition_name",
+                self.partition_name,
+                pattern=re.compile(r"[A-Za-z0-9_.-]{1,64}"),
+                allowed="1-64 letters, digits, '_', '.' or '-' (a Slurm partition name)",
+            )
+
+    def _check_training_plan(self) -> None:
+        plan = self.capacity
+        if plan.training_plan_instance_type is not None and plan.training_plan_instance_type != self.instance_type:
+            raise FmValidationError(
+                "instance_type",
+                self.instance_type,
+                f"{plan.training_plan_instance_type}, the instance type of training plan {plan.training_plan_arn}",
+            )
+        count = plan.training_plan_instance_count
+        if count is not None and not is_token(count) and not is_token(self.nodes) and self.nodes > count:
+            raise FmValidationError(
+                "nodes",
+                self.nodes,
+                f"at most {count}, the instances reserved by training plan {plan.training_plan_arn}",
+            )
+
+    @property
+    def instance_spec(self) -> InstanceSpec | None:
+        """The catalog record of this type (GPU types the catalog holds), else None."""
+        ec2_type = self.instance_type.removeprefix("ml.")
+        return CATALOG.get(ec2_type) if ec2_type in CATALOG else None
+
+    @property
+    def accelerated(self) -> bool:
+        return is_accelerated(self.instance_type)
+
+    @property
+    def effective_deep_health_checks(self) -> tuple[DeepHealthCheck, ...]:
+        if self.deep_health_checks is None:
+            return DEFAULT_DEEP_HEALTH_CHECKS if self.accelerated else ()
+        return tuple(self.deep_health_checks)
