@@ -38,6 +38,15 @@ $(VENV)/.stamp: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# aws-parallelcluster's own cluster schema for tests/test_parallelcluster_schema.py, in its own environment: the package
+# pins CDK v1 and jsii 1.85 (requirements-pcluster.txt). If it cannot be installed its tests skip (CI=true fails here).
+PCLUSTER_VENV := .venv-pcluster
+$(PCLUSTER_VENV)/.stamp: requirements-pcluster.txt
+	if { test -x $(PCLUSTER_VENV)/bin/python || $(PYTHON) -m venv $(PCLUSTER_VENV); } \
+	  && $(PCLUSTER_VENV)/bin/python -m pip install --quiet -r requirements-pcluster.txt; then touch $@; \
+	elif [ "$${CI:-}" = true ]; then exit 1; \
+	else rm -rf $(PCLUSTER_VENV); echo "could not create $(PCLUSTER_VENV): its tests will skip"; fi
+
 # The pinned CDK CLI (package-lock.json).
 node_modules/.stamp: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -55,7 +64,7 @@ synth-stackset: setup
 synth-pipeline: setup
 	npx cdk synth --quiet --no-notices --app '$(PY) -m examples.pipeline_app' --output cdk.out.pipeline > /dev/null
 
-test: setup tools
+test: setup tools $(PCLUSTER_VENV)/.stamp
 	$(PY) -m pytest -n 2 --dist loadfile --durations=10
 
 test-fast: setup tools

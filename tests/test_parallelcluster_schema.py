@@ -1,0 +1,551 @@
+"""ParallelCluster configurations checked by aws-parallelcluster's own cluster schema, offline (issue 12 section 2).
+
+aws-parallelcluster pins CDK v1 and jsii 1.85, so it lives in `.venv-pcluster` (Makefile, requirements-pcluster.txt);
+tools/pcluster_validate.py runs `ClusterSchema(cluster_name=...).load(config)` there with no credentials, IMDS off,
+sockets refused and pcluster's AWSApi replaced by one that raises. CloudFormation intrinsics are replaced by
+well-formed placeholders first (`replace_intrinsics`), chosen by the key they sit under.
+
+What the schema catches (aws-parallelcluster 3.16.1 pcluster/schemas/cluster_schema.py, common_schema.py): unknown
+keys, types, enumerations (CapacityType, Os, StorageType), ranges (MaxCount >= 1, MinCount >= 0), id patterns
+(subnet-, sg-, ami-, IAM ARNs; common_schema.py ALLOWED_VALUES), CapacityReservationTarget with exactly one of
+CapacityReservationId / CapacityReservationResourceGroupArn, FsxLustreSettings with FileSystemId and other settings,
+settings that do not match StorageType, /NONE mount directories, SecurityGroups with AdditionalSecurityGroups.
+What only the semantic validators catch (pcluster/validators/*.py, run by `pcluster create-cluster`, most of them call
+AWS): MinCount == MaxCount > 0 on CAPACITY_BLOCK and MaxCount >= MinCount (ComputeResourceSizeValidator, no AWS call:
+run here with --offline-validators), explicit placement group on EFA queues (EfaPlacementGroupValidator, no AWS call:
+run here), placement group on a CAPACITY_BLOCK queue (PlacementGroupCapacityTypeValidator: a WARNING only), EFA on a
+type without EFA (EfaValidator: reads ec2 DescribeInstanceTypes), reservation id required on CAPACITY_BLOCK and the
+instance type's usage classes (CapacityTypeValidator: DescribeInstanceTypes), queue/compute resource names
+(NameValidator / DuplicateNameValidator, registered by the cluster, whose registration reads instance types).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PCLUSTER_PYTHON = ROOT / ".venv-pcluster" / "bin" / "python"
+VALIDATOR = ROOT / "tools" / "pcluster_validate.py"
+# One subprocess checks a whole batch in about a second; a hang would mean a network call that the validator failed
+# to refuse.
+TIMEOUT_S = 120
+
+
+def require_pcluster() -> Path:
+    """The .venv-pcluster interpreter, or skip with the reason (fail under CI=true, where `make test` creates it)."""
+    if PCLUSTER_PYTHON.is_file() and os.access(PCLUSTER_PYTHON, os.X_OK):
+        return PCLUSTER_PYTHON
+    reason = f"{PCLUSTER_PYTHON.relative_to(ROOT)} is missing (aws-parallelcluster; `make test` creates it)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def _offline_env() -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    env.update(AWS_DEFAULT_REGION="us-east-1", AWS_EC2_METADATA_DISABLED="true")
+    return env
+
+
+def check_configs(configs: list[Any], *, offline_validators: bool = False) -> list[dict[str, Any]]:
+    """One JSON result per configuration from tools/pcluster_validate.py in .venv-pcluster."""
+    python = require_pcluster()
+    with tempfile.TemporaryDirectory() as directory:
+        paths = []
+        for index, config in enumerate(configs):
+            path = Path(directory) / f"config-{index}.json"
+            path.write_text(json.dumps(config), encoding="utf-8")
+            paths.append(str(path))
+        args = [str(python), str(VALIDATOR), *(["--offline-validators"] if offline_validators else []), *paths]
+        done = subprocess.run(
+            args, capture_output=True, text=True, timeout=TIMEOUT_S, env=_offline_env(), check=False, cwd=ROOT
+        )
+    assert done.returncode in (0, 1), done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert len(results) == len(configs), done.stdout + done.stderr
+    for result in results:
+        assert not any(call.startswith("socket") for call in result["aws_calls_blocked"]), result
+    return results
+
+
+def error_text(result: dict[str, Any]) -> str:
+    """The schema's messages and the validators' ERROR failures of one result, as one string."""
+    parts = [json.dumps(result["errors"])] if result["errors"] else []
+    parts += [f["message"] for f in result.get("validator_failures", []) if f["level"] == "ERROR"]
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CloudFormation intrinsics -> placeholders of the shape the key expects
+
+_INTRINSIC_KEYS = frozenset(
+    {
+        "Ref",
+        "Fn::GetAtt",
+        "Fn::Join",
+        "Fn::Sub",
+        "Fn::ImportValue",
+        "Fn::Select",
+        "Fn::If",
+        "Fn::Split",
+        "Fn::GetAZs",
+        "Fn::FindInMap",
+        "Fn::Base64",
+        "Fn::Cidr",
+        "Fn::Length",
+        "Fn::ToJsonString",
+    }
+)
+_ACCOUNT = "123456789012"
+# Placeholders by configuration key; each matches the pattern aws-parallelcluster's schema applies to the key
+# (common_schema.py ALLOWED_VALUES subnet_id/security_group_id, constants.py PCLUSTER_AMI_ID_REGEX, IAM_*_REGEX).
+_PLACEHOLDERS: dict[str, Any] = {
+    "SubnetId": "subnet-0123456789abcdef0",
+    "SubnetIds": "subnet-0123456789abcdef0",
+    "SecurityGroups": "sg-0123456789abcdef0",
+    "AdditionalSecurityGroups": "sg-0123456789abcdef0",
+    "CustomAmi": "ami-0123456789abcdef0",
+    "FileSystemId": "fs-0123456789abcdef0",
+    "CapacityReservationId": "cr-0123456789abcdef0",
+    "CapacityReservationResourceGroupArn": f"arn:aws:resource-groups:us-east-1:{_ACCOUNT}:group/placeholder",
+    "InstanceRole": f"arn:aws:iam::{_ACCOUNT}:role/placeholder",
+    "InstanceProfile": f"arn:aws:iam::{_ACCOUNT}:instance-profile/placeholder",
+    "Policy": f"arn:aws:iam::{_ACCOUNT}:policy/placeholder",
+    "PermissionsBoundary": f"arn:aws:iam::{_ACCOUNT}:policy/placeholder",
+    "KmsKeyId": f"arn:aws:kms:us-east-1:{_ACCOUNT}:key/01234567-89ab-cdef-0123-456789abcdef",
+    "Script": "s3://placeholder-bucket/placeholder/key.sh",
+    "Args": "placeholder",
+    "BucketName": "placeholder-bucket",
+    "KeyName": "placeholder-key",
+    "LaunchTemplateId": "lt-0123456789abcdef0",
+    "MountDir": "/placeholder",
+    "Name": "placeholder",
+    "Id": "placeholder",
+    "Key": "placeholder",
+    "Value": "placeholder",
+    "DomainAddr": "ldaps://placeholder.example.com",
+    "PasswordSecretArn": f"arn:aws:secretsmanager:us-east-1:{_ACCOUNT}:secret:placeholder",
+    "CustomS3Bucket": "placeholder-bucket",
+    "AdditionalResources": "https://placeholder-bucket.s3.amazonaws.com/placeholder.yaml",
+    "MinCount": 1,
+    "MaxCount": 1,
+    "RetentionInDays": 14,
+    "Enabled": True,
+}
+_LIST_KEYS = frozenset({"SubnetIds", "SecurityGroups", "AdditionalSecurityGroups", "Args"})
+
+
+def _is_intrinsic(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _INTRINSIC_KEYS
+
+
+def _placeholder(key: str | None, path: str) -> Any:
+    if key not in _PLACEHOLDERS:
+        raise KeyError(f"no placeholder shape for an intrinsic under {key!r} at {path}: add one to _PLACEHOLDERS")
+    return _PLACEHOLDERS[key]
+
+
+def replace_intrinsics(value: Any, key: str | None = None, path: str = "") -> Any:
+    """A copy of a ClusterConfiguration with every CloudFormation intrinsic replaced by a placeholder of the key's shape.
+
+    An intrinsic standing for a list (SubnetIds: {"Fn::Split": ...}) becomes a one-item list; list items take the
+    shape of the list's key. Unresolved CDK tokens as strings (``${Token[...]}``) are treated as intrinsics. An
+    intrinsic under a key with no known shape raises KeyError, so a new key gets an explicit placeholder.
+    """
+    if _is_intrinsic(value) or (isinstance(value, str) and "${Token[" in value):
+        placeholder = _placeholder(key, path)
+        return [placeholder] if key in _LIST_KEYS and not path.endswith("]") else placeholder
+    if isinstance(value, dict):
+        return {name: replace_intrinsics(item, name, f"{path}.{name}") for name, item in value.items()}
+    if isinstance(value, list):
+        return [replace_intrinsics(item, key, f"{path}[{index}]") for index, item in enumerate(value)]
+    return copy.deepcopy(value)
+
+
+class TestReplaceIntrinsics:
+    def test_shapes_follow_the_key(self):
+        config = {
+            "HeadNode": {"Networking": {"SubnetId": {"Ref": "Subnet"}}},
+            "Image": {"CustomAmi": {"Fn::GetAtt": ["Image", "ImageId"]}},
+            "Scheduling": {
+                "SlurmQueues": [
+                    {
+                        "Networking": {
+                            "SubnetIds": [{"Ref": "A"}, "subnet-aaaaaaaa"],
+                            "AdditionalSecurityGroups": {"Fn::Split": [",", {"Fn::ImportValue": "Groups"}]},
+                        },
+                        "ComputeResources": [
+                            {"CapacityReservationTarget": {"CapacityReservationId": {"Fn::ImportValue": "Block"}}}
+                        ],
+                        "CustomActions": {
+                            "OnNodeStart": {"Script": {"Fn::Join": ["", ["s3://", {"Ref": "Bucket"}, "/a.sh"]]}}
+                        },
+                    }
+                ]
+            },
+            "SharedStorage": [{"FsxLustreSettings": {"FileSystemId": {"Fn::Sub": "${Fs}"}}}],
+            "Tags": [{"Key": "team", "Value": {"Fn::If": ["C", "a", "b"]}}],
+        }
+        out = replace_intrinsics(config)
+        queue = out["Scheduling"]["SlurmQueues"][0]
+        assert out["HeadNode"]["Networking"]["SubnetId"] == "subnet-0123456789abcdef0"
+        assert out["Image"]["CustomAmi"] == "ami-0123456789abcdef0"
+        assert queue["Networking"]["SubnetIds"] == ["subnet-0123456789abcdef0", "subnet-aaaaaaaa"]
+        assert queue["Networking"]["AdditionalSecurityGroups"] == ["sg-0123456789abcdef0"]
+        cr = queue["ComputeResources"][0]["CapacityReservationTarget"]
+        assert cr["CapacityReservationId"] == "cr-0123456789abcdef0"
+        assert queue["CustomActions"]["OnNodeStart"]["Script"].startswith("s3://")
+        assert out["SharedStorage"][0]["FsxLustreSettings"]["FileSystemId"] == "fs-0123456789abcdef0"
+        assert out["Tags"][0] == {"Key": "team", "Value": "placeholder"}
+        assert config["HeadNode"]["Networking"]["SubnetId"] == {"Ref": "Subnet"}, "the input is not modified"
+
+    def test_cdk_token_strings_are_intrinsics(self):
+        assert replace_intrinsics({"SubnetId": "${Token[TOKEN.12]}"}) == {"SubnetId": "subnet-0123456789abcdef0"}
+
+    def test_plain_mappings_with_one_key_are_kept(self):
+        assert replace_intrinsics({"Efa": {"Enabled": True}}) == {"Efa": {"Enabled": True}}
+
+    def test_unknown_key_is_an_error(self):
+        with pytest.raises(KeyError, match="Mystery"):
+            replace_intrinsics({"Mystery": {"Ref": "X"}})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Hand-written configurations (the shapes of the ParallelCluster 3 User Guide's cluster configuration file)
+
+SUBNET = "subnet-0123456789abcdef0"
+SUBNET_B = "subnet-0fedcba9876543210"
+SG = "sg-0123456789abcdef0"
+
+
+def _cluster(*queues: dict[str, Any], **top: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "Region": "us-east-1",
+        "Image": {"Os": "alinux2023"},
+        "HeadNode": {
+            "InstanceType": "m7i.2xlarge",
+            "Networking": {"SubnetId": SUBNET},
+            "Imds": {"Secured": True},
+        },
+        "Scheduling": {"Scheduler": "slurm", "SlurmQueues": list(queues)},
+    }
+    config.update(top)
+    return config
+
+
+def _queue(name: str, *resources: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    queue: dict[str, Any] = {"Name": name, "Networking": {"SubnetIds": [SUBNET]}, "ComputeResources": list(resources)}
+    for key, value in extra.items():
+        if key in ("PlacementGroup", "AdditionalSecurityGroups", "SecurityGroups"):
+            queue["Networking"][key] = value
+        else:
+            queue[key] = value
+    return queue
+
+
+def _block_queue(min_count: int = 2, max_count: int = 2, **extra: Any) -> dict[str, Any]:
+    resource = {
+        "Name": "p5en",
+        "InstanceType": "p5en.48xlarge",
+        "MinCount": min_count,
+        "MaxCount": max_count,
+        "Efa": {"Enabled": True, "GdrSupport": True},
+        "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"},
+    }
+    return _queue("gpu", resource, **{"CapacityType": "CAPACITY_BLOCK", **extra})
+
+
+LUSTRE = {
+    "Name": "fsx",
+    "StorageType": "FsxLustre",
+    "MountDir": "/fsx",
+    "FsxLustreSettings": {"FileSystemId": "fs-0123456789abcdef0"},
+}
+
+VALID: dict[str, dict[str, Any]] = {
+    "on-demand-cpu": _cluster(
+        _queue("cpu", {"Name": "c7i", "InstanceType": "c7i.4xlarge", "MinCount": 0, "MaxCount": 10})
+    ),
+    "capacity-block-p5en-lustre": _cluster(
+        _block_queue(PlacementGroup={"Enabled": False}),
+        SharedStorage=[LUSTRE],
+        Monitoring={"Logs": {"CloudWatch": {"Enabled": True, "RetentionInDays": 14}}, "Dashboards": {"CloudWatch": {}}},
+        Tags=[{"Key": "team", "Value": "ml"}],
+    ),
+    "spot-efa-placement-group": _cluster(
+        _queue(
+            "spot",
+            {"Name": "g6e", "InstanceType": "g6e.48xlarge", "MaxCount": 4, "Efa": {"Enabled": True}},
+            CapacityType="SPOT",
+            PlacementGroup={"Enabled": True},
+        )
+    ),
+    "odcr-resource-group": _cluster(
+        _queue(
+            "odcr",
+            {
+                "Name": "p5",
+                "InstanceType": "p5.48xlarge",
+                "MinCount": 1,
+                "MaxCount": 1,
+                "Efa": {"Enabled": True, "GdrSupport": True},
+                "CapacityReservationTarget": {
+                    "CapacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:123456789012:group/g"
+                },
+            },
+            PlacementGroup={"Enabled": False},
+        )
+    ),
+    "gb200-ultraserver-block": _cluster(
+        _queue(
+            "gb200",
+            {
+                "Name": "nvl72",
+                "InstanceType": "p6e-gb200.36xlarge",
+                "MinCount": 18,
+                "MaxCount": 18,
+                "Efa": {"Enabled": True, "GdrSupport": True},
+                "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"},
+            },
+            CapacityType="CAPACITY_BLOCK",
+            CustomActions={
+                "OnNodeConfigured": {"Script": "s3://bucket/imex.sh", "Args": ["--nodes", "18"]},
+            },
+            Iam={"S3Access": [{"BucketName": "bucket"}]},
+        ),
+        Image={"Os": "alinux2023", "CustomAmi": "ami-0123456789abcdef0"},
+    ),
+    "login-nodes-and-security-groups": _cluster(
+        _queue(
+            "cpu",
+            {"Name": "c7i", "InstanceType": "c7i.4xlarge", "MaxCount": 2},
+            AdditionalSecurityGroups=[SG],
+        ),
+        LoginNodes={
+            "Pools": [
+                {
+                    "Name": "login",
+                    "Count": 1,
+                    "InstanceType": "m7i.xlarge",
+                    "Networking": {"SubnetIds": [SUBNET], "AdditionalSecurityGroups": [SG]},
+                }
+            ]
+        },
+    ),
+}
+
+# Rejected by ClusterSchema.load itself; the text is part of the schema's message.
+SCHEMA_INVALID: dict[str, tuple[dict[str, Any], str]] = {
+    "unknown-capacity-type": (
+        _cluster(_block_queue(CapacityType="RESERVED")),
+        "Must be one of: CAPACITY_BLOCK, ONDEMAND, SPOT",
+    ),
+    "max-count-zero": (
+        _cluster(_queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 0})),
+        "greater than or equal to 1",
+    ),
+    "negative-min-count": (
+        _cluster(_queue("q", {"Name": "c", "InstanceType": "c7i.large", "MinCount": -1, "MaxCount": 1})),
+        "greater than or equal to 0",
+    ),
+    "reservation-id-and-group": (
+        _cluster(
+            _queue(
+                "q",
+                {
+                    "Name": "c",
+                    "InstanceType": "p5.48xlarge",
+                    "MaxCount": 1,
+                    "CapacityReservationTarget": {
+                        "CapacityReservationId": "cr-0123456789abcdef0",
+                        "CapacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:1:group/g",
+                    },
+                },
+            )
+        ),
+        "either Capacity Reservation ID or Capacity Reservation Resource Group ARN",
+    ),
+    "intrinsic-left-in-subnet": (
+        _cluster(
+            {
+                "Name": "q",
+                "Networking": {"SubnetIds": [{"Ref": "Subnet"}]},
+                "ComputeResources": [{"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1}],
+            }
+        ),
+        "Not a valid string",
+    ),
+    "unknown-key": (
+        _cluster(_queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1, "EfaEnabled": True})),
+        "Unknown field",
+    ),
+    "efa-not-boolean": (
+        _cluster(
+            _queue("q", {"Name": "c", "InstanceType": "p5.48xlarge", "MaxCount": 1, "Efa": {"Enabled": "sometimes"}})
+        ),
+        "Not a valid boolean",
+    ),
+    "fsx-id-with-settings": (
+        _cluster(
+            _queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1}),
+            SharedStorage=[
+                {**LUSTRE, "FsxLustreSettings": {"FileSystemId": "fs-0123456789abcdef0", "StorageCapacity": 1200}}
+            ],
+        ),
+        "storage_capacity cannot be specified when an existing Lustre file system is used",
+    ),
+    "none-mount-dir": (
+        _cluster(
+            _queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1}),
+            SharedStorage=[{**LUSTRE, "MountDir": "/NONE"}],
+        ),
+        "cannot be used as a shared directory",
+    ),
+    "security-groups-and-additional": (
+        _cluster(
+            _queue(
+                "q",
+                {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1},
+                SecurityGroups=[SG],
+                AdditionalSecurityGroups=[SG],
+            )
+        ),
+        "SecurityGroups and AdditionalSecurityGroups can not be configured together",
+    ),
+    "lustre-settings-on-efs": (
+        _cluster(
+            _queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1}),
+            SharedStorage=[{**LUSTRE, "StorageType": "Efs"}],
+        ),
+        "not appropriate to the StorageType Efs",
+    ),
+    "malformed-subnet": (
+        _cluster(
+            {
+                "Name": "q",
+                "Networking": {"SubnetIds": ["subnet-123"]},
+                "ComputeResources": [{"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1}],
+            }
+        ),
+        "String does not match expected pattern",
+    ),
+}
+
+# The schema accepts these; the offline semantic validators (no AWS call) reject them.
+VALIDATOR_INVALID: dict[str, tuple[dict[str, Any], str]] = {
+    "capacity-block-min-below-max": (
+        _cluster(_block_queue(min_count=1, max_count=2)),
+        "Max count must be set to the same value of min count when using Capacity Block reservation.",
+    ),
+    "capacity-block-zero-nodes": (
+        _cluster(_block_queue(min_count=0, max_count=0)),
+        "greater than or equal to 1",  # MaxCount 0 is already a schema error
+    ),
+    "max-below-min": (
+        _cluster(_queue("q", {"Name": "c", "InstanceType": "c7i.large", "MinCount": 3, "MaxCount": 2})),
+        "Max count must be greater than or equal to min count.",
+    ),
+    "efa-without-placement-group-setting": (
+        _cluster(_queue("q", {"Name": "p5", "InstanceType": "p5.48xlarge", "MaxCount": 2, "Efa": {"Enabled": True}})),
+        "must be explicit",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def hand_written_results() -> dict[str, dict[str, Any]]:
+    names = [f"valid:{n}" for n in VALID] + [f"schema:{n}" for n in SCHEMA_INVALID]
+    names += [f"validator:{n}" for n in VALIDATOR_INVALID]
+    configs = (
+        list(VALID.values()) + [c for c, _ in SCHEMA_INVALID.values()] + [c for c, _ in VALIDATOR_INVALID.values()]
+    )
+    schema_only = check_configs(configs)
+    with_validators = check_configs(configs, offline_validators=True)
+    return {
+        **{f"{name}#schema": result for name, result in zip(names, schema_only, strict=True)},
+        **{f"{name}#validators": result for name, result in zip(names, with_validators, strict=True)},
+    }
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_valid_configuration_passes_schema_and_offline_validators(hand_written_results, name):
+    for mode in ("schema", "validators"):
+        result = hand_written_results[f"valid:{name}#{mode}"]
+        assert result["ok"], (mode, result)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMA_INVALID))
+def test_schema_rejects(hand_written_results, name):
+    result = hand_written_results[f"schema:{name}#schema"]
+    assert not result["ok"], result
+    assert SCHEMA_INVALID[name][1] in json.dumps(result["errors"]), result["errors"]
+
+
+@pytest.mark.parametrize("name", sorted(VALIDATOR_INVALID))
+def test_offline_validators_reject_what_the_schema_lets_through(hand_written_results, name):
+    result = hand_written_results[f"validator:{name}#validators"]
+    assert not result["ok"], result
+    assert VALIDATOR_INVALID[name][1] in error_text(result), result
+
+
+@pytest.mark.parametrize("name", sorted(n for n in VALIDATOR_INVALID if n not in ("capacity-block-zero-nodes",)))
+def test_schema_alone_accepts_validator_level_rules(hand_written_results, name):
+    """Documents the split: these rules live in pcluster/validators, not in the schema."""
+    assert hand_written_results[f"validator:{name}#schema"]["ok"]
+
+
+def test_placement_group_on_capacity_block_is_only_a_warning():
+    """PlacementGroupCapacityTypeValidator (ec2_validators.py) is a WARNING registered by the cluster: not a schema rule."""
+    (result,) = check_configs([_cluster(_block_queue(PlacementGroup={"Enabled": True}))], offline_validators=True)
+    assert result["ok"], result
+
+
+def test_nothing_reaches_the_network(hand_written_results):
+    """The only AWS read is the reservation cache in SlurmClusterConfig.__init__, refused offline; no socket opens."""
+    for result in hand_written_results.values():
+        assert all(not call.startswith("socket") for call in result["aws_calls_blocked"]), result
+    blocked = hand_written_results["valid:capacity-block-p5en-lustre#schema"]["aws_calls_blocked"]
+    assert blocked == ["ec2.describe_capacity_reservations"]
+
+
+def test_intrinsics_pass_after_replacement():
+    config = _cluster(
+        {
+            "Name": "gpu",
+            "CapacityType": "CAPACITY_BLOCK",
+            "Networking": {"SubnetIds": [{"Ref": "Subnet"}], "PlacementGroup": {"Enabled": False}},
+            "ComputeResources": [
+                {
+                    "Name": "p5en",
+                    "InstanceType": "p5en.48xlarge",
+                    "MinCount": 2,
+                    "MaxCount": 2,
+                    "Efa": {"Enabled": True, "GdrSupport": True},
+                    "CapacityReservationTarget": {"CapacityReservationId": {"Fn::ImportValue": "Block"}},
+                }
+            ],
+        },
+        SharedStorage=[{**LUSTRE, "FsxLustreSettings": {"FileSystemId": {"Fn::GetAtt": ["Fs", "Id"]}}}],
+    )
+    raw, replaced = check_configs([config, replace_intrinsics(config)], offline_validators=True)
+    assert not raw["ok"]
+    assert replaced["ok"], replaced
+
+
+def test_yaml_on_stdin_and_usage():
+    python = require_pcluster()
+    text = "HeadNode: {}\n"
+    done = subprocess.run(
+        [str(python), str(VALIDATOR)], input=text, capture_output=True, text=True, timeout=TIMEOUT_S, env=_offline_env()
+    )
+    assert done.returncode == 1
+    result = json.loads(done.stdout)
+    assert result["source"] == "-" and "Scheduling" in result["errors"]
