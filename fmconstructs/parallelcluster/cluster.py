@@ -32,9 +32,18 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from .._validate import check_enum, check_instance, check_scope_id, check_sequence, check_str, known
+from .._validate import (
+    check_enum,
+    check_instance,
+    check_scope_id,
+    check_security_group,
+    check_sequence,
+    check_str,
+    known,
+)
 from ..errors import FmTypeError, FmValidationError
 from ..images import GpuNodeImage
+from ..networking import EfaSecurityGroup
 from .config import HeadNode, LoginNodePool, Monitoring, OperatingSystem, SharedLustre, SlurmQueue
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
@@ -85,6 +94,28 @@ def _set_path(config: dict[str, Any], path: str, value: Any) -> None:
                 raise FmValidationError("path", path, f"a path through mappings, {part} holds a value")
 
 
+# ParallelCluster User Guide "support-nvidia-imex-p6e-gb200-instance": version 3.14.0 installs the NVIDIA stack
+# (driver, CUDA, EFA, IMEX) for p6e-gb200, writes the nvidia-imex configuration, starts nvidia-imex and makes each
+# UltraServer (one Capacity Block) a Slurm topology block.
+ULTRASERVER_MIN_VERSION = (3, 14, 0)
+
+
+def _check_ultraserver_version(queues: Sequence[SlurmQueue], version: str) -> None:
+    if not known(version) or not _VERSION.fullmatch(version):
+        return
+    parsed = tuple(int(part) for part in version.split("."))
+    for queue in queues:
+        for resource in queue.compute_resources:
+            spec = resource.spec
+            if spec is not None and spec.ultraserver_types and parsed < ULTRASERVER_MIN_VERSION:
+                raise FmValidationError(
+                    "version",
+                    version,
+                    f"3.14.0 or later for {spec.instance_type} (UltraServer support: ParallelCluster User Guide "
+                    "support-nvidia-imex-p6e-gb200-instance)",
+                )
+
+
 class ParallelCluster(Construct):
     """An AWS ParallelCluster 3 cluster with the Slurm scheduler.
 
@@ -102,6 +133,12 @@ class ParallelCluster(Construct):
     :param monitoring: :class:`Monitoring` (default: CloudWatch logs 14 days and the dashboard).
     :param tags: ``Tags`` (keys must not start with ``parallelcluster:``).
     :param version: the ParallelCluster version of the provider (default 3.16.1).
+    :param node_security_group: a security group every node joins (``AdditionalSecurityGroups`` of the head node,
+        each queue and each login pool), opened to each shared Lustre file system (``allow_clients_from``: TCP 988
+        and 1018-1023). Pass the :class:`fmconstructs.EfaSecurityGroup` the file system was created with
+        (``LustreFileSystem(efa_security_group=...)``) to share one EFA group between nodes and storage.
+        ParallelCluster mounts ``FsxLustre`` storage over TCP (its schema has no Lustre EFA client setting:
+        FsxLustreSettingsSchema); an EFA-enabled file system serves TCP clients too.
     :param deletion_policy: :class:`DeletionPolicy` (default DELETE). RETAIN keeps the cluster when the stack goes:
         a warning names the storage and network that would be deleted under it.
     """
@@ -122,6 +159,7 @@ class ParallelCluster(Construct):
         tags: Mapping[str, str] | None = None,
         version: str = DEFAULT_VERSION,
         deletion_policy: DeletionPolicy = DeletionPolicy.DELETE,
+        node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None = None,
     ) -> None:
         check_scope_id(scope, id)
         check_instance("head_node", head_node, HeadNode, "a HeadNode")
@@ -149,6 +187,9 @@ class ParallelCluster(Construct):
         if not known(version):
             raise FmValidationError("version", version, "a version known at synthesis (it names the template URL)")
         check_enum("deletion_policy", deletion_policy, DeletionPolicy)
+        _check_ultraserver_version(queue_list, version)
+        if node_security_group is not None and not isinstance(node_security_group, EfaSecurityGroup):
+            check_security_group("node_security_group", node_security_group)
         super().__init__(scope, id)
         stack = Stack.of(self)
         if cluster_name is None:
@@ -178,6 +219,14 @@ class ParallelCluster(Construct):
         self.tags: tuple[tuple[str, str], ...] = tag_items
         self.deletion_policy = deletion_policy
         self._overrides: list[tuple[str, Any]] = []
+        self.node_security_group: ec2.ISecurityGroup | None = (
+            node_security_group.security_group
+            if isinstance(node_security_group, EfaSecurityGroup)
+            else node_security_group
+        )
+        if node_security_group is not None:
+            for shared in self.shared_storage:
+                shared.file_system.allow_clients_from(node_security_group)
         self.custom_ami: str | None = None
         if isinstance(custom_ami, GpuNodeImage):
             self.custom_ami = ssm.StringParameter.value_for_typed_string_parameter_v2(
@@ -278,6 +327,12 @@ class ParallelCluster(Construct):
             config["LoginNodes"] = {"Pools": [p.to_config() for p in self.login_nodes]}
         if self.shared_storage:
             config["SharedStorage"] = [s.to_config() for s in self.shared_storage]
+        if self.node_security_group is not None:
+            group_id = self.node_security_group.security_group_id
+            sections = [config["HeadNode"], *config["Scheduling"]["SlurmQueues"]]
+            sections += config.get("LoginNodes", {}).get("Pools", [])
+            for section in sections:
+                section["Networking"].setdefault("AdditionalSecurityGroups", []).append(group_id)
         if self.tags:
             config["Tags"] = [{"Key": k, "Value": v} for k, v in self.tags]
         for path, value in self._overrides:

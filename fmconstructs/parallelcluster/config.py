@@ -351,6 +351,8 @@ class SlurmQueue:
         A queue mixes no blocks with other capacity (``CapacityType`` is per queue).
     :param subnets: ``Networking.SubnetIds`` (at least one; a block's subnet must be in its zone: checked when known).
     :param custom_ami: ``Image.CustomAmi`` of this queue (an AMI id or a deploy-time value).
+    :param custom_slurm_settings: ``CustomSlurmSettings`` of the partition.
+    :param job_exclusive_allocation: ``JobExclusiveAllocation`` (default: not set, ParallelCluster's default).
     """
 
     name: str
@@ -363,9 +365,12 @@ class SlurmQueue:
     s3_read_buckets: Sequence[str] = ()
     custom_ami: str | None = None
     custom_slurm_settings: dict[str, Any] | None = None
+    job_exclusive_allocation: bool | None = None
 
     def __post_init__(self) -> None:
         _name("name", self.name)
+        if self.job_exclusive_allocation is not None:
+            check_bool("job_exclusive_allocation", self.job_exclusive_allocation)
         subnets = check_sequence("subnets", self.subnets, check_subnet)
         if not subnets:
             raise FmValidationError("subnets", list(self.subnets), "at least one subnet (Networking.SubnetIds)")
@@ -431,6 +436,8 @@ class SlurmQueue:
             out["Image"] = {"CustomAmi": self.custom_ami}
         if self.custom_slurm_settings:
             out["CustomSlurmSettings"] = dict(self.custom_slurm_settings)
+        if self.job_exclusive_allocation is not None:
+            out["JobExclusiveAllocation"] = self.job_exclusive_allocation
         return out
 
 

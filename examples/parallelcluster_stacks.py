@@ -1,0 +1,172 @@
+"""FmParallelClusterP5en and FmParallelClusterGb200: Slurm clusters of AWS ParallelCluster 3, deployed through
+ParallelCluster's CloudFormation custom resource (:class:`fmconstructs.parallelcluster.ParallelCluster`).
+
+- **FmParallelClusterP5en**: a head node, one login node, a ``gpu`` queue of 2 p5en.48xlarge on a Capacity Block
+  (``CapacityType: CAPACITY_BLOCK``, ``MinCount == MaxCount``, ``CapacityReservationTarget.CapacityReservationId``,
+  EFA with GPUDirect RDMA from the catalog, no placement group) and an FSx for Lustre file system from
+  :mod:`fmconstructs.storage` at ``/fsx``, sharing one :class:`fmconstructs.EfaSecurityGroup` with the nodes. Logs
+  and the dashboard go to CloudWatch (ParallelCluster's ``Monitoring``); the file system's saturation alarms go to
+  FmObservability's alert topic when a workspace is given.
+- **FmParallelClusterGb200**: one u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge) on an UltraServer Capacity
+  Block targeted by its reservation id. IMEX: ParallelCluster 3.14.0 and later install and configure
+  ``nvidia-imex`` on p6e-gb200 and make each UltraServer a Slurm topology block (ParallelCluster User Guide
+  "support-nvidia-imex-p6e-gb200-instance"); the per-job IMEX prolog that guide adds is installed on the head node
+  by an ``OnNodeConfigured`` custom action whose script URL is a placeholder here (context
+  ``fmconstructs:pc-imex-prolog-script``). The queue allocates nodes exclusively (``JobExclusiveAllocation``).
+
+Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
+``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id``, ``fmconstructs:pc-imex-prolog-script``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from constructs import Construct
+
+from fmconstructs import CapacityBlock, EfaSecurityGroup, UltraServerCapacityBlock
+from fmconstructs.observability.workspace import PrometheusWorkspace
+from fmconstructs.parallelcluster import (
+    ComputeResource,
+    CustomAction,
+    HeadNode,
+    LoginNodePool,
+    Monitoring,
+    OperatingSystem,
+    ParallelCluster,
+    SharedLustre,
+    SlurmQueue,
+)
+from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, size_for_throughput
+
+from .network import example_vpc
+
+DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
+DEFAULT_ULTRASERVER_RESERVATION_ID = "cr-0a1b2c3d4e5f60718"
+#: Where the IMEX prolog installer lives (a placeholder: ParallelCluster User Guide
+#: "support-nvidia-imex-p6e-gb200-instance" gives the prolog; put it in your own bucket).
+DEFAULT_IMEX_PROLOG_SCRIPT = "s3://example-bucket/parallelcluster/install-imex-prolog.sh"
+#: 4,800 GiB at 1,000 MB/s/TiB: the smallest EFA-enabled PERSISTENT_2 step (FSx UG increase-storage-capacity).
+TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
+HEAD_NODE_TYPE = "c7i.2xlarge"
+LOGIN_NODE_TYPE = "c7i.xlarge"
+
+
+def add_cluster_outputs(stack: Stack, cluster: ParallelCluster) -> None:
+    """What an operator needs from a ParallelCluster stack, as outputs with descriptions."""
+    outputs = {
+        "ClusterName": (cluster.cluster_name, "ParallelCluster cluster name (pcluster describe-cluster -n <name>)"),
+        "HeadNodePrivateIp": (cluster.head_node_private_ip, "Private IP address of the Slurm head node"),
+        "ValidationMessages": (
+            cluster.validation_messages,
+            "ParallelCluster's configuration validation messages (JSON list) from the last create or update",
+        ),
+        "ProviderLogGroupArn": (
+            cluster.provider_log_group_arn,
+            "Log group of ParallelCluster's custom resource provider (why a create or update failed)",
+        ),
+    }
+    for output_id, (value, description) in outputs.items():
+        CfnOutput(stack, output_id, value=value, description=description)
+
+
+class ParallelClusterP5enStack(Stack):
+    """ParallelCluster with 2 p5en.48xlarge on a Capacity Block and FSx for Lustre at /fsx."""
+
+    def __init__(
+        self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
+    ) -> None:
+        """:param workspace: FmObservability's workspace: the file system's alarms go to its alert topic."""
+        super().__init__(scope, id, **kwargs)
+        ctx = self.node.try_get_context
+        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        self.vpc = example_vpc(self)
+        subnet = self.vpc.private_subnets[0]
+        # One EFA group for the GPU nodes and the file system's EFA interfaces (EC2 UG efa-start).
+        self.efa_group = EfaSecurityGroup(self, "Efa", vpc=self.vpc)
+        sizing = size_for_throughput(
+            target_gbytes_per_s=TARGET_THROUGHPUT_GBYTES_PER_S, throughput_mbps_per_tib=1000, efa_enabled=True
+        )
+        self.file_system = LustreFileSystem(
+            self,
+            "Lustre",
+            vpc=self.vpc,
+            subnet=subnet,
+            storage_capacity_gib=sizing.storage_capacity_gib,
+            throughput_mbps_per_tib=sizing.throughput_mbps_per_tib,
+            metadata_configuration=LustreMetadataConfiguration.automatic(),
+            efa_enabled=True,
+            efa_security_group=self.efa_group,
+        )
+        self.cluster = ParallelCluster(
+            self,
+            "Cluster",
+            cluster_name=f"{id.lower()}-cluster",
+            os=OperatingSystem.ALINUX2023,
+            head_node=HeadNode(instance_type=HEAD_NODE_TYPE, subnet=subnet),
+            login_nodes=[LoginNodePool(name="login", instance_type=LOGIN_NODE_TYPE, subnet=subnet, nodes=1)],
+            queues=[
+                SlurmQueue(
+                    name="gpu",
+                    subnets=[subnet],
+                    compute_resources=[
+                        ComputeResource(
+                            name="p5en",
+                            instance_type="p5en.48xlarge",
+                            capacity=CapacityBlock(reservation_id=block_id, instance_count=2),
+                        )
+                    ],
+                )
+            ],
+            shared_storage=[SharedLustre(file_system=self.file_system, mount_dir="/fsx")],
+            node_security_group=self.efa_group,
+            monitoring=Monitoring(log_retention_days=30),
+            tags={"fmconstructs:example": id},
+        )
+        self.file_system.add_saturation_alarms(topic=workspace.alert_topic if workspace is not None else None)
+        add_cluster_outputs(self, self.cluster)
+        CfnOutput(
+            self,
+            "FileSystemId",
+            value=self.file_system.file_system_id,
+            description="FSx for Lustre file system mounted at /fsx on every node (aws fsx describe-file-systems)",
+        )
+
+
+class ParallelClusterGb200Stack(Stack):
+    """ParallelCluster with one u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge) on a Capacity Block."""
+
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        ctx = self.node.try_get_context
+        reservation_id = ctx("fmconstructs:ultraserver-reservation-id") or DEFAULT_ULTRASERVER_RESERVATION_ID
+        prolog = ctx("fmconstructs:pc-imex-prolog-script") or DEFAULT_IMEX_PROLOG_SCRIPT
+        self.vpc = example_vpc(self)
+        subnet = self.vpc.private_subnets[0]
+        self.capacity = UltraServerCapacityBlock(reservation_id=reservation_id, ultraserver_type="u-p6e-gb200x72")
+        bucket = prolog.removeprefix("s3://").split("/", 1)[0] if prolog.startswith("s3://") else None
+        self.cluster = ParallelCluster(
+            self,
+            "Cluster",
+            cluster_name=f"{id.lower()}-cluster",
+            os=OperatingSystem.ALINUX2023,
+            head_node=HeadNode(
+                instance_type=HEAD_NODE_TYPE,
+                subnet=subnet,
+                on_node_configured=CustomAction(script=prolog),
+                s3_read_buckets=[bucket] if bucket else [],
+            ),
+            queues=[
+                SlurmQueue(
+                    name="gb200",
+                    subnets=[subnet],
+                    # The IMEX prolog restarts nvidia-imex on a job's nodes: no two jobs share a node.
+                    job_exclusive_allocation=True,
+                    compute_resources=[
+                        ComputeResource(name="gb200", instance_type="p6e-gb200.36xlarge", capacity=self.capacity)
+                    ],
+                )
+            ],
+        )
+        add_cluster_outputs(self, self.cluster)
