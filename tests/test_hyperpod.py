@@ -339,6 +339,7 @@ BAD_CLUSTER = [
     ("setup_commands", "echo hi"),
     ("setup_commands", [3]),
     ("security_groups", "sg-1"),
+    ("access_logs_bucket", "my-bucket"),
 ]
 
 

@@ -125,6 +125,7 @@ class HyperPodCluster(Construct):
     :param setup_commands: shell lines run on every node before the base-config (a
         :class:`~fmconstructs.bootstrap.NodeBootstrap` step, rendered inline into ``fmconstructs_setup.sh``).
     :param security_groups: up to 4 more groups for ``VpcConfig.SecurityGroupIds``.
+    :param access_logs_bucket: where the lifecycle bucket writes S3 server access logs. Default: none.
     """
 
     def __init__(
@@ -142,6 +143,7 @@ class HyperPodCluster(Construct):
         base_config_dir: str | None = None,
         setup_commands: Sequence[str] = (),
         security_groups: Sequence[ec2.ISecurityGroup] = (),
+        access_logs_bucket: s3.IBucket | None = None,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
@@ -189,6 +191,8 @@ class HyperPodCluster(Construct):
             security_groups,
             lambda p, v: check_construct(p, v, attribute="security_group_id", expected="an ec2.ISecurityGroup"),
         )
+        if access_logs_bucket is not None:
+            check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
         if len(extra_groups) > MAX_SECURITY_GROUPS - 1:
             raise FmValidationError("security_groups", len(extra_groups), f"at most {MAX_SECURITY_GROUPS - 1} groups")
         super().__init__(scope, id)
@@ -222,6 +226,8 @@ class HyperPodCluster(Construct):
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             enforce_ssl=True,
             versioned=True,
+            server_access_logs_bucket=access_logs_bucket,
+            server_access_logs_prefix="hyperpod-lifecycle/" if access_logs_bucket is not None else None,
             removal_policy=RemovalPolicy.RETAIN,
         )
         self.node_bootstrap = NodeBootstrap(self, "Bootstrap", delivery=BootstrapDelivery.INLINE)
