@@ -8,7 +8,7 @@ import aws_cdk as cdk
 import pytest
 import yaml
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk.assertions import Annotations, Match
+from aws_cdk.assertions import Annotations, Match, Template
 
 from fmconstructs import CapacityBlock, CapacityReservation, FmValidationError, OnDemand, UltraServerCapacityBlock
 from fmconstructs.parallelcluster import (
@@ -19,7 +19,9 @@ from fmconstructs.parallelcluster import (
     HeadNode,
     LoginNodePool,
     Monitoring,
+    OperatingSystem,
     ParallelCluster,
+    SharedLustre,
     SlurmQueue,
 )
 from tests.conftest import Scene, new_scene
@@ -303,3 +305,349 @@ def test_ultraserver_block_by_resource_group_only_is_refused() -> None:
     block = UltraServerCapacityBlock(resource_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/gb200")
     with pytest.raises(FmValidationError, match="reservation_id"):
         ComputeResource(name="gb200", instance_type="p6e-gb200.36xlarge", capacity=block)
+
+
+# --- outputs, shared groups, images, versions ---------------------------------------------------------------------
+
+
+def test_yaml_file_is_written_into_the_assembly(tmp_path: Any) -> None:
+    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=False)
+    stack = cdk.Stack(app, "Yaml")
+    subnet = ec2.Subnet.from_subnet_id(stack, "S", "subnet-0123456789abcdef0")
+    cluster = ParallelCluster(
+        stack,
+        "Cluster",
+        cluster_name="yaml",
+        head_node=HeadNode(instance_type="c7i.large", subnet=subnet),
+        queues=[
+            SlurmQueue(
+                name="q", subnets=[subnet], compute_resources=[ComputeResource(name="c", instance_type="c7i.large")]
+            )
+        ],
+    )
+    app.synth()
+    written = tmp_path / "Yaml.Cluster.pcluster.yaml"
+    assert cluster.yaml_file_name == written.name
+    assert yaml.safe_load(written.read_text())["HeadNode"]["Networking"]["SubnetId"] == "subnet-0123456789abcdef0"
+
+
+def test_node_security_group_joins_every_node_and_opens_lustre(scene: Scene) -> None:
+    from fmconstructs import EfaSecurityGroup
+    from fmconstructs.storage import LustreFileSystem
+
+    efa = EfaSecurityGroup(scene.stack, "Efa", vpc=scene.vpc)
+    fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
+    cluster = make_cluster(
+        scene,
+        shared_storage=[SharedLustre(file_system=fs, mount_dir="/fsx")],
+        login_nodes=[LoginNodePool(name="login", instance_type="c7i.xlarge", subnet=scene.subnet_a)],
+        node_security_group=efa,
+    )
+    config = cluster.to_dict()
+    group = scene.stack.resolve(efa.security_group_id)
+    for section in (config["HeadNode"], config["Scheduling"]["SlurmQueues"][0], config["LoginNodes"]["Pools"][0]):
+        assert section["Networking"]["AdditionalSecurityGroups"] == [group]
+    assert config["SharedStorage"][0]["FsxLustreSettings"]["FileSystemId"] == scene.stack.resolve(fs.file_system_id)
+    scene.template().has_resource_properties(
+        "AWS::EC2::SecurityGroupIngress", {"FromPort": 988, "SourceSecurityGroupId": group}
+    )
+
+
+def test_retain_warns_about_a_deletable_file_system(scene: Scene) -> None:
+    from fmconstructs.storage import LustreFileSystem
+
+    fs = LustreFileSystem(
+        scene.stack,
+        "Fs",
+        vpc=scene.vpc,
+        subnet=scene.subnet_a,
+        storage_capacity_gib=1200,
+        removal_policy=cdk.RemovalPolicy.DESTROY,
+    )
+    make_cluster(scene, deletion_policy=DeletionPolicy.RETAIN, shared_storage=[SharedLustre(file_system=fs)])
+    scene.template().has_resource_properties("Custom::PclusterCluster", {"DeletionPolicy": "Retain"})
+    found = Annotations.from_stack(scene.stack).find_warning("*", Match.string_like_regexp("file system fsx"))
+    assert found
+
+
+def test_retain_without_deletable_dependencies_is_quiet(scene: Scene) -> None:
+    make_cluster(scene, deletion_policy=DeletionPolicy.RETAIN)
+    found = Annotations.from_stack(scene.stack).find_warning("*", Match.string_like_regexp("deletion_policy RETAIN"))
+    assert found == []
+
+
+def test_gpu_node_image_becomes_a_typed_ssm_parameter(scene: Scene) -> None:
+    from fmconstructs import GpuNodeImage
+
+    image = GpuNodeImage(scene.stack, "Image", instance_types=["p5.48xlarge"], vpc=scene.vpc, subnet=scene.subnet_a)
+    cluster = make_cluster(scene, custom_ami=image)
+    ami = cluster.to_dict()["Image"]["CustomAmi"]
+    (parameter,) = [p for p in scene.template().to_json()["Parameters"] if ami == {"Ref": p}]
+    assert scene.template().to_json()["Parameters"][parameter]["Type"] == (
+        "AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>"
+    )
+    assert scene.template().to_json()["Parameters"][parameter]["Default"] == image.ssm_parameter_name
+
+
+def test_custom_ami_id_and_os(scene: Scene) -> None:
+    config = make_cluster(scene, custom_ami="ami-0123456789abcdef0", os=OperatingSystem.UBUNTU2204).to_dict()
+    assert config["Image"] == {"Os": "ubuntu2204", "CustomAmi": "ami-0123456789abcdef0"}
+
+
+def test_gb200_needs_parallelcluster_3_14(scene: Scene) -> None:
+    block = UltraServerCapacityBlock(reservation_id="cr-0123456789abcdef2")
+    queue = SlurmQueue(
+        name="gb200",
+        subnets=[scene.subnet_a],
+        compute_resources=[ComputeResource(name="gb200", instance_type="p6e-gb200.36xlarge", capacity=block)],
+    )
+    with pytest.raises(FmValidationError, match=r"3\.14\.0 or later"):
+        make_cluster(scene, queues=[queue], version="3.13.2")
+    assert make_cluster(new_scene(), queues=[queue], version="3.14.0").version == "3.14.0"
+
+
+def test_job_exclusive_allocation(scene: Scene) -> None:
+    queue = SlurmQueue(
+        name="q",
+        subnets=[scene.subnet_a],
+        compute_resources=[ComputeResource(name="c", instance_type="c7i.large")],
+        job_exclusive_allocation=True,
+    )
+    assert queue.to_config()["JobExclusiveAllocation"] is True
+
+
+def test_override_into_missing_list_index_refused(scene: Scene) -> None:
+    cluster = make_cluster(scene)
+    cluster.add_override("Scheduling.SlurmQueues.5.Name", "x")
+    with pytest.raises(FmValidationError, match="path"):
+        cluster.to_dict()
+
+
+# --- input sweep (issue 10 rule 3): wrong types, NaN/inf, bools as counts, str for sequences, newlines, tokens -----
+
+NAN = float("nan")
+INF = float("inf")
+
+
+def _sub(scene: Scene) -> ec2.ISubnet:
+    return scene.subnet_a
+
+
+BAD_COMPUTE: list[tuple[str, Any]] = [
+    ("name", 3),
+    ("name", "gpu\n"),
+    ("name", None),
+    ("instance_type", 5),
+    ("instance_type", ""),
+    ("min_nodes", NAN),
+    ("min_nodes", True),
+    ("min_nodes", -1),
+    ("max_nodes", INF),
+    ("max_nodes", 0),
+    ("max_nodes", "4"),
+    ("capacity", "ONDEMAND"),
+    ("efa", "yes"),
+    ("placement_group", 1),
+]
+
+
+@pytest.mark.parametrize(("parameter", "value"), BAD_COMPUTE)
+def test_compute_resource_rejects(parameter: str, value: Any) -> None:
+    props: dict[str, Any] = {"name": "c", "instance_type": "c7i.large", parameter: value}
+    with pytest.raises(FmValidationError, match=parameter):
+        ComputeResource(**props)
+
+
+BAD_QUEUE: list[tuple[str, Any]] = [
+    ("name", 1),
+    ("subnets", "subnet-0123"),
+    ("subnets", []),
+    ("subnets", [None]),
+    ("compute_resources", []),
+    ("compute_resources", "c"),
+    ("compute_resources", [{"Name": "c"}]),
+    ("capacity_type", "ONDEMAND"),
+    ("additional_security_groups", "sg-1"),
+    ("on_node_start", "s3://b/x.sh"),
+    ("s3_read_buckets", "bucket"),
+    ("s3_read_buckets", ["Bucket_Upper"]),
+    ("custom_ami", "ami-1\n"),
+    ("custom_ami", 7),
+    ("custom_slurm_settings", [("a", "b")]),
+    ("job_exclusive_allocation", "true"),
+]
+
+
+@pytest.mark.parametrize(("parameter", "value"), BAD_QUEUE)
+def test_slurm_queue_rejects(scene: Scene, parameter: str, value: Any) -> None:
+    props: dict[str, Any] = {
+        "name": "q",
+        "subnets": [scene.subnet_a],
+        "compute_resources": [ComputeResource(name="c", instance_type="c7i.large")],
+        parameter: value,
+    }
+    with pytest.raises(FmValidationError, match=parameter):
+        SlurmQueue(**props)
+
+
+BAD_HEAD: list[tuple[str, Any]] = [
+    ("instance_type", None),
+    ("subnet", "subnet-0123456789abcdef0"),
+    ("key_name", 5),
+    ("key_name", "key\n"),
+    ("imds_secured", 1),
+    ("additional_security_groups", "sg-1"),
+    ("on_node_configured", {"Script": "s3://b/x"}),
+    ("s3_read_buckets", "b"),
+]
+
+
+@pytest.mark.parametrize(("parameter", "value"), BAD_HEAD)
+def test_head_node_rejects(scene: Scene, parameter: str, value: Any) -> None:
+    props: dict[str, Any] = {"instance_type": "c7i.large", "subnet": scene.subnet_a, parameter: value}
+    with pytest.raises(FmValidationError, match=parameter):
+        HeadNode(**props)
+
+
+BAD_LOGIN: list[tuple[str, Any]] = [
+    ("name", "Login"),
+    ("nodes", True),
+    ("nodes", NAN),
+    ("nodes", -1),
+    ("subnet", None),
+    ("key_name", ""),
+]
+
+
+@pytest.mark.parametrize(("parameter", "value"), BAD_LOGIN)
+def test_login_pool_rejects(scene: Scene, parameter: str, value: Any) -> None:
+    props: dict[str, Any] = {"name": "login", "instance_type": "c7i.large", "subnet": scene.subnet_a, parameter: value}
+    with pytest.raises(FmValidationError, match=parameter):
+        LoginNodePool(**props)
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [("script", "http://x/y.sh"), ("script", "s3://b/x.sh\n"), ("script", 3), ("args", "a"), ("args", [1])],
+)
+def test_custom_action_rejects(parameter: str, value: Any) -> None:
+    props: dict[str, Any] = {"script": "s3://b/x.sh", parameter: value}
+    with pytest.raises(FmValidationError, match=parameter):
+        CustomAction(**props)
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [("logs", "yes"), ("log_retention_days", 2), ("log_retention_days", True), ("log_retention_days", NAN)],
+)
+def test_monitoring_rejects(parameter: str, value: Any) -> None:
+    props: dict[str, Any] = {parameter: value}
+    with pytest.raises(FmValidationError, match=parameter):
+        Monitoring(**props)
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [("file_system", "fs-0123456789abcdef0"), ("name", "FSX"), ("name", "a" * 31), ("mount_dir", "fsx")],
+)
+def test_shared_lustre_rejects(scene: Scene, parameter: str, value: Any) -> None:
+    from fmconstructs.storage import LustreFileSystem
+
+    fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
+    props: dict[str, Any] = {"file_system": fs, parameter: value}
+    with pytest.raises(FmValidationError, match=parameter):
+        SharedLustre(**props)
+
+
+BAD_CLUSTER: list[tuple[str, Any]] = [
+    ("head_node", None),
+    ("queues", []),
+    ("queues", "gpu"),
+    ("queues", [None]),
+    ("cluster_name", 5),
+    ("os", "alinux2023"),
+    ("custom_ami", "ami-xyz"),
+    ("login_nodes", "login"),
+    ("shared_storage", [object()]),
+    ("monitoring", {}),
+    ("tags", [("a", "b")]),
+    ("tags", {"a": 1}),
+    ("version", "3.16"),
+    ("version", 3.16),
+    ("version", "3.16.1\n"),
+    ("deletion_policy", "Retain"),
+    ("node_security_group", "sg-1"),
+]
+
+
+@pytest.mark.parametrize(("parameter", "value"), BAD_CLUSTER)
+def test_cluster_rejects(parameter: str, value: Any) -> None:
+    with pytest.raises(FmValidationError, match=parameter):
+        make_cluster(new_scene(), **{parameter: value})
+
+
+def test_duplicate_queue_names_rejected(scene: Scene) -> None:
+    queue = SlurmQueue(
+        name="q", subnets=[scene.subnet_a], compute_resources=[ComputeResource(name="c", instance_type="c7i.large")]
+    )
+    with pytest.raises(FmValidationError, match="queues"):
+        make_cluster(scene, queues=[queue, queue])
+
+
+def test_everything_a_token_synthesizes() -> None:
+    app = cdk.App(builtin_cloud_formation_validation=False)
+    stack = cdk.Stack(app, "Tokens")
+
+    def text(name: str) -> str:
+        return cdk.CfnParameter(stack, name).value_as_string
+
+    def number(name: str) -> float:
+        return cdk.CfnParameter(stack, name, type="Number").value_as_number
+
+    subnet = ec2.Subnet.from_subnet_id(stack, "Subnet", text("SubnetId"))
+    group = ec2.SecurityGroup.from_security_group_id(stack, "Group", text("GroupId"))
+    block_size: Any = number("BlockSize")  # a number token (CapacityBlock.instance_count accepts them)
+    block = CapacityBlock(reservation_id=text("BlockId"), instance_count=block_size, zone=text("Zone"))
+    cluster = ParallelCluster(
+        stack,
+        "Cluster",
+        cluster_name=text("ClusterName"),
+        custom_ami=text("Ami"),
+        head_node=HeadNode(
+            instance_type=text("HeadType"),
+            subnet=subnet,
+            key_name=text("Key"),
+            additional_security_groups=[group],
+            on_node_configured=CustomAction(script=text("Script"), args=[text("Arg")]),
+            s3_read_buckets=[text("Bucket")],
+        ),
+        login_nodes=[LoginNodePool(name="login", instance_type=text("LoginType"), subnet=subnet, nodes=number("N"))],
+        queues=[
+            SlurmQueue(
+                name="gpu",
+                subnets=[subnet],
+                compute_resources=[
+                    ComputeResource(
+                        name="p5en",
+                        instance_type="p5en.48xlarge",
+                        capacity=block,
+                        min_nodes=number("Min"),
+                        max_nodes=number("Max"),
+                    )
+                ],
+                custom_ami=text("QueueAmi"),
+            ),
+            SlurmQueue(
+                name="cpu",
+                subnets=[subnet],
+                compute_resources=[ComputeResource(name="c", instance_type=text("CpuType"), max_nodes=number("M"))],
+            ),
+        ],
+        tags={"team": text("Team")},
+        node_security_group=group,
+    )
+    resource = next(iter(Template.from_stack(stack).find_resources("Custom::PclusterCluster").values()))
+    assert resource["Properties"]["ClusterName"] == {"Ref": "ClusterName"}
+    queue = cluster.to_dict()["Scheduling"]["SlurmQueues"][0]
+    assert queue["ComputeResources"][0]["CapacityReservationTarget"] == {"CapacityReservationId": {"Ref": "BlockId"}}
+    assert queue["ComputeResources"][0]["MinCount"] == {"Ref": "Min"}

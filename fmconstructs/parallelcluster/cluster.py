@@ -26,11 +26,23 @@ from typing import Any
 
 import jsii
 import yaml
-from aws_cdk import Annotations, CfnResource, Fn, IStableAnyProducer, Lazy, RemovalPolicy, Stack, Token
+from aws_cdk import (
+    Annotations,
+    Aspects,
+    CfnResource,
+    Fn,
+    IAspect,
+    IStableAnyProducer,
+    Lazy,
+    RemovalPolicy,
+    Stack,
+    Stage,
+    Token,
+)
 from aws_cdk import aws_cloudformation as cfn
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ssm as ssm
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from .._validate import (
     check_enum,
@@ -62,6 +74,21 @@ class DeletionPolicy(str, Enum):
 
     DELETE = "Delete"
     RETAIN = "Retain"
+
+
+@jsii.implements(IAspect)
+class _WriteYaml:
+    """Writes ``<outdir>/<stack artifact id>.<construct id>.pcluster.yaml`` at synthesis (``pcluster`` CLI users)."""
+
+    def __init__(self, cluster: ParallelCluster) -> None:
+        self._cluster = cluster
+
+    def visit(self, node: IConstruct) -> None:
+        if node is not self._cluster:
+            return
+        stage = Stage.of(node)
+        if stage is not None and stage.outdir:
+            self._cluster.write_yaml(Path(stage.outdir) / self._cluster.yaml_file_name)
 
 
 @jsii.implements(IStableAnyProducer)
@@ -126,8 +153,11 @@ class ParallelCluster(Construct):
     :param queues: :class:`SlurmQueue` list (1-50: constants.py MAX_NUMBER_OF_QUEUES = 50).
     :param os: ``Image.Os`` (default ALINUX2023).
     :param custom_ami: ``Image.CustomAmi``: an AMI id, or a :class:`fmconstructs.GpuNodeImage` (read through a stack
-        parameter of type ``AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>``: CloudFormation resolves it before
-        the custom resource's handler sees the configuration, so ParallelCluster gets a plain AMI id).
+        parameter of type ``AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>``: CloudFormation resolves parameters
+        before the custom resource's handler sees the configuration, so ParallelCluster gets a plain AMI id; a
+        ``{{resolve:ssm:...}}`` dynamic reference would also be resolved by CloudFormation, UNCONFIRMED for custom
+        resource properties, so it is not used). The image must be one ParallelCluster can configure (built from a
+        ParallelCluster AMI, User Guide "building-custom-ami-v3"): a GpuNodeImage on a PCS parent is not.
     :param login_nodes: :class:`LoginNodePool` list.
     :param shared_storage: :class:`SharedLustre` list (existing fmconstructs file systems).
     :param monitoring: :class:`Monitoring` (default: CloudWatch logs 14 days and the dashboard).
@@ -256,6 +286,13 @@ class ParallelCluster(Construct):
         )
         if deletion_policy is DeletionPolicy.RETAIN:
             self._warn_retained_dependencies()
+        Aspects.of(self).add(_WriteYaml(self))
+
+    @property
+    def yaml_file_name(self) -> str:
+        """The configuration file written next to the templates at synthesis: ``<stack>.<id>.pcluster.yaml``
+        (intrinsics as YAML mappings: replace them with values before ``pcluster create-cluster``)."""
+        return f"{Stack.of(self).artifact_id}.{self.node.id}.pcluster.yaml"
 
     # --- names and tags -------------------------------------------------------------------------------------------
     @staticmethod

@@ -192,7 +192,7 @@ class LoginNodePool:
     name: str
     instance_type: str
     subnet: ec2.ISubnet
-    nodes: int = 1
+    nodes: int | float = 1
     key_name: str | None = None
     additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
 
@@ -227,6 +227,8 @@ class ComputeResource:
 
     :param name: 1-25 lowercase letters, digits or '-', starting with a letter.
     :param instance_type: looked up in the catalog when it is there (EFA and GPU facts); other types get no EFA.
+    Counts may be number tokens (``CfnParameter.value_as_number``); the checks that need their value are skipped.
+
     :param min_nodes: ``MinCount`` (default: ``max_nodes`` on a Capacity Block, else 0).
     :param max_nodes: ``MaxCount`` (default: the reservation's size when known, else 1).
     :param capacity: :class:`fmconstructs.OnDemand` (default), ``CapacityReservation``, ``CapacityBlock`` or
@@ -241,8 +243,8 @@ class ComputeResource:
 
     name: str
     instance_type: str
-    min_nodes: int | None = None
-    max_nodes: int | None = None
+    min_nodes: int | float | None = None
+    max_nodes: int | float | None = None
     capacity: Capacity = field(default_factory=OnDemand)
     efa: bool | None = None
     placement_group: bool | None = None
