@@ -32,6 +32,8 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk.assertions import Template
+from constructs import Construct
 
 from fmconstructs import (
     CATALOG,
@@ -53,7 +55,7 @@ from fmconstructs.parallelcluster import (
     SharedLustre,
     SlurmQueue,
 )
-from tests.conftest import Scene, new_scene
+from tests.conftest import Scene, new_app, new_scene
 
 ROOT = Path(__file__).resolve().parents[1]
 PCLUSTER_PYTHON = ROOT / ".venv-pcluster" / "bin" / "python"
@@ -976,3 +978,66 @@ def test_known_gaps(agreement_results, name):
     assert not result["ok"] and message in error_text(result), "ParallelCluster side no longer rejects it"
     with pytest.raises(FmValidationError):
         build(new_scene())
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The example stacks: the ClusterConfiguration in each synthesized template and cluster.to_dict() pass
+
+
+def _parallel_clusters(root: Construct) -> list[ParallelCluster]:
+    return [c for c in root.node.find_all() if isinstance(c, ParallelCluster)]
+
+
+@pytest.fixture(scope="module")
+def example_configs() -> dict[str, dict[str, Any]]:
+    """Both ParallelCluster examples, and any ParallelCluster in the example app (examples/app.py build)."""
+    from examples.app import build
+    from examples.parallelcluster_stacks import ParallelClusterGb200Stack, ParallelClusterP5enStack
+
+    app = new_app()
+    stacks = [
+        ParallelClusterP5enStack(app, "FmParallelClusterP5en"),
+        ParallelClusterGb200Stack(app, "FmParallelClusterGb200"),
+    ]
+    full_app = new_app()
+    stacks += [s for s in build(full_app).values() if _parallel_clusters(s)]
+    configs: dict[str, dict[str, Any]] = {}
+    for stack in stacks:
+        clusters = _parallel_clusters(stack)
+        assert clusters, stack.stack_name
+        for cluster in clusters:
+            configs[f"{stack.stack_name}/{cluster.node.path}:to_dict"] = cluster.to_dict()
+        template = Template.from_stack(stack).find_resources("Custom::PclusterCluster")
+        for logical_id, resource in template.items():
+            configs[f"{stack.stack_name}/{logical_id}:template"] = resource["Properties"]["ClusterConfiguration"]
+    return configs
+
+
+@pytest.fixture(scope="module")
+def example_results(example_configs) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    configs = {name: replace_intrinsics(config) for name, config in example_configs.items()}
+    results = check_configs(list(configs.values()), offline_validators=True)
+    return {name: (configs[name], result) for name, result in zip(configs, results, strict=True)}
+
+
+def test_both_examples_are_checked(example_configs):
+    stacks = {name.split("/", 1)[0] for name in example_configs}
+    assert {"FmParallelClusterP5en", "FmParallelClusterGb200"} <= stacks
+    assert any(name.endswith(":template") for name in example_configs)
+
+
+def test_example_configurations_pass_parallelcluster_schema(example_results):
+    failures = {name: result for name, (_, result) in example_results.items() if not result["ok"]}
+    assert not failures, failures
+    for name, (_, result) in example_results.items():
+        assert not [f for f in result["validator_failures"] if f["level"] == "ERROR"], name
+
+
+def test_example_gpu_queues_keep_catalog_efa_and_capacity_targets(example_results):
+    for name, (config, _) in example_results.items():
+        for queue in config["Scheduling"]["SlurmQueues"]:
+            assert queue["CapacityType"] == "CAPACITY_BLOCK", name
+            for resource in queue["ComputeResources"]:
+                assert resource["Efa"] == {"Enabled": True, "GdrSupport": True}, name
+                assert resource["MinCount"] == resource["MaxCount"] > 0, name
+                assert resource["CapacityReservationTarget"]["CapacityReservationId"].startswith("cr-"), name
