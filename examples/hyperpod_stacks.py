@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Fn, Stack, Token
+from aws_cdk import Annotations, CfnOutput, Fn, Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from fmconstructs.eks import GpuEksCluster
 from fmconstructs.hyperpod import (
     INSTANCE_ROLE_MANAGED_POLICY,
+    KUBERNETES_VERSION_WARNING,
     HyperPodCluster,
     HyperPodInstanceGroup,
     HyperPodOrchestrator,
@@ -154,6 +155,12 @@ class HyperPodEksStack(Stack):
             orchestrator=HyperPodOrchestrator.eks(self.eks),
             instance_groups=[HyperPodInstanceGroup(name="gpu", instance_type="p5en.48xlarge", nodes=2)],
             access_logs_bucket=access_logs_bucket(self),
+        )
+        # GpuEksCluster's default Kubernetes version (the one whose kubectl layer is installed) may be newer than the
+        # versions the HyperPod EKS prerequisites page lists; the warning stays visible in `cdk synth` output.
+        Annotations.of(self.cluster).acknowledge_warning(
+            KUBERNETES_VERSION_WARNING,
+            "the example uses GpuEksCluster's default version; check sagemaker-hyperpod-eks-prerequisites first",
         )
         _acknowledge_cluster(self, self.cluster)
         _outputs(self, self.cluster)

@@ -369,3 +369,53 @@ def test_env_agnostic_stack_leaves_name_to_cloudformation():
 
 def test_provisioning_parameters_json_is_serializable(slurm_scene):
     assert json.loads(json.dumps(slurm_scene[1].provisioning_parameters))["workload_manager"] == "slurm"
+
+
+# --- EKS orchestration ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def eks_scene():
+    from fmconstructs.eks import GpuEksCluster
+
+    app = cdk.App(builtin_cloud_formation_validation=False)
+    stack = cdk.Stack(app, "Eks", env=ENV)
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=2)
+    eks_cluster = GpuEksCluster(stack, "Cluster", vpc=vpc)
+    gpu = HyperPodInstanceGroup(name="gpu", instance_type="p5en.48xlarge", nodes=2)
+    cluster = HyperPodCluster(stack, "H", vpc=vpc, instance_groups=[gpu],
+                              orchestrator=HyperPodOrchestrator.eks(eks_cluster))  # fmt: skip
+    return stack, eks_cluster, cluster
+
+
+def test_eks_orchestrator_cluster_arn_and_cluster_security_group(eks_scene):
+    stack, eks_cluster, _ = eks_scene
+    template = Template.from_stack(stack)
+    cluster_id = stack.resolve(eks_cluster.cluster.node.default_child.logical_id)
+    template.has_resource_properties("AWS::SageMaker::Cluster", {
+        "Orchestrator": {"Eks": {"ClusterArn": {"Fn::GetAtt": [cluster_id, "Arn"]}}},
+        "VpcConfig": Match.object_like({"SecurityGroupIds": Match.array_with([
+            {"Fn::GetAtt": [cluster_id, "ClusterSecurityGroupId"]}])}),
+    })  # fmt: skip
+
+
+def test_eks_version_not_documented_by_hyperpod_warns(eks_scene):
+    from aws_cdk.assertions import Annotations
+
+    stack, eks_cluster, _ = eks_scene
+    if eks_cluster.version.version in ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34"):
+        pytest.skip("the default EKS version is one HyperPod documents")
+    Annotations.from_stack(stack).has_warning("/Eks/H", Match.string_like_regexp("SageMaker HyperPod documents"))
+
+
+def test_eks_config_map_authentication_refused():
+    from aws_cdk import aws_eks_v2 as eks_l1
+
+    from fmconstructs.eks import GpuEksCluster
+
+    app = cdk.App(builtin_cloud_formation_validation=False)
+    stack = cdk.Stack(app, "EksCm", env=ENV)
+    eks_cluster = GpuEksCluster(stack, "Cluster", vpc=ec2.Vpc(stack, "Vpc", max_azs=2))
+    eks_cluster.cluster.node.default_child.access_config = eks_l1.CfnCluster.AccessConfigProperty(
+        authentication_mode="CONFIG_MAP"
+    )
+    with pytest.raises(FmValidationError, match="authentication mode"):
+        HyperPodOrchestrator.eks(eks_cluster)

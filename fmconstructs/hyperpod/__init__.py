@@ -6,7 +6,10 @@ orchestrator takes an fmconstructs ``GpuEksCluster`` by duck type (its ``cluster
 """
 
 from .cluster import (
+    HYPERPOD_EKS_AUTHENTICATION_MODES,
+    HYPERPOD_KUBERNETES_VERSIONS,
     INSTANCE_ROLE_MANAGED_POLICY,
+    KUBERNETES_VERSION_WARNING,
     LIFECYCLE_PREFIX,
     HyperPodCluster,
     HyperPodOrchestrator,
@@ -26,8 +29,11 @@ from .types import (
 
 __all__ = [
     "DEFAULT_DEEP_HEALTH_CHECKS",
+    "HYPERPOD_EKS_AUTHENTICATION_MODES",
     "HYPERPOD_INSTANCE_TYPES",
+    "HYPERPOD_KUBERNETES_VERSIONS",
     "INSTANCE_ROLE_MANAGED_POLICY",
+    "KUBERNETES_VERSION_WARNING",
     "LIFECYCLE_PREFIX",
     "ON_CREATE",
     "ON_CREATE_SCRIPT",

@@ -14,7 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import Fn, RemovalPolicy, Stack, Token
+from aws_cdk import Annotations, Fn, RemovalPolicy, Stack, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
@@ -56,6 +56,14 @@ VPC_ACTIONS = (
     "ec2:DescribeSecurityGroups",
     "ec2:DetachNetworkInterface",
 )
+#: Kubernetes versions SageMaker HyperPod documents for EKS orchestration (SageMaker Developer Guide
+#: "sagemaker-hyperpod-eks-prerequisites", newest text seen (docs.amazonaws.cn, 2026): 1.28-1.34; other copies list
+#: up to 1.32 or 1.33).
+HYPERPOD_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
+#: EKS authentication modes HyperPod supports (same page): API and API_AND_CONFIG_MAP.
+HYPERPOD_EKS_AUTHENTICATION_MODES = ("API", "API_AND_CONFIG_MAP")
+#: The warning id for an EKS version HyperPod does not document (to be added to WarningId by the lead).
+KUBERNETES_VERSION_WARNING = "fmconstructs:hyperpod-kubernetes-version"
 #: The key prefix of the lifecycle scripts in the lifecycle bucket.
 LIFECYCLE_PREFIX = "lifecycle/"
 #: ``VpcConfig.Subnets``: 1-16; ``VpcConfig.SecurityGroupIds``: 1-5 (botocore sagemaker model).
@@ -89,7 +97,26 @@ class HyperPodOrchestrator:
     def eks(cls, cluster: Any) -> HyperPodOrchestrator:
         """EKS: an fmconstructs ``GpuEksCluster`` (anything with ``cluster_arn``)."""
         check_construct("cluster", cluster, attribute="cluster_arn", expected="an fmconstructs.eks.GpuEksCluster")
+        mode = _authentication_mode(cluster)
+        if mode is not None and mode not in HYPERPOD_EKS_AUTHENTICATION_MODES:
+            raise FmValidationError(
+                "cluster",
+                f"an EKS cluster with authentication mode {mode}",
+                "an EKS cluster whose authentication mode is API or API_AND_CONFIG_MAP "
+                "(SageMaker Developer Guide, sagemaker-hyperpod-eks-prerequisites)",
+            )
         return cls(OrchestratorKind.EKS, eks_cluster=cluster)
+
+
+def _authentication_mode(cluster: Any) -> str | None:
+    """``AccessConfig.AuthenticationMode`` of the EKS cluster when known at synthesis (its L1), else None."""
+    inner = getattr(cluster, "cluster", None)
+    resource = getattr(getattr(inner, "node", None), "default_child", None)
+    access = getattr(resource, "access_config", None)
+    mode = getattr(access, "authentication_mode", None) if access is not None else None
+    if mode is None and isinstance(access, dict):
+        mode = access.get("authenticationMode")
+    return mode if isinstance(mode, str) and not is_token(mode) else None
 
 
 def _check_group(parameter: str, value: object) -> HyperPodInstanceGroup:
@@ -309,6 +336,14 @@ class HyperPodCluster(Construct):
             ),
         )
         self.resource.node.add_dependency(self.lifecycle_deployment)
+        if orchestrator.kind is OrchestratorKind.EKS:
+            version = getattr(getattr(orchestrator.eks_cluster, "version", None), "version", None)
+            if isinstance(version, str) and version not in HYPERPOD_KUBERNETES_VERSIONS:
+                Annotations.of(self).add_warning_v2(
+                    KUBERNETES_VERSION_WARNING,
+                    f"the EKS cluster runs Kubernetes {version}; SageMaker HyperPod documents "
+                    f"{', '.join(HYPERPOD_KUBERNETES_VERSIONS)} (sagemaker-hyperpod-eks-prerequisites)",
+                )
         policy = self.execution_role.node.try_find_child("DefaultPolicy")
         if policy is not None:
             self.resource.node.add_dependency(policy)
