@@ -40,10 +40,12 @@ $(VENV)/.stamp: pyproject.toml
 
 # aws-parallelcluster's own cluster schema for tests/test_parallelcluster_schema.py, in its own environment: the package
 # pins CDK v1 and jsii 1.85 (requirements-pcluster.txt). If it cannot be installed its tests skip (CI=true fails here).
+# Its own .gitignore keeps it out of git and of ruff (make lint).
 PCLUSTER_VENV := .venv-pcluster
 $(PCLUSTER_VENV)/.stamp: requirements-pcluster.txt
 	if { test -x $(PCLUSTER_VENV)/bin/python || $(PYTHON) -m venv $(PCLUSTER_VENV); } \
-	  && $(PCLUSTER_VENV)/bin/python -m pip install --quiet -r requirements-pcluster.txt; then touch $@; \
+	  && $(PCLUSTER_VENV)/bin/python -m pip install --quiet -r requirements-pcluster.txt; then \
+	  echo '*' > $(PCLUSTER_VENV)/.gitignore; touch $@; \
 	elif [ "$${CI:-}" = true ]; then exit 1; \
 	else rm -rf $(PCLUSTER_VENV); echo "could not create $(PCLUSTER_VENV): its tests will skip"; fi
 
