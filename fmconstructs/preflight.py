@@ -337,3 +337,38 @@ def _ultraserver_problems(capacity: Capacity, info: ReservationInfo) -> list[str
             "UltraServerCapacityBlock"
         ]
     return []
+
+
+def block_end_problem(
+    info: ReservationInfo, *, training_window_hours: float, now: dt.datetime | None = None
+) -> str | None:
+    """A warning when ``info`` ends before a training run of ``training_window_hours`` started ``now`` would finish.
+
+    EC2 terminates the instances of a Capacity Block when it ends (EC2 API Reference ``CapacityBlock.endDate``:
+    "When a Capacity Block expires, all instances in the Capacity Block are terminated"); an On-Demand Capacity
+    Reservation with an ``EndDate`` stops reserving capacity then. None when the reservation has no end date or outlives
+    the window. A scheduled reservation's window starts at its ``StartDate`` when that is later than ``now``.
+    """
+    from ._validate import check_number  # appended helper; keeps the module's import block unchanged
+
+    info = _check_info(info)
+    hours = check_number("training_window_hours", training_window_hours, minimum=0, exclusive_minimum=True)
+    if not known(hours):
+        raise FmValidationError("training_window_hours", hours, "a number of hours known when preflight runs")
+    if info.end_date is None:
+        return None
+    if now is not None and not isinstance(now, dt.datetime):
+        raise FmTypeError("now", now, "a datetime.datetime or None")
+    start = now or dt.datetime.now(dt.UTC)
+    since = "now"
+    if info.start_date is not None and info.start_date > start:
+        start, since = info.start_date, "it starts"
+    finish = start + dt.timedelta(hours=float(hours))
+    if info.end_date >= finish:
+        return None
+    left = max((info.end_date - start).total_seconds() / 3600, 0.0)
+    kind = "Capacity Block" if info.is_capacity_block else "capacity reservation"
+    return (
+        f"{info.reservation_id} ({kind}) ends {info.end_date.isoformat()}, {left:,.1f} h after "
+        f"{since}: shorter than the {float(hours):,.1f} h training window"
+    )

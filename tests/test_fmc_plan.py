@@ -239,3 +239,19 @@ def test_python_dash_m(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["node_groups"][0]["efa_gbps_per_node"] == 3200
+
+
+def test_interfaces_on_cards_the_catalog_lacks_give_no_bandwidth_figure() -> None:
+    interfaces = [{"NetworkCardIndex": i, "DeviceIndex": 0, "InterfaceType": "efa-only"} for i in range(1, 40)]
+    template = {
+        "Resources": {
+            "Lt": {
+                "Type": "AWS::EC2::LaunchTemplate",
+                "Properties": {
+                    "LaunchTemplateData": {"InstanceType": "p5en.48xlarge", "NetworkInterfaces": interfaces}
+                },
+            }
+        }
+    }
+    (g,) = plan_stacks([parse_stack("S", template)]).node_groups
+    assert g.efa_interfaces_per_node == 39 and g.efa_gbps_per_node is None

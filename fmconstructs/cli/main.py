@@ -221,6 +221,15 @@ def plan(
         render_plan(result, _console())
 
 
+def _register_preflight() -> None:
+    from .preflight import preflight
+
+    cli.add_command(preflight)
+
+
+_register_preflight()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``fmc``)."""
     cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="fmc")

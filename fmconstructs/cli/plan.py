@@ -105,6 +105,8 @@ def _layout(spec: InstanceSpec, group: NodeGroup) -> InterfaceLayout | None:
         except ValueError:
             return None
         planned.append(PlannedInterface(i.network_card_index, i.device_index, kind))
+    if any(p.network_card_index >= spec.network_card_count for p in planned):
+        return None  # a card the catalog does not know for this type: no bandwidth figure rather than a guess
     policy = InterfacePolicy.PCS if group.kind == "pcs" else InterfacePolicy.SELF_MANAGED
     return InterfaceLayout(spec=spec, policy=policy, interfaces=tuple(planned))
 

@@ -1,0 +1,507 @@
+"""``fmc preflight``: read-only checks of a cloud assembly against the target account (boto3).
+
+Every call is a read (``Describe*``, ``GetServiceQuota``); credentials come from the usual boto3 chain. An AWS error
+never ends in a traceback: it becomes a failed check that names the missing permission, the throttling or the
+missing resource. Capacity reservations are read with :func:`fmconstructs.preflight.describe_reservation` and judged
+with :func:`fmconstructs.preflight.check_capacity` and :func:`fmconstructs.preflight.block_end_problem`.
+
+IAM (all read-only): ``ec2:DescribeCapacityReservations``, ``ec2:DescribeCapacityBlocks``, ``ec2:DescribeSubnets``,
+``ec2:DescribeInstanceTypeOfferings``, ``ec2:DescribeImages``, ``ec2:DescribeCapacityBlockOfferings`` (with
+``--find-block``), ``servicequotas:GetServiceQuota``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, TypeVar
+
+import click
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+from rich.console import Console
+from rich.table import Table
+
+from ..capacity import Capacity, CapacityBlock, CapacityReservation, UltraServerCapacityBlock
+from ..catalog import CATALOG, ULTRASERVERS, get_instance_spec
+from ..errors import FmValidationError
+from ..preflight import ReservationInfo, block_end_problem, check_capacity, describe_reservation
+from .assembly import read_assembly
+from .plan import NodeGroupPlan, Plan, plan_stacks
+
+T = TypeVar("T")
+
+#: Service Quotas code of EC2 "Running On-Demand P instances", a vCPU count per region (service code ``ec2``).
+#: Seen in the Service Quotas console address ``servicequotas/home/services/ec2/quotas/L-417A185B`` quoted by public
+#: pages and tools (not on an AWS reference page seen here: UNCONFIRMED against AWS documentation).
+ON_DEMAND_P_QUOTA_CODE = "L-417A185B"
+
+#: botocore error codes -> what they mean for the user.
+_DENIED = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedAccess"})
+_THROTTLED = frozenset({"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"})
+
+
+class Status(str, Enum):
+    PASS = "PASS"
+    WARN = "WARN"
+    FAIL = "FAIL"
+    SKIP = "SKIP"
+    INFO = "INFO"
+
+
+@dataclass
+class Check:
+    check: str
+    target: str
+    status: Status
+    detail: str
+
+
+@dataclass
+class Report:
+    region: str | None
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.status is Status.FAIL for c in self.checks)
+
+    def add(self, check: str, target: str, status: Status, detail: str) -> None:
+        self.checks.append(Check(check, target, status, detail))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "region": self.region,
+            "ok": self.ok,
+            "checks": [asdict(c) | {"status": c.status.value} for c in self.checks],
+        }
+
+
+class AwsProblem(Exception):
+    """An AWS call failed; ``str()`` explains it for the user."""
+
+
+def explain(error: Exception, action: str) -> str:
+    """One line for an AWS error: a missing permission (named), throttling, a missing resource, or the message."""
+    if isinstance(error, ClientError):
+        code = str(error.response.get("Error", {}).get("Code", ""))
+        message = str(error.response.get("Error", {}).get("Message", ""))
+        if code in _DENIED:
+            return f"missing permission {action} ({code}): grant it to the caller's role or user"
+        if code in _THROTTLED:
+            return f"{action} was throttled ({code}): retry later or lower the request rate"
+        if code.endswith(".NotFound") or code.endswith(".Malformed") or code.startswith("NoSuch"):
+            return f"not found ({code}): {message}"
+        return f"{action} failed ({code}): {message}"
+    if isinstance(error, NoCredentialsError):
+        return "no AWS credentials found (set a profile with --profile, or the usual environment/config)"
+    return f"{action} failed: {error}"
+
+
+def _call(action: str, fn: Callable[..., T], **kwargs: Any) -> T:
+    try:
+        return fn(**kwargs)
+    except (ClientError, BotoCoreError) as error:
+        raise AwsProblem(explain(error, action)) from None
+    except FmValidationError as error:
+        raise AwsProblem(str(error)) from None
+
+
+def _target(g: NodeGroupPlan) -> str:
+    return f"{g.stack}/{g.group}"
+
+
+def _literal_subnets(g: NodeGroupPlan) -> list[str]:
+    return [s for s in g.subnets if s.startswith("subnet-")]
+
+
+def _configured_capacity(g: NodeGroupPlan, info: ReservationInfo) -> Capacity:
+    rid = info.reservation_id
+    if g.capacity == "UltraServer Capacity Block":
+        kind = info.ultraserver_type if info.ultraserver_type in ULTRASERVERS else "u-p6e-gb200x72"
+        return UltraServerCapacityBlock(reservation_id=rid, ultraserver_type=str(kind))
+    if g.capacity == "Capacity Block":
+        return CapacityBlock(reservation_id=rid)
+    return CapacityReservation(reservation_id=rid)
+
+
+class Preflight:
+    """The checks, on injected boto3 clients (``ec2``, ``service-quotas``)."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        *,
+        ec2: Any,
+        quotas: Any,
+        region: str | None,
+        now: dt.datetime | None = None,
+        training_window_hours: float | None = None,
+    ) -> None:
+        self.plan = plan
+        self.ec2 = ec2
+        self.quotas = quotas
+        self.report = Report(region=region)
+        self.now = now or dt.datetime.now(dt.UTC)
+        self.training_window_hours = training_window_hours
+        self._subnets: dict[str, dict[str, Any] | None] = {}
+
+    def groups(self) -> list[NodeGroupPlan]:
+        return [g for g in self.plan.node_groups if g.instance_type in CATALOG or g.reservation]
+
+    def run(self, find_blocks: list[tuple[str, int, int]] | None = None) -> Report:
+        self.load_subnets()
+        self.check_capacity()
+        self.check_quota()
+        self.check_offerings()
+        self.check_ips()
+        self.check_images()
+        self.check_efa_budget()
+        for instance_type, count, days in find_blocks or []:
+            self.find_block(instance_type, count, days)
+        return self.report
+
+    # -- subnets ---------------------------------------------------------------------------------------------------
+    def load_subnets(self) -> None:
+        ids = sorted({s for g in self.plan.node_groups for s in _literal_subnets(g)})
+        if not ids:
+            return
+        try:
+            response = _call("ec2:DescribeSubnets", self.ec2.describe_subnets, SubnetIds=ids)
+        except AwsProblem as problem:
+            self.report.add("subnets", ", ".join(ids), Status.FAIL, str(problem))
+            for subnet in ids:
+                self._subnets[subnet] = None
+            return
+        for subnet in response.get("Subnets", []):
+            self._subnets[subnet["SubnetId"]] = subnet
+
+    def _zones(self, g: NodeGroupPlan) -> list[str]:
+        return sorted({str(s["AvailabilityZone"]) for i in _literal_subnets(g) if (s := self._subnets.get(i))})
+
+    # -- capacity --------------------------------------------------------------------------------------------------
+    def check_capacity(self) -> None:
+        for g in self.plan.node_groups:
+            if g.reservation is None:
+                continue
+            target = _target(g)
+            rid = g.reservation
+            if not rid.startswith("cr-"):
+                what = "a resource group" if rid.startswith("arn:") else "a deploy-time value"
+                self.report.add(
+                    "capacity",
+                    target,
+                    Status.SKIP,
+                    f"the launch template targets {what} ({rid}); check its reservations with "
+                    "resource-groups:ListGroupResources and DescribeCapacityReservations",
+                )
+                continue
+            try:
+                info = _call(
+                    "ec2:DescribeCapacityReservations (and ec2:DescribeCapacityBlocks)",
+                    describe_reservation,
+                    reservation_id=rid,
+                    ec2_client=self.ec2,
+                )
+            except AwsProblem as problem:
+                self.report.add("capacity", f"{target} {rid}", Status.FAIL, str(problem))
+                continue
+            nodes = g.max_nodes if isinstance(g.max_nodes, int) and g.max_nodes > 0 else 1
+            try:
+                problems = check_capacity(_configured_capacity(g, info), g.instance_type, max_nodes=nodes, info=info)
+            except FmValidationError as error:
+                problems = [str(error)]
+            zones = self._zones(g)
+            if zones and info.zone not in zones:
+                problems.append(f"{rid} is in {info.zone} but the group's subnets are in {', '.join(zones)}")
+            detail = (
+                f"{info.reservation_type} {info.state}, {info.total_instance_count} x {info.instance_type} "
+                f"in {info.zone}" + (f", ends {info.end_date.isoformat()}" if info.end_date else "")
+            )
+            if problems:
+                self.report.add("capacity", f"{target} {rid}", Status.FAIL, "; ".join(problems) + f" ({detail})")
+            else:
+                self.report.add("capacity", f"{target} {rid}", Status.PASS, detail)
+            if self.training_window_hours is not None:
+                warning = block_end_problem(info, training_window_hours=self.training_window_hours, now=self.now)
+                if warning:
+                    self.report.add("capacity end", f"{target} {rid}", Status.WARN, warning)
+                else:
+                    self.report.add(
+                        "capacity end",
+                        f"{target} {rid}",
+                        Status.PASS,
+                        f"lasts the {self.training_window_hours:,.1f} h training window",
+                    )
+
+    # -- quota -----------------------------------------------------------------------------------------------------
+    def check_quota(self) -> None:
+        counted: list[str] = []
+        blocks: list[str] = []
+        vcpus = 0
+        unknown: list[str] = []
+        for g in self.groups():
+            if not g.instance_type.startswith("p") or g.kind == "launch-template" or g.vcpus_per_node is None:
+                continue
+            if "Capacity Block" in g.capacity:
+                blocks.append(g.group)
+                continue
+            if not isinstance(g.vcpus_total, int):
+                unknown.append(g.group)
+                continue
+            vcpus += g.vcpus_total
+            counted.append(f"{g.group} {g.vcpus_total:,}")
+        if not counted and not unknown:
+            self.report.add(
+                "quota",
+                ON_DEMAND_P_QUOTA_CODE,
+                Status.SKIP,
+                "no On-Demand or ODCR P-instance group"
+                + (f" (Capacity Block groups not counted: {', '.join(blocks)})" if blocks else ""),
+            )
+            return
+        try:
+            response = _call(
+                "servicequotas:GetServiceQuota",
+                self.quotas.get_service_quota,
+                ServiceCode="ec2",
+                QuotaCode=ON_DEMAND_P_QUOTA_CODE,
+            )
+        except AwsProblem as problem:
+            self.report.add("quota", ON_DEMAND_P_QUOTA_CODE, Status.FAIL, str(problem))
+            return
+        value = float(response.get("Quota", {}).get("Value", 0))
+        detail = (
+            f"Running On-Demand P instances quota {value:,.0f} vCPUs; planned {vcpus:,} vCPUs ({'; '.join(counted)})"
+            " — instances already running also count"
+        )
+        if unknown:
+            detail += f"; max nodes known only at deploy time: {', '.join(unknown)}"
+        if blocks:
+            # UNCONFIRMED whether instances in Capacity Blocks count against this quota: they are left out.
+            detail += f"; Capacity Block groups not counted: {', '.join(blocks)}"
+        self.report.add("quota", ON_DEMAND_P_QUOTA_CODE, Status.FAIL if vcpus > value else Status.PASS, detail)
+
+    # -- offerings -------------------------------------------------------------------------------------------------
+    def check_offerings(self) -> None:
+        for g in self.groups():
+            if g.instance_type not in CATALOG:
+                continue
+            zones = self._zones(g)
+            location_type = "availability-zone" if zones else "region"
+            filters: list[dict[str, Any]] = [{"Name": "instance-type", "Values": [g.instance_type]}]
+            if zones:
+                filters.append({"Name": "location", "Values": zones})
+            try:
+                response = _call(
+                    "ec2:DescribeInstanceTypeOfferings",
+                    self.ec2.describe_instance_type_offerings,
+                    LocationType=location_type,
+                    Filters=filters,
+                )
+            except AwsProblem as problem:
+                self.report.add("offering", _target(g), Status.FAIL, str(problem))
+                continue
+            offered = {o["Location"] for o in response.get("InstanceTypeOfferings", [])}
+            if zones:
+                missing = [z for z in zones if z not in offered]
+                if missing:
+                    self.report.add(
+                        "offering",
+                        _target(g),
+                        Status.FAIL,
+                        f"{g.instance_type} is not offered in {', '.join(missing)} (subnet zones)",
+                    )
+                else:
+                    self.report.add(
+                        "offering", _target(g), Status.PASS, f"{g.instance_type} offered in {', '.join(zones)}"
+                    )
+            elif offered:
+                self.report.add(
+                    "offering",
+                    _target(g),
+                    Status.PASS,
+                    f"{g.instance_type} offered in the region (subnet zones known only at deploy time)",
+                )
+            else:
+                self.report.add("offering", _target(g), Status.FAIL, f"{g.instance_type} is not offered in this region")
+
+    # -- IP addresses ----------------------------------------------------------------------------------------------
+    def check_ips(self) -> None:
+        for g in self.plan.node_groups:
+            subnets = _literal_subnets(g)
+            if not subnets or g.kind == "launch-template":
+                if g.subnets and g.kind != "launch-template" and g.instance_type in CATALOG:
+                    self.report.add("subnet IPs", _target(g), Status.SKIP, "subnets created at deploy time")
+                continue
+            if not isinstance(g.max_nodes, int) or not isinstance(g.ip_interfaces_per_node, int):
+                self.report.add("subnet IPs", _target(g), Status.SKIP, "node or interface count known at deploy time")
+                continue
+            known = [self._subnets.get(s) for s in subnets]
+            missing = [s for s, info in zip(subnets, known, strict=True) if info is None]
+            if missing:
+                self.report.add("subnet IPs", _target(g), Status.FAIL, f"subnets not found: {', '.join(missing)}")
+                continue
+            free = sum(int(s["AvailableIpAddressCount"]) for s in known if s)
+            need = g.max_nodes * g.ip_interfaces_per_node
+            detail = (
+                f"{need:,} IPs needed ({g.max_nodes} nodes x {g.ip_interfaces_per_node} IP-carrying interfaces), "
+                f"{free:,} free in {', '.join(subnets)}"
+            )
+            self.report.add("subnet IPs", _target(g), Status.PASS if free >= need else Status.FAIL, detail)
+
+    # -- images ----------------------------------------------------------------------------------------------------
+    def check_images(self) -> None:
+        wanted: dict[str, list[NodeGroupPlan]] = {}
+        for g in self.plan.node_groups:
+            if g.image and g.image.startswith("ami-"):
+                wanted.setdefault(g.image, []).append(g)
+        if not wanted:
+            return
+        try:
+            response = _call("ec2:DescribeImages", self.ec2.describe_images, ImageIds=sorted(wanted))
+        except AwsProblem as problem:
+            self.report.add("images", ", ".join(sorted(wanted)), Status.FAIL, str(problem))
+            return
+        images = {i["ImageId"]: i for i in response.get("Images", [])}
+        for image_id, groups in sorted(wanted.items()):
+            image = images.get(image_id)
+            for g in groups:
+                if image is None:
+                    self.report.add("image", f"{_target(g)} {image_id}", Status.FAIL, "not found in this region")
+                    continue
+                arch = image.get("Architecture")
+                if g.instance_type in CATALOG:
+                    expected = get_instance_spec(g.instance_type).architecture.value
+                    if arch != expected:
+                        self.report.add(
+                            "image",
+                            f"{_target(g)} {image_id}",
+                            Status.FAIL,
+                            f"{arch} image for {g.instance_type}, which needs {expected}",
+                        )
+                        continue
+                self.report.add("image", f"{_target(g)} {image_id}", Status.PASS, f"{image.get('State', '?')}, {arch}")
+
+    # -- FSx -------------------------------------------------------------------------------------------------------
+    def check_efa_budget(self) -> None:
+        for fs in self.plan.file_systems:
+            target = f"{fs.stack}/{fs.file_system}"
+            if fs.efa_enabled is not True:
+                continue
+            if fs.within_budget is None:
+                self.report.add("FSx EFA budget", target, Status.SKIP, "client node counts known at deploy time")
+                continue
+            clients = "; ".join(fs.efa_clients) or "no clients in this stack"
+            detail = f"{fs.efa_connections:,} of {fs.efa_connection_limit:,} EFA connections ({clients})"
+            self.report.add("FSx EFA budget", target, Status.PASS if fs.within_budget else Status.FAIL, detail)
+
+    # -- Capacity Block offerings ----------------------------------------------------------------------------------
+    def find_block(self, instance_type: str, count: int, days: int) -> None:
+        target = f"{count} x {instance_type}, {days} days"
+        try:
+            response = _call(
+                "ec2:DescribeCapacityBlockOfferings",
+                self.ec2.describe_capacity_block_offerings,
+                InstanceType=instance_type,
+                InstanceCount=count,
+                CapacityDurationHours=days * 24,
+            )
+        except AwsProblem as problem:
+            self.report.add("block offerings", target, Status.FAIL, str(problem))
+            return
+        offers = response.get("CapacityBlockOfferings", [])
+        if not offers:
+            self.report.add("block offerings", target, Status.WARN, "no Capacity Block offering matches")
+            return
+        for offer in offers[:5]:
+            start = offer.get("StartDate")
+            detail = (
+                f"{offer.get('CapacityBlockOfferingId')}: {offer.get('AvailabilityZone')}, from "
+                f"{start.isoformat() if isinstance(start, dt.datetime) else start}, "
+                f"{offer.get('CapacityBlockDurationHours')} h, upfront {offer.get('UpfrontFee')} "
+                f"{offer.get('CurrencyCode', '')}".rstrip()
+            )
+            self.report.add("block offerings", target, Status.INFO, detail)
+
+
+def parse_find_block(value: str) -> tuple[str, int, int]:
+    """``TYPE:COUNT:DAYS`` -> (instance type, instance count, days)."""
+    parts = value.split(":")
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+        raise click.BadParameter(f"{value!r}: give TYPE:COUNT:DAYS, e.g. p5.48xlarge:4:7", param_hint="--find-block")
+    count, days = int(parts[1]), int(parts[2])
+    if count < 1 or days < 1 or not parts[0]:
+        raise click.BadParameter(f"{value!r}: COUNT and DAYS must be at least 1", param_hint="--find-block")
+    return parts[0], count, days
+
+
+def render_report(report: Report, console: Console) -> None:
+    table = Table(title=f"fmc preflight ({report.region or 'default region'})", title_justify="left")
+    for column in ("Check", "Target", "Status", "Detail"):
+        table.add_column(column, overflow="fold")
+    colours = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim", Status.INFO: "cyan"}
+    for c in report.checks:
+        table.add_row(c.check, c.target, f"[{colours[c.status]}]{c.status.value}[/]", c.detail)
+    console.print(table)
+    console.print("[green]preflight passed[/]" if report.ok else "[red]preflight failed[/]")
+
+
+def _session_clients(region: str | None, profile: str | None) -> tuple[Any, Any, str | None]:
+    import boto3
+
+    session = boto3.Session(profile_name=profile, region_name=region)
+    resolved = session.region_name
+    return session.client("ec2"), session.client("service-quotas"), resolved
+
+
+@click.command()
+@click.argument("cdk_out", required=False, default="cdk.out", type=click.Path(file_okay=False))
+@click.option("--region", help="AWS region (default: the stacks' pinned region, else the profile's).")
+@click.option("--profile", help="AWS profile from ~/.aws/config.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of a table.")
+@click.option("--training-window-hours", type=float, help="Warn when a reservation ends before this many hours pass.")
+@click.option("--find-block", "find_block", multiple=True, help="List Capacity Block offerings: TYPE:COUNT:DAYS.")
+def preflight(
+    cdk_out: str,
+    region: str | None,
+    profile: str | None,
+    as_json: bool,
+    training_window_hours: float | None,
+    find_block: tuple[str, ...],
+) -> None:
+    """Check CDK_OUT (default ./cdk.out) against the AWS account with read-only calls; exit 1 when a check fails."""
+    blocks = [parse_find_block(v) for v in find_block]
+    if training_window_hours is not None and not (training_window_hours > 0 and math.isfinite(training_window_hours)):
+        raise click.BadParameter("a finite number of hours above 0", param_hint="--training-window-hours")
+    try:
+        stacks = read_assembly(cdk_out)
+        plan = plan_stacks(stacks)
+    except FmValidationError as error:
+        raise click.ClickException(str(error)) from None
+    pinned = sorted({s.region for s in stacks if s.region})
+    if region is None and len(pinned) == 1:
+        region = pinned[0]
+    try:
+        ec2, quotas, resolved = _session_clients(region, profile)
+    except NoRegionError:
+        resolved = None
+    except (BotoCoreError, ClientError) as error:
+        raise click.ClickException(explain(error, "creating AWS clients")) from None
+    if resolved is None:
+        raise click.ClickException("no AWS region: give --region (the stacks pin none and the profile sets none)")
+    try:
+        report = Preflight(
+            plan, ec2=ec2, quotas=quotas, region=resolved, training_window_hours=training_window_hours
+        ).run(blocks)
+    except NoRegionError:
+        raise click.ClickException("no AWS region: give --region") from None
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, default=str))
+    else:
+        console = Console()
+        render_report(report, console if console.is_terminal else Console(width=200))
+    raise SystemExit(0 if report.ok else 1)
