@@ -8,7 +8,8 @@
   Copy HyperPod's published Slurm lifecycle scripts (awsome-distributed-training
   ``1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config``) and pass the directory with
   ``-c fmconstructs:hyperpod-base-config=<dir>``: fmconstructs' OnCreate then runs their ``lifecycle_script.py``
-  (which configures Slurm and mounts the file system).
+  (which configures Slurm and mounts the file system). With ``workspace`` (FmObservability's Prometheus workspace), the
+  base-config's exporters and OpenTelemetry collector are turned on and write to it (``aps:RemoteWrite``).
 - **FmHyperPodEks**: a VPC, an fmconstructs :class:`~fmconstructs.eks.GpuEksCluster` and a HyperPod cluster on the EKS
   orchestrator (``Orchestrator.Eks.ClusterArn``) with ``gpu`` = 2 x ml.p5en.48xlarge (deep health checks, automatic
   recovery). HyperPod's dependencies Helm chart (aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart``) is NOT
@@ -35,6 +36,7 @@ from fmconstructs.hyperpod import (
     HyperPodInstanceGroup,
     HyperPodOrchestrator,
 )
+from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem
 
 from .eks_stack import acknowledge_eks_findings
@@ -104,7 +106,10 @@ def _outputs(stack: Stack, cluster: HyperPodCluster) -> None:
 class HyperPodSlurmStack(Stack):
     """The FmHyperPodSlurm example stack."""
 
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
+    ) -> None:
+        """:param workspace: where the base-config's collectors write (FmObservability's); default: none."""
         super().__init__(scope, id, **kwargs)
         # Server access logs through a bucket policy, not the LogDeliveryWrite ACL (no cdk.json feature flags here).
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
@@ -127,6 +132,7 @@ class HyperPodSlurmStack(Stack):
             file_system=self.file_system,
             base_config_dir=base_config,
             access_logs_bucket=access_logs_bucket(self),
+            prometheus_workspace=workspace,
         )
         _acknowledge_cluster(self, self.cluster)
         _outputs(self, self.cluster)
@@ -166,6 +172,11 @@ class HyperPodEksStack(Stack):
         _outputs(self, self.cluster)
 
 
-def build(app: Construct, **kwargs: Any) -> tuple[HyperPodSlurmStack, HyperPodEksStack]:
-    """Both stacks (``env`` etc. in ``kwargs``)."""
-    return HyperPodSlurmStack(app, "FmHyperPodSlurm", **kwargs), HyperPodEksStack(app, "FmHyperPodEks", **kwargs)
+def build(
+    app: Construct, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
+) -> tuple[HyperPodSlurmStack, HyperPodEksStack]:
+    """Both stacks (``env`` etc. in ``kwargs``); ``workspace``: FmObservability's, for FmHyperPodSlurm's collectors."""
+    return (
+        HyperPodSlurmStack(app, "FmHyperPodSlurm", workspace=workspace, **kwargs),
+        HyperPodEksStack(app, "FmHyperPodEks", **kwargs),
+    )

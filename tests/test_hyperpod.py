@@ -340,6 +340,7 @@ BAD_CLUSTER = [
     ("setup_commands", [3]),
     ("security_groups", "sg-1"),
     ("access_logs_bucket", "my-bucket"),
+    ("prometheus_workspace", "ws-123"),
 ]
 
 
@@ -419,3 +420,67 @@ def test_eks_config_map_authentication_refused():
     )
     with pytest.raises(FmValidationError, match="authentication mode"):
         HyperPodOrchestrator.eks(eks_cluster)
+
+
+# --- observability ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def observed():
+    from fmconstructs.observability.workspace import PrometheusWorkspace
+
+    scene = new_scene()
+    workspace = PrometheusWorkspace(scene.stack, "Amp")
+    cluster = HyperPodCluster(scene.stack, "H", vpc=scene.vpc, instance_groups=groups(), orchestrator=slurm(),
+                              prometheus_workspace=workspace)  # fmt: skip
+    return scene, workspace, cluster
+
+
+def test_workspace_remote_write_granted_to_execution_role(observed):
+    scene, workspace, _ = observed
+    workspace_id = scene.stack.resolve(workspace.node.default_child.logical_id)
+    policies = scene.template().find_resources("AWS::IAM::Policy")
+    role_policy = next(p for k, p in policies.items() if k.startswith("HExecutionRole"))
+    statements = role_policy["Properties"]["PolicyDocument"]["Statement"]
+    assert {"Action": "aps:RemoteWrite", "Effect": "Allow", "Resource": {"Fn::GetAtt": [workspace_id, "Arn"]}} in (
+        statements
+    )
+
+
+def test_observability_step_turns_on_base_config_observability(observed, tmp_path: Path):
+    _, _, cluster = observed
+    (step,) = [s for s in cluster.node_bootstrap.steps if s.name == "observability"]
+    url = "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1/api/v1/remote_write"
+    from fmconstructs.hyperpod.lifecycle import observability_commands
+
+    (tmp_path / "config.py").write_text(
+        "class Config:\n    enable_observability = False\n"
+        'class ObservabilityConfig:\n    prometheus_remote_write_url = "https://example/api/v1/remote_write"\n'
+    )
+    script = tmp_path / "s.sh"
+    script.write_text("\n".join(["#!/bin/bash", "set -e", *observability_commands(url)]) + "\n")
+    assert subprocess.run(["shellcheck", str(script)], capture_output=True).returncode == 0
+    subprocess.run(["bash", str(script)], cwd=tmp_path, check=True)
+    text = (tmp_path / "config.py").read_text()
+    assert "enable_observability = True" in text
+    assert f'prometheus_remote_write_url = "{url}"' in text
+    assert any("prometheus_remote_write_url" in line for line in step.commands)
+
+
+def test_observability_step_without_config_py_is_a_no_op(tmp_path: Path):
+    from fmconstructs.hyperpod.lifecycle import observability_commands
+
+    script = tmp_path / "s.sh"
+    script.write_text("\n".join(["#!/bin/bash", "set -e", *observability_commands("https://x")]) + "\n")
+    subprocess.run(["bash", str(script)], cwd=tmp_path, check=True)
+    assert not (tmp_path / "config.py").exists()
+
+
+def test_workspace_refused_for_eks(eks_scene):
+    stack, eks_cluster, _ = eks_scene
+    from fmconstructs.observability.workspace import PrometheusWorkspace
+
+    workspace = PrometheusWorkspace(stack, "Amp2")
+    vpc = eks_cluster.cluster.vpc
+    gpu = HyperPodInstanceGroup(name="gpu", instance_type="p5en.48xlarge", nodes=1)
+    with pytest.raises(FmValidationError, match="prometheus_workspace"):
+        HyperPodCluster(stack, "H2", vpc=vpc, instance_groups=[gpu], orchestrator=HyperPodOrchestrator.eks(eks_cluster),
+                        prometheus_workspace=workspace)  # fmt: skip

@@ -36,7 +36,7 @@ from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import EfaSecurityGroup
 from ..storage import LustreFileSystemBase
-from .lifecycle import ON_CREATE, lifecycle_files, slurm_provisioning_parameters
+from .lifecycle import ON_CREATE, lifecycle_files, observability_commands, slurm_provisioning_parameters
 from .types import NAME_ALLOWED, NAME_PATTERN, HyperPodInstanceGroup, NodeRecovery
 
 #: The managed policy HyperPod documents for the cluster instance (execution) role (SageMaker Developer Guide
@@ -153,6 +153,11 @@ class HyperPodCluster(Construct):
         :class:`~fmconstructs.bootstrap.NodeBootstrap` step, rendered inline into ``fmconstructs_setup.sh``).
     :param security_groups: up to 4 more groups for ``VpcConfig.SecurityGroupIds``.
     :param access_logs_bucket: where the lifecycle bucket writes S3 server access logs. Default: none.
+    :param prometheus_workspace: an fmconstructs ``PrometheusWorkspace`` (Slurm): the execution role gets
+        ``aps:RemoteWrite`` on it, and a setup step turns on the published base-config's observability
+        (``config.py``: ``Config.enable_observability = True``, ``ObservabilityConfig.prometheus_remote_write_url`` =
+        the workspace's remote-write URL; its OpenTelemetry collector signs with SigV4 as the instance role) when
+        ``config.py`` is in the lifecycle prefix. Default: none.
     """
 
     def __init__(
@@ -171,6 +176,7 @@ class HyperPodCluster(Construct):
         setup_commands: Sequence[str] = (),
         security_groups: Sequence[ec2.ISecurityGroup] = (),
         access_logs_bucket: s3.IBucket | None = None,
+        prometheus_workspace: Any = None,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
@@ -220,6 +226,19 @@ class HyperPodCluster(Construct):
         )
         if access_logs_bucket is not None:
             check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
+        if prometheus_workspace is not None:
+            check_construct(
+                "prometheus_workspace",
+                prometheus_workspace,
+                attribute="remote_write_url",
+                expected="an fmconstructs PrometheusWorkspace",
+            )
+            if orchestrator.kind is not OrchestratorKind.SLURM:
+                raise FmValidationError(
+                    "prometheus_workspace",
+                    "a PrometheusWorkspace",
+                    "None for EKS orchestration (scrape the EKS cluster with fmconstructs.observability.eks)",
+                )
         if len(extra_groups) > MAX_SECURITY_GROUPS - 1:
             raise FmValidationError("security_groups", len(extra_groups), f"at most {MAX_SECURITY_GROUPS - 1} groups")
         super().__init__(scope, id)
@@ -258,6 +277,8 @@ class HyperPodCluster(Construct):
             removal_policy=RemovalPolicy.RETAIN,
         )
         self.node_bootstrap = NodeBootstrap(self, "Bootstrap", delivery=BootstrapDelivery.INLINE)
+        if prometheus_workspace is not None:
+            self.node_bootstrap.add_step("observability", observability_commands(prometheus_workspace.remote_write_url))
         if commands:
             self.node_bootstrap.add_commands(*commands)
         parameters = None
@@ -302,6 +323,8 @@ class HyperPodCluster(Construct):
             description="SageMaker HyperPod instance groups",
         )
         self.execution_role.add_to_policy(iam.PolicyStatement(actions=list(VPC_ACTIONS), resources=["*"]))
+        if prometheus_workspace is not None:
+            prometheus_workspace.grant_remote_write(self.execution_role)
         self.execution_role.add_to_policy(
             iam.PolicyStatement(
                 actions=["s3:GetObject"], resources=[self.lifecycle_bucket.arn_for_objects(f"{LIFECYCLE_PREFIX}*")]

@@ -74,6 +74,25 @@ def slurm_provisioning_parameters(
     return params
 
 
+def observability_commands(remote_write_url: str) -> list[str]:
+    """Shell lines that turn on the published base-config's observability and point it at ``remote_write_url``.
+
+    awsome-distributed-training base-config/config.py: ``Config.enable_observability = False`` (default) and
+    ``ObservabilityConfig.prometheus_remote_write_url = "..."``; lifecycle_script.py then runs
+    ``observability/install_observability.py --node-type ... --prometheus-remote-write-url <url>`` (exporters and an
+    OpenTelemetry collector whose ``prometheusremotewrite`` exporter uses ``sigv4auth``). Runs in the lifecycle
+    directory, before ``lifecycle_script.py``; a no-op without ``config.py``.
+    """
+    return [
+        "if [[ -f config.py ]]; then",
+        "  sed -i -E 's|^([[:space:]]*enable_observability[[:space:]]*=[[:space:]]*).*$|\\1True|' config.py",
+        "  sed -i -E 's|^([[:space:]]*prometheus_remote_write_url[[:space:]]*=[[:space:]]*).*$|\\1\"'"
+        + remote_write_url
+        + "'\"|' config.py",
+        "fi",
+    ]
+
+
 def lifecycle_files(setup_script: str | None, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
     """What goes under the lifecycle prefix (names -> text or JSON value)."""
     files: dict[str, Any] = {ON_CREATE: ON_CREATE_SCRIPT}
