@@ -548,7 +548,14 @@ def test_monitoring_rejects(parameter: str, value: Any) -> None:
 
 @pytest.mark.parametrize(
     ("parameter", "value"),
-    [("file_system", "fs-0123456789abcdef0"), ("name", "FSX"), ("name", "a" * 31), ("mount_dir", "fsx")],
+    [
+        ("file_system", "fs-0123456789abcdef0"),
+        ("name", "FSX"),
+        ("name", "a" * 31),
+        ("mount_dir", "/.fsx"),
+        ("mount_dir", "/"),
+        ("mount_dir", "/fsx\n"),
+    ],
 )
 def test_shared_lustre_rejects(scene: Scene, parameter: str, value: Any) -> None:
     from fmconstructs.storage import LustreFileSystem
@@ -651,3 +658,64 @@ def test_everything_a_token_synthesizes() -> None:
     queue = cluster.to_dict()["Scheduling"]["SlurmQueues"][0]
     assert queue["ComputeResources"][0]["CapacityReservationTarget"] == {"CapacityReservationId": {"Ref": "BlockId"}}
     assert queue["ComputeResources"][0]["MinCount"] == {"Ref": "Min"}
+
+
+# --- ParallelCluster 3.16.1 rules (schema patterns, constants.py, validators) -------------------------------------
+
+
+def test_operating_systems_are_those_of_3_16_1() -> None:
+    # aws-parallelcluster 3.16.1 constants.py SUPPORTED_OSES
+    assert {o.value for o in OperatingSystem} == {
+        "alinux2023",
+        "ubuntu2204",
+        "ubuntu2404",
+        "rhel8",
+        "rocky8",
+        "rhel9",
+        "rocky9",
+    }
+
+
+@pytest.mark.parametrize("os_value", [OperatingSystem.RHEL8, OperatingSystem.ROCKY8, OperatingSystem.RHEL9])
+def test_gb200_refuses_unsupported_os(scene: Scene, os_value: OperatingSystem) -> None:
+    block = UltraServerCapacityBlock(reservation_id="cr-0123456789abcdef2")
+    queue = SlurmQueue(
+        name="gb200",
+        subnets=[scene.subnet_a],
+        compute_resources=[ComputeResource(name="gb200", instance_type="p6e-gb200.36xlarge", capacity=block)],
+    )
+    with pytest.raises(FmValidationError, match="os must be one of"):
+        make_cluster(scene, queues=[queue], os=os_value)
+
+
+def test_ultraserver_block_of_two_ultraservers_refused() -> None:
+    block = UltraServerCapacityBlock(reservation_id="cr-0123456789abcdef2", ultraserver_count=2)
+    with pytest.raises(FmValidationError, match="ultraserver_count"):
+        ComputeResource(name="gb200", instance_type="p6e-gb200.36xlarge", capacity=block)
+
+
+def test_x36_ultraserver_block_is_nine_nodes() -> None:
+    block = UltraServerCapacityBlock(reservation_id="cr-0123456789abcdef2", ultraserver_type="u-p6e-gb200x36")
+    config = ComputeResource(name="gb200", instance_type="p6e-gb200.36xlarge", capacity=block).to_config()
+    assert config["MinCount"] == config["MaxCount"] == 9
+
+
+def test_max_below_min_refused_on_any_type() -> None:
+    with pytest.raises(FmValidationError, match="min_nodes"):
+        ComputeResource(name="c", instance_type="c7i.large", min_nodes=3, max_nodes=2)
+
+
+def test_malformed_subnet_id_refused(scene: Scene) -> None:
+    bad = ec2.Subnet.from_subnet_attributes(scene.stack, "Bad", subnet_id="subnet-123", availability_zone="us-east-1a")
+    with pytest.raises(FmValidationError, match="subnet_id"):
+        SlurmQueue(name="q", subnets=[bad], compute_resources=[ComputeResource(name="c", instance_type="c7i.large")])
+    with pytest.raises(FmValidationError, match="subnet_id"):
+        HeadNode(instance_type="c7i.large", subnet=bad)
+
+
+def test_malformed_security_group_id_refused(scene: Scene) -> None:
+    bad = ec2.SecurityGroup.from_security_group_id(scene.stack, "Bad", "sg-12")
+    with pytest.raises(FmValidationError, match="security_group_id"):
+        HeadNode(instance_type="c7i.large", subnet=scene.subnet_a, additional_security_groups=[bad])
+    with pytest.raises(FmValidationError, match="security_group_id"):
+        make_cluster(scene, node_security_group=bad)

@@ -8,6 +8,8 @@ custom resource (ParallelCluster User Guide "cloudformation-v3": the provider st
 - The cluster is ``Custom::PclusterCluster`` with ``ServiceToken``, ``ClusterName``, ``ClusterConfiguration`` and
   ``DeletionPolicy`` (``Retain`` | ``Delete``: the provider's handler rejects anything else and reads it from the
   resource's properties, cluster.yaml ``properties.get("DeletionPolicy", "Delete")``).
+- The custom resource's handler (cluster.yaml) passes every property except ``ServiceToken`` and ``DeletionPolicy``
+  to ParallelCluster's create/update API as snake_case arguments.
 - ``Fn::GetAtt`` names are the provider's flattened describe-cluster keys (cluster.yaml ``flatten``, dot notation):
   ``headNode.privateIpAddress``, ``validationMessages``, ...
 
@@ -48,7 +50,6 @@ from .._validate import (
     check_enum,
     check_instance,
     check_scope_id,
-    check_security_group,
     check_sequence,
     check_str,
     known,
@@ -56,7 +57,16 @@ from .._validate import (
 from ..errors import FmTypeError, FmValidationError
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
-from .config import HeadNode, LoginNodePool, Monitoring, OperatingSystem, SharedLustre, SlurmQueue
+from .config import (
+    UNSUPPORTED_OSES_FOR_P6E_GB200,
+    HeadNode,
+    LoginNodePool,
+    Monitoring,
+    OperatingSystem,
+    SharedLustre,
+    SlurmQueue,
+    _security_group,
+)
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
 DEFAULT_VERSION = "3.16.1"
@@ -125,6 +135,17 @@ def _set_path(config: dict[str, Any], path: str, value: Any) -> None:
 # (driver, CUDA, EFA, IMEX) for p6e-gb200, writes the nvidia-imex configuration, starts nvidia-imex and makes each
 # UltraServer (one Capacity Block) a Slurm topology block.
 ULTRASERVER_MIN_VERSION = (3, 14, 0)
+
+
+def _check_gb200_os(queues: Sequence[SlurmQueue], os: OperatingSystem) -> None:
+    for queue in queues:
+        for resource in queue.compute_resources:
+            spec = resource.spec
+            if spec is not None and spec.family == "p6e-gb200" and os in UNSUPPORTED_OSES_FOR_P6E_GB200:
+                allowed = [o.value for o in OperatingSystem if o not in UNSUPPORTED_OSES_FOR_P6E_GB200]
+                raise FmValidationError(
+                    "os", os.value, f"one of {', '.join(allowed)} for {spec.instance_type} (ParallelCluster 3.16.1)"
+                )
 
 
 def _check_ultraserver_version(queues: Sequence[SlurmQueue], version: str) -> None:
@@ -218,8 +239,14 @@ class ParallelCluster(Construct):
             raise FmValidationError("version", version, "a version known at synthesis (it names the template URL)")
         check_enum("deletion_policy", deletion_policy, DeletionPolicy)
         _check_ultraserver_version(queue_list, version)
-        if node_security_group is not None and not isinstance(node_security_group, EfaSecurityGroup):
-            check_security_group("node_security_group", node_security_group)
+        _check_gb200_os(queue_list, os)
+        if node_security_group is not None:
+            _security_group(
+                "node_security_group",
+                node_security_group.security_group
+                if isinstance(node_security_group, EfaSecurityGroup)
+                else node_security_group,
+            )
         super().__init__(scope, id)
         stack = Stack.of(self)
         if cluster_name is None:

@@ -1,8 +1,8 @@
 """Typed pieces of an AWS ParallelCluster 3 cluster configuration (``ClusterConfiguration``).
 
-Every key is ParallelCluster's own: ``cli/src/pcluster/schemas/cluster_schema.py`` of aws/aws-parallelcluster
-(read at the 3.12 development head; the keys used here are unchanged in the ParallelCluster User Guide's
-"cluster-configuration-file-v3" pages for 3.16) and the validators in ``cli/src/pcluster/validators/``.
+Every key is ParallelCluster's own: ``pcluster/schemas/cluster_schema.py`` of aws-parallelcluster 3.16.1 (PyPI; the
+same file as aws/aws-parallelcluster ``cli/src/pcluster/schemas/cluster_schema.py``), its ``constants.py`` and the
+validators in ``pcluster/validators/``.
 Instance facts (EFA, GPUs) come from :mod:`fmconstructs.catalog`, capacity rules and reservation targets from
 :mod:`fmconstructs.capacity`; nothing here re-states them.
 """
@@ -29,7 +29,7 @@ from .._validate import (
     check_subnet,
     known,
 )
-from ..capacity import Capacity, OnDemand, ReservationTargetForm
+from ..capacity import Capacity, OnDemand, ReservationTargetForm, UltraServerCapacityBlock
 from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmValidationError
 from ..storage import LustreFileSystemBase
@@ -43,15 +43,44 @@ _NAME_TEXT = "a lowercase letter then lowercase letters, digits or '-', at most 
 
 # cluster_schema.py FsxLustreSettingsSchema.file_system_id: r"^fs-[0-9a-z]{17}$".
 _FILE_SYSTEM_ID = re.compile(r"fs-[0-9a-z]{17}")
-# SharedStorageSchema.mount_dir: get_field_validator("file_path") (an absolute path); UNCONFIRMED exact pattern:
-# an absolute path without spaces is accepted here.
-_MOUNT_DIR = re.compile(r"/[A-Za-z0-9_./-]*")
+# SharedStorageSchema.mount_dir: get_field_validator("file_path"), common_schema.py ALLOWED_VALUES["file_path"]
+# r"^\/?[^\/.\\][^\/\\]*(\/[^\/.\\][^\/]*)*$", without control characters (its "$" lets a trailing newline
+# through; a mount directory never holds one).
+_MOUNT_DIR = re.compile(r"/?[^/.\\\x00-\x1f][^/\\\x00-\x1f]*(/[^/.\\\x00-\x1f][^/\x00-\x1f]*)*")
 # Script URLs of custom actions: "s3://" or "https://" (User Guide "custom-bootstrap-actions-v3").
 _SCRIPT_URL = re.compile(r"(s3|https)://\S+")
 # CloudWatchLogsSchema.retention_in_days OneOf.
 LOG_RETENTION_DAYS = (0, 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1827, 3653)
 # HeadNodeSshSchema/LoginNodesSshSchema key_name: an EC2 key pair name (EC2 API KeyName: up to 255 ASCII characters).
 _KEY_NAME = re.compile(r"[\x20-\x7e]{1,255}")
+
+
+# aws-parallelcluster 3.16.1 schemas/common_schema.py ALLOWED_VALUES (SubnetIds, SubnetId, SecurityGroups and
+# AdditionalSecurityGroups are checked against these; EC2 ids have 8 or 17 characters after the prefix).
+_SUBNET_ID = re.compile(r"subnet-[0-9a-z]{8}|subnet-[0-9a-z]{17}")
+_SECURITY_GROUP_ID = re.compile(r"sg-[0-9a-z]{8}|sg-[0-9a-z]{17}")
+
+
+def _subnet(parameter: str, value: object) -> ec2.ISubnet:
+    subnet: ec2.ISubnet = check_subnet(parameter, value)
+    check_str(
+        f"{parameter}.subnet_id",
+        subnet.subnet_id,
+        pattern=_SUBNET_ID,
+        allowed="a subnet id like 'subnet-0123456789abcdef0' (ParallelCluster's subnet_id pattern)",
+    )
+    return subnet
+
+
+def _security_group(parameter: str, value: object) -> ec2.ISecurityGroup:
+    group: ec2.ISecurityGroup = check_security_group(parameter, value)
+    check_str(
+        f"{parameter}.security_group_id",
+        group.security_group_id,
+        pattern=_SECURITY_GROUP_ID,
+        allowed="a security group id like 'sg-0123456789abcdef0' (ParallelCluster's security_group_id pattern)",
+    )
+    return group
 
 
 def _name(parameter: str, value: object, max_length: int = NAME_MAX_LENGTH) -> str:
@@ -72,16 +101,20 @@ class CapacityType(str, Enum):
 
 
 class OperatingSystem(str, Enum):
-    """``Image.Os`` (constants.py SUPPORTED_OSES at the 3.12 head; later versions add more: use ``add_override``)."""
+    """``Image.Os``: aws-parallelcluster 3.16.1 ``constants.py`` SUPPORTED_OSES (alinux2 and ubuntu2004 are gone)."""
 
-    ALINUX2 = "alinux2"
     ALINUX2023 = "alinux2023"
-    UBUNTU2004 = "ubuntu2004"
     UBUNTU2204 = "ubuntu2204"
+    UBUNTU2404 = "ubuntu2404"
     RHEL8 = "rhel8"
     ROCKY8 = "rocky8"
     RHEL9 = "rhel9"
     ROCKY9 = "rocky9"
+
+
+#: aws-parallelcluster 3.16.1 constants.py UNSUPPORTED_OSES_FOR_P6E_GB200 (ec2_validators.py refuses them on
+#: p6e-gb200).
+UNSUPPORTED_OSES_FOR_P6E_GB200 = frozenset({OperatingSystem.RHEL8, OperatingSystem.ROCKY8, OperatingSystem.RHEL9})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,7 +162,7 @@ def _iam(s3_read_buckets: Sequence[str]) -> dict[str, Any] | None:
 
 
 def _security_group_ids(parameter: str, groups: Sequence[ec2.ISecurityGroup]) -> list[str]:
-    return [g.security_group_id for g in check_sequence(parameter, groups, check_security_group)]
+    return [g.security_group_id for g in check_sequence(parameter, groups, _security_group)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,7 +189,7 @@ class HeadNode:
 
     def __post_init__(self) -> None:
         check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
-        check_subnet("subnet", self.subnet)
+        _subnet("subnet", self.subnet)
         if self.key_name is not None:
             check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
         check_bool("imds_secured", self.imds_secured)
@@ -199,7 +232,7 @@ class LoginNodePool:
     def __post_init__(self) -> None:
         _name("name", self.name)
         check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
-        check_subnet("subnet", self.subnet)
+        _subnet("subnet", self.subnet)
         check_count("nodes", self.nodes, minimum=0)  # LoginNodesPoolSchema.count: Range(min=0)
         if self.key_name is not None:
             check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
@@ -259,6 +292,10 @@ class ComputeResource:
             check_bool("placement_group", self.placement_group)
         check_optional_count("min_nodes", self.min_nodes, minimum=0)
         check_optional_count("max_nodes", self.max_nodes, minimum=1)  # SlurmComputeResourceSchema.max_count min 1
+        minimum, maximum = self.resolved_min_nodes, self.resolved_max_nodes
+        if known(minimum) and known(maximum) and minimum > maximum:
+            # ComputeResourceSizeValidator: "Max count must be greater than or equal to min count."
+            raise FmValidationError("min_nodes", minimum, f"at most max_nodes ({maximum})")
         spec = self.spec
         if self.capacity.is_capacity_block and spec is None and known(self.instance_type):
             raise FmValidationError("instance_type", self.instance_type, "a catalog instance type on a Capacity Block")
@@ -268,6 +305,20 @@ class ComputeResource:
             self.capacity.validate_for(spec, min_nodes=self.resolved_min_nodes, max_nodes=self.resolved_max_nodes)
         if self.efa and not self.efa_supported:
             raise FmValidationError("efa", self.efa, f"False for {self.instance_type} (it takes no EFA interface)")
+        # UltraserverCapacityBlockSizeValidator (validators/ec2_validators.py): an UltraServer block's TotalCapacity
+        # must be in ULTRASERVER_CAPACITY_BLOCK_ALLOWED_SIZE_DICT (p6e-gb200: 9 or 18 instances, i.e. one
+        # u-p6e-gb200x36 or one u-p6e-gb200x72 per the catalog): one UltraServer per block.
+        if (
+            isinstance(self.capacity, UltraServerCapacityBlock)
+            and known(self.capacity.ultraserver_count)
+            and self.capacity.ultraserver_count != 1
+        ):
+            raise FmValidationError(
+                "capacity.ultraserver_count",
+                self.capacity.ultraserver_count,
+                "1 for ParallelCluster (a block of one UltraServer: 9 or 18 instances; ParallelCluster "
+                "UltraserverCapacityBlockSizeValidator); give each UltraServer block its own compute resource",
+            )
         if self.capacity.reservation_target_forms:
             # CapacityReservationTarget needs the id on blocks (ec2_validators.py CapacityReservationValidator).
             form = ReservationTargetForm.RESERVATION_ID if self.capacity.is_capacity_block else None
@@ -373,7 +424,7 @@ class SlurmQueue:
         _name("name", self.name)
         if self.job_exclusive_allocation is not None:
             check_bool("job_exclusive_allocation", self.job_exclusive_allocation)
-        subnets = check_sequence("subnets", self.subnets, check_subnet)
+        subnets = check_sequence("subnets", self.subnets, _subnet)
         if not subnets:
             raise FmValidationError("subnets", list(self.subnets), "at least one subnet (Networking.SubnetIds)")
         resources = check_sequence(
@@ -464,7 +515,12 @@ class SharedLustre:
     def __post_init__(self) -> None:
         check_instance("file_system", self.file_system, LustreFileSystemBase, "an fmconstructs LustreFileSystem")
         _name("name", self.name, SHARED_STORAGE_NAME_MAX_LENGTH)
-        check_str("mount_dir", self.mount_dir, pattern=_MOUNT_DIR, allowed="an absolute path such as '/fsx'")
+        check_str(
+            "mount_dir",
+            self.mount_dir,
+            pattern=_MOUNT_DIR,
+            allowed="a path such as '/fsx' (no part starting with '.'; ParallelCluster's file_path pattern)",
+        )
         fs_id = self.file_system.file_system_id
         check_str("file_system.file_system_id", fs_id, pattern=_FILE_SYSTEM_ID, allowed="an id like 'fs-...'")
 
