@@ -719,3 +719,36 @@ def test_malformed_security_group_id_refused(scene: Scene) -> None:
         HeadNode(instance_type="c7i.large", subnet=scene.subnet_a, additional_security_groups=[bad])
     with pytest.raises(FmValidationError, match="security_group_id"):
         make_cluster(scene, node_security_group=bad)
+
+
+def test_placement_group_on_a_block_warns(scene: Scene) -> None:
+    queue = SlurmQueue(
+        name="gpu",
+        subnets=[scene.subnet_a],
+        compute_resources=[
+            ComputeResource(name="p5en", instance_type="p5en.48xlarge", capacity=BLOCK, placement_group=True)
+        ],
+    )
+    make_cluster(scene, queues=[queue])
+    found = Annotations.from_stack(scene.stack).find_warning(
+        "*", Match.string_like_regexp("placement group on a Capacity Block")
+    )
+    assert found
+    config = queue.to_config()["ComputeResources"][0]
+    assert config["Networking"] == {"PlacementGroup": {"Enabled": True}}
+
+
+def test_default_block_has_no_placement_group_warning(scene: Scene) -> None:
+    make_cluster(scene)
+    found = Annotations.from_stack(scene.stack).find_warning("*", Match.string_like_regexp("placement group"))
+    assert found == []
+
+
+def test_odcr_subnet_must_be_in_its_zone(scene: Scene) -> None:
+    odcr = CapacityReservation(reservation_id="cr-0123456789abcdef1", zone="us-east-1a")
+    with pytest.raises(FmValidationError, match="subnet"):
+        SlurmQueue(
+            name="odcr",
+            subnets=[scene.subnet_b],
+            compute_resources=[ComputeResource(name="p5", instance_type="p5.48xlarge", capacity=odcr)],
+        )

@@ -54,7 +54,7 @@ from .._validate import (
     check_str,
     known,
 )
-from ..errors import FmTypeError, FmValidationError
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
 from .config import (
@@ -313,6 +313,7 @@ class ParallelCluster(Construct):
         )
         if deletion_policy is DeletionPolicy.RETAIN:
             self._warn_retained_dependencies()
+        self._warn_placement_groups_on_blocks()
         Aspects.of(self).add(_WriteYaml(self))
 
     @property
@@ -368,6 +369,20 @@ class ParallelCluster(Construct):
                 + ", ".join(sorted(set(deleted)))
                 + " under it: give them RemovalPolicy.RETAIN too",
             )
+
+    def _warn_placement_groups_on_blocks(self) -> None:
+        for queue in self.queues:
+            for resource in queue.compute_resources:
+                if resource.capacity.is_capacity_block and resource.placement_group is True:
+                    # validators/ec2_validators.py PlacementGroupCapacityTypeValidator (a WARNING in ParallelCluster).
+                    add_warning(
+                        self,
+                        WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK,
+                        f"queue {queue.name} compute resource {resource.name} sets a placement group on a Capacity "
+                        "Block: insufficient capacity errors may occur from placement constraints outside the "
+                        "reservation (ParallelCluster PlacementGroupCapacityTypeValidator); blocks are placed in "
+                        "UltraClusters already",
+                    )
 
     # --- configuration --------------------------------------------------------------------------------------------
     def add_override(self, path: str, value: Any) -> None:

@@ -449,9 +449,9 @@ class SlurmQueue:
                     f"{'a Capacity Block' if not block else 'not a Capacity Block'} in a {kind.value} queue "
                     "(CapacityType is per queue)",
                 )
-            if block:
-                for subnet in subnets:
-                    resource.capacity.check_subnet(subnet)
+            # A reservation (block or ODCR) lives in one zone: each queue subnet must be in it when both are known.
+            for subnet in subnets:
+                resource.capacity.check_subnet(subnet)
         _security_group_ids("additional_security_groups", self.additional_security_groups)
         _actions(self.on_node_start, self.on_node_configured)
         _iam(self.s3_read_buckets)
