@@ -496,3 +496,92 @@ def test_block_end_problem_bad_input(kwargs: dict[str, Any], parameter: str) -> 
     assert parameter in str(caught.value)
     if parameter in ("info", "now"):
         assert isinstance(caught.value, FmTypeError)
+
+
+class _FakeEc2:
+    """Answers the read calls preflight makes, for the example app's reservations (neither moto nor Stubber
+    models DescribeCapacityReservations/DescribeCapacityBlocks for many ids in any order)."""
+
+    def __init__(self) -> None:
+        end = NOW + dt.timedelta(days=3)
+        self.reservations = {
+            "cr-0fedcba9876543210": _reservation(InstanceType="p5.48xlarge", TotalInstanceCount=2, EndDate=end),
+            "cr-0123456789abcdef0": {
+                k: v
+                for k, v in _reservation(
+                    CapacityReservationId="cr-0123456789abcdef0",
+                    InstanceType="p5.48xlarge",
+                    TotalInstanceCount=4,
+                    ReservationType="default",
+                ).items()
+                if k not in ("CapacityBlockId", "EndDate")
+            },
+            "cr-0a1b2c3d4e5f60718": _reservation(
+                CapacityReservationId="cr-0a1b2c3d4e5f60718",
+                InstanceType="p6e-gb200.36xlarge",
+                TotalInstanceCount=18,
+                CapacityBlockId="cb-gb200",
+                EndDate=end,
+            ),
+        }
+        self.calls: list[str] = []
+
+    def describe_capacity_reservations(self, CapacityReservationIds: list[str]) -> dict[str, Any]:
+        self.calls.append("DescribeCapacityReservations")
+        return {
+            "CapacityReservations": [self.reservations[i] for i in CapacityReservationIds if i in self.reservations]
+        }
+
+    def describe_capacity_blocks(self, CapacityBlockIds: list[str]) -> dict[str, Any]:
+        self.calls.append("DescribeCapacityBlocks")
+        ultra = "u-p6e-gb200x72" if CapacityBlockIds == ["cb-gb200"] else None
+        block = {"CapacityBlockId": CapacityBlockIds[0], "AvailabilityZone": "us-east-1a", "State": "active"}
+        return {"CapacityBlocks": [block | ({"UltraserverType": ultra} if ultra else {})]}
+
+    def describe_instance_type_offerings(self, LocationType: str, Filters: list[dict[str, Any]]) -> dict[str, Any]:
+        self.calls.append("DescribeInstanceTypeOfferings")
+        itype = Filters[0]["Values"][0]
+        return {"InstanceTypeOfferings": [{"InstanceType": itype, "LocationType": LocationType, "Location": REGION}]}
+
+    def describe_images(self, ImageIds: list[str]) -> dict[str, Any]:
+        self.calls.append("DescribeImages")
+        return {"Images": [{"ImageId": i, "Architecture": "x86_64", "State": "available"} for i in ImageIds]}
+
+
+def test_example_app_assembly(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    import aws_cdk as cdk
+
+    from examples.app import build
+
+    out = tmp_path_factory.mktemp("example") / "cdk.out"
+    app = cdk.App(outdir=str(out))
+    build(app)
+    app.synth()
+    ec2 = _FakeEc2()
+    quotas, _ = _quotas(1000)
+    result = _run(monkeypatch, out, ec2, quotas, "--training-window-hours", "96")
+    checks = _checks(result)
+    # The example app reuses its placeholder reservation ids across instance types (cr-0fedcba9876543210 for the
+    # p5.48xlarge and p5en.48xlarge blocks, cr-0123456789abcdef0 for the p5 and p6-b300 ODCRs): against an account
+    # where each id holds one type, preflight reports the groups of the other type, and only those.
+    failed = sorted(c["target"] for group in checks.values() for c in group if c["status"] == "FAIL")
+    assert failed == [
+        "FmCompute/P5enFleet3053A6BA cr-0fedcba9876543210",
+        "FmEksP5en/ClusterP5en7207CC32 cr-0fedcba9876543210",
+        "FmEksP5en/ClusterP6B30025EA41B7 cr-0123456789abcdef0",
+    ]
+    assert result.exit_code == 1
+    targets = {c["target"]: c for c in checks["capacity"]}
+    pcs = targets["FmPcsP5/ClusterP571BCBDA0 cr-0fedcba9876543210"]
+    assert pcs["status"] == "PASS"
+    gb200 = targets["FmPcsGb200/ClusterGb200BE473A41 cr-0a1b2c3d4e5f60718"]
+    assert gb200["status"] == "PASS" and "18 x p6e-gb200.36xlarge" in gb200["detail"]
+    skipped = [c for c in checks["capacity"] if c["status"] == "SKIP"]
+    assert skipped and all("resource group" in c["detail"] for c in skipped)
+    ends = [c for c in checks["capacity end"] if "Capacity Block" in c["detail"]]
+    assert ends and all(c["status"] == "WARN" for c in ends)  # 3-day blocks against a 96 h window
+    assert checks["quota"][0]["status"] == "PASS"  # the ODCR p6-b300 group on EKS
+    assert {c["status"] for c in checks["offering"]} == {"PASS"}
+    assert {c["status"] for c in checks["image"]} == {"PASS"}
+    assert {c["status"] for c in checks["FSx EFA budget"]} == {"PASS"}
+    assert {c["status"] for c in checks.get("subnet IPs", [])} <= {"SKIP"}
