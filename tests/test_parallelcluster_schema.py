@@ -883,24 +883,7 @@ AGREEMENT: dict[str, tuple[Any, dict[str, Any], str]] = {
         ),
         "The tag key prefix 'parallelcluster:' is reserved",
     ),
-}
-
-# fmconstructs rejects these; ParallelCluster's check is a validator that reads AWS (or is registered next to AWS
-# reads), so it cannot be shown offline. Source of ParallelCluster's rule in the comment.
-FMCONSTRUCTS_ONLY: dict[str, Any] = {
-    # validators/cluster_validators.py EfaValidator (DescribeInstanceTypes: is_efa_supported)
-    "efa-on-type-without-efa": lambda s: ComputeResource(name="c", instance_type="c7i.large", efa=True),
-    # validators/cluster_validators.py NameValidator (registered by the cluster, whose registration reads EC2)
-    "uppercase-queue-name": lambda s: _one(s, ComputeResource(name="c", instance_type="c7i.large"), name="GPU"),
-    # validators/s3_validators.py UrlValidator (reads the URL)
-    "ftp-script": lambda s: CustomAction(script="ftp://example.com/a.sh"),
-    # validators/ec2_validators.py CapacityTypeValidator (DescribeInstanceTypes: supported usage classes)
-    "cpu-type-on-capacity-block": lambda s: ComputeResource(name="c", instance_type="c7i.large", capacity=BLOCK),
-}
-
-# ParallelCluster rejects these and fmconstructs did not when this was written: an xfail while fmconstructs accepts
-# one, a pass once it rejects it (then move the entry to AGREEMENT).
-KNOWN_GAPS: dict[str, tuple[Any, dict[str, Any], str]] = {
+    # Found by this check: fmconstructs accepted these until fc5fbe7.
     "max-below-min-non-catalog-type": (
         lambda s: ComputeResource(name="c", instance_type="c7i.large", min_nodes=3, max_nodes=2),
         _cluster(_queue("q", {"Name": "c", "InstanceType": "c7i.large", "MinCount": 3, "MaxCount": 2})),
@@ -940,10 +923,23 @@ KNOWN_GAPS: dict[str, tuple[Any, dict[str, Any], str]] = {
     ),
 }
 
+# fmconstructs rejects these; ParallelCluster's check is a validator that reads AWS (or is registered next to AWS
+# reads), so it cannot be shown offline. Source of ParallelCluster's rule in the comment.
+FMCONSTRUCTS_ONLY: dict[str, Any] = {
+    # validators/cluster_validators.py EfaValidator (DescribeInstanceTypes: is_efa_supported)
+    "efa-on-type-without-efa": lambda s: ComputeResource(name="c", instance_type="c7i.large", efa=True),
+    # validators/cluster_validators.py NameValidator (registered by the cluster, whose registration reads EC2)
+    "uppercase-queue-name": lambda s: _one(s, ComputeResource(name="c", instance_type="c7i.large"), name="GPU"),
+    # validators/s3_validators.py UrlValidator (reads the URL)
+    "ftp-script": lambda s: CustomAction(script="ftp://example.com/a.sh"),
+    # validators/ec2_validators.py CapacityTypeValidator (DescribeInstanceTypes: supported usage classes)
+    "cpu-type-on-capacity-block": lambda s: ComputeResource(name="c", instance_type="c7i.large", capacity=BLOCK),
+}
+
 
 @pytest.fixture(scope="module")
 def agreement_results() -> dict[str, dict[str, Any]]:
-    table = {**AGREEMENT, **KNOWN_GAPS}
+    table = AGREEMENT
     results = check_configs([raw for _, raw, _ in table.values()], offline_validators=True)
     return dict(zip(table, results, strict=True))
 
@@ -962,19 +958,6 @@ def test_fmconstructs_rejects_what_parallelcluster_rejects(agreement_results, na
 def test_fmconstructs_rejects_what_only_aws_validators_check(name):
     with pytest.raises(FmValidationError):
         FMCONSTRUCTS_ONLY[name](new_scene())
-
-
-@pytest.mark.parametrize("name", sorted(KNOWN_GAPS))
-def test_known_gaps(agreement_results, name):
-    """ParallelCluster must reject each; the test passes once fmconstructs rejects it too and is an xfail until then."""
-    build, _, message = KNOWN_GAPS[name]
-    result = agreement_results[name]
-    assert not result["ok"] and message in error_text(result), "ParallelCluster side no longer rejects it"
-    try:
-        build(new_scene())
-    except FmValidationError:
-        return
-    pytest.xfail(f"known gap: ParallelCluster rejects {name}, fmconstructs accepts it")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
