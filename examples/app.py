@@ -2,7 +2,7 @@
 
 Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
 FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts), FmImages (GPU node images),
-FmPrivateP5 (no internet route).
+FmPrivateP5 (no internet route), FmHyperPodSlurm and FmHyperPodEks (SageMaker HyperPod).
 Later issues add stacks here.
 """
 
@@ -19,6 +19,7 @@ if __package__ in (None, ""):
 from examples.compute_stack import ComputeStack
 from examples.eks_gb200_stack import EksGb200Stack
 from examples.eks_stack import EksStack
+from examples.hyperpod_stacks import HyperPodEksStack, HyperPodSlurmStack
 from examples.images_stack import ImagesStack
 from examples.observability_stack import ObservabilityStack
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
@@ -74,6 +75,15 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
             workspace=observability.workspace,
             description="fmconstructs example: Slurm on AWS PCS, 2 p5.48xlarge in subnets with no internet route "
             "(VPC endpoints only, exporters from the image)",
+        ),
+        "FmHyperPodSlurm": HyperPodSlurmStack(
+            app,
+            "FmHyperPodSlurm",
+            workspace=observability.workspace,
+            description="fmconstructs example: SageMaker HyperPod with Slurm, 2 p5.48xlarge, FSx, deep health checks",
+        ),
+        "FmHyperPodEks": HyperPodEksStack(
+            app, "FmHyperPodEks", description="fmconstructs example: SageMaker HyperPod on EKS, 2 p5en.48xlarge"
         ),
     }
 

@@ -73,6 +73,7 @@ class WarningId(str, Enum):
     PCS_DEPRECATED_SLURM_SETTING = "pcs-deprecated-slurm-setting"
     EKS_NO_GRACEFUL_NODE_SHUTDOWN = "eks-no-graceful-node-shutdown"
     PLACEMENT_GROUP_WITH_CAPACITY_RESERVATION = "placement-group-with-capacity-reservation"
+    HYPERPOD_KUBERNETES_VERSION = "hyperpod-kubernetes-version"
 
     @property
     def qualified(self) -> str:

@@ -22,6 +22,8 @@ EXPECTED_STACKS = {
     "FmObservability",
     "FmImages",
     "FmPrivateP5",
+    "FmHyperPodSlurm",
+    "FmHyperPodEks",
 }
 
 

@@ -14,7 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import Annotations, Fn, RemovalPolicy, Stack, Token
+from aws_cdk import Fn, RemovalPolicy, Stack, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
@@ -33,7 +33,7 @@ from .._validate import (
     check_vpc,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap
-from ..errors import FmTypeError, FmValidationError, is_token
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking import EfaSecurityGroup
 from ..storage import LustreFileSystemBase
 from .lifecycle import ON_CREATE, lifecycle_files, observability_commands, slurm_provisioning_parameters
@@ -63,7 +63,7 @@ HYPERPOD_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33", 
 #: EKS authentication modes HyperPod supports (same page): API and API_AND_CONFIG_MAP.
 HYPERPOD_EKS_AUTHENTICATION_MODES = ("API", "API_AND_CONFIG_MAP")
 #: The warning id for an EKS version HyperPod does not document (to be added to WarningId by the lead).
-KUBERNETES_VERSION_WARNING = "fmconstructs:hyperpod-kubernetes-version"
+KUBERNETES_VERSION_WARNING = WarningId.HYPERPOD_KUBERNETES_VERSION.qualified
 #: The key prefix of the lifecycle scripts in the lifecycle bucket.
 LIFECYCLE_PREFIX = "lifecycle/"
 #: ``VpcConfig.Subnets``: 1-16; ``VpcConfig.SecurityGroupIds``: 1-5 (botocore sagemaker model).
@@ -362,8 +362,9 @@ class HyperPodCluster(Construct):
         if orchestrator.kind is OrchestratorKind.EKS:
             version = getattr(getattr(orchestrator.eks_cluster, "version", None), "version", None)
             if isinstance(version, str) and version not in HYPERPOD_KUBERNETES_VERSIONS:
-                Annotations.of(self).add_warning_v2(
-                    KUBERNETES_VERSION_WARNING,
+                add_warning(
+                    self,
+                    WarningId.HYPERPOD_KUBERNETES_VERSION,
                     f"the EKS cluster runs Kubernetes {version}; SageMaker HyperPod documents "
                     f"{', '.join(HYPERPOD_KUBERNETES_VERSIONS)} (sagemaker-hyperpod-eks-prerequisites)",
                 )
