@@ -134,6 +134,8 @@ def test_attributes_are_getatts(built: tuple[Scene, ParallelCluster]) -> None:
     assert resolved["Fn::GetAtt"][1] == "headNode.privateIpAddress"
     assert scene.stack.resolve(cluster.validation_messages)["Fn::GetAtt"][1] == "validationMessages"
     assert scene.stack.resolve(cluster.provider_log_group_arn)["Fn::GetAtt"][1] == "Outputs.LogGroupArn"
+    assert scene.stack.resolve(cluster.log_group_name)["Fn::GetAtt"][1] == "logGroupName"
+    assert scene.stack.resolve(cluster.head_node_public_ip)["Fn::GetAtt"][1] == "headNode.publicIpAddress"
 
 
 def test_on_demand_efa_queue_gets_placement_group() -> None:

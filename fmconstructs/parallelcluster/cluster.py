@@ -10,8 +10,10 @@ custom resource (ParallelCluster User Guide "cloudformation-v3": the provider st
   resource's properties, cluster.yaml ``properties.get("DeletionPolicy", "Delete")``).
 - The custom resource's handler (cluster.yaml) passes every property except ``ServiceToken`` and ``DeletionPolicy``
   to ParallelCluster's create/update API as snake_case arguments.
-- ``Fn::GetAtt`` names are the provider's flattened describe-cluster keys (cluster.yaml ``flatten``, dot notation):
-  ``headNode.privateIpAddress``, ``validationMessages``, ...
+- ``Fn::GetAtt`` values (User Guide "cfn-cluster-resource"): the ``pcluster describe-cluster`` values
+  ("ClusterProperties", flattened with dots by cluster.yaml ``flatten``: ``headNode.privateIpAddress``,
+  ``headNode.publicIpAddress``, ``cloudformationStackArn``, ...), ``validationMessages`` and ``logGroupName`` (the log
+  group of the cluster operations' Lambda; kept after the cluster is deleted).
 
 Escape hatch: ``cluster.add_override("Scheduling.SlurmQueues.0.ComputeSettings.LocalStorage.RootVolume.Size", 200)``
 sets any key the typed props do not model (list items by index); ``to_dict()``/``to_yaml()`` and the deployed
@@ -444,6 +446,16 @@ class ParallelCluster(Construct):
     @property
     def head_node_private_ip(self) -> str:
         return self.attribute("headNode.privateIpAddress")
+
+    @property
+    def head_node_public_ip(self) -> str:
+        """The head node's public IP address (the User Guide's GetAtt example; empty in a private subnet)."""
+        return self.attribute("headNode.publicIpAddress")
+
+    @property
+    def log_group_name(self) -> str:
+        """``logGroupName``: the log group of the cluster operations (User Guide cfn-cluster-resource)."""
+        return self.attribute("logGroupName")
 
     @property
     def head_node_instance_id(self) -> str:
