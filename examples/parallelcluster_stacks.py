@@ -62,6 +62,10 @@ def add_cluster_outputs(stack: Stack, cluster: ParallelCluster) -> None:
             cluster.validation_messages,
             "ParallelCluster's configuration validation messages (JSON list) from the last create or update",
         ),
+        "ClusterLogGroupName": (
+            cluster.log_group_name,
+            "Log group of the custom resource's cluster operations (kept after the cluster is deleted)",
+        ),
         "ProviderLogGroupArn": (
             cluster.provider_log_group_arn,
             "Log group of ParallelCluster's custom resource provider (why a create or update failed)",

@@ -107,5 +107,11 @@ def test_gb200_is_one_ultraserver_block(assembly: tuple[Path, dict[str, cdk.Stac
 def test_outputs_have_descriptions(assembly: tuple[Path, dict[str, cdk.Stack]], name: str) -> None:
     _, stacks = assembly
     outputs = Template.from_stack(stacks[name]).find_outputs("*")
-    assert {"ClusterName", "HeadNodePrivateIp", "ValidationMessages", "ProviderLogGroupArn"} <= set(outputs)
+    assert {
+        "ClusterName",
+        "HeadNodePrivateIp",
+        "ValidationMessages",
+        "ClusterLogGroupName",
+        "ProviderLogGroupArn",
+    } <= set(outputs)
     assert all(len(o.get("Description", "")) > 10 for o in outputs.values())
