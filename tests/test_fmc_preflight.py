@@ -585,3 +585,56 @@ def test_example_app_assembly(monkeypatch: pytest.MonkeyPatch, tmp_path_factory:
     assert {c["status"] for c in checks["image"]} == {"PASS"}
     assert {c["status"] for c in checks["FSx EFA budget"]} == {"PASS"}
     assert {c["status"] for c in checks.get("subnet IPs", [])} <= {"SKIP"}
+
+
+def _price_entry(usd: str) -> str:
+    dimension = {"unit": "Hrs", "pricePerUnit": {"USD": usd}, "description": "On Demand Linux"}
+    return json.dumps(
+        {
+            "product": {"attributes": {"instanceType": "p5.48xlarge"}},
+            "terms": {"OnDemand": {"SKU.TERM": {"priceDimensions": {"SKU.TERM.DIM": dimension}}}},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("price_list", "status", "expected"),
+    [
+        ([_price_entry("10.5000000000")], "INFO", "10.5000 USD/hour/node On-Demand list price"),
+        ([_price_entry("0.0000000000")], "WARN", "no On-Demand Linux price listed in us-east-1"),
+        (["not json"], "WARN", "no On-Demand Linux price"),
+    ],
+)
+def test_prices_from_the_price_list_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, price_list: list[str], status: str, expected: str
+) -> None:
+    ec2 = boto3.client("ec2", region_name=REGION)
+    pricing = boto3.client("pricing", region_name="us-east-1")
+    with Stubber(ec2) as stub, Stubber(pricing) as price_stub:
+        _stub_region_offering(stub)
+        price_stub.add_response("get_products", {"PriceList": price_list}, {"ServiceCode": "AmazonEC2", "Filters": ANY})
+        out = _write_assembly(tmp_path, _template())
+        quotas, _ = _quotas(1000)
+        monkeypatch.setattr(pf, "_pricing_client", lambda profile: pricing)
+        result = _run(monkeypatch, out, ec2, quotas, "--prices")
+        price_stub.assert_no_pending_responses()
+    assert result.exit_code == 0, result.output
+    (price,) = _checks(result)["price"]
+    assert price["status"] == status and expected in price["detail"]
+    if status == "INFO":
+        assert "2 nodes = 21.00 USD/hour" in price["detail"]
+
+
+def test_prices_access_denied_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ec2 = boto3.client("ec2", region_name=REGION)
+    pricing = boto3.client("pricing", region_name="us-east-1")
+    with Stubber(ec2) as stub, Stubber(pricing) as price_stub:
+        _stub_region_offering(stub)
+        price_stub.add_client_error("get_products", service_error_code="AccessDeniedException")
+        out = _write_assembly(tmp_path, _template())
+        quotas, _ = _quotas(1000)
+        monkeypatch.setattr(pf, "_pricing_client", lambda profile: pricing)
+        result = _run(monkeypatch, out, ec2, quotas, "--prices")
+    assert result.exit_code == 0
+    (price,) = _checks(result)["price"]
+    assert price["status"] == "WARN" and "missing permission pricing:GetProducts" in price["detail"]

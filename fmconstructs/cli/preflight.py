@@ -7,7 +7,7 @@ with :func:`fmconstructs.preflight.check_capacity` and :func:`fmconstructs.prefl
 
 IAM (all read-only): ``ec2:DescribeCapacityReservations``, ``ec2:DescribeCapacityBlocks``, ``ec2:DescribeSubnets``,
 ``ec2:DescribeInstanceTypeOfferings``, ``ec2:DescribeImages``, ``ec2:DescribeCapacityBlockOfferings`` (with
-``--find-block``), ``servicequotas:GetServiceQuota``.
+``--find-block``), ``servicequotas:GetServiceQuota``, ``pricing:GetProducts`` (with ``--prices``).
 """
 
 from __future__ import annotations
@@ -140,8 +140,10 @@ class Preflight:
         region: str | None,
         now: dt.datetime | None = None,
         training_window_hours: float | None = None,
+        pricing: Any = None,
     ) -> None:
         self.plan = plan
+        self.pricing = pricing
         self.ec2 = ec2
         self.quotas = quotas
         self.report = Report(region=region)
@@ -162,6 +164,8 @@ class Preflight:
         self.check_efa_budget()
         for instance_type, count, days in find_blocks or []:
             self.find_block(instance_type, count, days)
+        if self.pricing is not None:
+            self.check_prices()
         return self.report
 
     # -- subnets ---------------------------------------------------------------------------------------------------
@@ -427,6 +431,64 @@ class Preflight:
             )
             self.report.add("block offerings", target, Status.INFO, detail)
 
+    # -- prices ----------------------------------------------------------------------------------------------------
+    def check_prices(self) -> None:
+        """On-Demand Linux list prices from the AWS Price List API (``pricing:GetProducts``), times the nodes.
+
+        Filters are product attributes of the ``AmazonEC2`` offer (``instanceType``, ``regionCode``,
+        ``operatingSystem``, ``tenancy``, ``preInstalledSw``, ``capacitystatus``, ``licenseModel``), as public
+        examples of GetProducts use them; ``regionCode`` as a filter field is UNCONFIRMED against an AWS page. The
+        price is ``terms.OnDemand.*.priceDimensions.*.pricePerUnit.USD`` of each ``PriceList`` entry (a JSON string).
+        Capacity Blocks and reservations are billed differently: the list price is shown for reference only.
+        """
+        nodes: dict[str, int] = {}
+        for g in self.groups():
+            if g.kind != "launch-template" and isinstance(g.max_nodes, int):
+                nodes[g.instance_type] = nodes.get(g.instance_type, 0) + g.max_nodes
+        region = self.report.region
+        for instance_type in sorted({g.instance_type for g in self.groups() if g.instance_type in CATALOG}):
+            attributes = {
+                "instanceType": instance_type,
+                "regionCode": region or "",
+                "operatingSystem": "Linux",
+                "tenancy": "Shared",
+                "preInstalledSw": "NA",
+                "capacitystatus": "Used",
+                "licenseModel": "No License required",
+            }
+            filters = [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in attributes.items()]
+            try:
+                response = _call(
+                    "pricing:GetProducts", self.pricing.get_products, ServiceCode="AmazonEC2", Filters=filters
+                )
+            except AwsProblem as problem:
+                self.report.add("price", instance_type, Status.WARN, str(problem))
+                continue
+            price = _on_demand_usd_per_hour(response.get("PriceList", []))
+            if price is None:
+                self.report.add("price", instance_type, Status.WARN, f"no On-Demand Linux price listed in {region}")
+                continue
+            detail = f"{price:,.4f} USD/hour/node On-Demand list price (Linux, shared tenancy)"
+            if instance_type in nodes:
+                detail += f"; {nodes[instance_type]} nodes = {price * nodes[instance_type]:,.2f} USD/hour"
+            self.report.add("price", instance_type, Status.INFO, detail)
+
+
+def _on_demand_usd_per_hour(price_list: list[Any]) -> float | None:
+    """The first non-zero hourly USD price of the On-Demand terms of ``PriceList`` entries (JSON strings)."""
+    for item in price_list:
+        try:
+            product = json.loads(item) if isinstance(item, str) else item
+            terms = product.get("terms", {}).get("OnDemand", {})
+            for term in terms.values():
+                for dimension in term.get("priceDimensions", {}).values():
+                    usd = float(dimension.get("pricePerUnit", {}).get("USD", "0"))
+                    if usd > 0 and str(dimension.get("unit", "Hrs")).lower().startswith("hr"):
+                        return usd
+        except (ValueError, AttributeError, TypeError):
+            continue
+    return None
+
 
 def parse_find_block(value: str) -> tuple[str, int, int]:
     """``TYPE:COUNT:DAYS`` -> (instance type, instance count, days)."""
@@ -458,6 +520,14 @@ def _session_clients(region: str | None, profile: str | None) -> tuple[Any, Any,
     return session.client("ec2"), session.client("service-quotas"), resolved
 
 
+def _pricing_client(profile: str | None) -> Any:
+    """The Price List API client: its endpoints are in us-east-1, eu-central-1 and ap-south-1 only (botocore's
+    endpoint data for ``pricing``); us-east-1 is used."""
+    import boto3
+
+    return boto3.Session(profile_name=profile).client("pricing", region_name="us-east-1")
+
+
 @click.command()
 @click.argument("cdk_out", required=False, default="cdk.out", type=click.Path(file_okay=False))
 @click.option("--region", help="AWS region (default: the stacks' pinned region, else the profile's).")
@@ -465,6 +535,9 @@ def _session_clients(region: str | None, profile: str | None) -> tuple[Any, Any,
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of a table.")
 @click.option("--training-window-hours", type=float, help="Warn when a reservation ends before this many hours pass.")
 @click.option("--find-block", "find_block", multiple=True, help="List Capacity Block offerings: TYPE:COUNT:DAYS.")
+@click.option(
+    "--prices", is_flag=True, help="Read On-Demand list prices from the AWS Price List API (pricing:GetProducts)."
+)
 def preflight(
     cdk_out: str,
     region: str | None,
@@ -472,6 +545,7 @@ def preflight(
     as_json: bool,
     training_window_hours: float | None,
     find_block: tuple[str, ...],
+    prices: bool,
 ) -> None:
     """Check CDK_OUT (default ./cdk.out) against the AWS account with read-only calls; exit 1 when a check fails."""
     blocks = [parse_find_block(v) for v in find_block]
@@ -487,6 +561,7 @@ def preflight(
         region = pinned[0]
     try:
         ec2, quotas, resolved = _session_clients(region, profile)
+        pricing = _pricing_client(profile) if prices else None
     except NoRegionError:
         resolved = None
     except (BotoCoreError, ClientError) as error:
@@ -495,7 +570,7 @@ def preflight(
         raise click.ClickException("no AWS region: give --region (the stacks pin none and the profile sets none)")
     try:
         report = Preflight(
-            plan, ec2=ec2, quotas=quotas, region=resolved, training_window_hours=training_window_hours
+            plan, ec2=ec2, quotas=quotas, region=resolved, training_window_hours=training_window_hours, pricing=pricing
         ).run(blocks)
     except NoRegionError:
         raise click.ClickException("no AWS region: give --region") from None
