@@ -82,4 +82,4 @@ bench: setup
 	$(PY) benchmarks/synth.py 3
 
 clean:
-	rm -rf $(VENV) node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-pcluster node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache
