@@ -2,7 +2,8 @@
 
 Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
 FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts), FmImages (GPU node images),
-FmPrivateP5 (no internet route), FmHyperPodSlurm and FmHyperPodEks (SageMaker HyperPod).
+FmPrivateP5 (no internet route), FmParallelClusterP5en and FmParallelClusterGb200
+(AWS ParallelCluster), FmHyperPodSlurm and FmHyperPodEks (SageMaker HyperPod).
 Later issues add stacks here.
 """
 
@@ -22,6 +23,7 @@ from examples.eks_stack import EksStack
 from examples.hyperpod_stacks import HyperPodEksStack, HyperPodSlurmStack
 from examples.images_stack import ImagesStack
 from examples.observability_stack import ObservabilityStack
+from examples.parallelcluster_stacks import ParallelClusterGb200Stack, ParallelClusterP5enStack
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
 from examples.private_stack import PrivatePcsP5Stack
 from examples.storage_stack import StorageStack
@@ -75,6 +77,18 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
             workspace=observability.workspace,
             description="fmconstructs example: Slurm on AWS PCS, 2 p5.48xlarge in subnets with no internet route "
             "(VPC endpoints only, exporters from the image)",
+        ),
+        "FmParallelClusterP5en": ParallelClusterP5enStack(
+            app,
+            "FmParallelClusterP5en",
+            workspace=observability.workspace,
+            description="fmconstructs example: AWS ParallelCluster 3.16.1, 2 p5en.48xlarge on a Capacity Block, "
+            "FSx at /fsx",
+        ),
+        "FmParallelClusterGb200": ParallelClusterGb200Stack(
+            app,
+            "FmParallelClusterGb200",
+            description="fmconstructs example: AWS ParallelCluster 3.16.1, one u-p6e-gb200x72 UltraServer (18 nodes)",
         ),
         "FmHyperPodSlurm": HyperPodSlurmStack(
             app,

@@ -4,7 +4,7 @@ Layout: ``catalog`` (instance facts) -> ``networking`` (EFA layout, security gro
 ``capacity`` (On-Demand, ODCR, Capacity Blocks) -> ``bootstrap`` (node set-up: inline or an S3 asset with a loader)
 -> ``compute`` (launch template, fleet) -> ``storage`` (FSx for
 Lustre, S3 links, client mounts) -> ``images`` (GPU node AMIs with EC2 Image Builder) -> orchestrators (``pcs``;
-``eks`` is imported as ``fmconstructs.eks``) -> ``observability``.
+``eks``, ``parallelcluster`` and ``hyperpod`` are imported as submodules) -> ``observability``.
 """
 
 from .bootstrap import BootstrapDelivery, NodeBootstrap, NodeBootstrapLogs

@@ -74,6 +74,7 @@ class WarningId(str, Enum):
     EKS_NO_GRACEFUL_NODE_SHUTDOWN = "eks-no-graceful-node-shutdown"
     PLACEMENT_GROUP_WITH_CAPACITY_RESERVATION = "placement-group-with-capacity-reservation"
     HYPERPOD_KUBERNETES_VERSION = "hyperpod-kubernetes-version"
+    PARALLELCLUSTER_RETAIN_DEPENDENCIES = "parallelcluster-retain-dependencies"
 
     @property
     def qualified(self) -> str:

@@ -22,6 +22,8 @@ EXPECTED_STACKS = {
     "FmObservability",
     "FmImages",
     "FmPrivateP5",
+    "FmParallelClusterP5en",
+    "FmParallelClusterGb200",
     "FmHyperPodSlurm",
     "FmHyperPodEks",
 }

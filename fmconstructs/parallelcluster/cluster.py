@@ -31,7 +31,6 @@ from typing import Any
 import jsii
 import yaml
 from aws_cdk import (
-    Annotations,
     Aspects,
     CfnResource,
     Fn,
@@ -78,7 +77,7 @@ _VERSION = re.compile(r"3\.\d+\.\d+")
 CLUSTER_NAME_PATTERN = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,59}")
 # TagSchema: tag keys starting with "parallelcluster:" are reserved (validate_no_reserved_tag).
 _RESERVED_TAG_PREFIX = "parallelcluster:"
-RETAIN_WARNING = "fmconstructs:parallelcluster-retain-dependencies"
+RETAIN_WARNING = WarningId.PARALLELCLUSTER_RETAIN_DEPENDENCIES.qualified
 
 
 class DeletionPolicy(str, Enum):
@@ -365,8 +364,9 @@ class ParallelCluster(Construct):
             if isinstance(child, ec2.CfnSubnet):
                 deleted.append(f"subnet {subnet.node.path}")
         if deleted:
-            Annotations.of(self).add_warning_v2(
-                RETAIN_WARNING,
+            add_warning(
+                self,
+                WarningId.PARALLELCLUSTER_RETAIN_DEPENDENCIES,
                 "deletion_policy RETAIN keeps the cluster when the stack is deleted, but the stack would delete "
                 + ", ".join(sorted(set(deleted)))
                 + " under it: give them RemovalPolicy.RETAIN too",
