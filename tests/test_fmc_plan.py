@@ -255,3 +255,19 @@ def test_interfaces_on_cards_the_catalog_lacks_give_no_bandwidth_figure() -> Non
     }
     (g,) = plan_stacks([parse_stack("S", template)]).node_groups
     assert g.efa_interfaces_per_node == 39 and g.efa_gbps_per_node is None
+
+
+def test_fmc_console_script_is_declared_and_runs():
+    """`pip install fmconstructs` puts `fmc` on PATH (pyproject [project.scripts])."""
+    import shutil
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "fmc"]
+    assert script.value == "fmconstructs.cli.main:main"
+    fmc = shutil.which("fmc") or str(Path(sys.executable).parent / "fmc")
+    proc = subprocess.run([fmc, "--help"], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "plan" in proc.stdout and "preflight" in proc.stdout
