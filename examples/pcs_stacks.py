@@ -42,6 +42,7 @@ from constructs import Construct
 
 from fmconstructs import CapacityBlock, CpuArchitecture, UltraServerCapacityBlock
 from fmconstructs.bootstrap import NodeBootstrapLogs
+from fmconstructs.capacity_events import CapacityBlockEvents
 from fmconstructs.observability.pcs import monitor_pcs_cluster
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.pcs import (
@@ -230,6 +231,14 @@ class PcsP5Stack(Stack):
 
         if workspace is not None:
             monitor_pcs_cluster(self.cluster, workspace, cluster_label=id)
+            # Capacity Block delivered / expiration warning -> the alert topic; the warning drains the block's Slurm
+            # nodes through SSM Run Command on the login node.
+            self.capacity_events = CapacityBlockEvents(
+                self,
+                "CapacityBlockEvents",
+                alert_topic=workspace.alert_topic,
+                pcs_login_node_group_id=self.login.node_group_id,
+            )
         # FSx throughput and capacity saturation (CloudWatch metrics), to the shared alert topic when there is one.
         self.file_system.add_saturation_alarms(topic=workspace.alert_topic if workspace is not None else None)
 

@@ -305,7 +305,11 @@ def test_p5_gpu_node_group_template_bytes(app_out):
         for r in template["Resources"].values()
         if r["Type"] == "AWS::IAM::Policy"
         for s in r["Properties"]["PolicyDocument"]["Statement"]
-        if key in json.dumps(s["Resource"]) or s["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
+        if key in json.dumps(s["Resource"])
+        or (
+            s["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
+            and "NodeBootstrap" in json.dumps(s["Resource"])
+        )
     ]
     assert len(statements) == 2
     (lt,) = [r for r in resources.values() if r["Type"] == "AWS::EC2::LaunchTemplate"]
