@@ -6,7 +6,10 @@ ParallelCluster's CloudFormation custom resource (:class:`fmconstructs.parallelc
   EFA with GPUDirect RDMA from the catalog, no placement group) and an FSx for Lustre file system from
   :mod:`fmconstructs.storage` at ``/fsx``, sharing one :class:`fmconstructs.EfaSecurityGroup` with the nodes. Logs
   and the dashboard go to CloudWatch (ParallelCluster's ``Monitoring``); the file system's saturation alarms go to
-  FmObservability's alert topic when a workspace is given.
+  FmObservability's alert topic when a workspace is given. The compute nodes run fmconstructs' node bootstrap as
+  their ``OnNodeConfigured`` custom action (:meth:`ParallelCluster.add_node_bootstrap`): the NVMe RAID0 scratch
+  volume at ``/scratch`` and, when a workspace is given, the observability collectors sending to it (the nodes'
+  role gets ``aps:RemoteWrite`` on that workspace through the bootstrap's managed policy).
 - **FmParallelClusterGb200**: one u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge) on an UltraServer Capacity
   Block targeted by its reservation id. IMEX: ParallelCluster 3.14.0 and later install and configure
   ``nvidia-imex`` on p6e-gb200 and make each UltraServer a Slurm topology block (ParallelCluster User Guide
@@ -23,9 +26,13 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from fmconstructs import CapacityBlock, EfaSecurityGroup, UltraServerCapacityBlock
+from fmconstructs.bootstrap import NodeBootstrap
+from fmconstructs.compute.user_data import nvme_raid_commands
+from fmconstructs.observability.collection import NodeLabels, node_collection_commands
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.parallelcluster import (
     ComputeResource,
@@ -81,7 +88,8 @@ class ParallelClusterP5enStack(Stack):
     def __init__(
         self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
     ) -> None:
-        """:param workspace: FmObservability's workspace: the file system's alarms go to its alert topic."""
+        """:param workspace: FmObservability's workspace: the file system's alarms go to its alert topic and the
+        compute nodes' collectors send to it."""
         super().__init__(scope, id, **kwargs)
         ctx = self.node.try_get_context
         block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
@@ -103,10 +111,11 @@ class ParallelClusterP5enStack(Stack):
             efa_enabled=True,
             efa_security_group=self.efa_group,
         )
+        cluster_name = f"{id.lower()}-cluster"
         self.cluster = ParallelCluster(
             self,
             "Cluster",
-            cluster_name=f"{id.lower()}-cluster",
+            cluster_name=cluster_name,
             os=OperatingSystem.ALINUX2023,
             head_node=HeadNode(instance_type=HEAD_NODE_TYPE, subnet=subnet),
             login_nodes=[LoginNodePool(name="login", instance_type=LOGIN_NODE_TYPE, subnet=subnet, nodes=1)],
@@ -127,6 +136,22 @@ class ParallelClusterP5enStack(Stack):
             node_security_group=self.efa_group,
             monitoring=Monitoring(log_retention_days=30),
             tags={"fmconstructs:example": id},
+        )
+        # The gpu queue's node-side set-up: one fmconstructs bootstrap, run as the OnNodeConfigured custom action.
+        self.gpu_bootstrap = NodeBootstrap(self, "GpuBootstrap", name="parallelcluster-gpu")
+        self.gpu_bootstrap.add_step("nvme-scratch", nvme_raid_commands("/scratch"))
+        statements: list[iam.PolicyStatement] = []
+        if workspace is not None:
+            labels = NodeLabels(cluster=cluster_name, queue="gpu", instance_type="p5en.48xlarge")
+            self.gpu_bootstrap.add_step(
+                "observability",
+                node_collection_commands(
+                    remote_write_url=workspace.remote_write_url, region=self.region, labels=labels
+                ),
+            )
+            statements.append(iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn]))
+        self.gpu_bootstrap_policy = self.cluster.add_node_bootstrap(
+            self.gpu_bootstrap, queues=["gpu"], statements=statements
         )
         self.file_system.add_saturation_alarms(topic=workspace.alert_topic if workspace is not None else None)
         add_cluster_outputs(self, self.cluster)

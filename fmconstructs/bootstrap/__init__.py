@@ -2,8 +2,10 @@
 and the user, delivered inline in user data or as a content-addressed S3 asset with a small loader.
 
 - :class:`NodeBootstrap`, :class:`BootstrapStep`, :class:`BootstrapDelivery`, :class:`NodeBootstrapLogs`
-  (:mod:`.node_bootstrap`): the steps and their delivery.
-- :mod:`.loader`: the loader (user data) and the runner (in the archive), node-side shell.
+  (:mod:`.node_bootstrap`): the steps and their delivery; :meth:`NodeBootstrap.script_action` gives them as a
+  :class:`ScriptAction` (a static loader's ``s3://`` URL and its arguments) for script-URL consumers such as
+  ParallelCluster ``CustomActions``.
+- :mod:`.loader`: the loader (user data, or a static file taking arguments) and the runner (in the archive).
 - :mod:`.archive`: deterministic ``tar.gz`` archives and their base64 form in user data.
 - :mod:`.size`: user-data size from the Python-side text, EC2's 16 KB limit.
 
@@ -11,7 +13,7 @@ Floor: below ``compute`` (GpuLaunchTemplate, fleets) and the backends (``pcs``, 
 """
 
 from .archive import deterministic_tar_gz, embedded_files_commands, lift_embedded_files, read_tar_gz
-from .loader import LOG_DIR, STATE_DIR, render_loader
+from .loader import LOG_DIR, STATE_DIR, render_loader, render_static_loader
 from .node_bootstrap import (
     BUCKET_NAME_BYTES,
     FINALIZE_PRIORITY,
@@ -19,6 +21,7 @@ from .node_bootstrap import (
     BootstrapStep,
     NodeBootstrap,
     NodeBootstrapLogs,
+    ScriptAction,
     default_bootstrap_name,
     step_name,
     synthesizer_publishes_file_assets,
@@ -43,6 +46,7 @@ __all__ = [
     "BootstrapStep",
     "NodeBootstrap",
     "NodeBootstrapLogs",
+    "ScriptAction",
     "check_user_data_size",
     "default_bootstrap_name",
     "deterministic_tar_gz",
@@ -51,6 +55,7 @@ __all__ = [
     "lift_embedded_files",
     "read_tar_gz",
     "render_loader",
+    "render_static_loader",
     "step_name",
     "synthesizer_publishes_file_assets",
     "text_size_bytes",

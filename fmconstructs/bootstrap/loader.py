@@ -7,6 +7,10 @@ with the node's instance-profile role.
    instance: the marker is per content hash).
 2. Writes the deploy-time values (CloudFormation resolved them into the user data) to ``params``, one ``N=value``
    per line.
+
+The same loader has a second rendering, :func:`render_static_loader`: a static file whose name, sha256, archive URL,
+Region, log group and values come from its arguments instead of embedded text (one loader logic, two renderings;
+for ParallelCluster ``CustomActions`` ``Script`` + ``Args``).
 3. Fetches the archive with ``aws s3 cp --region <region>``: the AWS CLI signs with the instance-profile role, and
    with the Region given it uses the Regional S3 endpoint, which an S3 gateway endpoint serves, so no internet route
    is needed. ``AWS_S3_US_EAST_1_REGIONAL_ENDPOINT=regional`` makes AWS CLI v1 use the Regional endpoint in
@@ -64,7 +68,7 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _LOADER = r"""#!/bin/bash
 # fmconstructs.bootstrap loader
 set -uo pipefail
-n=@NAME@ h=@SHA256@ u=s3://@BUCKET@/@KEY@ r=@REGION@ g=@GROUP@ t=0 z=${FMCONSTRUCTS_ROOT:-}
+@HEAD@ t=0 z=${FMCONSTRUCTS_ROOT:-}
 d=$z@STATE@/$h l=$z@LOGS@/$n.$(date +%s).log
 export AWS_S3_US_EAST_1_REGIONAL_ENDPOINT=regional
 mkdir -p "$d" "${l%/*}"
@@ -77,8 +81,7 @@ fail() {
   exit 1
 }
 [ -e "$d/done" ] && { echo "$n: $h already ran"; exit 0; }
-cat >"$d/params" <<'@VALUES_MARKER@'
-@VALUES@@VALUES_MARKER@
+@PARAMS@
 type aws >/dev/null || fail "no AWS CLI"
 until aws s3 cp --region "$r" --only-show-errors "$u" "$d/a.tgz"; do
   [ $((t += 1)) -lt 8 ] || fail "cannot fetch $u"
@@ -183,18 +186,29 @@ def render_loader(
     """The loader script for one archive. ``bucket``, ``region`` and the ``values`` may be CDK tokens (CloudFormation
     resolves them into the user data); ``values[i]`` replaces ``@@FMCONSTRUCTS_VALUE_<i+1>@@`` in the steps."""
     lines = "".join(f"{index}={value}\n" for index, value in enumerate(values, start=1))
-    replacements = {
-        "@NAME@": name,
-        "@SHA256@": sha256,
-        "@BUCKET@": bucket,
-        "@KEY@": key,
-        "@REGION@": region,
-        "@GROUP@": log_group,
-        "@STATE@": STATE_DIR,
-        "@LOGS@": LOG_DIR,
-        "@VALUES_MARKER@": VALUES_MARKER,
-        "@VALUES@": lines,
-    }
+    head = f"n={name} h={sha256} u=s3://{bucket}/{key} r={region} g={log_group}"
+    params = f"cat >\"$d/params\" <<'{VALUES_MARKER}'\n{lines}{VALUES_MARKER}"
+    return _render(head, params)
+
+
+#: How many arguments :func:`render_static_loader`'s script takes before the deploy-time values.
+STATIC_LOADER_FIXED_ARGS = 5
+
+
+def render_static_loader() -> str:
+    """The same loader as a static file: it takes its values from arguments instead of embedded text, so one file
+    (content-addressed) serves any archive. Usage: ``loader.sh NAME SHA256 S3_URL REGION LOG_GROUP [VALUE...]``;
+    the ``VALUE`` arguments replace ``@@FMCONSTRUCTS_VALUE_1@@``... in the steps, in order (the arguments of
+    :meth:`fmconstructs.bootstrap.NodeBootstrap.script_action`). For script-URL consumers such as ParallelCluster's
+    ``CustomActions`` (``Script`` + ``Args``, ParallelCluster User Guide "custom-bootstrap-actions-config-v3")."""
+    head = "n=${1:?usage: loader NAME SHA256 S3_URL REGION LOG_GROUP [VALUE...]} h=${2:?} u=${3:?} r=${4:?} g=${5:?}"
+    params = f'shift {STATIC_LOADER_FIXED_ARGS}\ni=0\nfor v in "$@"; do echo "$((i += 1))=$v"; done >"$d/params"'
+    return _render(head, params)
+
+
+def _render(head: str, params: str) -> str:
+    # The fixed parts first: the head and the values are not searched again for placeholders.
+    replacements = {"@STATE@": STATE_DIR, "@LOGS@": LOG_DIR, "@HEAD@": head, "@PARAMS@": params}
     text = _LOADER
     for placeholder, value in replacements.items():
         text = text.replace(placeholder, value)

@@ -16,6 +16,10 @@ lines, and files to install). The bootstrap delivers them one of two ways (:clas
   ``grantRead`` -> ``this.bucket.grantRead(grantee)``) and ``logs:CreateLogStream``/``logs:PutLogEvents`` on the
   log group (:class:`NodeBootstrapLogs`, one per stack: KMS-encrypted, one-year retention).
 
+Script-URL consumers (ParallelCluster ``CustomActions``: ``Script`` + ``Args``) use :meth:`NodeBootstrap.script_action`
+instead of user data: the same archive, and the same loader rendered as a static file asset that takes its values as
+arguments (:func:`~fmconstructs.bootstrap.loader.render_static_loader`); the consumer grants the node role.
+
 Deploy-time values (CDK tokens such as a file system's DNS name) may appear in step commands: inline, CloudFormation
 resolves them in the user data; with an asset, each distinct token becomes a placeholder in the archive and its value
 travels in the loader, which substitutes it on the node (so the archive, and its hash, do not depend on them). Files
@@ -60,13 +64,14 @@ from aws_cdk import (
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct, IConstruct, IValidation
 
 from .._validate import check_construct, check_enum, check_str, check_str_sequence
 from ..errors import FmTypeError, FmValidationError, is_token
 from .archive import FileMap, check_node_path, deterministic_tar_gz, embedded_files_commands, lift_embedded_files
-from .loader import NAME_PATTERN, PLACEHOLDER, RUNNER_SCRIPT, render_loader
+from .loader import NAME_PATTERN, PLACEHOLDER, RUNNER_SCRIPT, render_loader, render_static_loader
 from .size import REFERENCE_BYTES, TOKEN_PATTERN, size_errors, text_size_bytes
 
 #: S3 bucket names are at most 63 characters (S3 User Guide "Bucket naming rules"): the asset bucket's bound.
@@ -102,6 +107,43 @@ class BootstrapStep:
         """The step as user-data lines: its files packed with ``embedded_files_commands``, then its commands."""
         packed = embedded_files_commands(dict(self.files), name=f"fmconstructs-{self.name}") if self.files else []
         return [*packed, *self.commands]
+
+
+@dataclass(frozen=True)
+class ScriptAction:
+    """A node bootstrap as a script URL and its arguments, for consumers that run a script from S3 with arguments
+    (ParallelCluster ``CustomActions``: ``Script`` and ``Args``, User Guide "custom-bootstrap-actions-config-v3").
+
+    :param script_url: ``s3://<bucket>/<key>`` of the static loader (:func:`~fmconstructs.bootstrap.loader.
+        render_static_loader`, a content-addressed file asset: the same for every bootstrap).
+    :param args: the loader's arguments: name, the archive's sha256, the archive's ``s3://`` URL, the Region, the log
+        group name, then each deploy-time value (may hold CDK tokens).
+    :param bucket: the asset bucket holding both objects.
+    :param object_keys: the loader's and the archive's object keys (what the node must be able to read).
+    :param log_group: where runs are logged (the node needs ``logs:CreateLogStream`` and ``logs:PutLogEvents``).
+    """
+
+    script_url: str
+    args: tuple[str, ...]
+    bucket: s3.IBucket
+    object_keys: tuple[str, ...]
+    log_group: logs.ILogGroup
+
+    def read_statement(self) -> iam.PolicyStatement:
+        """``s3:GetObject`` on the loader and the archive objects only."""
+        return iam.PolicyStatement(
+            actions=["s3:GetObject"], resources=[self.bucket.arn_for_objects(key) for key in self.object_keys]
+        )
+
+    def log_statement(self) -> iam.PolicyStatement:
+        """``logs:CreateLogStream`` and ``logs:PutLogEvents`` on the bootstrap's log group."""
+        return iam.PolicyStatement(
+            actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[self.log_group.log_group_arn]
+        )
+
+    def policy_statements(self) -> list[iam.PolicyStatement]:
+        """What the node role needs: :meth:`read_statement` and :meth:`log_statement`."""
+        return [self.read_statement(), self.log_statement()]
 
 
 def synthesizer_publishes_file_assets(stack: Stack) -> bool:
@@ -271,6 +313,8 @@ class NodeBootstrap(Construct):
         self._steps: list[BootstrapStep] = []
         self._problems: list[str] = []
         self._finalized_archive: bytes | None = None
+        self._finalized_values: list[str] = []
+        self._script_action: ScriptAction | None = None
         self.asset: s3_assets.Asset | None = None
         self._loader: str | None = None
         self._known_bytes: dict[str, int] = {}
@@ -328,7 +372,7 @@ class NodeBootstrap(Construct):
         self._changed()
 
     def _changed(self) -> None:
-        if self._finalized_archive is not None and self.delivery is BootstrapDelivery.ASSET:
+        if self._finalized_archive is not None:
             problem = (
                 f"{self.node.path}: a step was added after the node bootstrap was packaged as an S3 asset; "
                 "add steps before synthesis (an Aspect that adds them needs a priority below "
@@ -410,29 +454,43 @@ class NodeBootstrap(Construct):
                 entries[f"{directory}/files{path}"] = (content, mode)
         return deterministic_tar_gz(entries), values
 
-    def finalize(self) -> None:
-        """Package the steps (asset delivery: build the archive, publish it as an asset, grant the role, render the
-        loader). Called by an Aspect at synthesis; idempotent; a no-op for inline delivery and for no steps."""
-        if self.delivery is not BootstrapDelivery.ASSET or self.is_empty:
-            return
+    def _publish_archive(self) -> tuple[str, list[str]]:
+        """Build the archive and publish it as ``self.asset`` (once); its sha256 and deploy-time values."""
         data, values = self.archive()
+        sha256 = hashlib.sha256(data).hexdigest()
         if self._finalized_archive is not None:
             if data != self._finalized_archive:
                 self._changed()
-            return
+            return hashlib.sha256(self._finalized_archive).hexdigest(), self._finalized_values
         self._finalized_archive = data
-        sha256 = hashlib.sha256(data).hexdigest()
+        self._finalized_values = values
         path = _archive_dir() / f"{sha256}.tgz"  # the asset's object key keeps the extension: <hash>.tgz
-        if not path.exists():
-            partial = path.with_suffix(f".{os.getpid()}.part")
-            partial.write_bytes(data)
-            partial.replace(path)
+        _write_once(path, data)
         self.asset = s3_assets.Asset(self, "Asset", path=str(path))
+        return sha256, values
+
+    def _resolved_log_group(self) -> tuple[logs.ILogGroup, str]:
         if self._log_group is not None:
-            log_group, group_name = self._log_group, self._log_group.log_group_name
-        else:
-            shared = NodeBootstrapLogs.of(self)
-            log_group, group_name = shared.log_group, shared.log_group_name  # a literal: fewer loader bytes
+            return self._log_group, self._log_group.log_group_name
+        shared = NodeBootstrapLogs.of(self)
+        return shared.log_group, shared.log_group_name  # a literal: fewer loader bytes
+
+    def finalize(self) -> None:
+        """Package the steps (asset delivery: build the archive, publish it as an asset, grant the role, render the
+        loader). Called by an Aspect at synthesis; idempotent; a no-op for inline delivery and for no steps (after
+        :meth:`script_action`, it only checks that no step was added since)."""
+        if self.is_empty:
+            return
+        if self.delivery is not BootstrapDelivery.ASSET:
+            if self._script_action is not None:
+                self._publish_archive()
+            return
+        if self._loader is not None:
+            self._publish_archive()
+            return
+        sha256, values = self._publish_archive()
+        assert self.asset is not None
+        log_group, group_name = self._resolved_log_group()
         assert self.role is not None
         # Read on this object only (Asset.grant_read would grant the whole asset bucket).
         read = self.role.add_to_principal_policy(
@@ -463,6 +521,44 @@ class NodeBootstrap(Construct):
             values=values,
         )
 
+    def script_action(self) -> ScriptAction:
+        """The steps as a static loader script in S3 and its arguments, for consumers that run a script URL with
+        arguments (ParallelCluster ``CustomActions``), whatever :attr:`delivery` is (it governs user data only).
+
+        The archive is the same as asset delivery's; the loader is :func:`~fmconstructs.bootstrap.loader.
+        render_static_loader` as a file asset (the same bytes for every bootstrap, so one S3 object), and the values
+        it would embed travel as arguments. Nothing is granted here: the consumer gives the node role
+        :meth:`ScriptAction.policy_statements` (or its own equivalent). Needs at least one step and a stack
+        synthesizer that publishes file assets; the archive is built on the first call, so add the steps first (a
+        step added later fails synthesis). Idempotent."""
+        if self._script_action is not None:
+            return self._script_action
+        if self.is_empty:
+            raise FmValidationError("steps", [], "at least one step before script_action()")
+        stack = Stack.of(self)
+        if not synthesizer_publishes_file_assets(stack):
+            raise FmValidationError(
+                "script_action",
+                type(stack.synthesizer).__name__,
+                "a stack whose synthesizer publishes file assets (the loader and the archive are S3 assets)",
+            )
+        sha256, values = self._publish_archive()
+        assert self.asset is not None
+        script = render_static_loader()
+        script_sha = hashlib.sha256(script.encode()).hexdigest()
+        path = _archive_dir() / f"loader-{script_sha}.sh"
+        _write_once(path, script.encode())
+        loader = s3_assets.Asset(self, "Loader", path=str(path))
+        log_group, group_name = self._resolved_log_group()
+        self._script_action = ScriptAction(
+            script_url=loader.s3_object_url,
+            args=(self.name, sha256, self.asset.s3_object_url, stack.region, group_name, *values),
+            bucket=self.asset.bucket,
+            object_keys=(loader.s3_object_key, self.asset.s3_object_key),
+            log_group=log_group,
+        )
+        return self._script_action
+
     @property
     def log_group(self) -> logs.ILogGroup | None:
         """Where asset runs are logged: the given group, or the stack's :class:`NodeBootstrapLogs` once a step exists
@@ -473,6 +569,14 @@ class NodeBootstrap(Construct):
             return self._log_group
         shared = Stack.of(self).node.try_find_child(NodeBootstrapLogs.ID)
         return shared.log_group if isinstance(shared, NodeBootstrapLogs) else None
+
+
+def _write_once(path: Path, data: bytes) -> None:
+    """Write a content-addressed file unless it exists (atomically: a partial file is never read)."""
+    if not path.exists():
+        partial = path.with_suffix(f".{os.getpid()}.part")
+        partial.write_bytes(data)
+        partial.replace(path)
 
 
 def default_bootstrap_name(scope: IConstruct) -> str:
@@ -508,6 +612,7 @@ __all__ = [
     "FileMap",
     "NodeBootstrap",
     "NodeBootstrapLogs",
+    "ScriptAction",
     "default_bootstrap_name",
     "step_name",
     "synthesizer_publishes_file_assets",

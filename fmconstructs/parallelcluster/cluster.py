@@ -44,6 +44,7 @@ from aws_cdk import (
 )
 from aws_cdk import aws_cloudformation as cfn
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct, IConstruct
 
@@ -55,6 +56,7 @@ from .._validate import (
     check_str,
     known,
 )
+from ..bootstrap import NodeBootstrap, ScriptAction
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
@@ -277,6 +279,9 @@ class ParallelCluster(Construct):
         self.tags: tuple[tuple[str, str], ...] = tag_items
         self.deletion_policy = deletion_policy
         self._overrides: list[tuple[str, Any]] = []
+        # queue name -> (the bootstrap's script action, the ARN of the managed policy its nodes get)
+        self._queue_bootstraps: dict[str, tuple[ScriptAction, str]] = {}
+        self._bootstrap_policies: list[iam.ManagedPolicy] = []
         self.node_security_group: ec2.ISecurityGroup | None = (
             node_security_group.security_group
             if isinstance(node_security_group, EfaSecurityGroup)
@@ -394,6 +399,82 @@ class ParallelCluster(Construct):
         check_str("path", path, pattern=re.compile(r"[A-Za-z0-9]+(\.[A-Za-z0-9]+)*"), allowed="dot-separated keys")
         self._overrides.append((path, value))
 
+    # --- node bootstrap -------------------------------------------------------------------------------------------
+    def add_node_bootstrap(
+        self,
+        bootstrap: NodeBootstrap,
+        *,
+        queues: Sequence[str] | None = None,
+        statements: Sequence[iam.PolicyStatement] = (),
+    ) -> iam.ManagedPolicy:
+        """Run ``bootstrap`` (fmconstructs' node-side steps) on the compute nodes of ``queues`` (default: every queue)
+        as their ``CustomActions.OnNodeConfigured`` (User Guide "custom-bootstrap-actions-v3": run as root after the
+        node's own configuration; "custom-bootstrap-actions-config-v3": ``Script`` is an ``s3://`` URL, ``Args``
+        its arguments, ``Iam.S3Access`` lets the node read it).
+
+        The action is :meth:`NodeBootstrap.script_action`: the static loader's URL and, as ``Args``, the archive's
+        URL, sha256 and deploy-time values. Each queue gets ``Iam.S3Access`` entries for exactly the loader and the
+        archive objects (``BucketName`` + ``KeyName``: aws-parallelcluster 3.16.1 ``S3Access.resource_regex`` grants
+        ``s3:Get*``/``s3:List*`` on ``<bucket>/<key>`` only, cdk_builder_utils.py ``_add_s3_access_policies_to_role``)
+        and ``Iam.AdditionalIamPolicies`` with one customer managed policy created here: log writes to the
+        bootstrap's log group plus ``statements`` (e.g. ``aps:RemoteWrite`` for the observability collectors).
+        Returns that policy. Add the bootstrap's steps before calling this (the archive is built now). A queue takes
+        one bootstrap and no ``on_node_configured`` of its own. A failing step fails the node's bootstrap ("If a
+        custom action fails, the instance bootstrap also fails": the loader exits non-zero).
+
+        UNCONFIRMED (not deployed): that ParallelCluster passes ``Args`` to the script as positional arguments in
+        order (the User Guide says only "you can pass arguments to scripts"; aws-samples
+        aws-parallelcluster-post-install-scripts ``multi-runner`` relies on it), and that the custom resource
+        provider's role may attach a customer managed policy created in this stack (``AdditionalIamPolicies``).
+        """
+        check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
+        names = [q.name for q in self.queues]
+        if queues is None:
+            targets = names
+        else:
+            targets = list(check_sequence("queues", queues, lambda p, v: check_str(p, v)))
+            if not targets:
+                raise FmValidationError("queues", [], "at least one queue name (or None for every queue)")
+        for name in targets:
+            if name not in names:
+                raise FmValidationError("queues", name, f"a queue of this cluster: {', '.join(names)}")
+            queue = self.queues[names.index(name)]
+            if queue.on_node_configured is not None:
+                raise FmValidationError(
+                    "queues", name, "a queue without its own on_node_configured (the bootstrap is its OnNodeConfigured)"
+                )
+            if name in self._queue_bootstraps:
+                raise FmValidationError("queues", name, "a queue without a node bootstrap already (one per queue)")
+        extra = check_sequence(
+            "statements", statements, lambda p, v: check_instance(p, v, iam.PolicyStatement, "an iam.PolicyStatement")
+        )
+        action = bootstrap.script_action()
+        policy = iam.ManagedPolicy(
+            self,
+            f"NodeBootstrapPolicy{len(self._bootstrap_policies) + 1}",
+            description=f"fmconstructs node bootstrap {bootstrap.name} on ParallelCluster queues {', '.join(targets)}",
+            statements=[action.log_statement(), *extra],
+        )
+        self._bootstrap_policies.append(policy)
+        for name in targets:
+            self._queue_bootstraps[name] = (action, policy.managed_policy_arn)
+        return policy
+
+    def _apply_bootstraps(self, queue_configs: list[dict[str, Any]]) -> None:
+        for queue in queue_configs:
+            entry = self._queue_bootstraps.get(queue["Name"])
+            if entry is None:
+                continue
+            action, policy_arn = entry
+            queue.setdefault("CustomActions", {})["OnNodeConfigured"] = {
+                "Script": action.script_url,
+                "Args": list(action.args),
+            }
+            iam_config = queue.setdefault("Iam", {})
+            access = iam_config.setdefault("S3Access", [])
+            access += [{"BucketName": action.bucket.bucket_name, "KeyName": key} for key in action.object_keys]
+            iam_config.setdefault("AdditionalIamPolicies", []).append({"Policy": policy_arn})
+
     def _raw_config(self) -> dict[str, Any]:
         image: dict[str, Any] = {"Os": self.os.value}
         if self.custom_ami is not None:
@@ -408,6 +489,7 @@ class ParallelCluster(Construct):
             config["LoginNodes"] = {"Pools": [p.to_config() for p in self.login_nodes]}
         if self.shared_storage:
             config["SharedStorage"] = [s.to_config() for s in self.shared_storage]
+        self._apply_bootstraps(config["Scheduling"]["SlurmQueues"])
         if self.node_security_group is not None:
             group_id = self.node_security_group.security_group_id
             sections = [config["HeadNode"], *config["Scheduling"]["SlurmQueues"]]
