@@ -24,83 +24,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Annotations, CfnOutput, Fn, Stack, Token
-from aws_cdk import aws_iam as iam
+from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from fmconstructs.eks import GpuEksCluster
-from fmconstructs.hyperpod import (
-    INSTANCE_ROLE_MANAGED_POLICY,
-    KUBERNETES_VERSION_WARNING,
-    HyperPodCluster,
-    HyperPodInstanceGroup,
-    HyperPodOrchestrator,
-)
+from fmconstructs.hyperpod import HyperPodCluster, HyperPodInstanceGroup, HyperPodOrchestrator
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem
 
-from .eks_stack import acknowledge_eks_findings
-from .lint import acknowledge_nag
+from .hyperpod_common import acknowledge_cluster, outputs
+from .hyperpod_eks_stack import HyperPodEksStack
 from .network import access_logs_bucket, example_vpc
 
-_MANAGED_POLICY_REASON = (
-    f"{INSTANCE_ROLE_MANAGED_POLICY} is the policy SageMaker HyperPod documents for the cluster instance role "
-    "(sagemaker-hyperpod-prerequisites-iam); a hand-copied policy would drift from what the HyperPod agents need"
-)
-_VPC_ACTIONS_REASON = (
-    "HyperPod creates and describes the nodes' network interfaces in the VpcConfig subnets; EC2 Describe* actions "
-    "and CreateNetworkInterface take no resource scoping (sagemaker-hyperpod-prerequisites-iam)"
-)
-_LIFECYCLE_READ_REASON = (
-    "Read only, on the lifecycle prefix of this cluster's own lifecycle bucket: HyperPod downloads every object under "
-    "LifeCycleConfig.SourceS3Uri"
-)
-_DEPLOYMENT_REASON = (
-    "aws-cdk-lib BucketDeployment (the lifecycle scripts upload): its Lambda role uses AWSLambdaBasicExecutionRole and "
-    "reads the CDK asset bucket / writes the lifecycle bucket with wildcard object actions; its runtime is chosen by "
-    "aws-cdk-lib"
-)
-
-
-def _acknowledge_cluster(stack: Stack, cluster: HyperPodCluster) -> None:
-    acknowledge_nag(
-        cluster.execution_role,
-        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy]",
-        _MANAGED_POLICY_REASON,
-    )
-    acknowledge_nag(cluster.execution_role, "AwsSolutions-IAM5[Resource::*]", _VPC_ACTIONS_REASON)
-    bucket_id = stack.resolve(cluster.lifecycle_bucket.node.default_child.logical_id)  # type: ignore[union-attr]
-    acknowledge_nag(
-        cluster.execution_role, f"AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/lifecycle/*]", _LIFECYCLE_READ_REASON
-    )
-    account = stack.account if not Token.is_unresolved(stack.account) else "<AWS::AccountId>"
-    region = stack.region if not Token.is_unresolved(stack.region) else "<AWS::Region>"
-    findings = [
-        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
-        *(f"AwsSolutions-IAM5[Action::s3:{a}*]" for a in ("GetObject", "GetBucket", "List", "DeleteObject", "Abort")),
-        f"AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/*]",
-        f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-{account}-{region}/*]",
-        "AwsSolutions-L1",
-    ]
-    for child in stack.node.children:
-        if child.node.id.startswith("Custom::CDKBucketDeployment"):
-            for finding in findings:
-                acknowledge_nag(child, finding, _DEPLOYMENT_REASON)
-
-
-def _outputs(stack: Stack, cluster: HyperPodCluster) -> None:
-    outputs = {
-        "HyperPodClusterArn": (cluster.cluster_arn, "SageMaker HyperPod cluster ARN"),
-        "HyperPodClusterName": (cluster.cluster_name, "aws sagemaker describe-cluster --cluster-name <name>"),
-        "LifecycleS3Uri": (cluster.lifecycle_s3_uri, "Where the lifecycle scripts and provisioning parameters are"),
-        "ExecutionRoleArn": (cluster.execution_role.role_arn, "The instance groups' execution role"),
-        "ClusterHealthCommand": (
-            Fn.join("", ["aws sagemaker list-cluster-nodes --cluster-name ", cluster.cluster_name]),
-            "Node status per instance group (or fmconstructs.hyperpod.describe_cluster_health)",
-        ),
-    }
-    for name, (value, description) in outputs.items():
-        CfnOutput(stack, name, value=value, description=description)
+__all__ = ["HyperPodEksStack", "HyperPodSlurmStack", "build"]
 
 
 class HyperPodSlurmStack(Stack):
@@ -134,42 +69,9 @@ class HyperPodSlurmStack(Stack):
             access_logs_bucket=access_logs_bucket(self),
             prometheus_workspace=workspace,
         )
-        _acknowledge_cluster(self, self.cluster)
-        _outputs(self, self.cluster)
+        acknowledge_cluster(self, self.cluster)
+        outputs(self, self.cluster)
         CfnOutput(self, "FileSystemId", value=self.file_system.file_system_id, description="FSx for Lustre id")
-
-
-class HyperPodEksStack(Stack):
-    """The FmHyperPodEks example stack."""
-
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
-        super().__init__(scope, id, **kwargs)
-        self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
-        self.vpc = example_vpc(self)
-        self.admin_role = iam.Role(
-            self,
-            "ClusterAdminRole",
-            assumed_by=iam.AccountRootPrincipal(),
-            description="Administrators of the FmHyperPodEks cluster (EKS access entry)",
-        )
-        self.eks = GpuEksCluster(self, "Cluster", vpc=self.vpc, admin_roles=[self.admin_role])
-        acknowledge_eks_findings(self.eks)
-        self.cluster = HyperPodCluster(
-            self,
-            "HyperPod",
-            vpc=self.vpc,
-            orchestrator=HyperPodOrchestrator.eks(self.eks),
-            instance_groups=[HyperPodInstanceGroup(name="gpu", instance_type="p5en.48xlarge", nodes=2)],
-            access_logs_bucket=access_logs_bucket(self),
-        )
-        # GpuEksCluster's default Kubernetes version (the one whose kubectl layer is installed) may be newer than the
-        # versions the HyperPod EKS prerequisites page lists; the warning stays visible in `cdk synth` output.
-        Annotations.of(self.cluster).acknowledge_warning(
-            KUBERNETES_VERSION_WARNING,
-            "the example uses GpuEksCluster's default version; check sagemaker-hyperpod-eks-prerequisites first",
-        )
-        _acknowledge_cluster(self, self.cluster)
-        _outputs(self, self.cluster)
 
 
 def build(
