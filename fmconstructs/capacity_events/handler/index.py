@@ -1,7 +1,9 @@
 """Lambda handler for :class:`fmconstructs.capacity_events.CapacityBlockEvents` (standard library + boto3 only).
 
 On every Capacity Block event it publishes a message to the alert topic. On an expiration warning, when a PCS login
-node group is configured, it drains the block's Slurm nodes through SSM Run Command on a login node.
+node group is configured, it drains the block's Slurm nodes through SSM Run Command on a login node; when an EKS
+cluster is configured, it cordons the block's Kubernetes nodes through the Kubernetes API (:func:`cordon_block`).
+The notice always goes out: a failed drain or cordon is logged and reported in the notice, never raised.
 
 Events (EC2 User Guide, "Monitor Capacity Blocks using EventBridge", capacity-blocks-monitor): EC2 emits one when
 the block starts and another forty minutes before it ends ("any instances running in the reservation will begin to
@@ -10,9 +12,14 @@ terminate in 10 minutes"); ``detail`` carries ``capacity-reservation-id`` and ``
 
 from __future__ import annotations
 
+import base64
+import http.client
 import json
 import os
 import re
+import ssl
+import traceback
+import urllib.parse
 from typing import Any
 
 import boto3
@@ -96,10 +103,10 @@ def _running(ec2: Any, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def block_addresses(ec2: Any, reservation_id: str) -> list[str]:
     """Private IPs and host names of the block's instances.
 
-    ec2:DescribeInstances filter ``capacity-reservation-id`` (EC2 API reference, DescribeInstances Filter.N;
-    UNCONFIRMED: the filter list was not seen while writing this)."""
+    ec2:DescribeInstances filter ``capacity-reservation-id``: "The ID of the Capacity Reservation into which the
+    instance was launched" (EC2 API reference, DescribeInstances Filter.N, as in botocore's ec2 service model)."""
     out: list[str] = []
-    for instance in _running(ec2, [{"Name": "capacity-reservation-id", "Values": [reservation_id]}]):
+    for instance in block_instances(ec2, reservation_id):
         ip = instance.get("PrivateIpAddress")
         if ip:
             out.append(ip)
@@ -109,6 +116,11 @@ def block_addresses(ec2: Any, reservation_id: str) -> list[str]:
     return out
 
 
+def block_instances(ec2: Any, reservation_id: str) -> list[dict[str, Any]]:
+    """The block's pending or running instances (ec2:DescribeInstances, filter ``capacity-reservation-id``)."""
+    return _running(ec2, [{"Name": "capacity-reservation-id", "Values": [reservation_id]}])
+
+
 def login_instance(ec2: Any, login_node_group_id: str) -> str | None:
     """One running login node of the PCS login node group (by the PCS node group tag), or None."""
     instances = _running(ec2, [{"Name": f"tag:{NODE_GROUP_ID_TAG}", "Values": [login_node_group_id]}])
@@ -116,10 +128,205 @@ def login_instance(ec2: Any, login_node_group_id: str) -> str | None:
     return ids[0] if ids else None
 
 
+# --- EKS: cordon the block's Kubernetes nodes --------------------------------------------------------------------
+
+# EKS bearer token, the aws-iam-authenticator format (kubernetes-sigs/aws-iam-authenticator pkg/token/token.go:
+# v1Prefix "k8s-aws-v1.", clusterIDHeader "x-k8s-aws-id", requestPresignParam 60, base64.RawURLEncoding of the
+# presigned sts:GetCallerIdentity URL; the AWS CLI's awscli/customizations/eks/get_token.py builds the same token with
+# botocore: URL_TIMEOUT 60, TOKEN_PREFIX, the header injected on "before-sign.sts.GetCallerIdentity", urlsafe base64
+# with "=" stripped). STS accepts the signature for 15 minutes after X-Amz-Date whatever X-Amz-Expires says (same file).
+# sts:GetCallerIdentity needs no IAM permission (STS API reference, GetCallerIdentity: "No permissions are required").
+TOKEN_PREFIX = "k8s-aws-v1."
+CLUSTER_ID_HEADER = "x-k8s-aws-id"
+TOKEN_URL_EXPIRES_S = 60
+# Node annotations set with the cordon, so that `kubectl describe node` shows why the node is unschedulable.
+ENDS_AT_ANNOTATION = "fmconstructs.io/capacity-block-ends-at"
+RESERVATION_ANNOTATION = "fmconstructs.io/capacity-reservation-id"
+# What kubectl cordon sends: a strategic merge patch setting spec.unschedulable (kubectl reference, "kubectl patch":
+# kubectl patch node k8s-node-1 -p '{"spec":{"unschedulable":true}}'; kubectl's drain/cordon.go uses
+# StrategicMergePatchType).
+PATCH_CONTENT_TYPE = "application/strategic-merge-patch+json"
+KUBE_TIMEOUT_S = 10.0
+_NODE_LIST_PAGE = 500
+
+
+def eks_token(sts: Any, cluster_name: str) -> str:
+    """A Kubernetes bearer token for ``cluster_name``: a presigned sts:GetCallerIdentity URL signed with the
+    ``x-k8s-aws-id`` header, base64url without padding, prefixed ``k8s-aws-v1.`` (see the constants above)."""
+
+    def add_cluster_header(request: Any, **_: Any) -> None:
+        request.headers[CLUSTER_ID_HEADER] = cluster_name
+
+    event = "before-sign.sts.GetCallerIdentity"
+    sts.meta.events.register(event, add_cluster_header, unique_id="fmconstructs-eks-token")
+    try:
+        url = sts.generate_presigned_url(
+            "get_caller_identity", Params={}, ExpiresIn=TOKEN_URL_EXPIRES_S, HttpMethod="GET"
+        )
+    finally:
+        sts.meta.events.unregister(event, unique_id="fmconstructs-eks-token")
+    return TOKEN_PREFIX + base64.urlsafe_b64encode(str(url).encode()).decode().rstrip("=")
+
+
+class KubeError(Exception):
+    """A Kubernetes API call that did not succeed (status and a short body)."""
+
+
+class KubeApi:
+    """The few Kubernetes API calls the cordon needs, over HTTPS with the cluster's CA (standard library only).
+
+    The CA is EKS DescribeCluster ``certificateAuthority.data`` ("The certificate-authority-data for your cluster",
+    base64 of the PEM certificate, as in a kubeconfig's certificate-authority-data), loaded with ``cadata``; host
+    names are checked (``ssl.create_default_context``)."""
+
+    def __init__(self, endpoint: str, ca_pem: str, token: str, *, timeout_s: float = KUBE_TIMEOUT_S) -> None:
+        parsed = urllib.parse.urlsplit(endpoint)
+        if parsed.scheme != "https" or not parsed.hostname:
+            raise KubeError(f"not an https endpoint: {endpoint!r}")
+        self.host = parsed.hostname
+        self.port = parsed.port or 443
+        self.token = token
+        self.timeout_s = timeout_s
+        self.context = ssl.create_default_context(cadata=ca_pem)
+
+    def request(self, method: str, path: str, body: object = None, content_type: str = "application/json") -> Any:
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = content_type
+        conn = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout_s, context=self.context)
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            response = conn.getresponse()
+            payload = response.read()
+        finally:
+            conn.close()
+        if response.status >= 300:
+            raise KubeError(f"{method} {path}: HTTP {response.status} {payload[:200].decode(errors='replace')}")
+        return json.loads(payload) if payload else {}
+
+    def nodes(self) -> list[dict[str, Any]]:
+        """Every node (GET /api/v1/nodes, following ``metadata.continue``)."""
+        items: list[dict[str, Any]] = []
+        token = ""
+        while True:
+            query = {"limit": str(_NODE_LIST_PAGE)}
+            if token:
+                query["continue"] = token
+            page = self.request("GET", "/api/v1/nodes?" + urllib.parse.urlencode(query))
+            items.extend(page.get("items") or [])
+            token = str((page.get("metadata") or {}).get("continue") or "")
+            if not token:
+                return items
+
+    def cordon(self, name: str, annotations: dict[str, str]) -> None:
+        """PATCH /api/v1/nodes/<name>: ``spec.unschedulable`` true, plus ``annotations``."""
+        body = {"metadata": {"annotations": annotations}, "spec": {"unschedulable": True}}
+        self.request("PATCH", "/api/v1/nodes/" + urllib.parse.quote(name, safe=""), body, PATCH_CONTENT_TYPE)
+
+
+def provider_instance_id(node: dict[str, Any]) -> str:
+    """The EC2 instance id of a node's ``spec.providerID`` (``aws:///<zone>/<instance-id>``, the form the AWS cloud
+    provider sets: awsInstance.ProviderID, "aws:///" + zone + "/" + instance id), or ''."""
+    provider = str((node.get("spec") or {}).get("providerID") or "")
+    if not provider.startswith("aws://"):
+        return ""
+    last = provider.rsplit("/", 1)[-1]
+    return last if last.startswith("i-") else ""
+
+
+def match_nodes(nodes: list[dict[str, Any]], instances: list[dict[str, Any]]) -> dict[str, str]:
+    """Node name -> instance id for the block's instances: by ``spec.providerID`` (independent of node naming); a node
+    without a providerID matches by name = the instance's private DNS name (the EKS default node name)."""
+    by_id = {str(i["InstanceId"]): i for i in instances if i.get("InstanceId")}
+    by_dns = {str(i.get("PrivateDnsName")): str(i["InstanceId"]) for i in by_id.values() if i.get("PrivateDnsName")}
+    out: dict[str, str] = {}
+    for node in nodes:
+        name = str((node.get("metadata") or {}).get("name") or "")
+        if not name:
+            continue
+        instance_id = provider_instance_id(node)
+        if instance_id:
+            if instance_id in by_id:
+                out[name] = instance_id
+        elif name in by_dns:
+            out[name] = by_dns[name]
+    return out
+
+
+def kube_for_cluster(eks: Any, sts: Any, cluster_name: str) -> KubeApi:
+    """A :class:`KubeApi` for the cluster: endpoint and CA from eks:DescribeCluster, a fresh token."""
+    cluster = eks.describe_cluster(name=cluster_name)["cluster"]
+    ca_pem = base64.b64decode(cluster["certificateAuthority"]["data"]).decode()
+    return KubeApi(cluster["endpoint"], ca_pem, eks_token(sts, cluster_name))
+
+
+def cordon_block(
+    instances: list[dict[str, Any]], kube: KubeApi, *, reservation_id: str, end_date: str
+) -> tuple[list[str], list[str]]:
+    """Cordon the nodes of ``instances``; returns (cordoned node names, failures as text)."""
+    matched = match_nodes(kube.nodes(), instances)
+    annotations = {ENDS_AT_ANNOTATION: end_date, RESERVATION_ANNOTATION: reservation_id}
+    done: list[str] = []
+    failed: list[str] = []
+    for name in sorted(matched):
+        try:
+            kube.cordon(name, annotations)
+            done.append(name)
+        except Exception as error:  # one node's failure must not stop the others or the notice
+            failed.append(f"{name}: {error}")
+    return done, failed
+
+
+def _eks_lines(
+    ec2: Any,
+    *,
+    reservation_id: str,
+    end_date: str,
+    cluster_name: str,
+    kube_factory: Any,
+    result: dict[str, Any],
+) -> list[str]:
+    try:
+        instances = block_instances(ec2, reservation_id)
+        if not instances:
+            return [f"No running instance in the block: no EKS node of {cluster_name} to cordon."]
+        kube = kube_factory()
+        done, failed = cordon_block(instances, kube, reservation_id=reservation_id, end_date=end_date)
+    except Exception as error:  # the notice goes out whatever failed
+        traceback.print_exc()
+        result["cordon_error"] = str(error)
+        return [f"Cordon of the block's nodes in EKS cluster {cluster_name} FAILED: {error}"[:1000]]
+    result["cordoned"] = done
+    lines: list[str] = []
+    if done:
+        lines.append(f"Cordoned in EKS cluster {cluster_name}: {', '.join(done)}.")
+    if failed:
+        result["cordon_failures"] = failed
+        print(json.dumps({"cordon_failures": failed}))
+        lines.append("Cordon FAILED for: " + "; ".join(failed)[:1000])
+    if not done and not failed:
+        lines.append(f"No node of EKS cluster {cluster_name} belongs to the block's {len(instances)} instance(s).")
+    return lines
+
+
 def process(
-    event: dict[str, Any], *, ec2: Any, ssm: Any, sns: Any, topic_arn: str, login_node_group_id: str
+    event: dict[str, Any],
+    *,
+    ec2: Any,
+    ssm: Any,
+    sns: Any,
+    topic_arn: str,
+    login_node_group_id: str,
+    eks: Any = None,
+    sts: Any = None,
+    eks_cluster_name: str = "",
+    kube_factory: Any = None,
 ) -> dict[str, Any]:
-    """Handle one EventBridge event; returns what was done (for logs and tests)."""
+    """Handle one EventBridge event; returns what was done (for logs and tests).
+
+    ``kube_factory`` (no arguments, returns a :class:`KubeApi`) defaults to :func:`kube_for_cluster`."""
     detail_type = str(event.get("detail-type") or event.get("detail_type") or "")
     detail = event.get("detail") or {}
     reservation_id = str(detail.get("capacity-reservation-id") or "")
@@ -128,30 +335,53 @@ def process(
     lines = [f"{detail_type}: capacity reservation {reservation_id or '(missing)'}, ends {end_date}."]
 
     expiring = detail_type in EXPIRY_DETAIL_TYPES
-    if expiring and login_node_group_id and _RESERVATION_ID.fullmatch(reservation_id):
-        addresses = block_addresses(ec2, reservation_id)
-        login = login_instance(ec2, login_node_group_id)
-        if not addresses:
-            lines.append("No running instance in the block: nothing to drain.")
-        elif login is None:
-            lines.append(f"No running login node in PCS node group {login_node_group_id}: nodes NOT drained.")
-        else:
-            response = ssm.send_command(
-                InstanceIds=[login],
-                DocumentName=RUN_SHELL_DOCUMENT,
-                Comment=f"drain {reservation_id} ({DRAIN_REASON})"[:100],
-                Parameters={"commands": [drain_script(addresses)]},
+    valid_id = bool(_RESERVATION_ID.fullmatch(reservation_id))
+    if expiring and login_node_group_id and valid_id:
+        try:
+            lines += _drain_lines(
+                ec2, ssm, reservation_id=reservation_id, login_node_group_id=login_node_group_id, result=result
             )
-            command_id = response["Command"]["CommandId"]
-            result["command_id"] = command_id
-            lines.append(f"Draining the block's Slurm nodes via SSM command {command_id} on {login}.")
-    elif expiring and reservation_id and not _RESERVATION_ID.fullmatch(reservation_id):
-        lines.append("Unrecognized capacity reservation id: nodes NOT drained.")
+        except Exception as error:  # the notice goes out whatever failed
+            traceback.print_exc()
+            result["drain_error"] = str(error)
+            lines.append(f"Drain of the block's Slurm nodes FAILED: {error}"[:1000])
+    if expiring and eks_cluster_name and valid_id:
+        factory = kube_factory or (lambda: kube_for_cluster(eks, sts, eks_cluster_name))
+        lines += _eks_lines(
+            ec2,
+            reservation_id=reservation_id,
+            end_date=end_date,
+            cluster_name=eks_cluster_name,
+            kube_factory=factory,
+            result=result,
+        )
+    if expiring and reservation_id and not valid_id:
+        lines.append("Unrecognized capacity reservation id: nodes NOT drained or cordoned.")
 
     message = "\n".join(lines)
     sns.publish(TopicArn=topic_arn, Subject=f"{detail_type or 'Capacity Block event'}"[:100], Message=message)
     result["message"] = message
     return result
+
+
+def _drain_lines(
+    ec2: Any, ssm: Any, *, reservation_id: str, login_node_group_id: str, result: dict[str, Any]
+) -> list[str]:
+    addresses = block_addresses(ec2, reservation_id)
+    login = login_instance(ec2, login_node_group_id)
+    if not addresses:
+        return ["No running instance in the block: nothing to drain."]
+    if login is None:
+        return [f"No running login node in PCS node group {login_node_group_id}: nodes NOT drained."]
+    response = ssm.send_command(
+        InstanceIds=[login],
+        DocumentName=RUN_SHELL_DOCUMENT,
+        Comment=f"drain {reservation_id} ({DRAIN_REASON})"[:100],
+        Parameters={"commands": [drain_script(addresses)]},
+    )
+    command_id = response["Command"]["CommandId"]
+    result["command_id"] = command_id
+    return [f"Draining the block's Slurm nodes via SSM command {command_id} on {login}."]
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma: no cover - Lambda entry point
@@ -163,6 +393,9 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma
         sns=boto3.client("sns"),
         topic_arn=os.environ["TOPIC_ARN"],
         login_node_group_id=os.environ.get("PCS_LOGIN_NODE_GROUP_ID", ""),
+        eks=boto3.client("eks"),
+        sts=boto3.client("sts"),
+        eks_cluster_name=os.environ.get("EKS_CLUSTER_NAME", ""),
     )
     print(json.dumps(result))
     return result
