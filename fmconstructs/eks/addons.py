@@ -18,6 +18,7 @@ from aws_cdk import Token
 from aws_cdk import aws_ecr as ecr
 
 from .._validate import check_bool, check_construct, check_count, check_str, check_str_sequence
+from ..catalog import CATALOG
 from ..errors import FmTypeError, FmValidationError, is_token
 from ._names import check_label_value
 
@@ -42,6 +43,89 @@ EFA_PRESENT_LABEL = "vpc.amazonaws.com/efa.present"
 
 #: The metrics port of the DCGM exporter (chart default, dcgm-exporter deployment/values.yaml).
 DCGM_EXPORTER_PORT = 9400
+
+#: The well-known node label whose value is the instance type. On SageMaker HyperPod nodes that joined the cluster it
+#: holds the HyperPod (``ml.``) name, e.g. ``ml.p5en.48xlarge``: HyperPod's dependencies chart selects its device
+#: plugins and health-monitoring agent with ``node.kubernetes.io/instance-type In [ml.g5.xlarge, ...,
+#: ml.p5en.48xlarge, ...]`` (aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/values.yaml`` and
+#: ``charts/health-monitoring-agent/templates/health-monitoring-agent.yaml`` at commit 011ca92, 2026-06-22).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+#: The taint/label key HyperPod sets while a node runs deep health checks or awaits reboot/replacement (SageMaker
+#: Developer Guide "sagemaker-hyperpod-eks-resiliency-node-labels": ``sagemaker.amazonaws.com/node-health-status``
+#: ``Schedulable``/``Unschedulable``/``UnschedulablePendingReplacement``/``UnschedulablePendingReboot``).
+HYPERPOD_NODE_HEALTH_KEY = "sagemaker.amazonaws.com/node-health-status"
+
+#: The toleration every device plugin needs on HyperPod nodes: aws/sagemaker-hyperpod-cli ``helm_chart/readme.md``
+#: ("If you install these plugins on your own ... Tolerations (across all plugins)", commit 011ca92) and the
+#: chart's own ``nvidia-device-plugin``/``aws-efa-k8s-device-plugin`` tolerations in its values.yaml.
+HYPERPOD_NODE_HEALTH_TOLERATION: dict[str, str] = {
+    "key": HYPERPOD_NODE_HEALTH_KEY,
+    "operator": "Equal",
+    "value": "Unschedulable",
+    "effect": "NoSchedule",
+}
+
+#: A SageMaker HyperPod instance type (``ml.<family>.<size>``), as the instance-type label of HyperPod nodes holds it.
+_HYPERPOD_TYPE = re.compile(r"ml\.[a-z0-9][a-z0-9-]*\.[a-z0-9]+")
+_HYPERPOD_TYPE_TEXT = "a SageMaker HyperPod instance type such as 'ml.p5en.48xlarge'"
+
+
+def _check_hyperpod_type(parameter: str, value: object) -> Any:
+    text = check_str(parameter, value, allowed=_HYPERPOD_TYPE_TEXT)
+    if is_token(text):
+        raise FmValidationError(parameter, value, f"{_HYPERPOD_TYPE_TEXT}, known at synthesis (a node label value)")
+    if not _HYPERPOD_TYPE.fullmatch(text):
+        raise FmValidationError(parameter, value, _HYPERPOD_TYPE_TEXT)
+    return check_label_value(parameter, text)
+
+
+def check_hyperpod_instance_types(parameter: str, value: object) -> tuple[str, ...]:
+    """A list of HyperPod ``ml.`` instance types (a bare ``str`` is refused), without repeats, in the given order."""
+    types = check_str_sequence(parameter, value, item=_check_hyperpod_type)
+    return tuple(dict.fromkeys(types))
+
+
+def hyperpod_has_efa(hyperpod_type: str) -> bool:
+    """Whether the EFA device plugin should select this HyperPod type: its EC2 type has EFA in the catalog, or the
+    catalog does not hold it (the plugin then finds no EFA device and advertises none: UNCONFIRMED on HyperPod)."""
+    ec2_type = hyperpod_type.removeprefix("ml.")
+    return ec2_type not in CATALOG or CATALOG.get(ec2_type).maximum_efa_interfaces > 0
+
+
+def _node_affinity(*terms: tuple[str, Sequence[str]]) -> dict[str, Any]:
+    """A required node affinity: a node matches when any term (``key In values``) does."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": key, "operator": "In", "values": list(values)}]}
+                    for key, values in terms
+                ]
+            }
+        }
+    }
+
+
+def _cover_hyperpod(values: dict[str, Any], hyperpod_instance_types: Sequence[str]) -> dict[str, Any]:
+    """``values`` of a GPU DaemonSet chart, widened to HyperPod nodes of these types.
+
+    fmconstructs node groups are selected by ``nvidia.com/gpu.present=true`` (a label the node groups set); HyperPod
+    nodes are selected by their ``ml.`` instance-type label. Helm's ``nodeSelector`` can only AND labels, so the
+    ``nodeSelector`` is replaced by a required node affinity with one term for each (terms are ORed), and the pods
+    tolerate HyperPod's node-health taint.
+    """
+    types = check_hyperpod_instance_types("hyperpod_instance_types", hyperpod_instance_types)
+    if not types:
+        return values
+    widened = copy.deepcopy(values)
+    selector = widened.pop("nodeSelector", {})
+    widened["affinity"] = _node_affinity(
+        *((key, [value]) for key, value in selector.items()), (INSTANCE_TYPE_LABEL, sorted(types))
+    )
+    if HYPERPOD_NODE_HEALTH_TOLERATION not in widened["tolerations"]:
+        widened["tolerations"] = [*widened["tolerations"], dict(HYPERPOD_NODE_HEALTH_TOLERATION)]
+    return widened
 
 
 @dataclass(frozen=True)
@@ -282,7 +366,9 @@ def gpu_tolerations(extra: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, A
     ]
 
 
-def nvidia_device_plugin_values(*, efa_plugin: bool = True, gpu_feature_discovery: bool = True) -> dict[str, Any]:
+def nvidia_device_plugin_values(
+    *, efa_plugin: bool = True, gpu_feature_discovery: bool = True, hyperpod_instance_types: Sequence[str] = ()
+) -> dict[str, Any]:
     """Values for ``nvidia-device-plugin`` (keys from k8s-device-plugin deployments/helm/.../values.yaml).
 
     - ``mofedEnabled: false`` when the EFA device plugin runs: the nodes have EFA, not Mellanox OFED, and the plugin
@@ -290,6 +376,9 @@ def nvidia_device_plugin_values(*, efa_plugin: bool = True, gpu_feature_discover
     - ``gfd.enabled``: GPU feature discovery labels (``nvidia.com/gpu.product``, ``nvidia.com/gpu.clique`` that the
       DRA driver's ComputeDomains need on P6e-GB200).
     - Runs only on GPU nodes (``nvidia.com/gpu.present=true``, set by the node groups) and tolerates the GPU taint.
+    - ``hyperpod_instance_types`` (``ml.`` names): also on SageMaker HyperPod nodes of these types (a node affinity
+      on ``nvidia.com/gpu.present`` OR ``node.kubernetes.io/instance-type``, and HyperPod's node-health toleration),
+      as aws/sagemaker-hyperpod-cli ``helm_chart/readme.md`` asks of a device plugin installed outside its chart.
     """
     check_bool("efa_plugin", efa_plugin)
     check_bool("gpu_feature_discovery", gpu_feature_discovery)
@@ -302,46 +391,68 @@ def nvidia_device_plugin_values(*, efa_plugin: bool = True, gpu_feature_discover
     }
     if efa_plugin:
         values["mofedEnabled"] = False
-    return values
+    return _cover_hyperpod(values, hyperpod_instance_types)
 
 
-def efa_device_plugin_values(instance_types: Sequence[str]) -> dict[str, Any]:
+def efa_device_plugin_values(
+    instance_types: Sequence[str], *, hyperpod_instance_types: Sequence[str] = ()
+) -> dict[str, Any]:
     """Values for ``aws-efa-k8s-device-plugin`` (keys from eks-charts stable/aws-efa-k8s-device-plugin/values.yaml).
 
     The chart's own instance list lags EC2 launches (p6-b200/p6-b300 are missing from older versions), so the list is
     set to the cluster's EFA instance types; the plugin also runs only where ``vpc.amazonaws.com/efa.present=true``.
     Each type is a value of the ``node.kubernetes.io/instance-type`` label, so it must be a Kubernetes label value; a
     bare ``str`` is refused (it would be read character by character).
+
+    ``hyperpod_instance_types`` (``ml.`` names): also on SageMaker HyperPod nodes of those types that have EFA
+    (:func:`hyperpod_has_efa`). The chart builds its node affinity from ``supportedInstanceLabels`` (one ``In`` term
+    per key, eks-charts templates/daemonset.yaml) and ANDs ``nodeSelector`` with it; HyperPod nodes do not carry
+    ``vpc.amazonaws.com/efa.present`` (a label fmconstructs node groups set), so with HyperPod types the
+    ``nodeSelector`` is dropped and the instance-type list alone selects nodes (on a node of an EFA type without EFA
+    interfaces the plugin then finds no device: UNCONFIRMED behaviour), plus HyperPod's node-health toleration
+    (aws/sagemaker-hyperpod-cli ``helm_chart/readme.md``: "Supported Instance Labels (for efa plugin)").
     """
     types = check_str_sequence("instance_types", instance_types, item=check_label_value, min_items=1)
-    return {
+    hyperpod = check_hyperpod_instance_types("hyperpod_instance_types", hyperpod_instance_types)
+    values: dict[str, Any] = {
         "supportedInstanceLabels": {
-            "keys": ["node.kubernetes.io/instance-type"],
+            "keys": [INSTANCE_TYPE_LABEL],
             "values": sorted(set(types)),
         },
         "nodeSelector": {EFA_PRESENT_LABEL: "true"},
         "tolerations": gpu_tolerations(),
     }
+    efa_hyperpod = [t for t in hyperpod if hyperpod_has_efa(t)]
+    if efa_hyperpod:
+        values["supportedInstanceLabels"]["values"] = sorted({*types, *efa_hyperpod})
+        del values["nodeSelector"]
+        values["tolerations"] = [*values["tolerations"], dict(HYPERPOD_NODE_HEALTH_TOLERATION)]
+    return values
 
 
-def dcgm_exporter_values(*, service_monitor: bool = False, port: int = DCGM_EXPORTER_PORT) -> dict[str, Any]:
+def dcgm_exporter_values(
+    *, service_monitor: bool = False, port: int = DCGM_EXPORTER_PORT, hyperpod_instance_types: Sequence[str] = ()
+) -> dict[str, Any]:
     """Values for ``dcgm-exporter`` (keys from dcgm-exporter deployment/values.yaml).
 
     The metrics endpoint is ready for scraping: a ClusterIP Service on ``port`` with ``prometheus.io/*`` annotations
     on the Service and the pods (for annotation-based scrapers such as the Amazon Managed Service for Prometheus
     collector). ``serviceMonitor`` stays off unless asked for, because it needs the Prometheus Operator CRDs.
+    ``hyperpod_instance_types``: also on SageMaker HyperPod nodes of these types (see
+    :func:`nvidia_device_plugin_values`); HyperPod's dependencies chart installs no DCGM exporter.
     """
     check_bool("service_monitor", service_monitor)
     port = check_count("port", port, minimum=1, maximum=65535)
     port_text = Token.as_string(port) if is_token(port) else str(port)
     annotations = {"prometheus.io/scrape": "true", "prometheus.io/port": port_text, "prometheus.io/path": "/metrics"}
-    return {
+    values: dict[str, Any] = {
         "service": {"enable": True, "type": "ClusterIP", "port": port, "annotations": annotations},
         "podAnnotations": annotations,
         "serviceMonitor": {"enabled": service_monitor},
         "nodeSelector": {GPU_PRESENT_LABEL: "true"},
         "tolerations": gpu_tolerations(),
     }
+    return _cover_hyperpod(values, hyperpod_instance_types)
 
 
 #: Node affinity of the DRA kubelet plugin (EKS User Guide "ml-eks-nvidia-ultraserver" ``dra-values.yaml``): nodes

@@ -13,12 +13,14 @@ import ipaddress
 import json
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from types import MappingProxyType
 from typing import Any, Unpack, cast
 
-from aws_cdk import Annotations, Aws, CfnResource, Duration, Fn, Token
+import jsii
+from aws_cdk import Annotations, Aws, CfnResource, Duration, Fn, IStableStringProducer, Lazy, Stack, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -356,6 +358,10 @@ class GpuEksCluster(Construct):
         self._charts: dict[str, eks.HelmChart] = {}
         self._chart_sources: dict[str, _addons.ChartSource] = {}
         self._fsx_csi_driver: eks.Addon | None = None
+        self._hyperpod_instance_types: list[str] = []
+        # GPU DaemonSet charts whose values depend on the HyperPod instance types: id -> values builder.
+        self._hyperpod_aware_values: dict[str, Callable[[tuple[str, ...]], dict[str, Any]]] = {}
+        self._lazy_values: set[str] = set()
 
     # --- cluster ------------------------------------------------------------------------------------------------
     def _endpoint_access(self, cidrs: Sequence[str] | None) -> eks.EndpointAccess:
@@ -489,8 +495,15 @@ class GpuEksCluster(Construct):
         ``source``: where the chart (and its image) come from, e.g. a private ECR registry
         (:class:`~fmconstructs.eks.addons.ChartSource`); default the chart's public repository."""
         _addons.check_version("version", version)
-        values = _addons.nvidia_device_plugin_values(efa_plugin=efa_plugin, gpu_feature_discovery=gpu_feature_discovery)
-        return self._chart("NvidiaDevicePlugin", _addons.NVIDIA_DEVICE_PLUGIN.with_version(version), values, source)
+        _addons.nvidia_device_plugin_values(efa_plugin=efa_plugin, gpu_feature_discovery=gpu_feature_discovery)
+        return self._gpu_chart(
+            "NvidiaDevicePlugin",
+            _addons.NVIDIA_DEVICE_PLUGIN.with_version(version),
+            lambda hyperpod: _addons.nvidia_device_plugin_values(
+                efa_plugin=efa_plugin, gpu_feature_discovery=gpu_feature_discovery, hyperpod_instance_types=hyperpod
+            ),
+            source,
+        )
 
     def add_efa_device_plugin(
         self,
@@ -510,8 +523,13 @@ class GpuEksCluster(Construct):
             if instance_types is None
             else instance_types
         )
-        values = _addons.efa_device_plugin_values(types)
-        return self._chart("EfaDevicePlugin", _addons.EFA_DEVICE_PLUGIN.with_version(version), values, source)
+        _addons.efa_device_plugin_values(types)
+        return self._gpu_chart(
+            "EfaDevicePlugin",
+            _addons.EFA_DEVICE_PLUGIN.with_version(version),
+            lambda hyperpod: _addons.efa_device_plugin_values(types, hyperpod_instance_types=hyperpod),
+            source,
+        )
 
     def add_dcgm_exporter(
         self, *, version: str | None = None, service_monitor: bool = False, source: _addons.ChartSource | None = None
@@ -519,8 +537,15 @@ class GpuEksCluster(Construct):
         """DCGM exporter: GPU metrics on port 9400 behind a ClusterIP Service with Prometheus scrape annotations.
         ``source``: see :meth:`add_nvidia_device_plugin`."""
         _addons.check_version("version", version)
-        values = _addons.dcgm_exporter_values(service_monitor=service_monitor)
-        return self._chart("DcgmExporter", _addons.DCGM_EXPORTER.with_version(version), values, source)
+        _addons.dcgm_exporter_values(service_monitor=service_monitor)
+        return self._gpu_chart(
+            "DcgmExporter",
+            _addons.DCGM_EXPORTER.with_version(version),
+            lambda hyperpod: _addons.dcgm_exporter_values(
+                service_monitor=service_monitor, hyperpod_instance_types=hyperpod
+            ),
+            source,
+        )
 
     def add_nvidia_dra_driver(
         self, *, version: str | None = None, source: _addons.ChartSource | None = None
@@ -560,18 +585,93 @@ class GpuEksCluster(Construct):
         nvidia_device_plugin_source: _addons.ChartSource | None = None,
         efa_device_plugin_source: _addons.ChartSource | None = None,
         dcgm_exporter_source: _addons.ChartSource | None = None,
+        hyperpod_instance_types: Sequence[str] = (),
     ) -> GpuAddons:
         """The four GPU add-ons: NVIDIA device plugin, EFA device plugin, DCGM exporter and the FSx CSI driver.
 
         The ``*_source`` parameters choose where each chart comes from (default: its public repository; see
         :class:`~fmconstructs.eks.addons.ChartSource`). The FSx CSI driver is an EKS managed add-on (images from
-        the EKS registry of the cluster's Region)."""
+        the EKS registry of the cluster's Region). ``hyperpod_instance_types``: see
+        :meth:`add_hyperpod_instance_types` (default: none)."""
+        types = _addons.check_hyperpod_instance_types("hyperpod_instance_types", hyperpod_instance_types)
+        if types:
+            self.add_hyperpod_instance_types(types)
         return GpuAddons(
             nvidia_device_plugin=self.add_nvidia_device_plugin(efa_plugin=True, source=nvidia_device_plugin_source),
             efa_device_plugin=self.add_efa_device_plugin(source=efa_device_plugin_source),
             dcgm_exporter=self.add_dcgm_exporter(source=dcgm_exporter_source),
             fsx_csi_driver=self.add_fsx_csi_driver(),
         )
+
+    # --- SageMaker HyperPod nodes -------------------------------------------------------------------------------
+    @property
+    def charts(self) -> Mapping[str, eks.HelmChart]:
+        """The add-on charts installed so far, by id (``NvidiaDevicePlugin``, ``EfaDevicePlugin``, ``DcgmExporter``,
+        ``NvidiaDraDriver``); read-only."""
+        return MappingProxyType(self._charts)
+
+    @property
+    def hyperpod_instance_types(self) -> tuple[str, ...]:
+        """The HyperPod (``ml.``) instance types the GPU add-ons also select (:meth:`add_hyperpod_instance_types`)."""
+        return tuple(self._hyperpod_instance_types)
+
+    def add_hyperpod_instance_types(self, instance_types: Sequence[str]) -> tuple[str, ...]:
+        """SageMaker HyperPod nodes of these types (``ml.`` names, e.g. ``["ml.p5en.48xlarge"]``) join this cluster
+        (``Orchestrator.Eks``): the NVIDIA device plugin, the EFA device plugin (types with EFA) and the DCGM exporter
+        also run on them. Returns every type added so far.
+
+        HyperPod nodes carry their ``ml.`` name in ``node.kubernetes.io/instance-type`` and none of the labels
+        fmconstructs node groups set, so each chart's ``nodeSelector`` becomes a node affinity that matches either,
+        and the pods tolerate HyperPod's ``sagemaker.amazonaws.com/node-health-status=Unschedulable:NoSchedule``
+        taint (see :func:`~fmconstructs.eks.addons.nvidia_device_plugin_values`). Works in either order with the
+        ``add_*`` methods: charts added earlier get the wider values at synthesis. The FSx CSI driver's node
+        DaemonSet already runs on every node (it tolerates all taints), so :meth:`add_lustre_volume` claims mount on
+        HyperPod nodes too; the scraper of :mod:`fmconstructs.observability.eks` scrapes the DCGM exporter Service and
+        its node exporter tolerates every taint. :class:`fmconstructs.hyperpod.HyperPodEksDependencies` calls this
+        for the instance groups of the HyperPod cluster it precedes.
+        """
+        types = _addons.check_hyperpod_instance_types("instance_types", instance_types)
+        for hyperpod_type in types:
+            if hyperpod_type not in self._hyperpod_instance_types:
+                self._hyperpod_instance_types.append(hyperpod_type)
+        if self._hyperpod_instance_types:
+            for id in self._hyperpod_aware_values:
+                self._render_values_lazily(id)
+        return self.hyperpod_instance_types
+
+    def _gpu_chart(
+        self,
+        id: str,
+        pin: _addons.HelmChartPin,
+        build: Callable[[tuple[str, ...]], dict[str, Any]],
+        source: _addons.ChartSource | None,
+    ) -> eks.HelmChart:
+        """A GPU DaemonSet chart whose values also cover the HyperPod instance types (now or added later)."""
+        known_before = id in self._charts
+        chart = self._chart(id, pin, build(self.hyperpod_instance_types), source)
+        if not known_before:
+            self._hyperpod_aware_values[id] = build
+            if self._hyperpod_instance_types:
+                self._render_values_lazily(id)
+        return chart
+
+    def _render_values_lazily(self, id: str) -> None:
+        """Write chart ``id``'s ``Values`` at synthesis, from the HyperPod types known then (escape hatch on the
+        chart's CloudFormation resource, as :func:`_keep_null_values`; ``Stack.to_json_string`` keeps tokens)."""
+        if id in self._lazy_values:
+            return
+        self._lazy_values.add(id)
+        build = self._hyperpod_aware_values[id]
+        source = self._chart_sources[id]
+        stack = Stack.of(self)
+
+        def render() -> str:
+            return stack.to_json_string(source.apply(build(self.hyperpod_instance_types)))
+
+        resource = self._charts[id].node.find_child("Resource").node.default_child
+        if not isinstance(resource, CfnResource):  # pragma: no cover - aws-cdk-lib's HelmChart layout
+            raise TypeError(f"{self._charts[id].node.path} has no CloudFormation resource for its values")
+        resource.add_property_override("Values", Lazy.string(_StringProducer(render)))
 
     # --- workloads ----------------------------------------------------------------------------------------------
     def add_lustre_volume(
@@ -649,6 +749,17 @@ def _check_mount_option(parameter: str, value: object) -> Any:
     return check_str(
         parameter, value, pattern=_MOUNT_OPTION, allowed="a mount option without spaces, commas or quotes ('flock')"
     )
+
+
+@jsii.implements(IStableStringProducer)
+class _StringProducer:
+    """A ``Lazy.string`` producer from a Python callable (resolved once, at synthesis)."""
+
+    def __init__(self, render: Callable[[], str]) -> None:
+        self._render = render
+
+    def produce(self) -> str | None:
+        return self._render()
 
 
 def _keep_null_values(chart: eks.HelmChart, values: Mapping[str, Any]) -> None:
