@@ -1,4 +1,5 @@
-"""CapacityBlockEvents under aws-cdk-lib's CloudFormation validation, cdk-nag AwsSolutions and cfn-lint (one stack)."""
+"""CapacityBlockEvents under aws-cdk-lib's CloudFormation validation, cdk-nag AwsSolutions and cfn-lint (PCS and notify
+in one stack, the EKS cordon in another)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,34 @@ from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from cdk_nag import AwsSolutionsChecks
 from conftest import ENV
 
 from fmconstructs.capacity_events import CapacityBlockEvents
+from fmconstructs.eks import GpuEksCluster
 
 pytestmark = pytest.mark.validation
+
+
+STACKS = ("FmCapacityEvents", "FmCapacityEventsEks")
+
+
+def _eks_stack(app: cdk.App) -> None:
+    """The EKS cordon in the cluster's VPC; the cluster's own findings are acknowledged as the EKS examples do."""
+    from examples.eks_stack import acknowledge_eks_findings
+
+    stack = cdk.Stack(app, "FmCapacityEventsEks", env=ENV)
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=2, nat_gateways=1)
+    vpc.add_flow_log("FlowLog")
+    cluster = GpuEksCluster(stack, "Cluster", vpc=vpc)
+    acknowledge_eks_findings(cluster)
+    key = kms.Key(stack, "AlertsKey", enable_key_rotation=True)
+    topic = sns.Topic(stack, "Alerts", master_key=key, enforce_ssl=True)
+    CapacityBlockEvents(stack, "CordonBlocks", alert_topic=topic, eks_cluster=cluster)
+    CapacityBlockEvents(stack, "PublicCordon", alert_topic=topic, eks_cluster=cluster, eks_in_vpc=False)
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +47,7 @@ def assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
     topic = sns.Topic(stack, "Alerts", master_key=key, enforce_ssl=True)
     CapacityBlockEvents(stack, "PcsBlocks", alert_topic=topic, pcs_login_node_group_id="pcs_abcdef1234")
     CapacityBlockEvents(stack, "EksBlocks", alert_topic=topic, capacity_reservation_ids=["cr-0123456789abcdef0"])
+    _eks_stack(app)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     app.synth()  # raises ValidationFailed on any unacknowledged cdk-nag error
     return outdir
@@ -37,16 +59,32 @@ def test_cdk_nag_reports_nothing_unacknowledged(assembly):
     assert failures == []
 
 
-def test_nag_acknowledgements_have_specific_reasons(assembly):
-    for entries in json.loads((assembly / "FmCapacityEvents.metadata.json").read_text()).values():
+@pytest.mark.parametrize("stack", STACKS)
+def test_nag_acknowledgements_have_specific_reasons(assembly, stack):
+    for entries in json.loads((assembly / f"{stack}.metadata.json").read_text()).values():
         for entry in entries:
             if entry["type"] == "aws:cdk:acknowledged-rules":
                 for rule, reason in entry["data"].items():
                     assert len(reason) >= 30, f"{rule} acknowledged without a specific reason"
 
 
-def test_cfn_lint_has_zero_errors(assembly):
+@pytest.mark.parametrize("stack", STACKS)
+def test_cfn_lint_has_zero_errors(assembly, stack):
     from cfnlint.api import lint_file
 
-    matches = lint_file(assembly / "FmCapacityEvents.template.json")
+    matches = lint_file(assembly / f"{stack}.template.json")
     assert [f"{m.rule.id} {m.message[:200]}" for m in matches if m.rule.severity == "error"] == []
+
+
+def test_eks_stack_acknowledges_only_what_the_cordon_needs(assembly):
+    acknowledged: set[str] = set()
+    for path, entries in json.loads((assembly / "FmCapacityEventsEks.metadata.json").read_text()).items():
+        if "/CordonBlocks/" in path or "/PublicCordon/" in path:
+            for entry in entries:
+                if entry["type"] == "aws:cdk:acknowledged-rules":
+                    acknowledged |= {rule.removeprefix("Annotation::") for rule in entry["data"]}
+    assert acknowledged == {
+        "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
+        "AwsSolutions-IAM5[Resource::*]",
+        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaENIManagementAccess]",
+    }

@@ -1,4 +1,4 @@
-"""Capacity Block awareness at run time: EC2's Capacity Block events -> SNS, and a Slurm drain on PCS.
+"""Capacity Block awareness at run time: EC2's Capacity Block events -> SNS, a Slurm drain on PCS, a cordon on EKS.
 
 :class:`CapacityBlockEvents` subscribes an EventBridge rule to EC2's Capacity Block events (EC2 User Guide,
 "Monitor Capacity Blocks using EventBridge", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-monitor.html:
@@ -11,7 +11,24 @@ the block's instances (ec2:DescribeInstances, filter ``capacity-reservation-id``
 there through SSM Run Command (``AWS-RunShellScript``). The login node needs the SSM agent and
 ``AmazonSSMManagedInstanceCore`` (the PCS login node role has it by default).
 
-EKS: notify only (cordoning through the Kubernetes API is not implemented).
+With ``eks_cluster`` (a :class:`~fmconstructs.eks.GpuEksCluster`) the warning also cordons the block's Kubernetes
+nodes: the handler finds the block's instances (same filter), matches them to nodes by ``spec.providerID``
+(``aws:///<zone>/<instance-id>``; by name = private DNS name only for a node without one), and PATCHes each node with
+``spec.unschedulable: true`` (what ``kubectl cordon`` does) and two annotations that say why,
+``fmconstructs.io/capacity-block-ends-at`` (the event's ``end-date``) and ``fmconstructs.io/capacity-reservation-id``.
+Running pods are not evicted: the cordon only stops new pods from landing on nodes about to go away. It talks to the
+API server with an EKS bearer token (a presigned sts:GetCallerIdentity URL, the aws-iam-authenticator format) and
+verifies TLS against the cluster's CA from eks:DescribeCluster; boto3 and the standard library only.
+
+Least privilege on the Kubernetes side: an EKS access entry maps the handler's role to one Kubernetes group (no EKS
+access policy: the documented ones that can patch nodes are far broader, and the EKS User Guide's
+access-policy-permissions page says to create Kubernetes RBAC objects and group names when the policies do not fit),
+and a ClusterRole allowing only ``get``/``list``/``patch`` on ``nodes`` is bound to that group. IAM: eks:DescribeCluster
+on that cluster only. The handler runs in the cluster's subnets with its own security group, allowed into the cluster
+security group on 443 (the private endpoint; :class:`GpuEksCluster` always keeps it on); ``eks_in_vpc=False`` keeps the
+handler outside the VPC for a cluster whose public endpoint admits it.
+
+The notice always goes out: a failed drain or cordon is logged and written into the notice, never raised.
 """
 
 from __future__ import annotations
@@ -22,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -29,12 +48,13 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from .._validate import check_construct, check_enum, check_scope_id, check_str, check_str_sequence
-from ..errors import FmValidationError
+from .._validate import check_bool, check_construct, check_enum, check_scope_id, check_str, check_str_sequence
+from ..eks import GpuEksCluster
+from ..errors import FmTypeError, FmValidationError
 from ..pcs.node_group import NODE_GROUP_ID_TAG
 from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
 
-__all__ = ["DETAIL_TYPES", "CapacityBlockEvents"]
+__all__ = ["CORDON_RULES", "DETAIL_TYPES", "CapacityBlockEvents"]
 
 _HANDLER_DIR = Path(__file__).resolve().parent / "handler"
 HANDLER = "index.handler"
@@ -46,6 +66,15 @@ _RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8}(?:[0-9a-f]{9})?")
 # any non-empty id without whitespace is accepted).
 _NODE_GROUP_ID = re.compile(r"\S{1,256}")
 
+#: The ClusterRole rules the EKS cordon needs: list nodes (to match them to the block's instances), get and patch them
+#: (spec.unschedulable and the annotations). Nothing else: no pods, no eviction.
+CORDON_RULES: tuple[dict[str, Any], ...] = (
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
+)
+# Kubernetes API server port of the EKS endpoint (EKS User Guide sec-group-reqs: the control plane is reached on 443).
+_API_SERVER_PORT = 443
+_ENI_POLICY = "service-role/AWSLambdaENIManagementAccess"
+
 
 class CapacityBlockEvents(Construct):
     """EventBridge rule on EC2's Capacity Block events, a Lambda that notifies ``alert_topic`` and drains PCS nodes.
@@ -54,6 +83,11 @@ class CapacityBlockEvents(Construct):
     :param pcs_login_node_group_id: the PCS login node group id; when given, the block's Slurm nodes are drained on
         the expiration warning through SSM Run Command on one of its running instances. default: notify only.
     :param capacity_reservation_ids: only these blocks. default: every Capacity Block of the account and region.
+    :param eks_cluster: a :class:`~fmconstructs.eks.GpuEksCluster`; when given, the block's Kubernetes nodes are
+        cordoned (and annotated) on the expiration warning. default: no EKS cordon.
+    :param eks_in_vpc: with ``eks_cluster``: run the handler in the cluster's subnets with a security group allowed
+        into the cluster security group on 443, to reach the private endpoint. False only when the cluster's public
+        endpoint admits the handler's egress. default: True.
     :param log_retention: retention of the handler's log group. default: ONE_MONTH.
     """
 
@@ -65,6 +99,8 @@ class CapacityBlockEvents(Construct):
         alert_topic: Any,
         pcs_login_node_group_id: str | None = None,
         capacity_reservation_ids: Sequence[str] | None = None,
+        eks_cluster: GpuEksCluster | None = None,
+        eks_in_vpc: bool = True,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
     ) -> None:
         check_scope_id(scope, id)
@@ -88,11 +124,25 @@ class CapacityBlockEvents(Construct):
             )
             if len(set(ids)) != len(ids):
                 raise FmValidationError("capacity_reservation_ids", list(ids), "a list without duplicates")
+        if eks_cluster is not None and not isinstance(eks_cluster, GpuEksCluster):
+            raise FmTypeError(
+                "eks_cluster", eks_cluster, f"a GpuEksCluster or None (got a {type(eks_cluster).__name__})"
+            )
+        check_bool("eks_in_vpc", eks_in_vpc)
         check_enum("log_retention", log_retention, logs.RetentionDays)
         super().__init__(scope, id)
         self.alert_topic = alert_topic
         self.pcs_login_node_group_id = pcs_login_node_group_id
         self.capacity_reservation_ids = ids
+        self.eks_cluster = eks_cluster
+        self.eks_in_vpc = eks_in_vpc and eks_cluster is not None
+        #: The Kubernetes group of the handler's access entry (bound to the cordon ClusterRole); None without EKS.
+        self.kubernetes_group: str | None = None
+        #: Name of the ClusterRole (and ClusterRoleBinding) that lets the group get, list and patch nodes.
+        self.cluster_role_name: str | None = None
+        self.access_entry: eks.CfnAccessEntry | None = None
+        self.rbac: eks.KubernetesManifest | None = None
+        self.security_group: ec2.SecurityGroup | None = None
 
         self.log_group = logs.LogGroup(
             self, "HandlerLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
@@ -101,14 +151,13 @@ class CapacityBlockEvents(Construct):
             self,
             "HandlerRole",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="Capacity Block events: notify the alert topic, drain the block's PCS nodes",
+            description="Capacity Block events: notify the alert topic, drain PCS / cordon EKS nodes of the block",
         )
         self.log_group.grant_write(self.role)
         alert_topic.grant_publish(self.role)
         environment = {"TOPIC_ARN": alert_topic.topic_arn}
-        if pcs_login_node_group_id is not None:
-            environment["PCS_LOGIN_NODE_GROUP_ID"] = pcs_login_node_group_id
-            stack = cdk.Stack.of(self)
+        stack = cdk.Stack.of(self)
+        if pcs_login_node_group_id is not None or eks_cluster is not None:
             # ec2:DescribeInstances supports no resource-level permissions (Service Authorization Reference, "Actions,
             # resources, and condition keys for Amazon EC2": no resource type for Describe* actions), so "*".
             # UNCONFIRMED: the page was not opened while writing this.
@@ -117,6 +166,8 @@ class CapacityBlockEvents(Construct):
                     sid="FindBlockAndLoginInstances", actions=["ec2:DescribeInstances"], resources=["*"]
                 )
             )
+        if pcs_login_node_group_id is not None:
+            environment["PCS_LOGIN_NODE_GROUP_ID"] = pcs_login_node_group_id
             self.role.add_to_policy(
                 iam.PolicyStatement(
                     sid="RunShellScriptDocument",
@@ -139,10 +190,13 @@ class CapacityBlockEvents(Construct):
                     conditions={"StringEquals": {f"ssm:resourceTag/{NODE_GROUP_ID_TAG}": pcs_login_node_group_id}},
                 )
             )
+        if eks_cluster is not None:
+            environment["EKS_CLUSTER_NAME"] = eks_cluster.cluster_name
+            self._add_kubernetes_access(eks_cluster)
         self.function = lambda_.Function(
             self,
             "Handler",
-            description="fmconstructs: Capacity Block events -> alert topic, Slurm drain on PCS",
+            description="fmconstructs: Capacity Block events -> alert topic, Slurm drain (PCS), cordon (EKS)",
             # Latest Python the aws-cdk-lib Runtime enum offers (cdk-nag AwsSolutions-L1), as the Grafana provisioner.
             runtime=lambda_.Runtime.PYTHON_3_14,
             architecture=lambda_.Architecture.ARM_64,
@@ -153,6 +207,7 @@ class CapacityBlockEvents(Construct):
             role=self.role,
             log_group=self.log_group,
             environment=environment,
+            **self._network(eks_cluster if self.eks_in_vpc else None),
         )
         self.function.node.add_dependency(self.role)
 
@@ -166,6 +221,96 @@ class CapacityBlockEvents(Construct):
         )
         self._acknowledge()
 
+    def _add_kubernetes_access(self, cluster: GpuEksCluster) -> None:
+        """eks:DescribeCluster on the cluster, an access entry to one Kubernetes group, the node-cordon RBAC."""
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="DescribeTheCluster", actions=["eks:DescribeCluster"], resources=[cluster.cluster_arn]
+            )
+        )
+        # One group and role per construct (several CapacityBlockEvents may share a cluster): a stable suffix from
+        # the construct path. Group names are free text (EKS CreateAccessEntry kubernetesGroups: "The value for name
+        # that you've specified for kind: Group as a subject in a Kubernetes RoleBinding or ClusterRoleBinding").
+        suffix = self.node.addr[:8]
+        self.kubernetes_group = f"fmconstructs:capacity-block-cordon:{suffix}"
+        self.cluster_role_name = f"fmconstructs-capacity-block-cordon-{suffix}"
+        # An access entry with Kubernetes groups and no access policy: Kubernetes RBAC alone authorizes the role
+        # (EKS User Guide create-k8s-group-access-entry; CreateAccessEntry kubernetesGroups).
+        self.access_entry = eks.CfnAccessEntry(
+            self,
+            "KubernetesAccess",
+            cluster_name=cluster.cluster_name,
+            principal_arn=self.role.role_arn,
+            kubernetes_groups=[self.kubernetes_group],
+            type="STANDARD",
+        )
+        self.rbac = eks.KubernetesManifest(
+            self,
+            "CordonRbac",
+            cluster=cluster.icluster,
+            manifest=[
+                {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "ClusterRole",
+                    "metadata": {
+                        "name": self.cluster_role_name,
+                        "labels": {"app.kubernetes.io/managed-by": "fmconstructs"},
+                    },
+                    "rules": [dict(rule) for rule in CORDON_RULES],
+                },
+                {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "ClusterRoleBinding",
+                    "metadata": {
+                        "name": self.cluster_role_name,
+                        "labels": {"app.kubernetes.io/managed-by": "fmconstructs"},
+                    },
+                    "roleRef": {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "ClusterRole",
+                        "name": self.cluster_role_name,
+                    },
+                    "subjects": [
+                        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": self.kubernetes_group}
+                    ],
+                },
+            ],
+        )
+
+    def _network(self, cluster: GpuEksCluster | None) -> dict[str, Any]:
+        """Function props that put the handler in the cluster's subnets, allowed into the API server on 443."""
+        if cluster is None:
+            return {}
+        # A function in a VPC needs ENI permissions on its execution role (Lambda Developer Guide configuration-vpc);
+        # AWSLambdaENIManagementAccess is the AWS managed policy with exactly those (ec2:Create/Describe/Delete
+        # NetworkInterface, Assign/UnassignPrivateIpAddresses, Resource "*"; AWS Managed Policy reference page), without
+        # the log permissions AWSLambdaVPCAccessExecutionRole adds (the role already writes to its own log group).
+        self.role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(_ENI_POLICY))
+        self.security_group = ec2.SecurityGroup(
+            self,
+            "HandlerSecurityGroup",
+            vpc=cluster.vpc,
+            description="Capacity Block events handler: EKS API server (443) and AWS APIs",
+            allow_all_outbound=True,
+        )
+        # The EKS-created cluster security group is on the control plane's network interfaces (EKS User Guide
+        # sec-group-reqs, "Default cluster security group"); admit the handler there on 443 only.
+        ec2.CfnSecurityGroupIngress(
+            self,
+            "ApiServerFromHandler",
+            group_id=cluster.cluster_security_group.security_group_id,
+            source_security_group_id=self.security_group.security_group_id,
+            ip_protocol="tcp",
+            from_port=_API_SERVER_PORT,
+            to_port=_API_SERVER_PORT,
+            description="Capacity Block events handler to the Kubernetes API server",
+        )
+        return {
+            "vpc": cluster.vpc,
+            "vpc_subnets": ec2.SubnetSelection(subnets=list(cluster.subnets)),
+            "security_groups": [self.security_group],
+        }
+
     def _acknowledge(self) -> None:
         """cdk-nag AwsSolutions-IAM5 acknowledgements, one per wildcard finding, each with its reason."""
         policy = self.role.node.try_find_child("DefaultPolicy")
@@ -177,17 +322,27 @@ class CapacityBlockEvents(Construct):
                 "topic's key only (SNS server-side encryption needs the publisher to generate data keys)"
             ),
         }
-        if self.pcs_login_node_group_id is not None:
-            stack = cdk.Stack.of(self)
-            region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region
-            account = "<AWS::AccountId>" if cdk.Token.is_unresolved(stack.account) else stack.account
+        if self.pcs_login_node_group_id is not None or self.eks_cluster is not None:
             findings["AwsSolutions-IAM5[Resource::*]"] = (
                 "ec2:DescribeInstances has no resource-level permissions (Service Authorization Reference for "
                 "Amazon EC2: no resource type), so its Resource must be *; the handler only reads instances"
             )
+        if self.pcs_login_node_group_id is not None:
+            stack = cdk.Stack.of(self)
+            region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region
+            account = "<AWS::AccountId>" if cdk.Token.is_unresolved(stack.account) else stack.account
             findings[f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:{region}:{account}:instance/*]"] = (
                 "ssm:SendCommand on instance/* is limited by the condition "
                 "ssm:resourceTag/aws:pcs:compute-node-group-id to the PCS login node group's instances"
             )
         for rule_id, reason in findings.items():
             cdk.Validations.of(policy).acknowledge(cdk.Acknowledgment(id=rule_id, reason=reason))
+        if self.eks_in_vpc:
+            cdk.Validations.of(self.role).acknowledge(
+                cdk.Acknowledgment(
+                    id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{_ENI_POLICY}]",
+                    reason="the handler runs in the cluster's VPC to reach the private EKS endpoint; Lambda creates "
+                    "its network interfaces with the execution role, and AWSLambdaENIManagementAccess holds only those "
+                    "ENI actions (their Resource must be *)",
+                )
+            )
