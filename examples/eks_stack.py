@@ -9,6 +9,11 @@
   reserves capacity in a cluster placement group only for reservations created in it, EC2 User Guide "cr-cpg").
 - The four GPU add-ons and a static PersistentVolume + claim for an FSx for Lustre file system from the storage
   construct.
+- With the shared workspace: :class:`~fmconstructs.capacity_events.CapacityBlockEvents` sends Capacity Block
+  delivered / expiration-warning events to the workspace's alert topic and, on the warning (forty minutes before the
+  block ends), cordons the block's nodes (``spec.unschedulable``, annotated ``fmconstructs.io/capacity-block-ends-at``)
+  so that no new pod lands on them. The handler runs in the cluster's private subnets (the endpoint is private) with
+  an access entry limited by RBAC to get/list/patch nodes.
 - Outputs (:func:`add_eks_outputs`): cluster name, ARN and API endpoint, the ``aws eks update-kubeconfig`` command,
   the node group names, the file system id, DNS name and mount name.
 
@@ -26,6 +31,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from fmconstructs import CapacityBlock, CapacityReservation
+from fmconstructs.capacity_events import CapacityBlockEvents
 from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
 from fmconstructs.observability.eks import AmpEksScraper
 from fmconstructs.observability.workspace import PrometheusWorkspace
@@ -77,6 +83,14 @@ class EksStack(Stack):
         self.addons = self.cluster.add_gpu_addons()
         self.scraper = (
             AmpEksScraper(self, "Scraper", cluster=self.cluster, workspace=workspace, cluster_label=id)
+            if workspace is not None
+            else None
+        )
+        # Capacity Block delivered / expiration warning -> the alert topic; the warning cordons the block's nodes.
+        self.capacity_events = (
+            CapacityBlockEvents(
+                self, "CapacityBlockEvents", alert_topic=workspace.alert_topic, eks_cluster=self.cluster
+            )
             if workspace is not None
             else None
         )

@@ -184,3 +184,50 @@ def test_no_placement_group_for_the_odcr_group(stack, template):
     # hold the reservation).
     assert stack.p6_b300.placement_group is None
     assert template.find_resources("AWS::EC2::PlacementGroup") == {}
+
+
+# --- with the shared workspace: Capacity Block events cordon the block's nodes ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def with_workspace():
+    import aws_cdk as cdk
+
+    from fmconstructs.observability.workspace import PrometheusWorkspace
+
+    app = new_app()
+    obs = cdk.Stack(app, "Obs")
+    workspace = PrometheusWorkspace(obs, "Workspace")
+    stack = EksStack(app, "FmEksP5en", workspace=workspace)
+    return stack, Template.from_stack(stack)
+
+
+def test_no_capacity_events_without_workspace(stack, template):
+    assert stack.capacity_events is None
+    assert template.find_resources("AWS::Events::Rule") == {}
+
+
+def test_capacity_block_events_notify_the_alert_topic_and_cordon(with_workspace):
+    stack, template = with_workspace
+    events = stack.capacity_events
+    assert events is not None and events.eks_cluster is stack.cluster
+    rule = one(template, "AWS::Events::Rule")
+    assert rule["EventPattern"]["source"] == ["aws.ec2"]
+    assert "Capacity Block Expiration Warning" in rule["EventPattern"]["detail-type"]
+    function = next(
+        r["Properties"]
+        for lid, r in template.find_resources("AWS::Lambda::Function").items()
+        if lid.startswith("CapacityBlockEventsHandler")
+    )
+    variables = function["Environment"]["Variables"]
+    assert "Fn::ImportValue" in json.dumps(variables["TOPIC_ARN"])  # the workspace's topic, from FmObservability
+    assert variables["EKS_CLUSTER_NAME"]["Ref"].startswith("Cluster")
+    assert "VpcConfig" in function  # the endpoint is private
+    entries = [r["Properties"] for r in template.find_resources("AWS::EKS::AccessEntry").values()]
+    assert [e["KubernetesGroups"] for e in entries if "KubernetesGroups" in e] == [[events.kubernetes_group]]
+    manifests = [
+        json.loads(r["Properties"]["Manifest"])
+        for lid, r in template.find_resources("Custom::AWSCDK-EKS-KubernetesResource").items()
+        if lid.startswith("CapacityBlockEventsCordonRbac")
+    ]
+    assert manifests[0][0]["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}]
