@@ -1,0 +1,396 @@
+"""Value objects of :class:`~fmconstructs.platform.TrainingPlatform`: the storage objective, the observability
+choice and one small options object per orchestrator backend.
+
+Each options object carries only what its backend needs besides the platform's shared choices (instance type, node
+count, capacity, subnet, storage, observability); every field names the backend prop it feeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from aws_cdk import Duration
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_count,
+    check_enum,
+    check_instance,
+    check_number,
+    check_optional_count,
+    check_sequence,
+    check_str,
+)
+from ..errors import FmValidationError, is_token
+from ..hyperpod import HyperPodCapacity
+from ..images import GpuNodeImage
+from ..observability.grafana import GrafanaWorkspace
+from ..observability.sources import ExporterSource
+from ..observability.workspace import PrometheusWorkspace
+from ..parallelcluster import Monitoring, OperatingSystem
+from ..parallelcluster.cluster import DEFAULT_VERSION as PARALLELCLUSTER_DEFAULT_VERSION
+from ..pcs import PcsAmi, SlurmVersion
+from ..pcs.slurm import DEFAULT_SLURM_VERSION
+from ..storage import (
+    DEFAULT_LAYOUT,
+    DataRepositoryLink,
+    LustreDeploymentType,
+    LustreSizing,
+    size_for_checkpoint,
+    size_for_throughput,
+)
+from ..storage.sizing import THROUGHPUT_MBPS_PER_TIB
+
+#: The highest PERSISTENT_2 tier (MB/s/TiB): the smallest file system for a throughput objective
+#: (:func:`~fmconstructs.storage.size_for_throughput`'s own default).
+DEFAULT_THROUGHPUT_MBPS_PER_TIB = THROUGHPUT_MBPS_PER_TIB[LustreDeploymentType.PERSISTENT_2][-1]
+
+
+class StorageObjective(str, Enum):
+    """How :class:`PlatformStorage` sizes the file system."""
+
+    THROUGHPUT = "throughput"
+    CHECKPOINT = "checkpoint"
+    CAPACITY = "capacity"
+
+
+def _check_link(parameter: str, value: object) -> DataRepositoryLink:
+    checked: DataRepositoryLink = check_instance(parameter, value, DataRepositoryLink, "a DataRepositoryLink")
+    return checked
+
+
+def _check_known_positive(parameter: str, value: object, unit: str) -> Any:
+    """A positive number known at synthesis (it sizes the file system)."""
+    number = check_number(parameter, value, minimum=0, exclusive_minimum=True, unit=unit)
+    if is_token(number):
+        raise FmValidationError(parameter, value, f"a number of {unit} known at synthesis (it sizes the file system)")
+    return number
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlatformStorage:
+    """An FSx for Lustre PERSISTENT_2 file system sized from an objective and linked to an S3 bucket.
+
+    Build it with :meth:`for_throughput`, :meth:`for_checkpoint` or :meth:`of_capacity`.
+
+    :param data_bucket: the bucket the file system links to. Default (None): a new
+        :class:`~fmconstructs.storage.DataRepositoryBucket` (versioned, encrypted, TLS only, public access blocked,
+        RETAIN).
+    :param layout: the data repository associations. Default :data:`~fmconstructs.storage.DEFAULT_LAYOUT`:
+        ``/datasets`` (import) and ``/checkpoints`` (import and export).
+    :param mount_point: where nodes mount the file system. Default ``/fsx``.
+    :param efa_enabled: an EFA-enabled file system sharing the nodes' EFA security group. Default (None): True for
+        PCS, ParallelCluster and EKS, False for HyperPod (which creates its own node security group and whose
+        lifecycle scripts mount over TCP; True is refused there).
+    :param access_logs_bucket: server access logs of a new data bucket. Default: none.
+    """
+
+    objective: StorageObjective
+    target_gbytes_per_s: float | None = None
+    checkpoint_bytes: float | None = None
+    checkpoint_seconds: float | None = None
+    storage_capacity_gib: int | None = None
+    throughput_mbps_per_tib: int = DEFAULT_THROUGHPUT_MBPS_PER_TIB
+    min_capacity_gib: int = 0
+    data_bucket: s3.IBucket | None = None
+    layout: Sequence[DataRepositoryLink] = DEFAULT_LAYOUT
+    mount_point: str = "/fsx"
+    efa_enabled: bool | None = None
+    access_logs_bucket: s3.IBucket | None = None
+
+    def __post_init__(self) -> None:
+        check_enum("objective", self.objective, StorageObjective)
+        if self.objective is StorageObjective.THROUGHPUT:
+            _check_known_positive("target_gbytes_per_s", self.target_gbytes_per_s, "GB/s")
+        elif self.objective is StorageObjective.CHECKPOINT:
+            _check_known_positive("checkpoint_bytes", self.checkpoint_bytes, "bytes")
+            _check_known_positive("checkpoint_seconds", self.checkpoint_seconds, "seconds")
+        else:
+            check_count("storage_capacity_gib", self.storage_capacity_gib, minimum=1)
+        check_count("throughput_mbps_per_tib", self.throughput_mbps_per_tib, minimum=1)
+        check_count("min_capacity_gib", self.min_capacity_gib)
+        if self.data_bucket is not None:
+            check_construct("data_bucket", self.data_bucket, attribute="bucket_name", expected="an s3.IBucket")
+        object.__setattr__(self, "layout", check_sequence("layout", self.layout, _check_link))
+        check_str("mount_point", self.mount_point, min_length=2, allowed="an absolute path such as '/fsx'")
+        if self.efa_enabled is not None:
+            check_bool("efa_enabled", self.efa_enabled)
+        if self.access_logs_bucket is not None:
+            check_construct(
+                "access_logs_bucket", self.access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket"
+            )
+
+    @classmethod
+    def for_throughput(cls, *, target_gbytes_per_s: float, **options: Any) -> PlatformStorage:
+        """The smallest file system whose baseline throughput reaches ``target_gbytes_per_s`` GB/s
+        (:func:`~fmconstructs.storage.size_for_throughput`). ``options``: the other fields."""
+        return cls(objective=StorageObjective.THROUGHPUT, target_gbytes_per_s=target_gbytes_per_s, **options)
+
+    @classmethod
+    def for_checkpoint(cls, *, checkpoint_bytes: float, checkpoint_seconds: float, **options: Any) -> PlatformStorage:
+        """The smallest file system that absorbs a ``checkpoint_bytes`` checkpoint in ``checkpoint_seconds``
+        (:func:`~fmconstructs.storage.size_for_checkpoint`). ``options``: the other fields."""
+        return cls(
+            objective=StorageObjective.CHECKPOINT,
+            checkpoint_bytes=checkpoint_bytes,
+            checkpoint_seconds=checkpoint_seconds,
+            **options,
+        )
+
+    @classmethod
+    def of_capacity(cls, *, storage_capacity_gib: int, **options: Any) -> PlatformStorage:
+        """A file system of exactly ``storage_capacity_gib`` (the file system construct checks the capacity steps)."""
+        return cls(objective=StorageObjective.CAPACITY, storage_capacity_gib=storage_capacity_gib, **options)
+
+    def size(self, *, efa_enabled: bool) -> LustreSizing:
+        """The sizing decision for this objective (the storage module's sizing functions, PERSISTENT_2)."""
+        if self.objective is StorageObjective.THROUGHPUT:
+            assert self.target_gbytes_per_s is not None
+            return size_for_throughput(
+                target_gbytes_per_s=self.target_gbytes_per_s,
+                throughput_mbps_per_tib=self.throughput_mbps_per_tib,
+                efa_enabled=efa_enabled,
+                min_capacity_gib=self.min_capacity_gib,
+            )
+        if self.objective is StorageObjective.CHECKPOINT:
+            assert self.checkpoint_bytes is not None and self.checkpoint_seconds is not None
+            return size_for_checkpoint(
+                self.checkpoint_bytes,
+                self.checkpoint_seconds,
+                throughput_mbps_per_tib=self.throughput_mbps_per_tib,
+                efa_enabled=efa_enabled,
+                min_capacity_gib=self.min_capacity_gib,
+            )
+        assert self.storage_capacity_gib is not None
+        return LustreSizing(
+            LustreDeploymentType.PERSISTENT_2, self.storage_capacity_gib, self.throughput_mbps_per_tib, efa_enabled
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlatformObservability:
+    """Where metrics and alerts go: a new Amazon Managed Prometheus workspace (and Managed Grafana workspace), or
+    existing ones (e.g. another stack's). Build it with :meth:`new` or :meth:`existing`."""
+
+    prometheus_workspace: PrometheusWorkspace | None = None
+    grafana_workspace: GrafanaWorkspace | None = None
+    create_grafana: bool = False
+    alias: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.prometheus_workspace is not None:
+            check_instance(
+                "prometheus_workspace", self.prometheus_workspace, PrometheusWorkspace, "a PrometheusWorkspace"
+            )
+        if self.grafana_workspace is not None:
+            check_instance("grafana_workspace", self.grafana_workspace, GrafanaWorkspace, "a GrafanaWorkspace")
+            if self.prometheus_workspace is None:
+                raise FmValidationError(
+                    "prometheus_workspace",
+                    None,
+                    "the Prometheus workspace the existing Grafana workspace reads, given with grafana_workspace "
+                    "(a new workspace would make the Grafana stack depend on this one and this one on it)",
+                )
+        check_bool("create_grafana", self.create_grafana)
+        if self.alias is not None:
+            check_str("alias", self.alias, min_length=1, max_length=100, allowed="1-100 characters")
+
+    @property
+    def is_new(self) -> bool:
+        return self.prometheus_workspace is None
+
+    @classmethod
+    def new(cls, *, grafana: bool = True, alias: str | None = None) -> PlatformObservability:
+        """A new Prometheus workspace (alert rules, Alertmanager to an encrypted SNS topic) and, with ``grafana``
+        (default True), a Managed Grafana workspace provisioned with its data source and dashboards."""
+        return cls(create_grafana=grafana, alias=alias)
+
+    @classmethod
+    def existing(
+        cls, *, prometheus_workspace: PrometheusWorkspace, grafana_workspace: GrafanaWorkspace | None = None
+    ) -> PlatformObservability:
+        """Send to an existing workspace (e.g. FmObservability's); ``grafana_workspace`` only adds its URL as an
+        output (it must already read ``prometheus_workspace``)."""
+        if prometheus_workspace is None:
+            raise FmValidationError("prometheus_workspace", None, "a PrometheusWorkspace")
+        return cls(prometheus_workspace=prometheus_workspace, grafana_workspace=grafana_workspace)
+
+
+def _check_name(parameter: str, value: object) -> str:
+    checked: str = check_str(parameter, value, min_length=1, allowed="a non-empty name")
+    return checked
+
+
+@dataclass(frozen=True, kw_only=True)
+class PcsOptions:
+    """AWS PCS (:class:`~fmconstructs.pcs.PcsCluster`, :class:`~fmconstructs.pcs.PcsGpuNodeGroup`).
+
+    :param ami: the GPU nodes' :class:`~fmconstructs.pcs.PcsAmi` (PCS agent, Slurm, EFA and the NVIDIA driver).
+    :param login_ami: the login nodes' AMI. Default: ``ami``.
+    :param login_nodes: login nodes (``PcsLoginNodeGroup.nodes``); 0 for no login node group. Default 1.
+    :param login_instance_type: default ``m7i.xlarge`` (``PcsLoginNodeGroup``'s default).
+    :param slurm_version: default :data:`~fmconstructs.pcs.slurm.DEFAULT_SLURM_VERSION` (pinned).
+    :param queue_name: the Slurm partition of the GPU nodes. Default ``gpu``.
+    :param scale_down_idle_time: ``PcsCluster.scale_down_idle_time``. Default: PCS's.
+    :param exporter_source: where nodes get the collectors (``monitor_pcs_cluster``). Default: its default.
+    """
+
+    ami: PcsAmi
+    login_ami: PcsAmi | None = None
+    login_nodes: int = 1
+    login_instance_type: str = "m7i.xlarge"
+    slurm_version: SlurmVersion = DEFAULT_SLURM_VERSION
+    queue_name: str = "gpu"
+    scale_down_idle_time: Duration | None = None
+    exporter_source: ExporterSource | None = None
+
+    def __post_init__(self) -> None:
+        check_instance("ami", self.ami, PcsAmi, "a PcsAmi (PcsAmi.from_image_id or .from_ssm_parameter)")
+        if self.login_ami is not None:
+            check_instance("login_ami", self.login_ami, PcsAmi, "a PcsAmi")
+        check_count("login_nodes", self.login_nodes)
+        _check_name("login_instance_type", self.login_instance_type)
+        check_enum("slurm_version", self.slurm_version, SlurmVersion)
+        _check_name("queue_name", self.queue_name)
+        if self.scale_down_idle_time is not None:
+            check_instance("scale_down_idle_time", self.scale_down_idle_time, Duration, "a Duration")
+        if self.exporter_source is not None:
+            check_instance("exporter_source", self.exporter_source, ExporterSource, "an ExporterSource")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParallelClusterOptions:
+    """AWS ParallelCluster (:class:`~fmconstructs.parallelcluster.ParallelCluster`).
+
+    :param head_node_instance_type: default ``c7i.2xlarge`` (as FmParallelClusterP5en).
+    :param login_nodes: nodes of one login pool; 0 for none. Default 1.
+    :param login_instance_type: default ``c7i.xlarge``.
+    :param queue_name: the GPU queue (Slurm partition). Default ``gpu``.
+    :param cluster_name: default ``<stack name lowercased>-cluster``.
+    :param os: default ALINUX2023.
+    :param custom_ami: an AMI id or a :class:`~fmconstructs.GpuNodeImage`. Default: ParallelCluster's.
+    :param version: the ParallelCluster version. Default: the construct's pinned one.
+    :param monitoring: default: the construct's (CloudWatch logs and dashboard).
+    """
+
+    head_node_instance_type: str = "c7i.2xlarge"
+    login_nodes: int = 1
+    login_instance_type: str = "c7i.xlarge"
+    queue_name: str = "gpu"
+    cluster_name: str | None = None
+    os: OperatingSystem = OperatingSystem.ALINUX2023
+    custom_ami: str | GpuNodeImage | None = None
+    version: str = PARALLELCLUSTER_DEFAULT_VERSION
+    monitoring: Monitoring | None = None
+
+    def __post_init__(self) -> None:
+        _check_name("head_node_instance_type", self.head_node_instance_type)
+        check_count("login_nodes", self.login_nodes)
+        _check_name("login_instance_type", self.login_instance_type)
+        _check_name("queue_name", self.queue_name)
+        if self.cluster_name is not None:
+            _check_name("cluster_name", self.cluster_name)
+        check_enum("os", self.os, OperatingSystem)
+        if self.monitoring is not None:
+            check_instance("monitoring", self.monitoring, Monitoring, "a Monitoring")
+
+
+def _check_role(parameter: str, value: object) -> iam.IRole:
+    role: iam.IRole = check_construct(parameter, value, attribute="role_arn", expected="an iam.IRole")
+    return role
+
+
+@dataclass(frozen=True, kw_only=True)
+class EksOptions:
+    """Amazon EKS (:class:`~fmconstructs.eks.GpuEksCluster`, one GPU managed node group).
+
+    :param version: Kubernetes version. Default: ``GpuEksCluster``'s.
+    :param admin_roles: roles given cluster admin through access entries. Default: none.
+    :param cluster_name: default: generated by CloudFormation.
+    :param gpu_addons: install the NVIDIA and EFA device plugins, DCGM exporter and the FSx CSI driver. Default True.
+    :param volume_name: the static PersistentVolume and claim of the file system. Default ``fsx``.
+    :param namespace: the claim's namespace. Default ``default``.
+    :param create_namespace: create ``namespace``. Default False.
+    """
+
+    version: eks.KubernetesVersion | None = None
+    admin_roles: Sequence[iam.IRole] = ()
+    cluster_name: str | None = None
+    gpu_addons: bool = True
+    volume_name: str = "fsx"
+    namespace: str = "default"
+    create_namespace: bool = False
+
+    def __post_init__(self) -> None:
+        if self.version is not None:
+            check_instance("version", self.version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
+        object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))
+        if self.cluster_name is not None:
+            _check_name("cluster_name", self.cluster_name)
+        check_bool("gpu_addons", self.gpu_addons)
+        _check_name("volume_name", self.volume_name)
+        _check_name("namespace", self.namespace)
+        check_bool("create_namespace", self.create_namespace)
+
+
+class HyperPodOrchestration(str, Enum):
+    """What orchestrates a HyperPod cluster."""
+
+    SLURM = "slurm"
+    EKS = "eks"
+
+
+@dataclass(frozen=True, kw_only=True)
+class HyperPodOptions:
+    """SageMaker HyperPod (:class:`~fmconstructs.hyperpod.HyperPodCluster`).
+
+    :param orchestrator: :class:`HyperPodOrchestration` SLURM (default) or EKS (a new
+        :class:`~fmconstructs.eks.GpuEksCluster`).
+    :param controller_instance_type: Slurm controller group (1 node). Default ``m5.2xlarge``.
+    :param login_instance_type: Slurm login group (1 node); None for none. Default ``m5.4xlarge``.
+    :param gpu_group_name: the GPU instance group (and Slurm partition). Default ``gpu``.
+    :param capacity: :class:`~fmconstructs.hyperpod.HyperPodCapacity` (On-Demand or a SageMaker training plan);
+        HyperPod takes no EC2 reservation, so the platform's ``capacity`` must be On-Demand.
+    :param extra_ebs_gib: extra EBS per GPU node. Default: none.
+    :param base_config_dir: a local copy of HyperPod's published lifecycle scripts (Slurm). Default: none.
+    :param eks_version: Kubernetes version of the EKS cluster (EKS orchestration). Default: ``GpuEksCluster``'s.
+    :param admin_roles: EKS cluster admins (EKS orchestration). Default: none.
+    """
+
+    orchestrator: HyperPodOrchestration = HyperPodOrchestration.SLURM
+    controller_instance_type: str = "m5.2xlarge"
+    login_instance_type: str | None = "m5.4xlarge"
+    gpu_group_name: str = "gpu"
+    capacity: HyperPodCapacity = field(default_factory=HyperPodCapacity.on_demand)
+    extra_ebs_gib: int | None = None
+    base_config_dir: str | None = None
+    eks_version: eks.KubernetesVersion | None = None
+    admin_roles: Sequence[iam.IRole] = ()
+
+    def __post_init__(self) -> None:
+        check_enum("orchestrator", self.orchestrator, HyperPodOrchestration)
+        _check_name("controller_instance_type", self.controller_instance_type)
+        if self.login_instance_type is not None:
+            _check_name("login_instance_type", self.login_instance_type)
+        _check_name("gpu_group_name", self.gpu_group_name)
+        check_instance("capacity", self.capacity, HyperPodCapacity, "a HyperPodCapacity")
+        check_optional_count("extra_ebs_gib", self.extra_ebs_gib, minimum=1)
+        if self.base_config_dir is not None:
+            _check_name("base_config_dir", self.base_config_dir)
+        if self.eks_version is not None:
+            check_instance("eks_version", self.eks_version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
+        object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))
+        if self.orchestrator is HyperPodOrchestration.EKS and self.base_config_dir is not None:
+            raise FmValidationError("base_config_dir", self.base_config_dir, "None with EKS orchestration (Slurm only)")
+
+
+#: What :class:`~fmconstructs.platform.TrainingPlatform` accepts as ``orchestrator``.
+Orchestrator = PcsOptions | ParallelClusterOptions | EksOptions | HyperPodOptions
+ORCHESTRATOR_TYPES = (PcsOptions, ParallelClusterOptions, EksOptions, HyperPodOptions)

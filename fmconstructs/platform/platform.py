@@ -1,0 +1,639 @@
+"""TrainingPlatform: one construct for a whole GPU training platform, composed from the library's own constructs.
+
+- **Capacity**: a catalog instance type (:func:`~fmconstructs.catalog.get_instance_spec`), a node count and a capacity
+  choice (:mod:`fmconstructs.capacity`); the backends apply the capacity rules (fixed size on blocks, at most the
+  reservation, the reservation's zone).
+- **Zone**: one subnet for the nodes and the file system (EFA traffic does not cross Availability Zones). Default: the
+  VPC's private subnet in the reservation's zone when both are known, else the first private subnet. The storage
+  module refuses EFA clients in another known zone (:meth:`~fmconstructs.storage.LustreFileSystemBase.
+  register_efa_clients`).
+- **One EFA security group** shared by the GPU nodes and the EFA-enabled file system (:attr:`security_group`):
+  PCS: the cluster's (:attr:`~fmconstructs.pcs.PcsCluster.efa_security_group`, which PCS node groups always use);
+  ParallelCluster and EKS: one the platform creates and passes to the cluster (``node_security_group`` /
+  ``efa_security_group``) and to the file system; HyperPod: the cluster's own (``HyperPodCluster`` creates it and
+  takes none), with a TCP file system that allows Lustre clients from it (HyperPod's lifecycle scripts mount over
+  TCP), so the platform still has exactly one EFA group.
+- **Storage**: FSx for Lustre PERSISTENT_2 sized by :class:`~fmconstructs.platform.PlatformStorage` with the storage
+  module's sizing functions, linked to a new :class:`~fmconstructs.storage.DataRepositoryBucket` or your bucket,
+  mounted on every node by the backend's own mount mechanism (PCS ``FileSystemMount``, ParallelCluster
+  ``SharedLustre``, EKS ``add_lustre_volume``, HyperPod ``file_system``).
+- **Observability**: a new or existing Prometheus (and Grafana) workspace; collectors through each backend's own
+  wiring (PCS :func:`~fmconstructs.observability.pcs.monitor_pcs_cluster`, ParallelCluster
+  :meth:`~fmconstructs.parallelcluster.ParallelCluster.add_node_bootstrap` with the node collectors, EKS
+  :class:`~fmconstructs.observability.eks.AmpEksScraper`, HyperPod Slurm ``prometheus_workspace``); FSx saturation
+  alarms to the workspace's alert topic.
+- **Outputs**: ``CfnOutput``s with descriptions (cluster, login or kubeconfig command, FSx id/DNS/mount name, data
+  bucket, Grafana URL) unless ``outputs=False``.
+
+Every lower-level construct is an attribute (:attr:`cluster`, :attr:`node_group`, :attr:`file_system`,
+:attr:`data_bucket`, :attr:`prometheus_workspace`, ...) for customization.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any
+
+from aws_cdk import CfnOutput, Fn, Stack, Token
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_count,
+    check_instance,
+    check_optional_subnet,
+    check_scope_id,
+    check_str,
+    check_vpc,
+    known,
+    same_zone,
+    subnet_zone,
+)
+from ..bootstrap import NodeBootstrap
+from ..capacity import Capacity, CapacityKind, OnDemand, UltraServerCapacityBlock
+from ..catalog import InstanceSpec, get_instance_spec
+from ..compute.user_data import nvme_raid_commands
+from ..eks import GpuEksCluster
+from ..errors import FmTypeError, FmValidationError, is_token
+from ..hyperpod import HyperPodCluster, HyperPodInstanceGroup, HyperPodOrchestrator
+from ..hyperpod.types import hyperpod_type
+from ..networking import EfaSecurityGroup
+from ..observability.collection import NodeLabels, node_collection_commands
+from ..observability.eks import AmpEksScraper
+from ..observability.grafana import GrafanaWorkspace
+from ..observability.pcs import monitor_pcs_cluster
+from ..observability.workspace import PrometheusWorkspace
+from ..parallelcluster import (
+    ComputeResource,
+    HeadNode,
+    LoginNodePool,
+    ParallelCluster,
+    SharedLustre,
+    SlurmQueue,
+)
+from ..pcs import FileSystemMount, PcsCluster
+from ..storage import (
+    DataRepositoryAssociation,
+    DataRepositoryBucket,
+    LustreFileSystem,
+    LustreMetadataConfiguration,
+    LustreSizing,
+)
+from .options import (
+    ORCHESTRATOR_TYPES,
+    EksOptions,
+    HyperPodOptions,
+    HyperPodOrchestration,
+    Orchestrator,
+    ParallelClusterOptions,
+    PcsOptions,
+    PlatformObservability,
+    PlatformStorage,
+)
+
+#: ``cluster`` label values the collectors accept (1-128 letters, digits or ``_.:/+-``, observability._checks).
+_LABEL_DROP = re.compile(r"[^A-Za-z0-9_.:/+-]+")
+
+
+class Backend(str, Enum):
+    """The orchestrator a :class:`TrainingPlatform` runs (from the type of its ``orchestrator`` options)."""
+
+    PCS = "pcs"
+    PARALLELCLUSTER = "parallelcluster"
+    EKS = "eks"
+    HYPERPOD = "hyperpod"
+
+
+_BACKENDS: dict[type, Backend] = {
+    PcsOptions: Backend.PCS,
+    ParallelClusterOptions: Backend.PARALLELCLUSTER,
+    EksOptions: Backend.EKS,
+    HyperPodOptions: Backend.HYPERPOD,
+}
+
+
+class TrainingPlatform(Construct):
+    """A GPU training platform: capacity, FSx for Lustre linked to S3, one orchestrator and observability.
+
+    :param vpc: the VPC (may be imported).
+    :param instance_type: a catalog GPU type (``p5.48xlarge``, ``p5en.48xlarge`` ...), known at synthesis (the EFA
+        layout comes from it). HyperPod also needs a type SageMaker HyperPod accepts (``ml.`` + the type).
+    :param nodes: GPU nodes (>= 1; a number token such as ``CfnParameter.value_as_number`` is accepted and its checks
+        skipped). The maximum of the node group; Capacity Blocks make it fixed.
+    :param orchestrator: :class:`PcsOptions`, :class:`ParallelClusterOptions`, :class:`EksOptions` or
+        :class:`HyperPodOptions`.
+    :param capacity: :class:`~fmconstructs.OnDemand` (default), ``CapacityReservation``, ``CapacityBlock`` or
+        ``UltraServerCapacityBlock`` (PCS turns IMEX on for it). HyperPod: On-Demand only (a SageMaker training plan
+        goes in :attr:`HyperPodOptions.capacity`).
+    :param subnet: the one subnet of the nodes and the file system. Default: the VPC's private subnet in the
+        reservation's zone when both are known, else the first private subnet.
+    :param storage: :class:`PlatformStorage`, or None for no file system. Default None.
+    :param observability: :class:`PlatformObservability`, or None for no metrics. Default None.
+    :param access_logs_bucket: server access logs of the buckets the platform creates (the new data bucket, HyperPod's
+        lifecycle bucket). Default: none.
+    :param outputs: emit ``CfnOutput``s with descriptions. Default True.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        vpc: ec2.IVpc,
+        instance_type: str,
+        nodes: int | float,
+        orchestrator: Orchestrator,
+        capacity: Capacity | None = None,
+        subnet: ec2.ISubnet | None = None,
+        storage: PlatformStorage | None = None,
+        observability: PlatformObservability | None = None,
+        access_logs_bucket: s3.IBucket | None = None,
+        outputs: bool = True,
+    ) -> None:
+        check_scope_id(scope, id)
+        vpc = check_vpc("vpc", vpc)
+        check_str("instance_type", instance_type)
+        if is_token(instance_type):
+            raise FmValidationError("instance_type", instance_type, "an instance type known at synthesis")
+        self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
+        self.nodes: Any = check_count("nodes", nodes, minimum=1)
+        if not isinstance(orchestrator, ORCHESTRATOR_TYPES):
+            raise FmTypeError(
+                "orchestrator",
+                orchestrator,
+                "PcsOptions, ParallelClusterOptions, EksOptions or HyperPodOptions "
+                f"(got a {type(orchestrator).__name__})",
+            )
+        self.capacity: Capacity = (
+            OnDemand()
+            if capacity is None
+            else check_instance("capacity", capacity, Capacity, "a Capacity (OnDemand, CapacityBlock, ...)")
+        )
+        subnet = check_optional_subnet("subnet", subnet)
+        if storage is not None:
+            check_instance("storage", storage, PlatformStorage, "a PlatformStorage (for_throughput, ...) or None")
+        if observability is not None:
+            check_instance(
+                "observability", observability, PlatformObservability, "a PlatformObservability (new, existing)"
+            )
+        if access_logs_bucket is not None:
+            check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
+        check_bool("outputs", outputs)
+        self.backend: Backend = _BACKENDS[type(orchestrator)]
+        self.orchestrator: Orchestrator = orchestrator
+        efa_storage = self._validate(orchestrator, storage)
+        #: The sizing decision for the file system (None without storage).
+        self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
+        if not vpc.private_subnets and subnet is None:
+            raise FmValidationError("subnet", None, "given when the VPC has no private subnets")
+        super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
+
+        self.vpc = vpc
+        self.subnet: ec2.ISubnet = subnet or _default_subnet(vpc, self.capacity)
+        self.storage = storage
+        self._access_logs_bucket = access_logs_bucket
+        self.cluster_label: str = _cluster_label(self)
+
+        # What every backend fills in (None where a backend has no such part).
+        self.security_group: EfaSecurityGroup
+        self.file_system: LustreFileSystem | None = None
+        self.data_bucket: s3.IBucket | None = None
+        self.data_repositories: list[DataRepositoryAssociation] = []
+        self.cluster: PcsCluster | ParallelCluster | GpuEksCluster | HyperPodCluster
+        self.node_group: Any = None
+        self.login_node_group: Any = None
+        self.queue: Any = None
+        self.eks_cluster: GpuEksCluster | None = None
+        self.scraper: AmpEksScraper | None = None
+        self.node_bootstrap: NodeBootstrap | None = None
+        self.prometheus_workspace: PrometheusWorkspace | None = None
+        self.grafana_workspace: GrafanaWorkspace | None = None
+        self._outputs: dict[str, tuple[str, str]] = {}
+
+        self._observability(observability)
+        if isinstance(orchestrator, PcsOptions):
+            self._pcs(orchestrator)
+        elif isinstance(orchestrator, ParallelClusterOptions):
+            self._parallelcluster(orchestrator)
+        elif isinstance(orchestrator, EksOptions):
+            self._eks(orchestrator)
+        else:
+            self._hyperpod(orchestrator)
+        if self.file_system is not None:
+            alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
+            self.file_system.add_saturation_alarms(topic=alerts)
+        if outputs:
+            self._emit_outputs()
+
+    # --- validation: one small check per rule ---------------------------------------------------------------------
+    def _validate(self, orchestrator: Orchestrator, storage: PlatformStorage | None) -> bool:
+        """Cross-choice rules; returns whether the file system is EFA-enabled."""
+        if self.backend is Backend.HYPERPOD:
+            self._check_hyperpod_capacity()
+            hyperpod_type("instance_type", self.instance_spec.instance_type)
+        efa_default = self.backend is not Backend.HYPERPOD
+        if storage is None or storage.efa_enabled is None:
+            return efa_default
+        if storage.efa_enabled and self.backend is Backend.HYPERPOD:
+            raise FmValidationError(
+                "storage.efa_enabled",
+                True,
+                "False or None with HyperPod (HyperPodCluster creates its own node security group and its lifecycle "
+                "scripts mount Lustre over TCP: an EFA-enabled file system would need a second EFA group)",
+            )
+        return storage.efa_enabled
+
+    def _check_hyperpod_capacity(self) -> None:
+        if self.capacity.kind is not CapacityKind.ON_DEMAND:
+            raise FmValidationError(
+                "capacity",
+                type(self.capacity).__name__,
+                "OnDemand with HyperPod (HyperPod takes no EC2 reservation; give a SageMaker training plan as "
+                "HyperPodOptions(capacity=HyperPodCapacity.training_plan(...)))",
+            )
+
+    # --- shared parts ------------------------------------------------------------------------------------------------
+    def _observability(self, choice: PlatformObservability | None) -> None:
+        if choice is None:
+            return
+        if not choice.is_new:
+            self.prometheus_workspace = choice.prometheus_workspace
+            self.grafana_workspace = choice.grafana_workspace
+            return
+        workspace = PrometheusWorkspace(self, "Prometheus", alias=choice.alias)
+        self.prometheus_workspace = workspace
+        if choice.create_grafana:
+            grafana = GrafanaWorkspace(
+                self,
+                "Grafana",
+                prometheus_workspace_arns=[workspace.workspace_arn],
+                notification_topics=[workspace.alert_topic],
+            )
+            # The data source URL: .../workspaces/<id>/ (Grafana appends api/v1/query), as FmObservability does.
+            grafana.provision(
+                prometheus_workspace_arn=workspace.workspace_arn, prometheus_endpoint=workspace.workspace_url
+            )
+            self.grafana_workspace = grafana
+
+    def _file_system(self, efa_group: EfaSecurityGroup | None) -> LustreFileSystem | None:
+        """The file system in the nodes' subnet, EFA-enabled in ``efa_group`` when given, linked to the bucket."""
+        storage, sizing = self.storage, self.sizing
+        if storage is None or sizing is None:
+            return None
+        efa = efa_group is not None and sizing.efa_enabled
+        file_system = LustreFileSystem(
+            self,
+            "FileSystem",
+            vpc=self.vpc,
+            subnet=self.subnet,
+            storage_capacity_gib=sizing.storage_capacity_gib,
+            throughput_mbps_per_tib=sizing.throughput_mbps_per_tib,
+            # FSx requires a metadata configuration on EFA-enabled file systems (checked by LustreFileSystem).
+            metadata_configuration=LustreMetadataConfiguration.automatic() if efa else None,
+            efa_enabled=efa,
+            efa_security_group=efa_group if efa else None,
+        )
+        if storage.data_bucket is not None:
+            bucket = storage.data_bucket
+        else:
+            logs = self._access_logs_bucket
+            bucket = DataRepositoryBucket(
+                self,
+                "DataBucket",
+                server_access_logs_bucket=logs,
+                server_access_logs_prefix="data/" if logs is not None else None,
+            ).bucket
+        self.data_bucket = bucket
+        self.data_repositories = file_system.add_data_repositories(bucket, storage.layout)
+        self.file_system = file_system
+        return file_system
+
+    @property
+    def mount_point(self) -> str | None:
+        """Where the nodes mount the file system (None without storage)."""
+        return self.storage.mount_point if self.storage is not None else None
+
+    # --- backends ----------------------------------------------------------------------------------------------------
+    def _pcs(self, options: PcsOptions) -> None:
+        cluster = PcsCluster(
+            self,
+            "Cluster",
+            vpc=self.vpc,
+            subnet=self.subnet,
+            slurm_version=options.slurm_version,
+            # PCS UltraServer node groups need the IMEX prolog (PcsCluster enable_imex).
+            enable_imex=isinstance(self.capacity, UltraServerCapacityBlock),
+            scale_down_idle_time=options.scale_down_idle_time,
+        )
+        self.cluster = cluster
+        # PCS GPU node groups always use the cluster's EFA group: the file system joins it.
+        self.security_group = cluster.efa_security_group
+        file_system = self._file_system(cluster.efa_security_group)
+        mounts = [FileSystemMount(file_system, options_mount(self))] if file_system is not None else []
+        if options.login_nodes:
+            self.login_node_group = cluster.add_login_node_group(
+                "Login",
+                ami=options.login_ami or options.ami,
+                instance_type=options.login_instance_type,
+                nodes=options.login_nodes,
+                mounts=mounts,
+            )
+        gpu = cluster.add_gpu_node_group(
+            "Gpu",
+            instance_type=self.instance_spec.instance_type,
+            ami=options.ami,
+            capacity=self.capacity,
+            max_nodes=self.nodes,
+            subnet=self.subnet,
+            mounts=mounts,
+        )
+        self.node_group = gpu
+        self.queue = gpu.add_queue("Queue", queue_name=options.queue_name)
+        if self.prometheus_workspace is not None:
+            monitor_pcs_cluster(
+                cluster,
+                self.prometheus_workspace,
+                cluster_label=self.cluster_label,
+                exporter_source=options.exporter_source,
+            )
+        self._outputs.update(
+            {
+                "ClusterId": (cluster.cluster_id, "AWS PCS cluster id (aws pcs get-cluster --cluster-identifier <id>)"),
+                "SlurmControllerEndpointCommand": (
+                    cluster.slurm_controller_endpoint_command,
+                    "Prints the Slurm controller's private address and port",
+                ),
+                "GpuNodesCommand": (gpu.find_instances_command, "Lists the GPU node group's running instances"),
+            }
+        )
+        if cluster.login_command is not None:
+            self._outputs["LoginCommand"] = (
+                cluster.login_command,
+                f"Opens a shell on a login node with Session Manager; then sbatch -p {options.queue_name} job.sh",
+            )
+
+    def _parallelcluster(self, options: ParallelClusterOptions) -> None:
+        efa = EfaSecurityGroup(self, "EfaSecurityGroup", vpc=self.vpc)
+        self.security_group = efa
+        file_system = self._file_system(efa)
+        spec = self.instance_spec
+        resource = ComputeResource(
+            # ParallelCluster names: lowercase letters, digits and '-' (NameValidator); "p5en", "p6-b200" ...
+            name=spec.instance_type.split(".")[0],
+            instance_type=spec.instance_type,
+            capacity=self.capacity,
+            max_nodes=self.nodes,
+        )
+        queue = SlurmQueue(name=options.queue_name, subnets=[self.subnet], compute_resources=[resource])
+        cluster = ParallelCluster(
+            self,
+            "Cluster",
+            cluster_name=options.cluster_name,
+            os=options.os,
+            custom_ami=options.custom_ami,
+            version=options.version,
+            monitoring=options.monitoring,
+            head_node=HeadNode(instance_type=options.head_node_instance_type, subnet=self.subnet),
+            login_nodes=(
+                [
+                    LoginNodePool(
+                        name="login",
+                        instance_type=options.login_instance_type,
+                        subnet=self.subnet,
+                        nodes=options.login_nodes,
+                    )
+                ]
+                if options.login_nodes
+                else []
+            ),
+            queues=[queue],
+            shared_storage=(
+                [SharedLustre(file_system=file_system, mount_dir=options_mount(self))]
+                if file_system is not None
+                else []
+            ),
+            # Every node joins the platform's EFA group, which is the file system's (one EFA group).
+            node_security_group=efa,
+        )
+        self.cluster = cluster
+        self.node_group = queue
+        self.queue = queue
+        # The GPU queue's node-side set-up (NVMe RAID0 scratch, collectors) as its OnNodeConfigured action.
+        bootstrap = NodeBootstrap(self, "GpuBootstrap", name=f"{_bootstrap_name(self)}-gpu")
+        bootstrap.add_step("nvme-scratch", nvme_raid_commands("/scratch"))
+        statements: list[iam.PolicyStatement] = []
+        workspace = self.prometheus_workspace
+        if workspace is not None:
+            labels = NodeLabels(
+                cluster=cluster.cluster_name, queue=options.queue_name, instance_type=spec.instance_type
+            )
+            bootstrap.add_step(
+                "observability",
+                node_collection_commands(
+                    remote_write_url=workspace.remote_write_url, region=Stack.of(self).region, labels=labels
+                ),
+            )
+            statements.append(iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn]))
+        cluster.add_node_bootstrap(bootstrap, queues=[options.queue_name], statements=statements)
+        self.node_bootstrap = bootstrap
+        self._outputs.update(
+            {
+                "ClusterName": (cluster.cluster_name, "ParallelCluster cluster name (pcluster describe-cluster -n)"),
+                "HeadNodePrivateIp": (cluster.head_node_private_ip, "Private IP address of the Slurm head node"),
+                "ValidationMessages": (
+                    cluster.validation_messages,
+                    "ParallelCluster's configuration validation messages from the last create or update",
+                ),
+            }
+        )
+
+    def _eks(self, options: EksOptions) -> None:
+        efa = EfaSecurityGroup(self, "EfaSecurityGroup", vpc=self.vpc)
+        self.security_group = efa
+        cluster = self._gpu_eks_cluster("Cluster", options.version, options.admin_roles, options.cluster_name, efa)
+        self.cluster = cluster
+        self.eks_cluster = cluster
+        file_system = self._file_system(efa)
+        self.node_group = cluster.add_gpu_node_group(
+            "Gpu",
+            instance_type=self.instance_spec.instance_type,
+            capacity=self.capacity,
+            max_nodes=self.nodes,
+            subnets=[self.subnet],
+        )
+        if options.gpu_addons:
+            cluster.add_gpu_addons()
+        if file_system is not None:
+            # Registers the GPU nodes as Lustre (EFA) clients and mounts on the hosts; pods use the claim.
+            cluster.add_lustre_volume(
+                "FsxVolume",
+                file_system,
+                name=options.volume_name,
+                namespace=options.namespace,
+                create_namespace=options.create_namespace,
+                host_mount_point=options_mount(self),
+            )
+            self._outputs["VolumeClaim"] = (
+                f"{options.namespace}/{options.volume_name}",
+                "PersistentVolumeClaim (namespace/name) that pods mount for the file system",
+            )
+        self._eks_scraper(cluster)
+        self._eks_outputs(cluster)
+
+    def _hyperpod(self, options: HyperPodOptions) -> None:
+        file_system = self._file_system(None)  # TCP: HyperPod's own group is the nodes' EFA group
+        gpu = HyperPodInstanceGroup(
+            name=options.gpu_group_name,
+            instance_type=self.instance_spec.instance_type,
+            nodes=self.nodes,
+            capacity=options.capacity,
+            extra_ebs_gib=options.extra_ebs_gib,
+        )
+        self.node_group = gpu
+        common: dict[str, Any] = {
+            "vpc": self.vpc,
+            "subnets": [self.subnet],
+            "file_system": file_system,
+            "access_logs_bucket": self._access_logs_bucket,
+        }
+        if options.orchestrator is HyperPodOrchestration.SLURM:
+            groups = [HyperPodInstanceGroup(name="controller", instance_type=options.controller_instance_type, nodes=1)]
+            if options.login_instance_type is not None:
+                groups.append(HyperPodInstanceGroup(name="login", instance_type=options.login_instance_type, nodes=1))
+                self.login_node_group = groups[-1]
+            cluster = HyperPodCluster(
+                self,
+                "Cluster",
+                orchestrator=HyperPodOrchestrator.slurm(
+                    controller_group="controller",
+                    login_group="login" if options.login_instance_type is not None else None,
+                ),
+                instance_groups=[*groups, gpu],
+                base_config_dir=options.base_config_dir,
+                prometheus_workspace=self.prometheus_workspace,
+                **common,
+            )
+        else:
+            eks_cluster = self._gpu_eks_cluster("EksCluster", options.eks_version, options.admin_roles, None, None)
+            self.eks_cluster = eks_cluster
+            cluster = HyperPodCluster(
+                self,
+                "Cluster",
+                orchestrator=HyperPodOrchestrator.eks(eks_cluster),
+                instance_groups=[gpu],
+                **common,
+            )
+            if file_system is not None:
+                eks_cluster.add_lustre_volume("FsxVolume", file_system, name="fsx")
+            self._eks_scraper(eks_cluster)
+            self._eks_outputs(eks_cluster)
+        self.cluster = cluster
+        self.security_group = cluster.efa_security_group
+        self._outputs.update(
+            {
+                "HyperPodClusterArn": (cluster.cluster_arn, "SageMaker HyperPod cluster ARN"),
+                "HyperPodClusterName": (cluster.cluster_name, "aws sagemaker describe-cluster --cluster-name <name>"),
+                "ClusterHealthCommand": (
+                    Fn.join("", ["aws sagemaker list-cluster-nodes --cluster-name ", cluster.cluster_name]),
+                    "Node status per instance group (or fmconstructs.hyperpod.describe_cluster_health)",
+                ),
+            }
+        )
+
+    # --- EKS helpers (EKS and HyperPod on EKS) ------------------------------------------------------------------------
+    def _gpu_eks_cluster(
+        self,
+        id: str,
+        version: Any,
+        admin_roles: Any,
+        cluster_name: str | None,
+        efa: EfaSecurityGroup | None,
+    ) -> GpuEksCluster:
+        extra: dict[str, Any] = {} if version is None else {"version": version}
+        return GpuEksCluster(
+            self,
+            id,
+            vpc=self.vpc,
+            cluster_name=cluster_name,
+            admin_roles=list(admin_roles),
+            efa_security_group=efa,
+            **extra,
+        )
+
+    def _eks_scraper(self, cluster: GpuEksCluster) -> None:
+        if self.prometheus_workspace is not None:
+            self.scraper = AmpEksScraper(
+                self, "Scraper", cluster=cluster, workspace=self.prometheus_workspace, cluster_label=self.cluster_label
+            )
+
+    def _eks_outputs(self, cluster: GpuEksCluster) -> None:
+        self._outputs.update(
+            {
+                "EksClusterName": (cluster.cluster_name, "EKS cluster name"),
+                "UpdateKubeconfigCommand": (
+                    cluster.update_kubeconfig_command,
+                    "Writes a kubeconfig entry for the cluster (as an admin role, from a host that reaches the "
+                    "private endpoint)",
+                ),
+            }
+        )
+
+    # --- outputs -----------------------------------------------------------------------------------------------------
+    def _emit_outputs(self) -> None:
+        outputs = dict(self._outputs)
+        fs = self.file_system
+        if fs is not None:
+            outputs["FileSystemId"] = (fs.file_system_id, f"FSx for Lustre file system mounted at {self.mount_point}")
+            outputs["FileSystemDnsName"] = (fs.dns_name, "FSx for Lustre DNS name (mount: <dns>@tcp:/<mount name>)")
+            outputs["FileSystemMountName"] = (fs.mount_name, "FSx for Lustre mount name")
+        if self.data_bucket is not None:
+            outputs["DataBucketName"] = (
+                self.data_bucket.bucket_name,
+                "S3 bucket linked to the file system (datasets/ imported, checkpoints/ exported by default)",
+            )
+        if self.prometheus_workspace is not None:
+            outputs["PrometheusRemoteWriteUrl"] = (
+                self.prometheus_workspace.remote_write_url,
+                "Amazon Managed Prometheus remote-write URL the collectors send to (SigV4)",
+            )
+        if self.grafana_workspace is not None:
+            outputs["GrafanaUrl"] = (
+                self.grafana_workspace.url,
+                "Amazon Managed Grafana sign-in URL (dashboards in the fmconstructs folder)",
+            )
+        for output_id, (value, description) in outputs.items():
+            CfnOutput(self, output_id, value=value, description=description)
+
+
+def options_mount(platform: TrainingPlatform) -> str:
+    """The storage mount point (only called when there is storage)."""
+    point = platform.mount_point
+    assert point is not None
+    return point
+
+
+def _default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
+    """The private subnet in the capacity's zone when both are known, else the first private subnet."""
+    zone = capacity.zone
+    if known(zone):
+        for subnet in vpc.private_subnets:
+            if same_zone(subnet_zone(subnet), zone) is True:
+                return subnet
+    return vpc.private_subnets[0]
+
+
+def _cluster_label(scope: Construct) -> str:
+    """``<stack name>-<id>`` (or the id when the stack name is a token), as the collectors' ``cluster`` label."""
+    stack_name = Stack.of(scope).stack_name
+    base = scope.node.id if Token.is_unresolved(stack_name) else f"{stack_name}-{scope.node.id}"
+    return _LABEL_DROP.sub("-", base)[:128] or "platform"
+
+
+def _bootstrap_name(scope: Construct) -> str:
+    """A node bootstrap name (1-64 letters, digits, '.', '_' or '-') from the construct id."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", scope.node.id)[:56] or "platform"

@@ -1,0 +1,499 @@
+"""TrainingPlatform: one construct for capacity, storage, one orchestrator and observability, built with every backend.
+
+The motivating bug: wiring the README's storage and PCS examples together gave two EFA security groups; the platform
+uses ONE, shared by the GPU nodes and the EFA-enabled file system.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_s3 as s3
+from aws_cdk.assertions import Match, Template
+
+from fmconstructs import CapacityBlock, CapacityReservation, EfaSecurityGroup, OnDemand, UltraServerCapacityBlock
+from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
+from fmconstructs.errors import FmTypeError, FmValidationError
+from fmconstructs.hyperpod import HyperPodCluster, HyperPodInstanceGroup
+from fmconstructs.observability.grafana import GrafanaWorkspace
+from fmconstructs.observability.workspace import PrometheusWorkspace
+from fmconstructs.parallelcluster import ParallelCluster, SlurmQueue
+from fmconstructs.pcs import PcsAmi, PcsCluster, PcsGpuNodeGroup
+from fmconstructs.platform import (
+    Backend,
+    EksOptions,
+    HyperPodOptions,
+    HyperPodOrchestration,
+    ParallelClusterOptions,
+    PcsOptions,
+    PlatformObservability,
+    PlatformStorage,
+    TrainingPlatform,
+)
+from fmconstructs.storage import LustreFileSystem, size_for_checkpoint, size_for_throughput
+from tests.conftest import ENV, Scene, new_app, new_scene
+
+AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")
+BLOCK = "cr-0fedcba9876543210"
+CHECKPOINT_BYTES = 2 * 10**12
+CHECKPOINT_SECONDS = 600
+
+
+def _orchestrator(backend: Backend) -> Any:
+    return {
+        Backend.PCS: PcsOptions(ami=AMI),
+        Backend.PARALLELCLUSTER: ParallelClusterOptions(cluster_name="platform-pc"),
+        Backend.EKS: EksOptions(),
+        Backend.HYPERPOD: HyperPodOptions(),
+    }[backend]
+
+
+@dataclass
+class Built:
+    backend: Backend
+    platform: TrainingPlatform
+    template: Template
+    stack: cdk.Stack
+    new_observability: bool
+
+
+def _build(backend: Backend) -> Built:
+    """PCS: a new workspace and Grafana; the others: FmObservability-like workspaces of another stack (existing).
+    Capacity Block of 2 everywhere but HyperPod (On-Demand only); PCS and HyperPod size for a checkpoint, the others
+    for a throughput."""
+    app = new_app()
+    observability = None
+    if backend is not Backend.PCS:
+        shared = cdk.Stack(app, "Observability", env=ENV)
+        workspace = PrometheusWorkspace(shared, "Prometheus")
+        grafana = GrafanaWorkspace(shared, "Grafana", prometheus_workspace_arns=[workspace.workspace_arn])
+        observability = PlatformObservability.existing(prometheus_workspace=workspace, grafana_workspace=grafana)
+    else:
+        observability = PlatformObservability.new()
+    stack = cdk.Stack(app, "Platform", env=ENV)
+    scene = new_scene_in(stack)
+    checkpoint = backend in (Backend.PCS, Backend.HYPERPOD)
+    storage = (
+        PlatformStorage.for_checkpoint(checkpoint_bytes=CHECKPOINT_BYTES, checkpoint_seconds=CHECKPOINT_SECONDS)
+        if checkpoint
+        else PlatformStorage.for_throughput(target_gbytes_per_s=4.6875)
+    )
+    platform = TrainingPlatform(
+        stack,
+        "Platform",
+        vpc=scene.vpc,
+        instance_type="p5.48xlarge",
+        nodes=2,
+        capacity=None if backend is Backend.HYPERPOD else CapacityBlock(reservation_id=BLOCK, instance_count=2),
+        orchestrator=_orchestrator(backend),
+        storage=storage,
+        observability=observability,
+    )
+    return Built(backend, platform, Template.from_stack(stack), stack, backend is Backend.PCS)
+
+
+def new_scene_in(stack: cdk.Stack) -> Scene:
+    """The conftest scene's imported VPC (known zones us-east-1a/b), in ``stack``."""
+    from aws_cdk import aws_ec2 as ec2
+
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
+        private_subnet_route_table_ids=["rtb-0aaaaaaaaaaaaaaa1", "rtb-0bbbbbbbbbbbbbbb2"],
+    )
+    return Scene(stack.node.root, stack, vpc)  # type: ignore[arg-type]
+
+
+_BUILT: dict[Backend, Built] = {}
+
+
+def _built(backend: Backend) -> Built:
+    """One platform per backend for the whole module (each xdist worker builds what its tests need)."""
+    if backend not in _BUILT:
+        _BUILT[backend] = _build(backend)
+    return _BUILT[backend]
+
+
+@pytest.fixture(scope="module", params=list(Backend), ids=[b.value for b in Backend])
+def built(request: pytest.FixtureRequest) -> Built:
+    return _built(request.param)
+
+
+def _logical_id(built: Built, construct: Any) -> str:
+    resource = construct.node.default_child
+    return str(built.stack.resolve(resource.logical_id))
+
+
+def _references(template: Template, logical_id: str) -> set[str]:
+    """Resource types whose properties reference ``logical_id`` (Ref or GetAtt)."""
+    types = set()
+    for resource in template.to_json()["Resources"].values():
+        text = json.dumps(resource.get("Properties", {}))
+        if f'"Ref": "{logical_id}"' in text or f'["{logical_id}", "GroupId"]' in text:
+            types.add(resource["Type"])
+    return types
+
+
+NODE_SIDE = {
+    Backend.PCS: "AWS::EC2::LaunchTemplate",
+    Backend.PARALLELCLUSTER: "Custom::PclusterCluster",
+    Backend.EKS: "AWS::EC2::LaunchTemplate",
+    Backend.HYPERPOD: "AWS::SageMaker::Cluster",
+}
+CLUSTER_TYPES = {
+    Backend.PCS: PcsCluster,
+    Backend.PARALLELCLUSTER: ParallelCluster,
+    Backend.EKS: GpuEksCluster,
+    Backend.HYPERPOD: HyperPodCluster,
+}
+NODE_GROUP_TYPES = {
+    Backend.PCS: PcsGpuNodeGroup,
+    Backend.PARALLELCLUSTER: SlurmQueue,
+    Backend.EKS: GpuNodeGroup,
+    Backend.HYPERPOD: HyperPodInstanceGroup,
+}
+
+
+# --- one EFA security group --------------------------------------------------------------------------------------------
+def test_exactly_one_efa_security_group(built):
+    # GIVEN a platform with storage WHEN synthesized THEN one EfaSecurityGroup exists in the stack, the platform's
+    groups = [c for c in built.stack.node.find_all() if isinstance(c, EfaSecurityGroup)]
+    assert groups == [built.platform.security_group]
+
+
+def test_efa_group_is_the_nodes_group(built):
+    group_id = _logical_id(built, built.platform.security_group.security_group)
+    assert NODE_SIDE[built.backend] in _references(built.template, group_id)
+
+
+def test_efa_file_system_shares_the_nodes_efa_group(built):
+    file_system = built.platform.file_system
+    assert file_system is not None
+    group_id = _logical_id(built, built.platform.security_group.security_group)
+    security_group_ids = built.template.find_resources("AWS::FSx::FileSystem")
+    ((_, fsx),) = security_group_ids.items()
+    ids = fsx["Properties"]["SecurityGroupIds"]
+    if built.backend is Backend.HYPERPOD:
+        # HyperPod mounts over TCP: a file system without EFA, its Lustre ports open to HyperPod's (only) EFA group.
+        assert not file_system.efa_enabled
+        assert {"Fn::GetAtt": [group_id, "GroupId"]} not in ids
+        built.template.has_resource_properties(
+            "AWS::EC2::SecurityGroupIngress",
+            {"FromPort": 988, "SourceSecurityGroupId": {"Fn::GetAtt": [group_id, "GroupId"]}},
+        )
+    else:
+        assert file_system.efa_enabled
+        assert {"Fn::GetAtt": [group_id, "GroupId"]} in ids
+        assert file_system.efa_security_group is built.platform.security_group.security_group
+
+
+def test_nodes_and_file_system_in_one_subnet(built):
+    built.template.has_resource_properties("AWS::FSx::FileSystem", {"SubnetIds": ["subnet-0aaaaaaaaaaaaaaa1"]})
+    assert built.platform.subnet.subnet_id == "subnet-0aaaaaaaaaaaaaaa1"
+
+
+# --- storage -------------------------------------------------------------------------------------------------------------
+def test_fsx_capacity_is_the_sizing_result(built):
+    efa = built.backend is not Backend.HYPERPOD
+    if built.backend in (Backend.PCS, Backend.HYPERPOD):
+        expected = size_for_checkpoint(CHECKPOINT_BYTES, CHECKPOINT_SECONDS, efa_enabled=efa)
+    else:
+        expected = size_for_throughput(target_gbytes_per_s=4.6875, efa_enabled=efa)
+    assert built.platform.sizing == expected
+    built.template.has_resource_properties(
+        "AWS::FSx::FileSystem",
+        {
+            "StorageCapacity": expected.storage_capacity_gib,
+            "LustreConfiguration": Match.object_like(
+                {"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": expected.throughput_mbps_per_tib}
+            ),
+        },
+    )
+
+
+def test_file_system_is_linked_to_a_new_secure_bucket(built):
+    bucket = built.platform.data_bucket
+    assert bucket is not None
+    bucket_id = _logical_id(built, bucket)
+    associations = built.template.find_resources("AWS::FSx::DataRepositoryAssociation")
+    assert {a["Properties"]["FileSystemPath"] for a in associations.values()} == {"/datasets", "/checkpoints"}
+    assert all(bucket_id in json.dumps(a["Properties"]["DataRepositoryPath"]) for a in associations.values())
+    built.template.has_resource(
+        "AWS::S3::Bucket",
+        {
+            "DeletionPolicy": "Retain",
+            "Properties": Match.object_like({"VersioningConfiguration": {"Status": "Enabled"}}),
+        },
+    )
+
+
+# --- observability ---------------------------------------------------------------------------------------------------
+def test_collectors_send_to_the_workspace(built):
+    workspace = built.platform.prometheus_workspace
+    assert workspace is not None
+    if built.backend is Backend.EKS:
+        built.template.resource_count_is("AWS::APS::Scraper", 1)
+        return
+    # PCS (monitor_pcs_cluster), ParallelCluster (node bootstrap policy), HyperPod Slurm (execution role).
+    statements = [
+        s
+        for r in built.template.to_json()["Resources"].values()
+        if r["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert any("aps:RemoteWrite" in json.dumps(s["Action"]) for s in statements)
+
+
+def test_new_observability_creates_workspaces_here_existing_does_not(built):
+    count = 1 if built.new_observability else 0
+    built.template.resource_count_is("AWS::APS::Workspace", count)
+    built.template.resource_count_is("AWS::Grafana::Workspace", count)
+    assert built.platform.grafana_workspace is not None
+
+
+def test_file_system_alarms_go_to_the_alert_topic(built):
+    alarms = built.template.find_resources("AWS::CloudWatch::Alarm")
+    assert alarms and all(a["Properties"].get("AlarmActions") for a in alarms.values())
+
+
+# --- outputs and attributes ----------------------------------------------------------------------------------------
+COMMON_OUTPUTS = ("FileSystemId", "FileSystemDnsName", "FileSystemMountName", "DataBucketName", "GrafanaUrl")
+BACKEND_OUTPUTS = {
+    Backend.PCS: ("ClusterId", "LoginCommand", "GpuNodesCommand"),
+    Backend.PARALLELCLUSTER: ("ClusterName", "HeadNodePrivateIp"),
+    Backend.EKS: ("EksClusterName", "UpdateKubeconfigCommand", "VolumeClaim"),
+    Backend.HYPERPOD: ("HyperPodClusterArn", "HyperPodClusterName", "ClusterHealthCommand"),
+}
+
+
+def test_outputs_with_descriptions(built):
+    outputs = built.template.to_json()["Outputs"]
+    for name in (*COMMON_OUTPUTS, *BACKEND_OUTPUTS[built.backend]):
+        matches = [o for key, o in outputs.items() if key.startswith(f"Platform{name}")]
+        assert len(matches) == 1, name
+        assert len(matches[0]["Description"]) > 10
+
+
+def test_lower_level_constructs_are_attributes(built):
+    platform = built.platform
+    assert isinstance(platform.cluster, CLUSTER_TYPES[built.backend])
+    assert isinstance(platform.node_group, NODE_GROUP_TYPES[built.backend])
+    assert isinstance(platform.file_system, LustreFileSystem)
+    assert isinstance(platform.prometheus_workspace, PrometheusWorkspace)
+    assert platform.backend is built.backend
+
+
+# --- backend specifics -----------------------------------------------------------------------------------------------
+def test_pcs_gpu_nodes_mount_fsx_and_use_the_block():
+    built = _built(Backend.PCS)
+    built.template.has_resource_properties(
+        "AWS::PCS::ComputeNodeGroup",
+        {"PurchaseOption": "CAPACITY_BLOCK", "ScalingConfiguration": {"MinInstanceCount": 2, "MaxInstanceCount": 2}},
+    )
+    built.template.has_resource_properties("AWS::PCS::Queue", {"Name": "gpu"})
+    fs = built.platform.file_system
+    assert fs is not None and fs.efa_client_groups  # the GPU nodes registered as EFA clients
+
+
+def test_parallelcluster_shares_fsx_and_efa_group():
+    built = _built(Backend.PARALLELCLUSTER)
+    cluster = built.platform.cluster
+    assert isinstance(cluster, ParallelCluster)
+    config = cluster.to_dict()
+    assert config["SharedStorage"][0]["MountDir"] == "/fsx"
+    queue = config["Scheduling"]["SlurmQueues"][0]
+    assert queue["CapacityType"] == "CAPACITY_BLOCK"
+    assert queue["ComputeResources"][0]["MaxCount"] == 2
+    assert cluster.node_security_group is built.platform.security_group.security_group
+
+
+def test_eks_node_group_mounts_over_efa():
+    built = _built(Backend.EKS)
+    group = built.platform.node_group
+    assert isinstance(group, GpuNodeGroup)
+    (client,) = group.lustre_clients
+    assert client.mount_point == "/fsx" and client.efa_interfaces
+    built.template.has_resource_properties("AWS::EKS::Nodegroup", {"CapacityType": "CAPACITY_BLOCK"})
+
+
+def test_hyperpod_gpu_group():
+    built = _built(Backend.HYPERPOD)
+    (cluster,) = built.template.find_resources("AWS::SageMaker::Cluster").values()
+    groups = {g["InstanceGroupName"]: g for g in cluster["Properties"]["InstanceGroups"]}
+    assert set(groups) == {"controller", "login", "gpu"}
+    assert groups["gpu"]["InstanceType"] == "ml.p5.48xlarge" and groups["gpu"]["InstanceCount"] == 2
+
+
+# --- other choices -----------------------------------------------------------------------------------------------------
+def _platform(scene: Scene, **overrides: Any) -> TrainingPlatform:
+    props: dict[str, Any] = {
+        "vpc": scene.vpc,
+        "instance_type": "p5.48xlarge",
+        "nodes": 2,
+        "orchestrator": PcsOptions(ami=AMI),
+        "storage": PlatformStorage.for_throughput(target_gbytes_per_s=4.6875),
+    }
+    props.update(overrides)
+    return TrainingPlatform(scene.stack, "Platform", **props)
+
+
+@pytest.mark.parametrize("backend", [Backend.PCS, Backend.PARALLELCLUSTER, Backend.EKS, Backend.HYPERPOD])
+def test_token_node_count_synthesizes(backend):
+    scene = new_scene()
+    nodes = cdk.CfnParameter(scene.stack, "Nodes", type="Number", default=2).value_as_number
+    _platform(scene, nodes=nodes, orchestrator=_orchestrator(backend), capacity=OnDemand())
+    template = scene.template()
+    assert "Nodes" in template.to_json()["Parameters"]
+    assert '"Ref": "Nodes"' in json.dumps(template.to_json()["Resources"])
+
+
+def test_subnet_follows_the_reservation_zone(scene):
+    capacity = CapacityReservation(reservation_id="cr-0123456789abcdef0", instance_count=2, zone="us-east-1b")
+    platform = _platform(scene, capacity=capacity)
+    assert platform.subnet.subnet_id == scene.subnet_b.subnet_id
+    scene.template().has_resource_properties("AWS::FSx::FileSystem", {"SubnetIds": ["subnet-0bbbbbbbbbbbbbbb2"]})
+
+
+def test_existing_bucket_is_linked_and_no_bucket_is_created(scene):
+    bucket = s3.Bucket.from_bucket_name(scene.stack, "Existing", "my-training-data")
+    platform = _platform(scene, storage=PlatformStorage.for_throughput(target_gbytes_per_s=4.6875, data_bucket=bucket))
+    assert platform.data_bucket is bucket
+    template = scene.template()
+    template.resource_count_is("AWS::S3::Bucket", 0)
+    template.has_resource_properties(
+        "AWS::FSx::DataRepositoryAssociation", {"DataRepositoryPath": "s3://my-training-data/datasets/"}
+    )
+
+
+def test_capacity_objective_and_tcp_file_system(scene):
+    platform = _platform(scene, storage=PlatformStorage.of_capacity(storage_capacity_gib=2400, efa_enabled=False))
+    assert platform.file_system is not None and not platform.file_system.efa_enabled
+    scene.template().has_resource_properties("AWS::FSx::FileSystem", {"StorageCapacity": 2400})
+
+
+def test_no_storage_no_observability(scene):
+    platform = _platform(scene, storage=None)
+    assert platform.file_system is None and platform.data_bucket is None and platform.sizing is None
+    template = scene.template()
+    template.resource_count_is("AWS::FSx::FileSystem", 0)
+    template.resource_count_is("AWS::APS::Workspace", 0)
+
+
+def test_pcs_ultraserver_block_turns_imex_on(scene):
+    capacity = UltraServerCapacityBlock(reservation_id="cr-0a1b2c3d4e5f60718", ultraserver_type="u-p6e-gb200x72")
+    platform = _platform(
+        scene,
+        instance_type="p6e-gb200.36xlarge",
+        nodes=18,
+        capacity=capacity,
+        orchestrator=PcsOptions(ami=PcsAmi.from_image_id("ami-0123456789abcdef0")),
+        storage=None,
+    )
+    assert isinstance(platform.cluster, PcsCluster) and platform.cluster.imex_enabled
+
+
+def test_hyperpod_on_eks_uses_the_hyperpod_group(scene):
+    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
+    assert isinstance(platform.cluster, HyperPodCluster) and isinstance(platform.eks_cluster, GpuEksCluster)
+    assert platform.security_group is platform.cluster.efa_security_group
+    scene.template().resource_count_is("AWS::SageMaker::Cluster", 1)
+
+
+def test_outputs_can_be_turned_off(scene):
+    _platform(scene, outputs=False)
+    assert scene.template().to_json().get("Outputs", {}) == {}
+
+
+# --- invalid input -------------------------------------------------------------------------------------------------
+INVALID: list[tuple[str, dict[str, Any], str]] = [
+    ("instance_type", {"instance_type": "p9.48xlarge"}, "instance_type"),
+    ("nodes-zero", {"nodes": 0}, "nodes"),
+    ("nodes-fraction", {"nodes": 2.5}, "nodes"),
+    ("nodes-above-block", {"nodes": 4, "capacity": CapacityBlock(reservation_id=BLOCK, instance_count=2)}, "nodes"),
+    ("hyperpod-capacity-block", {
+        "orchestrator": HyperPodOptions(), "capacity": CapacityBlock(reservation_id=BLOCK, instance_count=2)
+    }, "capacity"),
+    ("hyperpod-efa-storage", {
+        "orchestrator": HyperPodOptions(),
+        "storage": PlatformStorage.of_capacity(storage_capacity_gib=4800, efa_enabled=True),
+    }, "storage.efa_enabled"),
+    ("efa-capacity-step", {"storage": PlatformStorage.of_capacity(storage_capacity_gib=2400)}, "storage_capacity_gib"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("overrides", "parameter"), [(o, p) for _, o, p in INVALID], ids=[i for i, _, _ in INVALID])
+def test_invalid_choices_are_refused(overrides, parameter):
+    scene = new_scene()
+    with pytest.raises(FmValidationError) as raised:
+        _platform(scene, **overrides)
+    assert raised.value.parameter.startswith(parameter) or parameter in raised.value.parameter
+
+
+@pytest.mark.parametrize("orchestrator", ["pcs", None, PcsAmi.from_image_id("ami-0123456789abcdef0")])
+def test_orchestrator_of_the_wrong_type(orchestrator):
+    with pytest.raises(FmTypeError, match="orchestrator"):
+        _platform(new_scene(), orchestrator=orchestrator)
+
+
+@pytest.mark.parametrize(
+    ("factory", "parameter"),
+    [
+        (lambda: PlatformStorage.for_checkpoint(checkpoint_bytes=0, checkpoint_seconds=60), "checkpoint_bytes"),
+        (lambda: PlatformStorage.for_checkpoint(checkpoint_bytes=1e12, checkpoint_seconds=-1), "checkpoint_seconds"),
+        (lambda: PlatformStorage.for_checkpoint(checkpoint_bytes=1e12, checkpoint_seconds=0), "checkpoint_seconds"),
+        (lambda: PlatformStorage.for_throughput(target_gbytes_per_s=0), "target_gbytes_per_s"),
+        (lambda: PlatformStorage.for_throughput(target_gbytes_per_s=-2.0), "target_gbytes_per_s"),
+        (lambda: PlatformStorage.of_capacity(storage_capacity_gib=0), "storage_capacity_gib"),
+        (lambda: PlatformStorage.for_throughput(target_gbytes_per_s=1, efa_enabled="yes"), "efa_enabled"),
+        (lambda: PcsOptions(ami="ami-0123456789abcdef0"), "ami"),
+        (lambda: PcsOptions(ami=AMI, login_nodes=-1), "login_nodes"),
+        (lambda: HyperPodOptions(orchestrator="slurm"), "orchestrator"),
+        (lambda: EksOptions(admin_roles=["arn:aws:iam::123456789012:role/x"]), "admin_roles[0]"),
+    ],
+    ids=[
+        "checkpoint-bytes-zero",
+        "checkpoint-seconds-negative",
+        "checkpoint-seconds-zero",
+        "throughput-zero",
+        "throughput-negative",
+        "capacity-zero",
+        "efa-not-bool",
+        "pcs-ami-string",
+        "pcs-login-negative",
+        "hyperpod-orchestrator-string",
+        "eks-admin-role-string",
+    ],
+)
+def test_invalid_options_name_the_parameter(factory, parameter):
+    with pytest.raises(FmValidationError) as raised:
+        factory()
+    assert raised.value.parameter == parameter
+
+
+def test_checkpoint_size_must_be_known_at_synthesis():
+    scene = new_scene()
+    seconds = cdk.CfnParameter(scene.stack, "Seconds", type="Number").value_as_number
+    with pytest.raises(FmValidationError, match="checkpoint_seconds"):
+        PlatformStorage.for_checkpoint(checkpoint_bytes=1e12, checkpoint_seconds=seconds)
+
+
+def test_existing_grafana_needs_its_prometheus_workspace():
+    app = new_app()
+    stack = cdk.Stack(app, "O", env=ENV)
+    workspace = PrometheusWorkspace(stack, "P")
+    grafana = GrafanaWorkspace(stack, "G", prometheus_workspace_arns=[workspace.workspace_arn])
+    with pytest.raises(FmValidationError, match="prometheus_workspace"):
+        PlatformObservability(grafana_workspace=grafana)
+
+
+def test_a_refused_platform_leaves_nothing_in_the_tree(scene):
+    with pytest.raises(FmValidationError):
+        _platform(scene, nodes=0)
+    assert scene.stack.node.try_find_child("Platform") is None
