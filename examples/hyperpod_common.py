@@ -57,7 +57,7 @@ def outputs(stack: Stack, cluster: HyperPodCluster) -> None:
     outputs = {
         "HyperPodClusterArn": (cluster.cluster_arn, "SageMaker HyperPod cluster ARN"),
         "HyperPodClusterName": (cluster.cluster_name, "aws sagemaker describe-cluster --cluster-name <name>"),
-        "LifecycleS3Uri": (cluster.lifecycle_s3_uri, "Where the lifecycle scripts and provisioning parameters are"),
+        "LifecycleS3Uri": (cluster.lifecycle_s3_uri, "Lifecycle scripts (API-driven Slurm: one prefix per group)"),
         "ExecutionRoleArn": (cluster.execution_role.role_arn, "The instance groups' execution role"),
         "ClusterHealthCommand": (
             Fn.join("", ["aws sagemaker list-cluster-nodes --cluster-name ", cluster.cluster_name]),

@@ -2,14 +2,18 @@
 
 - **FmHyperPodSlurm**: a VPC (examples/network.py), an FSx for Lustre PERSISTENT_2 file system from the storage
   construct, and a HyperPod cluster orchestrated by Slurm: ``controller`` (1 x ml.m5.2xlarge), ``login``
-  (1 x ml.m5.4xlarge) and ``gpu`` (2 x ml.p5.48xlarge, 500 GiB extra EBS, deep health checks InstanceStress and
-  InstanceConnectivity, automatic node recovery). Lifecycle scripts and ``provisioning_parameters.json`` (controller,
-  login and worker groups, the file system's DNS and mount names) are uploaded to the cluster's lifecycle bucket.
-  Copy HyperPod's published Slurm lifecycle scripts (awsome-distributed-training
-  ``1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config``) and pass the directory with
-  ``-c fmconstructs:hyperpod-base-config=<dir>``: fmconstructs' OnCreate then runs their ``lifecycle_script.py``
-  (which configures Slurm and mounts the file system). With ``workspace`` (FmObservability's Prometheus workspace), the
-  base-config's exporters and OpenTelemetry collector are turned on and write to it (``aps:RemoteWrite``).
+  (1 x ml.m5.4xlarge) and ``gpu`` (2 x ml.p5.48xlarge in partition ``gpu``, 500 GiB extra EBS, deep health checks
+  InstanceStress and InstanceConnectivity, automatic node recovery). HyperPod configures and starts Slurm itself
+  (API-driven configuration: ``Orchestrator.Slurm`` with ``SlurmConfigStrategy: Managed`` and each group's
+  ``SlurmConfig``); fmconstructs' ``OnInitComplete`` script, uploaded per group to the cluster's lifecycle bucket,
+  mounts the file system at ``/fsx`` on every node (the storage module's mount steps) and, with ``workspace``
+  (FmObservability's Prometheus workspace), installs fmconstructs' node collectors on the GPU nodes (and the Slurm
+  node-state collector on the login node), remote-writing to it (``aps:RemoteWrite``). Nothing else is needed.
+  To use HyperPod's published Slurm lifecycle scripts instead, copy awsome-distributed-training
+  ``1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config`` and pass the directory with
+  ``-c fmconstructs:hyperpod-base-config=<dir>``: the cluster then uses ``OnCreate`` and
+  ``provisioning_parameters.json`` (controller, login and worker groups, the file system's DNS and mount names), and
+  the base-config configures Slurm, mounts the file system and runs its own collectors.
 - **FmHyperPodEks**: a VPC, an fmconstructs :class:`~fmconstructs.eks.GpuEksCluster` and a HyperPod cluster on the EKS
   orchestrator (``Orchestrator.Eks.ClusterArn``) with ``gpu`` = 2 x ml.p5en.48xlarge (deep health checks, automatic
   recovery). HyperPod's dependencies Helm chart (aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart``) is NOT
@@ -44,7 +48,7 @@ class HyperPodSlurmStack(Stack):
     def __init__(
         self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
     ) -> None:
-        """:param workspace: where the base-config's collectors write (FmObservability's); default: none."""
+        """:param workspace: where the node collectors write (FmObservability's); default: none."""
         super().__init__(scope, id, **kwargs)
         # Server access logs through a bucket policy, not the LogDeliveryWrite ACL (no cdk.json feature flags here).
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)

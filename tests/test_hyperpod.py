@@ -45,8 +45,26 @@ def slurm() -> HyperPodOrchestrator:
 
 @pytest.fixture(scope="module")
 def slurm_scene():
+    """The default Slurm cluster: HyperPod's API-driven Slurm configuration."""
     scene = new_scene()
     cluster = HyperPodCluster(scene.stack, "HyperPod", vpc=scene.vpc, instance_groups=groups(), orchestrator=slurm())
+    return scene, cluster
+
+
+@pytest.fixture(scope="module")
+def base_config(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A stand-in for a local copy of the published base-config (only its presence matters at synthesis)."""
+    directory = tmp_path_factory.mktemp("base-config")
+    (directory / "lifecycle_script.py").write_text("print('published lifecycle script')\n")
+    return str(directory)
+
+
+@pytest.fixture(scope="module")
+def legacy_scene(base_config: str):
+    """Slurm configured by the published lifecycle scripts (a base_config_dir: SlurmConfiguration.LIFECYCLE_SCRIPTS)."""
+    scene = new_scene()
+    cluster = HyperPodCluster(scene.stack, "HyperPod", vpc=scene.vpc, instance_groups=groups(), orchestrator=slurm(),
+                              base_config_dir=base_config)  # fmt: skip
     return scene, cluster
 
 
@@ -87,13 +105,14 @@ def test_node_recovery_none_when_asked():
     scene.template().has_resource_properties("AWS::SageMaker::Cluster", {"NodeRecovery": "None"})
 
 
-def test_slurm_cluster_has_no_orchestrator_property(slurm_scene):
-    cluster = next(iter(slurm_scene[0].template().find_resources("AWS::SageMaker::Cluster").values()))
+def test_lifecycle_scripts_cluster_has_no_orchestrator_property(legacy_scene):
+    cluster = next(iter(legacy_scene[0].template().find_resources("AWS::SageMaker::Cluster").values()))
     assert "Orchestrator" not in cluster["Properties"]
+    assert all("SlurmConfig" not in g for g in cluster["Properties"]["InstanceGroups"])
 
 
-def test_lifecycle_config_points_at_prefix_and_on_create(slurm_scene):
-    gpu = group_props(slurm_scene[0].template(), "gpu")
+def test_lifecycle_config_points_at_prefix_and_on_create(legacy_scene):
+    gpu = group_props(legacy_scene[0].template(), "gpu")
     assert gpu["LifeCycleConfig"]["OnCreate"] == ON_CREATE
     assert gpu["LifeCycleConfig"]["SourceS3Uri"]["Fn::Join"][1][-1] == "/lifecycle/"
 
@@ -146,8 +165,8 @@ def test_cluster_waits_for_lifecycle_upload(slurm_scene):
     assert any("LifecycleScripts" in d for d in cluster["DependsOn"])
 
 
-def test_provisioning_parameters_structure(slurm_scene):
-    params = slurm_scene[1].provisioning_parameters
+def test_provisioning_parameters_structure(legacy_scene):
+    params = legacy_scene[1].provisioning_parameters
     # awsome-distributed-training 5.sagemaker-hyperpod README example / base-config lifecycle_script.py keys
     assert params == {
         "version": "1.0.0",
@@ -220,16 +239,16 @@ def test_setup_commands_render_through_node_bootstrap():
     scene = new_scene()
     cluster = HyperPodCluster(scene.stack, "H", vpc=scene.vpc, instance_groups=groups(), orchestrator=slurm(),
                               setup_commands=["echo fmconstructs-setup"])  # fmt: skip
-    assert "echo fmconstructs-setup" in cluster.node_bootstrap.render()
+    assert all("echo fmconstructs-setup" in cluster.node_bootstraps[g.name].render() for g in groups())
 
 
-def test_file_system_clients_and_parameters():
+def test_file_system_clients_and_parameters(base_config: str):
     from fmconstructs.storage import LustreFileSystem
 
     scene = new_scene()
     fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
     cluster = HyperPodCluster(scene.stack, "H", vpc=scene.vpc, instance_groups=groups(), orchestrator=slurm(),
-                              file_system=fs)  # fmt: skip
+                              file_system=fs, base_config_dir=base_config)  # fmt: skip
     params = cluster.provisioning_parameters
     assert params is not None and params["fsx_dns_name"] == fs.dns_name and params["fsx_mountname"] == fs.mount_name
     scene.template().has_resource_properties("AWS::EC2::SecurityGroupIngress", {"FromPort": 988, "ToPort": 988})
@@ -368,8 +387,8 @@ def test_env_agnostic_stack_leaves_name_to_cloudformation():
     assert ENV.region == "us-east-1"
 
 
-def test_provisioning_parameters_json_is_serializable(slurm_scene):
-    assert json.loads(json.dumps(slurm_scene[1].provisioning_parameters))["workload_manager"] == "slurm"
+def test_provisioning_parameters_json_is_serializable(legacy_scene):
+    assert json.loads(json.dumps(legacy_scene[1].provisioning_parameters))["workload_manager"] == "slurm"
 
 
 # --- EKS orchestration ------------------------------------------------------------------------------------------
@@ -424,13 +443,14 @@ def test_eks_config_map_authentication_refused():
 
 # --- observability ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def observed():
+def observed(base_config: str):
+    """Observability with the published lifecycle scripts: the base-config's own collectors are turned on."""
     from fmconstructs.observability.workspace import PrometheusWorkspace
 
     scene = new_scene()
     workspace = PrometheusWorkspace(scene.stack, "Amp")
     cluster = HyperPodCluster(scene.stack, "H", vpc=scene.vpc, instance_groups=groups(), orchestrator=slurm(),
-                              prometheus_workspace=workspace)  # fmt: skip
+                              prometheus_workspace=workspace, base_config_dir=base_config)  # fmt: skip
     return scene, workspace, cluster
 
 
@@ -447,7 +467,7 @@ def test_workspace_remote_write_granted_to_execution_role(observed):
 
 def test_observability_step_turns_on_base_config_observability(observed, tmp_path: Path):
     _, _, cluster = observed
-    (step,) = [s for s in cluster.node_bootstrap.steps if s.name == "observability"]
+    (step,) = [s for s in cluster.node_bootstraps["gpu"].steps if s.name == "observability"]
     url = "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1/api/v1/remote_write"
     from fmconstructs.hyperpod.lifecycle import observability_commands
 

@@ -1,7 +1,11 @@
 """SageMaker HyperPod backend: :class:`HyperPodCluster` (``AWS::SageMaker::Cluster``) with Slurm or EKS
 orchestration, deep health checks and automatic node recovery by default, and :func:`describe_cluster_health`.
 
-Floor: a backend beside ``pcs`` and ``eks``; uses catalog, networking, storage, bootstrap (never ``pcs``). The EKS
+Slurm is configured by HyperPod itself (API-driven: ``Orchestrator.Slurm`` and each group's ``SlurmConfig``; the
+default) or by HyperPod's published lifecycle scripts (a ``base_config_dir``; ``provisioning_parameters.json``).
+
+Floor: a backend beside ``pcs`` and ``eks``; uses catalog, networking, storage, bootstrap, observability (never
+``pcs``). The EKS
 orchestrator takes an fmconstructs ``GpuEksCluster`` by duck type (its ``cluster_arn``).
 """
 
@@ -11,44 +15,69 @@ from .cluster import (
     INSTANCE_ROLE_MANAGED_POLICY,
     KUBERNETES_VERSION_WARNING,
     LIFECYCLE_PREFIX,
+    LUSTRE_MOUNT_POINT,
     HyperPodCluster,
     HyperPodOrchestrator,
     OrchestratorKind,
 )
 from .health import ClusterHealth, GroupHealth, NodeHealth, describe_cluster_health
-from .lifecycle import ON_CREATE, ON_CREATE_SCRIPT, PROVISIONING_PARAMETERS, slurm_provisioning_parameters
+from .lifecycle import (
+    ON_CREATE,
+    ON_CREATE_SCRIPT,
+    ON_INIT_COMPLETE,
+    ON_INIT_COMPLETE_SCRIPT,
+    PROVISIONING_PARAMETERS,
+    SETUP_SCRIPT,
+    slurm_provisioning_parameters,
+)
 from .types import (
     DEFAULT_DEEP_HEALTH_CHECKS,
+    DEFAULT_SLURM_CONFIG_STRATEGY,
     HYPERPOD_INSTANCE_TYPES,
     DeepHealthCheck,
     HyperPodCapacity,
     HyperPodInstanceGroup,
+    HyperPodLustreMount,
     NodeRecovery,
+    SlurmConfigStrategy,
+    SlurmConfiguration,
+    SlurmNodeType,
     is_accelerated,
+    is_gpu,
 )
 
 __all__ = [
     "DEFAULT_DEEP_HEALTH_CHECKS",
+    "DEFAULT_SLURM_CONFIG_STRATEGY",
     "HYPERPOD_EKS_AUTHENTICATION_MODES",
     "HYPERPOD_INSTANCE_TYPES",
     "HYPERPOD_KUBERNETES_VERSIONS",
     "INSTANCE_ROLE_MANAGED_POLICY",
     "KUBERNETES_VERSION_WARNING",
     "LIFECYCLE_PREFIX",
+    "LUSTRE_MOUNT_POINT",
     "ON_CREATE",
     "ON_CREATE_SCRIPT",
+    "ON_INIT_COMPLETE",
+    "ON_INIT_COMPLETE_SCRIPT",
     "PROVISIONING_PARAMETERS",
+    "SETUP_SCRIPT",
     "ClusterHealth",
     "DeepHealthCheck",
     "GroupHealth",
     "HyperPodCapacity",
     "HyperPodCluster",
     "HyperPodInstanceGroup",
+    "HyperPodLustreMount",
     "HyperPodOrchestrator",
     "NodeHealth",
     "NodeRecovery",
     "OrchestratorKind",
+    "SlurmConfigStrategy",
+    "SlurmConfiguration",
+    "SlurmNodeType",
     "describe_cluster_health",
     "is_accelerated",
+    "is_gpu",
     "slurm_provisioning_parameters",
 ]

@@ -35,9 +35,31 @@ from .._validate import (
 from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking import EfaSecurityGroup
+from ..observability.collection import NodeLabels, node_collection_commands
+from ..observability.sources import ExporterSource, check_exporter_source
 from ..storage import LustreFileSystemBase
-from .lifecycle import ON_CREATE, lifecycle_files, observability_commands, slurm_provisioning_parameters
-from .types import NAME_ALLOWED, NAME_PATTERN, HyperPodInstanceGroup, NodeRecovery
+from ..storage.client import lustre_efa_interfaces
+from .lifecycle import (
+    ON_CREATE,
+    ON_INIT_COMPLETE,
+    lifecycle_files,
+    observability_commands,
+    slurm_provisioning_parameters,
+)
+from .types import (
+    API_PARTITION_ALLOWED,
+    API_PARTITION_MAX_LENGTH,
+    API_PARTITION_PATTERN,
+    DEFAULT_SLURM_CONFIG_STRATEGY,
+    NAME_ALLOWED,
+    NAME_PATTERN,
+    HyperPodInstanceGroup,
+    HyperPodLustreMount,
+    NodeRecovery,
+    SlurmConfigStrategy,
+    SlurmConfiguration,
+    SlurmNodeType,
+)
 
 #: The managed policy HyperPod documents for the cluster instance (execution) role (SageMaker Developer Guide
 #: "sagemaker-hyperpod-prerequisites-iam", IAM role for SageMaker HyperPod).
@@ -71,6 +93,16 @@ MAX_SUBNETS = 16
 MAX_SECURITY_GROUPS = 5
 
 
+#: Where the cluster's Lustre file system is mounted on every node: ``/fsx``, the mount point of the published
+#: base-config (lifecycle_script.py: ``mount_fsx.sh <dns> <mountname> /fsx``) and of fmconstructs' other backends.
+LUSTRE_MOUNT_POINT = "/fsx"
+
+
+def _source(name: str, value: Any) -> s3deploy.ISource:
+    """A BucketDeployment source of one lifecycle file (JSON for mappings, text otherwise)."""
+    return s3deploy.Source.json_data(name, value) if isinstance(value, dict) else s3deploy.Source.data(name, value)
+
+
 class OrchestratorKind(str, Enum):
     SLURM = "slurm"
     EKS = "eks"
@@ -78,20 +110,56 @@ class OrchestratorKind(str, Enum):
 
 @dataclass(frozen=True)
 class HyperPodOrchestrator:
-    """Slurm (``Orchestrator`` omitted, lifecycle scripts configure Slurm) or EKS (``Orchestrator.Eks.ClusterArn``)."""
+    """Slurm (:meth:`slurm`: HyperPod's API-driven configuration, or the published lifecycle scripts) or EKS
+    (``Orchestrator.Eks.ClusterArn``)."""
 
     kind: OrchestratorKind
     controller_group: str | None = None
     login_group: str | None = None
     eks_cluster: Any = None
+    slurm_configuration: SlurmConfiguration | None = None
+    slurm_config_strategy: SlurmConfigStrategy | None = None
 
     @classmethod
-    def slurm(cls, *, controller_group: str, login_group: str | None = None) -> HyperPodOrchestrator:
-        """Slurm: ``controller_group`` and ``login_group`` name instance groups (provisioning parameters)."""
+    def slurm(
+        cls,
+        *,
+        controller_group: str,
+        login_group: str | None = None,
+        configuration: SlurmConfiguration | None = None,
+        strategy: SlurmConfigStrategy | None = None,
+    ) -> HyperPodOrchestrator:
+        """Slurm. ``controller_group`` and ``login_group`` name instance groups (``SlurmConfig.NodeType`` Controller
+        and Login; every other group is Compute, in the partition of its ``partition_name``).
+
+        :param configuration: :class:`SlurmConfiguration`. Default (None): ``LIFECYCLE_SCRIPTS`` when the cluster
+            gets a ``base_config_dir``, else ``API`` (HyperPod configures and starts Slurm).
+        :param strategy: ``Orchestrator.Slurm.SlurmConfigStrategy`` (``API`` only). Default:
+            :data:`~fmconstructs.hyperpod.types.DEFAULT_SLURM_CONFIG_STRATEGY` (``Managed``).
+        """
         check_str("controller_group", controller_group, pattern=NAME_PATTERN, max_length=63, allowed=NAME_ALLOWED)
         if login_group is not None:
             check_str("login_group", login_group, pattern=NAME_PATTERN, max_length=63, allowed=NAME_ALLOWED)
-        return cls(OrchestratorKind.SLURM, controller_group, login_group)
+        if configuration is not None:
+            check_enum("configuration", configuration, SlurmConfiguration)
+        if strategy is not None:
+            check_enum("strategy", strategy, SlurmConfigStrategy)
+            if configuration is SlurmConfiguration.LIFECYCLE_SCRIPTS:
+                raise FmValidationError(
+                    "strategy",
+                    strategy.value,
+                    "None with SlurmConfiguration.LIFECYCLE_SCRIPTS (SlurmConfigStrategy is part of the API-driven "
+                    "Slurm configuration, Orchestrator.Slurm)",
+                )
+        return cls(OrchestratorKind.SLURM, controller_group, login_group, None, configuration, strategy)
+
+    def slurm_node_type(self, group_name: str) -> SlurmNodeType:
+        """``SlurmConfig.NodeType`` of an instance group of this Slurm orchestrator."""
+        if group_name == self.controller_group:
+            return SlurmNodeType.CONTROLLER
+        if group_name == self.login_group:
+            return SlurmNodeType.LOGIN
+        return SlurmNodeType.COMPUTE
 
     @classmethod
     def eks(cls, cluster: Any) -> HyperPodOrchestrator:
@@ -125,6 +193,78 @@ def _check_group(parameter: str, value: object) -> HyperPodInstanceGroup:
     return value
 
 
+def _slurm_configuration(orchestrator: HyperPodOrchestrator, base_config_dir: str | None) -> SlurmConfiguration | None:
+    """The Slurm configuration in effect (None for EKS); refuses a base-config with the API-driven configuration and
+    the lifecycle-scripts configuration without one."""
+    if orchestrator.kind is not OrchestratorKind.SLURM:
+        return None
+    mode = orchestrator.slurm_configuration
+    if mode is None:
+        mode = SlurmConfiguration.LIFECYCLE_SCRIPTS if base_config_dir is not None else SlurmConfiguration.API
+    if mode is SlurmConfiguration.API and base_config_dir is not None:
+        raise FmValidationError(
+            "base_config_dir",
+            base_config_dir,
+            "None with SlurmConfiguration.API: HyperPod configures and starts Slurm itself, while the base-config's "
+            "lifecycle_script.py reads provisioning_parameters.json (not uploaded with the API-driven configuration) "
+            "and starts Slurm again; use "
+            "HyperPodOrchestrator.slurm(configuration=SlurmConfiguration.LIFECYCLE_SCRIPTS)",
+        )
+    if mode is SlurmConfiguration.LIFECYCLE_SCRIPTS and base_config_dir is None:
+        raise FmValidationError(
+            "base_config_dir",
+            None,
+            "a local copy of HyperPod's published lifecycle scripts (awsome-distributed-training LifecycleScripts/"
+            "base-config) with SlurmConfiguration.LIFECYCLE_SCRIPTS: without them nothing configures Slurm",
+        )
+    return mode
+
+
+def _check_api_partitions(groups: Sequence[HyperPodInstanceGroup], orchestrator: HyperPodOrchestrator) -> None:
+    """Partition names of compute groups must fit ``ClusterPartitionName`` (API-driven configuration)."""
+    for index, group in enumerate(groups):
+        if orchestrator.slurm_node_type(group.name) is not SlurmNodeType.COMPUTE or group.partition_name is None:
+            continue
+        name = group.partition_name
+        if len(name) > API_PARTITION_MAX_LENGTH or not API_PARTITION_PATTERN.fullmatch(name):
+            raise FmValidationError(f"instance_groups[{index}].partition_name", name, API_PARTITION_ALLOWED)
+
+
+def _lustre_mount(
+    value: HyperPodLustreMount | None, mode: SlurmConfiguration | None, file_system: LustreFileSystemBase | None
+) -> HyperPodLustreMount | None:
+    """Who mounts the file system with the API-driven configuration (None otherwise)."""
+    if value is not None:
+        check_enum("lustre_mount", value, HyperPodLustreMount)
+        if mode is not SlurmConfiguration.API or file_system is None:
+            raise FmValidationError(
+                "lustre_mount",
+                value.value,
+                "None unless the cluster uses SlurmConfiguration.API and has a file_system (with LIFECYCLE_SCRIPTS "
+                "the base-config mounts it from provisioning_parameters.json)",
+            )
+    if mode is not SlurmConfiguration.API or file_system is None:
+        return None
+    return value or HyperPodLustreMount.NODE_BOOTSTRAP
+
+
+def _exporter_source(value: object, mode: SlurmConfiguration | None, workspace: object) -> ExporterSource | None:
+    """Where fmconstructs' collectors come from (API-driven configuration with a workspace), else None."""
+    if value is not None:
+        source = check_exporter_source("exporter_source", value)
+        if mode is not SlurmConfiguration.API or workspace is None:
+            raise FmValidationError(
+                "exporter_source",
+                value,
+                "None unless the cluster uses SlurmConfiguration.API and has a prometheus_workspace (with "
+                "LIFECYCLE_SCRIPTS the base-config installs its own collectors)",
+            )
+        return source
+    if mode is not SlurmConfiguration.API or workspace is None:
+        return None
+    return ExporterSource.INTERNET
+
+
 def _default_cluster_name(scope: Construct, id: str) -> str | None:
     stack_name = Stack.of(scope).stack_name
     if Token.is_unresolved(stack_name):
@@ -144,20 +284,36 @@ class HyperPodCluster(Construct):
         are accepted.
     :param cluster_name: ``ClusterName`` (1-63, ``[a-zA-Z0-9](-*[a-zA-Z0-9])*``). Default: ``<stack>-<id>``.
     :param node_recovery: ``NodeRecovery``. Default: :attr:`NodeRecovery.AUTOMATIC`.
-    :param file_system: an fmconstructs Lustre file system: Slurm gets ``fsx_dns_name``/``fsx_mountname`` in the
-        provisioning parameters (the published scripts mount it); the node security group may reach it.
+    :param file_system: an fmconstructs Lustre file system, mounted at ``/fsx`` on every node; the node security group
+        may reach it. ``SlurmConfiguration.API``: mounted as ``lustre_mount`` says. ``LIFECYCLE_SCRIPTS``: the
+        provisioning parameters carry ``fsx_dns_name``/``fsx_mountname`` and the published ``lifecycle_script.py``
+        mounts it (``mount_fsx.sh``); fmconstructs does not mount it a second time.
+    :param lustre_mount: :class:`HyperPodLustreMount` (``SlurmConfiguration.API`` with a ``file_system`` only).
+        Default: ``NODE_BOOTSTRAP`` (the storage module's mount steps in fmconstructs' lifecycle script).
     :param base_config_dir: a local copy of HyperPod's published lifecycle scripts (awsome-distributed-training
-        ``LifecycleScripts/base-config``): uploaded beside fmconstructs' files; its ``lifecycle_script.py`` then runs
-        after the fmconstructs steps. Default: none (only fmconstructs' OnCreate and setup run).
-    :param setup_commands: shell lines run on every node before the base-config (a
-        :class:`~fmconstructs.bootstrap.NodeBootstrap` step, rendered inline into ``fmconstructs_setup.sh``).
+        ``LifecycleScripts/base-config``), for ``SlurmConfiguration.LIFECYCLE_SCRIPTS``: uploaded beside
+        fmconstructs' files; its ``lifecycle_script.py`` then runs after the fmconstructs steps (it configures Slurm,
+        mounts the file system and, with ``prometheus_workspace``, runs its own collectors). Default: none
+        (``SlurmConfiguration.API``: HyperPod configures Slurm, fmconstructs mounts the file system and installs its
+        collectors).
+    :param setup_commands: shell lines run on every node (a :class:`~fmconstructs.bootstrap.NodeBootstrap` step,
+        rendered at construction into ``fmconstructs_setup.sh``; before the base-config with ``LIFECYCLE_SCRIPTS``,
+        after the Lustre mount and collectors with ``API``).
     :param security_groups: up to 4 more groups for ``VpcConfig.SecurityGroupIds``.
     :param access_logs_bucket: where the lifecycle bucket writes S3 server access logs. Default: none.
-    :param prometheus_workspace: an fmconstructs ``PrometheusWorkspace`` (Slurm): the execution role gets
-        ``aps:RemoteWrite`` on it, and a setup step turns on the published base-config's observability
-        (``config.py``: ``Config.enable_observability = True``, ``ObservabilityConfig.prometheus_remote_write_url`` =
-        the workspace's remote-write URL; its OpenTelemetry collector signs with SigV4 as the instance role) when
-        ``config.py`` is in the lifecycle prefix. Default: none.
+    :param prometheus_workspace: an fmconstructs ``PrometheusWorkspace`` (Slurm; FmObservability's): the execution
+        role gets ``aps:RemoteWrite`` on it. ``SlurmConfiguration.API``: GPU groups run fmconstructs' node collectors
+        (the exporters, EFA collector and Prometheus agent PCS GPU nodes get,
+        :func:`~fmconstructs.observability.collection.node_collection_commands`) and the login group (else the
+        controller group) also collects Slurm node states, all remote-writing to the workspace with labels
+        ``cluster`` (the cluster name, or the construct id when CloudFormation names it), ``node_group``,
+        ``queue`` (the partition, ``login``) and ``instance_type``. ``LIFECYCLE_SCRIPTS``: a setup step turns on the
+        published base-config's own observability instead (``config.py``: ``Config.enable_observability = True``,
+        ``ObservabilityConfig.prometheus_remote_write_url`` = the workspace's remote-write URL), so a node never runs
+        two collector sets. Default: none.
+    :param exporter_source: where fmconstructs' collectors come from (an
+        :class:`~fmconstructs.observability.sources.ExporterSource`; ``API`` with ``prometheus_workspace``).
+        Default: ``ExporterSource.INTERNET``.
     """
 
     def __init__(
@@ -177,6 +333,8 @@ class HyperPodCluster(Construct):
         security_groups: Sequence[ec2.ISecurityGroup] = (),
         access_logs_bucket: s3.IBucket | None = None,
         prometheus_workspace: Any = None,
+        lustre_mount: HyperPodLustreMount | None = None,
+        exporter_source: ExporterSource | None = None,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
@@ -241,6 +399,11 @@ class HyperPodCluster(Construct):
                 )
         if len(extra_groups) > MAX_SECURITY_GROUPS - 1:
             raise FmValidationError("security_groups", len(extra_groups), f"at most {MAX_SECURITY_GROUPS - 1} groups")
+        mode = _slurm_configuration(orchestrator, base_config_dir)
+        if mode is SlurmConfiguration.API:
+            _check_api_partitions(groups, orchestrator)
+        mount = _lustre_mount(lustre_mount, mode, file_system)
+        source = _exporter_source(exporter_source, mode, prometheus_workspace)
         super().__init__(scope, id)
         self.instance_groups: tuple[HyperPodInstanceGroup, ...] = groups
         self.orchestrator = orchestrator
@@ -276,33 +439,51 @@ class HyperPodCluster(Construct):
             server_access_logs_prefix="hyperpod-lifecycle/" if access_logs_bucket is not None else None,
             removal_policy=RemovalPolicy.RETAIN,
         )
-        self.node_bootstrap = NodeBootstrap(self, "Bootstrap", delivery=BootstrapDelivery.INLINE)
-        if prometheus_workspace is not None:
-            self.node_bootstrap.add_step("observability", observability_commands(prometheus_workspace.remote_write_url))
-        if commands:
-            self.node_bootstrap.add_commands(*commands)
-        parameters = None
-        if orchestrator.kind is OrchestratorKind.SLURM:
-            workers = [
-                (g.name, g.partition_name or g.name)
-                for g in groups
-                if g.name not in (orchestrator.controller_group, orchestrator.login_group)
-            ]
-            parameters = slurm_provisioning_parameters(
-                controller_group=orchestrator.controller_group or "",
-                login_group=orchestrator.login_group,
-                worker_groups=workers,
-                fsx_dns_name=file_system.dns_name if file_system is not None else None,
-                fsx_mount_name=file_system.mount_name if file_system is not None else None,
+        self.slurm_configuration: SlurmConfiguration | None = mode
+        self.lustre_mount: HyperPodLustreMount | None = mount
+        self.cluster_name_given = cluster_name or _default_cluster_name(scope, id)
+        #: Each instance group's node set-up (rendered at construction into its ``fmconstructs_setup.sh``). With
+        #: ``SlurmConfiguration.API`` every group has its own (and its own lifecycle prefix, ``lifecycle/<group>/``);
+        #: otherwise all groups share one, under ``lifecycle/`` beside the base-config.
+        self.node_bootstraps: dict[str, NodeBootstrap] = {}
+        self.provisioning_parameters: dict[str, Any] | None = None
+        sources: list[s3deploy.ISource] = []
+        if mode is SlurmConfiguration.API:
+            for instance_group in groups:
+                bootstrap = self._api_group_bootstrap(
+                    instance_group, file_system, mount, prometheus_workspace, source, commands, chosen_subnets
+                )
+                self.node_bootstraps[instance_group.name] = bootstrap
+                files = lifecycle_files(
+                    None if bootstrap.is_empty else bootstrap.render(), None, entry=ON_INIT_COMPLETE
+                )
+                sources += [_source(f"{instance_group.name}/{name}", value) for name, value in files.items()]
+        else:
+            bootstrap = NodeBootstrap(self, "Bootstrap", delivery=BootstrapDelivery.INLINE)
+            if prometheus_workspace is not None:
+                bootstrap.add_step("observability", observability_commands(prometheus_workspace.remote_write_url))
+            if commands:
+                bootstrap.add_commands(*commands)
+            self.node_bootstraps = {g.name: bootstrap for g in groups}
+            if mode is SlurmConfiguration.LIFECYCLE_SCRIPTS:
+                workers = [
+                    (g.name, g.partition_name or g.name)
+                    for g in groups
+                    if orchestrator.slurm_node_type(g.name) is SlurmNodeType.COMPUTE
+                ]
+                self.provisioning_parameters = slurm_provisioning_parameters(
+                    controller_group=orchestrator.controller_group or "",
+                    login_group=orchestrator.login_group,
+                    worker_groups=workers,
+                    fsx_dns_name=file_system.dns_name if file_system is not None else None,
+                    fsx_mount_name=file_system.mount_name if file_system is not None else None,
+                )
+            files = lifecycle_files(
+                None if bootstrap.is_empty else bootstrap.render(), self.provisioning_parameters, entry=ON_CREATE
             )
-        self.provisioning_parameters: dict[str, Any] | None = parameters
-        files = lifecycle_files(None if self.node_bootstrap.is_empty else self.node_bootstrap.render(), parameters)
-        sources = [
-            s3deploy.Source.json_data(name, value) if isinstance(value, dict) else s3deploy.Source.data(name, value)
-            for name, value in files.items()
-        ]
-        if base_config_dir is not None:
-            sources.insert(0, s3deploy.Source.asset(base_config_dir))
+            sources = [_source(name, value) for name, value in files.items()]
+            if base_config_dir is not None:
+                sources.insert(0, s3deploy.Source.asset(base_config_dir))
         self.lifecycle_deployment = s3deploy.BucketDeployment(
             self,
             "LifecycleScripts",
@@ -325,6 +506,8 @@ class HyperPodCluster(Construct):
         self.execution_role.add_to_policy(iam.PolicyStatement(actions=list(VPC_ACTIONS), resources=["*"]))
         if prometheus_workspace is not None:
             prometheus_workspace.grant_remote_write(self.execution_role)
+        if source is not None:
+            source.grant_read(self.execution_role)  # an S3 mirror: read on its prefix; the internet: nothing
         self.execution_role.add_to_policy(
             iam.PolicyStatement(
                 actions=["s3:GetObject"], resources=[self.lifecycle_bucket.arn_for_objects(f"{LIFECYCLE_PREFIX}*")]
@@ -339,8 +522,12 @@ class HyperPodCluster(Construct):
         )
 
         # --- the cluster.
-        self.cluster_name_given = cluster_name or _default_cluster_name(scope, id)
         orchestrator_property = None
+        if mode is SlurmConfiguration.API:
+            strategy = orchestrator.slurm_config_strategy or DEFAULT_SLURM_CONFIG_STRATEGY
+            orchestrator_property = sagemaker.CfnCluster.OrchestratorProperty(
+                slurm=sagemaker.CfnCluster.ClusterOrchestratorSlurmConfigProperty(slurm_config_strategy=strategy.value)
+            )
         if orchestrator.kind is OrchestratorKind.EKS:
             orchestrator_property = sagemaker.CfnCluster.OrchestratorProperty(
                 eks=sagemaker.CfnCluster.ClusterOrchestratorEksConfigProperty(
@@ -373,31 +560,114 @@ class HyperPodCluster(Construct):
             self.resource.node.add_dependency(policy)
         self.node_recovery = node_recovery
 
+    def _api_group_bootstrap(
+        self,
+        group: HyperPodInstanceGroup,
+        file_system: LustreFileSystemBase | None,
+        mount: HyperPodLustreMount | None,
+        workspace: Any,
+        source: ExporterSource | None,
+        commands: Sequence[str],
+        subnets: Sequence[ec2.ISubnet],
+    ) -> NodeBootstrap:
+        """One group's set-up with the API-driven configuration: Lustre mount, collectors, then ``setup_commands``."""
+        bootstrap = NodeBootstrap(self, f"Bootstrap-{group.name}", delivery=BootstrapDelivery.INLINE)
+        if file_system is not None and mount is HyperPodLustreMount.NODE_BOOTSTRAP:
+            spec = group.instance_spec
+            bootstrap.add_step(
+                "lustre",
+                file_system.mount_commands(
+                    LUSTRE_MOUNT_POINT, instance_spec=spec, gpudirect_storage=None if group.gpu else False
+                ),
+            )
+            efa_interfaces = lustre_efa_interfaces(efa_enabled=file_system.efa_enabled, instance_spec=spec)
+            if efa_interfaces:
+                # The file system's 1,024 EFA connection budget and the EFA security group / zone checks.
+                file_system.register_efa_clients(
+                    bootstrap,
+                    max_nodes=group.nodes,
+                    efa_interfaces_per_node=efa_interfaces,
+                    efa_security_group=self.efa_security_group,
+                    subnets=subnets,
+                )
+        node_type = self.orchestrator.slurm_node_type(group.name)
+        slurm_states = node_type is SlurmNodeType.LOGIN or (
+            node_type is SlurmNodeType.CONTROLLER and self.orchestrator.login_group is None
+        )
+        if workspace is not None and source is not None and (group.gpu or slurm_states):
+            labels = NodeLabels(
+                cluster=self.cluster_name_given or self.node.id,
+                queue=(group.partition_name or group.name) if node_type is SlurmNodeType.COMPUTE else "login",
+                node_group=group.name,
+                instance_type=group.instance_type,
+            )
+            bootstrap.add_step(
+                "observability",
+                node_collection_commands(
+                    remote_write_url=workspace.remote_write_url,
+                    region=Stack.of(self).region,
+                    labels=labels,
+                    login_node=slurm_states,
+                    exporter_source=source,
+                ),
+            )
+        if commands:
+            bootstrap.add_commands(*commands)
+        return bootstrap
+
+    def lifecycle_s3_uri_of(self, group_name: str) -> str:
+        """``LifeCycleConfig.SourceS3Uri`` of a group: ``lifecycle/<group>/`` with ``SlurmConfiguration.API``, else
+        the shared ``lifecycle/``."""
+        if self.slurm_configuration is not SlurmConfiguration.API:
+            return self.lifecycle_s3_uri
+        return Fn.join("", [self.lifecycle_s3_uri, group_name, "/"])
+
     def _group_property(self, group: HyperPodInstanceGroup) -> sagemaker.CfnCluster.ClusterInstanceGroupProperty:
         checks = group.effective_deep_health_checks
-        storage = (
-            [
+        storage: list[sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty] = []
+        if group.extra_ebs_gib is not None:
+            storage.append(
                 sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
                     ebs_volume_config=sagemaker.CfnCluster.ClusterEbsVolumeConfigProperty(
                         volume_size_in_gb=group.extra_ebs_gib
                     )
                 )
-            ]
-            if group.extra_ebs_gib is not None
-            else None
-        )
+            )
+        if self.lustre_mount is HyperPodLustreMount.HYPERPOD and self.file_system is not None:
+            storage.append(
+                sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
+                    fsx_lustre_config=sagemaker.CfnCluster.ClusterFsxLustreConfigProperty(
+                        dns_name=self.file_system.dns_name,
+                        mount_name=self.file_system.mount_name,
+                        mount_path=LUSTRE_MOUNT_POINT,
+                    )
+                )
+            )
+        slurm_config = None
+        if self.slurm_configuration is SlurmConfiguration.API:
+            node_type = self.orchestrator.slurm_node_type(group.name)
+            slurm_config = sagemaker.CfnCluster.ClusterSlurmConfigProperty(
+                node_type=node_type.value,
+                partition_names=([group.partition_name or group.name] if node_type is SlurmNodeType.COMPUTE else None),
+            )
+            life_cycle = sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
+                on_init_complete=ON_INIT_COMPLETE, source_s3_uri=self.lifecycle_s3_uri_of(group.name)
+            )
+        else:
+            life_cycle = sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
+                on_create=ON_CREATE, source_s3_uri=self.lifecycle_s3_uri
+            )
         return sagemaker.CfnCluster.ClusterInstanceGroupProperty(
             execution_role=self.execution_role.role_arn,
             instance_count=group.nodes,
             instance_group_name=group.name,
             instance_type=group.instance_type,
-            life_cycle_config=sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
-                on_create=ON_CREATE, source_s3_uri=self.lifecycle_s3_uri
-            ),
+            life_cycle_config=life_cycle,
             threads_per_core=group.threads_per_core,
-            instance_storage_configs=storage,
+            instance_storage_configs=storage or None,
             on_start_deep_health_checks=[c.value for c in checks] or None,
             training_plan_arn=group.capacity.training_plan_arn,
+            slurm_config=slurm_config,
         )
 
     @property

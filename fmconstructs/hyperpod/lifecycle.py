@@ -1,4 +1,4 @@
-"""HyperPod lifecycle scripts: the OnCreate entry script and the Slurm provisioning parameters.
+"""HyperPod lifecycle scripts: the OnCreate / OnInitComplete entry scripts and the Slurm provisioning parameters.
 
 HyperPod downloads every object under ``LifeCycleConfig.SourceS3Uri`` to the node and runs ``OnCreate`` from it
 (CloudFormation ``AWS::SageMaker::Cluster ClusterLifeCycleConfig``; SageMaker Developer Guide
@@ -36,6 +36,31 @@ fi
 if [[ -f lifecycle_script.py ]]; then
   resource_config="${SAGEMAKER_RESOURCE_CONFIG_PATH:-/opt/ml/config/resource_config.json}"
   python3 -u lifecycle_script.py -rc "$resource_config" -pp provisioning_parameters.json
+fi
+echo "fmconstructs: lifecycle done"
+"""
+
+
+#: The OnInitComplete file fmconstructs writes (``SlurmConfiguration.API``): HyperPod runs it "on the node after the
+#: AMI-based initialization is complete" (botocore ``ClusterLifeCycleConfig.OnInitComplete``), when HyperPod has set up
+#: and started Slurm (awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/Extensions/add-users/README.md:
+#: "The script must run after Slurm starts. With OnInitComplete, this is guaranteed").
+ON_INIT_COMPLETE = "fmconstructs_on_init_complete.sh"
+
+#: Runs the group's fmconstructs set-up (Lustre mount, node collectors, your commands). Its log lines go to
+#: /var/log/provision/ like the published scripts' (Extensions/run_extensions.sh: ``/var/log/provision/
+#: provisioning.log``), in a file of its own. A failed step fails the script, so HyperPod reports the node's
+#: lifecycle failure instead of serving a node without its file system.
+ON_INIT_COMPLETE_SCRIPT = """#!/bin/bash
+# fmconstructs: HyperPod OnInitComplete. Runs from the downloaded lifecycle prefix of this instance group, after
+# HyperPod configured and started Slurm.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+mkdir -p /var/log/provision
+exec > >(tee -a /var/log/provision/fmconstructs.log) 2>&1
+echo "fmconstructs: lifecycle start $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if [[ -f fmconstructs_setup.sh ]]; then
+  bash ./fmconstructs_setup.sh
 fi
 echo "fmconstructs: lifecycle done"
 """
@@ -93,9 +118,13 @@ def observability_commands(remote_write_url: str) -> list[str]:
     ]
 
 
-def lifecycle_files(setup_script: str | None, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What goes under the lifecycle prefix (names -> text or JSON value)."""
-    files: dict[str, Any] = {ON_CREATE: ON_CREATE_SCRIPT}
+def lifecycle_files(
+    setup_script: str | None, parameters: Mapping[str, Any] | None, *, entry: str = ON_CREATE
+) -> dict[str, Any]:
+    """What goes under a lifecycle prefix (names -> text or JSON value): the entry script (``ON_CREATE`` or
+    ``ON_INIT_COMPLETE``), the set-up script and the provisioning parameters when given."""
+    scripts = {ON_CREATE: ON_CREATE_SCRIPT, ON_INIT_COMPLETE: ON_INIT_COMPLETE_SCRIPT}
+    files: dict[str, Any] = {entry: scripts[entry]}
     if setup_script is not None:
         files[SETUP_SCRIPT] = setup_script
     if parameters is not None:

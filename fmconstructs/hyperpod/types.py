@@ -122,6 +122,13 @@ def is_accelerated(hyperpod_type: str) -> bool:
     return family in _ACCELERATED_FAMILIES
 
 
+def is_gpu(hyperpod_type: str) -> bool:
+    """Whether ``ml.<family>.<size>`` has NVIDIA GPUs (accelerated and not Trainium): the groups that get
+    fmconstructs' node collectors (dcgm-exporter needs NVIDIA GPUs)."""
+    family = hyperpod_type.removeprefix("ml.").split(".", 1)[0]
+    return is_accelerated(hyperpod_type) and not family.startswith("trn")
+
+
 class DeepHealthCheck(str, Enum):
     """``OnStartDeepHealthChecks`` values (botocore ``DeepHealthCheckType``; CloudFormation
     ``ClusterInstanceGroup.OnStartDeepHealthChecks``)."""
@@ -139,6 +146,77 @@ class NodeRecovery(str, Enum):
 
     AUTOMATIC = "Automatic"
     NONE = "None"
+
+
+class SlurmConfiguration(str, Enum):
+    """Who configures and starts Slurm on a HyperPod cluster.
+
+    - ``API``: HyperPod itself (API-driven Slurm configuration): ``Orchestrator.Slurm`` and each instance group's
+      ``SlurmConfig`` (node type, partition) in ``CreateCluster``; no ``provisioning_parameters.json`` in S3 (SageMaker
+      Developer Guide "sagemaker-hyperpod-slurm-api-config-migration": node types, partition assignments and FSx
+      mounting go "directly in the CreateCluster and UpdateCluster API payloads, removing the need to manage a separate
+      configuration file in Amazon S3"; its Step 4 is "Remove provisioning_parameters.json from Amazon S3"). The
+      lifecycle entry point is ``OnInitComplete`` (botocore ``ClusterLifeCycleConfig.OnInitComplete``: "runs on the
+      node after the AMI-based initialization is complete"; awsome-distributed-training 1.architectures/
+      5.sagemaker-hyperpod/Extensions/observability/README.md: with AMI-based configuration "HyperPod sets up Slurm and
+      Docker automatically, then runs your extension script").
+    - ``LIFECYCLE_SCRIPTS``: HyperPod's published Slurm lifecycle scripts (awsome-distributed-training
+      ``LifecycleScripts/base-config``, passed as ``base_config_dir``) configure and start Slurm from
+      ``provisioning_parameters.json``; ``OnCreate``; no ``Orchestrator`` property.
+    """
+
+    API = "api"
+    LIFECYCLE_SCRIPTS = "lifecycle-scripts"
+
+
+class SlurmConfigStrategy(str, Enum):
+    """``Orchestrator.Slurm.SlurmConfigStrategy`` (botocore ``ClusterSlurmConfigStrategy``: Overwrite, Managed,
+    Merge; "the strategy for managing partitions for the Slurm configuration")."""
+
+    MANAGED = "Managed"
+    OVERWRITE = "Overwrite"
+    MERGE = "Merge"
+
+
+#: The default strategy: ``Managed``, as in awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/
+#: Extensions/observability/README.md's CreateCluster example (``"Slurm": {"SlurmConfigStrategy": "Managed"}``).
+#: The API marks the field optional and documents no default (UNCONFIRMED what HyperPod uses when it is omitted).
+DEFAULT_SLURM_CONFIG_STRATEGY = SlurmConfigStrategy.MANAGED
+
+
+class SlurmNodeType(str, Enum):
+    """``InstanceGroups[].SlurmConfig.NodeType`` (botocore ``ClusterSlurmNodeType`` enum: Controller, Login, Compute;
+    the API reference's prose says "Worker" for the last, its valid values say ``Compute``)."""
+
+    CONTROLLER = "Controller"
+    LOGIN = "Login"
+    COMPUTE = "Compute"
+
+
+class HyperPodLustreMount(str, Enum):
+    """Who mounts the cluster's FSx for Lustre file system with ``SlurmConfiguration.API``.
+
+    - ``NODE_BOOTSTRAP``: fmconstructs' lifecycle script, with the storage module's mount steps
+      (:meth:`~fmconstructs.storage.LustreFileSystemBase.mount_commands`: Lustre client, LNet over EFA on EFA-enabled
+      file systems, an fstab entry that survives reboots) on every node.
+    - ``HYPERPOD``: HyperPod, from ``InstanceStorageConfigs[].FsxLustreConfig`` (``DnsName``, ``MountName``,
+      ``MountPath``) on every group (botocore ``ClusterFsxLustreConfig``: "attaching an Amazon FSx for Lustre file
+      system to the instances in the SageMaker HyperPod cluster instance group"). Whether HyperPod sets up LNet over
+      EFA for an EFA-enabled file system is UNCONFIRMED.
+    """
+
+    NODE_BOOTSTRAP = "node-bootstrap"
+    HYPERPOD = "hyperpod"
+
+
+#: ``ClusterSlurmConfig.PartitionNames`` items (botocore ``ClusterPartitionName``): 0-1024 characters, pattern
+#: ``[a-zA-Z0-9](-*[a-zA-Z0-9])*``; at most one partition per group (``ClusterPartitionNames`` max 1).
+API_PARTITION_PATTERN = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
+API_PARTITION_MAX_LENGTH = 1024
+API_PARTITION_ALLOWED = (
+    "letters, digits or '-', starting and ending with a letter or digit (SageMaker ClusterPartitionName pattern "
+    "[a-zA-Z0-9](-*[a-zA-Z0-9])*, used with SlurmConfiguration.API)"
+)
 
 
 @dataclass(frozen=True)
@@ -208,7 +286,9 @@ class HyperPodInstanceGroup:
     :param deep_health_checks: ``OnStartDeepHealthChecks``. Default (None): both checks on GPU/Trainium groups, none
         elsewhere; ``()`` turns them off.
     :param capacity: :class:`HyperPodCapacity`. Default: On-Demand.
-    :param partition_name: Slurm partition of a worker group (provisioning parameters). Default: ``name``.
+    :param partition_name: Slurm partition of a worker (compute) group: ``SlurmConfig.PartitionNames`` with
+        ``SlurmConfiguration.API`` (letters, digits and inner '-'), ``worker_groups[].partition_name`` of the
+        provisioning parameters with ``LIFECYCLE_SCRIPTS``. Default: ``name``.
     """
 
     name: str
@@ -284,6 +364,10 @@ class HyperPodInstanceGroup:
     @property
     def accelerated(self) -> bool:
         return is_accelerated(self.instance_type)
+
+    @property
+    def gpu(self) -> bool:
+        return is_gpu(self.instance_type)
 
     @property
     def effective_deep_health_checks(self) -> tuple[DeepHealthCheck, ...]:
