@@ -1,10 +1,42 @@
-"""FmHyperPodEks: SageMaker HyperPod on the EKS orchestrator (see examples/hyperpod_stacks.py for both stacks)."""
+"""FmHyperPodEks: SageMaker HyperPod on the EKS orchestrator (see examples/hyperpod_stacks.py for both stacks).
+
+- A VPC (examples/network.py), an fmconstructs :class:`~fmconstructs.eks.GpuEksCluster` (API authentication, an admin
+  role through an access entry) and a HyperPod cluster on it (``Orchestrator.Eks.ClusterArn``): ``gpu`` = 2 x
+  ml.p5en.48xlarge in the VPC's first private subnet (deep health checks, automatic node recovery).
+- HyperPod's dependencies Helm chart (:class:`~fmconstructs.hyperpod.eks_dependencies.HyperPodEksDependencies`,
+  release ``hyperpod-dependencies`` in ``kube-system``), which HyperPod requires before the cluster is created: the
+  HyperPod cluster depends on it. Its NVIDIA and EFA device plugins are off; GpuEksCluster's GPU add-ons (NVIDIA and
+  EFA device plugins, DCGM exporter) also select the ``ml.p5en.48xlarge`` nodes.
+- An FSx for Lustre file system (1,200 GiB, PERSISTENT_2, first private subnet) as a static PersistentVolume + claim
+  ``training/fsx-training`` through the FSx CSI driver (whose node DaemonSet runs on the HyperPod nodes too); the
+  HyperPod nodes' security group may reach it.
+- With ``workspace`` (FmObservability's Prometheus workspace): the AMP managed scraper of
+  :mod:`fmconstructs.observability.eks` (DCGM exporter and node exporter on every node, HyperPod's included).
+
+The chart is published only in git (aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart``), so the stack takes
+it from context ``fmconstructs:hyperpod-helm-chart``:
+
+- a local directory, checked out at a commit you pin and with its dependencies fetched::
+
+      git clone https://github.com/aws/sagemaker-hyperpod-cli.git
+      git -C sagemaker-hyperpod-cli checkout 011ca927123e02b35a399935bbb3ab1905fe33c7
+      helm dependencies update sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart
+      cdk synth FmHyperPodEks \
+        -c fmconstructs:hyperpod-helm-chart=$PWD/sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart
+
+- or ``oci://<registry>/<path>/hyperpod-helm-chart`` where you pushed the packaged chart, with its version in
+  ``fmconstructs:hyperpod-helm-chart-version`` (default ``0.1.0``).
+
+Without the context (CI has no checkout) the stack still synthesizes, without the chart, and warns
+(``fmconstructs:hyperpod-dependencies-not-installed``): deploy it only with the chart, or install the chart with Helm
+first (SageMaker Developer Guide "sagemaker-hyperpod-eks-install-packages-using-helm-chart").
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Annotations, Stack
+from aws_cdk import Annotations, Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -15,19 +47,50 @@ from fmconstructs.hyperpod import (
     HyperPodInstanceGroup,
     HyperPodOrchestrator,
 )
+from fmconstructs.hyperpod.eks_dependencies import (
+    HyperPodDependenciesChart,
+    HyperPodEksDependencies,
+    HyperPodEksWarning,
+)
+from fmconstructs.observability.eks import AmpEksScraper
+from fmconstructs.observability.workspace import PrometheusWorkspace
+from fmconstructs.storage import LustreFileSystem
 
-from .eks_stack import acknowledge_eks_findings
+from .eks_stack import acknowledge_eks_findings, add_eks_outputs, add_lustre_outputs
 from .hyperpod_common import acknowledge_cluster, outputs
+from .lint import acknowledge_nag
 from .network import access_logs_bucket, example_vpc
+
+#: Context keys: the chart (a directory or an ``oci://`` reference) and, for OCI, its version.
+CHART_CONTEXT = "fmconstructs:hyperpod-helm-chart"
+CHART_VERSION_CONTEXT = "fmconstructs:hyperpod-helm-chart-version"
+DEFAULT_OCI_CHART_VERSION = "0.1.0"
+VOLUME_NAME = "fsx-training"
+VOLUME_NAMESPACE = "training"
+
+
+def dependencies_chart(scope: Construct) -> HyperPodDependenciesChart | None:
+    """The chart named by the context, or None when the context is not set."""
+    location = scope.node.try_get_context(CHART_CONTEXT)
+    if not location:
+        return None
+    if str(location).startswith("oci://"):
+        version = scope.node.try_get_context(CHART_VERSION_CONTEXT) or DEFAULT_OCI_CHART_VERSION
+        return HyperPodDependenciesChart.from_oci(str(location), version=str(version))
+    return HyperPodDependenciesChart.from_directory(str(location))
 
 
 class HyperPodEksStack(Stack):
     """The FmHyperPodEks example stack."""
 
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
+    ) -> None:
+        """:param workspace: where the AMP managed scraper writes (FmObservability's); default: no scraper."""
         super().__init__(scope, id, **kwargs)
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
         self.vpc = example_vpc(self)
+        subnet = self.vpc.private_subnets[0]
         self.admin_role = iam.Role(
             self,
             "ClusterAdminRole",
@@ -36,14 +99,51 @@ class HyperPodEksStack(Stack):
         )
         self.eks = GpuEksCluster(self, "Cluster", vpc=self.vpc, admin_roles=[self.admin_role])
         acknowledge_eks_findings(self.eks)
+        groups = [HyperPodInstanceGroup(name="gpu", instance_type="p5en.48xlarge", nodes=2)]
+        # The GPU add-ons also select the HyperPod nodes (their node.kubernetes.io/instance-type is the ml. name).
+        self.addons = self.eks.add_gpu_addons(
+            hyperpod_instance_types=[g.instance_type for g in groups if g.accelerated]
+        )
+        self.file_system = LustreFileSystem(self, "Lustre", vpc=self.vpc, subnet=subnet, storage_capacity_gib=1200)
+        self.volume = self.eks.add_lustre_volume(
+            "FsxVolume", self.file_system, name=VOLUME_NAME, namespace=VOLUME_NAMESPACE, create_namespace=True
+        )
+        self.scraper = (
+            AmpEksScraper(self, "Scraper", cluster=self.eks, workspace=workspace, cluster_label=id)
+            if workspace is not None
+            else None
+        )
+
         self.cluster = HyperPodCluster(
             self,
             "HyperPod",
             vpc=self.vpc,
+            subnets=[subnet],
             orchestrator=HyperPodOrchestrator.eks(self.eks),
-            instance_groups=[HyperPodInstanceGroup(name="gpu", instance_type="p5en.48xlarge", nodes=2)],
+            instance_groups=groups,
             access_logs_bucket=access_logs_bucket(self),
         )
+        # The HyperPod nodes' own security group reaches the file system (the EKS cluster security group already
+        # does, through add_lustre_volume, when HyperPod's VpcConfig carries it).
+        self.file_system.allow_clients_from(self.cluster.efa_security_group)
+
+        chart = dependencies_chart(self)
+        self.hyperpod_dependencies: HyperPodEksDependencies | None = None
+        if chart is not None:
+            self.hyperpod_dependencies = HyperPodEksDependencies(
+                self, "HyperPodDependencies", cluster=self.eks, chart=chart
+            )
+            self.hyperpod_dependencies.add_dependent(self.cluster)
+            if self.hyperpod_dependencies.chart_asset is not None:
+                acknowledge_chart_asset_read(self, self.eks)
+        else:
+            Annotations.of(self).add_warning_v2(
+                HyperPodEksWarning.DEPENDENCIES_NOT_INSTALLED.qualified,
+                f"HyperPod's dependencies chart is not installed (no -c {CHART_CONTEXT}=<HyperPodHelmChart directory "
+                "or oci:// reference>): creating the HyperPod cluster may fail (SageMaker Developer Guide "
+                "sagemaker-hyperpod-eks-install-packages-using-helm-chart); see examples/hyperpod_eks_stack.py",
+            )
+
         # GpuEksCluster's default Kubernetes version (the one whose kubectl layer is installed) may be newer than the
         # versions the HyperPod EKS prerequisites page lists; the warning stays visible in `cdk synth` output.
         Annotations.of(self.cluster).acknowledge_warning(
@@ -52,3 +152,23 @@ class HyperPodEksStack(Stack):
         )
         acknowledge_cluster(self, self.cluster)
         outputs(self, self.cluster)
+        add_eks_outputs(self, self.eks, node_groups={})
+        add_lustre_outputs(self, self.file_system, volume_name=VOLUME_NAME, namespace=VOLUME_NAMESPACE)
+
+
+_CHART_ASSET_REASON = (
+    "aws-cdk-lib's HelmChart grants the kubectl handler read on the chart's CDK asset (Asset.grantRead: s3:GetObject*, "
+    "GetBucket*, List* on the bootstrap asset bucket) so that it downloads the HyperPod dependencies chart zip"
+)
+
+
+def acknowledge_chart_asset_read(stack: Stack, cluster: GpuEksCluster) -> None:
+    """cdk-nag findings of a chart installed from a directory asset, on aws-cdk-lib's kubectl handler role."""
+    account = stack.account if not Token.is_unresolved(stack.account) else "<AWS::AccountId>"
+    region = stack.region if not Token.is_unresolved(stack.region) else "<AWS::Region>"
+    handler = cluster.cluster.node.find_child("KubectlProvider").node.find_child("Handler")
+    for finding in (
+        *(f"AwsSolutions-IAM5[Action::s3:{action}*]" for action in ("GetObject", "GetBucket", "List")),
+        f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-{account}-{region}/*]",
+    ):
+        acknowledge_nag(handler, finding, _CHART_ASSET_REASON)

@@ -388,3 +388,78 @@ def test_add_hyperpod_instance_types_refuses_bad_types(cluster_scene, types, err
         cluster.add_hyperpod_instance_types(types)
     with pytest.raises(error):
         cluster.add_gpu_addons(hyperpod_instance_types=types)
+
+
+# --- the FmHyperPodEks example with the chart, the scraper, cdk-nag and cfn-lint -----------------------------------
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory, chart_dir: Path) -> Path:
+    from cdk_nag import AwsSolutionsChecks
+
+    from examples.hyperpod_eks_stack import CHART_CONTEXT, HyperPodEksStack
+    from fmconstructs.observability.workspace import PrometheusWorkspace
+
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    app = cdk.App(outdir=str(outdir), builtin_cloud_formation_validation=True, context={CHART_CONTEXT: str(chart_dir)})
+    workspace = PrometheusWorkspace(cdk.Stack(app, "FmHyperPodDepsObservability", env=ENV), "Amp")
+    HyperPodEksStack(app, "FmHyperPodEks", env=ENV, workspace=workspace)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()  # raises on an unacknowledged cdk-nag error
+    return outdir
+
+
+def _example_resources(example: Path) -> dict[str, Any]:
+    return dict(json.loads((example / "FmHyperPodEks.template.json").read_text())["Resources"])
+
+
+def test_example_installs_the_chart_before_the_hyperpod_cluster(example):
+    resources = _example_resources(example)
+    charts = {k: r for k, r in resources.items() if r["Type"] == HELM and r["Properties"]["Release"] == RELEASE_NAME}
+    (chart_id,) = charts
+    assert charts[chart_id]["Properties"]["Namespace"] == "kube-system"
+    (cluster,) = [r for r in resources.values() if r["Type"] == "AWS::SageMaker::Cluster"]
+    assert chart_id in cluster["DependsOn"]
+
+
+def test_example_gpu_addons_cover_p5en_hyperpod_nodes(example):
+    resources = _example_resources(example)
+    values = {
+        r["Properties"]["Chart"]: json.loads(r["Properties"]["Values"])
+        for r in resources.values()
+        if r["Type"] == HELM and r["Properties"].get("Chart") in GPU_CHARTS
+    }
+    assert set(values) == set(GPU_CHARTS)
+    assert "ml.p5en.48xlarge" in values["aws-efa-k8s-device-plugin"]["supportedInstanceLabels"]["values"]
+    for chart in ("nvidia-device-plugin", "dcgm-exporter"):
+        assert [f"{INSTANCE_TYPE_LABEL}=ml.p5en.48xlarge"] in _affinity_types(values[chart])
+
+
+def test_example_lustre_volume_and_scraper(example):
+    resources = _example_resources(example)
+    (fs,) = [r for r in resources.values() if r["Type"] == "AWS::FSx::FileSystem"]
+    assert fs["Properties"]["StorageCapacity"] == 1200
+    assert any(
+        r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource" and "PersistentVolumeClaim" in json.dumps(r["Properties"])
+        for r in resources.values()
+    )
+    assert [r for r in resources.values() if r["Type"] == "AWS::APS::Scraper"]
+
+
+def test_example_cdk_nag_and_cfn_lint_clean(example):
+    from cfnlint.api import lint_file
+
+    report = json.loads((example / "validation-report.json").read_text())
+    assert [r for r in report["pluginReports"] if r.get("conclusion") != "success"] == []
+    errors = [m for m in lint_file(example / "FmHyperPodEks.template.json") if m.rule.severity == "error"]
+    assert [f"{m.rule.id} {m.message[:200]}" for m in errors] == []
+
+
+def test_example_without_chart_warns():
+    from aws_cdk.assertions import Annotations as AssertAnnotations
+
+    from examples.hyperpod_eks_stack import HyperPodEksStack
+
+    stack = HyperPodEksStack(new_app(), "FmHyperPodEks", env=ENV)
+    assert stack.hyperpod_dependencies is None
+    AssertAnnotations.from_stack(stack).has_warning(
+        "/FmHyperPodEks", Match.string_like_regexp("dependencies chart is not installed")
+    )
