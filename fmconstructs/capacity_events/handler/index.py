@@ -20,6 +20,7 @@ import re
 import ssl
 import traceback
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 import boto3
@@ -285,7 +286,7 @@ def _eks_lines(
     reservation_id: str,
     end_date: str,
     cluster_name: str,
-    kube_factory: Any,
+    kube_factory: Callable[[], KubeApi],
     result: dict[str, Any],
 ) -> list[str]:
     try:
@@ -322,7 +323,7 @@ def process(
     eks: Any = None,
     sts: Any = None,
     eks_cluster_name: str = "",
-    kube_factory: Any = None,
+    kube_factory: Callable[[], KubeApi] | None = None,
 ) -> dict[str, Any]:
     """Handle one EventBridge event; returns what was done (for logs and tests).
 
