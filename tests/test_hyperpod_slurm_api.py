@@ -335,3 +335,28 @@ def test_cluster_rejects_bad_combinations(tmp_path: Path, case: str, parameter: 
     kwargs = _bad_cluster_kwargs(tmp_path, case)
     with pytest.raises((FmValidationError, FmTypeError), match=parameter):
         HyperPodCluster(kwargs.pop("scope"), kwargs.pop("id"), **kwargs)
+
+
+def test_efa_file_system_registers_gpu_groups_and_opens_efa_rules():
+    from fmconstructs.networking import EfaSecurityGroup
+    from fmconstructs.storage import LustreMetadataConfiguration
+
+    # GIVEN an EFA-enabled file system in its own EFA security group, in the nodes' zone
+    scene = new_scene()
+    fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=4800,
+                          throughput_mbps_per_tib=1000, metadata_configuration=LustreMetadataConfiguration.automatic(),
+                          efa_enabled=True, efa_security_group=EfaSecurityGroup(scene.stack, "FsEfa", vpc=scene.vpc))  # fmt: skip
+    # WHEN the cluster mounts it with the storage module
+    cluster = HyperPodCluster(scene.stack, "H", vpc=scene.vpc, subnets=[scene.subnet_a],
+                              instance_groups=[groups()[0], groups()[2]],
+                              orchestrator=HyperPodOrchestrator.slurm(controller_group="controller"),
+                              file_system=fs)  # fmt: skip
+    # THEN the p5 group counts against the 1,024 EFA connections (2 nodes x 8 interfaces, the FSx default for p5)
+    assert [(g.consumer_path, g.max_efa_connections) for g in fs.efa_client_groups] == [("Test/H/Bootstrap-gpu", 16)]
+    # the mount script runs with LNet over 8 EFA interfaces and GPUDirect Storage (arguments EFA GDS FAMILY)
+    assert cluster.node_bootstraps["gpu"].render().endswith(" 8 1 p5")
+    # and the nodes' EFA group and the file system's allow all traffic to each other
+    node_group = scene.stack.resolve(cluster.security_group.security_group_id)
+    ingress = scene.template().find_resources("AWS::EC2::SecurityGroupIngress")
+    assert any(r["Properties"].get("SourceSecurityGroupId") == node_group and r["Properties"]["IpProtocol"] == "-1"
+               for r in ingress.values())  # fmt: skip

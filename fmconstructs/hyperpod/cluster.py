@@ -3,6 +3,12 @@
 Sources: CloudFormation ``AWS::SageMaker::Cluster`` (aws-cdk-lib ``aws_sagemaker.CfnCluster``), the botocore
 ``sagemaker`` model of ``CreateCluster``, SageMaker Developer Guide pages "sagemaker-hyperpod-prerequisites",
 "sagemaker-hyperpod-prerequisites-iam", "sagemaker-hyperpod-eks-prerequisites" and the deep health check pages.
+API-driven Slurm (``Orchestrator.Slurm``, ``InstanceGroups[].SlurmConfig``, ``LifeCycleConfig.OnInitComplete``,
+``InstanceStorageConfigs[].FsxLustreConfig``): the botocore ``sagemaker`` model shipped with boto3 1.44.8 and
+aws-cdk-lib 2.275 ``CfnCluster``; SageMaker API reference ClusterOrchestratorSlurmConfig and ClusterSlurmConfig;
+SageMaker Developer Guide "sagemaker-hyperpod-slurm-api-config-migration" (only its introduction and table of
+contents were readable); awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/Extensions (README files of
+observability, add-users and detect-node; commit 0edaf15).
 """
 
 from __future__ import annotations
@@ -279,7 +285,9 @@ class HyperPodCluster(Construct):
     :param vpc: the nodes' VPC (``VpcConfig``); may be imported by id.
     :param instance_groups: :class:`HyperPodInstanceGroup` list (unique names).
     :param orchestrator: :class:`HyperPodOrchestrator`: ``.slurm(controller_group=..., login_group=...)`` or
-        ``.eks(gpu_eks_cluster)``.
+        ``.eks(gpu_eks_cluster)``. Slurm defaults to HyperPod's API-driven configuration (``Orchestrator.Slurm``
+        with ``SlurmConfigStrategy``, each group's ``SlurmConfig``, ``OnInitComplete`` under ``lifecycle/<group>/``):
+        HyperPod configures and starts Slurm, and the cluster is complete without any published lifecycle script.
     :param subnets: ``VpcConfig.Subnets`` (1-16). Default: the VPC's private subnets. Subnets without a known zone
         are accepted.
     :param cluster_name: ``ClusterName`` (1-63, ``[a-zA-Z0-9](-*[a-zA-Z0-9])*``). Default: ``<stack>-<id>``.
@@ -582,6 +590,9 @@ class HyperPodCluster(Construct):
             )
             efa_interfaces = lustre_efa_interfaces(efa_enabled=file_system.efa_enabled, instance_spec=spec)
             if efa_interfaces:
+                if file_system.efa_security_group is not None:
+                    # The nodes' group is this cluster's own: open EFA traffic to and from the file system's group.
+                    file_system.allow_efa_clients_from(self.efa_security_group)
                 # The file system's 1,024 EFA connection budget and the EFA security group / zone checks.
                 file_system.register_efa_clients(
                     bootstrap,
