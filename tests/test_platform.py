@@ -16,6 +16,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 
 from fmconstructs import CapacityBlock, CapacityReservation, EfaSecurityGroup, OnDemand, UltraServerCapacityBlock
+from fmconstructs.capacity_events import DETAIL_TYPES
 from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
 from fmconstructs.errors import FmTypeError, FmValidationError
 from fmconstructs.hyperpod import HyperPodCluster, HyperPodInstanceGroup
@@ -263,6 +264,31 @@ def test_file_system_alarms_go_to_the_alert_topic(built):
     assert alarms and all(a["Properties"].get("AlarmActions") for a in alarms.values())
 
 
+def test_capacity_block_events_reach_the_alert_topic(built):
+    # HyperPod takes no Capacity Block; the others are on one with a workspace.
+    events = built.platform.capacity_events
+    if built.backend is Backend.HYPERPOD:
+        assert events is None
+        return
+    assert events is not None
+    rules = built.template.find_resources("AWS::Events::Rule")
+    patterns = [r["Properties"]["EventPattern"] for r in rules.values() if "EventPattern" in r["Properties"]]
+    (pattern,) = [p for p in patterns if set(p.get("detail-type", [])) == set(DETAIL_TYPES)]
+    assert BLOCK in json.dumps(pattern)  # only this platform's block
+
+
+def test_capacity_block_events_can_be_turned_off(scene):
+    workspace = PrometheusWorkspace(scene.stack, "Prometheus")
+    platform = _platform(
+        scene,
+        capacity=CapacityBlock(reservation_id=BLOCK, instance_count=2),
+        observability=PlatformObservability.existing(prometheus_workspace=workspace),
+        capacity_block_events=False,
+    )
+    assert platform.capacity_events is None
+    scene.template().resource_count_is("AWS::Events::Rule", 0)
+
+
 # --- outputs and attributes ----------------------------------------------------------------------------------------
 COMMON_OUTPUTS = ("FileSystemId", "FileSystemDnsName", "FileSystemMountName", "DataBucketName", "GrafanaUrl")
 BACKEND_OUTPUTS = {
@@ -452,6 +478,7 @@ def test_orchestrator_of_the_wrong_type(orchestrator):
         (lambda: PlatformStorage.for_throughput(target_gbytes_per_s=-2.0), "target_gbytes_per_s"),
         (lambda: PlatformStorage.of_capacity(storage_capacity_gib=0), "storage_capacity_gib"),
         (lambda: PlatformStorage.for_throughput(target_gbytes_per_s=1, efa_enabled="yes"), "efa_enabled"),
+        (lambda: PlatformStorage.for_throughput(target_gbytes_per_s=1, mount_point="fsx"), "mount_point"),
         (lambda: PcsOptions(ami="ami-0123456789abcdef0"), "ami"),
         (lambda: PcsOptions(ami=AMI, login_nodes=-1), "login_nodes"),
         (lambda: HyperPodOptions(orchestrator="slurm"), "orchestrator"),
@@ -465,6 +492,7 @@ def test_orchestrator_of_the_wrong_type(orchestrator):
         "throughput-negative",
         "capacity-zero",
         "efa-not-bool",
+        "mount-point-relative",
         "pcs-ami-string",
         "pcs-login-negative",
         "hyperpod-orchestrator-string",

@@ -88,3 +88,9 @@ def test_outputs_have_descriptions(assembly):
     for name in names:
         assert any(key.startswith(f"Platform{name}") for key in outputs), name
     assert all(len(o.get("Description", "")) >= 20 for o in outputs.values())
+
+
+def test_capacity_block_events_drain_through_the_login_node_group(assembly):
+    resources = _template(assembly)["Resources"]
+    rules = [r for r in resources.values() if r["Type"] == "AWS::Events::Rule" and "EventPattern" in r["Properties"]]
+    assert any("cr-0fedcba9876543210" in json.dumps(r["Properties"]["EventPattern"]) for r in rules)

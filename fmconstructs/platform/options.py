@@ -28,6 +28,7 @@ from .._validate import (
     check_sequence,
     check_str,
 )
+from ..eks.node_group import check_mount_point
 from ..errors import FmValidationError, is_token
 from ..hyperpod import HyperPodCapacity
 from ..images import GpuNodeImage
@@ -119,7 +120,7 @@ class PlatformStorage:
         if self.data_bucket is not None:
             check_construct("data_bucket", self.data_bucket, attribute="bucket_name", expected="an s3.IBucket")
         object.__setattr__(self, "layout", check_sequence("layout", self.layout, _check_link))
-        check_str("mount_point", self.mount_point, min_length=2, allowed="an absolute path such as '/fsx'")
+        check_mount_point("mount_point", self.mount_point)
         if self.efa_enabled is not None:
             check_bool("efa_enabled", self.efa_enabled)
         if self.access_logs_bucket is not None:

@@ -56,6 +56,7 @@ from .._validate import (
 )
 from ..bootstrap import NodeBootstrap
 from ..capacity import Capacity, CapacityKind, OnDemand, UltraServerCapacityBlock
+from ..capacity_events import CapacityBlockEvents
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.user_data import nvme_raid_commands
 from ..eks import GpuEksCluster
@@ -136,6 +137,10 @@ class TrainingPlatform(Construct):
     :param observability: :class:`PlatformObservability`, or None for no metrics. Default None.
     :param access_logs_bucket: server access logs of the buckets the platform creates (the new data bucket, HyperPod's
         lifecycle bucket). Default: none.
+    :param capacity_block_events: on a Capacity Block with observability (an alert topic), EC2's Capacity Block events
+        (delivered, expiration warning) notify the workspace's alert topic, and before the block ends PCS drains the
+        block's Slurm nodes (SSM Run Command on the login node group) and EKS cordons its nodes
+        (:class:`~fmconstructs.capacity_events.CapacityBlockEvents`, as FmPcsP5 wires it). Default True.
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
     """
 
@@ -153,6 +158,7 @@ class TrainingPlatform(Construct):
         storage: PlatformStorage | None = None,
         observability: PlatformObservability | None = None,
         access_logs_bucket: s3.IBucket | None = None,
+        capacity_block_events: bool = True,
         outputs: bool = True,
     ) -> None:
         check_scope_id(scope, id)
@@ -183,6 +189,7 @@ class TrainingPlatform(Construct):
             )
         if access_logs_bucket is not None:
             check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
+        check_bool("capacity_block_events", capacity_block_events)
         check_bool("outputs", outputs)
         self.backend: Backend = _BACKENDS[type(orchestrator)]
         self.orchestrator: Orchestrator = orchestrator
@@ -213,6 +220,7 @@ class TrainingPlatform(Construct):
         self.node_bootstrap: NodeBootstrap | None = None
         self.prometheus_workspace: PrometheusWorkspace | None = None
         self.grafana_workspace: GrafanaWorkspace | None = None
+        self.capacity_events: CapacityBlockEvents | None = None
         self._outputs: dict[str, tuple[str, str]] = {}
 
         self._observability(observability)
@@ -227,6 +235,8 @@ class TrainingPlatform(Construct):
         if self.file_system is not None:
             alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
             self.file_system.add_saturation_alarms(topic=alerts)
+        if capacity_block_events:
+            self._capacity_block_events()
         if outputs:
             self._emit_outputs()
 
@@ -486,7 +496,9 @@ class TrainingPlatform(Construct):
         self._eks_outputs(cluster)
 
     def _hyperpod(self, options: HyperPodOptions) -> None:
-        file_system = self._file_system(None)  # TCP: HyperPod's own group is the nodes' EFA group
+        # TCP: HyperPod's own group is the nodes' EFA group, and the published lifecycle scripts mount over TCP
+        # (awsome-distributed-training LifecycleScripts/base-config/mount_fsx.sh: mount -t lustre <dns>@tcp:/<name>).
+        file_system = self._file_system(None)
         gpu = HyperPodInstanceGroup(
             name=options.gpu_group_name,
             instance_type=self.instance_spec.instance_type,
@@ -581,6 +593,22 @@ class TrainingPlatform(Construct):
                     "private endpoint)",
                 ),
             }
+        )
+
+    def _capacity_block_events(self) -> None:
+        """Capacity Block events to the alert topic; PCS drain through the login node group, EKS cordon."""
+        workspace = self.prometheus_workspace
+        if workspace is None or not self.capacity.is_capacity_block:
+            return
+        reservation_id: str | None = getattr(self.capacity, "reservation_id", None)
+        login_id = getattr(self.login_node_group, "node_group_id", None) if self.backend is Backend.PCS else None
+        self.capacity_events = CapacityBlockEvents(
+            self,
+            "CapacityBlockEvents",
+            alert_topic=workspace.alert_topic,
+            pcs_login_node_group_id=login_id,
+            capacity_reservation_ids=[reservation_id] if reservation_id is not None and known(reservation_id) else None,
+            eks_cluster=self.eks_cluster if self.backend is Backend.EKS else None,
         )
 
     # --- outputs -----------------------------------------------------------------------------------------------------
