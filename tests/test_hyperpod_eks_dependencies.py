@@ -20,6 +20,7 @@ from fmconstructs.hyperpod.eks_dependencies import (
     CHART_NAME,
     RELEASE_NAME,
     RELEASE_NAMESPACE,
+    ChartLocation,
     HyperPodDependenciesChart,
     HyperPodEksDependencies,
     dependencies_values,
@@ -463,3 +464,33 @@ def test_example_without_chart_warns():
     AssertAnnotations.from_stack(stack).has_warning(
         "/FmHyperPodEks", Match.string_like_regexp("dependencies chart is not installed")
     )
+
+
+def test_efa_plugin_tolerates_the_efa_taint_on_hyperpod_nodes(world):
+    # HyperPodHelmChart/values.yaml: its EFA plugin tolerates aws.amazon.com/efa; ours does too for HyperPod types.
+    tolerations = world.values("aws-efa-k8s-device-plugin")["tolerations"]
+    assert {"key": "aws.amazon.com/efa", "operator": "Exists", "effect": "NoSchedule"} in tolerations
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"location": "oci", "repository": OCI, "version": "0.1.0"}, FmTypeError),
+        ({"location": ChartLocation.DIRECTORY}, FmTypeError),
+        ({"location": ChartLocation.OCI, "repository": OCI}, FmValidationError),
+        ({"location": ChartLocation.OCI, "repository": None, "version": "0.1.0"}, FmTypeError),
+        ({"location": ChartLocation.HELM_REPOSITORY, "repository": OCI, "version": "0.1.0"}, FmValidationError),
+        (
+            {"location": ChartLocation.OCI, "repository": OCI, "version": "0.1.0", "directory": "/tmp"},
+            FmValidationError,
+        ),
+    ],
+)
+def test_chart_value_object_checks_itself(kwargs, error):
+    with pytest.raises(error):
+        HyperPodDependenciesChart(**kwargs)
+
+
+def test_directory_chart_refuses_a_repository(chart_dir):
+    with pytest.raises(FmValidationError, match="repository"):
+        HyperPodDependenciesChart(ChartLocation.DIRECTORY, directory=str(chart_dir), repository=OCI)

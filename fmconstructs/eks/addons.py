@@ -66,6 +66,10 @@ HYPERPOD_NODE_HEALTH_TOLERATION: dict[str, str] = {
     "effect": "NoSchedule",
 }
 
+#: The EFA taint toleration HyperPod's dependencies chart gives its EFA device plugin (``aws-efa-k8s-device-plugin.
+#: tolerations`` in HyperPodHelmChart/values.yaml at commit 011ca92); kept for HyperPod nodes.
+EFA_TAINT_TOLERATION: dict[str, str] = {"key": "aws.amazon.com/efa", "operator": "Exists", "effect": "NoSchedule"}
+
 #: A SageMaker HyperPod instance type (``ml.<family>.<size>``), as the instance-type label of HyperPod nodes holds it.
 _HYPERPOD_TYPE = re.compile(r"ml\.[a-z0-9][a-z0-9-]*\.[a-z0-9]+")
 _HYPERPOD_TYPE_TEXT = "a SageMaker HyperPod instance type such as 'ml.p5en.48xlarge'"
@@ -410,7 +414,8 @@ def efa_device_plugin_values(
     ``vpc.amazonaws.com/efa.present`` (a label fmconstructs node groups set), so with HyperPod types the
     ``nodeSelector`` is dropped and the instance-type list alone selects nodes (on a node of an EFA type without EFA
     interfaces the plugin then finds no device: UNCONFIRMED behaviour), plus HyperPod's node-health toleration
-    (aws/sagemaker-hyperpod-cli ``helm_chart/readme.md``: "Supported Instance Labels (for efa plugin)").
+    (aws/sagemaker-hyperpod-cli ``helm_chart/readme.md``: "Supported Instance Labels (for efa plugin)") and the
+    ``aws.amazon.com/efa`` toleration the chart's own EFA plugin carries.
     """
     types = check_str_sequence("instance_types", instance_types, item=check_label_value, min_items=1)
     hyperpod = check_hyperpod_instance_types("hyperpod_instance_types", hyperpod_instance_types)
@@ -426,7 +431,11 @@ def efa_device_plugin_values(
     if efa_hyperpod:
         values["supportedInstanceLabels"]["values"] = sorted({*types, *efa_hyperpod})
         del values["nodeSelector"]
-        values["tolerations"] = [*values["tolerations"], dict(HYPERPOD_NODE_HEALTH_TOLERATION)]
+        values["tolerations"] = [
+            *values["tolerations"],
+            dict(HYPERPOD_NODE_HEALTH_TOLERATION),
+            dict(EFA_TAINT_TOLERATION),
+        ]
     return values
 
 

@@ -67,7 +67,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct, IValidation
 
-from .._validate import check_scope_id, check_str
+from .._validate import check_enum, check_scope_id, check_str
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin, check_hyperpod_instance_types, check_version, merge_values
 from ..errors import FmTypeError, FmValidationError, is_token
@@ -163,6 +163,25 @@ class HyperPodDependenciesChart:
     version: str | None = None
     chart: str = CHART_NAME
 
+    def __post_init__(self) -> None:
+        check_enum("location", self.location, ChartLocation)
+        if self.location is ChartLocation.DIRECTORY:
+            _check_chart_directory("directory", self.directory)
+            if self.repository is not None or self.version is not None:
+                raise FmValidationError(
+                    "repository", self.repository, "None for a directory chart (the directory is the chart)"
+                )
+            return
+        check_str("chart", self.chart, min_length=1, allowed="a chart name")
+        _required_version(self.version)
+        if self.location is ChartLocation.OCI:
+            source = ChartSource.oci(self.repository)  # type: ignore[arg-type]  # checked there
+            source.pin(HelmChartPin(self.chart, "", "", RELEASE_NAMESPACE, RELEASE_NAME))  # last segment = chart
+        else:
+            ChartSource.helm_repository(self.repository)  # type: ignore[arg-type]  # checked there
+        if self.directory is not None:
+            raise FmValidationError("directory", self.directory, f"None for a chart from {self.location.value}")
+
     @classmethod
     def from_directory(cls, path: str) -> HyperPodDependenciesChart:
         """A checkout's ``helm_chart/HyperPodHelmChart`` after ``helm dependencies update`` (Chart.yaml names
@@ -173,16 +192,12 @@ class HyperPodDependenciesChart:
     @classmethod
     def from_oci(cls, reference: str, *, version: str) -> HyperPodDependenciesChart:
         """``oci://<registry>/<path>/hyperpod-helm-chart`` at ``version`` (what you pushed with ``helm push``)."""
-        source = ChartSource.oci(reference)
-        source.pin(HelmChartPin(CHART_NAME, "", "", RELEASE_NAMESPACE, RELEASE_NAME))  # last segment = chart name
-        return cls(ChartLocation.OCI, repository=reference, version=_required_version(version))
+        return cls(ChartLocation.OCI, repository=reference, version=version)
 
     @classmethod
     def from_helm_repository(cls, url: str, *, version: str, chart: str = CHART_NAME) -> HyperPodDependenciesChart:
         """``chart`` at ``version`` from a Helm repository you host (``helm repo index`` over the packaged chart)."""
-        ChartSource.helm_repository(url)
-        check_str("chart", chart, min_length=1, allowed="a chart name")
-        return cls(ChartLocation.HELM_REPOSITORY, repository=url, version=_required_version(version), chart=chart)
+        return cls(ChartLocation.HELM_REPOSITORY, repository=url, version=version, chart=chart)
 
 
 def _required_version(version: object) -> str:
@@ -298,8 +313,7 @@ class HyperPodEksDependencies(Construct):
 
         self.chart_asset: s3_assets.Asset | None = None
         location: dict[str, Any]
-        if chart.location is ChartLocation.DIRECTORY:
-            assert chart.directory is not None
+        if chart.location is ChartLocation.DIRECTORY and chart.directory is not None:
             self.chart_asset = s3_assets.Asset(self, "ChartAsset", path=chart.directory)
             location = {"chart_asset": self.chart_asset}
         else:
