@@ -494,3 +494,21 @@ def test_chart_value_object_checks_itself(kwargs, error):
 def test_directory_chart_refuses_a_repository(chart_dir):
     with pytest.raises(FmValidationError, match="repository"):
         HyperPodDependenciesChart(ChartLocation.DIRECTORY, directory=str(chart_dir), repository=OCI)
+
+
+def test_late_values_keep_a_private_image_token():
+    # GIVEN an ECR image for the DCGM exporter WHEN HyperPod types are added after the chart THEN the re-rendered
+    # values still carry the image (a CloudFormation reference) and the HyperPod affinity.
+    from aws_cdk import aws_ecr as ecr
+
+    from fmconstructs.eks import ChartSource
+
+    scene = new_scene("Token")
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    repo = ecr.Repository(scene.stack, "Repo")
+    cluster.add_gpu_addons(dcgm_exporter_source=ChartSource().with_image(repo.repository_uri))
+    cluster.add_hyperpod_instance_types(["ml.p5en.48xlarge"])
+    (resource,) = scene.template().find_resources(HELM, {"Properties": {"Chart": "dcgm-exporter"}}).values()
+    rendered = json.dumps(resource["Properties"]["Values"])
+    assert "Fn::Join" in rendered and "ml.p5en.48xlarge" in rendered
+    assert str(scene.stack.resolve(repo.node.default_child.logical_id)) in rendered
