@@ -15,6 +15,7 @@ from fmconstructs.errors import FmTypeError, FmValidationError
 from fmconstructs.hyperpod import (
     LUSTRE_MOUNT_POINT,
     ON_CREATE,
+    ON_CREATE_SCRIPT,
     ON_INIT_COMPLETE,
     ON_INIT_COMPLETE_SCRIPT,
     HyperPodCluster,
@@ -360,3 +361,18 @@ def test_efa_file_system_registers_gpu_groups_and_opens_efa_rules():
     ingress = scene.template().find_resources("AWS::EC2::SecurityGroupIngress")
     assert any(r["Properties"].get("SourceSecurityGroupId") == node_group and r["Properties"]["IpProtocol"] == "-1"
                for r in ingress.values())  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("entry", "text"), [(ON_INIT_COMPLETE, ON_INIT_COMPLETE_SCRIPT), (ON_CREATE, ON_CREATE_SCRIPT)]
+)
+def test_a_failing_setup_step_fails_the_lifecycle_script(tmp_path: Path, entry: str, text: str):
+    # GIVEN a set-up script whose first command fails (no 'set -e' of its own, as NodeBootstrap renders it)
+    (tmp_path / "fmconstructs_setup.sh").write_text("#!/bin/bash\nfalse\necho after > after.txt\n")
+    (tmp_path / entry).write_text(text.replace("/var/log/provision", str(tmp_path / "log")))
+    # WHEN HyperPod runs the entry script
+    result = subprocess.run(["bash", str(tmp_path / entry)], capture_output=True,
+                            env={"PATH": "/usr/bin:/bin", "FMCONSTRUCTS_ON_CREATE_PAUSE_SECONDS": "0"})  # fmt: skip
+    # THEN the lifecycle fails and later set-up lines never ran
+    assert result.returncode != 0
+    assert not (tmp_path / "after.txt").exists()

@@ -19,8 +19,10 @@ SETUP_SCRIPT = "fmconstructs_setup.sh"
 #: ``PROVISIONING_PARAMETERS_PATH="provisioning_parameters.json"``).
 PROVISIONING_PARAMETERS = "provisioning_parameters.json"
 
-#: Runs the fmconstructs steps, then the published base-config's ``lifecycle_script.py`` when it was copied beside
-#: (same arguments as base-config/on_create.sh:
+#: Pauses 30 s as base-config/on_create.sh does first (``FMCONSTRUCTS_ON_CREATE_PAUSE_SECONDS``, tests only), runs the
+#: fmconstructs steps (``bash -euo pipefail``, as fmconstructs' user data runs them: a failed step fails the script),
+#: then the published base-config's ``lifecycle_script.py`` when it was copied beside (same arguments as
+#: base-config/on_create.sh:
 #: ``-rc $SAGEMAKER_RESOURCE_CONFIG_PATH -pp provisioning_parameters.json``,
 #: resource config default ``/opt/ml/config/resource_config.json``).
 ON_CREATE_SCRIPT = """#!/bin/bash
@@ -30,8 +32,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 mkdir -p /var/log/provision
 exec > >(tee -a /var/log/provision/fmconstructs.log) 2>&1
 echo "fmconstructs: lifecycle start $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+# As the published on_create.sh does first: "give systemd-resolved (DNS service) enough time to get rebooted (by
+# HostAgent) so that network is available during LCS execution".
+sleep "${FMCONSTRUCTS_ON_CREATE_PAUSE_SECONDS:-30}"
 if [[ -f fmconstructs_setup.sh ]]; then
-  bash ./fmconstructs_setup.sh
+  bash -euo pipefail ./fmconstructs_setup.sh
 fi
 if [[ -f lifecycle_script.py ]]; then
   resource_config="${SAGEMAKER_RESOURCE_CONFIG_PATH:-/opt/ml/config/resource_config.json}"
@@ -49,8 +54,9 @@ ON_INIT_COMPLETE = "fmconstructs_on_init_complete.sh"
 
 #: Runs the group's fmconstructs set-up (Lustre mount, node collectors, your commands). Its log lines go to
 #: /var/log/provision/ like the published scripts' (Extensions/run_extensions.sh: ``/var/log/provision/
-#: provisioning.log``), in a file of its own. A failed step fails the script, so HyperPod reports the node's
-#: lifecycle failure instead of serving a node without its file system.
+#: provisioning.log``), in a file of its own. The steps run with ``bash -euo pipefail`` (as fmconstructs' user data
+#: runs them): a failed step fails the script, so HyperPod sees the node's lifecycle fail instead of serving a node
+#: without its file system (the collectors' step logs its own failure and lets the node continue).
 ON_INIT_COMPLETE_SCRIPT = """#!/bin/bash
 # fmconstructs: HyperPod OnInitComplete. Runs from the downloaded lifecycle prefix of this instance group, after
 # HyperPod configured and started Slurm.
@@ -60,7 +66,7 @@ mkdir -p /var/log/provision
 exec > >(tee -a /var/log/provision/fmconstructs.log) 2>&1
 echo "fmconstructs: lifecycle start $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 if [[ -f fmconstructs_setup.sh ]]; then
-  bash ./fmconstructs_setup.sh
+  bash -euo pipefail ./fmconstructs_setup.sh
 fi
 echo "fmconstructs: lifecycle done"
 """
