@@ -198,7 +198,10 @@ class HyperPodLustreMount(str, Enum):
 
     - ``NODE_BOOTSTRAP``: fmconstructs' lifecycle script, with the storage module's mount steps
       (:meth:`~fmconstructs.storage.LustreFileSystemBase.mount_commands`: Lustre client, LNet over EFA on EFA-enabled
-      file systems, an fstab entry that survives reboots) on every node.
+      file systems, an fstab entry that survives reboots) on every node. It runs from ``OnInitComplete``, after
+      HyperPod started Slurm; whether HyperPod keeps a new or replaced node out of scheduling until
+      ``OnInitComplete`` finishes is UNCONFIRMED (choose ``HYPERPOD`` if jobs must never see a node without
+      ``/fsx``).
     - ``HYPERPOD``: HyperPod, from ``InstanceStorageConfigs[].FsxLustreConfig`` (``DnsName``, ``MountName``,
       ``MountPath``) on every group (botocore ``ClusterFsxLustreConfig``: "attaching an Amazon FSx for Lustre file
       system to the instances in the SageMaker HyperPod cluster instance group"). Whether HyperPod sets up LNet over
