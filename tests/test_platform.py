@@ -23,7 +23,7 @@ from fmconstructs.hyperpod import HyperPodCluster, HyperPodInstanceGroup
 from fmconstructs.observability.grafana import GrafanaWorkspace
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.parallelcluster import ParallelCluster, SlurmQueue
-from fmconstructs.pcs import PcsAmi, PcsCluster, PcsGpuNodeGroup
+from fmconstructs.pcs import FileSystemMount, PcsAmi, PcsCluster, PcsGpuNodeGroup
 from fmconstructs.platform import (
     Backend,
     EksOptions,
@@ -286,7 +286,12 @@ def test_capacity_block_events_can_be_turned_off(scene):
         capacity_block_events=False,
     )
     assert platform.capacity_events is None
-    scene.template().resource_count_is("AWS::Events::Rule", 0)
+    template = scene.template()
+    template.resource_count_is("AWS::Events::Rule", 0)
+    # existing workspace without Grafana: the remote-write URL is an output, no Grafana URL
+    outputs = template.to_json()["Outputs"]
+    assert any(k.startswith("PlatformPrometheusRemoteWriteUrl") for k in outputs)
+    assert not any(k.startswith("PlatformGrafanaUrl") for k in outputs)
 
 
 # --- outputs and attributes ----------------------------------------------------------------------------------------
@@ -525,3 +530,18 @@ def test_a_refused_platform_leaves_nothing_in_the_tree(scene):
     with pytest.raises(FmValidationError):
         _platform(scene, nodes=0)
     assert scene.stack.node.try_find_child("Platform") is None
+
+
+def test_customization_through_attributes_keeps_one_efa_group(scene):
+    # GIVEN a PCS platform WHEN a second GPU node group is added through .cluster, mounting .file_system
+    platform = _platform(scene)
+    cluster, file_system = platform.cluster, platform.file_system
+    assert isinstance(cluster, PcsCluster) and file_system is not None
+    extra = cluster.add_gpu_node_group(
+        "P5en", instance_type="p5en.48xlarge", ami=AMI, max_nodes=1, mounts=[FileSystemMount(file_system, "/fsx")]
+    )
+    extra.add_user_data("echo my own set-up")
+    # THEN both groups are EFA clients of the file system through the same single EFA group
+    assert [c for c in scene.stack.node.find_all() if isinstance(c, EfaSecurityGroup)] == [platform.security_group]
+    assert len(file_system.efa_client_groups) == 2
+    scene.template().resource_count_is("AWS::PCS::ComputeNodeGroup", 3)  # login, Gpu, P5en
