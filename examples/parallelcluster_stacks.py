@@ -9,16 +9,22 @@ ParallelCluster's CloudFormation custom resource (:class:`fmconstructs.parallelc
   FmObservability's alert topic when a workspace is given. The compute nodes run fmconstructs' node bootstrap as
   their ``OnNodeConfigured`` custom action (:meth:`ParallelCluster.add_node_bootstrap`): the NVMe RAID0 scratch
   volume at ``/scratch`` and, when a workspace is given, the observability collectors sending to it (the nodes'
-  role gets ``aps:RemoteWrite`` on that workspace through the bootstrap's managed policy).
+  role gets ``aps:RemoteWrite`` on that workspace through the bootstrap's managed policy). With a workspace the head
+  node runs the collectors too (node exporter, EFA textfile collector and the Prometheus agent; no GPU, so no DCGM
+  exporter), as its ``OnNodeConfigured`` custom action (:meth:`ParallelCluster.add_head_node_bootstrap`).
+  Lustre is mounted over TCP: ParallelCluster's ``FsxLustreSettings`` has no EFA client setting (see
+  :class:`~fmconstructs.parallelcluster.SharedLustre`).
 - **FmParallelClusterGb200**: one u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge) on an UltraServer Capacity
-  Block targeted by its reservation id. IMEX: ParallelCluster 3.14.0 and later install and configure
-  ``nvidia-imex`` on p6e-gb200 and make each UltraServer a Slurm topology block (ParallelCluster User Guide
-  "support-nvidia-imex-p6e-gb200-instance"); the per-job IMEX prolog that guide adds is installed on the head node
-  by an ``OnNodeConfigured`` custom action whose script URL is a placeholder here (context
-  ``fmconstructs:pc-imex-prolog-script``). The queue allocates nodes exclusively (``JobExclusiveAllocation``).
+  Block targeted by its reservation id. IMEX as the ParallelCluster User Guide "support-nvidia-imex-p6e-gb200-instance"
+  documents it (:meth:`ParallelCluster.enable_imex`): ParallelCluster 3.14.0 and later install, configure and start
+  ``nvidia-imex`` on p6e-gb200 and make the UltraServer a Slurm topology block; fmconstructs adds the page's
+  ``91_nvidia_imex_prolog.sh`` (installed in ``/opt/slurm/etc/scripts/prolog.d/`` by the head node's ``OnNodeStart``
+  custom action, an fmconstructs node bootstrap) and ``PrologFlags: "Alloc,NoHold"``, ``MessageTimeout: 240``. The
+  queue allocates nodes exclusively (``JobExclusiveAllocation``: the prolog acts on exclusive jobs only) and, as on
+  that page, turns simultaneous multithreading off.
 
 Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
-``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id``, ``fmconstructs:pc-imex-prolog-script``.
+``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id``.
 """
 
 from __future__ import annotations
@@ -36,7 +42,6 @@ from fmconstructs.observability.collection import NodeLabels, node_collection_co
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.parallelcluster import (
     ComputeResource,
-    CustomAction,
     HeadNode,
     LoginNodePool,
     Monitoring,
@@ -51,9 +56,6 @@ from .network import example_vpc
 
 DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
 DEFAULT_ULTRASERVER_RESERVATION_ID = "cr-0a1b2c3d4e5f60718"
-#: Where the IMEX prolog installer lives (a placeholder: ParallelCluster User Guide
-#: "support-nvidia-imex-p6e-gb200-instance" gives the prolog; put it in your own bucket).
-DEFAULT_IMEX_PROLOG_SCRIPT = "s3://example-bucket/parallelcluster/install-imex-prolog.sh"
 #: 4,800 GiB at 1,000 MB/s/TiB: the smallest EFA-enabled PERSISTENT_2 step (FSx UG increase-storage-capacity).
 TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
 HEAD_NODE_TYPE = "c7i.2xlarge"
@@ -153,6 +155,22 @@ class ParallelClusterP5enStack(Stack):
         self.gpu_bootstrap_policy = self.cluster.add_node_bootstrap(
             self.gpu_bootstrap, queues=["gpu"], statements=statements
         )
+        # The head node's collectors (node exporter, EFA textfile, Prometheus agent; the DCGM exporter starts only
+        # where nvidia-smi exists): the same observability commands, run as its OnNodeConfigured custom action.
+        self.head_bootstrap: NodeBootstrap | None = None
+        if workspace is not None:
+            self.head_bootstrap = NodeBootstrap(self, "HeadBootstrap", name="parallelcluster-head")
+            head_labels = NodeLabels(cluster=cluster_name, node_group="head-node", instance_type=HEAD_NODE_TYPE)
+            self.head_bootstrap.add_step(
+                "observability",
+                node_collection_commands(
+                    remote_write_url=workspace.remote_write_url, region=self.region, labels=head_labels
+                ),
+            )
+            self.cluster.add_head_node_bootstrap(
+                self.head_bootstrap,
+                statements=[iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn])],
+            )
         self.file_system.add_saturation_alarms(topic=workspace.alert_topic if workspace is not None else None)
         add_cluster_outputs(self, self.cluster)
         CfnOutput(
@@ -170,27 +188,21 @@ class ParallelClusterGb200Stack(Stack):
         super().__init__(scope, id, **kwargs)
         ctx = self.node.try_get_context
         reservation_id = ctx("fmconstructs:ultraserver-reservation-id") or DEFAULT_ULTRASERVER_RESERVATION_ID
-        prolog = ctx("fmconstructs:pc-imex-prolog-script") or DEFAULT_IMEX_PROLOG_SCRIPT
         self.vpc = example_vpc(self)
         subnet = self.vpc.private_subnets[0]
         self.capacity = UltraServerCapacityBlock(reservation_id=reservation_id, ultraserver_type="u-p6e-gb200x72")
-        bucket = prolog.removeprefix("s3://").split("/", 1)[0] if prolog.startswith("s3://") else None
         self.cluster = ParallelCluster(
             self,
             "Cluster",
             cluster_name=f"{id.lower()}-cluster",
             os=OperatingSystem.ALINUX2023,
-            head_node=HeadNode(
-                instance_type=HEAD_NODE_TYPE,
-                subnet=subnet,
-                on_node_configured=CustomAction(script=prolog),
-                s3_read_buckets=[bucket] if bucket else [],
-            ),
+            head_node=HeadNode(instance_type=HEAD_NODE_TYPE, subnet=subnet),
             queues=[
                 SlurmQueue(
                     name="gb200",
                     subnets=[subnet],
-                    # The IMEX prolog restarts nvidia-imex on a job's nodes: no two jobs share a node.
+                    # The IMEX prolog restarts nvidia-imex on a job's nodes and acts on exclusive jobs only
+                    # (User Guide support-nvidia-imex-p6e-gb200-instance): no two jobs share a node.
                     job_exclusive_allocation=True,
                     compute_resources=[
                         ComputeResource(name="gb200", instance_type="p6e-gb200.36xlarge", capacity=self.capacity)
@@ -198,4 +210,9 @@ class ParallelClusterGb200Stack(Stack):
                 )
             ],
         )
+        # IMEX as the User Guide page documents it: the prolog through the head node's OnNodeStart, PrologFlags and
+        # MessageTimeout in Scheduling.SlurmSettings.CustomSlurmSettings.
+        self.imex_bootstrap = self.cluster.enable_imex()
+        # The page's compute resource sets DisableSimultaneousMultithreading: true (not a typed prop yet).
+        self.cluster.add_override("Scheduling.SlurmQueues.0.ComputeResources.0.DisableSimultaneousMultithreading", True)
         add_cluster_outputs(self, self.cluster)

@@ -100,7 +100,15 @@ def test_gb200_is_one_ultraserver_block(assembly: tuple[Path, dict[str, cdk.Stac
     assert resource["InstanceType"] == "p6e-gb200.36xlarge"
     assert resource["MinCount"] == resource["MaxCount"] == 18
     assert resource["CapacityReservationTarget"] == {"CapacityReservationId": "cr-0a1b2c3d4e5f60718"}
-    assert config["HeadNode"]["CustomActions"]["OnNodeConfigured"]["Script"].startswith("s3://")
+    # IMEX (User Guide support-nvidia-imex-p6e-gb200-instance): the prolog through the head node's OnNodeStart, from
+    # the stack's asset bucket (no placeholder URL), and the page's Slurm settings.
+    action = config["HeadNode"]["CustomActions"]["OnNodeStart"]
+    assert "cdk-hnb659fds-assets" in json.dumps(action["Script"])
+    assert action["Args"][0] == "parallelcluster-imex"
+    assert config["Scheduling"]["SlurmSettings"]["CustomSlurmSettings"] == [
+        {"PrologFlags": "Alloc,NoHold"},
+        {"MessageTimeout": 240},
+    ]
 
 
 @pytest.mark.parametrize("name", STACKS)

@@ -47,6 +47,7 @@ from fmconstructs.parallelcluster import (
     CapacityType,
     ComputeResource,
     CustomAction,
+    CustomActionEvent,
     HeadNode,
     LoginNodePool,
     Monitoring,
@@ -692,7 +693,37 @@ def _case_two_queues(scene: Scene) -> ParallelCluster:
     )
 
 
+def _case_head_login_bootstraps(scene: Scene) -> ParallelCluster:
+    """Node bootstraps on the head node (every event the schema allows), a login pool and a queue (OnNodeStart)."""
+    from fmconstructs.bootstrap import NodeBootstrap
+
+    queue = _one(scene, ComputeResource(name="p5en", instance_type="p5en.48xlarge", capacity=BLOCK))
+    login = LoginNodePool(name="login", instance_type="c7i.xlarge", subnet=scene.subnet_a)
+    cluster = _pc(scene, queue, login_nodes=[login])
+    for index, event in enumerate(CustomActionEvent):
+        boot = NodeBootstrap(scene.stack, f"Head{index}", name=f"head-{index}")
+        boot.add_commands(f"echo head {index}")
+        cluster.add_head_node_bootstrap(boot, event=event)
+        pool_boot = NodeBootstrap(scene.stack, f"Login{index}", name=f"login-{index}")
+        pool_boot.add_commands(f"echo login {index}")
+        cluster.add_login_node_bootstrap(pool_boot, event=event)
+    queue_boot = NodeBootstrap(scene.stack, "QueueStart", name="queue-start")
+    queue_boot.add_commands("echo queue")
+    cluster.add_node_bootstrap(queue_boot, event=CustomActionEvent.ON_NODE_START)
+    return cluster
+
+
+def _case_gb200_imex(scene: Scene) -> ParallelCluster:
+    block = UltraServerCapacityBlock(reservation_id="cr-0123456789abcdef0", zone="us-east-1a")
+    resource = ComputeResource(name="nvl72", instance_type="p6e-gb200.36xlarge", capacity=block)
+    cluster = _pc(scene, _one(scene, resource, job_exclusive_allocation=True))
+    cluster.enable_imex()
+    return cluster
+
+
 UNIT_CASES = {
+    "head-login-bootstraps": _case_head_login_bootstraps,
+    "gb200-imex": _case_gb200_imex,
     "capacity-block-p5en": _case_block,
     "created-network-and-lustre": _case_created_network_lustre,
     "login-tags-monitoring-actions": _case_login_tags_monitoring,

@@ -46,7 +46,7 @@ from aws_cdk import aws_cloudformation as cfn
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_ssm as ssm
-from constructs import Construct, IConstruct
+from constructs import Construct, IConstruct, IValidation
 
 from .._validate import (
     check_enum,
@@ -61,7 +61,9 @@ from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
 from .config import (
+    QUEUE_EVENTS,
     UNSUPPORTED_OSES_FOR_P6E_GB200,
+    CustomActionEvent,
     HeadNode,
     LoginNodePool,
     Monitoring,
@@ -70,6 +72,7 @@ from .config import (
     SlurmQueue,
     _security_group,
 )
+from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
 DEFAULT_VERSION = "3.16.1"
@@ -80,6 +83,21 @@ CLUSTER_NAME_PATTERN = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,59}")
 # TagSchema: tag keys starting with "parallelcluster:" are reserved (validate_no_reserved_tag).
 _RESERVED_TAG_PREFIX = "parallelcluster:"
 RETAIN_WARNING = WarningId.PARALLELCLUSTER_RETAIN_DEPENDENCIES.qualified
+# The provider's role may attach customer managed policies whose ARN matches policy/parallelcluster* (aws/
+# aws-parallelcluster cloudformation/policies/parallelcluster-policies.yaml DefaultParallelClusterIamAdminPolicy, Sid
+# IamPolicy, ArnLike iam:PolicyARN). IAM ManagedPolicyName: at most 128 characters (IAM API CreatePolicy PolicyName).
+POLICY_NAME_PREFIX = "parallelcluster"
+POLICY_NAME_MAX_LENGTH = 128
+#: The bootstrap :meth:`ParallelCluster.enable_imex` creates, and its step.
+IMEX_BOOTSTRAP_NAME = "parallelcluster-imex"
+IMEX_STEP = "nvidia-imex-prolog"
+# Kinds of node sections a bootstrap targets (the head node's name is its kind).
+_QUEUE, _HEAD, _LOGIN = "queue", "head", "login"
+# The HeadNode/SlurmQueue fields holding a user's own action for an event.
+_EVENT_FIELDS = {
+    CustomActionEvent.ON_NODE_START: "on_node_start",
+    CustomActionEvent.ON_NODE_CONFIGURED: "on_node_configured",
+}
 
 
 class DeletionPolicy(str, Enum):
@@ -102,6 +120,27 @@ class _WriteYaml:
         stage = Stage.of(node)
         if stage is not None and stage.outdir:
             self._cluster.write_yaml(Path(stage.outdir) / self._cluster.yaml_file_name)
+
+
+@jsii.implements(IValidation)
+class _ImexOnHeadNode:
+    """The bootstrap holding the IMEX prolog must run on the head node (``enable_imex(bootstrap=...)``)."""
+
+    def __init__(self, cluster: ParallelCluster) -> None:
+        self._cluster = cluster
+
+    def validate(self) -> list[str]:
+        imex = self._cluster._imex_bootstrap
+        on_head = any(
+            bootstrap is imex and any(kind == _HEAD for kind, _ in targets)
+            for bootstrap, targets, _ in self._cluster._attached_bootstraps
+        )
+        if imex is None or on_head:
+            return []
+        return [
+            f"enable_imex: bootstrap {imex.node.path} holds the IMEX prolog but does not run on the head node: "
+            "attach it with add_head_node_bootstrap"
+        ]
 
 
 @jsii.implements(IStableAnyProducer)
@@ -279,9 +318,12 @@ class ParallelCluster(Construct):
         self.tags: tuple[tuple[str, str], ...] = tag_items
         self.deletion_policy = deletion_policy
         self._overrides: list[tuple[str, Any]] = []
-        # queue name -> (the bootstrap's script action, the ARN of the managed policy its nodes get)
-        self._queue_bootstraps: dict[str, tuple[ScriptAction, str]] = {}
+        # (section kind, name, event) -> (the bootstrap's script action, the ARN of the managed policy its nodes get)
+        self._bootstraps: dict[tuple[str, str, CustomActionEvent], tuple[ScriptAction, str]] = {}
+        self._attached_bootstraps: list[tuple[NodeBootstrap, list[tuple[str, str]], CustomActionEvent]] = []
         self._bootstrap_policies: list[iam.ManagedPolicy] = []
+        self._imex_bootstrap: NodeBootstrap | None = None
+        self._custom_slurm_settings: list[dict[str, Any]] = []
         self.node_security_group: ec2.ISecurityGroup | None = (
             node_security_group.security_group
             if isinstance(node_security_group, EfaSecurityGroup)
@@ -405,75 +447,221 @@ class ParallelCluster(Construct):
         bootstrap: NodeBootstrap,
         *,
         queues: Sequence[str] | None = None,
+        event: CustomActionEvent = CustomActionEvent.ON_NODE_CONFIGURED,
         statements: Sequence[iam.PolicyStatement] = (),
     ) -> iam.ManagedPolicy:
         """Run ``bootstrap`` (fmconstructs' node-side steps) on the compute nodes of ``queues`` (default: every queue)
-        as their ``CustomActions.OnNodeConfigured`` (User Guide "custom-bootstrap-actions-v3": run as root after the
-        node's own configuration; "custom-bootstrap-actions-config-v3": ``Script`` is an ``s3://`` URL, ``Args``
-        its arguments, ``Iam.S3Access`` lets the node read it).
+        as their ``CustomActions.<event>`` (default OnNodeConfigured; queues also take OnNodeStart: User Guide
+        "custom-bootstrap-actions-v3": OnNodeStart runs before the node's own configuration, OnNodeConfigured after
+        it, both as root; "custom-bootstrap-actions-config-v3": ``Script`` is an ``s3://`` URL, ``Args`` its
+        arguments, ``Iam.S3Access`` lets the node read it).
 
         The action is :meth:`NodeBootstrap.script_action`: the static loader's URL and, as ``Args``, the archive's
-        URL, sha256 and deploy-time values. Each queue gets ``Iam.S3Access`` entries for exactly the loader and the
+        URL, sha256 and deploy-time values. ParallelCluster runs the script with ``Args`` as its positional arguments
+        in order (aws/aws-parallelcluster-cookbook custom_action_executor.py: ``ScriptDefinition(url=s["Script"],
+        args=s["Args"])`` and ``subprocess.run([exe_script.path] + (exe_script.args or []), ...)``, no shell), which
+        is what the static loader reads. Each queue gets ``Iam.S3Access`` entries for exactly the loader and the
         archive objects (``BucketName`` + ``KeyName``: aws-parallelcluster 3.16.1 ``S3Access.resource_regex`` grants
         ``s3:Get*``/``s3:List*`` on ``<bucket>/<key>`` only, cdk_builder_utils.py ``_add_s3_access_policies_to_role``)
         and ``Iam.AdditionalIamPolicies`` with one customer managed policy created here: log writes to the
-        bootstrap's log group plus ``statements`` (e.g. ``aps:RemoteWrite`` for the observability collectors).
-        Returns that policy. Add the bootstrap's steps before calling this (the archive is built now). A queue takes
-        one bootstrap and no ``on_node_configured`` of its own. A failing step fails the node's bootstrap ("If a
-        custom action fails, the instance bootstrap also fails": the loader exits non-zero).
+        bootstrap's log group plus ``statements`` (e.g. ``aps:RemoteWrite`` for the observability collectors). The
+        policy is named ``parallelcluster-<cluster name>-<Region>-bootstrap<n>``: the provider's role may attach only
+        customer managed policies whose ARN matches ``policy/parallelcluster*`` or ``policy/parallelcluster/*``
+        (aws/aws-parallelcluster cloudformation/policies/parallelcluster-policies.yaml,
+        ``DefaultParallelClusterIamAdminPolicy`` Sid ``IamPolicy``: ``iam:AttachRolePolicy`` with ``ArnLike
+        iam:PolicyARN``; cloudformation/custom_resource/cluster.yaml gives the provider's Lambda role that policy
+        through its nested policies stack, ``EnableIamAdminAccess: true``).
 
-        UNCONFIRMED (not deployed): that ParallelCluster passes ``Args`` to the script as positional arguments in
-        order (the User Guide says only "you can pass arguments to scripts"; aws-samples
-        aws-parallelcluster-post-install-scripts ``multi-runner`` relies on it), and that the custom resource
-        provider's role may attach a customer managed policy created in this stack (``AdditionalIamPolicies``).
+        Returns that policy. Add the bootstrap's steps before calling this (the archive is built now). A queue takes
+        one bootstrap per event and no ``on_node_start``/``on_node_configured`` of its own for that event. A failing
+        step fails the node's bootstrap ("If a custom action fails, the instance bootstrap also fails": the loader
+        exits non-zero).
         """
         check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
+        check_enum("event", event, CustomActionEvent)
+        if event not in QUEUE_EVENTS:
+            raise FmValidationError(
+                "event", event.value, "OnNodeStart or OnNodeConfigured for queues (QueueCustomActionsSchema)"
+            )
         names = [q.name for q in self.queues]
-        if queues is None:
-            targets = names
-        else:
-            targets = list(check_sequence("queues", queues, lambda p, v: check_str(p, v)))
-            if not targets:
-                raise FmValidationError("queues", [], "at least one queue name (or None for every queue)")
+        targets = self._targets("queues", queues, names, "queue")
+        for name in targets:
+            queue = self.queues[names.index(name)]
+            own = queue.on_node_start if event is CustomActionEvent.ON_NODE_START else queue.on_node_configured
+            if own is not None:
+                field_name = _EVENT_FIELDS[event]
+                raise FmValidationError(
+                    "queues", name, f"a queue without its own {field_name} (the bootstrap is its {event.value})"
+                )
+            if (_QUEUE, name, event) in self._bootstraps:
+                raise FmValidationError(
+                    "queues", name, "a queue without a node bootstrap already (one per queue and event)"
+                )
+        return self._attach(
+            bootstrap, [(_QUEUE, n) for n in targets], event, statements, f"ParallelCluster queues {', '.join(targets)}"
+        )
+
+    def add_head_node_bootstrap(
+        self,
+        bootstrap: NodeBootstrap,
+        *,
+        event: CustomActionEvent = CustomActionEvent.ON_NODE_CONFIGURED,
+        statements: Sequence[iam.PolicyStatement] = (),
+    ) -> iam.ManagedPolicy:
+        """Run ``bootstrap`` on the head node as its ``HeadNode.CustomActions.<event>`` (OnNodeStart,
+        OnNodeConfigured or OnNodeUpdated: HeadNodeCustomActionsSchema; OnNodeUpdated runs on ``pcluster
+        update-cluster``). Same delivery and IAM as :meth:`add_node_bootstrap`: ``HeadNode.Iam.S3Access`` on the two
+        objects (HeadNodeIamSchema has S3Access) and the managed policy in ``HeadNode.Iam.AdditionalIamPolicies``.
+        One bootstrap per event; not with the head node's own ``on_node_start``/``on_node_configured`` for that
+        event. Returns the policy."""
+        check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
+        check_enum("event", event, CustomActionEvent)
+        field_name = _EVENT_FIELDS.get(event)
+        if field_name is not None and getattr(self.head_node, field_name) is not None:
+            raise FmValidationError("event", event.value, f"an event the head node has no {field_name} of its own for")
+        if (_HEAD, _HEAD, event) in self._bootstraps:
+            raise FmValidationError("event", event.value, "an event without a head node bootstrap already")
+        return self._attach(bootstrap, [(_HEAD, _HEAD)], event, statements, "the ParallelCluster head node")
+
+    def add_login_node_bootstrap(
+        self,
+        bootstrap: NodeBootstrap,
+        *,
+        pools: Sequence[str] | None = None,
+        event: CustomActionEvent = CustomActionEvent.ON_NODE_CONFIGURED,
+        statements: Sequence[iam.PolicyStatement] = (),
+    ) -> iam.ManagedPolicy:
+        """Run ``bootstrap`` on the login nodes of ``pools`` (default: every pool) as their
+        ``LoginNodes.Pools[].CustomActions.<event>`` (OnNodeStart, OnNodeConfigured or OnNodeUpdated:
+        LoginNodesCustomActionsSchema). Login pools have no ``Iam.S3Access`` (LoginNodesIamSchema: InstanceRole and
+        AdditionalIamPolicies only), so the managed policy also grants ``s3:GetObject`` on exactly the loader and the
+        archive objects. One bootstrap per pool and event. Returns the policy."""
+        check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
+        check_enum("event", event, CustomActionEvent)
+        names = [p.name for p in self.login_nodes]
+        if not names:
+            raise FmValidationError("pools", pools, "a cluster with login_nodes")
+        targets = self._targets("pools", pools, names, "login node pool")
+        for name in targets:
+            if (_LOGIN, name, event) in self._bootstraps:
+                raise FmValidationError(
+                    "pools", name, "a pool without a node bootstrap already (one per pool and event)"
+                )
+        return self._attach(
+            bootstrap,
+            [(_LOGIN, n) for n in targets],
+            event,
+            statements,
+            f"ParallelCluster login pools {', '.join(targets)}",
+            read_in_policy=True,
+        )
+
+    @staticmethod
+    def _targets(parameter: str, given: Sequence[str] | None, names: list[str], noun: str) -> list[str]:
+        if given is None:
+            return list(names)
+        targets = list(check_sequence(parameter, given, lambda p, v: check_str(p, v)))
+        if not targets:
+            raise FmValidationError(parameter, [], f"at least one {noun} name (or None for every {noun})")
         for name in targets:
             if name not in names:
-                raise FmValidationError("queues", name, f"a queue of this cluster: {', '.join(names)}")
-            queue = self.queues[names.index(name)]
-            if queue.on_node_configured is not None:
-                raise FmValidationError(
-                    "queues", name, "a queue without its own on_node_configured (the bootstrap is its OnNodeConfigured)"
-                )
-            if name in self._queue_bootstraps:
-                raise FmValidationError("queues", name, "a queue without a node bootstrap already (one per queue)")
+                raise FmValidationError(parameter, name, f"a {noun} of this cluster: {', '.join(names)}")
+        return targets
+
+    def _attach(
+        self,
+        bootstrap: NodeBootstrap,
+        targets: list[tuple[str, str]],
+        event: CustomActionEvent,
+        statements: Sequence[iam.PolicyStatement],
+        where: str,
+        *,
+        read_in_policy: bool = False,
+    ) -> iam.ManagedPolicy:
         extra = check_sequence(
             "statements", statements, lambda p, v: check_instance(p, v, iam.PolicyStatement, "an iam.PolicyStatement")
         )
         action = bootstrap.script_action()
+        index = len(self._bootstrap_policies) + 1
+        own = [action.read_statement()] if read_in_policy else []
         policy = iam.ManagedPolicy(
             self,
-            f"NodeBootstrapPolicy{len(self._bootstrap_policies) + 1}",
-            description=f"fmconstructs node bootstrap {bootstrap.name} on ParallelCluster queues {', '.join(targets)}",
-            statements=[action.log_statement(), *extra],
+            f"NodeBootstrapPolicy{index}",
+            managed_policy_name=self._policy_name(index),
+            description=f"fmconstructs node bootstrap {bootstrap.name} ({event.value}) on {where}",
+            statements=[action.log_statement(), *own, *extra],
         )
         self._bootstrap_policies.append(policy)
-        for name in targets:
-            self._queue_bootstraps[name] = (action, policy.managed_policy_arn)
+        for kind, name in targets:
+            self._bootstraps[(kind, name, event)] = (action, policy.managed_policy_arn)
+        self._attached_bootstraps.append((bootstrap, targets, event))
         return policy
 
-    def _apply_bootstraps(self, queue_configs: list[dict[str, Any]]) -> None:
-        for queue in queue_configs:
-            entry = self._queue_bootstraps.get(queue["Name"])
-            if entry is None:
-                continue
-            action, policy_arn = entry
-            queue.setdefault("CustomActions", {})["OnNodeConfigured"] = {
+    def _policy_name(self, index: int) -> str:
+        """``parallelcluster-<cluster name>-<Region>-bootstrap<n>``: the prefix the provider's role may attach
+        (see :meth:`add_node_bootstrap`); cluster names are unique per Region and IAM names per account."""
+        name = f"{POLICY_NAME_PREFIX}-{self.cluster_name}-{Stack.of(self).region}-bootstrap{index}"
+        # 15 + 1 + at most 60 (CLUSTER_NAME_PATTERN) + 1 + a Region name + "-bootstrapN": far below 128 characters.
+        if known(name) and len(name) > POLICY_NAME_MAX_LENGTH:
+            raise FmValidationError("managed_policy_name", name, f"at most {POLICY_NAME_MAX_LENGTH} characters")
+        return name
+
+    def enable_imex(self, *, bootstrap: NodeBootstrap | None = None) -> NodeBootstrap:
+        """NVIDIA IMEX for the cluster's P6e-GB200 UltraServer queues, as the ParallelCluster User Guide
+        "support-nvidia-imex-p6e-gb200-instance" documents it (:mod:`fmconstructs.parallelcluster.imex`): the
+        ``91_nvidia_imex_prolog.sh`` Slurm prolog installed in ``/opt/slurm/etc/scripts/prolog.d/`` by a head node
+        custom action, and ``Scheduling.SlurmSettings.CustomSlurmSettings`` ``PrologFlags: "Alloc,NoHold"`` and
+        ``MessageTimeout: 240``. Jobs that need IMEX run exclusively (``--exclusive``, or a queue with
+        ``job_exclusive_allocation=True``): the prolog skips other jobs.
+
+        ``bootstrap`` (default: a new one run as the head node's OnNodeStart, as the page does): the head node
+        bootstrap that gets the ``nvidia-imex-prolog`` step; when you give one, attach it to the head node with
+        :meth:`add_head_node_bootstrap` after this call (checked at synthesis). Returns the bootstrap."""
+        if self._imex_bootstrap is not None:
+            raise FmValidationError("enable_imex", "called twice", "one call per cluster")
+        ultra = [
+            queue.name
+            for queue in self.queues
+            if any(r.spec is not None and r.spec.ultraserver_types for r in queue.compute_resources)
+        ]
+        if not ultra:
+            raise FmValidationError(
+                "enable_imex", [q.name for q in self.queues], "a cluster with an UltraServer (p6e-gb200) queue"
+            )
+        own = bootstrap is None
+        if bootstrap is None:
+            bootstrap = NodeBootstrap(self, "ImexBootstrap", name=IMEX_BOOTSTRAP_NAME)
+        check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
+        bootstrap.add_step(IMEX_STEP, files=imex_prolog_files())
+        self._imex_bootstrap = bootstrap
+        self._custom_slurm_settings.extend(dict(setting) for setting in IMEX_CUSTOM_SLURM_SETTINGS)
+        if own:
+            self.add_head_node_bootstrap(bootstrap, event=CustomActionEvent.ON_NODE_START)
+        self.node.add_validation(_ImexOnHeadNode(self))
+        return bootstrap
+
+    def _apply_bootstraps(self, config: dict[str, Any]) -> None:
+        sections: dict[tuple[str, str], dict[str, Any]] = {(_HEAD, _HEAD): config["HeadNode"]}
+        for queue in config["Scheduling"]["SlurmQueues"]:
+            sections[(_QUEUE, queue["Name"])] = queue
+        for pool in config.get("LoginNodes", {}).get("Pools", []):
+            sections[(_LOGIN, pool["Name"])] = pool
+        for (kind, name, event), (action, policy_arn) in self._bootstraps.items():
+            section = sections[(kind, name)]
+            section.setdefault("CustomActions", {})[event.value] = {
                 "Script": action.script_url,
                 "Args": list(action.args),
             }
-            iam_config = queue.setdefault("Iam", {})
-            access = iam_config.setdefault("S3Access", [])
-            access += [{"BucketName": action.bucket.bucket_name, "KeyName": key} for key in action.object_keys]
-            iam_config.setdefault("AdditionalIamPolicies", []).append({"Policy": policy_arn})
+            iam_config = section.setdefault("Iam", {})
+            if kind != _LOGIN:
+                access = iam_config.setdefault("S3Access", [])
+                for key in action.object_keys:
+                    entry = {"BucketName": action.bucket.bucket_name, "KeyName": key}
+                    if entry not in access:
+                        access.append(entry)
+            policies = iam_config.setdefault("AdditionalIamPolicies", [])
+            if {"Policy": policy_arn} not in policies:
+                policies.append({"Policy": policy_arn})
 
     def _raw_config(self) -> dict[str, Any]:
         image: dict[str, Any] = {"Os": self.os.value}
@@ -489,7 +677,11 @@ class ParallelCluster(Construct):
             config["LoginNodes"] = {"Pools": [p.to_config() for p in self.login_nodes]}
         if self.shared_storage:
             config["SharedStorage"] = [s.to_config() for s in self.shared_storage]
-        self._apply_bootstraps(config["Scheduling"]["SlurmQueues"])
+        if self._custom_slurm_settings:
+            config["Scheduling"]["SlurmSettings"] = {
+                "CustomSlurmSettings": [dict(s) for s in self._custom_slurm_settings]
+            }
+        self._apply_bootstraps(config)
         if self.node_security_group is not None:
             group_id = self.node_security_group.security_group_id
             sections = [config["HeadNode"], *config["Scheduling"]["SlurmQueues"]]

@@ -117,6 +117,20 @@ class OperatingSystem(str, Enum):
 UNSUPPORTED_OSES_FOR_P6E_GB200 = frozenset({OperatingSystem.RHEL8, OperatingSystem.ROCKY8, OperatingSystem.RHEL9})
 
 
+class CustomActionEvent(str, Enum):
+    """A node lifecycle event that runs ``CustomActions`` (aws-parallelcluster 3.16.1 cluster_schema.py:
+    ``QueueCustomActionsSchema`` has OnNodeStart and OnNodeConfigured; ``HeadNodeCustomActionsSchema`` and
+    ``LoginNodesCustomActionsSchema`` add OnNodeUpdated)."""
+
+    ON_NODE_START = "OnNodeStart"
+    ON_NODE_CONFIGURED = "OnNodeConfigured"
+    ON_NODE_UPDATED = "OnNodeUpdated"
+
+
+#: The events a Slurm queue's ``CustomActions`` accept (QueueCustomActionsSchema).
+QUEUE_EVENTS = frozenset({CustomActionEvent.ON_NODE_START, CustomActionEvent.ON_NODE_CONFIGURED})
+
+
 @dataclass(frozen=True, kw_only=True)
 class CustomAction:
     """One ``CustomActions`` script (``OnNodeStart`` / ``OnNodeConfigured``): ``Script`` (an ``s3://`` or ``https://``
@@ -506,6 +520,16 @@ class SharedLustre:
 
     :param name: 1-30 lowercase letters, digits or '-' (SHARED_STORAGE_NAME_MAX_LENGTH).
     :param mount_dir: ``MountDir`` (default ``/fsx``).
+
+    **Lustre over TCP.** ParallelCluster mounts the file system over TCP, EFA-enabled or not: ``FsxLustreSettings``
+    has no EFA client setting (aws-parallelcluster 3.16.1 ``FsxLustreSettingsSchema``) and the cookbook mounts
+    ``<dns name>@tcp:/<mount name>`` (aws/aws-parallelcluster-cookbook cookbooks/aws-parallelcluster-environment/
+    resources/lustre/partial/_mount_unmount.rb). An EFA-enabled file system serves TCP clients too, so nothing is
+    registered against its EFA connection budget (``register_efa_clients`` counts EFA clients only). The User Guide
+    tutorial "Creating a cluster with an EFA-enabled FSx Lustre" (tutorial-efa-enabled-fsx-lustre) makes compute
+    nodes use EFA by running the FSx for Lustre User Guide's ``configure-efa-fsx-lustre-client`` set-up as the queue's
+    ``OnNodeStart`` custom action, before ParallelCluster mounts; fmconstructs does not do that yet (it needs an
+    LNet-only node step from :mod:`fmconstructs.storage`, whose mount commands also mount).
     """
 
     file_system: LustreFileSystemBase
