@@ -21,7 +21,8 @@
   wiring (PCS :func:`~fmconstructs.observability.pcs.monitor_pcs_cluster`, ParallelCluster
   :meth:`~fmconstructs.parallelcluster.ParallelCluster.add_node_bootstrap` with the node collectors, EKS
   :class:`~fmconstructs.observability.eks.AmpEksScraper`, HyperPod Slurm ``prometheus_workspace``); FSx saturation
-  alarms to the workspace's alert topic.
+  alarms to the workspace's alert topic; on a Capacity Block, :class:`~fmconstructs.capacity_events.CapacityBlockEvents`
+  (the block's events to the alert topic; PCS drains, EKS cordons the block's nodes before it ends).
 - **Outputs**: ``CfnOutput``s with descriptions (cluster, login or kubeconfig command, FSx id/DNS/mount name, data
   bucket, Grafana URL) unless ``outputs=False``.
 
