@@ -198,8 +198,8 @@ def replace_intrinsics(value: Any, key: str | None = None, path: str = "") -> An
 
 
 class TestReplaceIntrinsics:
-    def test_shapes_follow_the_key(self):
-        config = {
+    def test_shapes_follow_the_key(self) -> None:
+        config: dict[str, Any] = {
             "HeadNode": {"Networking": {"SubnetId": {"Ref": "Subnet"}}},
             "Image": {"CustomAmi": {"Fn::GetAtt": ["Image", "ImageId"]}},
             "Scheduling": {
@@ -234,13 +234,13 @@ class TestReplaceIntrinsics:
         assert out["Tags"][0] == {"Key": "team", "Value": "placeholder"}
         assert config["HeadNode"]["Networking"]["SubnetId"] == {"Ref": "Subnet"}, "the input is not modified"
 
-    def test_cdk_token_strings_are_intrinsics(self):
+    def test_cdk_token_strings_are_intrinsics(self) -> None:
         assert replace_intrinsics({"SubnetId": "${Token[TOKEN.12]}"}) == {"SubnetId": "subnet-0123456789abcdef0"}
 
-    def test_plain_mappings_with_one_key_are_kept(self):
+    def test_plain_mappings_with_one_key_are_kept(self) -> None:
         assert replace_intrinsics({"Efa": {"Enabled": True}}) == {"Efa": {"Enabled": True}}
 
-    def test_unknown_key_is_an_error(self):
+    def test_unknown_key_is_an_error(self) -> None:
         with pytest.raises(KeyError, match="Mystery"):
             replace_intrinsics({"Mystery": {"Ref": "X"}})
 
@@ -503,39 +503,39 @@ def hand_written_results() -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("name", sorted(VALID))
-def test_valid_configuration_passes_schema_and_offline_validators(hand_written_results, name):
+def test_valid_configuration_passes_schema_and_offline_validators(hand_written_results: Any, name: Any) -> None:
     for mode in ("schema", "validators"):
         result = hand_written_results[f"valid:{name}#{mode}"]
         assert result["ok"], (mode, result)
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMA_INVALID))
-def test_schema_rejects(hand_written_results, name):
+def test_schema_rejects(hand_written_results: Any, name: Any) -> None:
     result = hand_written_results[f"schema:{name}#schema"]
     assert not result["ok"], result
     assert SCHEMA_INVALID[name][1] in json.dumps(result["errors"]), result["errors"]
 
 
 @pytest.mark.parametrize("name", sorted(VALIDATOR_INVALID))
-def test_offline_validators_reject_what_the_schema_lets_through(hand_written_results, name):
+def test_offline_validators_reject_what_the_schema_lets_through(hand_written_results: Any, name: Any) -> None:
     result = hand_written_results[f"validator:{name}#validators"]
     assert not result["ok"], result
     assert VALIDATOR_INVALID[name][1] in error_text(result), result
 
 
 @pytest.mark.parametrize("name", sorted(n for n in VALIDATOR_INVALID if n not in ("capacity-block-zero-nodes",)))
-def test_schema_alone_accepts_validator_level_rules(hand_written_results, name):
+def test_schema_alone_accepts_validator_level_rules(hand_written_results: Any, name: Any) -> None:
     """Documents the split: these rules live in pcluster/validators, not in the schema."""
     assert hand_written_results[f"validator:{name}#schema"]["ok"]
 
 
-def test_placement_group_on_capacity_block_is_only_a_warning():
+def test_placement_group_on_capacity_block_is_only_a_warning() -> None:
     """PlacementGroupCapacityTypeValidator (ec2_validators.py) is a WARNING registered by the cluster: not a schema rule."""
     (result,) = check_configs([_cluster(_block_queue(PlacementGroup={"Enabled": True}))], offline_validators=True)
     assert result["ok"], result
 
 
-def test_nothing_reaches_the_network(hand_written_results):
+def test_nothing_reaches_the_network(hand_written_results: Any) -> None:
     """The only AWS read is the reservation cache in SlurmClusterConfig.__init__, refused offline; no socket opens."""
     for result in hand_written_results.values():
         assert all(not call.startswith("socket") for call in result["aws_calls_blocked"]), result
@@ -543,7 +543,7 @@ def test_nothing_reaches_the_network(hand_written_results):
     assert blocked == ["ec2.describe_capacity_reservations"]
 
 
-def test_intrinsics_pass_after_replacement():
+def test_intrinsics_pass_after_replacement() -> None:
     config = _cluster(
         {
             "Name": "gpu",
@@ -567,7 +567,7 @@ def test_intrinsics_pass_after_replacement():
     assert replaced["ok"], replaced
 
 
-def test_yaml_on_stdin_and_usage():
+def test_yaml_on_stdin_and_usage() -> None:
     python = require_pcluster()
     text = "HeadNode: {}\n"
     done = subprocess.run(
@@ -767,14 +767,14 @@ def generated_results() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
 
 
 @pytest.mark.parametrize("name", sorted(UNIT_CASES))
-def test_generated_configuration_passes_parallelcluster_schema(generated_results, name):
+def test_generated_configuration_passes_parallelcluster_schema(generated_results: Any, name: Any) -> None:
     config, result = generated_results[f"case:{name}"]
     assert result["ok"], (result, config)
     assert not [f for f in result["validator_failures"] if f["level"] == "ERROR"]
 
 
 @pytest.mark.parametrize("instance_type", EFA_TYPES)
-def test_every_efa_type_of_the_catalog_passes(generated_results, instance_type):
+def test_every_efa_type_of_the_catalog_passes(generated_results: Any, instance_type: Any) -> None:
     config, result = generated_results[f"efa-type:{instance_type}"]
     assert result["ok"], (result, config)
     resource = config["Scheduling"]["SlurmQueues"][0]["ComputeResources"][0]
@@ -800,12 +800,12 @@ def test_every_efa_type_of_the_catalog_passes(generated_results, instance_type):
         for o in OperatingSystem
     ],
 )
-def test_every_operating_system_passes(generated_results, os_value):
+def test_every_operating_system_passes(generated_results: Any, os_value: Any) -> None:
     _, result = generated_results[f"os:{os_value}"]
     assert result["ok"], result
 
 
-def test_generated_configurations_had_intrinsics_to_replace():
+def test_generated_configurations_had_intrinsics_to_replace() -> None:
     """The created-network case really exercises the placeholders (Ref/GetAtt of subnet, group, file system)."""
     raw = _case_created_network_lustre(new_scene()).to_dict()
     text = json.dumps(raw)
@@ -976,7 +976,7 @@ def agreement_results() -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("name", sorted(AGREEMENT))
-def test_fmconstructs_rejects_what_parallelcluster_rejects(agreement_results, name):
+def test_fmconstructs_rejects_what_parallelcluster_rejects(agreement_results: Any, name: Any) -> None:
     build, _, message = AGREEMENT[name]
     with pytest.raises(FmValidationError):
         build(new_scene())
@@ -986,7 +986,7 @@ def test_fmconstructs_rejects_what_parallelcluster_rejects(agreement_results, na
 
 
 @pytest.mark.parametrize("name", sorted(FMCONSTRUCTS_ONLY))
-def test_fmconstructs_rejects_what_only_aws_validators_check(name):
+def test_fmconstructs_rejects_what_only_aws_validators_check(name: Any) -> None:
     with pytest.raises(FmValidationError):
         FMCONSTRUCTS_ONLY[name](new_scene())
 
@@ -1025,26 +1025,26 @@ def example_configs() -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def example_results(example_configs) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+def example_results(example_configs: Any) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     configs = {name: replace_intrinsics(config) for name, config in example_configs.items()}
     results = check_configs(list(configs.values()), offline_validators=True)
     return {name: (configs[name], result) for name, result in zip(configs, results, strict=True)}
 
 
-def test_both_examples_are_checked(example_configs):
+def test_both_examples_are_checked(example_configs: Any) -> None:
     stacks = {name.split("/", 1)[0] for name in example_configs}
     assert {"FmParallelClusterP5en", "FmParallelClusterGb200"} <= stacks
     assert any(name.endswith(":template") for name in example_configs)
 
 
-def test_example_configurations_pass_parallelcluster_schema(example_results):
+def test_example_configurations_pass_parallelcluster_schema(example_results: Any) -> None:
     failures = {name: result for name, (_, result) in example_results.items() if not result["ok"]}
     assert not failures, failures
     for name, (_, result) in example_results.items():
         assert not [f for f in result["validator_failures"] if f["level"] == "ERROR"], name
 
 
-def test_example_gpu_queues_keep_catalog_efa_and_capacity_targets(example_results):
+def test_example_gpu_queues_keep_catalog_efa_and_capacity_targets(example_results: Any) -> None:
     for name, (config, _) in example_results.items():
         for queue in config["Scheduling"]["SlurmQueues"]:
             assert queue["CapacityType"] == "CAPACITY_BLOCK", name

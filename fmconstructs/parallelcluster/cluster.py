@@ -230,8 +230,9 @@ class ParallelCluster(Construct):
         each queue and each login pool), opened to each shared Lustre file system (``allow_clients_from``: TCP 988
         and 1018-1023). Pass the :class:`fmconstructs.EfaSecurityGroup` the file system was created with
         (``LustreFileSystem(efa_security_group=...)``) to share one EFA group between nodes and storage.
-        ParallelCluster mounts ``FsxLustre`` storage over TCP (its schema has no Lustre EFA client setting:
-        FsxLustreSettingsSchema); an EFA-enabled file system serves TCP clients too.
+        ParallelCluster mounts ``FsxLustre`` storage over TCP: ``FsxLustreSettings`` has no EFA client setting
+        (aws-parallelcluster 3.16.1 FsxLustreSettingsSchema; see :class:`SharedLustre` for the User Guide's custom
+        action route); an EFA-enabled file system serves TCP clients too.
     :param deletion_policy: :class:`DeletionPolicy` (default DELETE). RETAIN keeps the cluster when the stack goes:
         a warning names the storage and network that would be deleted under it.
     """
