@@ -37,12 +37,12 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import Annotations, Stack, Token
+from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from fmconstructs.eks import GpuEksCluster
 from fmconstructs.hyperpod import (
-    KUBERNETES_VERSION_WARNING,
     HyperPodCluster,
     HyperPodInstanceGroup,
     HyperPodOrchestrator,
@@ -97,7 +97,12 @@ class HyperPodEksStack(Stack):
             assumed_by=iam.AccountRootPrincipal(),
             description="Administrators of the FmHyperPodEks cluster (EKS access entry)",
         )
-        self.eks = GpuEksCluster(self, "Cluster", vpc=self.vpc, admin_roles=[self.admin_role])
+        # Kubernetes 1.34: the newest version the HyperPod EKS prerequisites page lists (sagemaker-hyperpod-eks-
+        # prerequisites: "1.28, ..., 1.33 and 1.34"); GpuEksCluster's default (1.35) is not listed there yet. Its
+        # kubectl layer comes from aws-cdk.lambda-layer-kubectl-v34 (the `hyperpod` extra).
+        self.eks = GpuEksCluster(
+            self, "Cluster", vpc=self.vpc, admin_roles=[self.admin_role], version=eks.KubernetesVersion.V1_34
+        )
         acknowledge_eks_findings(self.eks)
         groups = [HyperPodInstanceGroup(name="gpu", instance_type="p5en.48xlarge", nodes=2)]
         # The GPU add-ons also select the HyperPod nodes (their node.kubernetes.io/instance-type is the ml. name).
@@ -144,12 +149,6 @@ class HyperPodEksStack(Stack):
                 "sagemaker-hyperpod-eks-install-packages-using-helm-chart); see examples/hyperpod_eks_stack.py",
             )
 
-        # GpuEksCluster's default Kubernetes version (the one whose kubectl layer is installed) may be newer than the
-        # versions the HyperPod EKS prerequisites page lists; the warning stays visible in `cdk synth` output.
-        Annotations.of(self.cluster).acknowledge_warning(
-            KUBERNETES_VERSION_WARNING,
-            "the example uses GpuEksCluster's default version; check sagemaker-hyperpod-eks-prerequisites first",
-        )
         acknowledge_cluster(self, self.cluster)
         outputs(self, self.cluster)
         add_eks_outputs(self, self.eks, node_groups={})

@@ -512,3 +512,17 @@ def test_late_values_keep_a_private_image_token():
     rendered = json.dumps(resource["Properties"]["Values"])
     assert "Fn::Join" in rendered and "ml.p5en.48xlarge" in rendered
     assert str(scene.stack.resolve(repo.node.default_child.logical_id)) in rendered
+
+
+def test_example_runs_a_kubernetes_version_hyperpod_documents(example):
+    # FmHyperPodEks pins 1.34 (sagemaker-hyperpod-eks-prerequisites lists 1.28-1.34), so the HyperPod version warning
+    # does not fire and needs no acknowledgement.
+    from fmconstructs.hyperpod import HYPERPOD_KUBERNETES_VERSIONS, KUBERNETES_VERSION_WARNING
+
+    resources = _example_resources(example)
+    (cluster,) = [r for r in resources.values() if r["Type"] == "AWS::EKS::Cluster"]
+    assert cluster["Properties"]["Version"] == "1.34"
+    assert "1.34" in HYPERPOD_KUBERNETES_VERSIONS
+    metadata = json.loads((example / "FmHyperPodEks.metadata.json").read_text())
+    texts = json.dumps(metadata)
+    assert KUBERNETES_VERSION_WARNING not in texts
