@@ -3,8 +3,8 @@
 Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
 FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts), FmImages (GPU node images),
 FmPrivateP5 (no internet route), FmParallelClusterP5en and FmParallelClusterGb200
-(AWS ParallelCluster), FmHyperPodSlurm and FmHyperPodEks (SageMaker HyperPod).
-Later issues add stacks here.
+(AWS ParallelCluster), FmHyperPodSlurm and FmHyperPodEks (SageMaker HyperPod), FmPlatform (one-call
+TrainingPlatform on AWS PCS).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from examples.images_stack import ImagesStack
 from examples.observability_stack import ObservabilityStack
 from examples.parallelcluster_stacks import ParallelClusterGb200Stack, ParallelClusterP5enStack
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
+from examples.platform_stack import PlatformStack
 from examples.private_stack import PrivatePcsP5Stack
 from examples.storage_stack import StorageStack
 
@@ -97,7 +98,18 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
             description="fmconstructs example: SageMaker HyperPod with Slurm, 2 p5.48xlarge, FSx, deep health checks",
         ),
         "FmHyperPodEks": HyperPodEksStack(
-            app, "FmHyperPodEks", description="fmconstructs example: SageMaker HyperPod on EKS, 2 p5en.48xlarge"
+            app,
+            "FmHyperPodEks",
+            workspace=observability.workspace,
+            description="fmconstructs example: SageMaker HyperPod on EKS, 2 p5en.48xlarge, dependencies chart, FSx",
+        ),
+        "FmPlatform": PlatformStack(
+            app,
+            "FmPlatform",
+            workspace=observability.workspace,
+            grafana=observability.grafana,
+            description="fmconstructs example: TrainingPlatform on AWS PCS, 2 p5.48xlarge on a Capacity Block, "
+            "FSx for Lustre sized for a checkpoint (one EFA security group)",
         ),
     }
 

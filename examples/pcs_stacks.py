@@ -114,7 +114,7 @@ def _logical_id(construct: Construct) -> str:
     return str(Stack.of(construct).resolve(resource.logical_id))
 
 
-def _acknowledge_node_role(profile: PcsInstanceProfile) -> None:
+def acknowledge_node_role(profile: PcsInstanceProfile) -> None:
     _acknowledge(profile.role, _SSM_POLICY_FINDING, _SSM_POLICY_REASON)
 
 
@@ -222,7 +222,7 @@ class PcsP5Stack(Stack):
         self.queue = self.gpu.add_queue("GpuQueue", queue_name="gpu", slurm_settings={QueueSetting.DEFAULT: "YES"})
         # Nodes may also stream datasets straight from S3 (read-only, datasets/ only).
         self.cluster.instance_profile.grant_read_bucket(self.data_bucket.bucket, prefix="datasets/")
-        _acknowledge_node_role(self.cluster.instance_profile)
+        acknowledge_node_role(self.cluster.instance_profile)
         _acknowledge(
             self.cluster.instance_profile.role,
             f"AwsSolutions-IAM5[Resource::<{_logical_id(self.data_bucket.bucket)}.Arn>/datasets/*]",
@@ -283,7 +283,7 @@ class PcsGb200Stack(Stack):
         # An exclusive partition (OverSubscribe=EXCLUSIVE): the IMEX prolog restarts nvidia-imex on a job's nodes.
         # Submit with `sbatch -p gb200 --exclusive -N 18 ...` (PCS User Guide capacity-blocks-nvidia-imex).
         self.queue = self.gpu.add_queue("Gb200Queue", queue_name="gb200")
-        _acknowledge_node_role(self.cluster.instance_profile)
+        acknowledge_node_role(self.cluster.instance_profile)
 
         add_cluster_outputs(
             self,

@@ -31,7 +31,7 @@ from fmconstructs.platform import PcsOptions, PlatformObservability, PlatformSto
 
 from .network import access_logs_bucket, example_vpc
 from .pcs_stacks import DEFAULT_CAPACITY_BLOCK_ID, DEFAULT_X86_AMI_ID
-from .pcs_stacks import _acknowledge_node_role as acknowledge_pcs_node_role
+from .pcs_stacks import acknowledge_node_role as acknowledge_pcs_node_role
 
 #: The checkpoint objective: 1 TB written within 240 s (4.17 GB/s).
 CHECKPOINT_BYTES = 10**12

@@ -44,8 +44,7 @@ from fmconstructs.pcs import (
 )
 
 from .images_stack import X86_AMI_PARAMETER
-from .pcs_stacks import DEFAULT_CAPACITY_BLOCK_ID, add_cluster_outputs
-from .pcs_stacks import _acknowledge_node_role as acknowledge_node_role
+from .pcs_stacks import DEFAULT_CAPACITY_BLOCK_ID, acknowledge_node_role, add_cluster_outputs
 
 #: Where node metrics come from: the image, never the internet.
 EXPORTER_SOURCE = ExporterSource.IMAGE

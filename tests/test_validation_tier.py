@@ -26,6 +26,7 @@ EXPECTED_STACKS = {
     "FmParallelClusterGb200",
     "FmHyperPodSlurm",
     "FmHyperPodEks",
+    "FmPlatform",
 }
 
 
