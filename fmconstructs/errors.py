@@ -74,6 +74,8 @@ class WarningId(str, Enum):
     EKS_NO_GRACEFUL_NODE_SHUTDOWN = "eks-no-graceful-node-shutdown"
     PLACEMENT_GROUP_WITH_CAPACITY_RESERVATION = "placement-group-with-capacity-reservation"
     HYPERPOD_KUBERNETES_VERSION = "hyperpod-kubernetes-version"
+    #: FmHyperPodEks-style apps that skip HyperPod's dependencies Helm chart (HyperPod requires it before the cluster).
+    HYPERPOD_DEPENDENCIES_NOT_INSTALLED = "hyperpod-dependencies-not-installed"
     PARALLELCLUSTER_RETAIN_DEPENDENCIES = "parallelcluster-retain-dependencies"
 
     @property

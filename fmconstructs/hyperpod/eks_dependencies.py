@@ -70,7 +70,7 @@ from constructs import Construct, IValidation
 from .._validate import check_enum, check_scope_id, check_str
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin, check_hyperpod_instance_types, check_version, merge_values
-from ..errors import FmTypeError, FmValidationError, is_token
+from ..errors import FmTypeError, FmValidationError, WarningId, is_token
 
 #: Where HyperPod publishes the chart (SageMaker Developer Guide "sagemaker-hyperpod-eks-install-packages-using-helm-
 #: chart": ``git clone https://github.com/aws/sagemaker-hyperpod-cli.git``, directory ``helm_chart/HyperPodHelmChart``).
@@ -100,7 +100,7 @@ class HyperPodEksWarning(str, Enum):
     """Warning ids about HyperPod on EKS (``fmconstructs:<id>``, acknowledged with ``Annotations``)."""
 
     #: An app chose not to install the dependencies chart (e.g. no checkout in CI): the HyperPod cluster would fail.
-    DEPENDENCIES_NOT_INSTALLED = "hyperpod-dependencies-not-installed"
+    DEPENDENCIES_NOT_INSTALLED = WarningId.HYPERPOD_DEPENDENCIES_NOT_INSTALLED.value
 
     @property
     def qualified(self) -> str:
