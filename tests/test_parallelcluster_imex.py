@@ -55,17 +55,18 @@ def test_prolog_does_what_the_user_guide_page_does() -> None:
     assert 'systemctl is-enabled "${IMEX_SERVICE}"' in script
     # the default channel, the job's node addresses into the nodes file, then a restart with the page's timeouts
     assert IMEX_CHANNEL_PATH == "/dev/nvidia-caps-imex-channels/channel0"
-    assert 'IMEX_CHANNELS_DIR="/dev/nvidia-caps-imex-channels"' in script
+    assert 'IMEX_CHANNELS_DIR="${root}/dev/nvidia-caps-imex-channels"' in script
     assert 'mknod "${IMEX_CHANNELS_DIR}/channel0" c "${major_number}" 0' in script
-    assert f'IMEX_NODES_CONFIG="{IMEX_NODES_CONFIG_PATH}"' in script
+    assert f'IMEX_NODES_CONFIG="${{root}}{IMEX_NODES_CONFIG_PATH}"' in script
     assert IMEX_NODES_CONFIG_PATH == "/etc/nvidia-imex/nodes_config.cfg"
     assert "-ao show node \"$1\" | sed 's/^.* NodeAddr=\\([^ ]*\\).*/\\1/'" in script
     assert 'echo "${IPS_FROM_CR}" >"${IMEX_NODES_CONFIG}"' in script
     assert "IMEX_STOP_TIMEOUT=15" in script and "IMEX_START_TIMEOUT=60" in script
     assert script.index("systemctl stop") < script.index("pkill -9") < script.index("systemctl start")
     # ParallelCluster's Slurm, its log directory, and no sudo (slurmd runs prologs as root)
-    assert 'SCONTROL_CMD="/opt/slurm/bin/scontrol"' in script
-    assert 'LOG_FILE_PATH="/var/log/parallelcluster/nvidia-imex-prolog.log"' in script
+    assert 'SCONTROL_CMD="${root}/opt/slurm/bin/scontrol"' in script
+    assert 'LOG_FILE_PATH="${root}/var/log/parallelcluster/nvidia-imex-prolog.log"' in script
+    assert 'root="${FMCONSTRUCTS_ROOT:-}"' in script  # empty on nodes: the paths above are the page's
     assert "sudo" not in script
     assert "@" not in script.replace("$@", "")  # every placeholder filled
 
@@ -73,6 +74,108 @@ def test_prolog_does_what_the_user_guide_page_does() -> None:
 def test_prolog_is_installed_in_parallelclusters_prolog_directory() -> None:
     assert imex_prolog_files() == {IMEX_PROLOG_PATH: (imex_prolog_script(), 0o755)}
     assert IMEX_PROLOG_PATH == "/opt/slurm/etc/scripts/prolog.d/91_nvidia_imex_prolog.sh"
+
+
+# --- the prolog, run in a sandbox ---------------------------------------------------------------------------------
+
+_STUBS = {
+    # IMDSv2: a token for the PUT, then the instance type
+    "curl": '#!/bin/bash\nfor a in "$@"; do [ "$a" = PUT ] && { echo token; exit 0; }; done\necho "${FAKE_TYPE}"\n',
+    "systemctl": '#!/bin/bash\necho "systemctl $*" >>"${CALLS}"\n'
+    '[ "$1" = is-enabled ] && exit "${FAKE_IMEX_DISABLED:-0}"\nexit 0\n',
+    "pkill": '#!/bin/bash\necho "pkill $*" >>"${CALLS}"\n',
+    "mknod": '#!/bin/bash\necho "mknod $*" >>"${CALLS}"\ntouch "$1"\n',
+    "logger": "#!/bin/bash\ncat >/dev/null\n",
+}
+_SCONTROL = (
+    "#!/bin/bash\n"
+    'echo "scontrol $*" >>"${CALLS}"\n'
+    'echo "NodeName=gb200-st-nvl72-1 Arch=aarch64 CoresPerSocket=72 NodeAddr=10.0.1.11 NodeHostName=gb200-st-nvl72-1"\n'
+    'echo "NodeName=gb200-st-nvl72-2 Arch=aarch64 CoresPerSocket=72 NodeAddr=10.0.1.12 NodeHostName=gb200-st-nvl72-2"\n'
+)
+
+
+def _run_prolog(tmp_path: Path, **env: str) -> tuple[int, list[str], Path]:
+    root = tmp_path / "root"
+    for name, body in _STUBS.items():
+        stub = root / "bin" / name
+        stub.parent.mkdir(parents=True, exist_ok=True)
+        stub.write_text(body)
+        stub.chmod(0o755)
+    scontrol = root / "opt/slurm/bin/scontrol"
+    scontrol.parent.mkdir(parents=True)
+    scontrol.write_text(_SCONTROL)
+    scontrol.chmod(0o755)
+    (root / "proc").mkdir()
+    (root / "proc/devices").write_text("Character devices:\n195 nvidia\n511 nvidia-caps-imex-channels\n")
+    (root / "etc/nvidia-imex").mkdir(parents=True)
+    (root / "dev").mkdir(exist_ok=True)
+    (root / "var/log/parallelcluster").mkdir(parents=True)
+    calls = tmp_path / "calls"
+    calls.touch()
+    prolog = tmp_path / "91_nvidia_imex_prolog.sh"
+    prolog.write_text(imex_prolog_script())
+    environment = {
+        "FMCONSTRUCTS_ROOT": str(root),
+        "CALLS": str(calls),
+        "FAKE_TYPE": "p6e-gb200.36xlarge",
+        "SLURM_JOB_ID": "42",
+        "SLURM_NODELIST": "gb200-st-nvl72-[1-2]",
+        "SLURM_JOB_OVERSUBSCRIBE": "NO",
+        **env,
+    }
+    done = subprocess.run(["bash", str(prolog)], env=environment, capture_output=True, text=True, timeout=60)
+    return done.returncode, calls.read_text().splitlines(), root
+
+
+def test_prolog_configures_imex_for_an_exclusive_job(tmp_path: Path) -> None:
+    status, calls, root = _run_prolog(tmp_path)
+    assert status == 0
+    assert (root / "etc/nvidia-imex/nodes_config.cfg").read_text() == "10.0.1.11\n10.0.1.12\n"
+    assert "scontrol -ao show node gb200-st-nvl72-[1-2]" in calls
+    assert f"mknod {root}/dev/nvidia-caps-imex-channels/channel0 c 511 0" in calls
+    systemctl = [c for c in calls if c.startswith(("systemctl", "pkill"))]
+    assert systemctl == [
+        "systemctl is-enabled nvidia-imex",
+        "systemctl stop nvidia-imex",
+        "pkill -9 nvidia-imex",
+        "systemctl start nvidia-imex",
+    ]
+    log = (root / "var/log/parallelcluster/nvidia-imex-prolog.log").read_text()
+    assert "PROLOG Start JobId=42" in log and "PROLOG End JobId=42" in log
+
+
+def test_prolog_keeps_an_existing_channel(tmp_path: Path) -> None:
+    channel = tmp_path / "root/dev/nvidia-caps-imex-channels/channel0"
+    channel.parent.mkdir(parents=True)
+    channel.touch()
+    status, calls, _ = _run_prolog(tmp_path)
+    assert status == 0
+    assert not [c for c in calls if c.startswith("mknod")]
+    assert "systemctl start nvidia-imex" in calls
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"SLURM_JOB_OVERSUBSCRIBE": "OK"},  # a shared job: restarting IMEX would disrupt its neighbours
+        {"SLURM_JOB_OVERSUBSCRIBE": ""},
+        {"FAKE_TYPE": "p5en.48xlarge"},
+        {"FAKE_IMEX_DISABLED": "1"},
+    ],
+    ids=["shared-job", "no-oversubscribe-value", "not-gb200", "imex-disabled"],
+)
+def test_prolog_leaves_imex_alone(tmp_path: Path, env: dict[str, str]) -> None:
+    status, calls, root = _run_prolog(tmp_path, **env)
+    assert status == 0
+    assert not (root / "etc/nvidia-imex/nodes_config.cfg").exists()
+    assert not [c for c in calls if c.split()[:2] in (["systemctl", "stop"], ["systemctl", "start"])]
+    assert not [c for c in calls if c.startswith(("mknod", "pkill", "scontrol"))]
+
+
+def test_prolog_accepts_topology_exclusive_jobs(tmp_path: Path) -> None:
+    status, calls, _ = _run_prolog(tmp_path, SLURM_JOB_OVERSUBSCRIBE="TOPO")
+    assert status == 0 and "systemctl start nvidia-imex" in calls
 
 
 # --- enable_imex ---------------------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ The page's script, step by step, with these differences (none changes what it do
 - shellcheck-clean (the library's tests run shellcheck on every node-side script): ``local`` and command
   substitution split, quoted expansions, ``awk`` instead of ``cat | grep | cut``.
 - no ``sudo``: slurmd runs prologs as root (the page's ``sudo`` is a no-op there).
+- ``FMCONSTRUCTS_ROOT`` (tests only, unset on nodes) prefixes every path and puts stub commands first on ``PATH``,
+  so the tests run the prolog in a sandbox.
 - the channel is created with ``mknod`` as on the page (no explicit mode: 0666 minus the umask of slurmd).
   Whether jobs of users other than root can open it with that mode is UNCONFIRMED here (the page calls its channel
   set-up suitable for single-user environments).
@@ -63,17 +65,19 @@ _PROLOG = r"""#!/usr/bin/env bash
 # ParallelCluster User Guide "Support NVIDIA-Imex with p6e-gb200 instance"; differences are listed in
 # fmconstructs/parallelcluster/imex.py. Runs for exclusive jobs on p6e-gb200 nodes whose nvidia-imex is enabled:
 # creates the default IMEX channel, writes the job's node addresses to the IMEX nodes file, restarts nvidia-imex.
-PATH="/opt/slurm/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+root="${FMCONSTRUCTS_ROOT:-}" # tests only: a sandbox prefix for every path, with stub commands in $root/bin
+PATH="${root:+${root}/bin:}/opt/slurm/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 export PATH
 
-LOG_FILE_PATH="/var/log/parallelcluster/nvidia-imex-prolog.log"
-SCONTROL_CMD="/opt/slurm/bin/scontrol"
+LOG_FILE_PATH="${root}/var/log/parallelcluster/nvidia-imex-prolog.log"
+SCONTROL_CMD="${root}/opt/slurm/bin/scontrol"
+PROC_DEVICES="${root}/proc/devices"
 IMEX_START_TIMEOUT=60
 IMEX_STOP_TIMEOUT=15
 ALLOWED_INSTANCE_TYPES="^(p6e-gb200)"
 IMEX_SERVICE="nvidia-imex"
-IMEX_NODES_CONFIG="@NODES_CONFIG@"
-IMEX_CHANNELS_DIR="@CHANNELS_DIR@"
+IMEX_NODES_CONFIG="${root}@NODES_CONFIG@"
+IMEX_CHANNELS_DIR="${root}@CHANNELS_DIR@"
 
 function info() {
   echo "$(date "+%Y-%m-%dT%H:%M:%S.%3N") [INFO] [PID:$$] [JOB:${SLURM_JOB_ID:-}] $1"
@@ -135,7 +139,7 @@ function reload_imex() {
 function create_default_imex_channel() {
   local major_number
   info "Creating IMEX default channel"
-  major_number=$(awk '$2 == "nvidia-caps-imex-channels" {print $1}' /proc/devices)
+  major_number=$(awk '$2 == "nvidia-caps-imex-channels" {print $1}' "${PROC_DEVICES}")
   if [ ! -d "${IMEX_CHANNELS_DIR}" ]; then
     mkdir "${IMEX_CHANNELS_DIR}"
   fi
