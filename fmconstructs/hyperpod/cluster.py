@@ -14,6 +14,7 @@ observability, add-users and detect-node; commit 0edaf15).
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -625,6 +626,18 @@ class HyperPodCluster(Construct):
         if commands:
             bootstrap.add_commands(*commands)
         return bootstrap
+
+    @property
+    def node_bootstrap(self) -> NodeBootstrap:
+        """Deprecated (warns; removed in 0.3.0): use :attr:`node_bootstraps` (one per instance group). Returns the
+        first group's, which every group shares unless the cluster uses ``SlurmConfiguration.API``."""
+        warnings.warn(
+            "HyperPodCluster.node_bootstrap is deprecated and will be removed in fmconstructs 0.3.0: use "
+            "node_bootstraps[<group name>] (with SlurmConfiguration.API each instance group has its own)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.node_bootstraps[self.instance_groups[0].name]
 
     def lifecycle_s3_uri_of(self, group_name: str) -> str:
         """``LifeCycleConfig.SourceS3Uri`` of a group: ``lifecycle/<group>/`` with ``SlurmConfiguration.API``, else
