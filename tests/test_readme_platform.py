@@ -25,7 +25,7 @@ def test_readme_platform_sample_synthesizes_with_one_efa_group_and_4800_gib():
     stack = cdk.Stack(new_app(), "ReadmePlatform", env=ENV)
     vpc = ec2.Vpc(stack, "Vpc", max_azs=2)
     scope: dict[str, object] = {"self": stack, "vpc": vpc}
-    exec(compile(_sample(), "README.md", "exec"), scope)  # noqa: S102 - the sample is ours, in the repository
+    exec(compile(_sample(), "README.md", "exec"), scope)  # the sample is ours, in this repository
     platform = scope["platform"]
     template = Template.from_stack(stack)
     template.has_resource_properties("AWS::FSx::FileSystem", {"StorageCapacity": 4800})
