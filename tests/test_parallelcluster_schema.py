@@ -298,6 +298,13 @@ LUSTRE = {
 }
 
 VALID: dict[str, dict[str, Any]] = {
+    "imex-slurm-settings": _cluster(
+        Scheduling={
+            "Scheduler": "slurm",
+            "SlurmSettings": {"CustomSlurmSettings": [{"PrologFlags": "Alloc,NoHold"}, {"MessageTimeout": 240}]},
+            "SlurmQueues": [_queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1})],
+        },
+    ),
     "on-demand-cpu": _cluster(
         _queue("cpu", {"Name": "c7i", "InstanceType": "c7i.4xlarge", "MinCount": 0, "MaxCount": 10})
     ),
@@ -483,6 +490,19 @@ VALIDATOR_INVALID: dict[str, tuple[dict[str, Any], str]] = {
     "efa-without-placement-group-setting": (
         _cluster(_queue("q", {"Name": "p5", "InstanceType": "p5.48xlarge", "MaxCount": 2, "Efa": {"Enabled": True}})),
         "must be explicit",
+    ),
+    # ParallelCluster owns Prolog (Prolog=/opt/slurm/etc/scripts/prolog.d/*): the IMEX prolog goes into that directory
+    # instead, and only PrologFlags/MessageTimeout are set (slurm_settings_validator.py SLURM_SETTINGS_DENY_LIST).
+    "custom-slurm-prolog": (
+        _cluster(
+            _queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1}),
+            Scheduling={
+                "Scheduler": "slurm",
+                "SlurmSettings": {"CustomSlurmSettings": [{"Prolog": "/opt/imex/prolog.sh"}]},
+                "SlurmQueues": [_queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1})],
+            },
+        ),
+        "Using the following custom Slurm settings at SlurmConf level is not allowed: Prolog",
     ),
 }
 
@@ -938,6 +958,21 @@ AGREEMENT: dict[str, tuple[Any, dict[str, Any], str]] = {
             }
         ),
         "String does not match expected pattern",
+    ),
+    "queue-custom-slurm-oversubscribe": (
+        lambda s: _one(
+            s,
+            ComputeResource(name="c", instance_type="c7i.large"),
+            custom_slurm_settings={"OverSubscribe": "EXCLUSIVE"},
+        ),
+        _cluster(
+            _queue(
+                "q",
+                {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1},
+                CustomSlurmSettings={"OverSubscribe": "EXCLUSIVE"},
+            )
+        ),
+        "Using the following custom Slurm settings at Queue level is not allowed: OverSubscribe",
     ),
     "malformed-security-group-id": (
         lambda s: _head(

@@ -112,6 +112,10 @@ OFFLINE_VALIDATORS = frozenset(
         # pcluster/validators/cluster_validators.py: an EFA queue (not CAPACITY_BLOCK, not multi-AZ) needs an explicit
         # placement group setting (ERROR when absent, WARNING when disabled)
         "EfaPlacementGroupValidator",
+        # pcluster/validators/slurm_settings_validator.py: CustomSlurmSettings keys on SLURM_SETTINGS_DENY_LIST
+        # (Prolog, Epilog, ... at SlurmConf level; OverSubscribe per queue; ...) are ERRORs. Registered by
+        # SlurmSettings (cluster level), SlurmQueue and its compute resources; reads only the configuration.
+        "CustomSlurmSettingsValidator",
     }
 )
 

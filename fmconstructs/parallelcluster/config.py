@@ -473,6 +473,15 @@ class SlurmQueue:
             check_str("custom_ami", self.custom_ami, pattern=_AMI_ID, allowed=_AMI_TEXT)
         if self.custom_slurm_settings is not None:
             check_instance("custom_slurm_settings", self.custom_slurm_settings, dict, "a dict")
+            denied = sorted(k for k in self.custom_slurm_settings if str(k).lower() in QUEUE_SLURM_SETTINGS_DENY_LIST)
+            if denied:
+                raise FmValidationError(
+                    "custom_slurm_settings",
+                    denied,
+                    "partition settings ParallelCluster leaves to you (it sets "
+                    + ", ".join(QUEUE_SLURM_SETTINGS_DENY_LIST)
+                    + " itself: CustomSlurmSettingsValidator); use job_exclusive_allocation for exclusive nodes",
+                )
 
     @property
     def resolved_capacity_type(self) -> CapacityType:
@@ -507,6 +516,10 @@ class SlurmQueue:
             out["JobExclusiveAllocation"] = self.job_exclusive_allocation
         return out
 
+
+# aws-parallelcluster 3.16.1 validators/slurm_settings_validator.py SLURM_SETTINGS_DENY_LIST["Queue"]["Global"]
+# (compared lowercased): a queue's CustomSlurmSettings may not set these.
+QUEUE_SLURM_SETTINGS_DENY_LIST = ("nodes", "partitionname", "resumetimeout", "state", "suspendtime", "oversubscribe")
 
 # constants.py PCLUSTER_AMI_ID_REGEX = r"^ami-[0-9a-z]{8}$|^ami-[0-9a-z]{17}$".
 _AMI_ID = re.compile(r"ami-[0-9a-z]{8}|ami-[0-9a-z]{17}")
