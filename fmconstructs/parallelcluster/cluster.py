@@ -15,6 +15,11 @@ custom resource (ParallelCluster User Guide "cloudformation-v3": the provider st
   ``headNode.publicIpAddress``, ``cloudformationStackArn``, ...), ``validationMessages`` and ``logGroupName`` (the log
   group of the cluster operations' Lambda; kept after the cluster is deleted).
 
+Node-side set-up: :meth:`ParallelCluster.add_node_bootstrap` (queues), :meth:`ParallelCluster.add_head_node_bootstrap`
+and :meth:`ParallelCluster.add_login_node_bootstrap` run fmconstructs' :class:`~fmconstructs.bootstrap.NodeBootstrap` as
+``CustomActions``; :meth:`ParallelCluster.enable_imex` sets up NVIDIA IMEX on P6e-GB200 as the User Guide documents it
+(:mod:`fmconstructs.parallelcluster.imex`).
+
 Escape hatch: ``cluster.add_override("Scheduling.SlurmQueues.0.ComputeSettings.LocalStorage.RootVolume.Size", 200)``
 sets any key the typed props do not model (list items by index); ``to_dict()``/``to_yaml()`` and the deployed
 configuration include it.

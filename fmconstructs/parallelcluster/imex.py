@@ -19,7 +19,10 @@ do: write ``nodes_config.cfg`` (the IP addresses of the nodes of an IMEX domain)
 3. ``Scheduling.SlurmSettings.CustomSlurmSettings`` ``PrologFlags: "Alloc,NoHold"`` and ``MessageTimeout: 240``
    (:data:`IMEX_CUSTOM_SLURM_SETTINGS`);
 4. jobs submitted with ``--exclusive`` (the prolog skips other jobs: an IMEX restart would disrupt jobs running on
-   the same nodes); the example's queue allocates nodes exclusively (``JobExclusiveAllocation``).
+   the same nodes). The example's queue also allocates nodes exclusively (``JobExclusiveAllocation``, a partition
+   with ``OverSubscribe=EXCLUSIVE``); that Slurm then reports such a job's ``SLURM_JOB_OVERSUBSCRIBE`` as ``NO`` to
+   the prolog without ``--exclusive`` on the command line is UNCONFIRMED here (not run on a cluster): submit with
+   ``--exclusive`` as the page says.
 
 The page's script, step by step, with these differences (none changes what it does on a node):
 
