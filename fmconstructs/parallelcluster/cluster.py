@@ -464,8 +464,11 @@ class ParallelCluster(Construct):
 
         The action is :meth:`NodeBootstrap.script_action`: the static loader's URL and, as ``Args``, the archive's
         URL, sha256 and deploy-time values. ParallelCluster runs the script with ``Args`` as its positional arguments
-        in order (aws/aws-parallelcluster-cookbook custom_action_executor.py: ``ScriptDefinition(url=s["Script"],
-        args=s["Args"])`` and ``subprocess.run([exe_script.path] + (exe_script.args or []), ...)``, no shell), which
+        in order (aws/aws-parallelcluster-cookbook cookbooks/aws-parallelcluster-environment/files/
+        custom_action_executor/custom_action_executor.py at f75d84c, lines 712 and 314; the file has since moved to
+        cookbooks/aws-parallelcluster-platform/files/custom_action_executor/ with the same code:
+        ``ScriptDefinition(url=s["Script"], args=s["Args"])`` and ``subprocess.run([exe_script.path] +
+        (exe_script.args or []), ...)``, no shell), which
         is what the static loader reads. Each queue gets ``Iam.S3Access`` entries for exactly the loader and the
         archive objects (``BucketName`` + ``KeyName``: aws-parallelcluster 3.16.1 ``S3Access.resource_regex`` grants
         ``s3:Get*``/``s3:List*`` on ``<bucket>/<key>`` only, cdk_builder_utils.py ``_add_s3_access_policies_to_role``)
