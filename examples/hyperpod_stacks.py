@@ -16,9 +16,10 @@
   the base-config configures Slurm, mounts the file system and runs its own collectors.
 - **FmHyperPodEks**: a VPC, an fmconstructs :class:`~fmconstructs.eks.GpuEksCluster` and a HyperPod cluster on the EKS
   orchestrator (``Orchestrator.Eks.ClusterArn``) with ``gpu`` = 2 x ml.p5en.48xlarge (deep health checks, automatic
-  recovery). HyperPod's dependencies Helm chart (aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart``) is NOT
-  installed by this stack: install it with Helm before creating the HyperPod cluster (SageMaker Developer Guide
-  "sagemaker-hyperpod-eks-install-packages-using-helm-chart").
+  recovery), Kubernetes 1.34. HyperPod's dependencies Helm chart is installed before the HyperPod cluster from
+  ``-c fmconstructs:hyperpod-helm-chart=<checkout's helm_chart/HyperPodHelmChart or oci:// reference>`` (without it:
+  a warning and no chart); the GPU add-ons cover the ml.p5en.48xlarge nodes, with a 1,200 GiB Lustre volume and,
+  with ``workspace``, the EKS scraper (examples/hyperpod_eks_stack.py).
 
 Outputs (with descriptions): ``HyperPodClusterArn``, ``HyperPodClusterName``, ``LifecycleS3Uri``,
 ``ExecutionRoleArn``, ``ClusterHealthCommand`` and, on FmHyperPodSlurm, ``FileSystemId``.
@@ -81,8 +82,9 @@ class HyperPodSlurmStack(Stack):
 def build(
     app: Construct, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
 ) -> tuple[HyperPodSlurmStack, HyperPodEksStack]:
-    """Both stacks (``env`` etc. in ``kwargs``); ``workspace``: FmObservability's, for FmHyperPodSlurm's collectors."""
+    """Both stacks (``env`` etc. in ``kwargs``); ``workspace``: FmObservability's, for FmHyperPodSlurm's collectors and
+    FmHyperPodEks's scraper."""
     return (
         HyperPodSlurmStack(app, "FmHyperPodSlurm", workspace=workspace, **kwargs),
-        HyperPodEksStack(app, "FmHyperPodEks", **kwargs),
+        HyperPodEksStack(app, "FmHyperPodEks", workspace=workspace, **kwargs),
     )
