@@ -205,7 +205,13 @@ class ParallelClusterGb200Stack(Stack):
                     # (User Guide support-nvidia-imex-p6e-gb200-instance): no two jobs share a node.
                     job_exclusive_allocation=True,
                     compute_resources=[
-                        ComputeResource(name="gb200", instance_type="p6e-gb200.36xlarge", capacity=self.capacity)
+                        ComputeResource(
+                            name="gb200",
+                            instance_type="p6e-gb200.36xlarge",
+                            capacity=self.capacity,
+                            # as the User Guide page's P6e-GB200 cluster configuration does
+                            disable_simultaneous_multithreading=True,
+                        )
                     ],
                 )
             ],
@@ -213,6 +219,4 @@ class ParallelClusterGb200Stack(Stack):
         # IMEX as the User Guide page documents it: the prolog through the head node's OnNodeStart, PrologFlags and
         # MessageTimeout in Scheduling.SlurmSettings.CustomSlurmSettings.
         self.imex_bootstrap = self.cluster.enable_imex()
-        # The page's compute resource sets DisableSimultaneousMultithreading: true (not a typed prop yet).
-        self.cluster.add_override("Scheduling.SlurmQueues.0.ComputeResources.0.DisableSimultaneousMultithreading", True)
         add_cluster_outputs(self, self.cluster)

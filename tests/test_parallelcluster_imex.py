@@ -312,3 +312,19 @@ def test_gb200_example_follows_the_pages_cluster_configuration(gb200_example: An
     assert resource["Efa"]["Enabled"] is True
     files = _archive_files(gb200_example.imex_bootstrap)
     assert any(p.endswith(IMEX_PROLOG_PATH) for p in files)
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_compute_resource_sets_simultaneous_multithreading_when_given(value: bool) -> None:
+    resource = ComputeResource(
+        name="nvl72", instance_type="p6e-gb200.36xlarge", capacity=ULTRA, disable_simultaneous_multithreading=value
+    )
+    assert resource.to_config()["DisableSimultaneousMultithreading"] is value
+    default = ComputeResource(name="nvl72", instance_type="p6e-gb200.36xlarge", capacity=ULTRA)
+    assert "DisableSimultaneousMultithreading" not in default.to_config()
+
+
+@pytest.mark.parametrize("bad", ["yes", 1])
+def test_simultaneous_multithreading_must_be_a_bool(bad: Any) -> None:
+    with pytest.raises(Exception, match="disable_simultaneous_multithreading"):
+        ComputeResource(name="c", instance_type="c7i.large", disable_simultaneous_multithreading=bad)

@@ -286,6 +286,8 @@ class ComputeResource:
     :param placement_group: ``Networking.PlacementGroup.Enabled`` (default: True with EFA, except on Capacity
         Blocks, which are placed in UltraClusters already; ParallelCluster's ``PlacementGroupCapacityTypeValidator``
         warns against a placement group on a block).
+    :param disable_simultaneous_multithreading: ``DisableSimultaneousMultithreading`` (default: not set,
+        ParallelCluster's default; the User Guide's P6e-GB200 configuration sets True).
     """
 
     name: str
@@ -295,9 +297,12 @@ class ComputeResource:
     capacity: Capacity = field(default_factory=OnDemand)
     efa: bool | None = None
     placement_group: bool | None = None
+    disable_simultaneous_multithreading: bool | None = None
 
     def __post_init__(self) -> None:
         _name("name", self.name)
+        if self.disable_simultaneous_multithreading is not None:
+            check_bool("disable_simultaneous_multithreading", self.disable_simultaneous_multithreading)
         check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
         check_instance("capacity", self.capacity, Capacity, "a Capacity (OnDemand, CapacityReservation, ...)")
         if self.efa is not None:
@@ -397,6 +402,8 @@ class ComputeResource:
         enabled = self.placement_group_enabled
         if enabled is not None:
             out["Networking"] = {"PlacementGroup": {"Enabled": enabled}}
+        if self.disable_simultaneous_multithreading is not None:
+            out["DisableSimultaneousMultithreading"] = self.disable_simultaneous_multithreading
         if self.capacity.reservation_target_forms:
             form = ReservationTargetForm.RESERVATION_ID if self.capacity.is_capacity_block else None
             target = self.capacity.reservation_target(form, consumer="ParallelCluster")
