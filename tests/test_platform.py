@@ -37,6 +37,7 @@ from fmconstructs.platform import (
 )
 from fmconstructs.storage import LustreFileSystem, size_for_checkpoint, size_for_throughput
 from tests.conftest import ENV, Scene, new_app, new_scene
+from tests.test_hyperpod_efa_group import efa_group_ids
 
 AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")
 BLOCK = "cr-0fedcba9876543210"
@@ -181,18 +182,10 @@ def test_efa_file_system_shares_the_nodes_efa_group(built):
     security_group_ids = built.template.find_resources("AWS::FSx::FileSystem")
     ((_, fsx),) = security_group_ids.items()
     ids = fsx["Properties"]["SecurityGroupIds"]
-    if built.backend is Backend.HYPERPOD:
-        # HyperPod mounts over TCP: a file system without EFA, its Lustre ports open to HyperPod's (only) EFA group.
-        assert not file_system.efa_enabled
-        assert {"Fn::GetAtt": [group_id, "GroupId"]} not in ids
-        built.template.has_resource_properties(
-            "AWS::EC2::SecurityGroupIngress",
-            {"FromPort": 988, "SourceSecurityGroupId": {"Fn::GetAtt": [group_id, "GroupId"]}},
-        )
-    else:
-        assert file_system.efa_enabled
-        assert {"Fn::GetAtt": [group_id, "GroupId"]} in ids
-        assert file_system.efa_security_group is built.platform.security_group.security_group
+    # Every backend, HyperPod Slurm included (its node set-up mounts over EFA): the file system joins the nodes' group.
+    assert file_system.efa_enabled and fsx["Properties"]["LustreConfiguration"]["EfaEnabled"] is True
+    assert {"Fn::GetAtt": [group_id, "GroupId"]} in ids
+    assert file_system.efa_security_group is built.platform.security_group.security_group
 
 
 def test_nodes_and_file_system_in_one_subnet(built):
@@ -202,7 +195,7 @@ def test_nodes_and_file_system_in_one_subnet(built):
 
 # --- storage -------------------------------------------------------------------------------------------------------------
 def test_fsx_capacity_is_the_sizing_result(built):
-    efa = built.backend is not Backend.HYPERPOD
+    efa = True  # the default for every backend's platform here (HyperPod: Slurm without a base-config)
     if built.backend in (Backend.PCS, Backend.HYPERPOD):
         expected = size_for_checkpoint(CHECKPOINT_BYTES, CHECKPOINT_SECONDS, efa_enabled=efa)
     else:
@@ -430,11 +423,77 @@ def test_pcs_ultraserver_block_turns_imex_on(scene):
     assert isinstance(platform.cluster, PcsCluster) and platform.cluster.imex_enabled
 
 
-def test_hyperpod_on_eks_uses_the_hyperpod_group(scene):
+def test_hyperpod_on_eks_shares_the_eks_clusters_group(scene):
     platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
     assert isinstance(platform.cluster, HyperPodCluster) and isinstance(platform.eks_cluster, GpuEksCluster)
-    assert platform.security_group is platform.cluster.efa_security_group
+    assert platform.security_group is platform.cluster.efa_security_group is platform.eks_cluster.efa_security_group
     scene.template().resource_count_is("AWS::SageMaker::Cluster", 1)
+
+
+# --- HyperPod: one EFA group for the nodes and the file system ------------------------------------------------------
+def _hyperpod_efa_wiring(platform: TrainingPlatform, scene_stack: cdk.Stack) -> tuple[Template, str, list[Any]]:
+    """The template, the platform's EFA group logical id (the only EFA group) and the FSx SecurityGroupIds."""
+    template = Template.from_stack(scene_stack)
+    group = platform.security_group
+    group_id = str(scene_stack.resolve(group.security_group.node.default_child.logical_id))
+    # exactly one security group with EFA's self-referencing all-traffic rules (the FSx servers' own group aside)
+    assert efa_group_ids(template, scene_stack, platform.file_system) == {group_id}
+    assert [c for c in scene_stack.node.find_all() if isinstance(c, EfaSecurityGroup)] == [group]
+    # the HyperPod cluster's VpcConfig uses it
+    (cluster,) = template.find_resources("AWS::SageMaker::Cluster").values()
+    assert {"Fn::GetAtt": [group_id, "GroupId"]} in cluster["Properties"]["VpcConfig"]["SecurityGroupIds"]
+    (fsx,) = template.find_resources("AWS::FSx::FileSystem").values()
+    return template, group_id, fsx["Properties"]["SecurityGroupIds"]
+
+
+def test_hyperpod_slurm_one_efa_group_and_an_efa_file_system():
+    # GIVEN the module's HyperPod Slurm platform (storage with the default efa_enabled)
+    built = _built(Backend.HYPERPOD)
+    template, group_id, fsx_groups = _hyperpod_efa_wiring(built.platform, built.stack)
+    # THEN the EFA-enabled file system is in the same group, and the GPU group registered as its EFA clients
+    assert {"Fn::GetAtt": [group_id, "GroupId"]} in fsx_groups
+    template.has_resource_properties(
+        "AWS::FSx::FileSystem", {"LustreConfiguration": Match.object_like({"EfaEnabled": True})}
+    )
+    file_system = built.platform.file_system
+    assert file_system is not None
+    assert [g.consumer_path for g in file_system.efa_client_groups] == ["Platform/Platform/Cluster/Bootstrap-gpu"]
+
+
+def test_hyperpod_eks_one_efa_group_and_a_tcp_file_system(scene):
+    # GIVEN HyperPod on EKS with storage (default efa_enabled: TCP, nothing sets up LNet over EFA on its nodes)
+    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
+    template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
+    # THEN the GpuEksCluster's group is the only EFA group; the TCP file system opens its Lustre port to it
+    assert platform.file_system is not None and not platform.file_system.efa_enabled
+    assert {"Fn::GetAtt": [group_id, "GroupId"]} not in fsx_groups
+    template.has_resource_properties(
+        "AWS::EC2::SecurityGroupIngress",
+        {"FromPort": 988, "SourceSecurityGroupId": {"Fn::GetAtt": [group_id, "GroupId"]}},
+    )
+
+
+def test_hyperpod_slurm_with_base_config_keeps_tcp_and_one_group(tmp_path):
+    # GIVEN HyperPod Slurm configured by the published lifecycle scripts (they mount over TCP)
+    scene = new_scene()
+    platform = _platform(scene, orchestrator=HyperPodOptions(base_config_dir=str(tmp_path)))
+    template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
+    # THEN a TCP file system whose Lustre port is open to the platform's one EFA group
+    assert platform.file_system is not None and not platform.file_system.efa_enabled
+    assert {"Fn::GetAtt": [group_id, "GroupId"]} not in fsx_groups
+    template.has_resource_properties(
+        "AWS::EC2::SecurityGroupIngress",
+        {"FromPort": 988, "SourceSecurityGroupId": {"Fn::GetAtt": [group_id, "GroupId"]}},
+    )
+
+
+def test_hyperpod_slurm_takes_an_explicit_efa_file_system(scene):
+    # GIVEN storage.efa_enabled=True (refused before HyperPodCluster took an EFA group from outside)
+    storage = PlatformStorage.of_capacity(storage_capacity_gib=4800, efa_enabled=True)
+    platform = _platform(scene, orchestrator=HyperPodOptions(), storage=storage)
+    # THEN the file system is EFA-enabled in the platform's (the nodes') group
+    assert platform.file_system is not None and platform.file_system.efa_enabled
+    assert platform.file_system.efa_security_group is platform.security_group.security_group
 
 
 def test_outputs_can_be_turned_off(scene):
@@ -451,8 +510,12 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("hyperpod-capacity-block", {
         "orchestrator": HyperPodOptions(), "capacity": CapacityBlock(reservation_id=BLOCK, instance_count=2)
     }, "capacity"),
-    ("hyperpod-efa-storage", {
-        "orchestrator": HyperPodOptions(),
+    ("hyperpod-eks-efa-storage", {
+        "orchestrator": HyperPodOptions(orchestrator=HyperPodOrchestration.EKS),
+        "storage": PlatformStorage.of_capacity(storage_capacity_gib=4800, efa_enabled=True),
+    }, "storage.efa_enabled"),
+    ("hyperpod-base-config-efa-storage", {
+        "orchestrator": HyperPodOptions(base_config_dir="base-config"),
         "storage": PlatformStorage.of_capacity(storage_capacity_gib=4800, efa_enabled=True),
     }, "storage.efa_enabled"),
     ("efa-capacity-step", {"storage": PlatformStorage.of_capacity(storage_capacity_gib=2400)}, "storage_capacity_gib"),

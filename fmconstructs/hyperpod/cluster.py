@@ -38,6 +38,7 @@ from .._validate import (
     check_str_sequence,
     check_subnet,
     check_vpc,
+    known,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
@@ -237,6 +238,24 @@ def _check_api_partitions(groups: Sequence[HyperPodInstanceGroup], orchestrator:
             raise FmValidationError(f"instance_groups[{index}].partition_name", name, API_PARTITION_ALLOWED)
 
 
+def _check_efa_security_group(value: object, vpc: ec2.IVpc) -> None:
+    """An :class:`EfaSecurityGroup` (or None) in ``vpc`` when both VPC ids are known at synthesis."""
+    if value is None:
+        return
+    if not isinstance(value, EfaSecurityGroup):
+        raise FmTypeError(
+            "efa_security_group", value, f"an fmconstructs EfaSecurityGroup (got a {type(value).__name__})"
+        )
+    resource = value.security_group.node.default_child
+    group_vpc = resource.vpc_id if isinstance(resource, ec2.CfnSecurityGroup) else None
+    if known(group_vpc) and known(vpc.vpc_id) and group_vpc != vpc.vpc_id:
+        raise FmValidationError(
+            "efa_security_group",
+            f"{value.node.path} (VPC {group_vpc})",
+            f"an EfaSecurityGroup in the cluster's VPC ({vpc.vpc_id})",
+        )
+
+
 def _lustre_mount(
     value: HyperPodLustreMount | None, mode: SlurmConfiguration | None, file_system: LustreFileSystemBase | None
 ) -> HyperPodLustreMount | None:
@@ -309,6 +328,11 @@ class HyperPodCluster(Construct):
         rendered at construction into ``fmconstructs_setup.sh``; before the base-config with ``LIFECYCLE_SCRIPTS``,
         after the Lustre mount and collectors with ``API``).
     :param security_groups: up to 4 more groups for ``VpcConfig.SecurityGroupIds``.
+    :param efa_security_group: the nodes' EFA group (an :class:`~fmconstructs.networking.EfaSecurityGroup` in
+        ``vpc``), first in ``VpcConfig.SecurityGroupIds``: share one with an EFA-enabled file system
+        (``LustreFileSystem(efa_security_group=...)``, made before the cluster) or with a ``GpuEksCluster``
+        (``gpu_eks_cluster.efa_security_group``). The cluster adds its HTTPS-out rule to it. Default: a new one
+        (``HyperPod nodes: EFA within the group, HTTPS out``).
     :param access_logs_bucket: where the lifecycle bucket writes S3 server access logs. Default: none.
     :param prometheus_workspace: an fmconstructs ``PrometheusWorkspace`` (Slurm; FmObservability's): the execution
         role gets ``aps:RemoteWrite`` on it. ``SlurmConfiguration.API``: GPU groups run fmconstructs' node collectors
@@ -344,9 +368,11 @@ class HyperPodCluster(Construct):
         prometheus_workspace: Any = None,
         lustre_mount: HyperPodLustreMount | None = None,
         exporter_source: ExporterSource | None = None,
+        efa_security_group: EfaSecurityGroup | None = None,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
+        _check_efa_security_group(efa_security_group, vpc)
         groups = check_sequence("instance_groups", instance_groups, _check_group)
         if not groups:
             raise FmValidationError("instance_groups", [], "at least one HyperPodInstanceGroup")
@@ -419,8 +445,9 @@ class HyperPodCluster(Construct):
         self.file_system = file_system
 
         # --- network: the EFA rules HyperPod documents (sagemaker-hyperpod-prerequisites: the security group allows
-        # all inbound and outbound traffic to and from itself, for EFA) + HTTPS out for AWS APIs and S3.
-        self.efa_security_group = EfaSecurityGroup(
+        # all inbound and outbound traffic to and from itself, for EFA) + HTTPS out for AWS APIs and S3. A given
+        # EfaSecurityGroup already has the EFA rules; it gets the HTTPS rule too.
+        self.efa_security_group = efa_security_group or EfaSecurityGroup(
             self, "EfaSecurityGroup", vpc=vpc, description="HyperPod nodes: EFA within the group, HTTPS out"
         )
         self.efa_security_group.security_group.add_egress_rule(
@@ -592,7 +619,8 @@ class HyperPodCluster(Construct):
             efa_interfaces = lustre_efa_interfaces(efa_enabled=file_system.efa_enabled, instance_spec=spec)
             if efa_interfaces:
                 if file_system.efa_security_group is not None:
-                    # The nodes' group is this cluster's own: open EFA traffic to and from the file system's group.
+                    # Open EFA traffic between the nodes' group and the file system's (no rules when the file system
+                    # shares the nodes' group: allow_efa_clients_from skips its own group).
                     file_system.allow_efa_clients_from(self.efa_security_group)
                 # The file system's 1,024 EFA connection budget and the EFA security group / zone checks.
                 file_system.register_efa_clients(

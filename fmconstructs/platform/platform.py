@@ -10,9 +10,12 @@
 - **One EFA security group** shared by the GPU nodes and the EFA-enabled file system (:attr:`security_group`):
   PCS: the cluster's (:attr:`~fmconstructs.pcs.PcsCluster.efa_security_group`, which PCS node groups always use);
   ParallelCluster and EKS: one the platform creates and passes to the cluster (``node_security_group`` /
-  ``efa_security_group``) and to the file system; HyperPod: the cluster's own (``HyperPodCluster`` creates it and
-  takes none), with a TCP file system that allows Lustre clients from it (HyperPod's lifecycle scripts mount over
-  TCP), so the platform still has exactly one EFA group.
+  ``efa_security_group``) and to the file system; HyperPod Slurm: one the platform creates and passes to
+  ``HyperPodCluster(efa_security_group=...)`` and to the file system (EFA-enabled by default: fmconstructs' node
+  set-up mounts it over EFA; TCP with ``base_config_dir``, whose published lifecycle scripts mount over TCP);
+  HyperPod on EKS: the ``GpuEksCluster``'s (:attr:`~fmconstructs.eks.GpuEksCluster.efa_security_group`), passed to
+  ``HyperPodCluster``, with a TCP file system that allows Lustre clients from it (nothing sets up LNet over EFA on
+  HyperPod's EKS nodes, so the FSx CSI driver mounts over TCP).
 - **Storage**: FSx for Lustre PERSISTENT_2 sized by :class:`~fmconstructs.platform.PlatformStorage` with the storage
   module's sizing functions, linked to a new :class:`~fmconstructs.storage.DataRepositoryBucket` or your bucket,
   mounted on every node by the backend's own mount mechanism (PCS ``FileSystemMount``, ParallelCluster
@@ -247,16 +250,11 @@ class TrainingPlatform(Construct):
         if self.backend is Backend.HYPERPOD:
             self._check_hyperpod_capacity()
             hyperpod_type("instance_type", self.instance_spec.instance_type)
-        efa_default = self.backend is not Backend.HYPERPOD
+        tcp_only = _hyperpod_tcp_reason(orchestrator) if isinstance(orchestrator, HyperPodOptions) else None
         if storage is None or storage.efa_enabled is None:
-            return efa_default
-        if storage.efa_enabled and self.backend is Backend.HYPERPOD:
-            raise FmValidationError(
-                "storage.efa_enabled",
-                True,
-                "False or None with HyperPod (HyperPodCluster creates its own node security group and its lifecycle "
-                "scripts mount Lustre over TCP: an EFA-enabled file system would need a second EFA group)",
-            )
+            return tcp_only is None
+        if storage.efa_enabled and tcp_only is not None:
+            raise FmValidationError("storage.efa_enabled", True, f"False or None with {tcp_only}")
         return storage.efa_enabled
 
     def _check_hyperpod_capacity(self) -> None:
@@ -497,9 +495,19 @@ class TrainingPlatform(Construct):
         self._eks_outputs(cluster)
 
     def _hyperpod(self, options: HyperPodOptions) -> None:
-        # TCP: HyperPod's own group is the nodes' EFA group, and the published lifecycle scripts mount over TCP
-        # (awsome-distributed-training LifecycleScripts/base-config/mount_fsx.sh: mount -t lustre <dns>@tcp:/<name>).
-        file_system = self._file_system(None)
+        # One EFA group for the nodes and the file system. Slurm: the platform's, passed to HyperPodCluster and to the
+        # file system (EFA-enabled unless _validate chose TCP; either way HyperPodCluster opens the Lustre ports from
+        # it and, for EFA, registers each group as EFA clients). EKS: the GpuEksCluster's, so no second group.
+        eks_cluster: GpuEksCluster | None = None
+        if options.orchestrator is HyperPodOrchestration.SLURM:
+            efa = EfaSecurityGroup(
+                self, "EfaSecurityGroup", vpc=self.vpc, description="HyperPod nodes: EFA within the group, HTTPS out"
+            )
+        else:
+            eks_cluster = self._gpu_eks_cluster("EksCluster", options.eks_version, options.admin_roles, None, None)
+            efa = eks_cluster.efa_security_group
+        self.security_group = efa
+        file_system = self._file_system(efa)
         gpu = HyperPodInstanceGroup(
             name=options.gpu_group_name,
             instance_type=self.instance_spec.instance_type,
@@ -513,6 +521,7 @@ class TrainingPlatform(Construct):
             "subnets": [self.subnet],
             "file_system": file_system,
             "access_logs_bucket": self._access_logs_bucket,
+            "efa_security_group": efa,
         }
         if options.orchestrator is HyperPodOrchestration.SLURM:
             groups = [HyperPodInstanceGroup(name="controller", instance_type=options.controller_instance_type, nodes=1)]
@@ -532,7 +541,7 @@ class TrainingPlatform(Construct):
                 **common,
             )
         else:
-            eks_cluster = self._gpu_eks_cluster("EksCluster", options.eks_version, options.admin_roles, None, None)
+            assert eks_cluster is not None
             self.eks_cluster = eks_cluster
             cluster = HyperPodCluster(
                 self,
@@ -546,7 +555,6 @@ class TrainingPlatform(Construct):
             self._eks_scraper(eks_cluster)
             self._eks_outputs(eks_cluster)
         self.cluster = cluster
-        self.security_group = cluster.efa_security_group
         self._outputs.update(
             {
                 "HyperPodClusterArn": (cluster.cluster_arn, "SageMaker HyperPod cluster ARN"),
@@ -637,6 +645,25 @@ class TrainingPlatform(Construct):
             )
         for output_id, (value, description) in outputs.items():
             CfnOutput(self, output_id, value=value, description=description)
+
+
+def _hyperpod_tcp_reason(options: HyperPodOptions) -> str | None:
+    """Why a HyperPod platform's nodes would mount Lustre over TCP only (None: they mount over EFA)."""
+    if options.orchestrator is HyperPodOrchestration.EKS:
+        # GpuEksCluster.add_lustre_volume sets up LNet over EFA on its own GPU node groups only (before kubelet, in
+        # their launch templates); HyperPodCluster gives EKS nodes no Lustre set-up, so the FSx CSI driver mounts
+        # over TCP there.
+        return (
+            "HyperPod on EKS (nothing configures LNet over EFA on HyperPod's EKS nodes: GpuEksCluster."
+            "add_lustre_volume does it for its own GPU node groups only, so the FSx CSI driver mounts over TCP)"
+        )
+    if options.base_config_dir is not None:
+        # awsome-distributed-training LifecycleScripts/base-config/mount_fsx.sh: mount -t lustre <dns>@tcp:/<name>.
+        return (
+            "HyperPod and base_config_dir (the published lifecycle scripts mount Lustre over TCP: "
+            "base-config mount_fsx.sh, mount -t lustre <dns>@tcp:/<name>)"
+        )
+    return None
 
 
 def options_mount(platform: TrainingPlatform) -> str:
