@@ -272,3 +272,81 @@ def test_fmc_console_script_is_declared_and_runs():
     proc = subprocess.run([str(fmc), "--help"], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "plan" in proc.stdout and "preflight" in proc.stdout
+
+
+def _named(data: dict[str, Any], stack: str, suffix: str) -> dict[str, Any]:
+    (group,) = [g for g in data["node_groups"] if g["stack"] == stack and g["group"].endswith(suffix)]
+    found: dict[str, Any] = group
+    return found
+
+
+def test_parallelcluster_queue_figures_match_the_catalog(plan_json: dict[str, Any]) -> None:
+    # FmParallelClusterP5en: queue gpu, 2 p5en.48xlarge on a Capacity Block (Custom::PclusterCluster configuration).
+    spec = get_instance_spec("p5en.48xlarge")
+    (g,) = [
+        g
+        for g in plan_json["node_groups"]
+        if g["stack"] == "FmParallelClusterP5en" and g["instance_type"] == "p5en.48xlarge"
+    ]
+    assert g["kind"] == "parallelcluster"
+    assert g["group"].split("/")[1] == "gpu"
+    assert (g["min_nodes"], g["max_nodes"]) == (2, 2)
+    assert g["gpus_total"] == 2 * spec.gpu.count
+    assert g["vcpus_total"] == 2 * spec.vcpus
+    assert g["capacity"] == "Capacity Block"
+    assert g["reservation"] == "cr-0fedcba9876543210"
+    # ParallelCluster creates the EFA interfaces itself (Efa.Enabled): the plan says so instead of guessing a count.
+    assert g["efa_interfaces_per_node"] == "set by AWS ParallelCluster"
+    assert any(u.startswith(f"FmParallelClusterP5en/{g['group']}: EFA interfaces") for u in plan_json["unknowns"])
+    head = _named(plan_json, "FmParallelClusterP5en", "/head")
+    assert (head["max_nodes"], head["efa_interfaces_per_node"]) == (1, 0)
+
+
+def test_parallelcluster_ultraserver_block(plan_json: dict[str, Any]) -> None:
+    (g,) = [
+        g
+        for g in plan_json["node_groups"]
+        if g["stack"] == "FmParallelClusterGb200" and g["instance_type"] == "p6e-gb200.36xlarge"
+    ]
+    assert g["capacity"] == "UltraServer Capacity Block"
+    assert g["max_nodes"] == 18
+    assert g["gpus_total"] == 18 * get_instance_spec("p6e-gb200.36xlarge").gpu.count
+
+
+def test_hyperpod_instance_groups(plan_json: dict[str, Any]) -> None:
+    # FmHyperPodSlurm: gpu = 2 x ml.p5.48xlarge, planned with the catalog's p5.48xlarge facts.
+    spec = get_instance_spec("p5.48xlarge")
+    g = _named(plan_json, "FmHyperPodSlurm", "/gpu")
+    assert (g["kind"], g["instance_type"], g["max_nodes"]) == ("hyperpod", "p5.48xlarge", 2)
+    assert g["gpus_total"] == 2 * spec.gpu.count
+    assert g["capacity"] == "on-demand"
+    assert g["efa_interfaces_per_node"] == "set by SageMaker HyperPod"
+    controller = _named(plan_json, "FmHyperPodSlurm", "/controller")
+    assert (controller["instance_type"], controller["max_nodes"]) == ("m5.2xlarge", 1)
+    eks = _named(plan_json, "FmHyperPodEks", "/gpu")
+    assert (eks["instance_type"], eks["max_nodes"]) == ("p5en.48xlarge", 2)
+
+
+def test_hyperpod_training_plan_is_not_an_ec2_reservation() -> None:
+    template = {
+        "Resources": {
+            "HP": {
+                "Type": "AWS::SageMaker::Cluster",
+                "Properties": {
+                    "InstanceGroups": [
+                        {
+                            "InstanceGroupName": "gpu",
+                            "InstanceType": "ml.p5en.48xlarge",
+                            "InstanceCount": 4,
+                            "TrainingPlanArn": "arn:aws:sagemaker:us-east-1:123456789012:training-plan/tp",
+                        }
+                    ],
+                    "VpcConfig": {"Subnets": ["subnet-0123456789abcdef0"], "SecurityGroupIds": ["sg-1"]},
+                },
+            }
+        }
+    }
+    plan = plan_stacks([parse_stack("S", template)])
+    (g,) = plan.node_groups
+    assert (g.capacity, g.max_nodes, g.gpus_total) == ("SageMaker training plan", 4, 32)
+    assert g.reservation == "arn:aws:sagemaker:us-east-1:123456789012:training-plan/tp"

@@ -639,3 +639,32 @@ def test_prices_access_denied_is_a_warning(tmp_path: Path, monkeypatch: pytest.M
     assert result.exit_code == 0
     (price,) = _checks(result)["price"]
     assert price["status"] == "WARN" and "missing permission pricing:GetProducts" in price["detail"]
+
+
+def test_hyperpod_groups_skip_the_ec2_checks() -> None:
+    # HyperPod instances are SageMaker's: no EC2 reservation lookup of a training plan ARN, no EC2 quota or offering.
+    from fmconstructs.cli.assembly import parse_stack
+    from fmconstructs.cli.plan import plan_stacks
+
+    template = {
+        "Resources": {
+            "HP": {
+                "Type": "AWS::SageMaker::Cluster",
+                "Properties": {
+                    "InstanceGroups": [
+                        {
+                            "InstanceGroupName": "gpu",
+                            "InstanceType": "ml.p5.48xlarge",
+                            "InstanceCount": 2,
+                            "TrainingPlanArn": "arn:aws:sagemaker:us-east-1:123456789012:training-plan/tp",
+                        }
+                    ]
+                },
+            }
+        }
+    }
+    plan = plan_stacks([parse_stack("S", template)])
+    preflight = pf.Preflight(plan, ec2=object(), quotas=object(), region=REGION)
+    assert preflight.groups() == []
+    preflight.check_capacity()
+    assert [c for c in preflight.report.checks if c.check == "capacity"] == []

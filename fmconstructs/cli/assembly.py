@@ -16,7 +16,17 @@ each stack's ``*.template.json``. Resource properties are the CloudFormation one
 - ``AWS::AutoScaling::AutoScalingGroup``: ``MinSize``/``MaxSize`` (strings), ``LaunchTemplate.LaunchTemplateId``,
   ``VPCZoneIdentifier``;
 - ``AWS::FSx::FileSystem``: ``StorageCapacity``, ``LustreConfiguration.DeploymentType``,
-  ``PerUnitStorageThroughput``, ``EfaEnabled``.
+  ``PerUnitStorageThroughput``, ``EfaEnabled``;
+- ``AWS::SageMaker::Cluster`` (SageMaker HyperPod): ``InstanceGroups[]`` ``InstanceGroupName``, ``InstanceType``
+  (``ml.`` + the EC2 type), ``InstanceCount``, ``MinInstanceCount``, ``TrainingPlanArn``; ``VpcConfig.Subnets``;
+- ``Custom::PclusterCluster`` (AWS ParallelCluster's custom resource): ``ClusterConfiguration`` ``HeadNode``
+  (``InstanceType``, ``Networking.SubnetId``), ``LoginNodes.Pools[]`` (``Name``, ``InstanceType``, ``Count``,
+  ``Networking.SubnetIds``) and ``Scheduling.SlurmQueues[]`` (``Name``, ``CapacityType``, ``Networking.SubnetIds``,
+  ``CapacityReservationTarget``; ``ComputeResources[]`` ``Name``, ``InstanceType``, ``MinCount``, ``MaxCount``,
+  ``Efa.Enabled``, ``CapacityReservationTarget``), the ParallelCluster 3 configuration file format.
+
+HyperPod and ParallelCluster create their instances' network interfaces themselves: the plan shows EFA as decided by
+that service (an unknown), never a guessed interface count.
 
 Anything that is not a literal (``Ref``, ``Fn::*``) is a value CloudFormation decides at deploy time: it is kept
 as :data:`DEPLOY_TIME` and listed among the plan's unknowns, never guessed.
@@ -114,7 +124,7 @@ class NodeGroup:
     stack: str
     logical_id: str
     kind: str
-    """``pcs``, ``eks``, ``asg`` or ``launch-template``."""
+    """``pcs``, ``eks``, ``asg``, ``parallelcluster``, ``hyperpod`` or ``launch-template``."""
     instance_type: object
     min_nodes: object
     max_nodes: object
@@ -124,6 +134,13 @@ class NodeGroup:
     subnet_ids: tuple[object, ...] = ()
     image_id: object = None
     eks_ami_type: object = None
+    reservation: object = None
+    """A reservation the group targets outside a launch template (ParallelCluster ``CapacityReservationTarget``,
+    HyperPod ``TrainingPlanArn``)."""
+    efa_enabled: object = None
+    """Whether EFA is on, for groups whose service lays out the interfaces (None: launch-template groups)."""
+    efa_decided_by: str | None = None
+    """The service that creates the EFA interfaces (``AWS ParallelCluster``, ``SageMaker HyperPod``), if not us."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +229,96 @@ def _template_ref(value: object) -> str | None:
     return _ref(value)
 
 
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _reservation_target(value: object) -> object:
+    target = _dict(value)
+    return target.get("CapacityReservationId", target.get("CapacityReservationResourceGroupArn"))
+
+
+def _hyperpod_groups(name: str, logical_id: str, props: dict[str, Any]) -> list[NodeGroup]:
+    """One node group per ``InstanceGroups`` entry; ``ml.p5.48xlarge`` is planned as ``p5.48xlarge``."""
+    subnets = _list(_dict(props.get("VpcConfig")).get("Subnets"))
+    groups: list[NodeGroup] = []
+    for entry in _list(props.get("InstanceGroups")):
+        group = _dict(entry)
+        itype = group.get("InstanceType")
+        if isinstance(itype, str) and itype.startswith("ml."):
+            itype = itype[len("ml.") :]
+        count = group.get("InstanceCount")
+        plan = group.get("TrainingPlanArn")
+        groups.append(
+            NodeGroup(
+                stack=name,
+                logical_id=f"{logical_id}/{describe(group.get('InstanceGroupName'))}",
+                kind="hyperpod",
+                instance_type=itype,
+                min_nodes=group.get("MinInstanceCount", count),
+                max_nodes=count,
+                launch_template=None,
+                purchase_option="TRAINING_PLAN" if plan is not None else "ON_DEMAND",
+                subnet_ids=subnets,
+                reservation=plan,
+                efa_enabled=True,
+                efa_decided_by="SageMaker HyperPod",
+            )
+        )
+    return groups
+
+
+def _parallelcluster_groups(name: str, logical_id: str, props: dict[str, Any]) -> list[NodeGroup]:
+    """The head node, login pools and every queue's compute resources of a ParallelCluster configuration."""
+    config = _dict(props.get("ClusterConfiguration"))
+    groups: list[NodeGroup] = []
+
+    def add(path: str, itype: object, low: object, high: object, subnets: tuple[object, ...], **extra: Any) -> None:
+        groups.append(
+            NodeGroup(
+                stack=name,
+                logical_id=f"{logical_id}/{path}",
+                kind="parallelcluster",
+                instance_type=itype,
+                min_nodes=low,
+                max_nodes=high,
+                launch_template=None,
+                subnet_ids=subnets,
+                efa_decided_by="AWS ParallelCluster",
+                **extra,
+            )
+        )
+
+    head = _dict(config.get("HeadNode"))
+    if head:
+        add("head", head.get("InstanceType"), 1, 1, _list(_dict(head.get("Networking")).get("SubnetId")))
+    for pool in _list(_dict(config.get("LoginNodes")).get("Pools")):
+        pool = _dict(pool)
+        count = pool.get("Count")
+        subnets = _list(_dict(pool.get("Networking")).get("SubnetIds"))
+        add(f"login/{describe(pool.get('Name'))}", pool.get("InstanceType"), count, count, subnets)
+    for queue in _list(_dict(config.get("Scheduling")).get("SlurmQueues")):
+        queue = _dict(queue)
+        subnets = _list(_dict(queue.get("Networking")).get("SubnetIds"))
+        for resource in _list(queue.get("ComputeResources")):
+            resource = _dict(resource)
+            itype = resource.get("InstanceType")
+            if itype is None:  # the flexible form: Instances[].InstanceType (the first one is planned)
+                itype = _dict((_list(resource.get("Instances")) or ({},))[0]).get("InstanceType")
+            add(
+                f"{describe(queue.get('Name'))}/{describe(resource.get('Name'))}",
+                itype,
+                resource.get("MinCount", 0),
+                resource.get("MaxCount"),
+                subnets,
+                purchase_option=queue.get("CapacityType", "ONDEMAND"),
+                reservation=_reservation_target(resource.get("CapacityReservationTarget"))
+                or _reservation_target(queue.get("CapacityReservationTarget")),
+                efa_enabled=_dict(resource.get("Efa")).get("Enabled", False),
+            )
+    return groups
+
+
 def parse_stack(name: str, template: dict[str, Any], environment: str | None = None) -> Stack:
     """The node groups and file systems of one template."""
     resources: dict[str, Any] = template.get("Resources") or {}
@@ -286,6 +393,10 @@ def parse_stack(name: str, template: dict[str, Any], environment: str | None = N
                     image_id=lt.image_id if lt else None,
                 )
             )
+        elif rtype == "AWS::SageMaker::Cluster":
+            stack.node_groups.extend(_hyperpod_groups(name, lid, props))
+        elif rtype == "Custom::PclusterCluster":
+            stack.node_groups.extend(_parallelcluster_groups(name, lid, props))
         elif rtype == "AWS::FSx::FileSystem":
             lustre = props.get("LustreConfiguration") or {}
             stack.file_systems.append(

@@ -85,6 +85,11 @@ class Plan:
         return asdict(self)
 
 
+def _takes_efa(instance_type: object) -> bool:
+    spec = _spec(instance_type)
+    return spec is not None and spec.maximum_efa_interfaces > 0
+
+
 def _spec(instance_type: object) -> InstanceSpec | None:
     if isinstance(instance_type, str) and instance_type in CATALOG:
         return get_instance_spec(instance_type)
@@ -116,7 +121,11 @@ def _capacity(group: NodeGroup, spec: InstanceSpec | None) -> tuple[str, str | N
     market = lt.market_type if lt else None
     block = market == "capacity-block" or group.purchase_option in ("CAPACITY_BLOCK",)
     reservation: str | None = None
-    if lt is not None and lt.reservation_id is not None:
+    if group.purchase_option == "TRAINING_PLAN":
+        return "SageMaker training plan", describe(group.reservation)
+    if group.reservation is not None:
+        reservation = describe(group.reservation)
+    elif lt is not None and lt.reservation_id is not None:
         reservation = describe(lt.reservation_id)
     elif lt is not None and lt.reservation_group_arn is not None:
         reservation = describe(lt.reservation_group_arn)
@@ -212,6 +221,11 @@ def plan_group(group: NodeGroup, stack: Stack, prices: dict[str, float], unknown
     elif lt is not None:
         plan.efa_interfaces_per_node = DEPLOY_TIME
         unknowns.append(f"{where}: network interfaces ({describe(lt.interfaces)})")
+    elif group.efa_decided_by is not None and group.efa_enabled is not False and _takes_efa(itype):
+        # The service creates the interfaces (ParallelCluster from Efa.Enabled, HyperPod on its own): not guessed.
+        plan.efa_interfaces_per_node = f"set by {group.efa_decided_by}"
+        plan.ip_interfaces_per_node = 1
+        unknowns.append(f"{where}: EFA interfaces per node (set by {group.efa_decided_by} at launch)")
     else:
         plan.efa_interfaces_per_node = 0
         plan.ip_interfaces_per_node = 1
@@ -222,7 +236,12 @@ def plan_group(group: NodeGroup, stack: Stack, prices: dict[str, float], unknown
         gbps = layout.efa_bandwidth_gbps if layout is not None else (0.0 if efa == 0 else None)
         _fill_from_spec(plan, spec, max_nodes, efa, gbps)
     plan.capacity, plan.reservation = _capacity(group, spec)
-    if plan.reservation is not None and not (lt and literal(lt.reservation_id or lt.reservation_group_arn)):
+    target = (
+        group.reservation
+        if group.reservation is not None
+        else (lt.reservation_id or lt.reservation_group_arn if lt else None)
+    )
+    if plan.reservation is not None and not literal(target):
         unknowns.append(f"{where}: capacity reservation ({plan.reservation})")
     plan.zone = _zone(group, stack)
     plan.subnets = [describe(s) for s in group.subnet_ids]

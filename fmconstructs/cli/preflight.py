@@ -152,7 +152,14 @@ class Preflight:
         self._subnets: dict[str, dict[str, Any] | None] = {}
 
     def groups(self) -> list[NodeGroupPlan]:
-        return [g for g in self.plan.node_groups if g.instance_type in CATALOG or g.reservation]
+        """Groups whose instances are EC2 instances of this account (quota, offerings, prices, reservations).
+
+        SageMaker HyperPod instances are not: they count against SageMaker's quotas and prices (only their network
+        interfaces land in the account's subnets, so the IP check still covers them).
+        """
+        return [
+            g for g in self.plan.node_groups if g.kind != "hyperpod" and (g.instance_type in CATALOG or g.reservation)
+        ]
 
     def run(self, find_blocks: list[tuple[str, int, int]] | None = None) -> Report:
         self.load_subnets()
@@ -189,7 +196,7 @@ class Preflight:
     # -- capacity --------------------------------------------------------------------------------------------------
     def check_capacity(self) -> None:
         for g in self.plan.node_groups:
-            if g.reservation is None:
+            if g.reservation is None or g.kind == "hyperpod":
                 continue
             target = _target(g)
             rid = g.reservation
