@@ -26,6 +26,7 @@ from fmconstructs.storage import (
     lustre_mount_commands,
     lustre_mount_script,
 )
+from fmconstructs.storage.client import lustre_lnet_commands
 from tests.conftest import embedded_files
 
 DNS = "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com"
@@ -555,3 +556,74 @@ def test_lnet_reports_interfaces_lnetctl_could_not_add(node, failing, expected):
         assert "lnetctl could not add 1 of 2 EFA interfaces" in out and expected in out
     else:
         assert "LNet over TCP because lnetctl could not add any EFA interface" in out
+
+
+# --- LNet only (ParallelCluster: its cookbook mounts; fmconstructs configures LNet in OnNodeStart before that) -----
+@pytest.mark.parametrize(
+    ("instance_type", "kwargs", "args"),
+    [
+        ("p5.48xlarge", {}, "--lnet-only 8 p5"),
+        ("p6-b300.48xlarge", {}, "--lnet-only 16 p6-b300"),
+        ("p6e-gb200.36xlarge", {}, "--lnet-only 8 p6e-gb200"),
+        ("p5en.48xlarge", {"efa_interfaces_for_lustre": 4}, "--lnet-only 4 p5en"),
+        ("p5en.48xlarge", {"efa_interfaces_for_lustre": 0}, "--lnet-only 0 p5en"),
+        ("p5.48xlarge", {"node_efa_interfaces": 2}, "--lnet-only 2 p5"),
+        (None, {}, "--lnet-only auto -"),
+    ],
+)
+def test_lnet_commands_run_the_same_script_in_its_lnet_only_mode(instance_type, kwargs, args):
+    spec = get_instance_spec(instance_type) if instance_type else None
+    commands = lustre_lnet_commands(instance_spec=spec, **kwargs)
+    assert embedded_files("\n".join(commands)) == {LUSTRE_MOUNT_SCRIPT_PATH: lustre_mount_script()}
+    assert commands[-1] == f"{LUSTRE_MOUNT_SCRIPT_PATH} {args}"
+
+
+def test_lnet_commands_are_valid_bash(tmp_path):
+    _bash_n("\n".join(lustre_lnet_commands(instance_spec=get_instance_spec("p5.48xlarge"))), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"efa_interfaces_for_lustre": 33}, r"efa_interfaces_for_lustre must be at most 32"),
+        ({"efa_interfaces_for_lustre": -1}, r"efa_interfaces_for_lustre"),
+        ({"node_efa_interfaces": 2, "efa_interfaces_for_lustre": 4}, r"at most 2"),
+    ],
+)
+def test_lnet_commands_reject_interface_counts_the_node_lacks(kwargs, match):
+    with pytest.raises(FmValidationError, match=match):
+        lustre_lnet_commands(instance_spec=get_instance_spec("p5.48xlarge"), **kwargs)
+
+
+def test_lnet_only_configures_efa_installs_the_boot_unit_and_mounts_nothing(node):
+    node.add_efas(8, 4)
+    out = node.run("--lnet-only", "8", "p5")
+    assert "Lustre client already installed" in out
+    assert "LNet over EFA with 8 interfaces" in out
+    assert len(node.efa_nets_added()) == 8
+    unit = (node.root / "etc/systemd/system" / LNET_EFA_UNIT).read_text()
+    assert f"ExecStart={node.script} --lnet 8 p5" in unit and "Before=remote-fs-pre.target" in unit
+    calls = node.log.read_text().splitlines()
+    assert f"systemctl enable {LNET_EFA_UNIT}" in calls
+    assert not [c for c in calls if c.startswith("mount ")]
+    assert (node.root / "etc/fstab").read_text() == ""
+
+
+def test_lnet_only_again_changes_nothing(node):
+    node.add_efas(2, 1)
+    node.run("--lnet-only", "2", "p5")
+    unit = (node.root / "etc/systemd/system" / LNET_EFA_UNIT).read_text()
+    node.env["LNET_EFA_NIS"] = "rdmap0s0 rdmap1s0"
+    out = node.run("--lnet-only", "2", "p5")
+    assert "LNet over EFA with 2 interfaces (already configured)" in out
+    assert (node.root / "etc/systemd/system" / LNET_EFA_UNIT).read_text() == unit
+    assert "systemctl daemon-reload" not in node.log.read_text()  # the unit is unchanged
+
+
+@pytest.mark.parametrize(("efa", "reason"), [("0", "this node group uses 0 EFA interfaces for Lustre")])
+def test_lnet_only_over_tcp_installs_no_unit(node, efa, reason):
+    node.add_efas(2, 1)
+    out = node.run("--lnet-only", efa, "p5")
+    assert f"LNet over TCP because {reason}" in out
+    assert not (node.root / "etc/systemd/system" / LNET_EFA_UNIT).exists()
+    assert node.efa_nets_added() == []

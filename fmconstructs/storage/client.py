@@ -7,6 +7,9 @@ systemd unit that redoes it at every boot), load the GPUDirect Storage prerequis
 and mount. Running it again (reboot, re-run of user data) changes nothing. The boot log says which path the node takes:
 ``LNet over EFA with N interfaces`` or ``LNet over TCP because ...``.
 
+:func:`lustre_lnet_commands` runs the same script's LNet steps without mounting (for ParallelCluster, whose cookbook
+mounts the file system after the queue's ``OnNodeStart`` custom action).
+
 :func:`lustre_efa_interfaces` resolves how many EFA interfaces a client uses for LNet (the catalog default of the
 instance type, an explicit ``efa_interfaces_for_lustre``, capped by the interfaces the node has); node groups pass the
 same number to ``LustreFileSystemBase.register_efa_clients`` for the 1,024 EFA connection budget of a file system.
@@ -87,7 +90,9 @@ FILE_SYSTEM_ID_PATTERN = re.compile(r"fs-[0-9a-f]{8,}")
 # The node-side script. Arguments: DNS_NAME MOUNT_NAME MOUNT_POINT MOUNT_OPTIONS EFA GDS(0|1) FAMILY, where EFA is
 # "off" (the file system is not EFA-enabled), N (EFA interfaces for LNet; 0 keeps LNet on TCP) or "auto" (no instance
 # spec: the FSx default for other types, 2 when the node has several EFA devices, else 1) and FAMILY the instance
-# family ("-" when unknown). ``$0 --lnet EFA FAMILY`` is what the systemd unit runs at every boot.
+# family ("-" when unknown). ``$0 --lnet EFA FAMILY`` is what the systemd unit runs at every boot; ``$0 --lnet-only
+# EFA FAMILY`` (:func:`lustre_lnet_commands`) installs the client, configures LNet and installs that unit, and mounts
+# nothing: for nodes whose file systems something else mounts (ParallelCluster's cookbook mounts ``SharedStorage``).
 #
 # Sources:
 # - Lustre client packages and repositories: FSx for Lustre User Guide "Installing the Lustre client".
@@ -116,7 +121,8 @@ FILE_SYSTEM_ID_PATTERN = re.compile(r"fs-[0-9a-f]{8,}")
 _LUSTRE_MOUNT_SCRIPT = r"""#!/bin/bash
 # fmconstructs: install the Lustre client, configure LNet and mount an FSx for Lustre file system (idempotent).
 # Usage: $0 DNS_NAME MOUNT_NAME MOUNT_POINT MOUNT_OPTIONS EFA(off|auto|N) GDS(0|1) FAMILY
-#        $0 --lnet EFA FAMILY   (run by fmconstructs-lnet-efa.service at every boot)
+#        $0 --lnet-only EFA FAMILY   (no mount)
+#        $0 --lnet EFA FAMILY        (run by fmconstructs-lnet-efa.service at every boot)
 set -euo pipefail
 unit=fmconstructs-lnet-efa.service
 root="${FMCONSTRUCTS_ROOT:-}" # tests only
@@ -242,8 +248,21 @@ WantedBy=multi-user.target remote-fs.target"
   systemctl enable "$unit"
 }
 
+configure_lnet() {
+  install_lustre_client
+  lnet_efa "$1" "$2"
+  case "$1" in
+    off | 0) ;;
+    *) install_lnet_unit "$1" "$2" ;;
+  esac
+}
+
 if [ "${1:-}" = --lnet ]; then
   lnet_efa "$2" "$3"
+  exit 0
+fi
+if [ "${1:-}" = --lnet-only ]; then
+  configure_lnet "$2" "${3:--}"
   exit 0
 fi
 dns_name="$1"
@@ -253,14 +272,10 @@ mount_options="$4"
 efa="$5"
 gds="$6"
 family="${7:--}"
-install_lustre_client
-lnet_efa "$efa" "$family"
+configure_lnet "$efa" "$family"
 case "$efa" in
   off | 0) ;;
-  *)
-    install_lnet_unit "$efa" "$family"
-    mount_options="$mount_options,x-systemd.requires=$unit,x-systemd.after=$unit"
-    ;;
+  *) mount_options="$mount_options,x-systemd.requires=$unit,x-systemd.after=$unit" ;;
 esac
 if [ "$gds" = "1" ]; then
   # GPUDirect Storage: the NVIDIA driver and the nvidia-fs kernel module (NVIDIA GDS package) on an EFA client.
@@ -483,6 +498,43 @@ def lustre_mount_commands(
         str(int(gds)),
         family,
     )
+
+
+def lustre_lnet_commands(
+    *,
+    instance_spec: InstanceSpec | None,
+    efa_interfaces_for_lustre: int | None = None,
+    node_efa_interfaces: int | None = None,
+) -> list[str]:
+    """Shell commands that configure a node's Lustre client for an EFA-enabled file system and mount nothing (root,
+    idempotent): install the Lustre client if it is missing, configure LNet over EFA on
+    :func:`lustre_efa_interfaces` interfaces, and install the systemd unit that redoes it at every boot, before remote
+    file systems mount. The same script and steps as :func:`lustre_mount_commands` (its ``--lnet-only`` mode).
+
+    For nodes whose file system something else mounts after these commands ran: ParallelCluster mounts its
+    ``SharedStorage`` itself, and its User Guide tutorial "Creating a cluster with an EFA-enabled FSx Lustre"
+    (tutorial-efa-enabled-fsx-lustre) configures the client for EFA in the queue's ``OnNodeStart`` custom action,
+    which runs before that mount. The mount line stays ``<dns name>@tcp:/<mount name>``: once LNet has an ``efa``
+    network, discovery and the UDSP rule send the file system's traffic over EFA (AWS's
+    configure-efa-fsx-lustre-client does the same and mounts with the same line).
+
+    ``instance_spec`` (the node's catalog entry; None: the node picks 2 EFA interfaces when it has several EFA
+    devices, else 1), ``efa_interfaces_for_lustre`` (default: the type's FSx default; 0 keeps LNet on TCP) and
+    ``node_efa_interfaces`` (the EFA interfaces the node attaches, a cap) as for :func:`lustre_mount_commands`.
+    Register the node group with ``LustreFileSystemBase.register_efa_clients`` with the same count. GPUDirect
+    Storage's ``nvidia_fs`` is not loaded here (the mount commands do it).
+    """
+    count = lustre_efa_interfaces(
+        efa_enabled=True,
+        instance_spec=instance_spec,
+        efa_interfaces_for_lustre=efa_interfaces_for_lustre,
+        node_efa_interfaces=node_efa_interfaces,
+    )
+    efa = "auto" if count is None else str(count)
+    family = instance_spec.family if instance_spec is not None else "-"
+    if not _FAMILY.fullmatch(family):
+        family = "-"
+    return install_script_commands(LUSTRE_MOUNT_SCRIPT_PATH, _LUSTRE_MOUNT_SCRIPT, "--lnet-only", efa, family)
 
 
 @dataclass(frozen=True)
