@@ -651,17 +651,20 @@ def _hyperpod_tcp_reason(options: HyperPodOptions) -> str | None:
     """Why a HyperPod platform's nodes would mount Lustre over TCP only (None: they mount over EFA)."""
     if options.orchestrator is HyperPodOrchestration.EKS:
         # GpuEksCluster.add_lustre_volume sets up LNet over EFA on its own GPU node groups only (before kubelet, in
-        # their launch templates); HyperPodCluster gives EKS nodes no Lustre set-up, so the FSx CSI driver mounts
-        # over TCP there.
+        # their launch templates; EKS User Guide fsx-csi-tuning-efa sets EFA up in the node group's
+        # preBootstrapCommands, on the node); HyperPodCluster gives EKS nodes no Lustre set-up, so the FSx CSI driver
+        # mounts over TCP there.
         return (
             "HyperPod on EKS (nothing configures LNet over EFA on HyperPod's EKS nodes: GpuEksCluster."
             "add_lustre_volume does it for its own GPU node groups only, so the FSx CSI driver mounts over TCP)"
         )
     if options.base_config_dir is not None:
-        # awsome-distributed-training LifecycleScripts/base-config/mount_fsx.sh: mount -t lustre <dns>@tcp:/<name>.
+        # awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config/mount_fsx.sh
+        # (commit 98dde54): modprobe lnet, then mount -t lustre <dns>@tcp:/<name>; no LNet over EFA is configured
+        # (the storage module's EFA client set-up does that with lnetctl, fmconstructs/storage/client.py).
         return (
-            "HyperPod and base_config_dir (the published lifecycle scripts mount Lustre over TCP: "
-            "base-config mount_fsx.sh, mount -t lustre <dns>@tcp:/<name>)"
+            "HyperPod and base_config_dir (the published lifecycle scripts' mount_fsx.sh configures no LNet over "
+            "EFA: it loads lnet and mounts <dns>@tcp:/<name>, so the nodes reach the file system over TCP)"
         )
     return None
 
