@@ -77,6 +77,8 @@ class WarningId(str, Enum):
     #: FmHyperPodEks-style apps that skip HyperPod's dependencies Helm chart (HyperPod requires it before the cluster).
     HYPERPOD_DEPENDENCIES_NOT_INSTALLED = "hyperpod-dependencies-not-installed"
     PARALLELCLUSTER_RETAIN_DEPENDENCIES = "parallelcluster-retain-dependencies"
+    #: An EFA-enabled Lustre file system that some ParallelCluster compute nodes mount over TCP (no LNet over EFA).
+    PARALLELCLUSTER_LUSTRE_OVER_TCP = "parallelcluster-lustre-over-tcp"
 
     @property
     def qualified(self) -> str:

@@ -224,7 +224,10 @@ def test_p5en_gpu_queue_runs_nvme_scratch_and_the_collectors(p5en_with_workspace
     assert steps == {"001-nvme-scratch", "002-observability"}
     assert values  # the workspace's remote-write URL travels as an argument, not in the archive
     assert len(action["Args"]) == 5 + len(values)
-    assert len(queue["Iam"]["S3Access"]) == 2
+    # the loader (one object), this archive and the Lustre-over-EFA step's archive (OnNodeStart: the file system is
+    # EFA-enabled and p5en takes EFA for Lustre)
+    assert len(queue["Iam"]["S3Access"]) == 3
+    assert queue["CustomActions"]["OnNodeStart"]["Args"][0] == "lustre-efa-gpu"
 
 
 def test_p5en_nodes_may_remote_write_to_the_workspace_only(p5en_with_workspace: dict[str, Any]) -> None:

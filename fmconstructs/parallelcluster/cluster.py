@@ -60,11 +60,15 @@ from .._validate import (
     check_sequence,
     check_str,
     known,
+    same_zone,
+    subnet_zone,
 )
 from ..bootstrap import NodeBootstrap, ScriptAction
+from ..catalog import InstanceSpec
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
+from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
 from .config import (
     QUEUE_EVENTS,
     UNSUPPORTED_OSES_FOR_P6E_GB200,
@@ -103,6 +107,11 @@ _EVENT_FIELDS = {
     CustomActionEvent.ON_NODE_START: "on_node_start",
     CustomActionEvent.ON_NODE_CONFIGURED: "on_node_configured",
 }
+#: The step of the per-queue bootstrap that configures the Lustre client for EFA (OnNodeStart, before the mount).
+LUSTRE_EFA_STEP = "lustre-lnet-efa"
+# User Guide "custom-bootstrap-actions-config-v3": "Using the Sequence setting (added in AWS ParallelCluster version
+# 3.6.0)"; aws-parallelcluster 3.16.1 cluster_schema.py OneOrManyCustomActionField takes Script or Sequence.
+SEQUENCE_MIN_VERSION = (3, 6, 0)
 
 
 class DeletionPolicy(str, Enum):
@@ -235,9 +244,18 @@ class ParallelCluster(Construct):
         each queue and each login pool), opened to each shared Lustre file system (``allow_clients_from``: TCP 988
         and 1018-1023). Pass the :class:`fmconstructs.EfaSecurityGroup` the file system was created with
         (``LustreFileSystem(efa_security_group=...)``) to share one EFA group between nodes and storage.
-        ParallelCluster mounts ``FsxLustre`` storage over TCP: ``FsxLustreSettings`` has no EFA client setting
-        (aws-parallelcluster 3.16.1 FsxLustreSettingsSchema; see :class:`SharedLustre` for the User Guide's custom
-        action route); an EFA-enabled file system serves TCP clients too.
+        **Lustre over EFA**: ParallelCluster mounts ``FsxLustre`` storage over TCP (``FsxLustreSettings`` has no EFA
+        client setting: aws-parallelcluster 3.16.1 FsxLustreSettingsSchema), so for each EFA-enabled
+        :class:`SharedLustre` (``efa_clients=True``, the default) every queue whose compute resources take EFA for
+        Lustre (catalog types with ``Efa.Enabled``, one instance type family and interface count per queue, subnets
+        in the file system's zone when both are known) gets an ``OnNodeStart`` step that configures LNet over EFA
+        before ParallelCluster mounts, as the User Guide tutorial "tutorial-efa-enabled-fsx-lustre" does
+        (:func:`fmconstructs.storage.client.lustre_lnet_commands`, interfaces per node from the catalog); the queue is
+        registered against the file system's 1,024 EFA connections (``register_efa_clients``: max nodes = the sum of
+        its compute resources' ``MaxCount``) and, when the file system has its own EFA group, that group and this one
+        are opened to each other (``allow_efa_clients_from``). This needs ``node_security_group``. Queues that cannot
+        (and every queue without ``node_security_group``) mount over TCP, with warning
+        ``fmconstructs:parallelcluster-lustre-over-tcp``; the head node and login nodes mount over TCP.
     :param deletion_policy: :class:`DeletionPolicy` (default DELETE). RETAIN keeps the cluster when the stack goes:
         a warning names the storage and network that would be deleted under it.
     """
@@ -330,6 +348,11 @@ class ParallelCluster(Construct):
         self._bootstrap_policies: list[iam.ManagedPolicy] = []
         self._imex_bootstrap: NodeBootstrap | None = None
         self._custom_slurm_settings: list[dict[str, Any]] = []
+        # queue name -> the Lustre-over-EFA bootstrap's script action and the ARN of the policy its nodes get
+        self._lustre_efa: dict[str, tuple[ScriptAction, str]] = {}
+        self._lustre_efa_policy: iam.ManagedPolicy | None = None
+        #: The per-queue bootstraps configuring the Lustre client for EFA (OnNodeStart), by queue name.
+        self.lustre_efa_bootstraps: dict[str, NodeBootstrap] = {}
         self.node_security_group: ec2.ISecurityGroup | None = (
             node_security_group.security_group
             if isinstance(node_security_group, EfaSecurityGroup)
@@ -368,6 +391,7 @@ class ParallelCluster(Construct):
         if deletion_policy is DeletionPolicy.RETAIN:
             self._warn_retained_dependencies()
         self._warn_placement_groups_on_blocks()
+        self._set_up_lustre_over_efa()
         Aspects.of(self).add(_WriteYaml(self))
 
     @property
@@ -438,6 +462,108 @@ class ParallelCluster(Construct):
                         "reservation (ParallelCluster PlacementGroupCapacityTypeValidator); blocks are placed in "
                         "UltraClusters already",
                     )
+
+    # --- Lustre over EFA -------------------------------------------------------------------------------------------
+    def _set_up_lustre_over_efa(self) -> None:
+        """LNet over EFA in OnNodeStart on every queue that can use EFA for the EFA-enabled shared file systems (see
+        the class docstring, ``node_security_group``); warnings for what mounts over TCP instead."""
+        efa_storage = [s for s in self.shared_storage if s.file_system.efa_enabled]
+        for shared in efa_storage:
+            if not shared.efa_clients:
+                self._warn_over_tcp([shared], "every compute node", "SharedLustre(efa_clients=False)")
+        storage = [s for s in efa_storage if s.efa_clients]
+        if not storage:
+            return
+        group = self.node_security_group
+        if group is None:
+            self._warn_over_tcp(
+                storage,
+                "every compute node",
+                "LNet over EFA needs node_security_group (the file system's EFA security group, or one "
+                "allow_efa_clients_from opens to it), so that the nodes and the file system exchange EFA traffic",
+            )
+            return
+        for queue in self.queues:
+            plan, reason = self._lustre_efa_plan(queue, storage)
+            if plan is None:
+                self._warn_over_tcp(storage, f"queue {queue.name}", reason)
+                continue
+            spec, interfaces, max_nodes = plan
+            bootstrap = NodeBootstrap(self, f"LustreEfa-{queue.name}", name=f"lustre-efa-{queue.name}")
+            bootstrap.add_step(LUSTRE_EFA_STEP, lustre_lnet_commands(instance_spec=spec))
+            action = bootstrap.script_action()
+            policy = self._lustre_efa_policy
+            if policy is None:
+                policy = iam.ManagedPolicy(
+                    self,
+                    "LustreEfaPolicy",
+                    managed_policy_name=self._policy_name("lustre-efa"),
+                    description="fmconstructs: Lustre client over EFA (OnNodeStart) on ParallelCluster queues",
+                )
+                self._lustre_efa_policy = policy
+            policy.add_statements(action.log_statement())
+            for shared in storage:
+                fs = shared.file_system
+                if fs.efa_security_group is not None:
+                    # All traffic both ways between the nodes' group and the file system's EFA group (nothing when
+                    # they are one group), as the tutorial's "Create Security Groups" step does.
+                    fs.allow_efa_clients_from(group)
+                fs.register_efa_clients(
+                    bootstrap,
+                    max_nodes=max_nodes,
+                    efa_interfaces_per_node=interfaces,
+                    efa_security_group=group,
+                    subnets=list(queue.subnets),
+                )
+            self.lustre_efa_bootstraps[queue.name] = bootstrap
+            self._lustre_efa[queue.name] = (action, policy.managed_policy_arn)
+
+    def _lustre_efa_plan(
+        self, queue: SlurmQueue, storage: Sequence[SharedLustre]
+    ) -> tuple[tuple[InstanceSpec, int, int | float] | None, str]:
+        """(instance spec, EFA interfaces per node, max nodes) when ``queue`` can use EFA for Lustre, else (None,
+        why not)."""
+        plans: set[tuple[InstanceSpec, int]] = set()
+        for resource in queue.compute_resources:
+            spec = resource.spec
+            if spec is None:
+                return None, (
+                    f"compute resource {resource.name} ({resource.instance_type}) is not a catalog type, so its EFA "
+                    "interfaces for Lustre are unknown"
+                )
+            if not resource.efa_enabled:
+                return None, f"compute resource {resource.name} has Efa.Enabled false (the tutorial requires it)"
+            interfaces = lustre_efa_interfaces(efa_enabled=True, instance_spec=spec)
+            if not interfaces:
+                return None, f"{spec.instance_type} uses no EFA interface for Lustre"
+            plans.add((spec, interfaces))
+        if len({(spec.family, interfaces) for spec, interfaces in plans}) > 1:
+            return None, (
+                "its compute resources are of several instance families or EFA interface counts, and one "
+                "OnNodeStart step configures every node of a queue alike"
+            )
+        for shared in storage:
+            fs_zone = shared.file_system.zone
+            for subnet in queue.subnets:
+                if same_zone(fs_zone, subnet_zone(subnet)) is False:
+                    return None, (
+                        f"subnet {subnet.subnet_id} is in {subnet_zone(subnet)}, not in {fs_zone} with file system "
+                        f"{shared.name} (EFA traffic does not cross Availability Zones)"
+                    )
+        counts = [resource.resolved_max_nodes for resource in queue.compute_resources]
+        unknown = [count for count in counts if not known(count)]
+        # A deploy-time MaxCount: register that token, so the budget check warns lustre-efa-connections-unknown.
+        max_nodes: int | float = unknown[0] if unknown else sum(counts)
+        (spec, interfaces), *_ = sorted(plans, key=lambda plan: plan[0].instance_type)
+        return (spec, interfaces, max_nodes), ""
+
+    def _warn_over_tcp(self, storage: Sequence[SharedLustre], who: str, reason: str) -> None:
+        names = ", ".join(f"{s.name} ({s.file_system.node.path})" for s in storage)
+        add_warning(
+            self,
+            WarningId.PARALLELCLUSTER_LUSTRE_OVER_TCP,
+            f"{who} mounts the EFA-enabled file system {names} over TCP, not EFA: {reason}",
+        )
 
     # --- configuration --------------------------------------------------------------------------------------------
     def add_override(self, path: str, value: Any) -> None:
@@ -606,10 +732,12 @@ class ParallelCluster(Construct):
         self._attached_bootstraps.append((bootstrap, targets, event))
         return policy
 
-    def _policy_name(self, index: int) -> str:
-        """``parallelcluster-<cluster name>-<Region>-bootstrap<n>``: the prefix the provider's role may attach
-        (see :meth:`add_node_bootstrap`); cluster names are unique per Region and IAM names per account."""
-        name = f"{POLICY_NAME_PREFIX}-{self.cluster_name}-{Stack.of(self).region}-bootstrap{index}"
+    def _policy_name(self, index: int | str) -> str:
+        """``parallelcluster-<cluster name>-<Region>-bootstrap<n>`` (``-<index>`` for a str index such as
+        ``lustre-efa``): the prefix the provider's role may attach (see :meth:`add_node_bootstrap`); cluster names are
+        unique per Region and IAM names per account."""
+        suffix = f"bootstrap{index}" if isinstance(index, int) else index
+        name = f"{POLICY_NAME_PREFIX}-{self.cluster_name}-{Stack.of(self).region}-{suffix}"
         # 15 + 1 + at most 60 (CLUSTER_NAME_PATTERN) + 1 + a Region name + "-bootstrapN": far below 128 characters.
         if known(name) and len(name) > POLICY_NAME_MAX_LENGTH:
             raise FmValidationError("managed_policy_name", name, f"at most {POLICY_NAME_MAX_LENGTH} characters")
@@ -661,16 +789,44 @@ class ParallelCluster(Construct):
                 "Script": action.script_url,
                 "Args": list(action.args),
             }
-            iam_config = section.setdefault("Iam", {})
-            if kind != _LOGIN:
-                access = iam_config.setdefault("S3Access", [])
-                for key in action.object_keys:
-                    entry = {"BucketName": action.bucket.bucket_name, "KeyName": key}
-                    if entry not in access:
-                        access.append(entry)
-            policies = iam_config.setdefault("AdditionalIamPolicies", [])
-            if {"Policy": policy_arn} not in policies:
-                policies.append({"Policy": policy_arn})
+            self._grant(section, kind, action, policy_arn)
+        for name, (action, policy_arn) in self._lustre_efa.items():
+            # First in the queue's OnNodeStart, before its own action or bootstrap (a Sequence runs in order, before
+            # ParallelCluster's own bootstrap: User Guide custom-bootstrap-actions-config-v3).
+            section = sections[(_QUEUE, name)]
+            actions = section.setdefault("CustomActions", {})
+            lnet = {"Script": action.script_url, "Args": list(action.args)}
+            start = actions.get(CustomActionEvent.ON_NODE_START.value)
+            if start is None:
+                actions[CustomActionEvent.ON_NODE_START.value] = lnet
+            else:
+                self._check_sequence_version(name)
+                rest = start.get("Sequence", [start])
+                actions[CustomActionEvent.ON_NODE_START.value] = {"Sequence": [lnet, *rest]}
+            self._grant(section, _QUEUE, action, policy_arn)
+
+    def _check_sequence_version(self, queue: str) -> None:
+        if tuple(int(part) for part in self.version.split(".")) < SEQUENCE_MIN_VERSION:
+            raise FmValidationError(
+                "version",
+                self.version,
+                f"3.6.0 or later: queue {queue} runs the Lustre-over-EFA step and another OnNodeStart action as a "
+                "CustomActions Sequence (User Guide custom-bootstrap-actions-config-v3)",
+            )
+
+    @staticmethod
+    def _grant(section: dict[str, Any], kind: str, action: ScriptAction, policy_arn: str) -> None:
+        """``Iam.S3Access`` on the action's objects (not on login pools) and its policy in AdditionalIamPolicies."""
+        iam_config = section.setdefault("Iam", {})
+        if kind != _LOGIN:
+            access = iam_config.setdefault("S3Access", [])
+            for key in action.object_keys:
+                entry = {"BucketName": action.bucket.bucket_name, "KeyName": key}
+                if entry not in access:
+                    access.append(entry)
+        policies = iam_config.setdefault("AdditionalIamPolicies", [])
+        if {"Policy": policy_arn} not in policies:
+            policies.append({"Policy": policy_arn})
 
     def _raw_config(self) -> dict[str, Any]:
         image: dict[str, Any] = {"Os": self.os.value}

@@ -540,21 +540,27 @@ class SharedLustre:
 
     :param name: 1-30 lowercase letters, digits or '-' (SHARED_STORAGE_NAME_MAX_LENGTH).
     :param mount_dir: ``MountDir`` (default ``/fsx``).
+    :param efa_clients: when the file system is EFA-enabled, configure the Lustre client of the compute nodes for EFA
+        (default True); False: every node mounts it over TCP (warning ``fmconstructs:parallelcluster-lustre-over-tcp``).
 
-    **Lustre over TCP.** ParallelCluster mounts the file system over TCP, EFA-enabled or not: ``FsxLustreSettings``
-    has no EFA client setting (aws-parallelcluster 3.16.1 ``FsxLustreSettingsSchema``) and the cookbook mounts
+    **Lustre over EFA.** ParallelCluster itself mounts the file system over TCP: ``FsxLustreSettings`` has no EFA
+    client setting (aws-parallelcluster 3.16.1 ``FsxLustreSettingsSchema``) and the cookbook mounts
     ``<dns name>@tcp:/<mount name>`` (aws/aws-parallelcluster-cookbook cookbooks/aws-parallelcluster-environment/
-    resources/lustre/partial/_mount_unmount.rb). An EFA-enabled file system serves TCP clients too, so nothing is
-    registered against its EFA connection budget (``register_efa_clients`` counts EFA clients only). The User Guide
-    tutorial "Creating a cluster with an EFA-enabled FSx Lustre" (tutorial-efa-enabled-fsx-lustre) makes compute
-    nodes use EFA by running the FSx for Lustre User Guide's ``configure-efa-fsx-lustre-client`` set-up as the queue's
-    ``OnNodeStart`` custom action, before ParallelCluster mounts; fmconstructs does not do that yet (it needs an
-    LNet-only node step from :mod:`fmconstructs.storage`, whose mount commands also mount).
+    resources/lustre/partial/_mount_unmount.rb). The User Guide tutorial "Creating a cluster with an EFA-enabled FSx
+    Lustre" (tutorial-efa-enabled-fsx-lustre) makes compute nodes use EFA by configuring the Lustre client for EFA
+    (the FSx for Lustre User Guide's ``configure-efa-fsx-lustre-client`` set-up) in the queue's ``OnNodeStart``
+    custom action, with ``Efa.Enabled`` on the compute resources, nodes and file system in one zone and security
+    groups that allow all traffic between them. :class:`ParallelCluster` does that for every queue that can: see
+    its ``node_security_group``. ``OnNodeStart`` runs before ParallelCluster mounts (aws-parallelcluster 3.16.1
+    pcluster/resources/compute_node/user_data.sh runs ``aws-parallelcluster-entrypoints::init``, then
+    ``fetch_and_run -preinstall`` (OnNodeStart), then ``aws-parallelcluster-entrypoints::config``, whose
+    environment recipe config.rb includes the ``fsx`` recipe that mounts ``FsxLustre`` storage).
     """
 
     file_system: LustreFileSystemBase
     name: str = "fsx"
     mount_dir: str = "/fsx"
+    efa_clients: bool = True
 
     def __post_init__(self) -> None:
         check_instance("file_system", self.file_system, LustreFileSystemBase, "an fmconstructs LustreFileSystem")
@@ -567,6 +573,7 @@ class SharedLustre:
         )
         fs_id = self.file_system.file_system_id
         check_str("file_system.file_system_id", fs_id, pattern=_FILE_SYSTEM_ID, allowed="an id like 'fs-...'")
+        check_bool("efa_clients", self.efa_clients)
 
     def to_config(self) -> dict[str, Any]:
         return {
