@@ -12,8 +12,9 @@ ParallelCluster's CloudFormation custom resource (:class:`fmconstructs.parallelc
   role gets ``aps:RemoteWrite`` on that workspace through the bootstrap's managed policy). With a workspace the head
   node runs the collectors too (node exporter, EFA textfile collector and the Prometheus agent; no GPU, so no DCGM
   exporter), as its ``OnNodeConfigured`` custom action (:meth:`ParallelCluster.add_head_node_bootstrap`).
-  Lustre is mounted over TCP: ParallelCluster's ``FsxLustreSettings`` has no EFA client setting (see
-  :class:`~fmconstructs.parallelcluster.SharedLustre`).
+  Lustre goes over EFA on the ``gpu`` queue: its ``OnNodeStart`` configures LNet over EFA (8 interfaces on p5en)
+  before ParallelCluster mounts ``/fsx``, and the queue's 2 nodes x 8 count against the file system's 1,024 EFA
+  connections (see :class:`~fmconstructs.parallelcluster.SharedLustre`); the head and login nodes mount over TCP.
 - **FmParallelClusterGb200**: one u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge) on an UltraServer Capacity
   Block targeted by its reservation id. IMEX as the ParallelCluster User Guide "support-nvidia-imex-p6e-gb200-instance"
   documents it (:meth:`ParallelCluster.enable_imex`): ParallelCluster 3.14.0 and later install, configure and start

@@ -218,7 +218,7 @@ class _EfaConnectionBudget:
         return [
             f"{error} from: {'; '.join(g.describe() for g in ranked)}. Lower max_nodes or "
             "efa_interfaces_for_lustre of these node groups, or mount the file system over TCP on some of them "
-            "(efa_interfaces_for_lustre=0)"
+            "(efa_interfaces_for_lustre=0; ParallelCluster: SharedLustre(efa_clients=False))"
         ]
 
 
