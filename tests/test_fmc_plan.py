@@ -350,3 +350,11 @@ def test_hyperpod_training_plan_is_not_an_ec2_reservation() -> None:
     (g,) = plan.node_groups
     assert (g.capacity, g.max_nodes, g.gpus_total) == ("SageMaker training plan", 4, 32)
     assert g.reservation == "arn:aws:sagemaker:us-east-1:123456789012:training-plan/tp"
+
+
+def test_service_laid_out_efa_clients_leave_the_budget_unknown(plan_json: dict[str, Any]) -> None:
+    # ParallelCluster's queue mounts the EFA-enabled file system; its Lustre EFA interfaces are not in the template.
+    (fs,) = [f for f in plan_json["file_systems"] if f["stack"] == "FmParallelClusterP5en"]
+    assert fs["efa_enabled"] is True
+    assert fs["efa_connections"] == DEPLOY_TIME and fs["within_budget"] is None
+    assert any("checked at synth by the construct" in c for c in fs["efa_clients"])

@@ -290,6 +290,17 @@ def plan_file_system(fs: FileSystem, groups: list[NodeGroupPlan], unknowns: list
         total = 0
         unknown = False
         for g in groups:
+            if (
+                g.stack == fs.stack
+                and isinstance(g.efa_interfaces_per_node, str)
+                and g.efa_interfaces_per_node.startswith("set by")
+            ):
+                # ParallelCluster/HyperPod groups: their Lustre EFA interfaces are not in the template (the constructs
+                # count them against the budget at synth, where they know them).
+                plan.efa_clients.append(f"{g.group}: not counted here (checked at synth by the construct)")
+                unknowns.append(f"{where}: EFA connections of {g.group} (checked at synth, not in the template)")
+                unknown = True
+                continue
             if g.stack != fs.stack or g.kind == "launch-template" or not g.lustre_efa_interfaces_per_node:
                 continue
             if not isinstance(g.max_nodes, int):
