@@ -8,8 +8,13 @@
   HyperPod cluster depends on it. Its NVIDIA and EFA device plugins are off; GpuEksCluster's GPU add-ons (NVIDIA and
   EFA device plugins, DCGM exporter) also select the ``ml.p5en.48xlarge`` nodes.
 - An FSx for Lustre file system (1,200 GiB, PERSISTENT_2, first private subnet) as a static PersistentVolume + claim
-  ``training/fsx-training`` through the FSx CSI driver (whose node DaemonSet runs on the HyperPod nodes too); the
-  HyperPod nodes' security group may reach it.
+  ``training/fsx-training`` through the FSx CSI driver (whose node DaemonSet runs on the HyperPod nodes too), given to
+  the HyperPod cluster as ``file_system`` so that the HyperPod nodes' security group may reach it. It mounts over TCP:
+  the smallest EFA-enabled file system is 4,800 GiB at 1,000 MB/s/TiB (FSx for Lustre User Guide
+  increase-storage-capacity), four times this one. For Lustre over EFA, create it with ``efa_enabled=True``, a
+  metadata configuration and ``efa_security_group=self.eks.efa_security_group`` and pass the same group as the
+  HyperPod cluster's ``efa_security_group``: the ``gpu`` group's OnCreate lifecycle then configures LNet over EFA
+  (2 nodes x 8 EFA interfaces against the file system's 1,024 EFA connections), as ``TrainingPlatform`` does.
 - With ``workspace`` (FmObservability's Prometheus workspace): the AMP managed scraper of
   :mod:`fmconstructs.observability.eks` (DCGM exporter and node exporter on every node, HyperPod's included).
 
@@ -127,10 +132,11 @@ class HyperPodEksStack(Stack):
             orchestrator=HyperPodOrchestrator.eks(self.eks),
             instance_groups=groups,
             access_logs_bucket=access_logs_bucket(self),
+            # The HyperPod nodes' own security group reaches the file system (the EKS cluster security group already
+            # does, through add_lustre_volume, when HyperPod's VpcConfig carries it). A TCP file system: no lifecycle
+            # step; the FSx CSI driver mounts it.
+            file_system=self.file_system,
         )
-        # The HyperPod nodes' own security group reaches the file system (the EKS cluster security group already
-        # does, through add_lustre_volume, when HyperPod's VpcConfig carries it).
-        self.file_system.allow_clients_from(self.cluster.efa_security_group)
 
         chart = dependencies_chart(self)
         self.hyperpod_dependencies: HyperPodEksDependencies | None = None

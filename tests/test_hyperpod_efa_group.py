@@ -180,3 +180,22 @@ def test_vpc_check_skips_tokens():
     cluster = HyperPodCluster(stack, "H", vpc=vpc, instance_groups=_groups(), orchestrator=_slurm(),
                               efa_security_group=efa)  # fmt: skip
     assert cluster.efa_security_group is efa
+
+
+def test_slurm_group_efa_interfaces_for_lustre_sets_mount_and_budget():
+    # GIVEN a Slurm (API) GPU group using 4 of its EFA interfaces for Lustre, sharing the file system's EFA group
+    scene = new_scene()
+    efa = EfaSecurityGroup(scene.stack, "Efa", vpc=scene.vpc)
+    fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=4800,
+                          throughput_mbps_per_tib=1000, metadata_configuration=LustreMetadataConfiguration.automatic(),
+                          efa_enabled=True, efa_security_group=efa)  # fmt: skip
+    groups = [
+        HyperPodInstanceGroup(name="controller", instance_type="m5.2xlarge", nodes=1),
+        HyperPodInstanceGroup(name="gpu", instance_type="p5.48xlarge", nodes=2, efa_interfaces_for_lustre=4),
+    ]
+    cluster = HyperPodCluster(scene.stack, "H", vpc=scene.vpc, subnets=[scene.subnet_a], instance_groups=groups,
+                              orchestrator=_slurm(), file_system=fs, efa_security_group=efa)  # fmt: skip
+    # THEN the mount step uses 4 interfaces and the group counts 2 x 4 connections
+    assert [(g.consumer_path, g.max_efa_connections) for g in fs.efa_client_groups] == [("Test/H/Bootstrap-gpu", 8)]
+    assert cluster.lustre_efa_interfaces["gpu"] == 4
+    assert " 4 1 p5" in cluster.node_bootstraps["gpu"].render()  # EFA=4 GDS=1 FAMILY=p5 arguments of the script

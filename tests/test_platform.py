@@ -460,17 +460,57 @@ def test_hyperpod_slurm_one_efa_group_and_an_efa_file_system():
     assert [g.consumer_path for g in file_system.efa_client_groups] == ["Platform/Platform/Cluster/Bootstrap-gpu"]
 
 
-def test_hyperpod_eks_one_efa_group_and_a_tcp_file_system(scene):
-    # GIVEN HyperPod on EKS with storage (default efa_enabled: TCP, nothing sets up LNet over EFA on its nodes)
+def test_hyperpod_eks_one_efa_group_and_an_efa_file_system(scene):
+    # GIVEN HyperPod on EKS with storage (default efa_enabled: the GPU group's OnCreate configures LNet over EFA)
     platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
     template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
-    # THEN the GpuEksCluster's group is the only EFA group; the TCP file system opens its Lustre port to it
+    # THEN the GpuEksCluster's group is the only EFA group, and the EFA-enabled file system is in it
+    assert isinstance(platform.eks_cluster, GpuEksCluster)
+    assert platform.security_group is platform.eks_cluster.efa_security_group
+    assert {"Fn::GetAtt": [group_id, "GroupId"]} in fsx_groups
+    file_system = platform.file_system
+    assert file_system is not None and file_system.efa_enabled
+    assert file_system.efa_security_group is platform.security_group.security_group
+    template.has_resource_properties(
+        "AWS::FSx::FileSystem",
+        {"LustreConfiguration": Match.object_like({"EfaEnabled": True, "PerUnitStorageThroughput": 1000})},
+    )
+    # and the GPU group (2 x p5, 8 EFA interfaces each) configures LNet over EFA and counts against the budget
+    assert [(g.consumer_path, g.max_efa_connections) for g in file_system.efa_client_groups] == [
+        ("Test/Platform/Cluster/Bootstrap-gpu", 16)
+    ]
+    cluster = platform.cluster
+    assert isinstance(cluster, HyperPodCluster) and cluster.lustre_efa_interfaces == {"gpu": 8}
+    assert "--lnet-only 8 p5" in cluster.node_bootstraps["gpu"].render()
+    # and the FSx CSI driver's claim still mounts it in pods
+    template.has_resource_properties("AWS::EKS::Addon", {"AddonName": "aws-fsx-csi-driver"})
+
+
+def test_hyperpod_eks_above_the_efa_budget_fails_synthesis():
+    # GIVEN HyperPod on EKS with 129 p5 nodes (129 x 8 = 1,032 EFA connections > 1,024) and the default EFA storage
+    scene = new_scene()
+    _platform(scene, nodes=129, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
+    # THEN synthesis fails naming the GPU group's share
+    with pytest.raises(RuntimeError, match="Validation failed") as raised:
+        scene.app.synth()
+    assert "Test/Platform/Cluster/Bootstrap-gpu (129 nodes x 8 EFA interfaces = 1,032)" in str(raised.value)
+
+
+def test_hyperpod_eks_tcp_file_system_when_asked(scene):
+    # GIVEN HyperPod on EKS with storage.efa_enabled=False
+    storage = PlatformStorage.of_capacity(storage_capacity_gib=2400, efa_enabled=False)
+    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS), storage=storage)
+    template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
+    # THEN a TCP file system outside the EFA group, its Lustre port open to it, and no LNet step
     assert platform.file_system is not None and not platform.file_system.efa_enabled
     assert {"Fn::GetAtt": [group_id, "GroupId"]} not in fsx_groups
     template.has_resource_properties(
         "AWS::EC2::SecurityGroupIngress",
         {"FromPort": 988, "SourceSecurityGroupId": {"Fn::GetAtt": [group_id, "GroupId"]}},
     )
+    cluster = platform.cluster
+    assert isinstance(cluster, HyperPodCluster) and cluster.lustre_efa_interfaces == {}
+    assert all("--lnet-only" not in b.render() for b in cluster.node_bootstraps.values())
 
 
 def test_hyperpod_slurm_with_base_config_keeps_tcp_and_one_group(tmp_path):
@@ -510,10 +550,10 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("hyperpod-capacity-block", {
         "orchestrator": HyperPodOptions(), "capacity": CapacityBlock(reservation_id=BLOCK, instance_count=2)
     }, "capacity"),
-    ("hyperpod-eks-efa-storage", {
+    ("hyperpod-eks-efa-capacity-step", {
         "orchestrator": HyperPodOptions(orchestrator=HyperPodOrchestration.EKS),
-        "storage": PlatformStorage.of_capacity(storage_capacity_gib=4800, efa_enabled=True),
-    }, "storage.efa_enabled"),
+        "storage": PlatformStorage.of_capacity(storage_capacity_gib=2400),
+    }, "storage_capacity_gib"),
     ("hyperpod-base-config-efa-storage", {
         "orchestrator": HyperPodOptions(base_config_dir="base-config"),
         "storage": PlatformStorage.of_capacity(storage_capacity_gib=4800, efa_enabled=True),

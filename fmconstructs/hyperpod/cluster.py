@@ -46,7 +46,7 @@ from ..networking import EfaSecurityGroup
 from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.sources import ExporterSource, check_exporter_source
 from ..storage import LustreFileSystemBase
-from ..storage.client import lustre_efa_interfaces
+from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
 from .lifecycle import (
     ON_CREATE,
     ON_INIT_COMPLETE,
@@ -315,7 +315,17 @@ class HyperPodCluster(Construct):
     :param file_system: an fmconstructs Lustre file system, mounted at ``/fsx`` on every node; the node security group
         may reach it. ``SlurmConfiguration.API``: mounted as ``lustre_mount`` says. ``LIFECYCLE_SCRIPTS``: the
         provisioning parameters carry ``fsx_dns_name``/``fsx_mountname`` and the published ``lifecycle_script.py``
-        mounts it (``mount_fsx.sh``); fmconstructs does not mount it a second time.
+        mounts it (``mount_fsx.sh``); fmconstructs does not mount it a second time. EKS orchestration: the FSx CSI
+        driver mounts it in pods (``GpuEksCluster.add_lustre_volume``, whose node DaemonSet runs on HyperPod's nodes
+        too), so it is not mounted at ``/fsx``; the node security group may reach it (TCP 988, 1018-1023), and when
+        it is EFA-enabled every GPU group whose type the catalog holds configures LNet over EFA in its ``OnCreate``
+        lifecycle (:func:`~fmconstructs.storage.lustre_lnet_commands`: Lustre client when missing, LNet over EFA on
+        the group's ``efa_interfaces_for_lustre`` interfaces, a systemd unit that redoes it at every boot; no mount),
+        so the CSI driver's ``<dns>@tcp:/<mount name>`` mounts go over EFA, as GpuEksCluster's own node groups do
+        from their launch templates. Each of those groups is registered against the file system's 1,024 EFA
+        connections (``nodes`` x interfaces; synthesis fails above it) and its EFA group is opened to the file
+        system's (no rules when they share one). With an EFA-enabled file system every instance group gets a
+        lifecycle prefix of its own (``lifecycle/<group>/``, as with ``SlurmConfiguration.API``).
     :param lustre_mount: :class:`HyperPodLustreMount` (``SlurmConfiguration.API`` with a ``file_system`` only).
         Default: ``NODE_BOOTSTRAP`` (the storage module's mount steps in fmconstructs' lifecycle script).
     :param base_config_dir: a local copy of HyperPod's published lifecycle scripts (awsome-distributed-training
@@ -439,6 +449,9 @@ class HyperPodCluster(Construct):
             _check_api_partitions(groups, orchestrator)
         mount = _lustre_mount(lustre_mount, mode, file_system)
         source = _exporter_source(exporter_source, mode, prometheus_workspace)
+        eks_lustre_efa = (
+            orchestrator.kind is OrchestratorKind.EKS and file_system is not None and file_system.efa_enabled
+        )
         super().__init__(scope, id)
         self.instance_groups: tuple[HyperPodInstanceGroup, ...] = groups
         self.orchestrator = orchestrator
@@ -479,20 +492,30 @@ class HyperPodCluster(Construct):
         self.lustre_mount: HyperPodLustreMount | None = mount
         self.cluster_name_given = cluster_name or _default_cluster_name(scope, id)
         #: Each instance group's node set-up (rendered at construction into its ``fmconstructs_setup.sh``). With
-        #: ``SlurmConfiguration.API`` every group has its own (and its own lifecycle prefix, ``lifecycle/<group>/``);
-        #: otherwise all groups share one, under ``lifecycle/`` beside the base-config.
+        #: ``SlurmConfiguration.API``, and with EKS and an EFA-enabled file system, every group has its own (and its
+        #: own lifecycle prefix, ``lifecycle/<group>/``); otherwise all groups share one, under ``lifecycle/`` (beside
+        #: the base-config with ``LIFECYCLE_SCRIPTS``).
         self.node_bootstraps: dict[str, NodeBootstrap] = {}
         self.provisioning_parameters: dict[str, Any] | None = None
+        #: The instance groups that configure LNet over EFA for the cluster's EFA-enabled file system, and the EFA
+        #: interfaces each of their nodes uses for it (None: decided on the node, for a type the catalog lacks).
+        self.lustre_efa_interfaces: dict[str, int | None] = {}
+        #: Whether each instance group has a lifecycle prefix of its own (``lifecycle/<group>/``):
+        #: ``SlurmConfiguration.API``, or EKS with an EFA-enabled file system.
+        self.per_group_lifecycle: bool = mode is SlurmConfiguration.API or eks_lustre_efa
         sources: list[s3deploy.ISource] = []
-        if mode is SlurmConfiguration.API:
+        if self.per_group_lifecycle:
+            entry = ON_INIT_COMPLETE if mode is SlurmConfiguration.API else ON_CREATE
             for instance_group in groups:
-                bootstrap = self._api_group_bootstrap(
-                    instance_group, file_system, mount, prometheus_workspace, source, commands, chosen_subnets
-                )
+                if mode is SlurmConfiguration.API:
+                    bootstrap = self._api_group_bootstrap(
+                        instance_group, file_system, mount, prometheus_workspace, source, commands, chosen_subnets
+                    )
+                else:
+                    assert file_system is not None
+                    bootstrap = self._eks_group_bootstrap(instance_group, file_system, commands, chosen_subnets)
                 self.node_bootstraps[instance_group.name] = bootstrap
-                files = lifecycle_files(
-                    None if bootstrap.is_empty else bootstrap.render(), None, entry=ON_INIT_COMPLETE
-                )
+                files = lifecycle_files(None if bootstrap.is_empty else bootstrap.render(), None, entry=entry)
                 sources += [_source(f"{instance_group.name}/{name}", value) for name, value in files.items()]
         else:
             bootstrap = NodeBootstrap(self, "Bootstrap", delivery=BootstrapDelivery.INLINE)
@@ -610,26 +633,23 @@ class HyperPodCluster(Construct):
         bootstrap = NodeBootstrap(self, f"Bootstrap-{group.name}", delivery=BootstrapDelivery.INLINE)
         if file_system is not None and mount is HyperPodLustreMount.NODE_BOOTSTRAP:
             spec = group.instance_spec
+            interfaces = group.efa_interfaces_for_lustre
             bootstrap.add_step(
                 "lustre",
                 file_system.mount_commands(
-                    LUSTRE_MOUNT_POINT, instance_spec=spec, gpudirect_storage=None if group.gpu else False
+                    LUSTRE_MOUNT_POINT,
+                    instance_spec=spec,
+                    gpudirect_storage=None if group.gpu else False,
+                    efa_interfaces_for_lustre=interfaces,
                 ),
             )
-            efa_interfaces = lustre_efa_interfaces(efa_enabled=file_system.efa_enabled, instance_spec=spec)
+            efa_interfaces = lustre_efa_interfaces(
+                efa_enabled=file_system.efa_enabled, instance_spec=spec, efa_interfaces_for_lustre=interfaces
+            )
+            if file_system.efa_enabled and efa_interfaces != 0:
+                self.lustre_efa_interfaces[group.name] = efa_interfaces
             if efa_interfaces:
-                if file_system.efa_security_group is not None:
-                    # Open EFA traffic between the nodes' group and the file system's (no rules when the file system
-                    # shares the nodes' group: allow_efa_clients_from skips its own group).
-                    file_system.allow_efa_clients_from(self.efa_security_group)
-                # The file system's 1,024 EFA connection budget and the EFA security group / zone checks.
-                file_system.register_efa_clients(
-                    bootstrap,
-                    max_nodes=group.nodes,
-                    efa_interfaces_per_node=efa_interfaces,
-                    efa_security_group=self.efa_security_group,
-                    subnets=subnets,
-                )
+                self._register_lustre_efa_clients(bootstrap, group, file_system, efa_interfaces, subnets)
         node_type = self.orchestrator.slurm_node_type(group.name)
         slurm_states = node_type is SlurmNodeType.LOGIN or (
             node_type is SlurmNodeType.CONTROLLER and self.orchestrator.login_group is None
@@ -655,6 +675,83 @@ class HyperPodCluster(Construct):
             bootstrap.add_commands(*commands)
         return bootstrap
 
+    def _eks_group_bootstrap(
+        self,
+        group: HyperPodInstanceGroup,
+        file_system: LustreFileSystemBase,
+        commands: Sequence[str],
+        subnets: Sequence[ec2.ISubnet],
+    ) -> NodeBootstrap:
+        """One group's ``OnCreate`` set-up with EKS orchestration and an EFA-enabled file system: LNet over EFA (GPU
+        groups the catalog holds, unless ``efa_interfaces_for_lustre=0``), then ``setup_commands``.
+
+        What this mirrors, and why in ``OnCreate``:
+
+        - EKS User Guide "fsx-csi-tuning-efa" (Optimize Amazon FSx for Lustre performance on nodes (EFA)) sets EFA
+          for Lustre up on the node itself, in the node group's eksctl ``preBootstrapCommands`` (EFA driver at least
+          2.12.1, then the Lustre client's EFA configuration), before the node joins the cluster; the FSx CSI driver
+          then mounts in pods. fmconstructs' EKS node groups do the same from their launch templates
+          (``GpuNodeGroup.add_lustre_client``). HyperPod nodes have no launch template: their node set-up is the
+          lifecycle script (SageMaker Developer Guide "sagemaker-hyperpod-eks-operate-cli-command-create-cluster":
+          prepare a lifecycle script such as the sample ``on_create.sh``, upload it to S3, and add further set-up
+          commands "to be executed during the HyperPod cluster provisioning stage"; ``LifeCycleConfig.OnCreate``
+          runs "during cluster creation", botocore ``ClusterLifeCycleConfig``).
+        - awsome-distributed-training 1.architectures/7.sagemaker-hyperpod-eks/LifecycleScripts/base-config/
+          on_create_main.sh (commit ef3d0b1) does exactly this in OnCreate: when ``fi_info -p efa`` finds EFA it runs
+          AWS's configure-efa-fsx-lustre-client ``setup.sh`` (the bundle the storage module's script mirrors), and
+          falls back to standard (TCP) Lustre otherwise; the same file (and its ``on_create.sh``) rewrites the
+          containerd configuration and moves ``/var/lib/kubelet`` in OnCreate, which suggests OnCreate runs before
+          kubelet serves pods, hence before the CSI driver's first mount (UNCONFIRMED: no HyperPod page states the
+          order; a node whose CSI mount came first would keep that mount's TCP path until it is remounted).
+        - Whether HyperPod's EKS AMI ships the Lustre client and an EFA driver new enough for kefalnd is
+          UNCONFIRMED (the sample only ``modprobe``s lnet/lustre); the storage script installs the client when it is
+          missing and falls back to LNet over TCP, with a log line, on any EFA problem.
+
+        The count (:func:`~fmconstructs.storage.lustre_efa_interfaces`: the type's FSx default or the group's
+        ``efa_interfaces_for_lustre``) is registered against the file system's 1,024 EFA connections for ``nodes``
+        nodes. Groups whose type the catalog does not hold (its EFA layout unknown) and CPU groups stay on TCP.
+        """
+        bootstrap = NodeBootstrap(self, f"Bootstrap-{group.name}", delivery=BootstrapDelivery.INLINE)
+        spec = group.instance_spec
+        if group.gpu and spec is not None:
+            count = lustre_efa_interfaces(
+                efa_enabled=True, instance_spec=spec, efa_interfaces_for_lustre=group.efa_interfaces_for_lustre
+            )
+            if count:
+                bootstrap.add_step(
+                    "lustre-lnet",
+                    lustre_lnet_commands(instance_spec=spec, efa_interfaces_for_lustre=group.efa_interfaces_for_lustre),
+                )
+                self.lustre_efa_interfaces[group.name] = count
+                self._register_lustre_efa_clients(bootstrap, group, file_system, count, subnets)
+        if commands:
+            bootstrap.add_commands(*commands)
+        return bootstrap
+
+    def _register_lustre_efa_clients(
+        self,
+        bootstrap: NodeBootstrap,
+        group: HyperPodInstanceGroup,
+        file_system: LustreFileSystemBase,
+        efa_interfaces: int,
+        subnets: Sequence[ec2.ISubnet],
+    ) -> None:
+        """EFA rules between the nodes' group and the file system's, and the group against the 1,024 budget."""
+        if file_system.efa_security_group is not None:
+            # Open EFA traffic between the nodes' group and the file system's (no rules when the file system shares
+            # the nodes' group: allow_efa_clients_from skips its own group).
+            file_system.allow_efa_clients_from(self.efa_security_group)
+        # The file system's 1,024 EFA connection budget (FSx for Lustre User Guide "Configuring EFA clients": at most
+        # 1,024 EFA connections per file system, one per client EFA interface used for LNet; every node of the group
+        # counts) and the EFA security group / zone checks.
+        file_system.register_efa_clients(
+            bootstrap,
+            max_nodes=group.nodes,
+            efa_interfaces_per_node=efa_interfaces,
+            efa_security_group=self.efa_security_group,
+            subnets=subnets,
+        )
+
     @property
     def node_bootstrap(self) -> NodeBootstrap:
         """Deprecated (warns; removed in 0.3.0): use :attr:`node_bootstraps` (one per instance group). Returns the
@@ -668,9 +765,9 @@ class HyperPodCluster(Construct):
         return self.node_bootstraps[self.instance_groups[0].name]
 
     def lifecycle_s3_uri_of(self, group_name: str) -> str:
-        """``LifeCycleConfig.SourceS3Uri`` of a group: ``lifecycle/<group>/`` with ``SlurmConfiguration.API``, else
-        the shared ``lifecycle/``."""
-        if self.slurm_configuration is not SlurmConfiguration.API:
+        """``LifeCycleConfig.SourceS3Uri`` of a group: ``lifecycle/<group>/`` with ``SlurmConfiguration.API`` or EKS
+        with an EFA-enabled file system (:attr:`per_group_lifecycle`), else the shared ``lifecycle/``."""
+        if not self.per_group_lifecycle:
             return self.lifecycle_s3_uri
         return Fn.join("", [self.lifecycle_s3_uri, group_name, "/"])
 
@@ -707,7 +804,7 @@ class HyperPodCluster(Construct):
             )
         else:
             life_cycle = sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
-                on_create=ON_CREATE, source_s3_uri=self.lifecycle_s3_uri
+                on_create=ON_CREATE, source_s3_uri=self.lifecycle_s3_uri_of(group.name)
             )
         return sagemaker.CfnCluster.ClusterInstanceGroupProperty(
             execution_role=self.execution_role.role_arn,

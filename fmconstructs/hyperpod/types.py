@@ -15,6 +15,7 @@ from typing import Any
 from .._validate import check_count, check_enum, check_str, check_str_sequence
 from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmTypeError, FmValidationError, is_token
+from ..storage.client import lustre_efa_interfaces
 
 #: ``ClusterInstanceGroupName`` / ``ClusterName`` (botocore sagemaker model): 1-63 characters, pattern
 #: ``[a-zA-Z0-9](-*[a-zA-Z0-9])*``.
@@ -292,6 +293,12 @@ class HyperPodInstanceGroup:
     :param partition_name: Slurm partition of a worker (compute) group: ``SlurmConfig.PartitionNames`` with
         ``SlurmConfiguration.API`` (letters, digits and inner '-'), ``worker_groups[].partition_name`` of the
         provisioning parameters with ``LIFECYCLE_SCRIPTS``. Default: ``name``.
+    :param efa_interfaces_for_lustre: EFA interfaces each node of this group uses for LNet when fmconstructs configures
+        LNet over EFA for the cluster's EFA-enabled ``file_system`` (``SlurmConfiguration.API`` with
+        ``HyperPodLustreMount.NODE_BOOTSTRAP``, and EKS orchestration); 0 keeps this group's Lustre traffic on TCP
+        (and off the file system's 1,024 EFA connection budget). At most the type's EFA interfaces. Default (None):
+        the type's FSx default (:func:`~fmconstructs.storage.lustre_efa_interfaces`: 8 on p5, p5e, p5en, p6-b200,
+        p6e-gb200; 16 on p6-b300).
     """
 
     name: str
@@ -302,6 +309,7 @@ class HyperPodInstanceGroup:
     deep_health_checks: Sequence[DeepHealthCheck] | None = None
     capacity: HyperPodCapacity = HyperPodCapacity()
     partition_name: str | None = None
+    efa_interfaces_for_lustre: int | None = None
 
     def __post_init__(self) -> None:
         check_str("name", self.name, pattern=NAME_PATTERN, min_length=1, max_length=63, allowed=NAME_ALLOWED)
@@ -340,6 +348,18 @@ class HyperPodInstanceGroup:
                 self.partition_name,
                 pattern=re.compile(r"[A-Za-z0-9_.-]{1,64}"),
                 allowed="1-64 letters, digits, '_', '.' or '-' (a Slurm partition name)",
+            )
+        if self.efa_interfaces_for_lustre is not None:
+            check_count("efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, minimum=0)
+            if is_token(self.efa_interfaces_for_lustre):
+                raise FmValidationError(
+                    "efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, "a number known at synthesis"
+                )
+            # Refuses more than the type's EFA interfaces (the catalog's MaximumEfaInterfaces).
+            lustre_efa_interfaces(
+                efa_enabled=True,
+                instance_spec=self.instance_spec,
+                efa_interfaces_for_lustre=self.efa_interfaces_for_lustre,
             )
 
     def _check_training_plan(self) -> None:

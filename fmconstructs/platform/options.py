@@ -88,9 +88,9 @@ class PlatformStorage:
         ``/datasets`` (import) and ``/checkpoints`` (import and export).
     :param mount_point: where nodes mount the file system. Default ``/fsx``.
     :param efa_enabled: an EFA-enabled file system sharing the nodes' EFA security group. Default (None): True for
-        PCS, ParallelCluster, EKS and HyperPod Slurm (fmconstructs' node set-up mounts it over EFA); False for
-        HyperPod with ``base_config_dir`` (the published lifecycle scripts mount over TCP) and HyperPod on EKS
-        (nothing sets up LNet over EFA on HyperPod's EKS nodes); True is refused in those two cases.
+        PCS, ParallelCluster, EKS, HyperPod Slurm (fmconstructs' node set-up mounts it over EFA) and HyperPod on EKS
+        (the GPU group's OnCreate lifecycle configures LNet over EFA; the FSx CSI driver mounts); False for HyperPod
+        with ``base_config_dir`` (the published lifecycle scripts mount over TCP), where True is refused.
     :param access_logs_bucket: server access logs of a new data bucket. Default: none.
     """
 

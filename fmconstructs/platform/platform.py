@@ -14,8 +14,9 @@
   ``HyperPodCluster(efa_security_group=...)`` and to the file system (EFA-enabled by default: fmconstructs' node
   set-up mounts it over EFA; TCP with ``base_config_dir``, whose published lifecycle scripts mount over TCP);
   HyperPod on EKS: the ``GpuEksCluster``'s (:attr:`~fmconstructs.eks.GpuEksCluster.efa_security_group`), passed to
-  ``HyperPodCluster``, with a TCP file system that allows Lustre clients from it (nothing sets up LNet over EFA on
-  HyperPod's EKS nodes, so the FSx CSI driver mounts over TCP).
+  ``HyperPodCluster`` and to the file system (EFA-enabled by default: the GPU group's ``OnCreate`` lifecycle configures
+  LNet over EFA, :func:`~fmconstructs.storage.lustre_lnet_commands`, and the FSx CSI driver's mounts then go over EFA;
+  the group is registered against the file system's 1,024 EFA connections).
 - **Storage**: FSx for Lustre PERSISTENT_2 sized by :class:`~fmconstructs.platform.PlatformStorage` with the storage
   module's sizing functions, linked to a new :class:`~fmconstructs.storage.DataRepositoryBucket` or your bucket,
   mounted on every node by the backend's own mount mechanism (PCS ``FileSystemMount``, ParallelCluster
@@ -495,9 +496,11 @@ class TrainingPlatform(Construct):
         self._eks_outputs(cluster)
 
     def _hyperpod(self, options: HyperPodOptions) -> None:
-        # One EFA group for the nodes and the file system. Slurm: the platform's, passed to HyperPodCluster and to the
-        # file system (EFA-enabled unless _validate chose TCP; either way HyperPodCluster opens the Lustre ports from
-        # it and, for EFA, registers each group as EFA clients). EKS: the GpuEksCluster's, so no second group.
+        # One EFA group for the nodes and the file system. Slurm: the platform's; EKS: the GpuEksCluster's, so no
+        # second group. Either way it is passed to HyperPodCluster and to the file system (EFA-enabled unless
+        # _validate chose TCP); HyperPodCluster opens the Lustre ports from it and, for EFA, registers each group that
+        # configures LNet over EFA as EFA clients (Slurm: its node set-up mounts over EFA; EKS: its OnCreate lifecycle
+        # configures LNet over EFA and the FSx CSI driver, add_lustre_volume below, mounts).
         eks_cluster: GpuEksCluster | None = None
         if options.orchestrator is HyperPodOrchestration.SLURM:
             efa = EfaSecurityGroup(
@@ -649,15 +652,9 @@ class TrainingPlatform(Construct):
 
 def _hyperpod_tcp_reason(options: HyperPodOptions) -> str | None:
     """Why a HyperPod platform's nodes would mount Lustre over TCP only (None: they mount over EFA)."""
-    if options.orchestrator is HyperPodOrchestration.EKS:
-        # GpuEksCluster.add_lustre_volume sets up LNet over EFA on its own GPU node groups only (before kubelet, in
-        # their launch templates; EKS User Guide fsx-csi-tuning-efa sets EFA up in the node group's
-        # preBootstrapCommands, on the node); HyperPodCluster gives EKS nodes no Lustre set-up, so the FSx CSI driver
-        # mounts over TCP there.
-        return (
-            "HyperPod on EKS (nothing configures LNet over EFA on HyperPod's EKS nodes: GpuEksCluster."
-            "add_lustre_volume does it for its own GPU node groups only, so the FSx CSI driver mounts over TCP)"
-        )
+    # HyperPod on EKS mounts over EFA: HyperPodCluster(file_system=<EFA-enabled>) configures LNet over EFA in the GPU
+    # groups' OnCreate lifecycle (as EKS User Guide fsx-csi-tuning-efa does on the node before the FSx CSI driver
+    # mounts, and as awsome-distributed-training's HyperPod EKS on_create_main.sh at ef3d0b1 does in OnCreate).
     if options.base_config_dir is not None:
         # awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config/mount_fsx.sh
         # (commit 98dde54): modprobe lnet, then mount -t lustre <dns>@tcp:/<name>; no LNet over EFA is configured
