@@ -79,6 +79,8 @@ class WarningId(str, Enum):
     PARALLELCLUSTER_RETAIN_DEPENDENCIES = "parallelcluster-retain-dependencies"
     #: An EFA-enabled Lustre file system that some ParallelCluster compute nodes mount over TCP (no LNet over EFA).
     PARALLELCLUSTER_LUSTRE_OVER_TCP = "parallelcluster-lustre-over-tcp"
+    #: A CapacityBlockEvents handler that cannot be known to reach its EKS cluster's API server endpoint.
+    CAPACITY_EVENTS_EKS_ENDPOINT_UNREACHABLE = "capacity-events-eks-endpoint-unreachable"
 
     @property
     def qualified(self) -> str:

@@ -26,13 +26,19 @@ access-policy-permissions page says to create Kubernetes RBAC objects and group 
 and a ClusterRole allowing only ``get``/``list``/``patch`` on ``nodes`` is bound to that group. IAM: eks:DescribeCluster
 on that cluster only. The handler runs in the cluster's subnets with its own security group, allowed into the cluster
 security group on 443 (the private endpoint; :class:`GpuEksCluster` always keeps it on); ``eks_in_vpc=False`` keeps the
-handler outside the VPC for a cluster whose public endpoint admits it.
+handler outside the VPC for a cluster whose public endpoint admits it. What can be known at synthesis about whether the
+handler reaches the endpoint is checked from the cluster's :attr:`~GpuEksCluster.endpoint_public`,
+:attr:`~GpuEksCluster.endpoint_private` and :attr:`~GpuEksCluster.public_access_cidrs` (warning
+``capacity-events-eks-endpoint-unreachable``): outside the VPC, a private-only endpoint, or a public one limited to
+CIDRs that do not cover every IPv4 address (a Lambda function outside a VPC has no fixed egress address); in the VPC,
+a public-only endpoint with handler subnets that are isolated (no route out). Deploy-time CIDRs are not checked.
 
 The notice always goes out: a failed drain or cordon is logged and written into the notice, never raised.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,7 +56,7 @@ from constructs import Construct
 
 from .._validate import check_bool, check_construct, check_enum, check_scope_id, check_str, check_str_sequence
 from ..eks import GpuEksCluster
-from ..errors import FmTypeError, FmValidationError
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..pcs.node_group import NODE_GROUP_ID_TAG
 from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
 
@@ -76,6 +82,75 @@ _API_SERVER_PORT = 443
 _ENI_POLICY = "service-role/AWSLambdaENIManagementAccess"
 
 
+_CORDON_FAILS = "the Capacity Block cordon {verb} fail at run time (the notice still goes out)"
+
+
+def _outside_vpc_endpoint_problem(
+    *, endpoint_public: bool, endpoint_private: bool, public_access_cidrs: Sequence[str] | None
+) -> str | None:
+    """Why a handler outside any VPC (``eks_in_vpc=False``) may not reach the API server endpoint, or None.
+
+    A private-only endpoint admits only the cluster's VPC and connected networks (EKS User Guide cluster-endpoint: the
+    public endpoint can be limited to CIDRs or disabled). A public endpoint admits the handler only if its CIDRs cover
+    every IPv4 address: a function outside a VPC has no outbound IPv6 (Lambda Developer Guide configuration-vpc,
+    "IPv6 support": no outbound IPv6 "for functions that are not connected to a VPC") and no fixed IPv4 egress address
+    to list (UNCONFIRMED as an AWS statement: no AWS page seen that publishes or fixes it; a fixed address is the
+    Elastic IP of a NAT gateway, i.e. a function in a VPC). ``public_access_cidrs`` None means the EKS default,
+    ``0.0.0.0/0``. Any deploy-time CIDR skips the check.
+    """
+    if not endpoint_public:
+        return (
+            "eks_in_vpc=False runs the handler outside the VPC, but the EKS cluster's API server endpoint is private "
+            f"only (GpuEksCluster public_endpoint_cidrs=None): {_CORDON_FAILS.format(verb='would')}. Keep "
+            "eks_in_vpc=True (the handler then runs in the cluster's subnets and reaches the private endpoint)."
+        )
+    if public_access_cidrs is None or any(is_token(cidr) for cidr in public_access_cidrs):
+        return None
+    ipv4 = [
+        network
+        for network in (ipaddress.ip_network(cidr, strict=False) for cidr in public_access_cidrs)
+        if isinstance(network, ipaddress.IPv4Network)
+    ]
+    if list(ipaddress.collapse_addresses(ipv4)) == [ipaddress.IPv4Network("0.0.0.0/0")]:
+        return None
+    remedy = (
+        "Keep eks_in_vpc=True (the handler then reaches the private endpoint)"
+        if endpoint_private
+        else "Run the handler in a VPC whose NAT gateway's Elastic IP the public endpoint admits"
+    )
+    return (
+        "eks_in_vpc=False runs the handler outside the VPC, and the EKS cluster's public endpoint admits only "
+        f"{', '.join(public_access_cidrs)}: a Lambda function outside a VPC has no fixed egress IP address (its "
+        "traffic leaves from AWS-owned IPv4 addresses that can change, and it has no outbound IPv6), so these CIDRs "
+        f"cannot be known to admit it and {_CORDON_FAILS.format(verb='may')}. {remedy}."
+    )
+
+
+def _in_vpc_endpoint_problem(
+    *, endpoint_public: bool, endpoint_private: bool, isolated_subnet_ids: Sequence[str]
+) -> str | None:
+    """Why a handler in the cluster's subnets (``eks_in_vpc=True``) may not reach the API server endpoint, or None.
+
+    With the private endpoint on, the handler reaches it inside the VPC (its security group is admitted on 443). A
+    public-only endpoint is reached through the internet, which a function in a VPC has only through a NAT gateway
+    route of its subnets (Lambda Developer Guide configuration-vpc, "Internet access when attached to a VPC": "When
+    you attach your function to a VPC, it can only access resources available within that VPC"); isolated subnets
+    have none. ``isolated_subnet_ids``: the handler's subnets known at synthesis to be isolated (the VPC's
+    ``isolated_subnets``); subnets of unknown kind are not judged. Public subnets never get here: aws-cdk-lib's
+    Lambda Function refuses them without ``allow_public_subnet`` (aws-cdk-lib 2.275.0 aws-lambda/lib/function.js:
+    "Lambda Functions in a public subnet can NOT access the internet"; Lambda Developer Guide configuration-vpc:
+    "Connecting a function to a public subnet doesn't give it internet access or a public IP address").
+    """
+    if endpoint_private or not endpoint_public or not isolated_subnet_ids:
+        return None
+    return (
+        "The EKS cluster's API server endpoint is public only and the Capacity Block events handler runs in the "
+        f"cluster's subnets, {len(isolated_subnet_ids)} of them isolated (no route to a NAT gateway): a Lambda "
+        f"function in a VPC reaches the internet only through a NAT gateway, so {_CORDON_FAILS.format(verb='would')}. "
+        "Give the cluster subnets with a NAT route, or turn its private endpoint on."
+    )
+
+
 class CapacityBlockEvents(Construct):
     """EventBridge rule on EC2's Capacity Block events, a Lambda that notifies ``alert_topic`` and drains PCS nodes.
 
@@ -87,7 +162,9 @@ class CapacityBlockEvents(Construct):
         cordoned (and annotated) on the expiration warning. default: no EKS cordon.
     :param eks_in_vpc: with ``eks_cluster``: run the handler in the cluster's subnets with a security group allowed
         into the cluster security group on 443, to reach the private endpoint. False only when the cluster's public
-        endpoint admits the handler's egress. default: True.
+        endpoint admits the handler's egress. Warning ``capacity-events-eks-endpoint-unreachable`` when the cluster's
+        endpoint access (:attr:`~GpuEksCluster.endpoint_public`, :attr:`~GpuEksCluster.endpoint_private`,
+        :attr:`~GpuEksCluster.public_access_cidrs`) says the handler may not reach it. default: True.
     :param log_retention: retention of the handler's log group. default: ONE_MONTH.
     """
 
@@ -220,6 +297,26 @@ class CapacityBlockEvents(Construct):
             targets=[targets.LambdaFunction(self.function, retry_attempts=2)],
         )
         self._acknowledge()
+        if eks_cluster is not None:
+            self._check_endpoint_reachable(eks_cluster)
+
+    def _check_endpoint_reachable(self, cluster: GpuEksCluster) -> None:
+        """Warn when the handler cannot be known to reach the cluster's API server endpoint (see the module doc)."""
+        if self.eks_in_vpc:
+            isolated = {subnet.subnet_id for subnet in cluster.vpc.isolated_subnets}
+            problem = _in_vpc_endpoint_problem(
+                endpoint_public=cluster.endpoint_public,
+                endpoint_private=cluster.endpoint_private,
+                isolated_subnet_ids=[s.subnet_id for s in cluster.subnets if s.subnet_id in isolated],
+            )
+        else:
+            problem = _outside_vpc_endpoint_problem(
+                endpoint_public=cluster.endpoint_public,
+                endpoint_private=cluster.endpoint_private,
+                public_access_cidrs=cluster.public_access_cidrs,
+            )
+        if problem is not None:
+            add_warning(self, WarningId.CAPACITY_EVENTS_EKS_ENDPOINT_UNREACHABLE, problem)
 
     def _add_kubernetes_access(self, cluster: GpuEksCluster) -> None:
         """eks:DescribeCluster on the cluster, an access entry to one Kubernetes group, the node-cordon RBAC."""

@@ -301,6 +301,12 @@ class GpuEksCluster(Construct):
                 "imported by id needs subnets=)",
             )
         endpoint_access = self._endpoint_access(cidrs)
+        # What _endpoint_access configured, in the words of the EKS API (CreateCluster resourcesVpcConfig:
+        # endpointPublicAccess, endpointPrivateAccess, publicAccessCidrs): PRIVATE without CIDRs, PUBLIC_AND_PRIVATE
+        # limited to them otherwise; the private endpoint is always on. Tokens among the CIDRs are kept as given.
+        self._endpoint_public = cidrs is not None
+        self._endpoint_private = True
+        self._public_access_cidrs: tuple[str, ...] | None = tuple(cidrs) if cidrs is not None else None
 
         self.secrets_encryption_key: kms.IKey = secrets_encryption_key or kms.Key(
             self,
@@ -396,6 +402,24 @@ class GpuEksCluster(Construct):
     def cluster_endpoint(self) -> str:
         """The Kubernetes API server endpoint (``Fn::GetAtt Endpoint``); private unless public_endpoint_cidrs is set."""
         return self.cluster.cluster_endpoint
+
+    @property
+    def endpoint_public(self) -> bool:
+        """Whether the API server endpoint is reachable from the internet (EKS ``endpointPublicAccess``): True when
+        ``public_endpoint_cidrs`` was given, limited to :attr:`public_access_cidrs`."""
+        return self._endpoint_public
+
+    @property
+    def endpoint_private(self) -> bool:
+        """Whether the API server endpoint is reachable from the cluster's VPC (EKS ``endpointPrivateAccess``);
+        always True for a :class:`GpuEksCluster`."""
+        return self._endpoint_private
+
+    @property
+    def public_access_cidrs(self) -> tuple[str, ...] | None:
+        """The CIDR blocks the public endpoint admits (EKS ``publicAccessCidrs``), as given to
+        ``public_endpoint_cidrs`` (deploy-time values stay tokens); None when there is no public endpoint."""
+        return self._public_access_cidrs
 
     @property
     def update_kubeconfig_command(self) -> str:
