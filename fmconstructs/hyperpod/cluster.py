@@ -13,6 +13,7 @@ observability, add-users and detect-node; commit 0edaf15).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import warnings
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import Fn, RemovalPolicy, Stack, Token
+from aws_cdk import Aws, Fn, RemovalPolicy, Stack, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
@@ -98,6 +99,13 @@ KUBERNETES_VERSION_WARNING = WarningId.HYPERPOD_KUBERNETES_VERSION.qualified
 LIFECYCLE_PREFIX = "lifecycle/"
 #: ``VpcConfig.Subnets``: 1-16; ``VpcConfig.SecurityGroupIds``: 1-5 (botocore sagemaker model).
 MAX_SUBNETS = 16
+#: HyperPod reads lifecycle scripts from a bucket whose name starts with ``sagemaker-``: the API reference
+#: (ClusterLifeCycleConfig.SourceS3Uri, "Important: Make sure that the S3 bucket path starts with s3://sagemaker-")
+#: ties it to AmazonSageMakerClusterInstanceRolePolicy, which allows S3 access only on that prefix.
+LIFECYCLE_BUCKET_PREFIX = "sagemaker-"
+#: S3 general purpose bucket names: 3-63 characters, lowercase letters, digits, dots and hyphens, starting and ending
+#: with a letter or digit (Amazon S3 User Guide, bucketnamingrules).
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 MAX_SECURITY_GROUPS = 5
 
 
@@ -299,6 +307,17 @@ def _default_cluster_name(scope: Construct, id: str) -> str | None:
     return name[:63].rstrip("-") or None
 
 
+def _lifecycle_bucket_name(scope: Construct) -> str:
+    """``sagemaker-fmc-<account>-<stack UUID, first 8>-<path hash, 6>``: at most 42 characters, deploy-time parts as
+    tokens (the stack id ``arn:...:stack/<name>/<uuid>`` is new for every stack creation)."""
+    stack_uuid = Fn.select(2, Fn.split("/", Aws.STACK_ID))
+    path_hash = hashlib.sha256(scope.node.path.encode()).hexdigest()[:6]
+    return Fn.join(
+        "",
+        [LIFECYCLE_BUCKET_PREFIX, "fmc-", Aws.ACCOUNT_ID, "-", Fn.select(0, Fn.split("-", stack_uuid)), "-", path_hash],
+    )
+
+
 class HyperPodCluster(Construct):
     """A SageMaker HyperPod cluster on ``AWS::SageMaker::Cluster``.
 
@@ -344,6 +363,10 @@ class HyperPodCluster(Construct):
         (``gpu_eks_cluster.efa_security_group``). The cluster adds its HTTPS-out rule to it. Default: a new one
         (``HyperPod nodes: EFA within the group, HTTPS out``).
     :param access_logs_bucket: where the lifecycle bucket writes S3 server access logs. Default: none.
+    :param lifecycle_bucket_name: the lifecycle bucket's name; it must start with ``sagemaker-`` (HyperPod's
+        ``SourceS3Uri`` requirement). Default: ``sagemaker-fmc-<account>-<first 8 of the stack id's UUID>-<6 hex of
+        this construct's path>``, unique per stack creation, so a deleted stack's retained bucket never blocks a new
+        one and StackSet instances get their own.
     :param prometheus_workspace: an fmconstructs ``PrometheusWorkspace`` (Slurm; FmObservability's): the execution
         role gets ``aps:RemoteWrite`` on it. ``SlurmConfiguration.API``: GPU groups run fmconstructs' node collectors
         (the exporters, EFA collector and Prometheus agent PCS GPU nodes get,
@@ -375,6 +398,7 @@ class HyperPodCluster(Construct):
         setup_commands: Sequence[str] = (),
         security_groups: Sequence[ec2.ISecurityGroup] = (),
         access_logs_bucket: s3.IBucket | None = None,
+        lifecycle_bucket_name: str | None = None,
         prometheus_workspace: Any = None,
         lustre_mount: HyperPodLustreMount | None = None,
         exporter_source: ExporterSource | None = None,
@@ -429,6 +453,20 @@ class HyperPodCluster(Construct):
         )
         if access_logs_bucket is not None:
             check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
+        if lifecycle_bucket_name is not None:
+            check_str(
+                "lifecycle_bucket_name",
+                lifecycle_bucket_name,
+                pattern=_BUCKET_NAME,
+                allowed="an S3 bucket name (3-63 lowercase letters, digits, dots, hyphens) starting with 'sagemaker-'",
+            )
+            if not is_token(lifecycle_bucket_name) and not lifecycle_bucket_name.startswith(LIFECYCLE_BUCKET_PREFIX):
+                raise FmValidationError(
+                    "lifecycle_bucket_name",
+                    lifecycle_bucket_name,
+                    "a name starting with 'sagemaker-' (ClusterLifeCycleConfig.SourceS3Uri must start with "
+                    "s3://sagemaker-)",
+                )
         if prometheus_workspace is not None:
             check_construct(
                 "prometheus_workspace",
@@ -480,6 +518,7 @@ class HyperPodCluster(Construct):
         self.lifecycle_bucket = s3.Bucket(
             self,
             "LifecycleBucket",
+            bucket_name=lifecycle_bucket_name or _lifecycle_bucket_name(self),
             encryption=s3.BucketEncryption.S3_MANAGED,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             enforce_ssl=True,
