@@ -76,6 +76,8 @@ class WarningId(str, Enum):
     HYPERPOD_KUBERNETES_VERSION = "hyperpod-kubernetes-version"
     #: FmHyperPodEks-style apps that skip HyperPod's dependencies Helm chart (HyperPod requires it before the cluster).
     HYPERPOD_DEPENDENCIES_NOT_INSTALLED = "hyperpod-dependencies-not-installed"
+    #: A HyperPod GPU group mounts an EFA-enabled file system over TCP (its type is not in the catalog).
+    HYPERPOD_LUSTRE_OVER_TCP = "hyperpod-lustre-over-tcp"
     PARALLELCLUSTER_RETAIN_DEPENDENCIES = "parallelcluster-retain-dependencies"
     #: An EFA-enabled Lustre file system that some ParallelCluster compute nodes mount over TCP (no LNet over EFA).
     PARALLELCLUSTER_LUSTRE_OVER_TCP = "parallelcluster-lustre-over-tcp"

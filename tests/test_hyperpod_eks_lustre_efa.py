@@ -269,3 +269,25 @@ def test_group_rejects_bad_efa_interfaces_for_lustre(value: Any, error: type[Exc
 def test_group_rejects_a_token_efa_interfaces_for_lustre():
     with pytest.raises(FmValidationError, match=r"efa_interfaces_for_lustre .*known at synthesis"):
         HyperPodInstanceGroup(name="gpu", instance_type="p5.48xlarge", nodes=2, efa_interfaces_for_lustre=_token())
+
+
+def test_gpu_group_of_a_type_outside_the_catalog_warns_lustre_over_tcp() -> None:
+    # ml.g5.48xlarge is a HyperPod GPU type the catalog does not hold: its EFA layout for Lustre is unknown -> TCP.
+    from aws_cdk.assertions import Annotations, Match
+
+    groups = [
+        HyperPodInstanceGroup(name="gpu", instance_type="p5.48xlarge", nodes=2),
+        HyperPodInstanceGroup(name="g5", instance_type="g5.48xlarge", nodes=1),
+    ]
+    scene, _, _, cluster = _build(groups=groups)
+    assert "g5" not in cluster.lustre_efa_interfaces and cluster.lustre_efa_interfaces["gpu"] == 8
+    Annotations.from_stack(scene.stack).has_warning(
+        "/Test/H", Match.string_like_regexp("'g5' \\(ml.g5.48xlarge\\) mounts the EFA-enabled file system over TCP")
+    )
+
+
+def test_catalog_gpu_groups_do_not_warn(shared) -> None:
+    from aws_cdk.assertions import Annotations, Match
+
+    scene = shared[0]
+    Annotations.from_stack(scene.stack).has_no_warning("*", Match.string_like_regexp("over TCP"))

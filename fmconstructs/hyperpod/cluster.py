@@ -687,6 +687,8 @@ class HyperPodCluster(Construct):
             )
             if file_system.efa_enabled and efa_interfaces != 0:
                 self.lustre_efa_interfaces[group.name] = efa_interfaces
+            if file_system.efa_enabled and group.gpu and spec is None:
+                self._warn_lustre_over_tcp(group)
             if efa_interfaces:
                 self._register_lustre_efa_clients(bootstrap, group, file_system, efa_interfaces, subnets)
         node_type = self.orchestrator.slurm_node_type(group.name)
@@ -763,9 +765,20 @@ class HyperPodCluster(Construct):
                 )
                 self.lustre_efa_interfaces[group.name] = count
                 self._register_lustre_efa_clients(bootstrap, group, file_system, count, subnets)
+        elif group.gpu:
+            self._warn_lustre_over_tcp(group)
         if commands:
             bootstrap.add_commands(*commands)
         return bootstrap
+
+    def _warn_lustre_over_tcp(self, group: HyperPodInstanceGroup) -> None:
+        add_warning(
+            self,
+            WarningId.HYPERPOD_LUSTRE_OVER_TCP,
+            f"instance group {group.name!r} ({group.instance_type}) mounts the EFA-enabled file system over TCP: the "
+            "instance catalog does not hold its type, so its EFA layout for Lustre is unknown (register it with "
+            "fmconstructs.register_instance_type to use EFA)",
+        )
 
     def _register_lustre_efa_clients(
         self,
