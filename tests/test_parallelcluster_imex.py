@@ -55,17 +55,18 @@ def test_prolog_does_what_the_user_guide_page_does() -> None:
     assert 'systemctl is-enabled "${IMEX_SERVICE}"' in script
     # the default channel, the job's node addresses into the nodes file, then a restart with the page's timeouts
     assert IMEX_CHANNEL_PATH == "/dev/nvidia-caps-imex-channels/channel0"
-    assert 'IMEX_CHANNELS_DIR="${root}/dev/nvidia-caps-imex-channels"' in script
-    assert 'mknod "${IMEX_CHANNELS_DIR}/channel0" c "${major_number}" 0' in script
-    assert f'IMEX_NODES_CONFIG="${{root}}{IMEX_NODES_CONFIG_PATH}"' in script
+    # (FMCONSTRUCTS_* and ${root}: the shared renderer's test hooks, unset and empty on nodes)
+    assert 'IMEX_CHANNELS_DIR="${FMCONSTRUCTS_IMEX_CHANNELS_DIR:-${root}/dev/nvidia-caps-imex-channels}"' in script
+    assert 'mknod "${IMEX_CHANNELS_DIR}/channel0" c "$major" 0' in script
+    assert f'IMEX_NODES_CONFIG="${{FMCONSTRUCTS_IMEX_NODES_CONFIG:-${{root}}{IMEX_NODES_CONFIG_PATH}}}"' in script
     assert IMEX_NODES_CONFIG_PATH == "/etc/nvidia-imex/nodes_config.cfg"
     assert "-ao show node \"$1\" | sed 's/^.* NodeAddr=\\([^ ]*\\).*/\\1/'" in script
     assert 'echo "${IPS_FROM_CR}" >"${IMEX_NODES_CONFIG}"' in script
     assert "IMEX_STOP_TIMEOUT=15" in script and "IMEX_START_TIMEOUT=60" in script
     assert script.index("systemctl stop") < script.index("pkill -9") < script.index("systemctl start")
     # ParallelCluster's Slurm, its log directory, and no sudo (slurmd runs prologs as root)
-    assert 'SCONTROL_CMD="${root}/opt/slurm/bin/scontrol"' in script
-    assert 'LOG_FILE_PATH="${root}/var/log/parallelcluster/nvidia-imex-prolog.log"' in script
+    assert 'PATH="/opt/slurm/bin:' in script  # scontrol from ParallelCluster's Slurm
+    assert 'LOG_FILE_PATH="${FMCONSTRUCTS_IMEX_LOG:-${root}/var/log/parallelcluster/nvidia-imex-prolog.log}"' in script
     assert 'root="${FMCONSTRUCTS_ROOT:-}"' in script  # empty on nodes: the paths above are the page's
     assert "sudo" not in script
     assert "@" not in script.replace("$@", "")  # every placeholder filled
@@ -138,7 +139,7 @@ def test_prolog_configures_imex_for_an_exclusive_job(tmp_path: Path) -> None:
     assert systemctl == [
         "systemctl is-enabled nvidia-imex",
         "systemctl stop nvidia-imex",
-        "pkill -9 nvidia-imex",
+        "pkill -9 -x nvidia-imex",  # -x: the service's own processes only (nvidia-imex-ctl is left alone)
         "systemctl start nvidia-imex",
     ]
     log = (root / "var/log/parallelcluster/nvidia-imex-prolog.log").read_text()

@@ -128,7 +128,8 @@ def test_prolog_follows_the_pcs_guide_steps():
     assert "systemctl is-enabled" in script
     assert IMEX_CHANNEL_PATH == "/dev/nvidia-caps-imex-channels/channel0"
     assert 'mknod -m 666 "${IMEX_CHANNELS_DIR}/channel0" c "$major" 0' in script
-    assert 'IMEX_NODES_CONFIG="${FMCONSTRUCTS_IMEX_NODES_CONFIG:-/etc/nvidia-imex/nodes_config.cfg}"' in script
+    # ${root}: the shared renderer's sandbox prefix (FMCONSTRUCTS_ROOT, empty on nodes)
+    assert 'IMEX_NODES_CONFIG="${FMCONSTRUCTS_IMEX_NODES_CONFIG:-${root}/etc/nvidia-imex/nodes_config.cfg}"' in script
 
 
 def test_prolog_puts_the_clusters_slurm_first_on_path():
