@@ -648,3 +648,22 @@ def test_customization_through_attributes_keeps_one_efa_group(scene):
     assert [c for c in scene.stack.node.find_all() if isinstance(c, EfaSecurityGroup)] == [platform.security_group]
     assert len(file_system.efa_client_groups) == 2
     scene.template().resource_count_is("AWS::PCS::ComputeNodeGroup", 3)  # login, Gpu, P5en
+
+
+def test_hyperpod_fewer_lustre_efa_interfaces_fit_more_nodes():
+    # GIVEN 129 p5 nodes on HyperPod (EKS) with 4 EFA interfaces each for Lustre: 516 <= 1,024
+    scene = new_scene()
+    platform = _platform(
+        scene,
+        nodes=129,
+        orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, efa_interfaces_for_lustre=4),
+    )
+    scene.app.synth()  # THEN it synthesizes (the same platform with the default 8 fails, test above)
+    cluster = platform.cluster
+    assert isinstance(cluster, HyperPodCluster) and cluster.lustre_efa_interfaces == {"gpu": 4}
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, "4", True])
+def test_hyperpod_options_refuse_bad_lustre_efa_interfaces(value):
+    with pytest.raises(FmValidationError, match="efa_interfaces_for_lustre"):
+        HyperPodOptions(efa_interfaces_for_lustre=value)

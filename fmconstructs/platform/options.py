@@ -364,6 +364,8 @@ class HyperPodOptions:
     :param base_config_dir: a local copy of HyperPod's published lifecycle scripts (Slurm). Default: none.
     :param eks_version: Kubernetes version of the EKS cluster (EKS orchestration). Default: ``GpuEksCluster``'s.
     :param admin_roles: EKS cluster admins (EKS orchestration). Default: none.
+    :param efa_interfaces_for_lustre: EFA interfaces each GPU node uses for Lustre (0 = TCP). Default: the type's
+        FSx default from the catalog (8 on p5): lower it to fit more nodes in the file system's 1,024 EFA connections.
     """
 
     orchestrator: HyperPodOrchestration = HyperPodOrchestration.SLURM
@@ -375,9 +377,11 @@ class HyperPodOptions:
     base_config_dir: str | None = None
     eks_version: eks.KubernetesVersion | None = None
     admin_roles: Sequence[iam.IRole] = ()
+    efa_interfaces_for_lustre: int | None = None
 
     def __post_init__(self) -> None:
         check_enum("orchestrator", self.orchestrator, HyperPodOrchestration)
+        check_optional_count("efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, minimum=0)
         _check_name("controller_instance_type", self.controller_instance_type)
         if self.login_instance_type is not None:
             _check_name("login_instance_type", self.login_instance_type)

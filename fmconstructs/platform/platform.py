@@ -517,6 +517,7 @@ class TrainingPlatform(Construct):
             nodes=self.nodes,
             capacity=options.capacity,
             extra_ebs_gib=options.extra_ebs_gib,
+            efa_interfaces_for_lustre=options.efa_interfaces_for_lustre,
         )
         self.node_group = gpu
         common: dict[str, Any] = {
