@@ -159,7 +159,8 @@ _TEMPLATE = r"""#!/bin/bash
 # fmconstructs: Slurm prolog for NVIDIA IMEX on EC2 UltraServers, the 91_nvidia_imex_prolog.sh of the
 # @GUIDE@.
 # Differences from it: @DIFFERENCES_IN@ and fmconstructs/compute/imex.py.
-# Installed as @PROLOG_PATH@ (the cluster's Prolog, with PrologFlags=Alloc,NoHold).
+# Installed as @PROLOG_PATH@,
+# the cluster's Prolog, with PrologFlags=Alloc,NoHold.
 # For exclusive jobs on @FAMILY_LIST@ nodes whose nvidia-imex is enabled: creates the default IMEX channel, writes
 # the job's node addresses to the IMEX nodes file, restarts nvidia-imex.
 set -u
