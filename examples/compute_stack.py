@@ -25,6 +25,7 @@ from fmconstructs import (
 
 from .lint import acknowledge_cfn_lint, acknowledge_nag
 from .network import example_vpc
+from .reservations import PLACEHOLDER_CAPACITY_BLOCK_IDS, PLACEHOLDER_ODCR_IDS, capacity_block_id, odcr_id
 
 # cfn-lint 1.x checks InstanceType against a per-region list (E3628) that lags EC2 launches.
 _CFN_LINT_UNKNOWN_TYPES = {
@@ -34,9 +35,9 @@ _CFN_LINT_UNKNOWN_TYPES = {
     "UltraServer Capacity Blocks (EC2 User Guide capacity-blocks-launch)",
 }
 
-# Placeholders, overridden with `cdk synth -c fmconstructs:odcr-id=cr-...` (see README "Example app").
-DEFAULT_ODCR_ID = "cr-0123456789abcdef0"
-DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
+# Placeholders (examples/reservations.py), overridden with `cdk synth -c fmconstructs:odcr-id:p5.48xlarge=cr-...`.
+DEFAULT_ODCR_ID = PLACEHOLDER_ODCR_IDS["p5.48xlarge"]
+DEFAULT_CAPACITY_BLOCK_ID = PLACEHOLDER_CAPACITY_BLOCK_IDS["p5en.48xlarge"]
 # Public SSM parameter of the AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Amazon Linux 2023), x86_64
 # (DLAMI release notes: "Query AMI-ID with SSM parameter").
 DLAMI_X86_PARAMETER = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-amazon-linux-2023/latest/ami-id"
@@ -49,8 +50,8 @@ class ComputeStack(Stack):
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
         ctx = self.node.try_get_context
-        odcr_id = ctx("fmconstructs:odcr-id") or DEFAULT_ODCR_ID
-        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        odcr = odcr_id(self, "p5.48xlarge")
+        block_id = capacity_block_id(self, "p5en.48xlarge")
         ultraserver_arn = ctx("fmconstructs:ultraserver-resource-group-arn") or DEFAULT_ULTRASERVER_GROUP_ARN
 
         self.vpc = example_vpc(self)
@@ -100,7 +101,7 @@ class ComputeStack(Stack):
             instance_type="p5.48xlarge",
             **common,
             placement_group=self.placement_group,
-            capacity=CapacityReservation(reservation_id=odcr_id),
+            capacity=CapacityReservation(reservation_id=odcr),
         )
         # A self-managed fleet on the Capacity Block: AMI from the public DLAMI SSM parameter (resolved at deploy
         # time, no lookup at synth), Session Manager instead of SSH, launch/terminate events to an encrypted topic.

@@ -17,8 +17,8 @@
 - Outputs (:func:`add_eks_outputs`): cluster name, ARN and API endpoint, the ``aws eks update-kubeconfig`` command,
   the node group names, the file system id, DNS name and mount name.
 
-Reservation ids are placeholders; override them with ``-c fmconstructs:capacity-block-id=cr-...`` and
-``-c fmconstructs:odcr-id=cr-...``.
+Reservation ids are placeholders; override them with ``-c fmconstructs:capacity-block-id:p5en.48xlarge=cr-...`` and
+``-c fmconstructs:odcr-id:p6-b300.48xlarge=cr-...`` (examples/reservations.py).
 """
 
 from __future__ import annotations
@@ -39,9 +39,10 @@ from fmconstructs.storage import LustreFileSystem
 
 from .lint import acknowledge_nag
 from .network import example_vpc
+from .reservations import PLACEHOLDER_CAPACITY_BLOCK_IDS, PLACEHOLDER_ODCR_IDS, capacity_block_id, odcr_id
 
-DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
-DEFAULT_ODCR_ID = "cr-0123456789abcdef0"
+DEFAULT_CAPACITY_BLOCK_ID = PLACEHOLDER_CAPACITY_BLOCK_IDS["p5en.48xlarge"]
+DEFAULT_ODCR_ID = PLACEHOLDER_ODCR_IDS["p6-b300.48xlarge"]
 
 
 class EksStack(Stack):
@@ -52,9 +53,8 @@ class EksStack(Stack):
     ) -> None:
         """:param workspace: where the AMP managed scraper writes (FmObservability's); default: no scraper."""
         super().__init__(scope, id, **kwargs)
-        ctx = self.node.try_get_context
-        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
-        odcr_id = ctx("fmconstructs:odcr-id") or DEFAULT_ODCR_ID
+        block_id = capacity_block_id(self, "p5en.48xlarge")
+        odcr = odcr_id(self, "p6-b300.48xlarge")
 
         self.vpc = example_vpc(self)
         self.admin_role = iam.Role(
@@ -76,7 +76,7 @@ class EksStack(Stack):
         self.p6_b300: GpuNodeGroup = self.cluster.add_gpu_node_group(
             "P6B300",
             instance_type="p6-b300.48xlarge",
-            capacity=CapacityReservation(reservation_id=odcr_id, instance_count=1),
+            capacity=CapacityReservation(reservation_id=odcr, instance_count=1),
             max_nodes=1,
             subnets=[subnet],
         )

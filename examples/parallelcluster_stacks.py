@@ -25,7 +25,7 @@ ParallelCluster's CloudFormation custom resource (:class:`fmconstructs.parallelc
   that page, turns simultaneous multithreading off.
 
 Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
-``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id``.
+``fmconstructs:capacity-block-id:p5en.48xlarge``, ``fmconstructs:ultraserver-reservation-id``.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ from fmconstructs.parallelcluster import (
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, size_for_throughput
 
 from .network import example_vpc
+from .reservations import PLACEHOLDER_CAPACITY_BLOCK_IDS, capacity_block_id
 
-DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
+DEFAULT_CAPACITY_BLOCK_ID = PLACEHOLDER_CAPACITY_BLOCK_IDS["p5en.48xlarge"]
 DEFAULT_ULTRASERVER_RESERVATION_ID = "cr-0a1b2c3d4e5f60718"
 #: 4,800 GiB at 1,000 MB/s/TiB: the smallest EFA-enabled PERSISTENT_2 step (FSx UG increase-storage-capacity).
 TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
@@ -94,8 +95,7 @@ class ParallelClusterP5enStack(Stack):
         """:param workspace: FmObservability's workspace: the file system's alarms go to its alert topic and the
         compute nodes' collectors send to it."""
         super().__init__(scope, id, **kwargs)
-        ctx = self.node.try_get_context
-        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        block_id = capacity_block_id(self, "p5en.48xlarge")
         self.vpc = example_vpc(self)
         subnet = self.vpc.private_subnets[0]
         # One EFA group for the GPU nodes and the file system's EFA interfaces (EC2 UG efa-start).

@@ -24,7 +24,7 @@ controller's address and port), ``LoginCommand`` (a Session Manager shell on a l
 FmPcsP5 ``FileSystemId``.
 
 Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
-``fmconstructs:capacity-block-id``, ``fmconstructs:ultraserver-reservation-id`` (what PCS targets),
+``fmconstructs:capacity-block-id:p5.48xlarge``, ``fmconstructs:ultraserver-reservation-id`` (what PCS targets),
 ``fmconstructs:ultraserver-resource-group-arn``, ``fmconstructs:pcs-ami-x86``
 (an AMI id with the PCS agent, Slurm 25.11, EFA and the NVIDIA driver; see :mod:`fmconstructs.pcs.ami` for the
 sample AMIs), ``fmconstructs:pcs-ami-gb200-parameter`` (an SSM parameter holding the arm64 GB200 AMI id), and
@@ -66,8 +66,9 @@ from fmconstructs.storage import (
 from .images_stack import GB200_AMI_PARAMETER
 from .lint import acknowledge_cfn_lint, acknowledge_nag
 from .network import access_logs_bucket, example_vpc
+from .reservations import PLACEHOLDER_CAPACITY_BLOCK_IDS, capacity_block_id
 
-DEFAULT_CAPACITY_BLOCK_ID = "cr-0fedcba9876543210"
+DEFAULT_CAPACITY_BLOCK_ID = PLACEHOLDER_CAPACITY_BLOCK_IDS["p5.48xlarge"]
 DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
 #: The UltraServer block's reservation id: what PCS targets (PCS User Guide capacity-blocks-configure-cng).
 DEFAULT_ULTRASERVER_RESERVATION_ID = "cr-0a1b2c3d4e5f60718"
@@ -174,7 +175,7 @@ class PcsP5Stack(Stack):
         ctx = self.node.try_get_context
         # Server access logs through a bucket policy rather than ACLs (same flag as the storage example).
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
-        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        block_id = capacity_block_id(self, "p5.48xlarge")
         ami = PcsAmi.from_image_id(ctx("fmconstructs:pcs-ami-x86") or DEFAULT_X86_AMI_ID)
 
         self.vpc = _vpc(self)

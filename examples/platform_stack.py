@@ -13,7 +13,7 @@ Outputs (with descriptions, from the construct): ``ClusterId``, ``SlurmControlle
 ``DataBucketName``, and with a workspace ``PrometheusRemoteWriteUrl`` (and ``GrafanaUrl``).
 
 Placeholders (no AWS lookups at synth time), overridden with ``cdk synth -c KEY=VALUE``:
-``fmconstructs:capacity-block-id`` and ``fmconstructs:pcs-ami-x86`` (as FmPcsP5).
+``fmconstructs:capacity-block-id:p5.48xlarge`` and ``fmconstructs:pcs-ami-x86`` (as FmPcsP5).
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from fmconstructs.pcs import PcsAmi, PcsCluster, SlurmVersion
 from fmconstructs.platform import PcsOptions, PlatformObservability, PlatformStorage, TrainingPlatform
 
 from .network import access_logs_bucket, example_vpc
-from .pcs_stacks import DEFAULT_CAPACITY_BLOCK_ID, DEFAULT_X86_AMI_ID
+from .pcs_stacks import DEFAULT_X86_AMI_ID
 from .pcs_stacks import acknowledge_node_role as acknowledge_pcs_node_role
+from .reservations import capacity_block_id
 
 #: The checkpoint objective: 1 TB written within 240 s (4.17 GB/s).
 CHECKPOINT_BYTES = 10**12
@@ -56,7 +57,7 @@ class PlatformStack(Stack):
         ctx = self.node.try_get_context
         # Server access logs through a bucket policy rather than ACLs (as FmPcsP5 and FmStorage).
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
-        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        block_id = capacity_block_id(self, "p5.48xlarge")
         ami = PcsAmi.from_image_id(ctx("fmconstructs:pcs-ami-x86") or DEFAULT_X86_AMI_ID)
 
         self.vpc = example_vpc(self)

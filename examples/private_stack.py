@@ -17,7 +17,8 @@
 Deploy FmImages first and run its x86 pipeline once (the parameter must exist). Outputs: the PCS cluster outputs of
 FmPcsP5 (``ClusterId``, ``LoginCommand``, ...), ``EndpointSecurityGroupId`` and ``PcsEndpointId``.
 
-Placeholders (no AWS lookups at synth time): ``fmconstructs:capacity-block-id`` (the block's reservation id).
+Placeholders (no AWS lookups at synth time): ``fmconstructs:capacity-block-id:p5.48xlarge`` (the block's reservation id;
+examples/reservations.py).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from fmconstructs.pcs import (
 )
 
 from .images_stack import X86_AMI_PARAMETER
-from .pcs_stacks import DEFAULT_CAPACITY_BLOCK_ID, acknowledge_node_role, add_cluster_outputs
+from .pcs_stacks import acknowledge_node_role, add_cluster_outputs
+from .reservations import capacity_block_id
 
 #: Where node metrics come from: the image, never the internet.
 EXPORTER_SOURCE = ExporterSource.IMAGE
@@ -78,7 +80,7 @@ class PrivatePcsP5Stack(Stack):
         """:param workspace: where node metrics go; default: a new workspace in this stack."""
         super().__init__(scope, id, **kwargs)
         ctx = self.node.try_get_context
-        block_id = ctx("fmconstructs:capacity-block-id") or DEFAULT_CAPACITY_BLOCK_ID
+        block_id = capacity_block_id(self, "p5.48xlarge")
         ami = PcsAmi.from_ssm_parameter(
             ctx("fmconstructs:pcs-ami-x86-parameter") or X86_AMI_PARAMETER, architecture=CpuArchitecture.X86_64
         )

@@ -13,6 +13,7 @@ import aws_cdk as cdk
 import pytest
 from click.testing import CliRunner
 
+from examples.reservations import PLACEHOLDER_CAPACITY_BLOCK_IDS, PLACEHOLDER_ODCR_IDS
 from fmconstructs.catalog import get_instance_spec
 from fmconstructs.cli.assembly import DEPLOY_TIME, parse_stack
 from fmconstructs.cli.main import cli
@@ -68,7 +69,7 @@ def test_pcs_p5_figures_match_the_catalog(plan_json: dict[str, Any]) -> None:
     assert g["nvme_gb_per_node"] == spec.instance_store.total_gb
     assert g["vcpus_total"] == 2 * spec.vcpus
     assert g["capacity"] == "Capacity Block"
-    assert g["reservation"] == "cr-0fedcba9876543210"
+    assert g["reservation"] == PLACEHOLDER_CAPACITY_BLOCK_IDS["p5.48xlarge"]
     assert g["ip_interfaces_per_node"] == 1  # one `efa` primary; the rest are efa-only
 
 
@@ -81,7 +82,7 @@ def test_ultraserver_and_odcr_capacity_kinds(plan_json: dict[str, Any]) -> None:
     assert gb200["efa_gbps_per_node"] == plan_network_interfaces(spec).efa_bandwidth_gbps
     odcr = _group(plan_json, "FmEksP5en", "p6-b300.48xlarge")
     assert odcr["capacity"] == "ODCR"
-    assert odcr["reservation"] == "cr-0123456789abcdef0"
+    assert odcr["reservation"] == PLACEHOLDER_ODCR_IDS["p6-b300.48xlarge"]
 
 
 def test_eks_system_group_range_and_non_catalog_type(plan_json: dict[str, Any]) -> None:
@@ -294,7 +295,7 @@ def test_parallelcluster_queue_figures_match_the_catalog(plan_json: dict[str, An
     assert g["gpus_total"] == 2 * spec.gpu.count
     assert g["vcpus_total"] == 2 * spec.vcpus
     assert g["capacity"] == "Capacity Block"
-    assert g["reservation"] == "cr-0fedcba9876543210"
+    assert g["reservation"] == PLACEHOLDER_CAPACITY_BLOCK_IDS["p5en.48xlarge"]
     # ParallelCluster creates the EFA interfaces itself (Efa.Enabled): the plan says so instead of guessing a count.
     assert g["efa_interfaces_per_node"] == "set by AWS ParallelCluster"
     assert any(u.startswith(f"FmParallelClusterP5en/{g['group']}: EFA interfaces") for u in plan_json["unknowns"])

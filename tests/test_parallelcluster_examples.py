@@ -12,7 +12,11 @@ import pytest
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
-from examples.parallelcluster_stacks import ParallelClusterGb200Stack, ParallelClusterP5enStack
+from examples.parallelcluster_stacks import (
+    DEFAULT_CAPACITY_BLOCK_ID,
+    ParallelClusterGb200Stack,
+    ParallelClusterP5enStack,
+)
 
 STACKS = ("FmParallelClusterP5en", "FmParallelClusterGb200")
 
@@ -71,7 +75,7 @@ def test_p5en_queue_is_a_capacity_block_with_catalog_efa(assembly: tuple[Path, d
     assert resource["InstanceType"] == "p5en.48xlarge"
     assert resource["MinCount"] == resource["MaxCount"] == 2
     assert resource["Efa"] == {"Enabled": True, "GdrSupport": True}
-    assert resource["CapacityReservationTarget"] == {"CapacityReservationId": "cr-0fedcba9876543210"}
+    assert resource["CapacityReservationTarget"] == {"CapacityReservationId": DEFAULT_CAPACITY_BLOCK_ID}
     assert resource["Networking"] == {"PlacementGroup": {"Enabled": False}}
 
 
