@@ -91,7 +91,10 @@ VPC_ACTIONS = (
 #: "sagemaker-hyperpod-eks-prerequisites", newest text seen (docs.amazonaws.cn, 2026): 1.28-1.34; other copies list
 #: up to 1.32 or 1.33).
 HYPERPOD_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
-#: EKS authentication modes HyperPod supports (same page): API and API_AND_CONFIG_MAP.
+#: EKS authentication modes HyperPod supports (same page): API and API_AND_CONFIG_MAP. API mode is what HyperPod needs
+#: for its access entries, which it creates itself: the execution role's and its service-linked role's (SageMaker API
+#: reference, ClusterMetadata: ``EksRoleAccessEntries`` and ``SlrAccessEntry`` are "created by HyperPod on your
+#: behalf" for EKS-orchestrated clusters), so this construct adds none.
 HYPERPOD_EKS_AUTHENTICATION_MODES = ("API", "API_AND_CONFIG_MAP")
 #: The warning id for an EKS version HyperPod does not document (to be added to WarningId by the lead).
 KUBERNETES_VERSION_WARNING = WarningId.HYPERPOD_KUBERNETES_VERSION.qualified
