@@ -7,81 +7,86 @@ Lustre, S3 links, client mounts) -> ``images`` (GPU node AMIs with EC2 Image Bui
 ``eks``, ``parallelcluster`` and ``hyperpod`` are imported as submodules) -> ``observability``.
 """
 
-from .bootstrap import BootstrapDelivery, NodeBootstrap, NodeBootstrapLogs
-from .capacity import (
-    Capacity,
-    CapacityBlock,
-    CapacityKind,
-    CapacityReservation,
-    OnDemand,
-    ReservationTargetForm,
-    UltraServerCapacityBlock,
-    pinned_availability_zone,
-    pinned_zone,
-)
-from .catalog import (
-    BUILTIN_INSTANCE_TYPES,
-    CATALOG,
-    ULTRASERVERS,
-    CpuArchitecture,
-    EksAmiType,
-    GpuSpec,
-    InstanceCatalog,
-    InstanceSpec,
-    InstanceStoreSpec,
-    InterfaceType,
-    NetworkCardGroup,
-    NetworkCardSpec,
-    UltraServerSpec,
-    get_instance_spec,
-    get_ultraserver,
-    register_instance_type,
-)
-from .compute import GpuAutoScalingGroup, GpuLaunchTemplate, nvme_raid_commands
-from .errors import FmTypeError, FmValidationError, WarningId
-from .images import BuildSchedule, GpuNodeImage, ImageComponent, ParentImage
-from .networking import (
-    ClusterPlacementGroup,
-    EfaCardSelection,
-    EfaSecurityGroup,
-    InterfaceLayout,
-    InterfacePolicy,
-    PlacementStrategy,
-    PlannedInterface,
-    plan_network_interfaces,
-)
-from .pcs import (
-    AccountingMode,
-    ClusterSetting,
-    ControllerSize,
-    FileSystemMount,
-    NodeGroupSetting,
-    PcsAmi,
-    PcsCluster,
-    PcsGpuNodeGroup,
-    PcsInstanceProfile,
-    PcsLoginNodeGroup,
-    PcsQueue,
-    PurchaseOption,
-    QueueSetting,
-    SlurmVersion,
-)
-from .storage import (
-    DEFAULT_LAYOUT,
-    DataRepositoryAssociation,
-    DataRepositoryBucket,
-    DataRepositoryEvent,
-    DataRepositoryLink,
-    EksStaticVolume,
-    LustreDataCompression,
-    LustreDeploymentType,
-    LustreFileSystem,
-    LustreLogLevel,
-    LustreMetadataConfiguration,
-    LustreSizing,
-    size_for_checkpoint,
-    size_for_throughput,
-)
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .bootstrap import BootstrapDelivery, NodeBootstrap, NodeBootstrapLogs
+    from .capacity import (
+        Capacity,
+        CapacityBlock,
+        CapacityKind,
+        CapacityReservation,
+        OnDemand,
+        ReservationTargetForm,
+        UltraServerCapacityBlock,
+        pinned_availability_zone,
+        pinned_zone,
+    )
+    from .catalog import (
+        BUILTIN_INSTANCE_TYPES,
+        CATALOG,
+        ULTRASERVERS,
+        CpuArchitecture,
+        EksAmiType,
+        GpuSpec,
+        InstanceCatalog,
+        InstanceSpec,
+        InstanceStoreSpec,
+        InterfaceType,
+        NetworkCardGroup,
+        NetworkCardSpec,
+        UltraServerSpec,
+        get_instance_spec,
+        get_ultraserver,
+        register_instance_type,
+    )
+    from .compute import GpuAutoScalingGroup, GpuLaunchTemplate, nvme_raid_commands
+    from .errors import FmTypeError, FmValidationError, WarningId
+    from .images import BuildSchedule, GpuNodeImage, ImageComponent, ParentImage
+    from .networking import (
+        ClusterPlacementGroup,
+        EfaCardSelection,
+        EfaSecurityGroup,
+        InterfaceLayout,
+        InterfacePolicy,
+        PlacementStrategy,
+        PlannedInterface,
+        plan_network_interfaces,
+    )
+    from .pcs import (
+        AccountingMode,
+        ClusterSetting,
+        ControllerSize,
+        FileSystemMount,
+        NodeGroupSetting,
+        PcsAmi,
+        PcsCluster,
+        PcsGpuNodeGroup,
+        PcsInstanceProfile,
+        PcsLoginNodeGroup,
+        PcsQueue,
+        PurchaseOption,
+        QueueSetting,
+        SlurmVersion,
+    )
+    from .storage import (
+        DEFAULT_LAYOUT,
+        DataRepositoryAssociation,
+        DataRepositoryBucket,
+        DataRepositoryEvent,
+        DataRepositoryLink,
+        EksStaticVolume,
+        LustreDataCompression,
+        LustreDeploymentType,
+        LustreFileSystem,
+        LustreLogLevel,
+        LustreMetadataConfiguration,
+        LustreSizing,
+        size_for_checkpoint,
+        size_for_throughput,
+    )
 
 __version__ = "0.2.0"
 
@@ -161,3 +166,103 @@ __all__ = [
     "size_for_checkpoint",
     "size_for_throughput",
 ]
+
+# Lazy (PEP 562): each name is imported from its submodule on first use, so that the light modules (catalog,
+# networking.interfaces, storage.sizing) import without aws_cdk, which starts Node.js (see fmconstructs._lazy).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".bootstrap": (
+        "BootstrapDelivery",
+        "NodeBootstrap",
+        "NodeBootstrapLogs",
+    ),
+    ".capacity": (
+        "Capacity",
+        "CapacityBlock",
+        "CapacityKind",
+        "CapacityReservation",
+        "OnDemand",
+        "ReservationTargetForm",
+        "UltraServerCapacityBlock",
+        "pinned_availability_zone",
+        "pinned_zone",
+    ),
+    ".catalog": (
+        "BUILTIN_INSTANCE_TYPES",
+        "CATALOG",
+        "ULTRASERVERS",
+        "CpuArchitecture",
+        "EksAmiType",
+        "GpuSpec",
+        "InstanceCatalog",
+        "InstanceSpec",
+        "InstanceStoreSpec",
+        "InterfaceType",
+        "NetworkCardGroup",
+        "NetworkCardSpec",
+        "UltraServerSpec",
+        "get_instance_spec",
+        "get_ultraserver",
+        "register_instance_type",
+    ),
+    ".compute": (
+        "GpuAutoScalingGroup",
+        "GpuLaunchTemplate",
+        "nvme_raid_commands",
+    ),
+    ".errors": (
+        "FmTypeError",
+        "FmValidationError",
+        "WarningId",
+    ),
+    ".images": (
+        "BuildSchedule",
+        "GpuNodeImage",
+        "ImageComponent",
+        "ParentImage",
+    ),
+    ".networking": (
+        "ClusterPlacementGroup",
+        "EfaCardSelection",
+        "EfaSecurityGroup",
+        "InterfaceLayout",
+        "InterfacePolicy",
+        "PlacementStrategy",
+        "PlannedInterface",
+        "plan_network_interfaces",
+    ),
+    ".pcs": (
+        "AccountingMode",
+        "ClusterSetting",
+        "ControllerSize",
+        "FileSystemMount",
+        "NodeGroupSetting",
+        "PcsAmi",
+        "PcsCluster",
+        "PcsGpuNodeGroup",
+        "PcsInstanceProfile",
+        "PcsLoginNodeGroup",
+        "PcsQueue",
+        "PurchaseOption",
+        "QueueSetting",
+        "SlurmVersion",
+    ),
+    ".storage": (
+        "DEFAULT_LAYOUT",
+        "DataRepositoryAssociation",
+        "DataRepositoryBucket",
+        "DataRepositoryEvent",
+        "DataRepositoryLink",
+        "EksStaticVolume",
+        "LustreDataCompression",
+        "LustreDeploymentType",
+        "LustreFileSystem",
+        "LustreLogLevel",
+        "LustreMetadataConfiguration",
+        "LustreSizing",
+        "size_for_checkpoint",
+        "size_for_throughput",
+    ),
+}
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
-from typing import Any, TypeVar
-
-from constructs import Construct
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from .errors import FmTypeError, FmValidationError, is_token
+
+if TYPE_CHECKING:
+    from constructs import Construct
 
 __all__ = [
     "check_bool",
@@ -164,13 +166,20 @@ def check_sequence(parameter: str, value: object, item: Callable[[str, object], 
     return tuple(item(f"{parameter}[{index}]", element) for index, element in enumerate(value))
 
 
+def _is_construct(value: object) -> TypeGuard[Construct]:
+    """``isinstance(value, constructs.Construct)``, without importing ``constructs`` (and starting the jsii runtime)
+    while it is not imported: then no value can be a Construct."""
+    module = sys.modules.get("constructs")
+    return module is not None and isinstance(value, module.Construct)
+
+
 def check_construct(parameter: str, value: object, *, attribute: str, expected: str) -> Any:
     """A construct that has ``attribute`` (jsii interfaces such as ``ec2.IVpc`` cannot be checked with isinstance).
 
     :param expected: how the type is named in the message, e.g. ``"an ec2.IVpc"``.
     """
     # Imported resources are jsii proxies (not Construct subclasses): accept anything with a construct node.
-    if not (isinstance(value, Construct) or hasattr(value, "node")) or not hasattr(value, attribute):
+    if not (_is_construct(value) or hasattr(value, "node")) or not hasattr(value, attribute):
         raise FmTypeError(parameter, value, f"{expected} (got a {_type_name(value)})")
     return value
 
@@ -264,7 +273,7 @@ NOT_GIVEN: Any = _NOT_GIVEN
 def check_scope_id(scope: object, id: object) -> None:
     """``scope`` a construct and ``id`` a non-empty str known at synthesis and unique among the scope's children,
     checked before they reach jsii (which raises its own errors)."""
-    if not isinstance(scope, Construct):
+    if not _is_construct(scope):
         raise FmTypeError("scope", scope, f"a Construct (got a {_type_name(scope)})")
     check_str("id", id, allowed="a construct id (a non-empty str)", min_length=1)
     if is_token(id):

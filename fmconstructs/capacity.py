@@ -40,9 +40,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
-
-from aws_cdk import aws_ec2 as ec2
+from typing import TYPE_CHECKING, Any
 
 from ._validate import (
     NOT_GIVEN,
@@ -59,6 +57,10 @@ from ._validate import (
 )
 from .catalog import InstanceSpec, UltraServerSpec, get_ultraserver
 from .errors import FmTypeError, FmValidationError, is_token
+
+if TYPE_CHECKING:
+    # aws_ec2 only where launch-template properties are built: the ``fmc`` command imports this module without Node.js.
+    from aws_cdk import aws_ec2 as ec2
 
 # The EC2 API gives CapacityReservationId no pattern (botocore ec2 shape ``CapacityReservationId``: a String); EC2
 # resource ids are a prefix, a hyphen and 8 or 17 characters of 0-9/a-f (EC2 User Guide "resource-ids").
@@ -177,6 +179,8 @@ class Capacity:
                 None,
                 f"given for {needs} (this {type(self).__name__} has only {', '.join(f.parameter for f in forms)})",
             )
+        from aws_cdk import aws_ec2 as ec2
+
         if chosen is ReservationTargetForm.RESERVATION_ID:
             return ec2.CfnLaunchTemplate.CapacityReservationTargetProperty(capacity_reservation_id=value)
         return ec2.CfnLaunchTemplate.CapacityReservationTargetProperty(capacity_reservation_resource_group_arn=value)
@@ -184,6 +188,8 @@ class Capacity:
     def market_options(self) -> ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty | None:
         """``InstanceMarketOptions``: ``capacity-block`` for blocks, nothing otherwise."""
         if self.is_capacity_block:
+            from aws_cdk import aws_ec2 as ec2
+
             return ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty(market_type="capacity-block")
         return None
 
@@ -195,6 +201,8 @@ class Capacity:
         target = self.reservation_target(form, consumer=consumer)
         if target is None:
             return None
+        from aws_cdk import aws_ec2 as ec2
+
         return ec2.CfnLaunchTemplate.CapacityReservationSpecificationProperty(capacity_reservation_target=target)
 
     def validate_for(

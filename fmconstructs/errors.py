@@ -8,12 +8,26 @@ assert them.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Annotations, Token
-from constructs import IConstruct
+if TYPE_CHECKING:
+    from constructs import IConstruct
+
+# No aws_cdk/constructs import at module level: the ``fmc`` command imports this module (through catalog, sizing and
+# the interface planner) and must run where Node.js, which importing aws_cdk starts, is absent.
+
+
+def _is_unresolved(value: object) -> bool:
+    """``Token.is_unresolved(value)``, or False while ``aws_cdk`` is not imported (then no value can be a CDK token:
+    tokens are made by aws_cdk), so that asking never starts the jsii runtime."""
+    if "aws_cdk" not in sys.modules:
+        return False
+    from aws_cdk import Token
+
+    return Token.is_unresolved(value)
 
 
 def is_token(value: object) -> bool:
@@ -26,11 +40,11 @@ def is_token(value: object) -> bool:
     if isinstance(value, str):
         # "#{Token[...]}" is one element of an encoded list token (e.g. Fn.get_azs()[0]); Token.is_unresolved does
         # not recognise it on its own, yet it is unknown until deploy time.
-        return "#{Token[" in value or ("{Token[" in value and Token.is_unresolved(value))
+        return "#{Token[" in value or ("{Token[" in value and _is_unresolved(value))
     if isinstance(value, float):
-        return math.isfinite(value) and value < -1e280 and Token.is_unresolved(value)
+        return math.isfinite(value) and value < -1e280 and _is_unresolved(value)
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return any("{Token[" in v for v in value) and Token.is_unresolved(value)
+        return any("{Token[" in v for v in value) and _is_unresolved(value)
     return False
 
 
@@ -92,4 +106,6 @@ class WarningId(str, Enum):
 
 def add_warning(scope: IConstruct, warning: WarningId, message: str) -> None:
     """Attach an acknowledgeable warning to ``scope``."""
+    from aws_cdk import Annotations
+
     Annotations.of(scope).add_warning_v2(warning.qualified, message)

@@ -3,7 +3,7 @@
 Figures come from the same places the constructs use: :mod:`fmconstructs.catalog` (GPUs, GPU memory, vCPUs, NVMe,
 ``fsx_lustre_efa_interfaces``), :class:`fmconstructs.networking.InterfaceLayout` (EFA Gbit/s per node, rebuilt from
 the interfaces counted in the launch template), :mod:`fmconstructs.storage.sizing` (Lustre throughput and sizing) and
-:data:`fmconstructs.storage.lustre.MAX_EFA_CONNECTIONS`. Nothing is priced unless the user gives a price.
+:data:`fmconstructs.storage.sizing.MAX_EFA_CONNECTIONS`. Nothing is priced unless the user gives a price.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 from ..catalog import CATALOG, InstanceSpec, InterfaceType, get_instance_spec
 from ..networking.interfaces import InterfaceLayout, InterfacePolicy, PlannedInterface, plan_network_interfaces
-from ..storage.lustre import MAX_EFA_CONNECTIONS
 from ..storage.sizing import (
+    MAX_EFA_CONNECTIONS,
     LustreDeploymentType,
     aggregate_throughput_mbps,
     per_unit_throughput_mbps_per_tib,

@@ -33,12 +33,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-
-from aws_cdk import aws_ec2 as ec2
+from typing import TYPE_CHECKING
 
 from .._validate import check_bool, check_enum, check_number
 from ..catalog import InstanceSpec, InterfaceType, NetworkCardSpec
 from ..errors import FmTypeError, FmValidationError, is_token
+
+if TYPE_CHECKING:
+    # aws_ec2 only in to_cfn: the ``fmc`` command plans layouts without Node.js (importing aws_cdk starts it).
+    from aws_cdk import aws_ec2 as ec2
 
 
 class EfaCardSelection(Enum):
@@ -152,6 +155,8 @@ class InterfaceLayout:
                 subnet_id,
                 f"omitted for the {self.policy.value} policy (the node group supplies subnets)",
             )
+        from aws_cdk import aws_ec2 as ec2
+
         out: list[ec2.CfnLaunchTemplate.NetworkInterfaceProperty] = []
         for planned in self.interfaces:
             carries_ip = planned.interface_type is not InterfaceType.EFA_ONLY

@@ -83,16 +83,16 @@ from .sizing import (
     is_valid_capacity,
     per_unit_throughput_mbps_per_tib,
 )
+from .sizing import (
+    # Re-exported: ``from fmconstructs.storage.lustre import MAX_EFA_CONNECTIONS`` keeps working (defined in sizing,
+    # which the ``fmc`` command imports without aws_cdk).
+    MAX_EFA_CONNECTIONS as MAX_EFA_CONNECTIONS,
+)
 
 #: FileSystemTypeVersion: EFA and metadata configurations need 2.15.
 LUSTRE_VERSION = "2.15"
 LUSTRE_TCP_PORT = 988
 LUSTRE_TCP_PORT_RANGE = (1018, 1023)
-
-#: FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients), Step 4 "EFA interfaces": "Each FSx for
-#: Lustre file system has a maximum limit of 1024 EFA connections across all client instances", and "Each configured
-#: EFA interface on a client instance counts as one connection".
-MAX_EFA_CONNECTIONS = 1024
 
 _MAX_BACKUP_RETENTION_DAYS = 90
 _DEFAULT_BACKUP_RETENTION_DAYS = 7

@@ -69,6 +69,12 @@ SCRATCH_BASELINE_MBPS_PER_TIB = 200
 #: EFA-enabled file systems: storage capacity must be a multiple of this many GiB for each per-unit throughput.
 EFA_CAPACITY_MULTIPLE_GIB: dict[int, int] = {125: 38_400, 250: 19_200, 500: 9_600, 1000: 4_800}
 
+#: FSx for Lustre User Guide "Configuring EFA clients" (configure-efa-clients), Step 4 "EFA interfaces": "Each FSx for
+#: Lustre file system has a maximum limit of 1024 EFA connections across all client instances", and "Each configured
+#: EFA interface on a client instance counts as one connection". Here (pure Python) so that the ``fmc`` command reads it
+#: without aws_cdk; :mod:`fmconstructs.storage.lustre` re-exports it.
+MAX_EFA_CONNECTIONS = 1024
+
 #: Storage capacity steps (GiB): the first valid sizes, then multiples of the increment.
 _FIRST_CAPACITIES_GIB = (1200, 2400)
 _CAPACITY_INCREMENT_GIB: dict[LustreDeploymentType, int] = {
