@@ -97,6 +97,8 @@ class WarningId(str, Enum):
     PARALLELCLUSTER_LUSTRE_OVER_TCP = "parallelcluster-lustre-over-tcp"
     #: A CapacityBlockEvents handler that cannot be known to reach its EKS cluster's API server endpoint.
     CAPACITY_EVENTS_EKS_ENDPOINT_UNREACHABLE = "capacity-events-eks-endpoint-unreachable"
+    #: A CapacityBlockEvents handler in isolated subnets with no known interface endpoint for an AWS API it calls.
+    CAPACITY_EVENTS_NO_API_ROUTE = "capacity-events-no-api-route"
 
     @property
     def qualified(self) -> str:

@@ -33,6 +33,16 @@ handler reaches the endpoint is checked from the cluster's :attr:`~GpuEksCluster
 CIDRs that do not cover every IPv4 address (a Lambda function outside a VPC has no fixed egress address); in the VPC,
 a public-only endpoint with handler subnets that are isolated (no route out). Deploy-time CIDRs are not checked.
 
+In the VPC the handler also calls regional AWS APIs (:attr:`CapacityBlockEvents.api_services`): ``sns`` (Publish),
+``ec2`` (DescribeInstances), ``eks`` (DescribeCluster) and, with ``pcs_login_node_group_id``, ``ssm`` (SendCommand).
+The EKS token is a presigned sts:GetCallerIdentity URL: signed in the handler, never sent by it, so no ``sts``. A
+function in a VPC reaches those APIs only through a NAT route or interface VPC endpoints. When its subnets are known to
+be isolated (the VPC's ``isolated_subnets``, matched by subnet id; imported subnets of unknown kind are not judged),
+warning ``capacity-events-no-api-route`` names the services that no interface endpoint passed as ``endpoints=``
+covers. An endpoint counts for a service when it is an interface endpoint of the cluster's VPC (same ``vpc_id``) with
+private DNS on (or a deploy-time value) and a service name ``com.amazonaws.<Region>.<service>`` known at synthesis.
+Endpoints are not looked up in the app or the account: pass them.
+
 The notice always goes out: a failed drain or cordon is logged and written into the notice, never raised.
 """
 
@@ -57,6 +67,7 @@ from constructs import Construct
 from .._validate import check_bool, check_construct, check_enum, check_scope_id, check_str, check_str_sequence
 from ..eks import GpuEksCluster
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..networking.endpoints import ClusterBackend, EndpointService, GpuClusterEndpoints, services_for
 from ..pcs.node_group import NODE_GROUP_ID_TAG
 from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
 
@@ -83,6 +94,125 @@ _ENI_POLICY = "service-role/AWSLambdaENIManagementAccess"
 
 
 _CORDON_FAILS = "the Capacity Block cordon {verb} fail at run time (the notice still goes out)"
+
+# The regional AWS APIs the handler calls (handler/index.py: sns.publish always; ec2.describe_instances for the drain
+# and the cordon; eks.describe_cluster for the cordon; ssm.send_command for the drain), as interface endpoint service
+# short names (com.amazonaws.<Region>.<name>; aws-cdk-lib InterfaceVpcEndpointAwsService.SNS/EC2/EKS/SSM). sts is
+# absent: eks_token() only presigns GetCallerIdentity (botocore generate_presigned_url signs locally, sends nothing).
+# No kms for a KMS-encrypted alert topic: SNS itself calls KMS for server-side encryption (UNCONFIRMED: no AWS page
+# seen that says a publisher never needs a route to KMS).
+_SNS, _EC2, _EKS, _SSM = "sns", "ec2", "eks", "ssm"
+# An AWS service's interface endpoint service name: com.amazonaws.<Region>.<service> (aws-cdk-lib
+# InterfaceVpcEndpointAwsService; the Region is a literal in a stack with an environment). Region: letters, dashes,
+# a number (us-east-1, us-gov-west-1), so that endpoint services ("com.amazonaws.vpce.<Region>.vpce-svc-...") differ.
+_AWS_SERVICE_NAME = re.compile(r"com\.amazonaws\.[a-z]{2}(?:-[a-z]+)+-[0-9]+\.([a-z0-9.-]+)")
+
+
+def _api_services(*, pcs: bool, eks: bool) -> tuple[str, ...]:
+    """The interface endpoint services of the AWS APIs the handler calls (see ``_SNS`` above)."""
+    services = [_SNS]
+    if pcs or eks:
+        services.append(_EC2)
+    if eks:
+        services.append(_EKS)
+    if pcs:
+        services.append(_SSM)
+    return tuple(services)
+
+
+def _vpc_endpoints(parameter: str, value: object) -> tuple[ec2.CfnVPCEndpoint, ...]:
+    """The CfnVPCEndpoint resources of ``endpoints=``: GpuClusterEndpoints, InterfaceVpcEndpoint, CfnVPCEndpoint."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise FmTypeError(parameter, value, f"a list of VPC endpoints (got a {type(value).__name__})")
+    found: list[ec2.CfnVPCEndpoint] = []
+    for index, item in enumerate(value):
+        if isinstance(item, GpuClusterEndpoints):
+            found += item.interface_endpoints.values()
+        elif isinstance(item, ec2.CfnVPCEndpoint):
+            found.append(item)
+        elif isinstance(item, ec2.InterfaceVpcEndpoint) and isinstance(item.node.default_child, ec2.CfnVPCEndpoint):
+            found.append(item.node.default_child)
+        else:
+            raise FmTypeError(
+                f"{parameter}[{index}]",
+                item,
+                f"a GpuClusterEndpoints, ec2.InterfaceVpcEndpoint or ec2.CfnVPCEndpoint (got a {type(item).__name__})",
+            )
+    return tuple(found)
+
+
+def _endpoint_service(endpoint: ec2.CfnVPCEndpoint, vpc_id: str) -> str | None:
+    """The service short name an interface endpoint with private DNS in VPC ``vpc_id`` serves, or None.
+
+    Private DNS is what sends the SDK's default regional name (``sns.<Region>.amazonaws.com``) to the endpoint (EC2 API
+    CreateVpcEndpoint PrivateDnsEnabled: the private hosted zone "contains a record set for the default public DNS
+    name for the service for the Region ... which resolves to the private IP addresses of the endpoint network
+    interfaces in the VPC"); CloudFormation's default for AWS::EC2::VPCEndpoint PrivateDnsEnabled is false
+    (UNCONFIRMED: the AWS::EC2::VPCEndpoint page was not opened; aws-cdk-lib's InterfaceVpcEndpoint writes it
+    explicitly). A deploy-time PrivateDnsEnabled is taken as on. The VPC is compared by its id string (the same token
+    for the same ec2.IVpc), so an endpoint of another import of the same VPC does not count.
+    """
+    if endpoint.vpc_id != vpc_id or endpoint.vpc_endpoint_type != "Interface":
+        return None
+    dns = endpoint.private_dns_enabled
+    if dns is not True and not cdk.Token.is_unresolved(dns):
+        return None
+    # InterfaceVpcEndpointAwsService names are tokens ("${Token[..]}.${Token[..]}.sns${Token[..]}"): resolve them;
+    # an environment-agnostic stack gives {"Fn::Join": ["", ["com.amazonaws.", {"Ref": "AWS::Region"}, ".sns"]]}.
+    name = cdk.Stack.of(endpoint).resolve(endpoint.service_name)
+    if isinstance(name, str):
+        match = _AWS_SERVICE_NAME.fullmatch(name)
+        return match.group(1) if match else None
+    join = name.get("Fn::Join") if isinstance(name, dict) else None
+    if isinstance(join, list) and len(join) == 2 and join[0] == "" and isinstance(join[1], list):
+        parts = join[1]
+        if len(parts) == 3 and parts[0] == "com.amazonaws." and isinstance(parts[2], str) and parts[2][:1] == ".":
+            return str(parts[2][1:]) or None
+    return None
+
+
+def _no_api_route_problem(
+    *, needed: Sequence[str], covered: Sequence[str], isolated_subnet_ids: Sequence[str]
+) -> str | None:
+    """Why a handler in isolated subnets may not reach the AWS APIs it calls, or None.
+
+    A Lambda function connected to a VPC reaches the internet and AWS APIs only through that VPC (Lambda API
+    CreateFunction VpcConfig: "When you connect a function to a VPC, it can access resources and the internet only
+    through that VPC"; Lambda Developer Guide configuration-vpc: "When you attach your function to a VPC, it can only
+    access resources available within that VPC"): a NAT route or interface VPC endpoints (AWS ParallelCluster User
+    Guide lambda-vpc-v3: Lambda functions connected to a private VPC "need to access AWS services", through the
+    internet with NAT or through VPC endpoints; Lambda Developer Guide configuration-vpc-endpoints: with AWS
+    PrivateLink "without an internet gateway, NAT device, VPN connection, or AWS Direct Connect connection").
+    Isolated subnets have no NAT route. A call without a route waits out botocore's connect timeout (botocore
+    endpoint.py DEFAULT_TIMEOUT = 60, config.py connect_timeout default, as installed here) and the handler's timeout
+    is 1 minute, so the SNS notice, sent last, is lost too.
+    """
+    missing = [service for service in needed if service not in covered]
+    if not isolated_subnet_ids or not missing:
+        return None
+    eks_set = {service.value for service in services_for([ClusterBackend.EKS])}
+    enum_names = {service.value: service.name for service in EndpointService}
+    default = [service for service in missing if service in eks_set]
+    extra = [service for service in missing if service in enum_names and service not in eks_set]
+    other = [service for service in missing if service not in enum_names]
+    fixes: list[str] = []
+    if default:
+        fixes.append(f"GpuClusterEndpoints(backends=[ClusterBackend.EKS]) creates {', '.join(default)}")
+    if extra:
+        listed = ", ".join(f"EndpointService.{enum_names[service]}" for service in extra)
+        fixes.append(f"GpuClusterEndpoints(extra_services=[{listed}]) adds {', '.join(extra)}")
+    if other:
+        listed = ", ".join(f"InterfaceVpcEndpointAwsService.{service.upper()}" for service in other)
+        fixes.append(f"ec2.InterfaceVpcEndpoint(vpc=..., service={listed}) creates {', '.join(other)}")
+    return (
+        f"The Capacity Block events handler runs in the EKS cluster's subnets, {len(isolated_subnet_ids)} of them "
+        f"isolated (no NAT route), and calls the AWS APIs {', '.join(needed)}; no interface endpoint with private DNS "
+        f"in this VPC was passed for {', '.join(missing)} (endpoints=): a Lambda function in a VPC reaches AWS APIs "
+        "only through a NAT route or interface VPC endpoints, so those calls cannot connect; each waits out boto3's "
+        "60-second connect timeout, so the 1-minute handler can time out before the notice is sent. "
+        f"Create interface endpoints for {', '.join(missing)} in the VPC ({'; '.join(fixes)}) and pass them as "
+        "endpoints=[...], or give the cluster subnets with a NAT route."
+    )
 
 
 def _outside_vpc_endpoint_problem(
@@ -165,6 +295,12 @@ class CapacityBlockEvents(Construct):
         endpoint admits the handler's egress. Warning ``capacity-events-eks-endpoint-unreachable`` when the cluster's
         endpoint access (:attr:`~GpuEksCluster.endpoint_public`, :attr:`~GpuEksCluster.endpoint_private`,
         :attr:`~GpuEksCluster.public_access_cidrs`) says the handler may not reach it. default: True.
+    :param endpoints: with the handler in the VPC: interface VPC endpoints of the cluster's VPC that serve the AWS APIs
+        the handler calls (:attr:`api_services`): :class:`~fmconstructs.networking.GpuClusterEndpoints`,
+        ``ec2.InterfaceVpcEndpoint`` or ``ec2.CfnVPCEndpoint``. Only read for warning ``capacity-events-no-api-route``
+        (handler subnets known to be isolated and a service without an endpoint here); nothing is created or changed
+        (the endpoints' security group must admit the handler on 443: GpuClusterEndpoints admits the VPC's CIDR by
+        default). default: none.
     :param log_retention: retention of the handler's log group. default: ONE_MONTH.
     """
 
@@ -178,6 +314,7 @@ class CapacityBlockEvents(Construct):
         capacity_reservation_ids: Sequence[str] | None = None,
         eks_cluster: GpuEksCluster | None = None,
         eks_in_vpc: bool = True,
+        endpoints: Sequence[GpuClusterEndpoints | ec2.InterfaceVpcEndpoint | ec2.CfnVPCEndpoint] | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
     ) -> None:
         check_scope_id(scope, id)
@@ -206,6 +343,11 @@ class CapacityBlockEvents(Construct):
                 "eks_cluster", eks_cluster, f"a GpuEksCluster or None (got a {type(eks_cluster).__name__})"
             )
         check_bool("eks_in_vpc", eks_in_vpc)
+        vpc_endpoints = _vpc_endpoints("endpoints", endpoints) if endpoints is not None else ()
+        if endpoints is not None and not (eks_in_vpc and eks_cluster is not None):
+            raise FmValidationError(
+                "endpoints", "given", "None unless the handler runs in the VPC (eks_cluster given, eks_in_vpc=True)"
+            )
         check_enum("log_retention", log_retention, logs.RetentionDays)
         super().__init__(scope, id)
         self.alert_topic = alert_topic
@@ -213,6 +355,12 @@ class CapacityBlockEvents(Construct):
         self.capacity_reservation_ids = ids
         self.eks_cluster = eks_cluster
         self.eks_in_vpc = eks_in_vpc and eks_cluster is not None
+        #: The AWS APIs the handler calls, as interface endpoint service names (com.amazonaws.<Region>.<name>).
+        self.api_services: tuple[str, ...] = _api_services(
+            pcs=pcs_login_node_group_id is not None, eks=eks_cluster is not None
+        )
+        #: The VPC endpoints given as ``endpoints=`` (their CfnVPCEndpoint resources).
+        self.endpoints: tuple[ec2.CfnVPCEndpoint, ...] = vpc_endpoints
         #: The Kubernetes group of the handler's access entry (bound to the cordon ClusterRole); None without EKS.
         self.kubernetes_group: str | None = None
         #: Name of the ClusterRole (and ClusterRoleBinding) that lets the group get, list and patch nodes.
@@ -299,6 +447,21 @@ class CapacityBlockEvents(Construct):
         self._acknowledge()
         if eks_cluster is not None:
             self._check_endpoint_reachable(eks_cluster)
+            self._check_api_route(eks_cluster)
+
+    def _check_api_route(self, cluster: GpuEksCluster) -> None:
+        """Warn when the handler runs in isolated subnets without endpoints for the AWS APIs it calls."""
+        if not self.eks_in_vpc:
+            return
+        isolated = {subnet.subnet_id for subnet in cluster.vpc.isolated_subnets}
+        vpc_id = cluster.vpc.vpc_id
+        problem = _no_api_route_problem(
+            needed=self.api_services,
+            covered=[name for name in (_endpoint_service(e, vpc_id) for e in self.endpoints) if name is not None],
+            isolated_subnet_ids=[s.subnet_id for s in cluster.subnets if s.subnet_id in isolated],
+        )
+        if problem is not None:
+            add_warning(self, WarningId.CAPACITY_EVENTS_NO_API_ROUTE, problem)
 
     def _check_endpoint_reachable(self, cluster: GpuEksCluster) -> None:
         """Warn when the handler cannot be known to reach the cluster's API server endpoint (see the module doc)."""
