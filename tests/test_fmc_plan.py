@@ -258,7 +258,7 @@ def test_interfaces_on_cards_the_catalog_lacks_give_no_bandwidth_figure() -> Non
     assert g.efa_interfaces_per_node == 39 and g.efa_gbps_per_node is None
 
 
-def test_fmc_console_script_is_declared_and_runs():
+def test_fmc_console_script_is_declared_and_runs() -> None:
     """`pip install fmconstructs` puts `fmc` on PATH (pyproject [project.scripts]); `make` installs it in .venv."""
     import subprocess
     import sys
@@ -353,9 +353,167 @@ def test_hyperpod_training_plan_is_not_an_ec2_reservation() -> None:
     assert g.reservation == "arn:aws:sagemaker:us-east-1:123456789012:training-plan/tp"
 
 
-def test_service_laid_out_efa_clients_leave_the_budget_unknown(plan_json: dict[str, Any]) -> None:
-    # ParallelCluster's queue mounts the EFA-enabled file system; its Lustre EFA interfaces are not in the template.
+def test_parallelcluster_queues_count_against_the_efa_budget_from_the_marker(plan_json: dict[str, Any]) -> None:
+    # GIVEN the example's ParallelCluster queue (2 x p5en, LNet over EFA on 8 interfaces: the catalog's FSx default)
     (fs,) = [f for f in plan_json["file_systems"] if f["stack"] == "FmParallelClusterP5en"]
+    gpu = _named(plan_json, "FmParallelClusterP5en", "/gpu/p5en")
+    head = _named(plan_json, "FmParallelClusterP5en", "/head")
+    # THEN the plan reads the count the construct wrote (Metadata fmconstructs:lustre-efa-interfaces) and counts it
+    assert gpu["efa_interfaces_per_node"] == "set by AWS ParallelCluster"
+    assert gpu["lustre_efa_interfaces_per_node"] == get_instance_spec("p5en.48xlarge").fsx_lustre_efa_interfaces == 8
+    assert head["lustre_efa_interfaces_per_node"] == 0
     assert fs["efa_enabled"] is True
-    assert fs["efa_connections"] == DEPLOY_TIME and fs["within_budget"] is None
-    assert any("checked at synth by the construct" in c for c in fs["efa_clients"])
+    assert (fs["efa_connections"], fs["within_budget"]) == (16, True)
+    assert fs["efa_clients"] == ["ClusterEB0386A7/gpu/p5en: 2 x 8 = 16"]
+    assert not any("EFA connections of" in u for u in plan_json["unknowns"] if u.startswith("FmParallelClusterP5en"))
+
+
+# --- ParallelCluster / HyperPod Lustre EFA interfaces from Metadata fmconstructs:lustre-efa-interfaces -----------------
+_EFA_FS = {
+    "Type": "AWS::FSx::FileSystem",
+    "Properties": {
+        "FileSystemType": "LUSTRE",
+        "StorageCapacity": 4800,
+        "SubnetIds": ["subnet-0123456789abcdef0"],
+        "LustreConfiguration": {"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 1000, "EfaEnabled": True},
+    },
+}
+
+
+def _pcluster_template(marker: object = None, gpu_max: object = 4) -> dict[str, Any]:
+    """An EFA-enabled file system beside a ParallelCluster: head node, a p5en queue (Efa on) and a c7i queue."""
+    resource: dict[str, Any] = {
+        "Type": "Custom::PclusterCluster",
+        "Properties": {
+            "ClusterConfiguration": {
+                "HeadNode": {"InstanceType": "c7i.2xlarge", "Networking": {"SubnetId": "subnet-0123456789abcdef0"}},
+                "Scheduling": {
+                    "SlurmQueues": [
+                        {
+                            "Name": "gpu",
+                            "Networking": {"SubnetIds": ["subnet-0123456789abcdef0"]},
+                            "ComputeResources": [
+                                {
+                                    "Name": "p5en",
+                                    "InstanceType": "p5en.48xlarge",
+                                    "MaxCount": gpu_max,
+                                    "Efa": {"Enabled": True},
+                                },
+                            ],
+                        },
+                        {
+                            "Name": "cpu",
+                            "Networking": {"SubnetIds": ["subnet-0123456789abcdef0"]},
+                            "ComputeResources": [{"Name": "c7i", "InstanceType": "c7i.4xlarge", "MaxCount": 10}],
+                        },
+                    ]
+                },
+            }
+        },
+    }
+    if marker is not None:
+        resource["Metadata"] = {"fmconstructs:lustre-efa-interfaces": marker}
+    return {"Resources": {"Fs": _EFA_FS, "Cluster": resource}}
+
+
+def _hyperpod_template(marker: object = None, gpu_nodes: object = 4) -> dict[str, Any]:
+    """An EFA-enabled file system beside a HyperPod cluster of a p5 group and an m5 group."""
+    resource: dict[str, Any] = {
+        "Type": "AWS::SageMaker::Cluster",
+        "Properties": {
+            "InstanceGroups": [
+                {"InstanceGroupName": "gpu", "InstanceType": "ml.p5.48xlarge", "InstanceCount": gpu_nodes},
+                {"InstanceGroupName": "system", "InstanceType": "ml.m5.2xlarge", "InstanceCount": 1},
+            ],
+            "VpcConfig": {"Subnets": ["subnet-0123456789abcdef0"], "SecurityGroupIds": ["sg-1"]},
+        },
+    }
+    if marker is not None:
+        resource["Metadata"] = {"fmconstructs:lustre-efa-interfaces": marker}
+    return {"Resources": {"Fs": _EFA_FS, "HP": resource}}
+
+
+def _plan(template: dict[str, Any]) -> Any:
+    return plan_stacks([parse_stack("S", template)])
+
+
+def _plan_group(plan: Any, suffix: str) -> Any:
+    (group,) = [g for g in plan.node_groups if g.group.endswith(suffix)]
+    return group
+
+
+def test_marked_parallelcluster_queues_count_max_nodes_times_interfaces() -> None:
+    # GIVEN the construct's marker: 8 interfaces on queue gpu, TCP (0) on queue cpu
+    plan = _plan(_pcluster_template({"gpu": 8, "cpu": 0}))
+    # THEN the queue counts 4 x 8 against the 1,024 connections; the head node and the TCP queue count nothing
+    (fs,) = plan.file_systems
+    assert (fs.efa_connections, fs.within_budget) == (32, True)
+    assert fs.efa_clients == ["Cluster/gpu/p5en: 4 x 8 = 32"]
+    assert _plan_group(plan, "/gpu/p5en").lustre_efa_interfaces_per_node == 8
+    assert _plan_group(plan, "/cpu/c7i").lustre_efa_interfaces_per_node == 0
+    assert _plan_group(plan, "/head").lustre_efa_interfaces_per_node == 0
+    assert not any("EFA connections of" in u for u in plan.unknowns)
+    # the node's own EFA interfaces stay ParallelCluster's
+    assert _plan_group(plan, "/gpu/p5en").efa_interfaces_per_node == "set by AWS ParallelCluster"
+
+
+def test_unmarked_parallelcluster_queues_leave_the_budget_unknown() -> None:
+    # GIVEN a template without the marker (another tool's, or an older fmconstructs)
+    plan = _plan(_pcluster_template())
+    (fs,) = plan.file_systems
+    # THEN the EFA queue's connections stay unknown, never guessed from the catalog
+    assert (fs.efa_connections, fs.within_budget) == (DEPLOY_TIME, None)
+    assert fs.efa_clients == ["Cluster/gpu/p5en: not counted here (checked at synth by the construct)"]
+    assert _plan_group(plan, "/gpu/p5en").lustre_efa_interfaces_per_node is None
+    assert any("EFA connections of Cluster/gpu/p5en (no fmconstructs:lustre-efa-interfaces" in u for u in plan.unknowns)
+
+
+@pytest.mark.parametrize("marker", [{"cpu": 0}, "not-a-mapping", {"gpu": {"Ref": "Interfaces"}}, {"gpu": -1}])
+def test_a_queue_the_marker_does_not_state_stays_unknown(marker: object) -> None:
+    # GIVEN a marker that misses queue gpu, is not a mapping, or gives no literal count for it
+    plan = _plan(_pcluster_template(marker))
+    (fs,) = plan.file_systems
+    assert (fs.efa_connections, fs.within_budget) == (DEPLOY_TIME, None)
+    assert _plan_group(plan, "/gpu/p5en").lustre_efa_interfaces_per_node in (None, "decided on the node")
+
+
+def test_a_deploy_time_max_count_leaves_the_marked_budget_unknown() -> None:
+    # GIVEN the marker and a MaxCount from a parameter
+    plan = _plan(_pcluster_template({"gpu": 8, "cpu": 0}, gpu_max={"Ref": "GpuNodes"}))
+    (fs,) = plan.file_systems
+    # THEN the interfaces are known, the node count is not
+    assert (fs.efa_connections, fs.within_budget) == (DEPLOY_TIME, None)
+    assert fs.efa_clients == ["Cluster/gpu/p5en: ? nodes x 8"]
+    assert "S/Cluster/gpu/p5en: max nodes (Ref GpuNodes)" in plan.unknowns
+
+
+def test_marked_hyperpod_groups_count_against_the_budget() -> None:
+    plan = _plan(_hyperpod_template({"gpu": 8, "system": 0}))
+    (fs,) = plan.file_systems
+    assert (fs.efa_connections, fs.within_budget) == (32, True)
+    assert fs.efa_clients == ["HP/gpu: 4 x 8 = 32"]
+    assert _plan_group(plan, "/gpu").lustre_efa_interfaces_per_node == 8
+    assert _plan_group(plan, "/gpu").efa_interfaces_per_node == "set by SageMaker HyperPod"
+
+
+def test_marked_hyperpod_groups_over_the_budget_fail_it() -> None:
+    plan = _plan(_hyperpod_template({"gpu": 8, "system": 0}, gpu_nodes=200))
+    (fs,) = plan.file_systems
+    assert (fs.efa_connections, fs.within_budget) == (1600, False)
+
+
+def test_a_hyperpod_group_whose_node_decides_leaves_the_budget_unknown() -> None:
+    # GIVEN the marker's "decided-on-node": a type the catalog lacks, whose node picks its EFA interfaces for LNet
+    plan = _plan(_hyperpod_template({"gpu": 8, "system": "decided-on-node"}))
+    (fs,) = plan.file_systems
+    assert (fs.efa_connections, fs.within_budget) == (DEPLOY_TIME, None)
+    assert _plan_group(plan, "/system").lustre_efa_interfaces_per_node == "decided on the node"
+    assert "HP/system: ? interfaces (decided on the node)" in fs.efa_clients
+    assert "HP/gpu: 4 x 8 = 32" in fs.efa_clients
+
+
+def test_unmarked_hyperpod_groups_leave_the_budget_unknown() -> None:
+    plan = _plan(_hyperpod_template())
+    (fs,) = plan.file_systems
+    assert (fs.efa_connections, fs.within_budget) == (DEPLOY_TIME, None)
+    assert fs.efa_clients == ["HP/gpu: not counted here (checked at synth by the construct)"]

@@ -602,9 +602,10 @@ def test_example_app_assembly(monkeypatch: pytest.MonkeyPatch, tmp_path_factory:
     assert {c["status"] for c in checks["offering"]} == {"PASS"}
     assert {c["status"] for c in checks["image"]} == {"PASS"}
     budget = checks["FSx EFA budget"]
-    assert {c["status"] for c in budget} == {"PASS", "SKIP"}
-    # ParallelCluster lays out its nodes' EFA itself: its file system's count is checked at synth, not from the template
-    assert all(c["target"].startswith("FmParallelClusterP5en/") for c in budget if c["status"] == "SKIP")
+    # ParallelCluster's queue is counted from the construct's Metadata marker (2 p5en nodes x 8 interfaces)
+    assert {c["status"] for c in budget} == {"PASS"}
+    (pcluster,) = [c for c in budget if c["target"].startswith("FmParallelClusterP5en/")]
+    assert "16 of 1,024 EFA connections" in pcluster["detail"] and "gpu/p5en: 2 x 8 = 16" in pcluster["detail"]
     assert {c["status"] for c in checks.get("subnet IPs", [])} <= {"SKIP"}
 
 

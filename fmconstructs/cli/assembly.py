@@ -26,7 +26,16 @@ each stack's ``*.template.json``. Resource properties are the CloudFormation one
   ``Efa.Enabled``, ``CapacityReservationTarget``), the ParallelCluster 3 configuration file format.
 
 HyperPod and ParallelCluster create their instances' network interfaces themselves: the plan shows EFA as decided by
-that service (an unknown), never a guessed interface count.
+that service (an unknown), never a guessed interface count. How many EFA interfaces their nodes use for Lustre (LNet)
+is fmconstructs' choice, not the service's: the constructs write it as the resource's ``Metadata`` key
+:data:`LUSTRE_EFA_METADATA_KEY` (``fmconstructs.parallelcluster.ParallelCluster``: ``{queue name: interfaces}`` for
+every Slurm queue, 0 for a queue that mounts over TCP, written when the cluster shares an EFA-enabled file system; the
+head node and login nodes always mount over TCP. ``fmconstructs.hyperpod.HyperPodCluster``: ``{instance group name:
+interfaces}``, 0 over TCP, ``"decided-on-node"`` for a type the catalog lacks, written when fmconstructs' node set-up
+mounts an EFA-enabled file system). Without the key (another tool's template, or a mount the service or HyperPod's
+published lifecycle scripts make) that count stays unknown. The count is not read from the custom action ``Args``
+or the lifecycle files: the ``Args`` carry the bootstrap's name, archive and deploy-time values, not the count, and
+the count sits in shell inside S3 asset archives.
 
 Anything that is not a literal (``Ref``, ``Fn::*``) is a value CloudFormation decides at deploy time: it is kept
 as :data:`DEPLOY_TIME` and listed among the plan's unknowns, never guessed.
@@ -43,6 +52,12 @@ from ..errors import FmValidationError
 
 #: Marker for a value CloudFormation resolves at deploy time (a Ref, Fn::GetAtt, parameter, import...).
 DEPLOY_TIME = "deploy-time"
+
+#: The resource ``Metadata`` key in which fmconstructs' ParallelCluster and HyperPod constructs record each queue's or
+#: instance group's EFA interfaces per node for LNet (the same string as ``LUSTRE_EFA_METADATA_KEY`` in
+#: ``fmconstructs.parallelcluster.cluster`` and ``fmconstructs.hyperpod.cluster``; kept here so that reading a cloud
+#: assembly imports no construct module).
+LUSTRE_EFA_METADATA_KEY = "fmconstructs:lustre-efa-interfaces"
 
 _IP_CARRYING = frozenset({"interface", "efa"})
 """``InterfaceType`` values that carry IP traffic and take a private IP from the subnet (``efa-only`` takes none;
@@ -141,6 +156,10 @@ class NodeGroup:
     """Whether EFA is on, for groups whose service lays out the interfaces (None: launch-template groups)."""
     efa_decided_by: str | None = None
     """The service that creates the EFA interfaces (``AWS ParallelCluster``, ``SageMaker HyperPod``), if not us."""
+    lustre_efa_declared: bool = False
+    """Whether the resource's :data:`LUSTRE_EFA_METADATA_KEY` covers this group (ParallelCluster, HyperPod)."""
+    lustre_efa_interfaces: int | None = None
+    """Its EFA interfaces per node for LNet when declared (0: over TCP; None: decided on the node or not a literal)."""
 
 
 @dataclass(frozen=True)
@@ -238,8 +257,26 @@ def _reservation_target(value: object) -> object:
     return target.get("CapacityReservationId", target.get("CapacityReservationResourceGroupArn"))
 
 
-def _hyperpod_groups(name: str, logical_id: str, props: dict[str, Any]) -> list[NodeGroup]:
+def _lustre_efa_marker(resource: dict[str, Any]) -> dict[str, Any] | None:
+    """The resource's :data:`LUSTRE_EFA_METADATA_KEY` mapping, or None when it has none."""
+    marker = _dict(resource.get("Metadata")).get(LUSTRE_EFA_METADATA_KEY)
+    return marker if isinstance(marker, dict) else None
+
+
+def _declare_lustre_efa(group: NodeGroup, marker: dict[str, Any] | None, name: object) -> None:
+    """Set ``group``'s Lustre EFA interfaces from ``marker[name]``: a literal count, else (``"decided-on-node"``, or
+    anything that is not a literal count) decided on the node (None)."""
+    if marker is None or not isinstance(name, str) or name not in marker:
+        return
+    count = as_int(marker[name])
+    group.lustre_efa_declared = True
+    group.lustre_efa_interfaces = count if count is not None and count >= 0 else None
+
+
+def _hyperpod_groups(name: str, logical_id: str, cfn_resource: dict[str, Any]) -> list[NodeGroup]:
     """One node group per ``InstanceGroups`` entry; ``ml.p5.48xlarge`` is planned as ``p5.48xlarge``."""
+    props: dict[str, Any] = cfn_resource.get("Properties") or {}
+    marker = _lustre_efa_marker(cfn_resource)
     subnets = _list(_dict(props.get("VpcConfig")).get("Subnets"))
     groups: list[NodeGroup] = []
     for entry in _list(props.get("InstanceGroups")):
@@ -265,12 +302,15 @@ def _hyperpod_groups(name: str, logical_id: str, props: dict[str, Any]) -> list[
                 efa_decided_by="SageMaker HyperPod",
             )
         )
+        _declare_lustre_efa(groups[-1], marker, group.get("InstanceGroupName"))
     return groups
 
 
-def _parallelcluster_groups(name: str, logical_id: str, props: dict[str, Any]) -> list[NodeGroup]:
+def _parallelcluster_groups(name: str, logical_id: str, cfn_resource: dict[str, Any]) -> list[NodeGroup]:
     """The head node, login pools and every queue's compute resources of a ParallelCluster configuration."""
+    props: dict[str, Any] = cfn_resource.get("Properties") or {}
     config = _dict(props.get("ClusterConfiguration"))
+    marker = _lustre_efa_marker(cfn_resource)
     groups: list[NodeGroup] = []
 
     def add(path: str, itype: object, low: object, high: object, subnets: tuple[object, ...], **extra: Any) -> None:
@@ -289,14 +329,22 @@ def _parallelcluster_groups(name: str, logical_id: str, props: dict[str, Any]) -
             )
         )
 
+    def over_tcp() -> None:
+        # fmconstructs never configures LNet over EFA on the head node or login nodes: with the marker, they are TCP.
+        if marker is not None:
+            groups[-1].lustre_efa_declared = True
+            groups[-1].lustre_efa_interfaces = 0
+
     head = _dict(config.get("HeadNode"))
     if head:
         add("head", head.get("InstanceType"), 1, 1, _list(_dict(head.get("Networking")).get("SubnetId")))
+        over_tcp()
     for pool in _list(_dict(config.get("LoginNodes")).get("Pools")):
         pool = _dict(pool)
         count = pool.get("Count")
         subnets = _list(_dict(pool.get("Networking")).get("SubnetIds"))
         add(f"login/{describe(pool.get('Name'))}", pool.get("InstanceType"), count, count, subnets)
+        over_tcp()
     for queue in _list(_dict(config.get("Scheduling")).get("SlurmQueues")):
         queue = _dict(queue)
         subnets = _list(_dict(queue.get("Networking")).get("SubnetIds"))
@@ -316,6 +364,7 @@ def _parallelcluster_groups(name: str, logical_id: str, props: dict[str, Any]) -
                 or _reservation_target(queue.get("CapacityReservationTarget")),
                 efa_enabled=_dict(resource.get("Efa")).get("Enabled", False),
             )
+            _declare_lustre_efa(groups[-1], marker, queue.get("Name"))
     return groups
 
 
@@ -394,9 +443,9 @@ def parse_stack(name: str, template: dict[str, Any], environment: str | None = N
                 )
             )
         elif rtype == "AWS::SageMaker::Cluster":
-            stack.node_groups.extend(_hyperpod_groups(name, lid, props))
+            stack.node_groups.extend(_hyperpod_groups(name, lid, resource))
         elif rtype == "Custom::PclusterCluster":
-            stack.node_groups.extend(_parallelcluster_groups(name, lid, props))
+            stack.node_groups.extend(_parallelcluster_groups(name, lid, resource))
         elif rtype == "AWS::FSx::FileSystem":
             lustre = props.get("LustreConfiguration") or {}
             stack.file_systems.append(

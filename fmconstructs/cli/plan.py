@@ -22,10 +22,24 @@ from ..storage.sizing import (
     size_for_checkpoint,
     size_for_throughput,
 )
-from .assembly import DEPLOY_TIME, FileSystem, NodeGroup, Stack, as_int, describe, literal, read_assembly
+from .assembly import (
+    DEPLOY_TIME,
+    LUSTRE_EFA_METADATA_KEY,
+    FileSystem,
+    NodeGroup,
+    Stack,
+    as_int,
+    describe,
+    literal,
+    read_assembly,
+)
 
 Count = int | str | None
 """A count: an int, :data:`DEPLOY_TIME`, or None (not applicable)."""
+
+#: ``lustre_efa_interfaces_per_node`` of a group whose template marker leaves the count to the node (HyperPod groups
+#: of a type the catalog lacks: the node uses 2 EFA interfaces when it has several EFA devices, else 1).
+DECIDED_ON_NODE = "decided on the node"
 
 
 @dataclass
@@ -52,7 +66,10 @@ class NodeGroupPlan:
     capacity: str = "on-demand"
     reservation: str | None = None
     zone: str | None = None
-    lustre_efa_interfaces_per_node: int | None = None
+    lustre_efa_interfaces_per_node: Count = None
+    """EFA interfaces per node for LNet: the catalog default (capped by the node's EFA interfaces) for launch-template
+    groups, the template's ``fmconstructs:lustre-efa-interfaces`` for ParallelCluster queues and HyperPod groups
+    (:data:`DECIDED_ON_NODE` when it says null); None when unknown or not applicable."""
     price_per_hour: float | None = None
     cost_per_hour: float | str | None = None
     subnets: list[str] = field(default_factory=list)
@@ -235,6 +252,10 @@ def plan_group(group: NodeGroup, stack: Stack, prices: dict[str, float], unknown
         layout = _layout(spec, group) if efa else None
         gbps = layout.efa_bandwidth_gbps if layout is not None else (0.0 if efa == 0 else None)
         _fill_from_spec(plan, spec, max_nodes, efa, gbps)
+    if group.lustre_efa_declared:
+        # ParallelCluster queues / HyperPod groups: the count fmconstructs wrote into the resource's Metadata.
+        n = group.lustre_efa_interfaces
+        plan.lustre_efa_interfaces_per_node = DECIDED_ON_NODE if n is None else n
     plan.capacity, plan.reservation = _capacity(group, spec)
     target = (
         group.reservation
@@ -290,28 +311,33 @@ def plan_file_system(fs: FileSystem, groups: list[NodeGroupPlan], unknowns: list
         total = 0
         unknown = False
         for g in groups:
-            if (
-                g.stack == fs.stack
-                and isinstance(g.efa_interfaces_per_node, str)
-                and g.efa_interfaces_per_node.startswith("set by")
-            ):
-                # ParallelCluster/HyperPod groups: their Lustre EFA interfaces are not in the template (the constructs
-                # count them against the budget at synth, where they know them).
+            if g.stack != fs.stack or g.kind == "launch-template":
+                continue
+            per_node = g.lustre_efa_interfaces_per_node
+            service = isinstance(g.efa_interfaces_per_node, str) and g.efa_interfaces_per_node.startswith("set by")
+            if per_node is None and service:
+                # A ParallelCluster/HyperPod group without the constructs' marker: its Lustre EFA interfaces are not
+                # in the template (fmconstructs' constructs count them against the budget at synth).
                 plan.efa_clients.append(f"{g.group}: not counted here (checked at synth by the construct)")
-                unknowns.append(f"{where}: EFA connections of {g.group} (checked at synth, not in the template)")
+                unknowns.append(
+                    f"{where}: EFA connections of {g.group} (no {LUSTRE_EFA_METADATA_KEY} in the template; checked "
+                    "at synth by the construct)"
+                )
                 unknown = True
                 continue
-            if g.stack != fs.stack or g.kind == "launch-template" or not g.lustre_efa_interfaces_per_node:
+            if isinstance(per_node, str):
+                plan.efa_clients.append(f"{g.group}: ? interfaces ({per_node})")
+                unknowns.append(f"{where}: EFA connections of {g.group} (Lustre EFA interfaces {per_node})")
+                unknown = True
+                continue
+            if not per_node:
                 continue
             if not isinstance(g.max_nodes, int):
                 unknown = True
-                plan.efa_clients.append(f"{g.group}: ? nodes x {g.lustre_efa_interfaces_per_node}")
+                plan.efa_clients.append(f"{g.group}: ? nodes x {per_node}")
                 continue
-            total += g.max_nodes * g.lustre_efa_interfaces_per_node
-            plan.efa_clients.append(
-                f"{g.group}: {g.max_nodes} x {g.lustre_efa_interfaces_per_node} = "
-                f"{g.max_nodes * g.lustre_efa_interfaces_per_node}"
-            )
+            total += g.max_nodes * per_node
+            plan.efa_clients.append(f"{g.group}: {g.max_nodes} x {per_node} = {g.max_nodes * per_node}")
         plan.efa_connections = DEPLOY_TIME if unknown else total
         plan.within_budget = None if unknown else total <= MAX_EFA_CONNECTIONS
     return plan
@@ -328,8 +354,10 @@ def plan_stacks(stacks: list[Stack], *, prices: dict[str, float] | None = None) 
         for parameter in stack.parameters:
             plan.unknowns.append(f"{stack.name}: parameter {parameter} (resolved at deploy time)")
     plan.notes.append(
-        "EFA connections count the node groups of the file system's own stack, each at its catalog default "
-        "fsx_lustre_efa_interfaces (capped by its EFA interfaces); clients in other stacks, or with "
+        "EFA connections count the node groups of the file system's own stack: PCS, EKS and Auto Scaling groups at "
+        "their catalog default fsx_lustre_efa_interfaces (capped by their EFA interfaces), ParallelCluster queues "
+        f"and HyperPod instance groups at the count fmconstructs wrote as resource Metadata {LUSTRE_EFA_METADATA_KEY}"
+        " (max nodes x interfaces, 0 for TCP); clients in other stacks, or launch-template groups with "
         "efa_interfaces_for_lustre set, are not seen in the template."
     )
     if not prices:
@@ -398,7 +426,9 @@ def plan_instances(
             efa_enabled=sizing.efa_enabled,
         )
         if sizing.efa_enabled:
-            per_node = group.lustre_efa_interfaces_per_node or 0
+            per_node = (
+                group.lustre_efa_interfaces_per_node if isinstance(group.lustre_efa_interfaces_per_node, int) else 0
+            )
             total = nodes * per_node
             fs.efa_connections = total
             fs.efa_clients.append(f"planned: {nodes} x {per_node} = {total}")

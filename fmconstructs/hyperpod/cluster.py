@@ -100,6 +100,15 @@ HYPERPOD_EKS_AUTHENTICATION_MODES = ("API", "API_AND_CONFIG_MAP")
 KUBERNETES_VERSION_WARNING = WarningId.HYPERPOD_KUBERNETES_VERSION.qualified
 #: The key prefix of the lifecycle scripts in the lifecycle bucket.
 LIFECYCLE_PREFIX = "lifecycle/"
+#: The ``Metadata`` key of the ``AWS::SageMaker::Cluster`` resource recording, when fmconstructs' node set-up mounts
+#: an EFA-enabled file system (``SlurmConfiguration.API`` with ``HyperPodLustreMount.NODE_BOOTSTRAP``, or EKS), each
+#: instance group's EFA interfaces per node for LNet (0: over TCP; :data:`LUSTRE_EFA_DECIDED_ON_NODE`: a type the
+#: catalog lacks, whose node picks the count). Read by ``fmc plan`` (fmconstructs.cli.assembly) without synthesizing
+#: the app.
+LUSTRE_EFA_METADATA_KEY = "fmconstructs:lustre-efa-interfaces"
+#: The marker's value for a group whose node decides its EFA interfaces for LNet (a string: CDK drops null values
+#: from Metadata when it resolves the template).
+LUSTRE_EFA_DECIDED_ON_NODE = "decided-on-node"
 #: ``VpcConfig.Subnets``: 1-16; ``VpcConfig.SecurityGroupIds``: 1-5 (botocore sagemaker model).
 MAX_SUBNETS = 16
 #: HyperPod reads lifecycle scripts from a bucket whose name starts with ``sagemaker-``: the API reference
@@ -647,6 +656,11 @@ class HyperPodCluster(Construct):
             ),
         )
         self.resource.node.add_dependency(self.lifecycle_deployment)
+        own_mount = eks_lustre_efa or (mode is SlurmConfiguration.API and mount is HyperPodLustreMount.NODE_BOOTSTRAP)
+        if file_system is not None and file_system.efa_enabled and own_mount:
+            counts = {g.name: self.lustre_efa_interfaces.get(g.name, 0) for g in groups}
+            marker = {name: LUSTRE_EFA_DECIDED_ON_NODE if n is None else n for name, n in counts.items()}
+            self.resource.add_metadata(LUSTRE_EFA_METADATA_KEY, marker)
         if orchestrator.kind is OrchestratorKind.EKS:
             version = getattr(getattr(orchestrator.eks_cluster, "version", None), "version", None)
             if isinstance(version, str) and version not in HYPERPOD_KUBERNETES_VERSIONS:

@@ -109,6 +109,10 @@ _EVENT_FIELDS = {
 }
 #: The step of the per-queue bootstrap that configures the Lustre client for EFA (OnNodeStart, before the mount).
 LUSTRE_EFA_STEP = "lustre-lnet-efa"
+#: The ``Metadata`` key of the ``Custom::PclusterCluster`` resource recording, when the cluster shares an EFA-enabled
+#: file system, each Slurm queue's EFA interfaces per node for LNet (0: the queue mounts over TCP); the head node and
+#: login nodes always mount over TCP. Read by ``fmc plan`` (fmconstructs.cli.assembly) without synthesizing the app.
+LUSTRE_EFA_METADATA_KEY = "fmconstructs:lustre-efa-interfaces"
 # User Guide "custom-bootstrap-actions-config-v3": "Using the Sequence setting (added in AWS ParallelCluster version
 # 3.6.0)"; aws-parallelcluster 3.16.1 cluster_schema.py OneOrManyCustomActionField takes Script or Sequence.
 SEQUENCE_MIN_VERSION = (3, 6, 0)
@@ -353,6 +357,8 @@ class ParallelCluster(Construct):
         self._lustre_efa_policy: iam.ManagedPolicy | None = None
         #: The per-queue bootstraps configuring the Lustre client for EFA (OnNodeStart), by queue name.
         self.lustre_efa_bootstraps: dict[str, NodeBootstrap] = {}
+        #: The queues that configure LNet over EFA, and the EFA interfaces each of their nodes uses for it.
+        self.lustre_efa_interfaces: dict[str, int] = {}
         self.node_security_group: ec2.ISecurityGroup | None = (
             node_security_group.security_group
             if isinstance(node_security_group, EfaSecurityGroup)
@@ -392,6 +398,7 @@ class ParallelCluster(Construct):
             self._warn_retained_dependencies()
         self._warn_placement_groups_on_blocks()
         self._set_up_lustre_over_efa()
+        self._mark_lustre_efa()
         Aspects.of(self).add(_WriteYaml(self))
 
     @property
@@ -517,6 +524,14 @@ class ParallelCluster(Construct):
                 )
             self.lustre_efa_bootstraps[queue.name] = bootstrap
             self._lustre_efa[queue.name] = (action, policy.managed_policy_arn)
+            self.lustre_efa_interfaces[queue.name] = interfaces
+
+    def _mark_lustre_efa(self) -> None:
+        """With an EFA-enabled shared file system, :data:`LUSTRE_EFA_METADATA_KEY` on the resource: each queue's EFA
+        interfaces per node for LNet, 0 for a queue that mounts over TCP (what ``fmc plan`` counts)."""
+        if any(shared.file_system.efa_enabled for shared in self.shared_storage):
+            marker = {queue.name: self.lustre_efa_interfaces.get(queue.name, 0) for queue in self.queues}
+            self.resource.add_metadata(LUSTRE_EFA_METADATA_KEY, marker)
 
     def _lustre_efa_plan(
         self, queue: SlurmQueue, storage: Sequence[SharedLustre]
