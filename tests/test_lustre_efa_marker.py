@@ -142,3 +142,25 @@ def test_hyperpod_without_fmconstructs_lnet_has_no_marker(case: str) -> None:
     # GIVEN HyperPod mounting the file system itself (FsxLustreConfig), or a file system without EFA
     scene, _ = _hyperpod(HyperPodLustreMount.HYPERPOD) if case == "hyperpod-mount" else _hyperpod(efa=False)
     assert LUSTRE_EFA_METADATA_KEY not in _metadata(scene, "AWS::SageMaker::Cluster")
+
+
+def test_hyperpod_on_eks_marks_gpu_groups_and_keeps_the_others_on_tcp() -> None:
+    from fmconstructs.eks import GpuEksCluster
+
+    # GIVEN HyperPod on EKS with an EFA file system: 4 x p5 (LNet over EFA in OnCreate) and 1 x m5 (no LNet step)
+    scene = new_scene()
+    eks_cluster = GpuEksCluster(scene.stack, "Eks", vpc=scene.vpc)
+    fs = _efa_fs(scene, eks_cluster.efa_security_group)
+    eks_cluster.add_lustre_volume("Volume", fs, name="fsx")
+    groups = [
+        HyperPodInstanceGroup(name="gpu", instance_type="p5.48xlarge", nodes=4),
+        HyperPodInstanceGroup(name="system", instance_type="m5.2xlarge", nodes=1),
+    ]
+    HyperPodCluster(scene.stack, "H", vpc=scene.vpc, subnets=[scene.subnet_a], instance_groups=groups,
+                    orchestrator=HyperPodOrchestrator.eks(eks_cluster), file_system=fs,
+                    efa_security_group=eks_cluster.efa_security_group)  # fmt: skip
+    # THEN the marker says 8 and 0, and the plan counts 4 x 8, as the construct registered
+    assert _metadata(scene, "AWS::SageMaker::Cluster")[LUSTRE_EFA_METADATA_KEY] == {"gpu": 8, "system": 0}
+    planned = _plan_fs(scene)
+    assert (planned.efa_connections, planned.within_budget) == (32, True)
+    assert planned.efa_connections == sum(g.max_efa_connections or 0 for g in fs.efa_client_groups)
