@@ -39,6 +39,7 @@ first (SageMaker Developer Guide "sagemaker-hyperpod-eks-install-packages-using-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import Annotations, Stack, Token
@@ -52,6 +53,7 @@ from fmconstructs.hyperpod import (
     HyperPodInstanceGroup,
     HyperPodOrchestrator,
 )
+from fmconstructs.hyperpod.eks_addons import HyperPodEksAddon, HyperPodEksAddons
 from fmconstructs.hyperpod.eks_dependencies import (
     HyperPodDependenciesChart,
     HyperPodEksDependencies,
@@ -85,13 +87,24 @@ def dependencies_chart(scope: Construct) -> HyperPodDependenciesChart | None:
     return HyperPodDependenciesChart.from_directory(str(location))
 
 
+#: FmHyperPodEks's optional HyperPod add-ons: task governance and the training operator.
+DEFAULT_HYPERPOD_ADDONS = (HyperPodEksAddon.TASK_GOVERNANCE, HyperPodEksAddon.TRAINING_OPERATOR)
+
+
 class HyperPodEksStack(Stack):
     """The FmHyperPodEks example stack."""
 
     def __init__(
-        self, scope: Construct, id: str, *, workspace: PrometheusWorkspace | None = None, **kwargs: Any
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        workspace: PrometheusWorkspace | None = None,
+        hyperpod_addons: Sequence[HyperPodEksAddon] = DEFAULT_HYPERPOD_ADDONS,
+        **kwargs: Any,
     ) -> None:
-        """:param workspace: where the AMP managed scraper writes (FmObservability's); default: no scraper."""
+        """:param workspace: where the AMP managed scraper writes (FmObservability's); default: no scraper.
+        :param hyperpod_addons: HyperPod's optional EKS add-ons to install (empty: none)."""
         super().__init__(scope, id, **kwargs)
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
         self.vpc = example_vpc(self)
@@ -155,6 +168,20 @@ class HyperPodEksStack(Stack):
                 "sagemaker-hyperpod-eks-install-packages-using-helm-chart); see examples/hyperpod_eks_stack.py",
             )
 
+        # HyperPod's optional EKS add-ons: task governance and the training operator (with cert-manager, the Pod
+        # Identity agent and a Pod Identity role), after the HyperPod cluster and the dependencies chart. The
+        # observability add-on is left out here: its configuration values are not documented (UNCONFIRMED).
+        self.hyperpod_addons: HyperPodEksAddons | None = None
+        if hyperpod_addons:
+            self.hyperpod_addons = HyperPodEksAddons(
+                self,
+                "HyperPodAddons",
+                cluster=self.eks,
+                addons=list(hyperpod_addons),
+                hyperpod_cluster=self.cluster,
+                dependencies=self.hyperpod_dependencies,
+            )
+            acknowledge_hyperpod_addons(self.hyperpod_addons)
         acknowledge_cluster(self, self.cluster)
         outputs(self, self.cluster)
         add_eks_outputs(self, self.eks, node_groups={})
@@ -177,3 +204,15 @@ def acknowledge_chart_asset_read(stack: Stack, cluster: GpuEksCluster) -> None:
         f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-{account}-{region}/*]",
     ):
         acknowledge_nag(handler, finding, _CHART_ASSET_REASON)
+
+
+def acknowledge_hyperpod_addons(addons: HyperPodEksAddons) -> None:
+    """cdk-nag acknowledgements, with reasons, for the add-ons' roles."""
+    role = addons.role(HyperPodEksAddon.TRAINING_OPERATOR)
+    if role is not None:
+        acknowledge_nag(
+            role,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSageMakerHyperPodTrainingOperatorAccess]",
+            "The SageMaker Developer Guide (sagemaker-eks-operator-install) asks for the AWS managed policy "
+            "AmazonSageMakerHyperPodTrainingOperatorAccess on the training operator's Pod Identity role",
+        )

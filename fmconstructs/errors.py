@@ -92,6 +92,8 @@ class WarningId(str, Enum):
     HYPERPOD_DEPENDENCIES_NOT_INSTALLED = "hyperpod-dependencies-not-installed"
     #: A HyperPod GPU group mounts an EFA-enabled file system over TCP (its type is not in the catalog).
     HYPERPOD_LUSTRE_OVER_TCP = "hyperpod-lustre-over-tcp"
+    #: HyperPod EKS add-ons that need a HyperPod cluster requested without one to order them after.
+    HYPERPOD_ADDONS_WITHOUT_HYPERPOD_CLUSTER = "hyperpod-addons-without-hyperpod-cluster"
     PARALLELCLUSTER_RETAIN_DEPENDENCIES = "parallelcluster-retain-dependencies"
     #: An EFA-enabled Lustre file system that some ParallelCluster compute nodes mount over TCP (no LNet over EFA).
     PARALLELCLUSTER_LUSTRE_OVER_TCP = "parallelcluster-lustre-over-tcp"

@@ -354,7 +354,7 @@ def nag_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = cdk.App(outdir=str(outdir), builtin_cloud_formation_validation=True)
-    stack = HyperPodEksStack(app, "FmHyperPodEksAddons", env=ENV)
+    stack = HyperPodEksStack(app, "FmHyperPodEksAddons", env=ENV, hyperpod_addons=())
     addons = HyperPodEksAddons(
         stack,
         "HyperPodAddons",

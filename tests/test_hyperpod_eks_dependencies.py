@@ -526,3 +526,17 @@ def test_example_runs_a_kubernetes_version_hyperpod_documents(example):
     metadata = json.loads((example / "FmHyperPodEks.metadata.json").read_text())
     texts = json.dumps(metadata)
     assert KUBERNETES_VERSION_WARNING not in texts
+
+
+def test_example_installs_hyperpod_addons_after_the_cluster(example):
+    # FmHyperPodEks: task governance and the training operator (with cert-manager and the Pod Identity agent).
+    resources = _example_resources(example)
+    addons = {r["Properties"]["AddonName"]: r for r in resources.values() if r["Type"] == "AWS::EKS::Addon"}
+    assert {
+        "amazon-sagemaker-hyperpod-taskgovernance",
+        "amazon-sagemaker-hyperpod-training-operator",
+        "cert-manager",
+        "eks-pod-identity-agent",
+    } <= set(addons)
+    (cluster_id,) = [k for k, r in resources.items() if r["Type"] == "AWS::SageMaker::Cluster"]
+    assert cluster_id in addons["amazon-sagemaker-hyperpod-training-operator"]["DependsOn"]

@@ -57,7 +57,7 @@ from constructs import Construct, IDependable
 
 from .._validate import check_bool, check_enum, check_scope_id, check_str
 from ..eks import GpuEksCluster
-from ..errors import FmTypeError, FmValidationError, is_token
+from ..errors import FmTypeError, FmValidationError, WarningId, is_token
 from .cluster import HyperPodCluster
 from .eks_dependencies import HyperPodEksDependencies
 
@@ -77,7 +77,7 @@ class HyperPodAddonsWarning(str, Enum):
     """Warning ids of :class:`HyperPodEksAddons` (``fmconstructs:<id>``, acknowledged with ``Annotations``)."""
 
     #: The training operator or observability without the HyperPod cluster to wait for.
-    WITHOUT_HYPERPOD_CLUSTER = "hyperpod-addons-without-hyperpod-cluster"
+    WITHOUT_HYPERPOD_CLUSTER = WarningId.HYPERPOD_ADDONS_WITHOUT_HYPERPOD_CLUSTER.value
 
     @property
     def qualified(self) -> str:
