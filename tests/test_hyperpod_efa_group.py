@@ -199,3 +199,21 @@ def test_slurm_group_efa_interfaces_for_lustre_sets_mount_and_budget():
     assert [(g.consumer_path, g.max_efa_connections) for g in fs.efa_client_groups] == [("Test/H/Bootstrap-gpu", 8)]
     assert cluster.lustre_efa_interfaces["gpu"] == 4
     assert " 4 1 p5" in cluster.node_bootstraps["gpu"].render()  # EFA=4 GDS=1 FAMILY=p5 arguments of the script
+
+
+def test_slurm_gpu_group_outside_the_catalog_warns_its_lustre_efa_is_uncounted():
+    # ml.g5.48xlarge is not in the catalog: the node-bootstrap mount decides its EFA interfaces on the node (2 or 1),
+    # so the construct cannot count them against the 1,024 connections, and says so (it is not "over TCP").
+    from aws_cdk.assertions import Annotations, Match
+
+    scene = new_scene()
+    efa = EfaSecurityGroup(scene.stack, "Efa", vpc=scene.vpc)
+    fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=4800,
+                          throughput_mbps_per_tib=1000, metadata_configuration=LustreMetadataConfiguration.automatic(),
+                          efa_enabled=True, efa_security_group=efa)  # fmt: skip
+    groups = [*_groups(), HyperPodInstanceGroup(name="g5", instance_type="g5.48xlarge", nodes=1)]
+    HyperPodCluster(scene.stack, "H", vpc=scene.vpc, subnets=[scene.subnet_a], instance_groups=groups,
+                    orchestrator=_slurm(), file_system=fs, efa_security_group=efa)  # fmt: skip
+    annotations = Annotations.from_stack(scene.stack)
+    annotations.has_warning("/Test/H", Match.string_like_regexp("'g5' \\(ml.g5.48xlarge\\) decides its EFA interfaces"))
+    annotations.has_no_warning("/Test/H", Match.string_like_regexp("over TCP"))

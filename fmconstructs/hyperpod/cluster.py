@@ -704,8 +704,17 @@ class HyperPodCluster(Construct):
             )
             if file_system.efa_enabled and efa_interfaces != 0:
                 self.lustre_efa_interfaces[group.name] = efa_interfaces
-            if file_system.efa_enabled and group.gpu and spec is None:
-                self._warn_lustre_over_tcp(group)
+            if file_system.efa_enabled and group.gpu and spec is None and efa_interfaces is None:
+                # The mount script decides on the node (2 EFA interfaces with several EFA devices, else 1:
+                # storage.lustre_efa_interfaces): it may use EFA, but the count is not known here.
+                add_warning(
+                    self,
+                    WarningId.LUSTRE_EFA_CONNECTIONS_UNKNOWN,
+                    f"instance group {group.name!r} ({group.instance_type}) decides its EFA interfaces for Lustre on "
+                    "the node (the instance catalog does not hold its type): they are not counted against the file "
+                    "system's 1,024 EFA connections (set efa_interfaces_for_lustre, or register the type with "
+                    "fmconstructs.register_instance_type)",
+                )
             if efa_interfaces:
                 self._register_lustre_efa_clients(bootstrap, group, file_system, efa_interfaces, subnets)
         node_type = self.orchestrator.slurm_node_type(group.name)
