@@ -404,7 +404,12 @@ class Preflight:
             if fs.efa_enabled is not True:
                 continue
             if fs.within_budget is None:
-                self.report.add("FSx EFA budget", target, Status.SKIP, "client node counts known at deploy time")
+                self.report.add(
+                    "FSx EFA budget",
+                    target,
+                    Status.SKIP,
+                    "client EFA counts unknown in the template (deploy-time node counts or no fmconstructs marker: see fmc plan unknowns)",
+                )
                 continue
             clients = "; ".join(fs.efa_clients) or "no clients in this stack"
             detail = f"{fs.efa_connections:,} of {fs.efa_connection_limit:,} EFA connections ({clients})"
