@@ -408,7 +408,8 @@ class Preflight:
                     "FSx EFA budget",
                     target,
                     Status.SKIP,
-                    "client EFA counts unknown in the template (deploy-time node counts or no fmconstructs marker: see fmc plan unknowns)",
+                    "client EFA counts unknown in the template "
+                    "(deploy-time node counts or no fmconstructs marker: see fmc plan unknowns)",
                 )
                 continue
             clients = "; ".join(fs.efa_clients) or "no clients in this stack"
