@@ -100,7 +100,7 @@ CASES: list[tuple[str, dict[str, Any], str | None]] = [
         {},
         r"2 of them isolated .*calls the AWS APIs sns, ec2, eks; .*was passed for sns, ec2, eks .*"
         r"GpuClusterEndpoints\(backends=\[ClusterBackend.EKS\]\) creates ec2, eks; "
-        r"ec2.InterfaceVpcEndpoint\(vpc=..., service=InterfaceVpcEndpointAwsService.SNS\) creates sns.*NAT route",
+        r"GpuClusterEndpoints\(extra_services=\[EndpointService.SNS\]\) adds sns.*NAT route",
     ),
     ("isolated-all-endpoints", {"endpoints": "eks+sns"}, None),
     ("isolated-cluster-endpoints-only", {"endpoints": "eks"}, r"was passed for sns \(endpoints=\)"),

@@ -71,6 +71,7 @@ class EndpointService(str, Enum):
     EKS_AUTH = "eks-auth"
     EC2 = "ec2"
     LAMBDA = "lambda"
+    SNS = "sns"
 
     @property
     def source(self) -> str:
@@ -84,6 +85,7 @@ class EndpointService(str, Enum):
 
 
 _SOURCES: dict[EndpointService, str] = {
+    EndpointService.SNS: "SNS DG sns-vpc-create-endpoint (com.amazonaws.us-east-1.sns; private DNS required)",
     EndpointService.SSM: "EKS UG private-clusters (ssm); Systems Manager UG systems-manager-setting-up-messageAPIs",
     EndpointService.SSM_MESSAGES: "Systems Manager UG systems-manager-setting-up-messageAPIs (ssmmessages endpoint)",
     EndpointService.EC2_MESSAGES: "Systems Manager UG systems-manager-setting-up-messageAPIs (ec2messages endpoint)",
