@@ -88,6 +88,8 @@ if TYPE_CHECKING:
         size_for_throughput,
     )
 
+#: This package's own version: the same as ``[project] version`` in pyproject.toml and the newest CHANGELOG.md release
+#: (not an external pin; tests/test_wheel.py builds the wheel from pyproject).
 __version__ = "0.2.0"
 
 __all__ = [

@@ -526,7 +526,12 @@ class GpuNodeImage(Construct):
             }
         )
         self.recipe: imagebuilder.CfnImageRecipe = imagebuilder.CfnImageRecipe(
-            self, "Recipe", version=content_version("1.0", recipe_digest), **recipe_props
+            # Our own semantic version for the recipe (Image Builder requires <major>.<minor>.<patch>; not an external
+            # pin): "1.0" plus a number from the content digest, so any change makes a new recipe version.
+            self,
+            "Recipe",
+            version=content_version("1.0", recipe_digest),
+            **recipe_props,
         )
 
         self.infrastructure_configuration: imagebuilder.CfnInfrastructureConfiguration = (
