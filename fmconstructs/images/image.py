@@ -526,8 +526,8 @@ class GpuNodeImage(Construct):
             }
         )
         self.recipe: imagebuilder.CfnImageRecipe = imagebuilder.CfnImageRecipe(
-            # Our own semantic version for the recipe (Image Builder requires <major>.<minor>.<patch>; not an external
-            # pin): "1.0" plus a number from the content digest, so any change makes a new recipe version.
+            # Our own version scheme for the recipe, not an external pin (cfn-lint checks the format in the tier):
+            # "1.0" plus a number from the content digest, so any change makes a new recipe version.
             self,
             "Recipe",
             version=content_version("1.0", recipe_digest),
