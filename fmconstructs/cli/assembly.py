@@ -49,15 +49,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FmValidationError
+from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 
 #: Marker for a value CloudFormation resolves at deploy time (a Ref, Fn::GetAtt, parameter, import...).
 DEPLOY_TIME = "deploy-time"
 
-#: The resource ``Metadata`` key in which fmconstructs' ParallelCluster and HyperPod constructs record each queue's or
-#: instance group's EFA interfaces per node for LNet (the same string as ``LUSTRE_EFA_METADATA_KEY`` in
-#: ``fmconstructs.parallelcluster.cluster`` and ``fmconstructs.hyperpod.cluster``; kept here so that reading a cloud
-#: assembly imports no construct module).
-LUSTRE_EFA_METADATA_KEY = "fmconstructs:lustre-efa-interfaces"
 
 _IP_CARRYING = frozenset({"interface", "efa"})
 """``InterfaceType`` values that carry IP traffic and take a private IP from the subnet (``efa-only`` takes none;

@@ -15,6 +15,7 @@ from typing import Any
 from ..catalog import CATALOG, InstanceSpec, InterfaceType, get_instance_spec
 from ..networking.interfaces import InterfaceLayout, InterfacePolicy, PlannedInterface, plan_network_interfaces
 from ..storage.sizing import (
+    LUSTRE_EFA_METADATA_KEY,
     MAX_EFA_CONNECTIONS,
     LustreDeploymentType,
     aggregate_throughput_mbps,
@@ -24,7 +25,6 @@ from ..storage.sizing import (
 )
 from .assembly import (
     DEPLOY_TIME,
-    LUSTRE_EFA_METADATA_KEY,
     FileSystem,
     NodeGroup,
     Stack,

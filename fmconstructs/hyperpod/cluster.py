@@ -48,6 +48,8 @@ from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.sources import ExporterSource, check_exporter_source
 from ..storage import LustreFileSystemBase
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
+from ..storage.data_repository import check_bucket_name
+from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 from .lifecycle import (
     ON_CREATE,
     ON_INIT_COMPLETE,
@@ -100,12 +102,10 @@ HYPERPOD_EKS_AUTHENTICATION_MODES = ("API", "API_AND_CONFIG_MAP")
 KUBERNETES_VERSION_WARNING = WarningId.HYPERPOD_KUBERNETES_VERSION.qualified
 #: The key prefix of the lifecycle scripts in the lifecycle bucket.
 LIFECYCLE_PREFIX = "lifecycle/"
-#: The ``Metadata`` key of the ``AWS::SageMaker::Cluster`` resource recording, when fmconstructs' node set-up mounts
-#: an EFA-enabled file system (``SlurmConfiguration.API`` with ``HyperPodLustreMount.NODE_BOOTSTRAP``, or EKS), each
-#: instance group's EFA interfaces per node for LNet (0: over TCP; :data:`LUSTRE_EFA_DECIDED_ON_NODE`: a type the
-#: catalog lacks, whose node picks the count). Read by ``fmc plan`` (fmconstructs.cli.assembly) without synthesizing
-#: the app.
-LUSTRE_EFA_METADATA_KEY = "fmconstructs:lustre-efa-interfaces"
+# LUSTRE_EFA_METADATA_KEY (storage.sizing) on the ``AWS::SageMaker::Cluster`` resource records, when fmconstructs'
+# node set-up mounts an EFA-enabled file system (``SlurmConfiguration.API`` with ``HyperPodLustreMount.NODE_BOOTSTRAP``,
+# or EKS), each instance group's EFA interfaces per node for LNet (0: over TCP; :data:`LUSTRE_EFA_DECIDED_ON_NODE`: a
+# type the catalog lacks, whose node picks the count).
 #: The marker's value for a group whose node decides its EFA interfaces for LNet (a string: CDK drops null values
 #: from Metadata when it resolves the template).
 LUSTRE_EFA_DECIDED_ON_NODE = "decided-on-node"
@@ -115,9 +115,6 @@ MAX_SUBNETS = 16
 #: (ClusterLifeCycleConfig.SourceS3Uri, "Important: Make sure that the S3 bucket path starts with s3://sagemaker-")
 #: ties it to AmazonSageMakerClusterInstanceRolePolicy, which allows S3 access only on that prefix.
 LIFECYCLE_BUCKET_PREFIX = "sagemaker-"
-#: S3 general purpose bucket names: 3-63 characters, lowercase letters, digits, dots and hyphens, starting and ending
-#: with a letter or digit (Amazon S3 User Guide, bucketnamingrules).
-_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 MAX_SECURITY_GROUPS = 5
 
 
@@ -466,12 +463,7 @@ class HyperPodCluster(Construct):
         if access_logs_bucket is not None:
             check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
         if lifecycle_bucket_name is not None:
-            check_str(
-                "lifecycle_bucket_name",
-                lifecycle_bucket_name,
-                pattern=_BUCKET_NAME,
-                allowed="an S3 bucket name (3-63 lowercase letters, digits, dots, hyphens) starting with 'sagemaker-'",
-            )
+            check_bucket_name("lifecycle_bucket_name", lifecycle_bucket_name)
             if not is_token(lifecycle_bucket_name) and not lifecycle_bucket_name.startswith(LIFECYCLE_BUCKET_PREFIX):
                 raise FmValidationError(
                     "lifecycle_bucket_name",

@@ -69,6 +69,7 @@ from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
+from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 from .config import (
     QUEUE_EVENTS,
     UNSUPPORTED_OSES_FOR_P6E_GB200,
@@ -109,10 +110,9 @@ _EVENT_FIELDS = {
 }
 #: The step of the per-queue bootstrap that configures the Lustre client for EFA (OnNodeStart, before the mount).
 LUSTRE_EFA_STEP = "lustre-lnet-efa"
-#: The ``Metadata`` key of the ``Custom::PclusterCluster`` resource recording, when the cluster shares an EFA-enabled
-#: file system, each Slurm queue's EFA interfaces per node for LNet (0: the queue mounts over TCP); the head node and
-#: login nodes always mount over TCP. Read by ``fmc plan`` (fmconstructs.cli.assembly) without synthesizing the app.
-LUSTRE_EFA_METADATA_KEY = "fmconstructs:lustre-efa-interfaces"
+# LUSTRE_EFA_METADATA_KEY (storage.sizing) on the ``Custom::PclusterCluster`` resource records, when the cluster shares
+# an EFA-enabled file system, each Slurm queue's EFA interfaces per node for LNet (0: the queue mounts over TCP); the
+# head node and login nodes always mount over TCP.
 # User Guide "custom-bootstrap-actions-config-v3": "Using the Sequence setting (added in AWS ParallelCluster version
 # 3.6.0)"; aws-parallelcluster 3.16.1 cluster_schema.py OneOrManyCustomActionField takes Script or Sequence.
 SEQUENCE_MIN_VERSION = (3, 6, 0)
