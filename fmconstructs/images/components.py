@@ -272,6 +272,29 @@ fm_need() {
 # --- AWS PCS agent and Slurm -----------------------------------------------------------------------------------------
 
 
+def _pcs_repository_install(package: str, installer_dir: str, version_file: str, **values: str) -> str:
+    """The build script both PCS installers share (PCS User Guide custom AMI Steps 2 and 3): download ``$tarball``
+    from the Region's PCS repository (``aws-pcs-repo-<Region>/<package>/``), verify its signature with AWS's PCS key,
+    unpack it, run ``<installer_dir>/installer.sh -y`` and print ``version_file`` (a shell word)."""
+    return (
+        _assign(**values, fingerprint=PCS_KEY_FINGERPRINT)
+        + _IMDS
+        + _VERIFIED_DOWNLOAD
+        + f"""
+region=$(fm_imds meta-data/placement/region)
+domain=$(fm_imds meta-data/services/domain)
+work=$(mktemp -d)
+fm_verified_download "https://aws-pcs-repo-$region.s3.$region.$domain/{package}/$tarball" \\
+  "https://aws-pcs-repo-public-keys-$region.s3.$region.$domain/aws-pcs-public-key.pub" \\
+  "$fingerprint" "$work/$tarball"
+tar -xzf "$work/$tarball" -C "$work"
+(cd "$work/{installer_dir}" && ./installer.sh -y)
+rm -rf "$work"
+cat {version_file}
+"""
+    )
+
+
 def pcs_agent_component(version: str = PCS_AGENT_VERSION) -> ImageComponent:
     """The AWS PCS agent, from the Region's PCS repository, signature-checked (PCS User Guide custom AMI Step 2).
 
@@ -281,23 +304,7 @@ def pcs_agent_component(version: str = PCS_AGENT_VERSION) -> ImageComponent:
     """
     check_str("pcs_agent_version", version, pattern=_PCS_AGENT_VERSION, allowed="'latest' or a version like '1.3.1-1'")
     tarball = "aws-pcs-agent-v1-latest.tar.gz" if version == "latest" else f"aws-pcs-agent-v{version}.tar.gz"
-    build = (
-        _assign(tarball=tarball, fingerprint=PCS_KEY_FINGERPRINT)
-        + _IMDS
-        + _VERIFIED_DOWNLOAD
-        + r"""
-region=$(fm_imds meta-data/placement/region)
-domain=$(fm_imds meta-data/services/domain)
-work=$(mktemp -d)
-fm_verified_download "https://aws-pcs-repo-$region.s3.$region.$domain/aws-pcs-agent/$tarball" \
-  "https://aws-pcs-repo-public-keys-$region.s3.$region.$domain/aws-pcs-public-key.pub" \
-  "$fingerprint" "$work/$tarball"
-tar -xzf "$work/$tarball" -C "$work"
-(cd "$work/aws-pcs-agent" && ./installer.sh -y)
-rm -rf "$work"
-cat /opt/aws/pcs/version
-"""
-    )
+    build = _pcs_repository_install("aws-pcs-agent", "aws-pcs-agent", "/opt/aws/pcs/version", tarball=tarball)
     # /opt/aws/pcs/version holds AGENT_VERSION='1.3.1' and AGENT_RELEASE='1' (PCS User Guide Step 2, item 8).
     if version == "latest":
         expect = (
@@ -347,22 +354,12 @@ def slurm_component(slurm_version: SlurmVersion, installer_version: str = SLURM_
             "slurm_installer_version", installer_version, f"an installer of Slurm {major} ('{major}.<patch>-<n>')"
         )
     tarball = f"aws-pcs-slurm-{major}-installer-{installer_version}.tar.gz"
-    build = (
-        _assign(major=major, tarball=tarball, fingerprint=PCS_KEY_FINGERPRINT)
-        + _IMDS
-        + _VERIFIED_DOWNLOAD
-        + r"""
-region=$(fm_imds meta-data/placement/region)
-domain=$(fm_imds meta-data/services/domain)
-work=$(mktemp -d)
-fm_verified_download "https://aws-pcs-repo-$region.s3.$region.$domain/aws-pcs-slurm/$tarball" \
-  "https://aws-pcs-repo-public-keys-$region.s3.$region.$domain/aws-pcs-public-key.pub" \
-  "$fingerprint" "$work/$tarball"
-tar -xzf "$work/$tarball" -C "$work"
-(cd "$work/aws-pcs-slurm-$major-installer" && ./installer.sh -y)
-rm -rf "$work"
-cat "/opt/aws/pcs/scheduler/slurm-$major/version"
-"""
+    build = _pcs_repository_install(
+        "aws-pcs-slurm",
+        "aws-pcs-slurm-$major-installer",
+        '"/opt/aws/pcs/scheduler/slurm-$major/version"',
+        major=major,
+        tarball=tarball,
     )
     # The version file holds SLURM_VERSION='25.05.5' and PCS_SLURM_RELEASE='1' (PCS User Guide Step 3, item 6); the
     # installer copies the unit slurmd-<major>.service to /etc/systemd/system (working-with_ami_installers).
