@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .._validate import check_str
 from ..errors import FmTypeError, FmValidationError, is_token
 
 _DNS1123_LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
@@ -64,32 +65,26 @@ def _require_str(parameter: str, value: object) -> str:
 
 def check_dns_label(parameter: str, value: object) -> Any:
     """A Kubernetes DNS-1123 label (namespaces): lower-case letters, digits and '-', at most 63 characters."""
-    text = _require_str(parameter, value)
-    if is_token(text):
-        return text
-    if len(text) > DNS1123_LABEL_MAX or not DNS1123_LABEL.fullmatch(text):
-        raise FmValidationError(
-            parameter,
-            value,
-            "a Kubernetes DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or "
-            "digit, at most 63 characters)",
-        )
-    return text
+    return check_str(
+        parameter,
+        value,
+        pattern=DNS1123_LABEL,
+        max_length=DNS1123_LABEL_MAX,
+        allowed="a Kubernetes DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or "
+        "digit, at most 63 characters)",
+    )
 
 
 def check_dns_subdomain(parameter: str, value: object) -> Any:
     """A Kubernetes DNS-1123 subdomain (most object names): DNS-1123 labels joined by '.', at most 253 characters."""
-    text = _require_str(parameter, value)
-    if is_token(text):
-        return text
-    if len(text) > DNS1123_SUBDOMAIN_MAX or not DNS1123_SUBDOMAIN.fullmatch(text):
-        raise FmValidationError(
-            parameter,
-            value,
-            "a Kubernetes DNS-1123 subdomain name (lower-case letters, digits, '-' and '.', each dot-separated part "
-            "starting and ending with a letter or digit, at most 253 characters)",
-        )
-    return text
+    return check_str(
+        parameter,
+        value,
+        pattern=DNS1123_SUBDOMAIN,
+        max_length=DNS1123_SUBDOMAIN_MAX,
+        allowed="a Kubernetes DNS-1123 subdomain name (lower-case letters, digits, '-' and '.', each dot-separated "
+        "part starting and ending with a letter or digit, at most 253 characters)",
+    )
 
 
 def _is_qualified_name(text: str) -> bool:
