@@ -101,6 +101,8 @@ class WarningId(str, Enum):
     CAPACITY_EVENTS_EKS_ENDPOINT_UNREACHABLE = "capacity-events-eks-endpoint-unreachable"
     #: A CapacityBlockEvents handler in isolated subnets with no known interface endpoint for an AWS API it calls.
     CAPACITY_EVENTS_NO_API_ROUTE = "capacity-events-no-api-route"
+    #: A PCS cluster with a node group whose node count is a deploy-time value: its controller size is not checked.
+    PCS_SIZE_UNKNOWN_NODE_COUNT = "pcs-size-unknown-node-count"
 
     @property
     def qualified(self) -> str:

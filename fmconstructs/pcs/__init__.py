@@ -2,35 +2,47 @@
 
 ``slurm`` (versions, sizes, purchase options, validated custom settings) -> ``ami`` (AMI id or SSM parameter) ->
 ``iam`` (the ``/aws-pcs/`` instance profile) -> ``user_data`` (MIME archive, IMEX prolog) -> ``cluster`` ->
-``node_group`` (GPU and login node groups) -> ``queue``.
+``node_group`` (GPU and login node groups) -> ``queue``. ``identifiers`` checks PCS ids and ARNs given as strings.
+
+Exports resolve lazily (PEP 562, :mod:`fmconstructs._lazy`): ``slurm`` and ``identifiers`` import no aws_cdk, so the
+``fmc`` command reads the controller-size table without Node.js.
 """
 
-from .ami import PcsAmi, sample_ami_name
-from .cluster import PcsCluster
-from .iam import PCS_IAM_PATH, PcsInstanceProfile
-from .node_group import (
-    NODE_GROUP_ID_TAG,
-    FileSystemMount,
-    PcsGpuNodeGroup,
-    PcsGpuNodeGroupOptions,
-    PcsLoginNodeGroup,
-    PcsLoginNodeGroupOptions,
-    purchase_option_for,
-)
-from .queue import PcsQueue
-from .slurm import (
-    DEFAULT_SLURM_VERSION,
-    AccountingMode,
-    ClusterSetting,
-    ControllerSize,
-    NodeGroupSetting,
-    PurchaseOption,
-    QueueSetting,
-    SlurmVersion,
-)
-from .user_data import IMEX_PROLOG_PATH, IMEX_PROLOG_SCRIPT, pcs_mime_user_data
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .ami import PcsAmi, sample_ami_name
+    from .cluster import PcsCluster
+    from .iam import PCS_IAM_PATH, PcsInstanceProfile
+    from .identifiers import PcsResourceType, check_pcs_arn, check_pcs_id
+    from .node_group import (
+        NODE_GROUP_ID_TAG,
+        FileSystemMount,
+        PcsGpuNodeGroup,
+        PcsGpuNodeGroupOptions,
+        PcsLoginNodeGroup,
+        PcsLoginNodeGroupOptions,
+        purchase_option_for,
+    )
+    from .queue import PcsQueue
+    from .slurm import (
+        CONTROLLER_SIZE_LIMITS,
+        DEFAULT_SLURM_VERSION,
+        AccountingMode,
+        ClusterSetting,
+        ControllerLimits,
+        ControllerSize,
+        NodeGroupSetting,
+        PurchaseOption,
+        QueueSetting,
+        SlurmVersion,
+    )
+    from .user_data import IMEX_PROLOG_PATH, IMEX_PROLOG_SCRIPT, pcs_mime_user_data
 
 __all__ = [
+    "CONTROLLER_SIZE_LIMITS",
     "DEFAULT_SLURM_VERSION",
     "IMEX_PROLOG_PATH",
     "IMEX_PROLOG_SCRIPT",
@@ -38,6 +50,7 @@ __all__ = [
     "PCS_IAM_PATH",
     "AccountingMode",
     "ClusterSetting",
+    "ControllerLimits",
     "ControllerSize",
     "FileSystemMount",
     "NodeGroupSetting",
@@ -49,10 +62,46 @@ __all__ = [
     "PcsLoginNodeGroup",
     "PcsLoginNodeGroupOptions",
     "PcsQueue",
+    "PcsResourceType",
     "PurchaseOption",
     "QueueSetting",
     "SlurmVersion",
+    "check_pcs_arn",
+    "check_pcs_id",
     "pcs_mime_user_data",
     "purchase_option_for",
     "sample_ami_name",
 ]
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".ami": ("PcsAmi", "sample_ami_name"),
+    ".cluster": ("PcsCluster",),
+    ".iam": ("PCS_IAM_PATH", "PcsInstanceProfile"),
+    ".identifiers": ("PcsResourceType", "check_pcs_arn", "check_pcs_id"),
+    ".node_group": (
+        "NODE_GROUP_ID_TAG",
+        "FileSystemMount",
+        "PcsGpuNodeGroup",
+        "PcsGpuNodeGroupOptions",
+        "PcsLoginNodeGroup",
+        "PcsLoginNodeGroupOptions",
+        "purchase_option_for",
+    ),
+    ".queue": ("PcsQueue",),
+    ".slurm": (
+        "CONTROLLER_SIZE_LIMITS",
+        "DEFAULT_SLURM_VERSION",
+        "AccountingMode",
+        "ClusterSetting",
+        "ControllerLimits",
+        "ControllerSize",
+        "NodeGroupSetting",
+        "PurchaseOption",
+        "QueueSetting",
+        "SlurmVersion",
+    ),
+    ".user_data": ("IMEX_PROLOG_PATH", "IMEX_PROLOG_SCRIPT", "pcs_mime_user_data"),
+}
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -28,6 +28,19 @@ private address and port, a list of objects that only the PCS API or a custom re
 :attr:`PcsCluster.slurm_controller_endpoint_command` (the CLI command that prints it) and
 :attr:`PcsCluster.login_command` (a Session Manager shell on a login node).
 
+**Controller size** (``size``): the PCS API reference (``CreateCluster.size``) sizes the managed controller for a
+number of compute nodes (login nodes included: PCS runs them as a compute node group) and jobs
+(:data:`~fmconstructs.pcs.slurm.CONTROLLER_SIZE_LIMITS`: SMALL 32 nodes and 256 jobs, MEDIUM 512 and 8,192, LARGE
+2,048 and 16,384). By default the cluster takes the smallest size that holds the sum of its node groups' maximum node
+counts, resolved at synthesis from the groups added by then (:mod:`.controller_size`). A node group that would take
+the sum past an explicit size, or past LARGE, is refused when it is created, naming every group and its count. A
+deploy-time count cannot be checked: the cluster warns (``fmconstructs:pcs-size-unknown-node-count``) and the
+automatic size is at least MEDIUM. **Changing the size replaces the cluster** (``Size`` is a create-only property of
+``AWS::PCS::Cluster``: "Update requires: Replacement"), and since ``ClusterId`` is create-only on
+``AWS::PCS::ComputeNodeGroup`` and ``AWS::PCS::Queue``, replacing the cluster replaces every node group and queue
+(running jobs and nodes are lost). Adding nodes past a size boundary changes the automatic size: pin ``size=`` on a
+cluster in production.
+
 Slurm topology on UltraServers: PCS inspects an UltraServer Capacity Block and configures the Slurm topology plugin
 itself (PCS User Guide "Configure UltraServer instances", "Automatic topology selection"); ``TopologyPlugin`` is not a
 setting PCS accepts, so this construct does not (and cannot) set topology/block.
@@ -39,13 +52,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack
 
 import jsii
-from aws_cdk import Aws, Duration, IResolvable
+from aws_cdk import Aws, Duration, IResolvable, IResolveContext, IStringProducer, Lazy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_pcs as pcs
-from constructs import Construct
+from constructs import Construct, IValidation
 
 from .._validate import check_bool, check_count, check_enum, known
-from ..errors import FmTypeError, FmValidationError
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..networking import EfaSecurityGroup
 from ._checks import (
     CLUSTER_NAME_LENGTH,
@@ -57,6 +70,7 @@ from ._checks import (
     check_vpc,
     idle_seconds,
 )
+from .controller_size import NodeCount, effective_size, room_for, size_problem
 from .iam import PcsInstanceProfile
 from .slurm import (
     DEFAULT_SLURM_VERSION,
@@ -92,7 +106,10 @@ class PcsCluster(Construct):
     :param slurm_version: a :class:`SlurmVersion` (24.11, 25.05, 25.11, 26.05). Default: 25.11, pinned (see
         :data:`~fmconstructs.pcs.slurm.DEFAULT_SLURM_VERSION` for why not the newest); the node AMIs must carry the
         same Slurm version. Its value as a string (``"25.11"``) is deprecated (warns; refused from 0.3.0).
-    :param size: controller size; default SMALL.
+    :param size: controller size (:class:`ControllerSize`). Default None: the smallest size that holds the sum of the
+        node groups' maximum node counts, login nodes included (at least MEDIUM when a count is a deploy-time value);
+        see the module docstring. Changing it (also by adding nodes past a size's limit when automatic) **replaces
+        the cluster, and with it every node group and queue** (CloudFormation: "Update requires: Replacement").
     :param accounting: Slurm accounting; default NONE (STANDARD runs slurmdbd, billed by PCS).
     :param accounting_purge_time_days: ``DefaultPurgeTimeInDays`` (-1 = keep forever, or 1 .. 10000); STANDARD only.
         Default: PCS's (-1).
@@ -117,7 +134,7 @@ class PcsCluster(Construct):
         vpc: ec2.IVpc,
         subnet: ec2.ISubnet | None = None,
         slurm_version: SlurmVersion = DEFAULT_SLURM_VERSION,
-        size: ControllerSize = ControllerSize.SMALL,
+        size: ControllerSize | None = None,
         accounting: AccountingMode = AccountingMode.NONE,
         accounting_purge_time_days: int | None = None,
         scale_down_idle_time: Duration | None = None,
@@ -131,7 +148,7 @@ class PcsCluster(Construct):
         vpc = check_vpc("vpc", vpc)
         subnet = check_optional_subnet("subnet", subnet)
         self.slurm_version = coerce_slurm_version(slurm_version)
-        self.size = check_enum("size", size, ControllerSize)
+        self.requested_size = None if size is None else check_enum("size", size, ControllerSize)
         self.accounting = check_enum("accounting", accounting, AccountingMode)
         self.imex_enabled = check_bool("enable_imex", enable_imex)
         if security_group is not None:
@@ -171,7 +188,7 @@ class PcsCluster(Construct):
             self,
             "Resource",
             name=cluster_name,
-            size=self.size.value,
+            size=Lazy.uncached_string(_SizeProducer(self)),
             scheduler=pcs.CfnCluster.SchedulerProperty(type="SLURM", version=self.slurm_version.value),
             networking=pcs.CfnCluster.NetworkingProperty(
                 subnet_ids=[self.subnet.subnet_id], security_group_ids=[security_group.security_group_id]
@@ -195,6 +212,8 @@ class PcsCluster(Construct):
         self._instance_profile: PcsInstanceProfile | None = None
         self._queue_names: set[str] = set()
         self._login_node_groups: list[PcsLoginNodeGroup] = []
+        self._node_counts: list[NodeCount] = []
+        self.node.add_validation(_SizeCheck(self))
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
     def _validate(
@@ -283,6 +302,35 @@ class PcsCluster(Construct):
             self._instance_profile = PcsInstanceProfile(self, "InstanceProfile", cluster_arn=self.cluster_arn)
         return self._instance_profile
 
+    @property
+    def size(self) -> ControllerSize:
+        """The controller size rendered into the template: ``size`` when given, else the smallest that holds the node
+        groups added so far (final at synthesis)."""
+        return effective_size(self.requested_size, self._node_counts)
+
+    def _check_node_count(self, group: str, parameter: str, count: int | float) -> None:
+        """Refuse a node group whose count takes the known sum past the size (or LARGE); called before it is built."""
+        problem = size_problem(self.requested_size, [*self._node_counts, NodeCount(group, parameter, count)])
+        if problem is not None:
+            room = room_for(self.requested_size, self._node_counts)
+            raise FmValidationError(parameter, count, f"at most {room} for {group}: {problem}")
+
+    def _register_node_count(self, group: str, parameter: str, count: int | float) -> None:
+        entry = NodeCount(group, parameter, count)
+        self._node_counts.append(entry)
+        if not entry.known:
+            decided = (
+                f"it stays {self.requested_size.value}"
+                if self.requested_size is not None
+                else "it is at least MEDIUM; pass size= to choose"
+            )
+            add_warning(
+                self,
+                WarningId.PCS_SIZE_UNKNOWN_NODE_COUNT,
+                f"{parameter} of {group} is a deploy-time value: the controller size cannot be checked against the "
+                f"node groups ({decided}; changing the size replaces the cluster)",
+            )
+
     def _claim_queue_name(self, name: str) -> None:
         if name in self._queue_names:
             raise FmValidationError("queue_name", name, "unique within the cluster (a Slurm partition name)")
@@ -320,6 +368,29 @@ class PcsCluster(Construct):
         return PcsQueue(
             self, id, cluster=self, node_groups=node_groups, queue_name=queue_name, slurm_settings=slurm_settings
         )
+
+
+@jsii.implements(IStringProducer)
+class _SizeProducer:
+    """``AWS::PCS::Cluster.Size`` at synthesis, from the node groups added by then."""
+
+    def __init__(self, cluster: PcsCluster) -> None:
+        self._cluster = cluster
+
+    def produce(self, context: IResolveContext) -> str:
+        return self._cluster.size.value
+
+
+@jsii.implements(IValidation)
+class _SizeCheck:
+    """At synthesis, the final node groups against the size (each group was also checked when it was created)."""
+
+    def __init__(self, cluster: PcsCluster) -> None:
+        self._cluster = cluster
+
+    def validate(self) -> list[str]:
+        problem = size_problem(self._cluster.requested_size, self._cluster._node_counts)
+        return [] if problem is None else [f"PcsCluster {self._cluster.node.path}: {problem}"]
 
 
 def check_cluster(parameter: str, value: object) -> PcsCluster:

@@ -21,8 +21,6 @@ Lustre mounts need no IAM permission: FSx for Lustre access is network-level (se
 
 from __future__ import annotations
 
-import re
-
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct, IConstruct
@@ -31,14 +29,12 @@ from .._validate import check_bool, check_construct, check_str, is_token
 from ..errors import FmValidationError
 from ..storage.data_repository import normalize_prefix
 from ._checks import check_scope_id
+from .identifiers import PcsResourceType, check_pcs_arn
 
 #: The IAM path PCS accepts for node roles (the alternative is a name starting with ``AWSPCS``).
 PCS_IAM_PATH = "/aws-pcs/"
 SSM_MANAGED_POLICY = "AmazonSSMManagedInstanceCore"
 
-#: An IAM resource ARN (IAM User Guide reference_identifiers ARNs: ``arn:partition:service:region:account:resource``;
-#: region/account may be empty or wildcards in a policy). Matched whole; tokens pass.
-_ARN = re.compile(r"arn:[^\s:]+:pcs:[^\s:]*:[^\s:]*:\S+")
 _S3_READ_ACTIONS = ("s3:GetObject",)
 _S3_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload")
 
@@ -53,12 +49,8 @@ class PcsInstanceProfile(Construct):
 
     def __init__(self, scope: Construct, id: str, *, cluster_arn: str, enable_ssm: bool = True) -> None:
         check_scope_id(scope, id)
-        check_str(
-            "cluster_arn",
-            cluster_arn,
-            pattern=_ARN,
-            allowed="a PCS cluster ARN (PcsCluster.cluster_arn), 'arn:<partition>:pcs:<region>:<account>:cluster/<id>'",
-        )
+        # A cluster id (pcs_...) or a node group ARN is refused with the fix (.identifiers).
+        check_pcs_arn("cluster_arn", cluster_arn, PcsResourceType.CLUSTER)
         check_bool("enable_ssm", enable_ssm)
         super().__init__(scope, id)
         self.role = iam.Role(

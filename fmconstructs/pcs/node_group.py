@@ -447,6 +447,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         tag_map = check_tags("tags", tags)
         if bootstrap_delivery is not None:
             check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
+        # The controller size holds every node group's nodes (PcsCluster "Controller size").
+        cluster._check_node_count(_group_path(scope, id), "max_nodes", max_nodes)
         super().__init__(scope, id)
         instance_type = self.instance_spec.instance_type
         self.max_nodes = max_nodes
@@ -525,6 +527,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         )
         # Nodes register as soon as they boot: the role's policies must exist before PCS launches any.
         self.resource.node.add_dependency(self.instance_profile.policy)
+        cluster._register_node_count(self.node.path, "max_nodes", max_nodes)
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
     def _validate(
@@ -697,6 +700,8 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         tag_map = check_tags("tags", tags)
         if bootstrap_delivery is not None:
             check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
+        # Login nodes count against the controller size too (PcsCluster "Controller size").
+        cluster._check_node_count(_group_path(scope, id), "nodes", nodes)
         super().__init__(scope, id)
         self._setup(cluster, instance_profile)
         self.instance_type = instance_type
@@ -768,6 +773,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         )
         self.resource.node.add_dependency(self.instance_profile.policy)
         cluster._register_login_node_group(self)
+        cluster._register_node_count(self.node.path, "nodes", nodes)
 
     @property
     def _max_nodes(self) -> int | float:
@@ -794,6 +800,11 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
 
 
 # --- checks shared by the node groups ----------------------------------------------------------------------------
+
+
+def _group_path(scope: Construct, id: str) -> str:
+    """The construct path a node group will have (``Stack/Cluster/Gpu``), before it is created."""
+    return "/".join(part for part in (scope.node.path, id) if part)
 
 
 def _warn_renamed_property(old: str, new: str) -> None:

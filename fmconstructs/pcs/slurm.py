@@ -7,7 +7,8 @@ CloudFormation rollback:
   ``SchedulerRequest.version``: "Valid Values: 24.11 | 25.05 | 25.11 | 26.05"; the CloudFormation schema of
   ``AWS::PCS::Cluster`` leaves ``Scheduler.Version`` a free string).
 - Controller sizes SMALL | MEDIUM | LARGE and accounting modes STANDARD | NONE (CloudFormation registry schema of
-  ``AWS::PCS::Cluster``, as bundled by cfn-lint).
+  ``AWS::PCS::Cluster``, as bundled by cfn-lint), and what each size holds (:data:`CONTROLLER_SIZE_LIMITS`, PCS API
+  reference ``CreateCluster.size``).
 - Purchase options ONDEMAND | SPOT | CAPACITY_BLOCK (schema of ``AWS::PCS::ComputeNodeGroup``; the fourth value,
   INTERRUPTIBLE_CAPACITY_RESERVATION, has no counterpart in :mod:`fmconstructs.capacity` and is not offered).
 - Custom Slurm setting names per level: PCS API reference ``SlurmCustomSetting`` (clusters: Prolog, Epilog,
@@ -16,6 +17,8 @@ CloudFormation rollback:
   (slurm-custom-settings-queue: AllowAccounts, AllowQos, Default, DefaultTime, DenyAccounts, DenyQos, Exclusive,
   ExclusiveUser, OverSubscribe). PCS accepts more names over time; a name missing here can still be set with an
   escape hatch (``node.default_child.add_property_override``) until it is added.
+
+This module imports no aws_cdk (``fmc`` reads the controller-size table without Node.js).
 """
 
 from __future__ import annotations
@@ -23,10 +26,9 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
-
-from aws_cdk import Token
 
 from ..errors import FmTypeError, FmValidationError, is_token, one_of
 
@@ -74,11 +76,47 @@ SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER = SlurmVersion.V26_05
 
 
 class ControllerSize(str, Enum):
-    """``AWS::PCS::Cluster.Size``: how many nodes and jobs the managed Slurm controller is sized for."""
+    """``AWS::PCS::Cluster.Size``: how many nodes and jobs the managed Slurm controller is sized for
+    (:data:`CONTROLLER_SIZE_LIMITS`). Changing it replaces the cluster (see :class:`~fmconstructs.pcs.PcsCluster`)."""
 
     SMALL = "SMALL"
     MEDIUM = "MEDIUM"
     LARGE = "LARGE"
+
+    @property
+    def max_nodes(self) -> int:
+        """The most compute nodes (instances of all the cluster's node groups, login nodes included) it holds."""
+        return CONTROLLER_SIZE_LIMITS[self].max_nodes
+
+    @property
+    def max_jobs(self) -> int:
+        """The most jobs (active and queued) it holds."""
+        return CONTROLLER_SIZE_LIMITS[self].max_jobs
+
+    @classmethod
+    def smallest_for(cls, nodes: int) -> ControllerSize | None:
+        """The smallest size that holds ``nodes`` compute nodes, or None when even LARGE does not."""
+        return next((size for size in cls if nodes <= size.max_nodes), None)
+
+
+@dataclass(frozen=True)
+class ControllerLimits:
+    """What one controller size holds."""
+
+    max_nodes: int
+    max_jobs: int
+
+
+#: What each controller size holds: PCS API reference ``CreateCluster.size`` ("the maximum number of compute nodes in
+#: the cluster and the maximum number of jobs (active and queued)": SMALL 32 compute nodes and 256 jobs, MEDIUM 512
+#: and 8192, LARGE 2048 and 16,384; the same text in botocore's PCS model and aws-cdk-lib ``CfnClusterProps.size``).
+#: Login nodes count: PCS runs them as a compute node group (PCS User Guide getting-started_create-cng: "a compute
+#: node group to provide login nodes"), so their instances are compute nodes of the cluster.
+CONTROLLER_SIZE_LIMITS: Mapping[ControllerSize, ControllerLimits] = {
+    ControllerSize.SMALL: ControllerLimits(max_nodes=32, max_jobs=256),
+    ControllerSize.MEDIUM: ControllerLimits(max_nodes=512, max_jobs=8192),
+    ControllerSize.LARGE: ControllerLimits(max_nodes=2048, max_jobs=16384),
+}
 
 
 class AccountingMode(str, Enum):
@@ -193,7 +231,7 @@ def check_settings(
 
 def _check_value(parameter: str, name: ClusterSetting | NodeGroupSetting | QueueSetting, value: str) -> None:
     """Value rules that are certain from slurm.conf(5)."""
-    if Token.is_unresolved(value):
+    if is_token(value):
         return
     label = f"{parameter}[{name.value}]"
     if name in (ClusterSetting.PROLOG, ClusterSetting.EPILOG) and not _ABSOLUTE_PATHS.fullmatch(value):
@@ -237,7 +275,7 @@ def parse_prolog_flags(value: str, *, parameter: str = "PrologFlags") -> list[st
 def merge_prolog_flags(required: Sequence[str], given: str | None, *, parameter: str) -> str:
     """``required`` flags first, then the given ones not already there (canonical spelling, comma-separated)."""
     flags = list(required)
-    if given is not None and Token.is_unresolved(given):
+    if given is not None and is_token(given):
         raise FmValidationError(parameter, given, "a literal value (fmconstructs adds flags to it)")
     if given is not None:
         flags += [flag for flag in parse_prolog_flags(given, parameter=parameter) if flag not in flags]
