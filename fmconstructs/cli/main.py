@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import FmValidationError
+from .pcs_size import COLUMNS as PCS_SIZE_COLUMNS
+from .pcs_size import table_rows as pcs_size_rows
 from .plan import Plan, plan_assembly, plan_instances
 
 
@@ -122,6 +124,13 @@ def render_plan(plan: Plan, console: Console) -> None:
                 budget,
             )
         console.print(storage)
+    if plan.pcs_clusters:
+        pcs = Table(title="PCS controller size (login nodes count)")
+        for column in PCS_SIZE_COLUMNS:
+            pcs.add_column(column, overflow="fold")
+        for row in pcs_size_rows(plan.pcs_clusters):
+            pcs.add_row(*row)
+        console.print(pcs)
     if plan.unknowns:
         console.print("[bold]Known only at deploy time:[/bold]")
         for unknown in plan.unknowns:

@@ -33,6 +33,8 @@ from .assembly import (
     literal,
     read_assembly,
 )
+from .pcs_size import PcsSizePlan, plan_pcs_clusters
+from .pcs_size import unknowns as pcs_size_unknowns
 
 Count = int | str | None
 """A count: an int, :data:`DEPLOY_TIME`, or None (not applicable)."""
@@ -95,6 +97,7 @@ class FileSystemPlan:
 class Plan:
     node_groups: list[NodeGroupPlan] = field(default_factory=list)
     file_systems: list[FileSystemPlan] = field(default_factory=list)
+    pcs_clusters: list[PcsSizePlan] = field(default_factory=list)
     unknowns: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -351,6 +354,9 @@ def plan_stacks(stacks: list[Stack], *, prices: dict[str, float] | None = None) 
             plan.node_groups.append(plan_group(group, stack, prices or {}, plan.unknowns))
         for fs in stack.file_systems:
             plan.file_systems.append(plan_file_system(fs, plan.node_groups, plan.unknowns))
+        pcs = plan_pcs_clusters(stack.name, stack.template)  # PCS controller size and headroom (cli.pcs_size)
+        plan.pcs_clusters += pcs
+        plan.unknowns += pcs_size_unknowns(pcs)
         for parameter in stack.parameters:
             plan.unknowns.append(f"{stack.name}: parameter {parameter} (resolved at deploy time)")
     plan.notes.append(

@@ -37,7 +37,7 @@ from ..observability.sources import ExporterSource
 from ..observability.workspace import PrometheusWorkspace
 from ..parallelcluster import Monitoring, OperatingSystem
 from ..parallelcluster.cluster import DEFAULT_VERSION as PARALLELCLUSTER_DEFAULT_VERSION
-from ..pcs import PcsAmi, SlurmVersion
+from ..pcs import ControllerSize, PcsAmi, SlurmVersion
 from ..pcs.slurm import DEFAULT_SLURM_VERSION
 from ..storage import (
     DEFAULT_LAYOUT,
@@ -242,6 +242,8 @@ class PcsOptions:
     :param queue_name: the Slurm partition of the GPU nodes. Default ``gpu``.
     :param scale_down_idle_time: ``PcsCluster.scale_down_idle_time``. Default: PCS's.
     :param exporter_source: where nodes get the collectors (``monitor_pcs_cluster``). Default: its default.
+    :param size: the PCS controller size (``PcsCluster.size``). Default None: the smallest that holds the GPU and login
+        nodes (at least MEDIUM when a count is a deploy-time value). Changing it replaces the cluster.
     """
 
     ami: PcsAmi
@@ -252,6 +254,7 @@ class PcsOptions:
     queue_name: str = "gpu"
     scale_down_idle_time: Duration | None = None
     exporter_source: ExporterSource | None = None
+    size: ControllerSize | None = None
 
     def __post_init__(self) -> None:
         check_instance("ami", self.ami, PcsAmi, "a PcsAmi (PcsAmi.from_image_id or .from_ssm_parameter)")
@@ -265,6 +268,8 @@ class PcsOptions:
             check_instance("scale_down_idle_time", self.scale_down_idle_time, Duration, "a Duration")
         if self.exporter_source is not None:
             check_instance("exporter_source", self.exporter_source, ExporterSource, "an ExporterSource")
+        if self.size is not None:
+            check_enum("size", self.size, ControllerSize)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -339,6 +339,7 @@ class TrainingPlatform(Construct):
             # PCS UltraServer node groups need the IMEX prolog (PcsCluster enable_imex).
             enable_imex=isinstance(self.capacity, UltraServerCapacityBlock),
             scale_down_idle_time=options.scale_down_idle_time,
+            size=options.size,
         )
         self.cluster = cluster
         # PCS GPU node groups always use the cluster's EFA group: the file system joins it.
