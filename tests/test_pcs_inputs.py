@@ -548,7 +548,7 @@ CLUSTER_BAD: dict[str, list[Any]] = {
     "vpc": ["vpc-0123456789abcdef0", None, _Thing()],
     "subnet": ["subnet-0aaaaaaaaaaaaaaa1", ["subnet-0aaaaaaaaaaaaaaa1"], _Thing()],
     "slurm_version": ["23.11", 25.11, None, "25.11\n", ControllerSize.SMALL],
-    "size": ["SMALL", None, 1, AccountingMode.NONE],
+    "size": ["SMALL", 1, AccountingMode.NONE],
     "accounting": ["NONE", "STANDARD", None, True],
     "accounting_purge_time_days": [True, NAN, INF, "30", 2.5, -2, 10_001],
     "scale_down_idle_time": [600, "10m", NAN, cdk.Duration.millis(1500), cdk.Duration.seconds(10_000_001)],
