@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from fmconstructs.cli.assembly import DEPLOY_TIME
 from fmconstructs.cli.main import cli
 from fmconstructs.cli.pcs_size import plan_pcs_clusters, table_rows
-from fmconstructs.pcs import ControllerSize, PcsAmi, PcsCluster
+from fmconstructs.pcs import ControllerSize, PcsAmi
 from fmconstructs.platform import PcsOptions, TrainingPlatform
 from tests.conftest import ENV
 

@@ -226,7 +226,7 @@ def test_token_count_keeps_an_explicit_size_and_warns():
 
 
 def test_known_counts_past_the_size_are_refused_even_with_a_token_count():
-    scene, cluster = _token_cluster(ControllerSize.SMALL)
+    _, cluster = _token_cluster(ControllerSize.SMALL)
     with pytest.raises(FmValidationError, match=r"Test/Cluster/Gpu: deploy-time, Test/Cluster/More: 40"):
         _gpu(cluster, "More", 40)
 

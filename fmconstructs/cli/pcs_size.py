@@ -48,11 +48,16 @@ def _refers_to(value: object, logical_id: str) -> bool:
         return False
     (fn, arg), *_ = value.items()
     if fn == "Ref":
-        return arg == logical_id
+        return bool(arg == logical_id)
     if fn == "Fn::GetAtt":
         target = arg[0] if isinstance(arg, list) and arg else str(arg).split(".", 1)[0]
-        return target == logical_id
+        return bool(target == logical_id)
     return False
+
+
+def _properties(resource: dict[str, Any]) -> dict[str, Any]:
+    props = resource.get("Properties")
+    return props if isinstance(props, dict) else {}
 
 
 def _size(props: dict[str, Any]) -> tuple[str, int | None]:
@@ -79,11 +84,11 @@ def plan_pcs_clusters(stack: str, template: dict[str, Any]) -> list[PcsSizePlan]
     for lid, resource in typed.items():
         if resource.get("Type") != CLUSTER_TYPE:
             continue
-        props = resource.get("Properties") if isinstance(resource.get("Properties"), dict) else {}
+        props = _properties(resource)
         size, holds = _size(props)
         plan = PcsSizePlan(stack=stack, cluster=lid, size=size, size_max_nodes=holds)
         for group_id, group in groups.items():
-            group_props = group.get("Properties") if isinstance(group.get("Properties"), dict) else {}
+            group_props = _properties(group)
             if not _refers_to(group_props.get("ClusterId"), lid):
                 continue
             scaling = group_props.get("ScalingConfiguration")

@@ -57,7 +57,7 @@ def _kind_of_arn(value: str) -> PcsResourceType | None:
 def check_pcs_id(parameter: str, value: object, resource: PcsResourceType) -> str:
     """A PCS ``resource`` id (``pcs_...``, ``GetAtt Id``); an ARN, a name or anything else is refused, naming what was
     given and where the id comes from. Tokens pass."""
-    text = check_str(parameter, value)
+    text: str = check_str(parameter, value)
     if is_token(text) or _ID.fullmatch(text):
         return text
     label = resource.label
@@ -72,7 +72,7 @@ def check_pcs_id(parameter: str, value: object, resource: PcsResourceType) -> st
 def check_pcs_arn(parameter: str, value: object, resource: PcsResourceType) -> str:
     """A PCS ``resource`` ARN (``GetAtt Arn``); an id, another resource type's ARN or anything else is refused,
     naming what was given. Tokens (and ARNs with deploy-time parts) pass."""
-    text = check_str(parameter, value)
+    text: str = check_str(parameter, value)
     if is_token(text) or "${Token[" in text:
         return text
     label = resource.label
