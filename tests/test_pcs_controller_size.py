@@ -236,3 +236,15 @@ def test_no_warning_when_every_count_is_known():
     cluster = _cluster(scene)
     _gpu(cluster, "Gpu", 4)
     Annotations.from_stack(scene.stack).has_no_warning("*", Match.string_like_regexp("deploy-time value: the contr"))
+
+
+def test_synthesis_check_names_each_group():
+    # The construction-time refusal is repeated at synthesis over the final node groups (a safety net).
+    from fmconstructs.pcs.controller_size import NodeCount
+
+    scene = new_scene()
+    cluster = _cluster(scene, size=ControllerSize.SMALL)
+    _gpu(cluster, "Gpu", 30)
+    cluster._node_counts.append(NodeCount("Test/Cluster/Other", "max_nodes", 5))
+    with pytest.raises(Exception, match=r"Test/Cluster/Gpu: 30, Test/Cluster/Other: 5"):
+        scene.app.synth()

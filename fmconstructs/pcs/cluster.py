@@ -35,11 +35,13 @@ number of compute nodes (login nodes included: PCS runs them as a compute node g
 counts, resolved at synthesis from the groups added by then (:mod:`.controller_size`). A node group that would take
 the sum past an explicit size, or past LARGE, is refused when it is created, naming every group and its count. A
 deploy-time count cannot be checked: the cluster warns (``fmconstructs:pcs-size-unknown-node-count``) and the
-automatic size is at least MEDIUM. **Changing the size replaces the cluster** (``Size`` is a create-only property of
-``AWS::PCS::Cluster``: "Update requires: Replacement"), and since ``ClusterId`` is create-only on
-``AWS::PCS::ComputeNodeGroup`` and ``AWS::PCS::Queue``, replacing the cluster replaces every node group and queue
-(running jobs and nodes are lost). Adding nodes past a size boundary changes the automatic size: pin ``size=`` on a
-cluster in production.
+automatic size is at least MEDIUM. **Changing the size replaces the cluster**: ``Size`` is in the
+``createOnlyProperties`` of the CloudFormation registry schema of ``AWS::PCS::Cluster`` (with Name and Networking; the
+schema as bundled by cfn-lint 1.58.0), i.e. "Update requires: Replacement", and the PCS User Guide "Updating a cluster
+in AWS PCS" (working-with_clusters_update, Limitations) lists cluster size among what needs a new cluster.
+``ClusterId`` is create-only in the schemas of ``AWS::PCS::ComputeNodeGroup`` and ``AWS::PCS::Queue``, so replacing
+the cluster replaces every node group and queue (running jobs and nodes are lost). Adding nodes past a size boundary
+changes the automatic size too: pin ``size=`` on a cluster in production.
 
 Slurm topology on UltraServers: PCS inspects an UltraServer Capacity Block and configures the Slurm topology plugin
 itself (PCS User Guide "Configure UltraServer instances", "Automatic topology selection"); ``TopologyPlugin`` is not a
