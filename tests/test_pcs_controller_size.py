@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -63,7 +64,10 @@ def test_size_table_imports_without_aws_cdk():
         "import sys; from fmconstructs.pcs.slurm import ControllerSize; import fmconstructs.cli.pcs_size; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'aws_cdk', 'constructs', 'jsii'}))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120, cwd=root
+    )
     assert out.stdout.strip() == "[]", out.stderr
 
 
