@@ -672,7 +672,9 @@ def read_assembly(path: str | Path) -> list[Stack]:
 def _read(root: Path, top: Path, seen: set[Path]) -> list[Stack]:
     here = root.resolve()
     if here in seen:
-        raise AssemblyError("cdk_out", str(root), "nested assemblies that do not point back at an assembly already read")
+        raise AssemblyError(
+            "cdk_out", str(root), "nested assemblies that do not point back at an assembly already read"
+        )
     seen.add(here)
     manifest_file = root / "manifest.json"
     if not manifest_file.is_file():

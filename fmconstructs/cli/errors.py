@@ -82,7 +82,11 @@ def as_fmc_error(error: BaseException, *, as_json: bool) -> FmcError | None:
 
 def require_gpu_groups(plan: Plan, what: str) -> None:
     """Refuse an assembly without a GPU node group: fmc would otherwise print empty tables or "preflight passed"."""
-    gpu = [g for g in plan.node_groups if g.kind != "launch-template" and (g.gpus_per_node or g.instance_type == DEPLOY_TIME)]
+    gpu = [
+        g
+        for g in plan.node_groups
+        if g.kind != "launch-template" and (g.gpus_per_node or g.instance_type == DEPLOY_TIME)
+    ]
     if gpu:
         return
     stacks = sorted({g.stack for g in plan.node_groups} | {f.stack for f in plan.file_systems})

@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import FmValidationError
-from .assembly import AssemblyError
 from .errors import ExitCode, FmcError, as_fmc_error, require_gpu_groups
 from .plan import NodeGroupPlan, Plan, plan_assembly, plan_instances
 
@@ -198,7 +197,7 @@ class _GateGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except BaseException as error:  # noqa: BLE001 - the one place that turns any error into an exit code
+        except BaseException as error:  # the one place that turns any error into an exit code
             converted = as_fmc_error(error, as_json=bool(ctx.meta.get("fmc_json")))
             if converted is None or converted is error:
                 raise
@@ -331,7 +330,7 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=args, prog_name="fmc")
     except (SystemExit, KeyboardInterrupt):
         raise
-    except Exception as error:  # noqa: BLE001 - last resort: never a traceback
+    except Exception as error:  # last resort: never a traceback
         converted = as_fmc_error(error, as_json="--json" in args)
         if converted is None:
             raise
