@@ -51,6 +51,7 @@ from .assembly import read_assembly
 from .errors import ExitCode, FmcError, require_gpu_groups
 from .plan import NodeGroupPlan, Plan, plan_stacks
 from .preflight_options import check_region, credentials_problem, parse_find_block
+from .replay import Recorded, attach, load_responses
 from .subnet_ips import check_subnet_ips, subnets_to_load
 
 T = TypeVar("T")
@@ -249,7 +250,13 @@ class Preflight:
             for subnet in ids:
                 self._subnets[subnet] = None
             return
-        for subnet in response.get("Subnets", []):
+        if not isinstance(response.get("Subnets"), list):
+            # An HTML page from a proxy can parse as an empty response: not "every subnet is missing".
+            self.report.add("subnets", ", ".join(ids), Status.FAIL, "ec2:DescribeSubnets returned no Subnets list")
+            for subnet in ids:
+                self._subnets[subnet] = None
+            return
+        for subnet in response["Subnets"]:
             self._subnets[subnet["SubnetId"]] = subnet
 
     def _zones(self, g: NodeGroupPlan) -> list[str]:
@@ -606,11 +613,33 @@ def _pricing_client(profile: str | None, endpoint_url: str | None = None) -> Any
     return boto3.Session(profile_name=profile).client("pricing", region_name="us-east-1", **options)
 
 
+def _replay_clients(region: str | None, responses: Recorded, prices: bool) -> tuple[Any, Any, Any, str]:
+    """Clients answered from recorded responses (:mod:`fmconstructs.cli.replay`): placeholder credentials, no calls."""
+    import boto3
+
+    if region is None:
+        raise FmcError("no AWS region: give --region (the stacks pin none)", ExitCode.AWS_SETUP)
+    check_region(region)
+    key, secret = DRY_RUN_CREDENTIALS
+    session = boto3.Session(aws_access_key_id=key, aws_secret_access_key=secret, region_name=region)
+    ec2 = attach(session.client("ec2"), "ec2", responses)
+    quotas = attach(session.client("service-quotas"), "service-quotas", responses)
+    pricing = attach(session.client("pricing", region_name="us-east-1"), "pricing", responses) if prices else None
+    return ec2, quotas, pricing, region
+
+
 def make_clients(
-    region: str | None, profile: str | None, *, endpoint_url: str | None = None, prices: bool = False
+    region: str | None,
+    profile: str | None,
+    *,
+    endpoint_url: str | None = None,
+    prices: bool = False,
+    responses: Recorded | None = None,
 ) -> tuple[Any, Any, Any, str]:
     """(ec2, service-quotas, pricing or None, region); :class:`FmcError` for missing credentials (exit 4), no or
     an unknown region and clients botocore cannot build (exit 5)."""
+    if responses is not None:
+        return _replay_clients(region, responses, prices)
     extra: dict[str, Any] = {"endpoint_url": endpoint_url} if endpoint_url else {}
     try:
         ec2, quotas, resolved = _session_clients(region, profile, **extra)
@@ -648,6 +677,13 @@ def _report_json(report: Report, endpoint_url: str | None) -> dict[str, Any]:
     "--prices", is_flag=True, help="Read On-Demand list prices from the AWS Price List API (pricing:GetProducts)."
 )
 @click.option(
+    "--responses",
+    "responses_file",
+    type=click.Path(dir_okay=False),
+    help="Dry run without an account: answer every AWS call from this JSON file of recorded responses "
+    '({"ec2": {"DescribeSubnets": {...}}, "service-quotas": {...}}).',
+)
+@click.option(
     "--endpoint-url",
     help="Send every AWS call to this endpoint (dry run against a local moto server, e.g. http://127.0.0.1:5000); "
     "placeholder credentials are used when none are configured.",
@@ -661,6 +697,7 @@ def preflight(
     find_block: tuple[str, ...],
     prices: bool,
     endpoint_url: str | None,
+    responses_file: str | None,
 ) -> None:
     """Check CDK_OUT (default ./cdk.out) against the AWS account with read-only calls; exit 1 when a check fails."""
     blocks = [parse_find_block(v) for v in find_block]
@@ -668,6 +705,9 @@ def preflight(
         raise click.BadParameter("a finite number of hours above 0", param_hint="--training-window-hours")
     if endpoint_url is not None and not endpoint_url.startswith(("http://", "https://")):
         raise click.BadParameter(f"{endpoint_url!r}: an http:// or https:// URL", param_hint="--endpoint-url")
+    if endpoint_url is not None and responses_file is not None:
+        raise click.UsageError("--endpoint-url and --responses exclude each other (one dry run at a time)")
+    responses = load_responses(responses_file) if responses_file is not None else None
     if region is not None:
         check_region(region)
     try:
@@ -679,7 +719,9 @@ def preflight(
     pinned = sorted({s.region for s in stacks if s.region})
     if region is None and len(pinned) == 1:
         region = pinned[0]
-    ec2, quotas, pricing, resolved = make_clients(region, profile, endpoint_url=endpoint_url, prices=prices)
+    ec2, quotas, pricing, resolved = make_clients(
+        region, profile, endpoint_url=endpoint_url, prices=prices, responses=responses
+    )
     report = Preflight(
         plan, ec2=ec2, quotas=quotas, region=resolved, training_window_hours=training_window_hours, pricing=pricing
     ).run(blocks)
