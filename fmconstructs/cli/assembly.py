@@ -541,7 +541,7 @@ def _add_consumer(stack: Stack, lid: str, rtype: str, props: dict[str, Any], pat
     if rtype == "AWS::PCS::Cluster":
         subnets = _list(_dict(props.get("Networking")).get("SubnetIds"))
         stack.network_consumers.append(NetworkConsumer(stack.name, name, "pcs-controller", subnets))
-    elif rtype == "AWS::EC2::VPCEndpoint" and props.get("VpcEndpointType") in _ENI_ENDPOINT_TYPES:
+    elif rtype == "AWS::EC2::VPCEndpoint" and str(props.get("VpcEndpointType")) in _ENI_ENDPOINT_TYPES:
         subnets = _list(props.get("SubnetIds"))
         stack.network_consumers.append(NetworkConsumer(stack.name, name, "vpc-endpoint", subnets))
 
