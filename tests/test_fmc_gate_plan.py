@@ -28,7 +28,9 @@ B = "subnet-0bbbbbbbbbbbbbbbb"
 def _interfaces(instance_type: str) -> list[dict[str, Any]]:
     efa = get_instance_spec(instance_type).maximum_efa_interfaces
     out: list[dict[str, Any]] = [{"NetworkCardIndex": 0, "DeviceIndex": 0, "InterfaceType": "interface"}]
-    return out + [{"NetworkCardIndex": i, "DeviceIndex": 0 if i else 1, "InterfaceType": "efa-only"} for i in range(efa)]
+    return out + [
+        {"NetworkCardIndex": i, "DeviceIndex": 0 if i else 1, "InterfaceType": "efa-only"} for i in range(efa)
+    ]
 
 
 def _pcs_group(lid: str, path: str, instance_type: str, nodes: int, subnets: list[str]) -> dict[str, Any]:

@@ -71,7 +71,9 @@ def fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 def _assembly(root: Path, *, subnet: str = SUBNET, max_nodes: int = 2, region: str = REGION) -> Path:
     efa = get_instance_spec("p5.48xlarge").maximum_efa_interfaces
     interfaces: list[dict[str, Any]] = [{"NetworkCardIndex": 0, "DeviceIndex": 0, "InterfaceType": "interface"}]
-    interfaces += [{"NetworkCardIndex": i, "DeviceIndex": 0 if i else 1, "InterfaceType": "efa-only"} for i in range(efa)]
+    interfaces += [
+        {"NetworkCardIndex": i, "DeviceIndex": 0 if i else 1, "InterfaceType": "efa-only"} for i in range(efa)
+    ]
     template = {
         "Resources": {
             "Lt": {
@@ -118,7 +120,7 @@ def test_no_credentials_is_one_error_and_exit_4(tmp_path: Path, as_json: bool) -
     # GIVEN no credentials anywhere WHEN preflight runs
     result = CliRunner().invoke(cli, ["preflight", str(_assembly(tmp_path))] + (["--json"] if as_json else []))
     # THEN one error and its own exit code, not a table of "subnet not found" rows
-    assert result.exit_code == ExitCode.NO_CREDENTIALS == 4, result.output
+    assert result.exit_code == int(ExitCode.NO_CREDENTIALS) == 4, result.output
     assert "subnet" not in result.output.lower() and "Traceback" not in result.output
     if as_json:
         data = json.loads(result.stdout)
@@ -180,7 +182,16 @@ def test_response_parser_error_is_neither_client_nor_botocore_error() -> None:
 def test_an_html_page_from_a_proxy_is_fail_rows_not_a_traceback(tmp_path: Path, html_proxy: str) -> None:
     # GIVEN every call answered by an HTML page (via --endpoint-url, with no credentials configured)
     result = CliRunner().invoke(
-        cli, ["preflight", str(_assembly(tmp_path)), "--endpoint-url", html_proxy, "--json", "--find-block", "p5.48xlarge:2:7"]
+        cli,
+        [
+            "preflight",
+            str(_assembly(tmp_path)),
+            "--endpoint-url",
+            html_proxy,
+            "--json",
+            "--find-block",
+            "p5.48xlarge:2:7",
+        ],
     )
     # THEN FAIL rows naming the unparsable response, exit 1
     assert result.exit_code == 1, result.output
@@ -212,7 +223,7 @@ def test_a_malformed_response_is_a_fail_row(tmp_path: Path, monkeypatch: pytest.
 @pytest.mark.parametrize(("args", "pinned"), [(["--region", "us-east-7"], REGION), ([], "mars-north-1")])
 def test_unknown_regions_are_refused(tmp_path: Path, args: list[str], pinned: str) -> None:
     result = CliRunner().invoke(cli, ["preflight", str(_assembly(tmp_path, region=pinned)), *args])
-    assert result.exit_code == ExitCode.AWS_SETUP == 5, result.output
+    assert result.exit_code == int(ExitCode.AWS_SETUP) == 5, result.output
     assert "unknown region" in result.output and "Traceback" not in result.output
 
 
@@ -256,7 +267,9 @@ def test_find_block_accepts_what_ec2_accepts(
         expected = {"InstanceType": "p5.48xlarge", "InstanceCount": count, "CapacityDurationHours": days * 24}
         stub.add_response("describe_capacity_block_offerings", {"CapacityBlockOfferings": []}, expected)
         monkeypatch.setattr(pf, "_session_clients", lambda region, profile: (ec2, quotas, REGION))
-        result = CliRunner().invoke(cli, ["preflight", str(_assembly(tmp_path)), "--find-block", f"p5.48xlarge:{count}:{days}"])
+        result = CliRunner().invoke(
+            cli, ["preflight", str(_assembly(tmp_path)), "--find-block", f"p5.48xlarge:{count}:{days}"]
+        )
         stub.assert_no_pending_responses()
     assert result.exit_code == 0, result.output
 
@@ -286,7 +299,9 @@ def test_dry_run_from_recorded_responses_needs_no_account(
     tmp_path: Path, free_ips: int, exit_code: int, status: str
 ) -> None:
     out = _assembly(tmp_path)
-    result = CliRunner().invoke(cli, ["preflight", str(out), "--responses", str(_responses(tmp_path, free_ips)), "--json"])
+    result = CliRunner().invoke(
+        cli, ["preflight", str(out), "--responses", str(_responses(tmp_path, free_ips)), "--json"]
+    )
     assert result.exit_code == exit_code, result.output
     checks = {c["check"]: c for c in json.loads(result.stdout)["checks"]}
     assert checks["subnet IPs"]["status"] == status and checks["subnet IPs"]["target"] == SUBNET

@@ -44,8 +44,15 @@ class FmcError(click.ClickException):
     def __init__(self, message: str, code: ExitCode, *, as_json: bool = False) -> None:
         super().__init__(message)
         self.code = code
-        self.exit_code = int(code)
         self.as_json = as_json
+
+    @property
+    def exit_code(self) -> int:  # click reads it to end the process
+        return int(self.code)
+
+    @exit_code.setter
+    def exit_code(self, value: int) -> None:
+        self.code = ExitCode(value)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -89,9 +89,9 @@ def ip_consumers(stacks: list[Stack], groups: list[NodeGroupPlan]) -> list[IpCon
                         lower_bound=True,
                     )
                 )
-        for c in stack.network_consumers:
-            subnets = [describe(s) for s in c.subnet_ids]
+        for nc in stack.network_consumers:
+            subnets = [describe(s) for s in nc.subnet_ids]
             if subnets:
-                what = "1 controller network interface" if c.kind == "pcs-controller" else "1 endpoint interface"
-                consumers.append(IpConsumer(stack.name, c.name, c.kind, subnets, 1, True, f"{what} per subnet"))
+                what = "1 controller network interface" if nc.kind == "pcs-controller" else "1 endpoint interface"
+                consumers.append(IpConsumer(stack.name, nc.name, nc.kind, subnets, 1, True, f"{what} per subnet"))
     return consumers

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import click
 from botocore.exceptions import ClientError
@@ -79,7 +80,8 @@ def ec2_instance_types() -> frozenset[str]:
     import botocore.session
 
     model = botocore.session.get_session().get_service_model("ec2")
-    return frozenset(model.shape_for("InstanceType").enum)
+    shape: Any = model.shape_for("InstanceType")  # a StringShape with the enum of every instance type
+    return frozenset(shape.enum)
 
 
 def parse_find_block(value: str) -> tuple[str, int, int]:

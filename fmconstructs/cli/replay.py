@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from botocore.awsrequest import AWSResponse
+from botocore.awsrequest import AWSResponse, HTTPHeaders
 
 from .errors import ExitCode, FmcError
 
@@ -73,14 +73,14 @@ def attach(client: Any, service: str, recorded: Recorded) -> Any:
         queue = operations.get(model.name)
         if not queue:
             message = f"{service} {model.name} is not in the --responses file"
-            return AWSResponse(None, 400, {}, None), {
+            return AWSResponse("", 400, HTTPHeaders(), None), {
                 "Error": {"Code": "NotRecorded", "Message": message},
                 "ResponseMetadata": {"HTTPStatusCode": 400},
             }
         entry = dict(queue.pop(0) if len(queue) > 1 else queue[0])
         status = int(entry.pop("HTTPStatusCode", 400 if "Error" in entry else 200))
         entry.setdefault("ResponseMetadata", {"HTTPStatusCode": status})
-        return AWSResponse(None, status, {}, None), entry
+        return AWSResponse("", status, HTTPHeaders(), None), entry
 
     client.meta.events.register(f"before-call.{client.meta.service_model.service_id.hyphenize()}.*", respond)
     return client
