@@ -132,7 +132,8 @@ def test_fmc_plan_without_an_app_runs_without_node() -> None:
     (group,) = data["node_groups"]
     assert group["gpus_total"] == 16 * get_instance_spec("p5en.48xlarge").gpu.count == 128
     (fs,) = data["file_systems"]
-    assert fs["storage_capacity_gib"] == size_for_checkpoint(2e12, 60).storage_capacity_gib
+    # EFA-enabled by default, as TrainingPlatform sizes it
+    assert fs["storage_capacity_gib"] == size_for_checkpoint(2e12, 60, efa_enabled=True).storage_capacity_gib
 
 
 def test_fmc_plan_of_an_assembly_runs_without_node(tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ def test_plan_without_an_app() -> None:
     assert g["gpus_total"] == 16 * spec.gpu.count == 128
     assert g["efa_interfaces_per_node"] == layout.efa_interface_count
     assert g["efa_gbps_total"] == 16 * layout.efa_bandwidth_gbps
-    sizing = size_for_checkpoint(2e12, 60)
+    sizing = size_for_checkpoint(2e12, 60, efa_enabled=True)  # EFA by default, as TrainingPlatform sizes it
     (fs,) = data["file_systems"]
     assert fs["storage_capacity_gib"] == sizing.storage_capacity_gib
     assert fs["aggregate_throughput_mbps"] == sizing.aggregate_throughput_mbps
@@ -180,7 +180,7 @@ def test_bad_options_explain_without_a_traceback(args: list[str], message: str, 
 
 def test_missing_assembly_is_explained(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["plan", str(tmp_path / "nowhere")])
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # ExitCode.ASSEMBLY
     assert "manifest.json" in result.output and "cdk synth" in result.output
 
 

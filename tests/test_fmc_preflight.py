@@ -161,7 +161,8 @@ def test_moto_every_check_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     checks = _checks(result)
     assert checks["offering"][0]["status"] == "PASS" and "us-east-1a" in checks["offering"][0]["detail"]
     assert checks["subnet IPs"][0]["status"] == "PASS"
-    assert "2 IPs needed (2 nodes x 1 IP-carrying interfaces)" in checks["subnet IPs"][0]["detail"]
+    assert "2 IPs needed, " in checks["subnet IPs"][0]["detail"]
+    assert "(2 nodes x 1 IP-carrying interface)" in checks["subnet IPs"][0]["detail"]
     assert checks["image"][0]["status"] == "PASS" and "x86_64" in checks["image"][0]["detail"]
     assert checks["quota"][0]["status"] == "PASS" and "planned 384 vCPUs" in checks["quota"][0]["detail"]
     assert checks["FSx EFA budget"][0]["status"] == "PASS" and "16 of 1,024" in checks["FSx EFA budget"][0]["detail"]
@@ -419,7 +420,7 @@ def test_bad_options(tmp_path: Path, args: list[str]) -> None:
 
 def test_missing_assembly_and_region(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     result = CliRunner().invoke(cli, ["preflight", str(tmp_path / "nowhere")])
-    assert result.exit_code == 1 and "manifest.json" in result.output
+    assert result.exit_code == 3 and "manifest.json" in result.output  # ExitCode.ASSEMBLY
     monkeypatch.delenv("AWS_DEFAULT_REGION")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     template = _template()
@@ -429,14 +430,15 @@ def test_missing_assembly_and_region(tmp_path: Path, monkeypatch: pytest.MonkeyP
     manifest = {"artifacts": {"S": {"type": "aws:cloudformation:stack", "properties": {"templateFile": "t.json"}}}}
     (out / "manifest.json").write_text(json.dumps(manifest))
     result = CliRunner().invoke(cli, ["preflight", str(out)])
-    assert result.exit_code == 1 and "give --region" in result.output
+    assert result.exit_code == 5 and "give --region" in result.output  # ExitCode.AWS_SETUP
 
 
 def test_unknown_profile_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     out = _write_assembly(tmp_path, _template())
     result = CliRunner().invoke(cli, ["preflight", str(out), "--profile", "nope"])
-    assert result.exit_code == 1 and "nope" in result.output and "Traceback" not in result.output
+    # ExitCode.NO_CREDENTIALS: an unknown profile gives no credentials
+    assert result.exit_code == 4 and "nope" in result.output and "Traceback" not in result.output
 
 
 def test_resource_group_targets_are_skipped() -> None:

@@ -46,13 +46,27 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import FmValidationError
 from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 
 #: Marker for a value CloudFormation resolves at deploy time (a Ref, Fn::GetAtt, parameter, import...).
 DEPLOY_TIME = "deploy-time"
+
+#: The file name ending of a StackSet's replicated template: cdk-stacksets' ``StackSetStack`` writes
+#: ``<Names.uniqueId(stack)>.stackset.template.json`` into the assembly directory as a file asset of its parent stack,
+#: not as a stack artifact of ``manifest.json`` (cdk-stacksets 0.0.157 lib/stackset-stack.js ``templateFile``).
+STACKSET_TEMPLATE_SUFFIX = ".stackset.template.json"
+
+#: Resource metadata key under which the CDK writes a resource's construct path (aws-cdk-lib cx-api
+#: ``PATH_METADATA_KEY``); absent when synthesized with ``--no-path-metadata``.
+PATH_METADATA_KEY = "aws:cdk:path"
+
+
+class AssemblyError(FmValidationError):
+    """A cloud assembly ``fmc`` cannot read: a missing or unreadable file, invalid JSON, or a file whose JSON does
+    not have the cloud assembly / CloudFormation shape (names the file and the part)."""
 
 
 _IP_CARRYING = frozenset({"interface", "efa"})
@@ -156,6 +170,14 @@ class NodeGroup:
     """Whether the resource's :data:`LUSTRE_EFA_METADATA_KEY` covers this group (ParallelCluster, HyperPod)."""
     lustre_efa_interfaces: int | None = None
     """Its EFA interfaces per node for LNet when declared (0: over TCP; None: decided on the node or not a literal)."""
+    path: str | None = None
+    """The construct path inside its stack (``Cluster/P5``) from the resource's ``aws:cdk:path`` metadata; None when
+    the template carries no path metadata (the logical id names the group then)."""
+
+    @property
+    def name(self) -> str:
+        """What tables call the group: its construct path, else its logical id."""
+        return self.path or self.logical_id
 
 
 @dataclass(frozen=True)
@@ -168,6 +190,23 @@ class FileSystem:
     throughput_mbps_per_tib: object
     efa_enabled: object
     subnet_ids: tuple[object, ...] = ()
+    path: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path or self.logical_id
+
+
+@dataclass(frozen=True)
+class NetworkConsumer:
+    """A resource other than a node group that takes private IPs from the subnets it names (a PCS controller, an
+    interface VPC endpoint)."""
+
+    stack: str
+    name: str
+    kind: str
+    """``pcs-controller`` or ``vpc-endpoint``."""
+    subnet_ids: tuple[object, ...]
 
 
 @dataclass
@@ -180,6 +219,9 @@ class Stack:
     parameters: tuple[str, ...] = ()
     subnet_zones: dict[str, object] = field(default_factory=dict)
     """Subnets created by the template: logical id -> ``AvailabilityZone`` (a literal or a deploy-time value)."""
+    network_consumers: list[NetworkConsumer] = field(default_factory=list)
+    stackset: bool = False
+    """Whether the template is a StackSet's replicated template (``*.stackset.template.json``)."""
 
     @property
     def region(self) -> str | None:
@@ -203,7 +245,7 @@ def _list(value: object) -> tuple[object, ...]:
 
 
 def _launch_template(logical_id: str, props: dict[str, Any]) -> LaunchTemplate:
-    data = props.get("LaunchTemplateData") or {}
+    data = _dict(props.get("LaunchTemplateData"))
     raw = data.get("NetworkInterfaces")
     interfaces: tuple[Interface, ...] | None
     if raw is None:
@@ -220,21 +262,20 @@ def _launch_template(logical_id: str, props: dict[str, Any]) -> LaunchTemplate:
         )
     else:
         interfaces = None
-    crs = data.get("CapacityReservationSpecification") or {}
-    target = crs.get("CapacityReservationTarget") or {} if isinstance(crs, dict) else {}
-    market = data.get("InstanceMarketOptions") or {}
-    placement = data.get("Placement") or {}
-    subnets = tuple(ni["SubnetId"] for ni in raw or () if isinstance(ni, dict) and "SubnetId" in ni)
+    crs = _dict(data.get("CapacityReservationSpecification"))
+    target = _dict(crs.get("CapacityReservationTarget"))
+    entries = raw if isinstance(raw, list) else []
+    subnets = tuple(ni["SubnetId"] for ni in entries if isinstance(ni, dict) and "SubnetId" in ni)
     return LaunchTemplate(
         logical_id=logical_id,
         instance_type=data.get("InstanceType"),
         image_id=data.get("ImageId"),
         interfaces=interfaces,
-        reservation_id=target.get("CapacityReservationId") if isinstance(target, dict) else None,
-        reservation_group_arn=target.get("CapacityReservationResourceGroupArn") if isinstance(target, dict) else None,
-        reservation_preference=crs.get("CapacityReservationPreference") if isinstance(crs, dict) else None,
-        market_type=market.get("MarketType") if isinstance(market, dict) else None,
-        zone=placement.get("AvailabilityZone") if isinstance(placement, dict) else None,
+        reservation_id=target.get("CapacityReservationId"),
+        reservation_group_arn=target.get("CapacityReservationResourceGroupArn"),
+        reservation_preference=crs.get("CapacityReservationPreference"),
+        market_type=_dict(data.get("InstanceMarketOptions")).get("MarketType"),
+        zone=_dict(data.get("Placement")).get("AvailabilityZone"),
         subnet_ids=subnets,
     )
 
@@ -269,9 +310,11 @@ def _declare_lustre_efa(group: NodeGroup, marker: dict[str, Any] | None, name: o
     group.lustre_efa_interfaces = count if count is not None and count >= 0 else None
 
 
-def _hyperpod_groups(name: str, logical_id: str, cfn_resource: dict[str, Any]) -> list[NodeGroup]:
+def _hyperpod_groups(
+    name: str, logical_id: str, cfn_resource: dict[str, Any], path: str | None = None
+) -> list[NodeGroup]:
     """One node group per ``InstanceGroups`` entry; ``ml.p5.48xlarge`` is planned as ``p5.48xlarge``."""
-    props: dict[str, Any] = cfn_resource.get("Properties") or {}
+    props = _dict(cfn_resource.get("Properties"))
     marker = _lustre_efa_marker(cfn_resource)
     subnets = _list(_dict(props.get("VpcConfig")).get("Subnets"))
     groups: list[NodeGroup] = []
@@ -286,6 +329,7 @@ def _hyperpod_groups(name: str, logical_id: str, cfn_resource: dict[str, Any]) -
             NodeGroup(
                 stack=name,
                 logical_id=f"{logical_id}/{describe(group.get('InstanceGroupName'))}",
+                path=f"{path}/{describe(group.get('InstanceGroupName'))}" if path else None,
                 kind="hyperpod",
                 instance_type=itype,
                 min_nodes=group.get("MinInstanceCount", count),
@@ -302,9 +346,11 @@ def _hyperpod_groups(name: str, logical_id: str, cfn_resource: dict[str, Any]) -
     return groups
 
 
-def _parallelcluster_groups(name: str, logical_id: str, cfn_resource: dict[str, Any]) -> list[NodeGroup]:
+def _parallelcluster_groups(
+    name: str, logical_id: str, cfn_resource: dict[str, Any], base: str | None = None
+) -> list[NodeGroup]:
     """The head node, login pools and every queue's compute resources of a ParallelCluster configuration."""
-    props: dict[str, Any] = cfn_resource.get("Properties") or {}
+    props = _dict(cfn_resource.get("Properties"))
     config = _dict(props.get("ClusterConfiguration"))
     marker = _lustre_efa_marker(cfn_resource)
     groups: list[NodeGroup] = []
@@ -314,6 +360,7 @@ def _parallelcluster_groups(name: str, logical_id: str, cfn_resource: dict[str, 
             NodeGroup(
                 stack=name,
                 logical_id=f"{logical_id}/{path}",
+                path=f"{base}/{path}" if base else None,
                 kind="parallelcluster",
                 instance_type=itype,
                 min_nodes=low,
@@ -364,101 +411,177 @@ def _parallelcluster_groups(name: str, logical_id: str, cfn_resource: dict[str, 
     return groups
 
 
-def parse_stack(name: str, template: dict[str, Any], environment: str | None = None) -> Stack:
-    """The node groups and file systems of one template."""
-    resources: dict[str, Any] = template.get("Resources") or {}
-    stack = Stack(name=name, environment=environment, template=template)
-    stack.parameters = tuple(sorted(p for p in (template.get("Parameters") or {}) if p != "BootstrapVersion"))
-    templates = {
-        lid: _launch_template(lid, r.get("Properties") or {})
-        for lid, r in resources.items()
-        if r.get("Type") == "AWS::EC2::LaunchTemplate"
-    }
-    used: set[str] = set()
+def construct_path(resource: dict[str, Any], prefix: str | None = None) -> str | None:
+    """The resource's construct path inside its stack (``Cluster/P5``): its ``aws:cdk:path`` metadata without the
+    stack's own path (``prefix``, else the first segment) and without a trailing ``Resource``/``Default`` (the L1
+    child ids of aws-cdk-lib L2 constructs); None when the resource carries no path metadata."""
+    raw = _dict(resource.get("Metadata")).get(PATH_METADATA_KEY)
+    if not isinstance(raw, str) or not raw.strip("/"):
+        return None
+    if prefix and raw.startswith(prefix + "/"):
+        parts = raw[len(prefix) + 1 :].split("/")
+    else:
+        parts = raw.split("/")
+        parts = parts[1:] if len(parts) > 1 else parts
+    while len(parts) > 1 and parts[-1] in ("Resource", "Default"):
+        parts.pop()
+    return "/".join(parts)
+
+
+def _resources(template: object, where: str) -> dict[str, dict[str, Any]]:
+    """The template's ``Resources``, each checked to have CloudFormation's shape (an object with a string ``Type``
+    and, when present, object ``Properties`` and ``Metadata``); raises :class:`AssemblyError` naming ``where``."""
+    if not isinstance(template, dict):
+        raise AssemblyError("cdk_out", where, f"a CloudFormation template (a JSON object), got {_kind(template)}")
+    resources = template.get("Resources", {})
+    if not isinstance(resources, dict):
+        raise AssemblyError("cdk_out", where, f"a template whose Resources is an object, got {_kind(resources)}")
+    parameters = template.get("Parameters", {})
+    if not isinstance(parameters, dict):
+        raise AssemblyError("cdk_out", where, f"a template whose Parameters is an object, got {_kind(parameters)}")
     for lid, resource in resources.items():
-        rtype = resource.get("Type")
-        props: dict[str, Any] = resource.get("Properties") or {}
+        if not isinstance(resource, dict) or not isinstance(resource.get("Type"), str):
+            raise AssemblyError("cdk_out", where, f"resource {lid} as an object with a string Type")
+        for key in ("Properties", "Metadata"):
+            if not isinstance(resource.get(key, {}), dict):
+                got = _kind(resource[key])
+                raise AssemblyError("cdk_out", where, f"resource {lid} with {key} as an object, got {got}")
+    return resources
+
+
+def _kind(value: object) -> str:
+    """A JSON value's kind for error messages."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def _pcs_group(name: str, lid: str, props: dict[str, Any], lt: LaunchTemplate | None) -> NodeGroup:
+    configs = props.get("InstanceConfigs")
+    first = _dict(configs[0]) if isinstance(configs, list) and configs else {}
+    scaling = _dict(props.get("ScalingConfiguration"))
+    return NodeGroup(
+        stack=name,
+        logical_id=lid,
+        kind="pcs",
+        instance_type=first.get("InstanceType", lt.instance_type if lt else None),
+        min_nodes=scaling.get("MinInstanceCount"),
+        max_nodes=scaling.get("MaxInstanceCount"),
+        launch_template=lt,
+        purchase_option=props.get("PurchaseOption"),
+        subnet_ids=_list(props.get("SubnetIds")),
+        image_id=props.get("AmiId", lt.image_id if lt else None),
+    )
+
+
+def _eks_group(name: str, lid: str, props: dict[str, Any], lt: LaunchTemplate | None) -> NodeGroup:
+    types = props.get("InstanceTypes")
+    itype = types[0] if isinstance(types, list) and types else (lt.instance_type if lt else None)
+    scaling = _dict(props.get("ScalingConfig"))
+    return NodeGroup(
+        stack=name,
+        logical_id=lid,
+        kind="eks",
+        instance_type=itype,
+        min_nodes=scaling.get("MinSize"),
+        max_nodes=scaling.get("MaxSize"),
+        launch_template=lt,
+        purchase_option=props.get("CapacityType", "ON_DEMAND"),
+        subnet_ids=_list(props.get("Subnets")),
+        image_id=lt.image_id if lt else None,
+        eks_ami_type=props.get("AmiType"),
+    )
+
+
+def _asg_group(name: str, lid: str, props: dict[str, Any], lt: LaunchTemplate | None) -> NodeGroup:
+    return NodeGroup(
+        stack=name,
+        logical_id=lid,
+        kind="asg",
+        instance_type=lt.instance_type if lt else None,
+        min_nodes=props.get("MinSize"),
+        max_nodes=props.get("MaxSize"),
+        launch_template=lt,
+        subnet_ids=_list(props.get("VPCZoneIdentifier")),
+        image_id=lt.image_id if lt else None,
+    )
+
+
+def _file_system(name: str, lid: str, props: dict[str, Any], path: str | None) -> FileSystem:
+    lustre = _dict(props.get("LustreConfiguration"))
+    return FileSystem(
+        stack=name,
+        logical_id=lid,
+        file_system_type=props.get("FileSystemType"),
+        storage_capacity_gib=props.get("StorageCapacity"),
+        deployment_type=lustre.get("DeploymentType"),
+        throughput_mbps_per_tib=lustre.get("PerUnitStorageThroughput"),
+        efa_enabled=lustre.get("EfaEnabled", False),
+        subnet_ids=_list(props.get("SubnetIds")),
+        path=path,
+    )
+
+
+#: Resource types that hold a node group whose launch template is referenced from a property path.
+_LAUNCH_TEMPLATE_GROUPS = {
+    "AWS::PCS::ComputeNodeGroup": (("CustomLaunchTemplate", "TemplateId"), _pcs_group),
+    "AWS::EKS::Nodegroup": (("LaunchTemplate", "Id"), _eks_group),
+    "AWS::AutoScaling::AutoScalingGroup": (("LaunchTemplate", "LaunchTemplateId"), _asg_group),
+}
+
+#: ``VpcEndpointType`` values whose endpoint puts one network interface in each subnet it names (EC2 API Reference
+#: CreateVpcEndpoint ``SubnetId``: "(Interface and Gateway Load Balancer endpoints) The IDs of the subnets in which to
+#: create endpoint network interfaces"); gateway endpoints (the default type) take no IP address.
+_ENI_ENDPOINT_TYPES = frozenset({"Interface", "GatewayLoadBalancer"})
+
+
+def _add_consumer(stack: Stack, lid: str, rtype: str, props: dict[str, Any], path: str | None) -> None:
+    """Record a PCS controller (AWS PCS API Reference ``Networking.subnetIds``: the subnet "where AWS PCS creates an
+    Elastic Network Interface (ENI)"; "The subnet must have an available IP address") or an interface endpoint."""
+    name = path or lid
+    if rtype == "AWS::PCS::Cluster":
+        subnets = _list(_dict(props.get("Networking")).get("SubnetIds"))
+        stack.network_consumers.append(NetworkConsumer(stack.name, name, "pcs-controller", subnets))
+    elif rtype == "AWS::EC2::VPCEndpoint" and str(props.get("VpcEndpointType")) in _ENI_ENDPOINT_TYPES:
+        subnets = _list(props.get("SubnetIds"))
+        stack.network_consumers.append(NetworkConsumer(stack.name, name, "vpc-endpoint", subnets))
+
+
+def parse_stack(
+    name: str, template: dict[str, Any], environment: str | None = None, *, path_prefix: str | None = None
+) -> Stack:
+    """The node groups, file systems and other IP consumers of one template.
+
+    Raises :class:`AssemblyError` when the template does not have CloudFormation's shape; inside ``Properties``
+    any JSON is accepted (a value that is not what CloudFormation expects is read as unknown, never guessed).
+    """
+    resources = _resources(template, name)
+    stack = Stack(name=name, environment=environment, template=template)
+    stack.parameters = tuple(sorted(str(p) for p in template.get("Parameters", {}) if p != "BootstrapVersion"))
+    paths = {lid: construct_path(r, path_prefix) for lid, r in resources.items()}
+    templates = {
+        lid: _launch_template(lid, _dict(r.get("Properties")))
+        for lid, r in resources.items()
+        if r["Type"] == "AWS::EC2::LaunchTemplate"
+    }
+    for lid, resource in resources.items():
+        rtype = resource["Type"]
+        props = _dict(resource.get("Properties"))
         if rtype == "AWS::EC2::Subnet":
             stack.subnet_zones[lid] = props.get("AvailabilityZone", DEPLOY_TIME)
-        elif rtype == "AWS::PCS::ComputeNodeGroup":
-            lt_id = _template_ref((props.get("CustomLaunchTemplate") or {}).get("TemplateId"))
-            lt = templates.get(lt_id or "")
-            configs = props.get("InstanceConfigs") or [{}]
-            first = configs[0] if isinstance(configs, list) and configs and isinstance(configs[0], dict) else {}
-            scaling = props.get("ScalingConfiguration") or {}
-            stack.node_groups.append(
-                NodeGroup(
-                    stack=name,
-                    logical_id=lid,
-                    kind="pcs",
-                    instance_type=first.get("InstanceType", lt.instance_type if lt else None),
-                    min_nodes=scaling.get("MinInstanceCount"),
-                    max_nodes=scaling.get("MaxInstanceCount"),
-                    launch_template=lt,
-                    purchase_option=props.get("PurchaseOption"),
-                    subnet_ids=_list(props.get("SubnetIds")),
-                    image_id=props.get("AmiId", lt.image_id if lt else None),
-                )
-            )
-        elif rtype == "AWS::EKS::Nodegroup":
-            lt_id = _template_ref((props.get("LaunchTemplate") or {}).get("Id"))
-            lt = templates.get(lt_id or "")
-            types = props.get("InstanceTypes")
-            itype = types[0] if isinstance(types, list) and types else (lt.instance_type if lt else None)
-            scaling = props.get("ScalingConfig") or {}
-            stack.node_groups.append(
-                NodeGroup(
-                    stack=name,
-                    logical_id=lid,
-                    kind="eks",
-                    instance_type=itype,
-                    min_nodes=scaling.get("MinSize"),
-                    max_nodes=scaling.get("MaxSize"),
-                    launch_template=lt,
-                    purchase_option=props.get("CapacityType", "ON_DEMAND"),
-                    subnet_ids=_list(props.get("Subnets")),
-                    image_id=lt.image_id if lt else None,
-                    eks_ami_type=props.get("AmiType"),
-                )
-            )
-        elif rtype == "AWS::AutoScaling::AutoScalingGroup":
-            spec = props.get("LaunchTemplate") or {}
-            lt_id = _template_ref(spec.get("LaunchTemplateId"))
-            lt = templates.get(lt_id or "")
-            stack.node_groups.append(
-                NodeGroup(
-                    stack=name,
-                    logical_id=lid,
-                    kind="asg",
-                    instance_type=lt.instance_type if lt else None,
-                    min_nodes=props.get("MinSize"),
-                    max_nodes=props.get("MaxSize"),
-                    launch_template=lt,
-                    subnet_ids=_list(props.get("VPCZoneIdentifier")),
-                    image_id=lt.image_id if lt else None,
-                )
-            )
+        elif rtype in _LAUNCH_TEMPLATE_GROUPS:
+            (outer, inner), build = _LAUNCH_TEMPLATE_GROUPS[rtype]
+            lt = templates.get(_template_ref(_dict(props.get(outer)).get(inner)) or "")
+            stack.node_groups.append(build(name, lid, props, lt))
+            stack.node_groups[-1].path = paths[lid]
         elif rtype == "AWS::SageMaker::Cluster":
-            stack.node_groups.extend(_hyperpod_groups(name, lid, resource))
+            stack.node_groups.extend(_hyperpod_groups(name, lid, resource, paths[lid]))
         elif rtype == "Custom::PclusterCluster":
-            stack.node_groups.extend(_parallelcluster_groups(name, lid, resource))
+            stack.node_groups.extend(_parallelcluster_groups(name, lid, resource, paths[lid]))
         elif rtype == "AWS::FSx::FileSystem":
-            lustre = props.get("LustreConfiguration") or {}
-            stack.file_systems.append(
-                FileSystem(
-                    stack=name,
-                    logical_id=lid,
-                    file_system_type=props.get("FileSystemType"),
-                    storage_capacity_gib=props.get("StorageCapacity"),
-                    deployment_type=lustre.get("DeploymentType"),
-                    throughput_mbps_per_tib=lustre.get("PerUnitStorageThroughput"),
-                    efa_enabled=lustre.get("EfaEnabled", False),
-                    subnet_ids=_list(props.get("SubnetIds")),
-                )
-            )
-    for group in stack.node_groups:
-        if group.launch_template is not None:
-            used.add(group.launch_template.logical_id)
+            stack.file_systems.append(_file_system(name, lid, props, paths[lid]))
+        else:
+            _add_consumer(stack, lid, rtype, props, paths[lid])
+    used = {g.launch_template.logical_id for g in stack.node_groups if g.launch_template is not None}
     for lid, lt in templates.items():
         if lid not in used:
             stack.node_groups.append(
@@ -472,44 +595,114 @@ def parse_stack(name: str, template: dict[str, Any], environment: str | None = N
                     launch_template=lt,
                     subnet_ids=lt.subnet_ids,
                     image_id=lt.image_id,
+                    path=paths[lid],
                 )
             )
     return stack
 
 
-def read_assembly(path: str | Path) -> list[Stack]:
-    """Every CloudFormation stack of the cloud assembly at ``path`` (a ``cdk.out`` directory), in manifest order.
+def _read_json(file: Path, what: str) -> object:
+    """The JSON in ``file``; raises :class:`AssemblyError` naming it when it is missing, unreadable or not JSON."""
+    if not file.is_file():
+        raise AssemblyError("cdk_out", str(file), f"{what} (the file is missing: run `cdk synth` again)")
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as error:
+        raise AssemblyError("cdk_out", str(file), f"{what} in valid JSON ({type(error).__name__}: {error})") from None
 
-    Raises :class:`FmValidationError` naming ``cdk_out`` when the directory holds no readable cloud assembly.
+
+def _stack_artifact(root: Path, artifact_id: str, artifact: dict[str, Any], manifest: Path) -> Stack:
+    props = artifact.get("properties", {})
+    template_file = props.get("templateFile") if isinstance(props, dict) else None
+    if not isinstance(template_file, str) or not template_file:
+        raise AssemblyError("cdk_out", str(manifest), f"artifact {artifact_id} with properties.templateFile")
+    environment = artifact.get("environment")
+    if environment is not None and not isinstance(environment, str):
+        raise AssemblyError("cdk_out", str(manifest), f"artifact {artifact_id} with a string environment")
+    file = root / template_file
+    template = _read_json(file, "a CloudFormation template")
+    display = artifact.get("displayName")
+    name = str(props.get("stackName") or display or artifact_id)
+    prefix = display if isinstance(display, str) and display else artifact_id
+    _resources(template, str(file))  # the shape, with the file's name in the error
+    return parse_stack(name, cast(dict[str, Any], template), environment, path_prefix=prefix)
+
+
+def _stackset_prefix(unique_id: str, resources: dict[str, Any]) -> str | None:
+    """The StackSet stack's own construct path, found from its ``Names.uniqueId`` (the path's components, letters
+    and digits only, followed by an 8-character hash): the prefix of a resource path whose components spell it."""
+    head = unique_id[:-8] if len(unique_id) > 8 else unique_id
+    for resource in resources.values():
+        raw = _dict(resource.get("Metadata")).get(PATH_METADATA_KEY) if isinstance(resource, dict) else None
+        if not isinstance(raw, str):
+            continue
+        parts = raw.split("/")
+        for k in range(1, len(parts)):
+            if "".join(c for c in "".join(parts[:k]) if c.isalnum()) == head:
+                return "/".join(parts[:k])
+    return None
+
+
+def _stackset_stacks(root: Path) -> list[Stack]:
+    """The replicated templates of cdk-stacksets' StackSet stacks in the assembly directory ``root``."""
+    stacks: list[Stack] = []
+    for file in sorted(root.glob("*" + STACKSET_TEMPLATE_SUFFIX)):
+        template = _read_json(file, "a StackSet template")
+        unique_id = file.name[: -len(STACKSET_TEMPLATE_SUFFIX)]
+        resources = _resources(template, str(file))
+        prefix = _stackset_prefix(unique_id, resources)
+        stack = parse_stack(f"{unique_id} (StackSet)", cast(dict[str, Any], template), None, path_prefix=prefix)
+        stack.stackset = True
+        stacks.append(stack)
+    return stacks
+
+
+def read_assembly(path: str | Path) -> list[Stack]:
+    """Every CloudFormation stack of the cloud assembly at ``path`` (a ``cdk.out`` directory), in manifest order,
+    then the StackSet templates (``*.stackset.template.json``) of each assembly directory, then nested assemblies.
+
+    Raises :class:`AssemblyError` (an :class:`FmValidationError` naming ``cdk_out``) when the directory holds no
+    readable cloud assembly: a missing or invalid file, JSON of the wrong shape, or a nested assembly that points at
+    an assembly already read or outside the top-level directory.
     """
     root = Path(path)
+    return _read(root, root.resolve(), set())
+
+
+def _read(root: Path, top: Path, seen: set[Path]) -> list[Stack]:
+    here = root.resolve()
+    if here in seen:
+        raise AssemblyError(
+            "cdk_out", str(root), "nested assemblies that do not point back at an assembly already read"
+        )
+    seen.add(here)
     manifest_file = root / "manifest.json"
     if not manifest_file.is_file():
-        raise FmValidationError(
+        raise AssemblyError(
             "cdk_out", str(root), "a cloud assembly directory with a manifest.json (run `cdk synth` first)"
         )
-    try:
-        manifest = json.loads(manifest_file.read_text())
-    except (OSError, ValueError) as error:
-        raise FmValidationError("cdk_out", str(manifest_file), f"a readable JSON manifest ({error})") from None
+    manifest = _read_json(manifest_file, "a cloud assembly manifest")
+    if not isinstance(manifest, dict):
+        raise AssemblyError("cdk_out", str(manifest_file), f"a manifest that is a JSON object, got {_kind(manifest)}")
+    artifacts = manifest.get("artifacts", {})
+    if not isinstance(artifacts, dict):
+        raise AssemblyError("cdk_out", str(manifest_file), f"artifacts as a JSON object, got {_kind(artifacts)}")
     stacks: list[Stack] = []
-    for artifact_id, artifact in (manifest.get("artifacts") or {}).items():
-        if not isinstance(artifact, dict) or artifact.get("type") != "aws:cloudformation:stack":
-            continue
-        props = artifact.get("properties") or {}
-        template_file = props.get("templateFile")
-        if not isinstance(template_file, str):
-            continue
-        try:
-            template = json.loads((root / template_file).read_text())
-        except (OSError, ValueError) as error:
-            raise FmValidationError("cdk_out", str(root / template_file), f"a readable template ({error})") from None
-        name = str(props.get("stackName") or artifact.get("displayName") or artifact_id)
-        stacks.append(parse_stack(name, template, artifact.get("environment")))
-    # Nested assemblies (CDK stages) are directories named assembly-* with their own manifest.
-    for artifact in (manifest.get("artifacts") or {}).values():
-        if isinstance(artifact, dict) and artifact.get("type") == "cdk:cloud-assembly":
-            directory = (artifact.get("properties") or {}).get("directoryName")
-            if isinstance(directory, str):
-                stacks.extend(read_assembly(root / directory))
+    nested: list[Path] = []
+    for artifact_id, artifact in artifacts.items():
+        if not isinstance(artifact, dict):
+            raise AssemblyError("cdk_out", str(manifest_file), f"artifact {artifact_id} as a JSON object")
+        if artifact.get("type") == "aws:cloudformation:stack":
+            stacks.append(_stack_artifact(root, artifact_id, artifact, manifest_file))
+        elif artifact.get("type") == "cdk:cloud-assembly":
+            directory = _dict(artifact.get("properties")).get("directoryName")
+            if not isinstance(directory, str) or not directory:
+                raise AssemblyError("cdk_out", str(manifest_file), f"artifact {artifact_id} with a directoryName")
+            target = (root / directory).resolve()
+            if target != top and top not in target.parents:
+                raise AssemblyError("cdk_out", str(manifest_file), f"artifact {artifact_id} inside {top}")
+            nested.append(root / directory)
+    stacks.extend(_stackset_stacks(root))
+    for directory in nested:
+        stacks.extend(_read(directory, top, seen))
     return stacks

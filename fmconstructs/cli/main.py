@@ -11,9 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import FmValidationError
+from .errors import ExitCode, FmcError, as_fmc_error, require_gpu_groups
 from .pcs_size import COLUMNS as PCS_SIZE_COLUMNS
 from .pcs_size import table_rows as pcs_size_rows
-from .plan import Plan, plan_assembly, plan_instances
+from .plan import NodeGroupPlan, Plan, plan_assembly, plan_instances
 
 
 def _fmt(value: object, digits: int = 0) -> str:
@@ -83,16 +84,7 @@ def render_plan(plan: Plan, console: Console) -> None:
                 _fmt(g.zone),
             )
         console.print(table)
-    priced = [g for g in plan.node_groups if g.price_per_hour is not None]
-    if priced:
-        cost = Table(title="Cost (prices you gave)")
-        for column in ("Group", "Instance type", "Nodes", "USD/hour/node", "USD/hour"):
-            cost.add_column(column)
-        for g in priced:
-            cost.add_row(
-                g.group, g.instance_type, _fmt(g.max_nodes), _fmt(g.price_per_hour, 2), _fmt(g.cost_per_hour, 2)
-            )
-        console.print(cost)
+    _render_cost(plan, console)
     if plan.file_systems:
         storage = Table(title="FSx for Lustre")
         for column in (
@@ -139,6 +131,37 @@ def render_plan(plan: Plan, console: Console) -> None:
         console.print(f"Note: {note}", markup=False)
 
 
+def cost_total(plan: Plan) -> float | str | None:
+    """USD per hour of every priced group at max nodes; ``deploy-time`` when a priced group's count is not known."""
+    costs = [g.cost_per_hour for g in plan.node_groups if g.price_per_hour is not None]
+    if not costs:
+        return None
+    if any(not isinstance(c, int | float) for c in costs):
+        return "deploy-time"
+    return float(sum(c for c in costs if isinstance(c, int | float)))
+
+
+def _render_cost(plan: Plan, console: Console) -> None:
+    priced: list[NodeGroupPlan] = [g for g in plan.node_groups if g.price_per_hour is not None]
+    if not priced:
+        return
+    cost = Table(title="Cost (prices you gave)", title_justify="left", show_footer=True)
+    total = cost_total(plan)
+    footer = {"Stack": "Total", "USD/hour": _fmt(total, 2) if total is not None else "-"}
+    for column in ("Stack", "Group", "Instance type", "Nodes", "USD/hour/node", "USD/hour"):
+        cost.add_column(column, footer=footer.get(column, ""), overflow="fold")
+    for g in priced:
+        cost.add_row(
+            g.stack,
+            g.group,
+            g.instance_type,
+            _fmt(g.max_nodes),
+            _fmt(g.price_per_hour, 2),
+            _fmt(g.cost_per_hour, 2),
+        )
+    console.print(cost)
+
+
 def _prices(values: tuple[str, ...], instance_type: str | None) -> dict[str, float]:
     prices: dict[str, float] = {}
     for value in values:
@@ -172,10 +195,43 @@ def _emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-@click.group()
+class _GateGroup(click.Group):
+    """The ``fmc`` group: whatever a command raises ends as one line (JSON with ``--json``) and an exit code of
+    :class:`~fmconstructs.cli.errors.ExitCode`, never a traceback."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["fmc_json"] = "--json" in args
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BaseException as error:  # the one place that turns any error into an exit code
+            converted = as_fmc_error(error, as_json=bool(ctx.meta.get("fmc_json")))
+            if converted is None or converted is error:
+                raise
+            raise converted from None
+
+
+@click.group(cls=_GateGroup)
 @click.version_option(package_name="fmconstructs", prog_name="fmc")
 def cli() -> None:
-    """fmc: plan a GPU training platform before you deploy it, and preflight it against your account."""
+    """fmc: plan a GPU training platform before you deploy it, and preflight it against your account.
+
+    Exit codes: 0 ok, 1 a preflight check failed, 2 bad usage, 3 unreadable cloud assembly (or no GPU node group),
+    4 no AWS credentials, 5 AWS set-up (region, endpoint), 70 internal error.
+    """
+
+
+def check_prices_in_plan(prices: dict[str, float], plan: Plan) -> None:
+    """Refuse ``--price-per-hour`` for a type no group of the plan uses (a typo would silently price nothing)."""
+    types = sorted({g.instance_type for g in plan.node_groups if g.kind != "launch-template"})
+    stray = sorted(t for t in prices if t not in types)
+    if stray:
+        raise FmcError(
+            f"--price-per-hour for {', '.join(stray)}: not an instance type of the plan ({', '.join(types) or 'none'})",
+            ExitCode.USAGE,
+        )
 
 
 @cli.command()
@@ -185,7 +241,12 @@ def cli() -> None:
 @click.option("--checkpoint-bytes", type=float, help="Size the Lustre file system for a checkpoint of this many bytes.")
 @click.option("--checkpoint-seconds", type=float, help="... written within this many seconds.")
 @click.option("--throughput-gbytes-per-s", type=float, help="Size the Lustre file system for this throughput (GB/s).")
-@click.option("--lustre-efa/--no-lustre-efa", default=False, help="Size an EFA-enabled file system (PERSISTENT_2).")
+@click.option(
+    "--lustre-efa/--no-lustre-efa",
+    default=True,
+    help="Size an EFA-enabled file system (default, as TrainingPlatform does for every backend but HyperPod with "
+    "base_config_dir); --no-lustre-efa for a TCP one.",
+)
 @click.option(
     "--price-per-hour",
     multiple=True,
@@ -205,10 +266,10 @@ def plan(
 ) -> None:
     """What the cloud assembly CDK_OUT (default ./cdk.out) gives you, or --instance-type x --nodes without an app."""
     prices = _prices(price_per_hour, instance_type)
-    try:
-        if instance_type is not None or nodes is not None:
-            if instance_type is None or nodes is None:
-                raise click.UsageError("--instance-type and --nodes go together")
+    if instance_type is not None or nodes is not None:
+        if instance_type is None or nodes is None:
+            raise click.UsageError("--instance-type and --nodes go together")
+        try:
             result = plan_instances(
                 instance_type,
                 nodes,
@@ -218,16 +279,48 @@ def plan(
                 lustre_efa=lustre_efa,
                 price_per_hour=prices.get(instance_type),
             )
-        else:
-            if checkpoint_bytes is not None or checkpoint_seconds is not None or throughput_gbytes_per_s is not None:
-                raise click.UsageError("--checkpoint-*/--throughput-* plan without an app: add --instance-type/--nodes")
+        except FmValidationError as error:
+            raise FmcError(str(error), ExitCode.USAGE) from None
+        _note_storage(result, instance_type, lustre_efa, checkpoint_bytes, throughput_gbytes_per_s)
+    else:
+        if checkpoint_bytes is not None or checkpoint_seconds is not None or throughput_gbytes_per_s is not None:
+            raise click.UsageError("--checkpoint-*/--throughput-* plan without an app: add --instance-type/--nodes")
+        try:
             result = plan_assembly(cdk_out, prices=prices)
-    except FmValidationError as error:
-        raise click.ClickException(str(error)) from None
+        except FmValidationError as error:
+            raise FmcError(str(error), ExitCode.ASSEMBLY) from None
+        require_gpu_groups(result, cdk_out)
+    check_prices_in_plan(prices, result)
     if as_json:
-        _emit_json(result.to_json())
+        data = result.to_json()
+        data["cost_per_hour_total"] = cost_total(result)
+        _emit_json(data)
     else:
         render_plan(result, _console())
+
+
+def _note_storage(
+    result: Plan, instance_type: str, lustre_efa: bool, checkpoint_bytes: float | None, throughput: float | None
+) -> None:
+    """Say how storage was sized (as ``PlatformStorage.size`` does: PERSISTENT_2 at its highest tier, EFA-enabled
+    unless --no-lustre-efa), or why nothing was sized."""
+    if checkpoint_bytes is None and throughput is None:
+        result.notes.append(
+            "No storage sized: give --checkpoint-bytes with --checkpoint-seconds, or --throughput-gbytes-per-s, to "
+            "size FSx for Lustre as TrainingPlatform(storage=PlatformStorage.for_checkpoint/for_throughput) does."
+        )
+        return
+    how = "EFA-enabled" if lustre_efa else "over TCP (--no-lustre-efa)"
+    result.notes.append(
+        f"Storage sized as TrainingPlatform does: PERSISTENT_2 at the highest throughput tier, {how} "
+        "(PlatformStorage efa_enabled=None means EFA for every backend but HyperPod with base_config_dir)."
+    )
+    per_node = result.node_groups[0].lustre_efa_interfaces_per_node if result.node_groups else None
+    if lustre_efa and not per_node:
+        result.notes.append(
+            f"{instance_type} has no catalog EFA interfaces for Lustre: its nodes would mount the EFA-enabled file "
+            "system over TCP; size with --no-lustre-efa for a TCP file system."
+        )
 
 
 def _register_preflight() -> None:
@@ -240,5 +333,15 @@ _register_preflight()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point (``fmc``)."""
-    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="fmc")
+    """Console-script entry point (``fmc``): even an error outside a command ends as one line and exit code 70."""
+    args = argv if argv is not None else sys.argv[1:]
+    try:
+        cli.main(args=args, prog_name="fmc")
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except Exception as error:  # last resort: never a traceback
+        converted = as_fmc_error(error, as_json="--json" in args)
+        if converted is None:
+            raise
+        converted.show()
+        raise SystemExit(converted.exit_code) from None

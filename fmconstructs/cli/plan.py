@@ -33,6 +33,7 @@ from .assembly import (
     literal,
     read_assembly,
 )
+from .ip_consumers import IpConsumer, ip_consumers
 from .pcs_size import PcsSizePlan, plan_pcs_clusters
 from .pcs_size import unknowns as pcs_size_unknowns
 
@@ -100,6 +101,8 @@ class Plan:
     pcs_clusters: list[PcsSizePlan] = field(default_factory=list)
     unknowns: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    ip_consumers: list[IpConsumer] = field(default_factory=list)
+    """Everything that takes private IPs from a subnet (node groups, FSx, PCS controllers, interface endpoints)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -215,7 +218,7 @@ def _fill_from_spec(plan: NodeGroupPlan, spec: InstanceSpec, nodes: Count, efa: 
 
 
 def plan_group(group: NodeGroup, stack: Stack, prices: dict[str, float], unknowns: list[str]) -> NodeGroupPlan:
-    where = f"{stack.name}/{group.logical_id}"
+    where = f"{stack.name}/{group.name}"
     itype = group.instance_type
     if itype is not None and not literal(itype):
         unknowns.append(f"{where}: instance type ({describe(itype)})")
@@ -226,7 +229,7 @@ def plan_group(group: NodeGroup, stack: Stack, prices: dict[str, float], unknown
             unknowns.append(f"{where}: {name} ({describe(raw)})")
     plan = NodeGroupPlan(
         stack=stack.name,
-        group=group.logical_id,
+        group=group.name,
         kind=group.kind,
         instance_type=str(itype) if literal(itype) and itype is not None else DEPLOY_TIME,
         min_nodes=min_nodes,
@@ -282,7 +285,7 @@ def plan_group(group: NodeGroup, stack: Stack, prices: dict[str, float], unknown
 
 
 def plan_file_system(fs: FileSystem, groups: list[NodeGroupPlan], unknowns: list[str]) -> FileSystemPlan:
-    where = f"{fs.stack}/{fs.logical_id}"
+    where = f"{fs.stack}/{fs.name}"
     capacity = _count(fs.storage_capacity_gib)
     deployment = str(fs.deployment_type) if literal(fs.deployment_type) and fs.deployment_type else None
     unit_raw = fs.throughput_mbps_per_tib
@@ -303,7 +306,7 @@ def plan_file_system(fs: FileSystem, groups: list[NodeGroupPlan], unknowns: list
     efa_enabled: bool | str = bool(fs.efa_enabled) if literal(fs.efa_enabled) else DEPLOY_TIME
     plan = FileSystemPlan(
         stack=fs.stack,
-        file_system=fs.logical_id,
+        file_system=fs.name,
         storage_capacity_gib=capacity,
         deployment_type=deployment,
         throughput_mbps_per_tib=unit,
@@ -359,6 +362,7 @@ def plan_stacks(stacks: list[Stack], *, prices: dict[str, float] | None = None) 
         plan.unknowns += pcs_size_unknowns(pcs)
         for parameter in stack.parameters:
             plan.unknowns.append(f"{stack.name}: parameter {parameter} (resolved at deploy time)")
+    plan.ip_consumers = ip_consumers(stacks, plan.node_groups)
     plan.notes.append(
         "EFA connections count the node groups of the file system's own stack: PCS, EKS and Auto Scaling groups at "
         "their catalog default fsx_lustre_efa_interfaces (capped by their EFA interfaces), ParallelCluster queues "

@@ -5,6 +5,13 @@ never ends in a traceback: it becomes a failed check that names the missing perm
 missing resource. Capacity reservations are read with :func:`fmconstructs.preflight.describe_reservation` and judged
 with :func:`fmconstructs.preflight.check_capacity` and :func:`fmconstructs.preflight.block_end_problem`.
 
+Dry run without an account: ``--endpoint-url`` sends every call to another endpoint, e.g. a local moto server
+(``moto_server -p 5000``; moto models DescribeSubnets, DescribeImages and DescribeInstanceTypeOfferings, not capacity
+reservations or Capacity Block offerings), with placeholder credentials when none are configured.
+
+Exit codes: see :mod:`fmconstructs.cli.errors` (1 when a check fails, 3 for an unreadable assembly or one without a
+GPU node group, 4 without credentials, 5 for an unknown region or unreachable endpoint).
+
 IAM (all read-only): ``ec2:DescribeCapacityReservations``, ``ec2:DescribeCapacityBlocks``, ``ec2:DescribeSubnets``,
 ``ec2:DescribeInstanceTypeOfferings``, ``ec2:DescribeImages``, ``ec2:DescribeCapacityBlockOfferings`` (with
 ``--find-block``), ``servicequotas:GetServiceQuota``, ``pricing:GetProducts`` (with ``--prices``).
@@ -18,10 +25,21 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from functools import partial
 from typing import Any, TypeVar
 
 import click
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    CredentialRetrievalError,
+    NoCredentialsError,
+    PartialCredentialsError,
+    ProfileNotFound,
+    SSOError,
+    TokenRetrievalError,
+)
+from botocore.parsers import ResponseParserError
 from rich.console import Console
 from rich.table import Table
 
@@ -30,7 +48,11 @@ from ..catalog import CATALOG, ULTRASERVERS, get_instance_spec
 from ..errors import FmValidationError
 from ..preflight import ReservationInfo, block_end_problem, check_capacity, describe_reservation
 from .assembly import read_assembly
+from .errors import ExitCode, FmcError, require_gpu_groups
 from .plan import NodeGroupPlan, Plan, plan_stacks
+from .preflight_options import check_region, credentials_problem, parse_find_block
+from .replay import Recorded, attach, load_responses
+from .subnet_ips import check_subnet_ips, subnets_to_load
 
 T = TypeVar("T")
 
@@ -84,6 +106,18 @@ class AwsProblem(Exception):
     """An AWS call failed; ``str()`` explains it for the user."""
 
 
+#: botocore errors that mean "no usable credentials": the run stops with one error and ExitCode.NO_CREDENTIALS
+#: instead of a table of failed checks (botocore.exceptions).
+_CREDENTIAL_ERRORS = (
+    NoCredentialsError,
+    PartialCredentialsError,
+    CredentialRetrievalError,
+    TokenRetrievalError,
+    SSOError,
+    ProfileNotFound,
+)
+
+
 def explain(error: Exception, action: str) -> str:
     """One line for an AWS error: a missing permission (named), throttling, a missing resource, or the message."""
     if isinstance(error, ClientError):
@@ -102,12 +136,27 @@ def explain(error: Exception, action: str) -> str:
 
 
 def _call(action: str, fn: Callable[..., T], **kwargs: Any) -> T:
+    """``fn(**kwargs)``; any failure but missing or refused credentials becomes :class:`AwsProblem` (a FAIL row).
+
+    botocore's ``ResponseParserError`` (e.g. an HTML page from a proxy instead of the AWS response) subclasses neither
+    ``ClientError`` nor ``BotoCoreError`` (botocore.parsers); a response without the fields the check reads raises
+    ``KeyError``/``TypeError``: every one of them is a failed check, never a traceback.
+    """
     try:
         return fn(**kwargs)
-    except (ClientError, BotoCoreError) as error:
+    except _CREDENTIAL_ERRORS as error:
+        raise FmcError(explain(error, action), ExitCode.NO_CREDENTIALS) from None
+    except ClientError as error:
+        refused = credentials_problem(error)
+        if refused:
+            raise FmcError(refused, ExitCode.NO_CREDENTIALS) from None
         raise AwsProblem(explain(error, action)) from None
-    except FmValidationError as error:
-        raise AwsProblem(str(error)) from None
+    except (BotoCoreError, FmValidationError) as error:
+        raise AwsProblem(explain(error, action) if isinstance(error, BotoCoreError) else str(error)) from None
+    except ResponseParserError as error:
+        raise AwsProblem(f"{action}: the response is not an AWS response (a proxy or captive page?): {error}") from None
+    except Exception as error:  # a malformed response must be a FAIL row, not a traceback
+        raise AwsProblem(f"{action}: unexpected response ({type(error).__name__}: {error})") from None
 
 
 def _target(g: NodeGroupPlan) -> str:
@@ -162,22 +211,36 @@ class Preflight:
         ]
 
     def run(self, find_blocks: list[tuple[str, int, int]] | None = None) -> Report:
-        self.load_subnets()
-        self.check_capacity()
-        self.check_quota()
-        self.check_offerings()
-        self.check_ips()
-        self.check_images()
-        self.check_efa_budget()
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("subnets", self.load_subnets),
+            ("capacity", self.check_capacity),
+            ("quota", self.check_quota),
+            ("offering", self.check_offerings),
+            ("subnet IPs", self.check_ips),
+            ("image", self.check_images),
+            ("FSx EFA budget", self.check_efa_budget),
+        ]
         for instance_type, count, days in find_blocks or []:
-            self.find_block(instance_type, count, days)
+            steps.append(("block offerings", partial(self.find_block, instance_type, count, days)))
         if self.pricing is not None:
-            self.check_prices()
+            steps.append(("price", self.check_prices))
+        for name, step in steps:
+            self._guarded(name, step)
         return self.report
+
+    def _guarded(self, name: str, step: Callable[[], None]) -> None:
+        """Run one check; an unexpected error (a malformed response) is a FAIL row, never a traceback. Missing
+        credentials (:class:`FmcError`) end the run."""
+        try:
+            step()
+        except FmcError:
+            raise
+        except Exception as error:  # one check's defect must not hide the others
+            self.report.add(name, "-", Status.FAIL, f"check could not run ({type(error).__name__}: {error})")
 
     # -- subnets ---------------------------------------------------------------------------------------------------
     def load_subnets(self) -> None:
-        ids = sorted({s for g in self.plan.node_groups for s in _literal_subnets(g)})
+        ids = subnets_to_load(self.plan)
         if not ids:
             return
         try:
@@ -187,7 +250,13 @@ class Preflight:
             for subnet in ids:
                 self._subnets[subnet] = None
             return
-        for subnet in response.get("Subnets", []):
+        if not isinstance(response.get("Subnets"), list):
+            # An HTML page from a proxy can parse as an empty response: not "every subnet is missing".
+            self.report.add("subnets", ", ".join(ids), Status.FAIL, "ec2:DescribeSubnets returned no Subnets list")
+            for subnet in ids:
+                self._subnets[subnet] = None
+            return
+        for subnet in response["Subnets"]:
             self._subnets[subnet["SubnetId"]] = subnet
 
     def _zones(self, g: NodeGroupPlan) -> list[str]:
@@ -342,27 +411,9 @@ class Preflight:
 
     # -- IP addresses ----------------------------------------------------------------------------------------------
     def check_ips(self) -> None:
-        for g in self.plan.node_groups:
-            subnets = _literal_subnets(g)
-            if not subnets or g.kind == "launch-template":
-                if g.subnets and g.kind != "launch-template" and g.instance_type in CATALOG:
-                    self.report.add("subnet IPs", _target(g), Status.SKIP, "subnets created at deploy time")
-                continue
-            if not isinstance(g.max_nodes, int) or not isinstance(g.ip_interfaces_per_node, int):
-                self.report.add("subnet IPs", _target(g), Status.SKIP, "node or interface count known at deploy time")
-                continue
-            known = [self._subnets.get(s) for s in subnets]
-            missing = [s for s, info in zip(subnets, known, strict=True) if info is None]
-            if missing:
-                self.report.add("subnet IPs", _target(g), Status.FAIL, f"subnets not found: {', '.join(missing)}")
-                continue
-            free = sum(int(s["AvailableIpAddressCount"]) for s in known if s)
-            need = g.max_nodes * g.ip_interfaces_per_node
-            detail = (
-                f"{need:,} IPs needed ({g.max_nodes} nodes x {g.ip_interfaces_per_node} IP-carrying interfaces), "
-                f"{free:,} free in {', '.join(subnets)}"
-            )
-            self.report.add("subnet IPs", _target(g), Status.PASS if free >= need else Status.FAIL, detail)
+        """IPs summed per subnet over every consumer the stacks put there (:mod:`fmconstructs.cli.subnet_ips`)."""
+        for check, target, status, detail in check_subnet_ips(self.plan, self._subnets):
+            self.report.add(check, target, Status(status), detail)
 
     # -- images ----------------------------------------------------------------------------------------------------
     def check_images(self) -> None:
@@ -503,17 +554,6 @@ def _on_demand_usd_per_hour(price_list: list[Any]) -> float | None:
     return None
 
 
-def parse_find_block(value: str) -> tuple[str, int, int]:
-    """``TYPE:COUNT:DAYS`` -> (instance type, instance count, days)."""
-    parts = value.split(":")
-    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
-        raise click.BadParameter(f"{value!r}: give TYPE:COUNT:DAYS, e.g. p5.48xlarge:4:7", param_hint="--find-block")
-    count, days = int(parts[1]), int(parts[2])
-    if count < 1 or days < 1 or not parts[0]:
-        raise click.BadParameter(f"{value!r}: COUNT and DAYS must be at least 1", param_hint="--find-block")
-    return parts[0], count, days
-
-
 def render_report(report: Report, console: Console) -> None:
     table = Table(title=f"fmc preflight ({report.region or 'default region'})", title_justify="left")
     for column in ("Check", "Target", "Status", "Detail"):
@@ -525,31 +565,128 @@ def render_report(report: Report, console: Console) -> None:
     console.print("[green]preflight passed[/]" if report.ok else "[red]preflight failed[/]")
 
 
-def _session_clients(region: str | None, profile: str | None) -> tuple[Any, Any, str | None]:
+#: Credentials used with ``--endpoint-url`` when none are configured: a local endpoint (moto) accepts any, and
+#: botocore must sign each request with something.
+DRY_RUN_CREDENTIALS = ("fmc-dry-run", "fmc-dry-run")
+
+
+def _session_clients(
+    region: str | None, profile: str | None, endpoint_url: str | None = None
+) -> tuple[Any, Any, str | None]:
+    """EC2 and Service Quotas clients and the resolved region; raises :class:`FmcError` (exit 4) without
+    credentials, before any call is made."""
     import boto3
 
-    session = boto3.Session(profile_name=profile, region_name=region)
+    try:
+        session = boto3.Session(profile_name=profile, region_name=region)
+        credentials = session.get_credentials()
+    except _CREDENTIAL_ERRORS as error:
+        raise FmcError(explain(error, "reading credentials"), ExitCode.NO_CREDENTIALS) from None
+    if credentials is None and endpoint_url is None:
+        raise FmcError(
+            "no AWS credentials found: set AWS_PROFILE or --profile, environment variables, or an instance/SSO role "
+            "(or use --endpoint-url for a dry run against a local endpoint)",
+            ExitCode.NO_CREDENTIALS,
+        )
+    if credentials is None:
+        key, secret = DRY_RUN_CREDENTIALS
+        session = boto3.Session(aws_access_key_id=key, aws_secret_access_key=secret, region_name=region)
     resolved = session.region_name
-    return session.client("ec2"), session.client("service-quotas"), resolved
+    if resolved is None:
+        return None, None, None
+    check_region(resolved)
+    options: dict[str, Any] = {"endpoint_url": endpoint_url} if endpoint_url else {}
+    return session.client("ec2", **options), session.client("service-quotas", **options), resolved
 
 
-def _pricing_client(profile: str | None) -> Any:
+def _pricing_client(profile: str | None, endpoint_url: str | None = None) -> Any:
     """The Price List API client: its endpoints are in us-east-1, eu-central-1 and ap-south-1 only (botocore's
     endpoint data for ``pricing``); us-east-1 is used."""
     import boto3
 
-    return boto3.Session(profile_name=profile).client("pricing", region_name="us-east-1")
+    options: dict[str, Any] = {"endpoint_url": endpoint_url} if endpoint_url else {}
+    if endpoint_url and boto3.Session(profile_name=profile).get_credentials() is None:
+        key, secret = DRY_RUN_CREDENTIALS
+        return boto3.client(
+            "pricing", region_name="us-east-1", aws_access_key_id=key, aws_secret_access_key=secret, **options
+        )
+    return boto3.Session(profile_name=profile).client("pricing", region_name="us-east-1", **options)
+
+
+def _replay_clients(region: str | None, responses: Recorded, prices: bool) -> tuple[Any, Any, Any, str]:
+    """Clients answered from recorded responses (:mod:`fmconstructs.cli.replay`): placeholder credentials, no calls."""
+    import boto3
+
+    if region is None:
+        raise FmcError("no AWS region: give --region (the stacks pin none)", ExitCode.AWS_SETUP)
+    check_region(region)
+    key, secret = DRY_RUN_CREDENTIALS
+    session = boto3.Session(aws_access_key_id=key, aws_secret_access_key=secret, region_name=region)
+    ec2 = attach(session.client("ec2"), "ec2", responses)
+    quotas = attach(session.client("service-quotas"), "service-quotas", responses)
+    pricing = attach(session.client("pricing", region_name="us-east-1"), "pricing", responses) if prices else None
+    return ec2, quotas, pricing, region
+
+
+def make_clients(
+    region: str | None,
+    profile: str | None,
+    *,
+    endpoint_url: str | None = None,
+    prices: bool = False,
+    responses: Recorded | None = None,
+) -> tuple[Any, Any, Any, str]:
+    """(ec2, service-quotas, pricing or None, region); :class:`FmcError` for missing credentials (exit 4), no or
+    an unknown region and clients botocore cannot build (exit 5)."""
+    if responses is not None:
+        return _replay_clients(region, responses, prices)
+    extra: dict[str, Any] = {"endpoint_url": endpoint_url} if endpoint_url else {}
+    try:
+        ec2, quotas, resolved = _session_clients(region, profile, **extra)
+        pricing = _pricing_client(profile, **extra) if prices else None
+    except (BotoCoreError, ValueError) as error:
+        raise FmcError(f"cannot create AWS clients: {error}", ExitCode.AWS_SETUP) from None
+    if resolved is None:
+        raise FmcError(
+            "no AWS region: give --region (the stacks pin none and the profile sets none)", ExitCode.AWS_SETUP
+        )
+    return ec2, quotas, pricing, resolved
+
+
+def _report_json(report: Report, endpoint_url: str | None) -> dict[str, Any]:
+    data = report.to_json()
+    data["exit_code"] = int(ExitCode.OK if report.ok else ExitCode.CHECKS_FAILED)
+    if endpoint_url:
+        data["endpoint_url"] = endpoint_url
+    return data
 
 
 @click.command()
 @click.argument("cdk_out", required=False, default="cdk.out", type=click.Path(file_okay=False))
 @click.option("--region", help="AWS region (default: the stacks' pinned region, else the profile's).")
 @click.option("--profile", help="AWS profile from ~/.aws/config.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of a table; errors too.")
 @click.option("--training-window-hours", type=float, help="Warn when a reservation ends before this many hours pass.")
-@click.option("--find-block", "find_block", multiple=True, help="List Capacity Block offerings: TYPE:COUNT:DAYS.")
+@click.option(
+    "--find-block",
+    "find_block",
+    multiple=True,
+    help="List Capacity Block offerings: TYPE:COUNT:DAYS (1-64 instances; 1-14 days or 21-182 in 7-day steps).",
+)
 @click.option(
     "--prices", is_flag=True, help="Read On-Demand list prices from the AWS Price List API (pricing:GetProducts)."
+)
+@click.option(
+    "--responses",
+    "responses_file",
+    type=click.Path(dir_okay=False),
+    help="Dry run without an account: answer every AWS call from this JSON file of recorded responses "
+    '({"ec2": {"DescribeSubnets": {...}}, "service-quotas": {...}}).',
+)
+@click.option(
+    "--endpoint-url",
+    help="Send every AWS call to this endpoint (dry run against a local moto server, e.g. http://127.0.0.1:5000); "
+    "placeholder credentials are used when none are configured.",
 )
 def preflight(
     cdk_out: str,
@@ -559,37 +696,40 @@ def preflight(
     training_window_hours: float | None,
     find_block: tuple[str, ...],
     prices: bool,
+    endpoint_url: str | None,
+    responses_file: str | None,
 ) -> None:
     """Check CDK_OUT (default ./cdk.out) against the AWS account with read-only calls; exit 1 when a check fails."""
     blocks = [parse_find_block(v) for v in find_block]
     if training_window_hours is not None and not (training_window_hours > 0 and math.isfinite(training_window_hours)):
         raise click.BadParameter("a finite number of hours above 0", param_hint="--training-window-hours")
+    if endpoint_url is not None and not endpoint_url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{endpoint_url!r}: an http:// or https:// URL", param_hint="--endpoint-url")
+    if endpoint_url is not None and responses_file is not None:
+        raise click.UsageError("--endpoint-url and --responses exclude each other (one dry run at a time)")
+    responses = load_responses(responses_file) if responses_file is not None else None
+    if region is not None:
+        check_region(region)
     try:
         stacks = read_assembly(cdk_out)
         plan = plan_stacks(stacks)
     except FmValidationError as error:
-        raise click.ClickException(str(error)) from None
+        raise FmcError(str(error), ExitCode.ASSEMBLY) from None
+    require_gpu_groups(plan, cdk_out)
     pinned = sorted({s.region for s in stacks if s.region})
     if region is None and len(pinned) == 1:
         region = pinned[0]
-    try:
-        ec2, quotas, resolved = _session_clients(region, profile)
-        pricing = _pricing_client(profile) if prices else None
-    except NoRegionError:
-        resolved = None
-    except (BotoCoreError, ClientError) as error:
-        raise click.ClickException(explain(error, "creating AWS clients")) from None
-    if resolved is None:
-        raise click.ClickException("no AWS region: give --region (the stacks pin none and the profile sets none)")
-    try:
-        report = Preflight(
-            plan, ec2=ec2, quotas=quotas, region=resolved, training_window_hours=training_window_hours, pricing=pricing
-        ).run(blocks)
-    except NoRegionError:
-        raise click.ClickException("no AWS region: give --region") from None
+    ec2, quotas, pricing, resolved = make_clients(
+        region, profile, endpoint_url=endpoint_url, prices=prices, responses=responses
+    )
+    report = Preflight(
+        plan, ec2=ec2, quotas=quotas, region=resolved, training_window_hours=training_window_hours, pricing=pricing
+    ).run(blocks)
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, default=str))
+        click.echo(json.dumps(_report_json(report, endpoint_url), indent=2, default=str))
     else:
         console = Console()
         render_report(report, console if console.is_terminal else Console(width=200))
-    raise SystemExit(0 if report.ok else 1)
+        if endpoint_url:
+            console.print(f"(dry run: every call went to {endpoint_url})", markup=False)
+    raise SystemExit(int(ExitCode.OK if report.ok else ExitCode.CHECKS_FAILED))
