@@ -38,7 +38,7 @@ from ..compute.fleet import GpuAutoScalingGroup
 from ..eks import GpuNodeGroup
 from ..errors import FmTypeError, FmValidationError
 
-__all__ = ["EKS_NODEGROUP", "AUTO_SCALING_GROUP", "BlockScalingTarget", "scaling_target", "scaling_targets_json"]
+__all__ = ["AUTO_SCALING_GROUP", "EKS_NODEGROUP", "BlockScalingTarget", "scaling_target", "scaling_targets_json"]
 
 #: ``kind`` of a target in the handler's SCALING_TARGETS environment variable.
 EKS_NODEGROUP = "eks-nodegroup"
