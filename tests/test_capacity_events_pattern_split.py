@@ -6,6 +6,7 @@ pattern is at most EVENT_PATTERN_MAX_CHARS characters, each invoking the handler
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import aws_cdk as cdk
@@ -39,7 +40,7 @@ def test_split_keeps_every_id_in_order_within_the_limit(count):
     for group in groups:
         assert pattern_chars(event_pattern(DETAIL_TYPES, group)) <= EVENT_PATTERN_MAX_CHARS
     # the fewest groups: no group could have taken the next group's first id
-    for group, following in zip(groups, groups[1:], strict=False):
+    for group, following in itertools.pairwise(groups):
         assert pattern_chars(event_pattern(DETAIL_TYPES, [*group, following[0]])) > EVENT_PATTERN_MAX_CHARS
 
 
