@@ -145,7 +145,9 @@ class TrainingPlatform(Construct):
     :param capacity_block_events: on a Capacity Block with observability (an alert topic), EC2's Capacity Block events
         (delivered, expiration warning) notify the workspace's alert topic, and before the block ends PCS drains the
         block's Slurm nodes (SSM Run Command on the login node group) and EKS cordons its nodes
-        (:class:`~fmconstructs.capacity_events.CapacityBlockEvents`, as FmPcsP5 wires it). Default True.
+        (:class:`~fmconstructs.capacity_events.CapacityBlockEvents`, as FmPcsP5 wires it); with
+        ``EksOptions(capacity_block_scaling=CapacityBlockScaling.ON_BLOCK_EVENTS)`` it also scales the EKS GPU node
+        group to ``nodes`` when the block is delivered and to 0 on the expiration warning. Default True.
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
     """
 
