@@ -21,8 +21,10 @@
   ParallelCluster use), ``desired_nodes`` to ``max_nodes``. On a Capacity Block, ``capacity_block_scaling`` chooses
   between two ways to deploy:
 
-  * ``CapacityBlockScaling.AT_DEPLOY`` (default): min = max = desired = the block's size. EKS creates the group only
-    when its nodes launch, and a block launches instances only while it is active: deploy after the block starts.
+  * ``CapacityBlockScaling.AT_DEPLOY`` (default): min = max = desired = the block's size. The block launches
+    instances only while it is active (EC2 User Guide capacity-blocks-view: state ``scheduled`` until the start,
+    available capacity zero), so the deployment waits for nodes that cannot launch before then (UNCONFIRMED how long
+    CloudFormation waits before failing): deploy after the block starts.
   * ``CapacityBlockScaling.ON_BLOCK_EVENTS``: min 0, desired 0, max = ``max_nodes``: deploy any time before the
     block starts; give the group to :class:`~fmconstructs.capacity_events.CapacityBlockEvents`
     (``scaling_targets=``), which sets min = desired = ``max_nodes`` (eks:UpdateNodegroupConfig) when EC2 reports the
