@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .capacity import (
         Capacity,
         CapacityBlock,
+        CapacityBlockScaling,
         CapacityKind,
         CapacityReservation,
         OnDemand,
@@ -102,6 +103,7 @@ __all__ = [
     "BuildSchedule",
     "Capacity",
     "CapacityBlock",
+    "CapacityBlockScaling",
     "CapacityKind",
     "CapacityReservation",
     "ClusterPlacementGroup",
@@ -180,6 +182,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capacity": (
         "Capacity",
         "CapacityBlock",
+        "CapacityBlockScaling",
         "CapacityKind",
         "CapacityReservation",
         "OnDemand",

@@ -94,6 +94,38 @@ class CapacityKind(str, Enum):
     ULTRASERVER_CAPACITY_BLOCK = "ultraserver-capacity-block"
 
 
+class CapacityBlockScaling(str, Enum):
+    """When a fleet on a Capacity Block gets its instances.
+
+    - ``AT_DEPLOY``: a fixed fleet created at full size (min = max = desired = the block's size). The deployment
+      waits for instances, which a Capacity Block launches only while it is active: deploy after the block starts.
+    - ``ON_BLOCK_EVENTS``: the fleet is created empty (min 0, desired 0, max = its size), so the stack can be deployed
+      any time before the block starts; :class:`~fmconstructs.capacity_events.CapacityBlockEvents` scales it to its
+      size when EC2 reports the block delivered and back to 0 on the expiration warning (EC2 User Guide
+      capacity-blocks-monitor: "Capacity Block Delivered" when the reservation starts, "Capacity Block Expiration
+      Warning" forty minutes before it ends).
+    """
+
+    AT_DEPLOY = "at-deploy"
+    ON_BLOCK_EVENTS = "on-block-events"
+
+
+def default_min_nodes(
+    capacity: Capacity, max_nodes: Any, *, scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY
+) -> Any:
+    """The one default minimum fleet size of every backend (PCS, ParallelCluster, EKS, self-managed fleets).
+
+    0 (an idle fleet costs nothing) except on a Capacity Block deployed ``AT_DEPLOY``, which runs a fixed fleet
+    (``max_nodes``: PCS, ParallelCluster and Auto Scaling want min == max there, see
+    :attr:`Capacity.requires_fixed_size`). On-Demand Capacity Reservations also default to 0: the reservation is
+    billed whether instances run or not, but the instances' software and storage are not. ``max_nodes`` may be a
+    number token (returned as is).
+    """
+    if capacity.requires_fixed_size and scaling is CapacityBlockScaling.AT_DEPLOY:
+        return max_nodes
+    return 0
+
+
 def _check_reservation_id(value: object) -> None:
     if value is not None:
         check_str("reservation_id", value, pattern=_RESERVATION_ID, allowed=_RESERVATION_ID_TEXT)

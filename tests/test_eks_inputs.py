@@ -508,7 +508,7 @@ def vocabulary_cluster():
 @pytest.mark.parametrize(
     ("old", "new", "kwargs", "expected"),
     [
-        ("max_size", "max_nodes", {"max_size": 3}, (3, 3, 3)),
+        ("max_size", "max_nodes", {"max_size": 3}, (3, 0, 3)),  # min: 0 on On-Demand (default_min_nodes)
         ("min_size", "min_nodes", {"max_nodes": 3, "min_size": 1}, (3, 1, 3)),
         ("desired_size", "desired_nodes", {"max_nodes": 3, "min_nodes": 0, "desired_size": 2}, (3, 0, 2)),
     ],

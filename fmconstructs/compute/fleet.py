@@ -11,7 +11,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from .._validate import NOT_GIVEN, check_count, known, renamed
+from .._validate import NOT_GIVEN, check_count, check_enum, known, renamed
+from ..capacity import CapacityBlockScaling
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import InterfacePolicy
 from .launch_template import GpuLaunchTemplate
@@ -24,6 +25,19 @@ class GpuAutoScalingGroup(Construct):
     policy and no warm pool (this construct creates neither), the launch template version pinned (always the
     template's version number, never ``$Latest``), and a fixed size (min == max == desired). EC2 reclaims block
     instances 30 minutes before the block ends.
+
+    Two ways to deploy on a Capacity Block (``capacity_block_scaling``):
+
+    - ``CapacityBlockScaling.AT_DEPLOY`` (default): min == max == desired; deploy after the block starts (the block
+      launches instances only while it is active).
+    - ``CapacityBlockScaling.ON_BLOCK_EVENTS``: MinSize 0, MaxSize ``max_nodes`` and no DesiredCapacity in the
+      template, so the group starts empty (Auto Scaling's initial desired capacity is then the minimum, aws-cdk
+      pull request #5507) and can be deployed before the block starts. Give the group to
+      :class:`~fmconstructs.capacity_events.CapacityBlockEvents` (``scaling_targets=``): it sets MinSize and
+      DesiredCapacity to ``max_nodes`` (autoscaling:UpdateAutoScalingGroup) when EC2 reports the block delivered and
+      0 on the expiration warning. Leaving DesiredCapacity out is what keeps a later ``cdk deploy`` from resetting
+      the running group: with DesiredCapacity in the template, every deployment resets the group to it (aws-cdk pull
+      request #5507, "fix(autoscaling): every deployment resets capacity").
 
     Sizes may be number tokens (``CfnParameter.value_as_number``): they reach the template as references and the
     checks that need their value are skipped.
@@ -43,6 +57,7 @@ class GpuAutoScalingGroup(Construct):
         min_count: int | None = None,
         max_count: int | None = None,
         desired_count: int | None = None,
+        capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
     ) -> None:
         """
         :param launch_template: a template built with the SELF_MANAGED policy and a subnet.
@@ -56,6 +71,9 @@ class GpuAutoScalingGroup(Construct):
         :param min_count: deprecated name of ``min_nodes`` (removed in 0.3.0).
         :param max_count: deprecated name of ``max_nodes`` (removed in 0.3.0).
         :param desired_count: deprecated name of ``desired_nodes`` (removed in 0.3.0).
+        :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default) or ``ON_BLOCK_EVENTS`` (then
+            ``min_nodes`` must be 0 and ``desired_nodes`` 0 or omitted; see the class docstring). Refused on other
+            capacity.
         """
         min_nodes = renamed("min_count", min_count, "min_nodes", min_nodes, default=NOT_GIVEN)
         max_nodes = renamed("max_count", max_count, "max_nodes", max_nodes, default=NOT_GIVEN)
@@ -80,7 +98,14 @@ class GpuAutoScalingGroup(Construct):
             )
         if launch_template.subnet is None:
             raise FmValidationError("launch_template.subnet", None, "the one subnet of the fleet")
-        launch_template.capacity.validate_for(launch_template.instance_spec, min_nodes=minimum, max_nodes=maximum)
+        check_enum("capacity_block_scaling", capacity_block_scaling, CapacityBlockScaling)
+        on_events = capacity_block_scaling is CapacityBlockScaling.ON_BLOCK_EVENTS
+        if on_events:
+            _check_block_scaling(launch_template, minimum=minimum, desired=desired)
+        # ON_BLOCK_EVENTS: checked as the fixed fleet it becomes when the block starts (min == max).
+        launch_template.capacity.validate_for(
+            launch_template.instance_spec, min_nodes=maximum if on_events else minimum, max_nodes=maximum
+        )
         if known(desired) and known(minimum) and known(maximum) and not minimum <= desired <= maximum:
             raise FmValidationError(
                 "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
@@ -90,6 +115,8 @@ class GpuAutoScalingGroup(Construct):
         self.min_nodes: int = minimum
         self.max_nodes: int = maximum
         self.desired_nodes: int = desired
+        #: When the group gets its instances on a Capacity Block (see the class docstring).
+        self.capacity_block_scaling: CapacityBlockScaling = capacity_block_scaling
 
         self.resource = autoscaling.CfnAutoScalingGroup(
             self,
@@ -97,7 +124,8 @@ class GpuAutoScalingGroup(Construct):
             # Number tokens render as their reference (Token.as_string), never as -1.888e+289.
             min_size=_size(minimum),
             max_size=_size(maximum),
-            desired_capacity=_size(desired),
+            # ON_BLOCK_EVENTS: no DesiredCapacity, so that deployments never reset the scaled group.
+            desired_capacity=None if on_events else _size(desired),
             vpc_zone_identifier=[launch_template.subnet.subnet_id],
             launch_template=autoscaling.CfnAutoScalingGroup.LaunchTemplateSpecificationProperty(
                 launch_template_id=launch_template.launch_template_id,
@@ -225,6 +253,26 @@ class GpuAutoScalingGroup(Construct):
         """Deprecated: use :attr:`desired_nodes`."""
         self._deprecated("desired_count", "desired_nodes")
         return self.desired_nodes
+
+
+def _check_block_scaling(launch_template: GpuLaunchTemplate, *, minimum: int, desired: int) -> None:
+    """``ON_BLOCK_EVENTS``: only on a Capacity Block, and the group starts empty."""
+    capacity = launch_template.capacity
+    if not capacity.is_capacity_block:
+        raise FmValidationError(
+            "capacity_block_scaling",
+            CapacityBlockScaling.ON_BLOCK_EVENTS.name,
+            f"CapacityBlockScaling.AT_DEPLOY on {capacity.kind.value} capacity (ON_BLOCK_EVENTS scales on Capacity "
+            "Block events)",
+        )
+    for parameter, value in (("min_nodes", minimum), ("desired_nodes", desired)):
+        if is_token(value) or value != 0:
+            raise FmValidationError(
+                parameter,
+                value,
+                "0 with CapacityBlockScaling.ON_BLOCK_EVENTS (the group starts empty and is scaled when the block "
+                "starts)",
+            )
 
 
 def _size(value: int) -> str:

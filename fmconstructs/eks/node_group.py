@@ -17,6 +17,24 @@
   accepted; checks that need a value run only when it is known.
 - Capacity: On-Demand and targeted ODCRs run as ``ON_DEMAND`` (the reservation target is in the template), Capacity
   Blocks and UltraServer blocks as ``CAPACITY_BLOCK`` (EKS "capacity-blocks-mng": custom launch template required).
+- Sizes: ``min_nodes`` defaults to 0 (:func:`~fmconstructs.capacity.default_min_nodes`, the rule PCS and
+  ParallelCluster use), ``desired_nodes`` to ``max_nodes``. On a Capacity Block, ``capacity_block_scaling`` chooses
+  between two ways to deploy:
+
+  * ``CapacityBlockScaling.AT_DEPLOY`` (default): min = max = desired = the block's size. The block launches
+    instances only while it is active (EC2 User Guide capacity-blocks-view: state ``scheduled`` until the start,
+    available capacity zero), so the deployment waits for nodes that cannot launch before then (UNCONFIRMED how long
+    CloudFormation waits before failing): deploy after the block starts.
+  * ``CapacityBlockScaling.ON_BLOCK_EVENTS``: min 0, desired 0, max = ``max_nodes``: deploy any time before the
+    block starts; give the group to :class:`~fmconstructs.capacity_events.CapacityBlockEvents`
+    (``scaling_targets=``), which sets min = desired = ``max_nodes`` (eks:UpdateNodegroupConfig) when EC2 reports the
+    block delivered and 0 on its expiration warning. The template keeps DesiredSize 0 on every deployment: EKS
+    changes the group's size only when DesiredSize changes in the template (EKS API NodegroupScalingConfig
+    desiredSize: "Whenever this parameter changes, the number of worker nodes in the node group is updated"), so a
+    later ``cdk deploy`` that leaves the scaling configuration alone does not scale a running block to 0. Changing
+    ``max_nodes`` changes the ScalingConfig; whether CloudFormation then also re-sends the unchanged DesiredSize 0
+    is UNCONFIRMED (eksctl#3532 reports that eksctl's CloudFormation-based scaling did reset the desired size):
+    change ``max_nodes`` only while the block is not active.
 - FSx for Lustre clients (:meth:`GpuNodeGroup.add_lustre_client`): pre-bootstrap shell in the user data installs the
   Lustre client, configures LNet over EFA (FSx for Lustre User Guide "Configuring EFA clients") and mounts the file
   system on the host, as the EKS User Guide "fsx-csi-tuning-efa" does with eksctl ``preBootstrapCommands``.
@@ -55,7 +73,14 @@ from .._validate import (
     subnet_zone,
 )
 from ..bootstrap import BootstrapDelivery, default_bootstrap_name, step_name
-from ..capacity import Capacity, CapacityKind, OnDemand, UltraServerCapacityBlock
+from ..capacity import (
+    Capacity,
+    CapacityBlockScaling,
+    CapacityKind,
+    OnDemand,
+    UltraServerCapacityBlock,
+    default_min_nodes,
+)
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, GpuLaunchTemplate, UserDataFormat
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
@@ -116,6 +141,7 @@ class GpuNodeGroupOptions(TypedDict, total=False):
     enable_node_auto_repair: bool
     efa_interfaces_for_lustre: int | None
     bootstrap_delivery: BootstrapDelivery | None
+    capacity_block_scaling: CapacityBlockScaling
     max_size: int | float | None
     """Deprecated: ``max_nodes``."""
     min_size: int | float | None
@@ -247,6 +273,7 @@ class GpuNodeGroup(Construct):
         enable_node_auto_repair: bool = True,
         efa_interfaces_for_lustre: int | None = None,
         bootstrap_delivery: BootstrapDelivery | None = None,
+        capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
         max_size: int | float | None = None,
         min_size: int | float | None = None,
         desired_size: int | float | None = None,
@@ -255,9 +282,12 @@ class GpuNodeGroup(Construct):
         :param cluster: the :class:`GpuEksCluster`.
         :param instance_type: a catalog type (``p5en.48xlarge`` ...); sets the AMI type and the EFA layout.
         :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
-        :param min_nodes: default: ``max_nodes`` (a fixed training fleet). On a Capacity Block: 0 (to create the
-            group before the block starts) or ``max_nodes``.
-        :param desired_nodes: default: ``max_nodes``. On a Capacity Block: 0 or ``max_nodes``.
+        :param min_nodes: default: 0 (:func:`~fmconstructs.capacity.default_min_nodes`, as on PCS and
+            ParallelCluster; it was ``max_nodes`` before), ``max_nodes`` on a Capacity Block deployed ``AT_DEPLOY``.
+            On a Capacity Block: 0 (to create the group before the block starts) or ``max_nodes``; 0 with
+            ``ON_BLOCK_EVENTS``.
+        :param desired_nodes: default: ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``. On a Capacity Block: 0 or
+            ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``.
         :param capacity: On-Demand (default), ``CapacityReservation``, ``CapacityBlock`` or
             ``UltraServerCapacityBlock``.
         :param subnets: default: the private subnet in the reservation's zone when known, else the VPC's first private
@@ -286,6 +316,10 @@ class GpuNodeGroup(Construct):
             by the EFA interfaces the node attaches.
         :param bootstrap_delivery: how pre-bootstrap steps (Lustre clients) reach the nodes: default None, an S3
             asset with a loader when the stack publishes file assets, else inline (see the module docstring).
+        :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default: a full-size group, deploy after
+            the block starts) or ``ON_BLOCK_EVENTS`` (an empty group scaled by
+            :class:`~fmconstructs.capacity_events.CapacityBlockEvents`, deploy before the block starts; see the module
+            docstring). ``ON_BLOCK_EVENTS`` is refused on other capacity.
         :param max_size: deprecated (removed in 0.3.0): ``max_nodes``.
         :param min_size: deprecated (removed in 0.3.0): ``min_nodes``.
         :param desired_size: deprecated (removed in 0.3.0): ``desired_nodes``.
@@ -340,6 +374,7 @@ class GpuNodeGroup(Construct):
         checked_subnets = check_sequence("subnets", subnets, _check_subnet) if subnets is not None else None
         if bootstrap_delivery is not None:
             check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
+        check_enum("capacity_block_scaling", capacity_block_scaling, CapacityBlockScaling)
 
         super().__init__(scope, id)
         self.cluster = cluster
@@ -348,9 +383,16 @@ class GpuNodeGroup(Construct):
         self._lustre_clients: list[LustreClient] = []
         self.capacity: Capacity = capacity if capacity is not None else OnDemand()
         self.capacity_type: eks.CapacityType = eks_capacity_type(self.capacity)
+        #: When the group gets its instances on a Capacity Block (see the module docstring).
+        self.capacity_block_scaling: CapacityBlockScaling = capacity_block_scaling
         self.max_nodes: int | float = max_nodes
-        self.min_nodes: int | float = max_nodes if min_nodes is None else min_nodes
-        self.desired_nodes: int | float = max_nodes if desired_nodes is None else desired_nodes
+        scaling = capacity_block_scaling
+        on_events = scaling is CapacityBlockScaling.ON_BLOCK_EVENTS
+        self.min_nodes: int | float = (
+            default_min_nodes(self.capacity, max_nodes, scaling=scaling) if min_nodes is None else min_nodes
+        )
+        self.desired_nodes: int | float = (0 if on_events else max_nodes) if desired_nodes is None else desired_nodes
+        self._validate_block_scaling()
         self._validate_sizes()
         self._validate_instance_and_version()
 
@@ -521,6 +563,26 @@ class GpuNodeGroup(Construct):
                     "desired_nodes",
                     desired,
                     f"0 (before the block starts) or max_nodes ({maximum}) on a Capacity Block",
+                )
+
+    def _validate_block_scaling(self) -> None:
+        """``ON_BLOCK_EVENTS``: only on a Capacity Block, and the group starts empty (min and desired 0)."""
+        if self.capacity_block_scaling is not CapacityBlockScaling.ON_BLOCK_EVENTS:
+            return
+        if not self.capacity.is_capacity_block:
+            raise FmValidationError(
+                "capacity_block_scaling",
+                self.capacity_block_scaling.name,
+                f"CapacityBlockScaling.AT_DEPLOY on {self.capacity.kind.value} capacity (ON_BLOCK_EVENTS scales on "
+                "Capacity Block events)",
+            )
+        for parameter, value in (("min_nodes", self.min_nodes), ("desired_nodes", self.desired_nodes)):
+            if is_token(value) or value != 0:
+                raise FmValidationError(
+                    parameter,
+                    value,
+                    "0 (or omitted) with CapacityBlockScaling.ON_BLOCK_EVENTS (the group is created empty and "
+                    "scaled when the block starts)",
                 )
 
     def _validate_instance_and_version(self) -> None:

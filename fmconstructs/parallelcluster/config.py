@@ -29,7 +29,7 @@ from .._validate import (
     check_subnet,
     known,
 )
-from ..capacity import Capacity, OnDemand, ReservationTargetForm, UltraServerCapacityBlock
+from ..capacity import Capacity, OnDemand, ReservationTargetForm, UltraServerCapacityBlock, default_min_nodes
 from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmValidationError
 from ..storage import LustreFileSystemBase
@@ -372,7 +372,7 @@ class ComputeResource:
     def resolved_min_nodes(self) -> Any:
         if self.min_nodes is not None:
             return self.min_nodes
-        return self.resolved_max_nodes if self.capacity.is_capacity_block else 0
+        return default_min_nodes(self.capacity, self.resolved_max_nodes)
 
     @property
     def placement_group_enabled(self) -> bool | None:

@@ -82,7 +82,7 @@ from .._validate import (
     subnet_zone,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, default_bootstrap_name, step_name
-from ..capacity import Capacity, CapacityKind, OnDemand
+from ..capacity import Capacity, CapacityKind, OnDemand, default_min_nodes
 from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
 from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeCheck
@@ -425,7 +425,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         max_nodes = check_count("max_nodes", max_nodes, minimum=1)
         min_nodes = renamed("min_instance_count", min_instance_count, "min_nodes", min_nodes, default=None)
         if min_nodes is None:
-            min_nodes = max_nodes if self.capacity.requires_fixed_size else 0
+            min_nodes = default_min_nodes(self.capacity, max_nodes)
         min_nodes = check_count("min_nodes", min_nodes, minimum=0)
         spot = check_bool("spot", spot)
         subnet = check_optional_subnet("subnet", subnet)

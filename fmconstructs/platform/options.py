@@ -28,6 +28,7 @@ from .._validate import (
     check_sequence,
     check_str,
 )
+from ..capacity import CapacityBlockScaling
 from ..eks.node_group import check_mount_point
 from ..errors import FmValidationError, is_token
 from ..hyperpod import HyperPodCapacity
@@ -325,6 +326,13 @@ class EksOptions:
     :param volume_name: the static PersistentVolume and claim of the file system. Default ``fsx``.
     :param namespace: the claim's namespace. Default ``default``.
     :param create_namespace: create ``namespace``. Default False.
+    :param capacity_block_scaling: on a Capacity Block, when the GPU node group gets its nodes:
+        ``CapacityBlockScaling.AT_DEPLOY`` (default): a full-size group (min = max = desired = ``nodes``), deploy after
+        the block starts; ``CapacityBlockScaling.ON_BLOCK_EVENTS``: an empty group (min 0, desired 0, max ``nodes``),
+        deploy any time before the block starts; the platform's
+        :class:`~fmconstructs.capacity_events.CapacityBlockEvents` scales it to ``nodes`` when the block is delivered
+        and to 0 on its expiration warning. ``ON_BLOCK_EVENTS`` needs a Capacity Block given by ``reservation_id``,
+        ``observability`` (the events' alert topic) and ``capacity_block_events=True``.
     """
 
     version: eks.KubernetesVersion | None = None
@@ -334,8 +342,10 @@ class EksOptions:
     volume_name: str = "fsx"
     namespace: str = "default"
     create_namespace: bool = False
+    capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY
 
     def __post_init__(self) -> None:
+        check_enum("capacity_block_scaling", self.capacity_block_scaling, CapacityBlockScaling)
         if self.version is not None:
             check_instance("version", self.version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
         object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))

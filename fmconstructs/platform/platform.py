@@ -60,7 +60,7 @@ from .._validate import (
     subnet_zone,
 )
 from ..bootstrap import NodeBootstrap
-from ..capacity import Capacity, CapacityKind, OnDemand, UltraServerCapacityBlock
+from ..capacity import Capacity, CapacityBlockScaling, CapacityKind, OnDemand, UltraServerCapacityBlock
 from ..capacity_events import CapacityBlockEvents
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.user_data import nvme_raid_commands
@@ -145,7 +145,9 @@ class TrainingPlatform(Construct):
     :param capacity_block_events: on a Capacity Block with observability (an alert topic), EC2's Capacity Block events
         (delivered, expiration warning) notify the workspace's alert topic, and before the block ends PCS drains the
         block's Slurm nodes (SSM Run Command on the login node group) and EKS cordons its nodes
-        (:class:`~fmconstructs.capacity_events.CapacityBlockEvents`, as FmPcsP5 wires it). Default True.
+        (:class:`~fmconstructs.capacity_events.CapacityBlockEvents`, as FmPcsP5 wires it); with
+        ``EksOptions(capacity_block_scaling=CapacityBlockScaling.ON_BLOCK_EVENTS)`` it also scales the EKS GPU node
+        group to ``nodes`` when the block is delivered and to 0 on the expiration warning. Default True.
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
     """
 
@@ -198,6 +200,8 @@ class TrainingPlatform(Construct):
         check_bool("outputs", outputs)
         self.backend: Backend = _BACKENDS[type(orchestrator)]
         self.orchestrator: Orchestrator = orchestrator
+        self._observability_choice = observability
+        self._events_on = capacity_block_events
         efa_storage = self._validate(orchestrator, storage)
         #: The sizing decision for the file system (None without storage).
         self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
@@ -248,6 +252,8 @@ class TrainingPlatform(Construct):
     # --- validation: one small check per rule ---------------------------------------------------------------------
     def _validate(self, orchestrator: Orchestrator, storage: PlatformStorage | None) -> bool:
         """Cross-choice rules; returns whether the file system is EFA-enabled."""
+        if isinstance(orchestrator, EksOptions):
+            self._check_block_scaling(orchestrator)
         if self.backend is Backend.HYPERPOD:
             self._check_hyperpod_capacity()
             hyperpod_type("instance_type", self.instance_spec.instance_type)
@@ -257,6 +263,26 @@ class TrainingPlatform(Construct):
         if storage.efa_enabled and tcp_only is not None:
             raise FmValidationError("storage.efa_enabled", True, f"False or None with {tcp_only}")
         return storage.efa_enabled
+
+    def _check_block_scaling(self, options: EksOptions) -> None:
+        """ON_BLOCK_EVENTS needs the events construct: a block by reservation id, observability and the events on."""
+        if options.capacity_block_scaling is not CapacityBlockScaling.ON_BLOCK_EVENTS:
+            return
+        problem = None
+        if not self.capacity.is_capacity_block:
+            problem = f"a Capacity Block (capacity is {self.capacity.kind.value})"
+        elif getattr(self.capacity, "reservation_id", None) is None:
+            problem = "a Capacity Block given by reservation_id (its events name the block by it)"
+        elif self._observability_choice is None:
+            problem = "observability= (the Capacity Block events construct notifies its alert topic)"
+        elif not self._events_on:
+            problem = "capacity_block_events=True (it scales the group)"
+        if problem is not None:
+            raise FmValidationError(
+                "orchestrator.capacity_block_scaling",
+                options.capacity_block_scaling.name,
+                f"CapacityBlockScaling.AT_DEPLOY, or ON_BLOCK_EVENTS with {problem}",
+            )
 
     def _check_hyperpod_capacity(self) -> None:
         if self.capacity.kind is not CapacityKind.ON_DEMAND:
@@ -476,6 +502,7 @@ class TrainingPlatform(Construct):
             capacity=self.capacity,
             max_nodes=self.nodes,
             subnets=[self.subnet],
+            capacity_block_scaling=options.capacity_block_scaling,
         )
         if options.gpu_addons:
             cluster.add_gpu_addons()
@@ -623,6 +650,12 @@ class TrainingPlatform(Construct):
             pcs_login_node_group_id=login_id,
             capacity_reservation_ids=[reservation_id] if reservation_id is not None and known(reservation_id) else None,
             eks_cluster=self.eks_cluster if self.backend is Backend.EKS else None,
+            scaling_targets=(
+                [self.node_group]
+                if isinstance(self.orchestrator, EksOptions)
+                and self.orchestrator.capacity_block_scaling is CapacityBlockScaling.ON_BLOCK_EVENTS
+                else None
+            ),
         )
 
     # --- outputs -----------------------------------------------------------------------------------------------------
