@@ -83,6 +83,7 @@ from .config import (
     _security_group,
 )
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
+from .limits import MAX_NUMBER_OF_QUEUES, check_cluster_limits
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
 DEFAULT_VERSION = "3.16.1"
@@ -285,7 +286,7 @@ class ParallelCluster(Construct):
         check_scope_id(scope, id)
         check_instance("head_node", head_node, HeadNode, "a HeadNode")
         queue_list = check_sequence("queues", queues, lambda p, v: check_instance(p, v, SlurmQueue, "a SlurmQueue"))
-        if not 1 <= len(queue_list) <= 50:
+        if not 1 <= len(queue_list) <= MAX_NUMBER_OF_QUEUES:
             raise FmValidationError("queues", len(queue_list), "1 to 50 SlurmQueue (MAX_NUMBER_OF_QUEUES)")
         names = [q.name for q in queue_list]
         if len(set(names)) != len(names):
@@ -310,6 +311,8 @@ class ParallelCluster(Construct):
         check_enum("deletion_policy", deletion_policy, DeletionPolicy)
         _check_ultraserver_version(queue_list, version)
         _check_gb200_os(queue_list, os)
+        # ParallelCluster's offline validators (architecture, counts, names, mount directories, head node memory).
+        check_cluster_limits(head_node=head_node, queues=queue_list, login_nodes=pools, shared_storage=storage)
         if node_security_group is not None:
             _security_group(
                 "node_security_group",
