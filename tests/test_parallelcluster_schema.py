@@ -62,6 +62,7 @@ from fmconstructs.parallelcluster import (
     SlurmQueue,
 )
 from tests.conftest import Scene, new_app, new_scene
+from tests.test_parallelcluster import head_type_for
 
 ROOT = Path(__file__).resolve().parents[1]
 PCLUSTER_PYTHON = ROOT / ".venv-pcluster" / "bin" / "python"
@@ -661,7 +662,8 @@ def _head(scene: Scene, **extra: Any) -> HeadNode:
 
 def _pc(scene: Scene, *queues: SlurmQueue, **props: Any) -> ParallelCluster:
     props.setdefault("cluster_name", "train")
-    props.setdefault("head_node", _head(scene))
+    # the head node's architecture is the compute nodes' (c7g.2xlarge beside p6e-gb200)
+    props.setdefault("head_node", HeadNode(instance_type=head_type_for(list(queues)), subnet=scene.subnet_a))
     return ParallelCluster(scene.stack, "Cluster", queues=list(queues), **props)
 
 
