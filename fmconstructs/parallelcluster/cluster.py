@@ -84,6 +84,7 @@ from .config import (
 )
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
 from .limits import MAX_NUMBER_OF_QUEUES, check_cluster_limits
+from .review import review_header
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
 DEFAULT_VERSION = "3.16.1"
@@ -406,8 +407,9 @@ class ParallelCluster(Construct):
 
     @property
     def yaml_file_name(self) -> str:
-        """The configuration file written next to the templates at synthesis: ``<stack>.<id>.pcluster.yaml``
-        (intrinsics as YAML mappings: replace them with values before ``pcluster create-cluster``)."""
+        """The configuration file written next to the templates at synthesis: ``<stack>.<id>.pcluster.yaml``, a
+        review artifact (:meth:`write_yaml`: its header lists the CloudFormation references, as YAML mappings, to
+        replace with values before ``pcluster create-cluster``)."""
         return f"{Stack.of(self).artifact_id}.{self.node.id}.pcluster.yaml"
 
     # --- names and tags -------------------------------------------------------------------------------------------
@@ -887,11 +889,14 @@ class ParallelCluster(Construct):
         return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
 
     def write_yaml(self, path: str | Path) -> Path:
-        """Write :meth:`to_yaml` to ``path``; returns the path."""
+        """Write :meth:`to_yaml` to ``path`` under a header of comments that labels it a review artifact and lists
+        the CloudFormation references it holds (:func:`fmconstructs.parallelcluster.review.review_header`); returns
+        the path."""
         if not isinstance(path, str | Path):
             raise FmTypeError("path", path, "a str or pathlib.Path")
         target = Path(path)
-        target.write_text(self.to_yaml())
+        config = self.to_dict()
+        target.write_text(review_header(self.node.path, config) + str(yaml.safe_dump(config, sort_keys=False)))
         return target
 
     # --- attributes -----------------------------------------------------------------------------------------------
