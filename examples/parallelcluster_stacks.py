@@ -36,7 +36,7 @@ from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from fmconstructs import CapacityBlock, EfaSecurityGroup, UltraServerCapacityBlock
+from fmconstructs import CapacityBlock, EfaSecurityGroup, UltraServerCapacityBlock, get_instance_spec
 from fmconstructs.bootstrap import NodeBootstrap
 from fmconstructs.compute.user_data import nvme_raid_commands
 from fmconstructs.observability.collection import NodeLabels, node_collection_commands
@@ -50,6 +50,7 @@ from fmconstructs.parallelcluster import (
     ParallelCluster,
     SharedLustre,
     SlurmQueue,
+    head_node_instance_type_for,
 )
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, size_for_throughput
 
@@ -60,7 +61,11 @@ DEFAULT_CAPACITY_BLOCK_ID = PLACEHOLDER_CAPACITY_BLOCK_IDS["p5en.48xlarge"]
 DEFAULT_ULTRASERVER_RESERVATION_ID = "cr-0a1b2c3d4e5f60718"
 #: 4,800 GiB at 1,000 MB/s/TiB: the smallest EFA-enabled PERSISTENT_2 step (FSx UG increase-storage-capacity).
 TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
-HEAD_NODE_TYPE = "c7i.2xlarge"
+GB200_TYPE = "p6e-gb200.36xlarge"
+# The head node's architecture must be the compute nodes' (ParallelCluster InstanceArchitectureCompatibilityValidator):
+# c7i.2xlarge beside x86_64 P5en, Graviton c7g.2xlarge beside arm64 (Grace) P6e-GB200.
+HEAD_NODE_TYPE = head_node_instance_type_for(get_instance_spec("p5en.48xlarge").architecture)
+GB200_HEAD_NODE_TYPE = head_node_instance_type_for(get_instance_spec(GB200_TYPE).architecture)
 LOGIN_NODE_TYPE = "c7i.xlarge"
 
 
@@ -197,7 +202,7 @@ class ParallelClusterGb200Stack(Stack):
             "Cluster",
             cluster_name=f"{id.lower()}-cluster",
             os=OperatingSystem.ALINUX2023,
-            head_node=HeadNode(instance_type=HEAD_NODE_TYPE, subnet=subnet),
+            head_node=HeadNode(instance_type=GB200_HEAD_NODE_TYPE, subnet=subnet),
             queues=[
                 SlurmQueue(
                     name="gb200",
@@ -208,7 +213,7 @@ class ParallelClusterGb200Stack(Stack):
                     compute_resources=[
                         ComputeResource(
                             name="gb200",
-                            instance_type="p6e-gb200.36xlarge",
+                            instance_type=GB200_TYPE,
                             capacity=self.capacity,
                             # as the User Guide page's P6e-GB200 cluster configuration does
                             disable_simultaneous_multithreading=True,

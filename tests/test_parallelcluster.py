@@ -23,16 +23,25 @@ from fmconstructs.parallelcluster import (
     ParallelCluster,
     SharedLustre,
     SlurmQueue,
+    head_node_instance_type_for,
 )
 from tests.conftest import Scene, new_scene
 
 BLOCK = CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=4, zone="us-east-1a")
 
 
+def head_type_for(queues: Any) -> str:
+    """The default head node type for the first catalog compute type's architecture (c7g.2xlarge on GB200)."""
+    for queue in queues if isinstance(queues, list | tuple) else ():
+        for resource in getattr(queue, "compute_resources", ()):
+            if getattr(resource, "spec", None) is not None:
+                return head_node_instance_type_for(resource.spec.architecture)
+    return "c7i.2xlarge"
+
+
 def make_cluster(scene: Scene, **overrides: Any) -> ParallelCluster:
     props: dict[str, Any] = {
         "cluster_name": "train",
-        "head_node": HeadNode(instance_type="c7i.2xlarge", subnet=scene.subnet_a),
         "queues": [
             SlurmQueue(
                 name="gpu",
@@ -42,6 +51,7 @@ def make_cluster(scene: Scene, **overrides: Any) -> ParallelCluster:
         ],
     }
     props.update(overrides)
+    props.setdefault("head_node", HeadNode(instance_type=head_type_for(props["queues"]), subnet=scene.subnet_a))
     return ParallelCluster(scene.stack, "Cluster", **props)
 
 

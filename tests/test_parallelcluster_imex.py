@@ -248,7 +248,7 @@ def test_enable_imex_once() -> None:
 def test_head_node_with_its_own_node_start_action_needs_a_given_bootstrap() -> None:
     scene = new_scene()
     head = HeadNode(
-        instance_type="c7i.2xlarge", subnet=scene.subnet_a, on_node_start=CustomAction(script="s3://b/start.sh")
+        instance_type="c7g.2xlarge", subnet=scene.subnet_a, on_node_start=CustomAction(script="s3://b/start.sh")
     )
     cluster = make_cluster(scene, head_node=head, queues=[_gb200_queue(scene)])
     with pytest.raises(FmValidationError, match="no on_node_start of its own"):

@@ -15,8 +15,10 @@ AWS): MinCount == MaxCount > 0 on CAPACITY_BLOCK and MaxCount >= MinCount (Compu
 run here with --offline-validators), explicit placement group on EFA queues (EfaPlacementGroupValidator, no AWS call:
 run here), placement group on a CAPACITY_BLOCK queue (PlacementGroupCapacityTypeValidator: a WARNING only), EFA on a
 type without EFA (cluster_validators.py EfaValidator: reads ec2 DescribeInstanceTypes), reservation id required on
-CAPACITY_BLOCK and the instance type's usage classes (CapacityTypeValidator: DescribeInstanceTypes), queue/compute resource names
-(NameValidator / DuplicateNameValidator, registered by the cluster, whose registration reads instance types).
+CAPACITY_BLOCK and the instance type's usage classes (CapacityTypeValidator: DescribeInstanceTypes). Names, counts,
+mount directories, head/compute architecture and head node memory (NameValidator, DuplicateNameValidator,
+MaxCountValidator, Shared*Validator, InstanceArchitectureCompatibilityValidator, HeadNodeMemorySizeValidator) run
+offline too: tests/test_parallelcluster_validators.py.
 """
 
 from __future__ import annotations
@@ -30,10 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
+import boto3
 import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk.assertions import Template
+from botocore.exceptions import ClientError
 from constructs import Construct
+from moto import mock_aws
 
 from fmconstructs import (
     CATALOG,
@@ -57,6 +62,7 @@ from fmconstructs.parallelcluster import (
     SlurmQueue,
 )
 from tests.conftest import Scene, new_app, new_scene
+from tests.test_parallelcluster import head_type_for
 
 ROOT = Path(__file__).resolve().parents[1]
 PCLUSTER_PYTHON = ROOT / ".venv-pcluster" / "bin" / "python"
@@ -82,8 +88,44 @@ def _offline_env() -> dict[str, str]:
     return env
 
 
+def _instance_types_in(value: Any) -> set[str]:
+    """Every string under an ``InstanceType`` key of a configuration."""
+    if isinstance(value, dict):
+        found = {v for k, v in value.items() if k == "InstanceType" and isinstance(v, str)}
+        return found.union(*(_instance_types_in(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_instance_types_in(v) for v in value))
+    return set()
+
+
+def describe_instance_types(instance_types: set[str]) -> list[dict[str, Any]]:
+    """DescribeInstanceTypes entries: moto's bundled EC2 data, else (p6e-gb200.36xlarge, absent from moto) the fmconstructs
+    catalog's facts (architecture, memory, instance store) in the API's shape; unknown types are left out."""
+    out: list[dict[str, Any]] = []
+    with mock_aws():
+        client = boto3.client("ec2", region_name="us-east-1")
+        for instance_type in sorted(instance_types):
+            try:
+                out += client.describe_instance_types(InstanceTypes=[instance_type])["InstanceTypes"]
+            except ClientError:
+                if instance_type in CATALOG:
+                    spec = CATALOG.get(instance_type)
+                    out.append(
+                        {
+                            "InstanceType": instance_type,
+                            "ProcessorInfo": {"SupportedArchitectures": [spec.architecture.value]},
+                            "MemoryInfo": {"SizeInMiB": spec.memory_mib},
+                            "VCpuInfo": {"DefaultVCpus": spec.vcpus},
+                            "InstanceStorageSupported": spec.instance_store is not None,
+                        }
+                    )
+    return out
+
+
 def check_configs(configs: list[Any], *, offline_validators: bool = False) -> list[dict[str, Any]]:
-    """One JSON result per configuration from tools/pcluster_validate.py in .venv-pcluster."""
+    """One JSON result per configuration from tools/pcluster_validate.py in .venv-pcluster. With offline_validators,
+    the instance types of the configurations are described (describe_instance_types) for the architecture and head
+    node memory validators."""
     python = require_pcluster()
     with tempfile.TemporaryDirectory() as directory:
         paths = []
@@ -91,7 +133,13 @@ def check_configs(configs: list[Any], *, offline_validators: bool = False) -> li
             path = Path(directory) / f"config-{index}.json"
             path.write_text(json.dumps(config), encoding="utf-8")
             paths.append(str(path))
-        args = [str(python), str(VALIDATOR), *(["--offline-validators"] if offline_validators else []), *paths]
+        options = []
+        if offline_validators:
+            types_path = Path(directory) / "instance-types.json"
+            described = describe_instance_types(_instance_types_in(configs))
+            types_path.write_text(json.dumps({"InstanceTypes": described}, default=str), encoding="utf-8")
+            options = ["--offline-validators", "--instance-types", str(types_path)]
+        args = [str(python), str(VALIDATOR), *options, *paths]
         done = subprocess.run(
             args, capture_output=True, text=True, timeout=TIMEOUT_S, env=_offline_env(), check=False, cwd=ROOT
         )
@@ -356,6 +404,8 @@ VALID: dict[str, dict[str, Any]] = {
             Iam={"S3Access": [{"BucketName": "bucket"}]},
         ),
         Image={"Os": "alinux2023", "CustomAmi": "ami-0123456789abcdef0"},
+        # an arm64 head node beside arm64 compute nodes (InstanceArchitectureCompatibilityValidator)
+        HeadNode={"InstanceType": "c7g.2xlarge", "Networking": {"SubnetId": SUBNET}, "Imds": {"Secured": True}},
     ),
     "login-nodes-and-security-groups": _cluster(
         _queue(
@@ -612,7 +662,8 @@ def _head(scene: Scene, **extra: Any) -> HeadNode:
 
 def _pc(scene: Scene, *queues: SlurmQueue, **props: Any) -> ParallelCluster:
     props.setdefault("cluster_name", "train")
-    props.setdefault("head_node", _head(scene))
+    # the head node's architecture is the compute nodes' (c7g.2xlarge beside p6e-gb200)
+    props.setdefault("head_node", HeadNode(instance_type=head_type_for(list(queues)), subnet=scene.subnet_a))
     return ParallelCluster(scene.stack, "Cluster", queues=list(queues), **props)
 
 

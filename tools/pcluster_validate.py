@@ -3,7 +3,8 @@
 Run by the interpreter of `.venv-pcluster` (Makefile; requirements-pcluster.txt pins aws-parallelcluster, which pins
 CDK v1 and jsii 1.85 and so cannot share the main virtual environment):
 
-    .venv-pcluster/bin/python tools/pcluster_validate.py [--cluster-name NAME] [--offline-validators] [FILE ...]
+    .venv-pcluster/bin/python tools/pcluster_validate.py [--cluster-name NAME] [--offline-validators]
+        [--instance-types FILE] [FILE ...]
 
 Each FILE (or stdin when none is given, or "-") holds YAML or JSON; every YAML document in it is one cluster
 configuration. For each configuration one JSON line is printed:
@@ -18,8 +19,13 @@ model; `SlurmClusterConfig.__init__` (pcluster/config/cluster_config.py) calls e
 tolerates AWSClientError, which is what the offline AWSApi below raises.
 
 With --offline-validators, the semantic validators that never call AWS and that fmconstructs mirrors are also run
-(OFFLINE_VALIDATORS below); their ERROR failures make the configuration fail. All other validators (instance type
-facts, subnets, reservations, AMIs, ...) need AWS and are not run.
+(OFFLINE_VALIDATORS below); their ERROR failures make the configuration fail. The cluster-level ones, which
+ParallelCluster registers in SlurmClusterConfig next to AWS reads, are called here with the arguments
+pcluster/config/cluster_config.py gives them (_cluster_level_validators). --instance-types FILE (a JSON
+DescribeInstanceTypes response, {"InstanceTypes": [...]}) answers ec2.get_instance_type_info offline, for the validators
+that need the head node's and the compute types' architecture and memory; types not in it skip those validators
+(reported in validator_registration_skipped). All other validators (subnets, reservations, AMIs, ...) need AWS and
+are not run.
 
 Offline guarantees: AWS_DEFAULT_REGION defaults to us-east-1, credentials from the environment and shared files are
 removed, IMDS is disabled, pcluster's AWSApi singleton is replaced by one whose every call raises AWSClientError, and
@@ -69,8 +75,12 @@ def _offline_environment() -> None:
     socket.create_connection = refuse_create_connection
 
 
+_INSTANCE_TYPES: dict[str, dict[str, Any]] = {}
+
+
 class _OfflineClient:
-    """Stands for one pcluster AWS client wrapper (AWSApi.instance().ec2, ...): every call raises AWSClientError."""
+    """Stands for one pcluster AWS client wrapper (AWSApi.instance().ec2, ...): every call raises AWSClientError,
+    except ec2.get_instance_type_info for the types given with --instance-types."""
 
     def __init__(self, service: str, error: type[Exception]) -> None:
         self._service = service
@@ -83,12 +93,24 @@ class _OfflineClient:
         if (service, name) == ("ec2", "get_subnets_az_mapping"):
             # Offline stand-in: every subnet in the Region's first zone (only validator registration reads it).
             return lambda subnet_ids: dict.fromkeys(subnet_ids, os.environ["AWS_DEFAULT_REGION"] + "a")
+        if (service, name) == ("ec2", "get_instance_type_info"):
+            return self._instance_type_info
 
         def call(*args: Any, **kwargs: Any) -> Any:
             _BLOCKED.append(f"{service}.{name}")
             raise error(function_name=name, message=f"offline: {service}.{name} was not called")  # type: ignore[call-arg]
 
         return call
+
+    def _instance_type_info(self, instance_type: str) -> Any:
+        from pcluster.aws.aws_resources import InstanceTypeInfo
+
+        if instance_type not in _INSTANCE_TYPES:
+            _BLOCKED.append(f"ec2.get_instance_type_info {instance_type}")
+            raise self._error(  # type: ignore[call-arg]
+                function_name="get_instance_type_info", message=f"offline: no facts for {instance_type}"
+            )
+        return InstanceTypeInfo(_INSTANCE_TYPES[instance_type])
 
 
 class _OfflineAWSApi:
@@ -116,6 +138,14 @@ OFFLINE_VALIDATORS = frozenset(
         # (Prolog, Epilog, ... at SlurmConf level; OverSubscribe per queue; ...) are ERRORs. Registered by
         # SlurmSettings (cluster level), SlurmQueue and its compute resources; reads only the configuration.
         "CustomSlurmSettingsValidator",
+        # pcluster/validators/cluster_validators.py: constants.py MAX_COMPUTE_RESOURCES_PER_QUEUE (SlurmQueue),
+        # MAX_NUMBER_OF_QUEUES and MAX_NUMBER_OF_COMPUTE_RESOURCES_PER_CLUSTER (SlurmScheduling)
+        "MaxCountValidator",
+        # cluster_validators.py: compute resource names per queue (SlurmQueue), queue names (SlurmScheduling), login
+        # pool names (LoginNodes)
+        "DuplicateNameValidator",
+        # cluster_validators.py: queue, compute resource and login pool names: pattern, 25 characters, not "default"
+        "NameValidator",
     }
 )
 
@@ -139,6 +169,8 @@ def _offline_validator_failures(config: Any) -> tuple[list[dict[str, str]], list
         seen.add(id(resource))
         for nested in resource._nested_resources():
             visit(nested)
+        if resource is config:
+            return  # the cluster's own validators: _cluster_level_validators
         kept: list[tuple[type, dict[str, Any]]] = []
 
         def register_offline_only(validator_class: type, **validator_args: Any) -> None:
@@ -160,7 +192,122 @@ def _offline_validator_failures(config: Any) -> tuple[list[dict[str, str]], list
 
     assert isinstance(config, Resource)
     visit(config)
+    for validator_class, validator_args in _cluster_level_validators(config, skipped):
+        for result in validator_class().execute(**validator_args):
+            failures.append(
+                {"level": result.level.name, "validator": validator_class.__name__, "message": result.message}
+            )
     return failures, skipped
+
+
+def _cluster_level_validators(config: Any, skipped: list[str]) -> list[tuple[type, dict[str, Any]]]:
+    """The validators SlurmClusterConfig / BaseClusterConfig register (pcluster/config/cluster_config.py
+    _register_validators, _register_login_node_validators, _register_storage_validators, _validate_mount_dirs,
+    _validate_max_storage_count) that read only the configuration and, through ec2.get_instance_type_info (answered by
+    --instance-types), the instance types' architecture and memory. Same arguments as ParallelCluster gives them."""
+    from pcluster.config.cluster_config import SharedFsxLustre
+    from pcluster.constants import MAX_EXISTING_STORAGE_COUNT, MAX_NUMBER_OF_LOGIN_NODE_POOLS
+    from pcluster.validators import cluster_validators as cv
+
+    out: list[tuple[type, dict[str, Any]]] = []
+    if config.login_nodes:
+        pools = config.login_nodes.pools
+        out.append(
+            (
+                cv.MaxCountValidator,
+                {
+                    "resources_length": len(pools),
+                    "max_length": MAX_NUMBER_OF_LOGIN_NODE_POOLS,
+                    "resource_name": "LoginNodePools",
+                },
+            )
+        )
+    storage = config.shared_storage or []
+    if storage:
+        out.append(
+            (cv.DuplicateNameValidator, {"name_list": [s.name for s in storage], "resource_name": "Shared Storage"})
+        )
+        out.append(
+            (
+                cv.DuplicateNameValidator,
+                {"name_list": config.existing_storage_id_list, "resource_name": "Shared Storage IDs"},
+            )
+        )
+        for item in storage:
+            out.append((cv.SharedStorageNameValidator, {"name": item.name}))
+            out.append((cv.SharedStorageMountDirValidator, {"mount_dir": item.mount_dir}))
+        existing_fsx = sum(1 for s in storage if isinstance(s, SharedFsxLustre) and s.file_system_id)
+        out.append(
+            (
+                cv.NumberOfStorageValidator,
+                {
+                    "storage_type": "existing FSx",
+                    "max_number": MAX_EXISTING_STORAGE_COUNT["fsx"],
+                    "storage_count": existing_fsx,
+                },
+            )
+        )
+    out.extend(_mount_dir_validators(config, skipped))
+    out.extend(_instance_type_validators(config, skipped))
+    return out
+
+
+def _mount_dir_validators(config: Any, skipped: list[str]) -> list[tuple[type, dict[str, Any]]]:
+    from pcluster.validators import cluster_validators as cv
+
+    shared = config.shared_storage_name_mount_dir_tuple_list
+    try:
+        local = config.local_mount_dir_instance_types_dict  # reads instance store support of every type
+    except Exception as error:
+        skipped.append(f"local mount directories (instance store): {error}")
+        local = {}
+    return [
+        (
+            cv.DuplicateMountDirValidator,
+            {"shared_storage_name_mount_dir_tuple_list": shared, "local_mount_dir_instance_types_dict": local},
+        ),
+        (
+            cv.OverlappingMountDirValidator,
+            {"shared_mount_dir_list": [d for _, d in shared], "local_mount_dir_list": list(local.keys())},
+        ),
+    ]
+
+
+def _instance_type_validators(config: Any, skipped: list[str]) -> list[tuple[type, dict[str, Any]]]:
+    """InstanceArchitectureCompatibilityValidator per compute resource and HeadNodeMemorySizeValidator
+    (SlurmClusterConfig._register_validators), when every type involved is in --instance-types."""
+    from pcluster.validators import cluster_validators as cv
+
+    head_type = config.head_node.instance_type
+    if head_type not in _INSTANCE_TYPES:
+        skipped.append(f"head node {head_type}: not in --instance-types (architecture and memory not checked)")
+        return []
+    from pcluster.aws.aws_resources import InstanceTypeInfo
+
+    architecture = InstanceTypeInfo(_INSTANCE_TYPES[head_type]).supported_architecture()[0]
+    out: list[tuple[type, dict[str, Any]]] = []
+    total_max_compute_nodes = 0
+    for queue in config.scheduling.queues:
+        for resource in queue.compute_resources:
+            total_max_compute_nodes += resource.max_count
+            missing = [t for t in resource.instance_types if t not in _INSTANCE_TYPES]
+            if missing:
+                skipped.append(f"compute resource {resource.name}: {missing} not in --instance-types")
+                continue
+            infos = [InstanceTypeInfo(_INSTANCE_TYPES[t]) for t in resource.instance_types]
+            out.append(
+                (
+                    cv.InstanceArchitectureCompatibilityValidator,
+                    {"instance_type_info_list": infos, "architecture": architecture},
+                )
+            )
+    out.append(
+        (
+            cv.HeadNodeMemorySizeValidator,
+            {"head_node_instance_type": head_type, "total_max_compute_nodes": total_max_compute_nodes},
+        )
+    )
+    return out
 
 
 def _check(config: Any, cluster_name: str, offline_validators: bool) -> dict[str, Any]:
@@ -187,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cluster-name", default="fmconstructs-check")
     parser.add_argument("--offline-validators", action="store_true")
+    parser.add_argument("--instance-types", help="JSON DescribeInstanceTypes response answering get_instance_type_info")
     parser.add_argument("files", nargs="*", default=["-"])
     args = parser.parse_args(argv)
 
@@ -198,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     from pcluster.utils import yaml_load
 
     AWSApi._instance = _OfflineAWSApi(AWSClientError)
+    if args.instance_types:
+        with open(args.instance_types, encoding="utf-8") as handle:
+            _INSTANCE_TYPES.update({t["InstanceType"]: t for t in json.load(handle)["InstanceTypes"]})
 
     status = 0
     for source in args.files:

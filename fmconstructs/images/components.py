@@ -465,20 +465,30 @@ def nvidia_driver_component() -> ImageComponent:
 def fabric_manager_component() -> ImageComponent:
     """NVIDIA Fabric Manager matching the driver, enabled: HGX nodes with NVSwitches (P5, P5e, P5en, P6) need it.
 
-    Installed from the parent's configured repositories only when missing. The package is ``nvidia-fabric-manager``
-    at the driver's exact version (aws-parallelcluster-cookbook fabric_manager_alinux2023.rb: package
-    ``nvidia-fabric-manager``, version = the NVIDIA driver version; the service is ``nvidia-fabricmanager``,
-    _fabric_manager_common.rb). ParallelCluster installs it on x86 only ("NVIDIA Fabric Manager not present on ARM").
+    Installed from the parent's configured repositories only when missing (``/usr/bin/nv-fabricmanager`` or the
+    ``nvidia-fabricmanager`` unit present: the DLAMI ships it). The package is ``nvidia-fabricmanager`` at the
+    driver's exact version; ``nvidia-fabric-manager`` (the older RPM name) is tried only when the repositories have no
+    ``nvidia-fabricmanager`` at that version. The service is ``nvidia-fabricmanager``. ParallelCluster installs it on
+    x86 only ("NVIDIA Fabric Manager not present on ARM").
     """
+    # aws/aws-parallelcluster-cookbook cookbooks/aws-parallelcluster-platform/resources/fabric_manager/partial/
+    # _fabric_manager_common.rb (commit 02106c3): ``fabric_manager_package`` is 'nvidia-fabricmanager' for every
+    # platform ("On AL2, the RPM package is named 'nvidia-fabric-manager' but the systemd service unit is
+    # 'nvidia-fabricmanager'"), ``fabric_manager_installed?`` skips the install when /usr/bin/nv-fabricmanager exists
+    # ("shipped by the base image such as the DLAMI"), and the package version is locked to the driver's
+    # (_fabric_manager_install_rhel.rb: ``version fabric_manager_version``, ``action %i(install lock)``). The older
+    # fabric_manager_alinux2023.rb (commit 7e17bd8) named the RPM 'nvidia-fabric-manager': kept as the fallback.
     build = (
         _CHECK_HELPERS
         + _DRIVER_CHECK
         + r"""
-if systemctl cat nvidia-fabricmanager.service >/dev/null 2>&1; then
+if [ -x /usr/bin/nv-fabricmanager ] || systemctl cat nvidia-fabricmanager.service >/dev/null 2>&1; then
   echo "fmconstructs: Fabric Manager is already installed"
+elif dnf install -y "nvidia-fabricmanager-$driver"; then
+  echo "fmconstructs: installed nvidia-fabricmanager-$driver"
 else
   dnf install -y "nvidia-fabric-manager-$driver" \
-    || fm_fail "no nvidia-fabric-manager-$driver in the configured repositories"
+    || fm_fail "no nvidia-fabricmanager-$driver (nor nvidia-fabric-manager-$driver) in the configured repositories"
 fi
 systemctl enable nvidia-fabricmanager.service
 """

@@ -70,6 +70,7 @@ from .components import (
     pcs_agent_component,
     slurm_component,
 )
+from .cron import check_schedule_expression
 
 #: Public SSM parameters of the AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Amazon Linux 2023). Name format
 #: ``/aws/service/deeplearning/ami/<architecture>/<ami type>/latest/ami-id`` (DLAMI Developer Guide "Finding the ID
@@ -157,6 +158,8 @@ class BuildSchedule:
                 pattern=_SCHEDULE,
                 allowed="an Image Builder cron or rate expression, such as 'cron(0 6 ? * MON *)' or 'rate(7 days)'",
             )
+            # Fields, ranges and wildcards of the Image Builder cron page (fmconstructs.images.cron).
+            check_schedule_expression("schedule.expression", self.expression)
         check_enum("schedule.start_condition", self.start_condition, PipelineStartCondition)
         if self.timezone is not None:
             check_str(

@@ -14,6 +14,7 @@ from .config import (
     SharedLustre,
     SlurmQueue,
 )
+from .limits import head_node_instance_type_for, login_node_instance_type_for
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -29,4 +30,6 @@ __all__ = [
     "ParallelCluster",
     "SharedLustre",
     "SlurmQueue",
+    "head_node_instance_type_for",
+    "login_node_instance_type_for",
 ]

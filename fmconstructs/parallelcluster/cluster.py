@@ -83,6 +83,8 @@ from .config import (
     _security_group,
 )
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
+from .limits import MAX_NUMBER_OF_QUEUES, check_cluster_limits
+from .review import review_header
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
 DEFAULT_VERSION = "3.16.1"
@@ -285,7 +287,7 @@ class ParallelCluster(Construct):
         check_scope_id(scope, id)
         check_instance("head_node", head_node, HeadNode, "a HeadNode")
         queue_list = check_sequence("queues", queues, lambda p, v: check_instance(p, v, SlurmQueue, "a SlurmQueue"))
-        if not 1 <= len(queue_list) <= 50:
+        if not 1 <= len(queue_list) <= MAX_NUMBER_OF_QUEUES:
             raise FmValidationError("queues", len(queue_list), "1 to 50 SlurmQueue (MAX_NUMBER_OF_QUEUES)")
         names = [q.name for q in queue_list]
         if len(set(names)) != len(names):
@@ -310,6 +312,8 @@ class ParallelCluster(Construct):
         check_enum("deletion_policy", deletion_policy, DeletionPolicy)
         _check_ultraserver_version(queue_list, version)
         _check_gb200_os(queue_list, os)
+        # ParallelCluster's offline validators (architecture, counts, names, mount directories, head node memory).
+        check_cluster_limits(head_node=head_node, queues=queue_list, login_nodes=pools, shared_storage=storage)
         if node_security_group is not None:
             _security_group(
                 "node_security_group",
@@ -403,8 +407,9 @@ class ParallelCluster(Construct):
 
     @property
     def yaml_file_name(self) -> str:
-        """The configuration file written next to the templates at synthesis: ``<stack>.<id>.pcluster.yaml``
-        (intrinsics as YAML mappings: replace them with values before ``pcluster create-cluster``)."""
+        """The configuration file written next to the templates at synthesis: ``<stack>.<id>.pcluster.yaml``, a
+        review artifact (:meth:`write_yaml`: its header lists the CloudFormation references, as YAML mappings, to
+        replace with values before ``pcluster create-cluster``)."""
         return f"{Stack.of(self).artifact_id}.{self.node.id}.pcluster.yaml"
 
     # --- names and tags -------------------------------------------------------------------------------------------
@@ -884,11 +889,14 @@ class ParallelCluster(Construct):
         return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
 
     def write_yaml(self, path: str | Path) -> Path:
-        """Write :meth:`to_yaml` to ``path``; returns the path."""
+        """Write :meth:`to_yaml` to ``path`` under a header of comments that labels it a review artifact and lists
+        the CloudFormation references it holds (:func:`fmconstructs.parallelcluster.review.review_header`); returns
+        the path."""
         if not isinstance(path, str | Path):
             raise FmTypeError("path", path, "a str or pathlib.Path")
         target = Path(path)
-        target.write_text(self.to_yaml())
+        config = self.to_dict()
+        target.write_text(review_header(self.node.path, config) + str(yaml.safe_dump(config, sort_keys=False)))
         return target
 
     # --- attributes -----------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from ..capacity import Capacity, OnDemand, ReservationTargetForm, UltraServerCap
 from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmValidationError
 from ..storage import LustreFileSystemBase
+from .limits import check_mount_dir_not_reserved, check_name_not_default, check_queue_limits
 
 # cli/src/pcluster/validators/cluster_validators.py: NAME_MAX_LENGTH = 25, NAME_REGEX = r"^[a-z][a-z0-9\-]*$"
 # (NameValidator: queue and compute resource names); SHARED_STORAGE_NAME_MAX_LENGTH = 30.
@@ -89,6 +90,7 @@ def _name(parameter: str, value: object, max_length: int = NAME_MAX_LENGTH) -> s
     )
     if not known(checked):
         raise FmValidationError(parameter, value, "a name known at synthesis (ParallelCluster names queues with it)")
+    check_name_not_default(parameter, checked)
     return checked
 
 
@@ -455,6 +457,7 @@ class SlurmQueue:
         )
         if not resources:
             raise FmValidationError("compute_resources", [], "at least one ComputeResource")
+        check_queue_limits(resources)
         names = [r.name for r in resources]
         if len(set(names)) != len(names):
             raise FmValidationError("compute_resources", names, "compute resources with distinct names")
@@ -571,6 +574,7 @@ class SharedLustre:
             pattern=_MOUNT_DIR,
             allowed="a path such as '/fsx' (no part starting with '.'; ParallelCluster's file_path pattern)",
         )
+        check_mount_dir_not_reserved("mount_dir", self.mount_dir)
         fs_id = self.file_system.file_system_id
         check_str("file_system.file_system_id", fs_id, pattern=_FILE_SYSTEM_ID, allowed="an id like 'fs-...'")
         check_bool("efa_clients", self.efa_clients)

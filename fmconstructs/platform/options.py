@@ -277,9 +277,12 @@ class PcsOptions:
 class ParallelClusterOptions:
     """AWS ParallelCluster (:class:`~fmconstructs.parallelcluster.ParallelCluster`).
 
-    :param head_node_instance_type: default ``c7i.2xlarge`` (as FmParallelClusterP5en).
+    :param head_node_instance_type: default: by the GPU type's architecture, ``c7i.2xlarge`` for x86_64 and the
+        Graviton ``c7g.2xlarge`` for arm64 (P6e-GB200): ParallelCluster refuses a head node whose architecture is not
+        the compute nodes' (InstanceArchitectureCompatibilityValidator; ``head_node_instance_type_for``).
     :param login_nodes: nodes of one login pool; 0 for none. Default 1.
-    :param login_instance_type: default ``c7i.xlarge``.
+    :param login_instance_type: default: ``c7i.xlarge`` for x86_64 GPU types, ``c7g.xlarge`` for arm64 ones (one
+        architecture on every node, so one ``custom_ami`` serves them all).
     :param queue_name: the GPU queue (Slurm partition). Default ``gpu``.
     :param cluster_name: default ``<stack name lowercased>-cluster``.
     :param os: default ALINUX2023.
@@ -288,9 +291,9 @@ class ParallelClusterOptions:
     :param monitoring: default: the construct's (CloudWatch logs and dashboard).
     """
 
-    head_node_instance_type: str = "c7i.2xlarge"
+    head_node_instance_type: str | None = None
     login_nodes: int = 1
-    login_instance_type: str = "c7i.xlarge"
+    login_instance_type: str | None = None
     queue_name: str = "gpu"
     cluster_name: str | None = None
     os: OperatingSystem = OperatingSystem.ALINUX2023
@@ -299,9 +302,11 @@ class ParallelClusterOptions:
     monitoring: Monitoring | None = None
 
     def __post_init__(self) -> None:
-        _check_name("head_node_instance_type", self.head_node_instance_type)
+        if self.head_node_instance_type is not None:
+            _check_name("head_node_instance_type", self.head_node_instance_type)
         check_count("login_nodes", self.login_nodes)
-        _check_name("login_instance_type", self.login_instance_type)
+        if self.login_instance_type is not None:
+            _check_name("login_instance_type", self.login_instance_type)
         _check_name("queue_name", self.queue_name)
         if self.cluster_name is not None:
             _check_name("cluster_name", self.cluster_name)

@@ -81,6 +81,8 @@ from ..parallelcluster import (
     ParallelCluster,
     SharedLustre,
     SlurmQueue,
+    head_node_instance_type_for,
+    login_node_instance_type_for,
 )
 from ..pcs import FileSystemMount, PcsCluster
 from ..storage import (
@@ -435,12 +437,15 @@ class TrainingPlatform(Construct):
             custom_ami=options.custom_ami,
             version=options.version,
             monitoring=options.monitoring,
-            head_node=HeadNode(instance_type=options.head_node_instance_type, subnet=self.subnet),
+            head_node=HeadNode(
+                instance_type=options.head_node_instance_type or head_node_instance_type_for(spec.architecture),
+                subnet=self.subnet,
+            ),
             login_nodes=(
                 [
                     LoginNodePool(
                         name="login",
-                        instance_type=options.login_instance_type,
+                        instance_type=options.login_instance_type or login_node_instance_type_for(spec.architecture),
                         subnet=self.subnet,
                         nodes=options.login_nodes,
                     )
