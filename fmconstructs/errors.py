@@ -101,6 +101,8 @@ class WarningId(str, Enum):
     CAPACITY_EVENTS_EKS_ENDPOINT_UNREACHABLE = "capacity-events-eks-endpoint-unreachable"
     #: A CapacityBlockEvents handler in isolated subnets with no known interface endpoint for an AWS API it calls.
     CAPACITY_EVENTS_NO_API_ROUTE = "capacity-events-no-api-route"
+    #: An FSx for Lustre file system larger than the default (adjustable) storage capacity quota of its deployment type.
+    LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA = "lustre-capacity-above-default-quota"
 
     @property
     def qualified(self) -> str:
