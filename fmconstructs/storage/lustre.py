@@ -484,9 +484,11 @@ class LustreFileSystemBase(Construct):
         :func:`~fmconstructs.storage.client.lustre_efa_interfaces`), and check that they can reach it over EFA.
 
         - The 1,024 EFA connection budget: one file system accepts at most 1,024 EFA connections across all its
-          clients, one per client EFA interface (FSx for Lustre User Guide "Configuring EFA clients"); synthesis fails
-          when the registered groups can exceed it, naming each group and its share. A deploy-time (token)
-          ``max_nodes`` cannot be checked: warning ``fmconstructs:lustre-efa-connections-unknown``.
+          clients, one per client EFA interface (FSx for Lustre User Guide "Configuring EFA clients"). When every
+          registered count is known, the registration that exceeds it raises
+          :class:`~fmconstructs.errors.FmValidationError` naming each group and its share; with a deploy-time (token)
+          count, synthesis fails when the known groups alone exceed it, and the unknown share is a warning
+          (``fmconstructs:lustre-efa-connections-unknown``).
         - ``efa_security_group`` (default None: not checked): the EFA security group of the clients. When it is known
           to differ from the file system's EFA group and was not opened with :meth:`allow_efa_clients_from`, raises
           :class:`~fmconstructs.errors.FmValidationError` naming both groups.
@@ -508,6 +510,7 @@ class LustreFileSystemBase(Construct):
         self._check_efa_client_group(consumer, client_group)
         self._check_efa_client_zones(consumer, client_subnets)
         group = EfaClientGroup(consumer.node.path, max_nodes, efa_interfaces_per_node)
+        self._check_efa_connection_budget({**self._efa_clients, group.consumer_path: group}.values())
         if not self._efa_clients:
             self.node.add_validation(_EfaConnectionBudget(self))
         self._efa_clients[group.consumer_path] = group
@@ -519,6 +522,23 @@ class LustreFileSystemBase(Construct):
                 "is a deploy-time value: the 1,024 EFA connections one file system accepts (FSx for Lustre User Guide "
                 '"Configuring EFA clients") cannot be checked at synthesis',
             )
+
+    def _check_efa_connection_budget(self, groups: Any) -> None:
+        """Refuse, at construction, client groups whose counts are all known and exceed 1,024 EFA connections (with a
+        deploy-time count the synthesis-time validation checks the known ones, and a warning says what is unknown)."""
+        counts = [group.max_efa_connections for group in groups]
+        if None in counts or sum(counts) <= MAX_EFA_CONNECTIONS:
+            return
+        ranked = sorted(groups, key=lambda g: -(g.max_efa_connections or 0))
+        raise FmValidationError(
+            f"EFA connections to {self.node.path}",
+            f"{sum(counts):,}",
+            f'at most {MAX_EFA_CONNECTIONS:,} (FSx for Lustre User Guide "Configuring EFA clients": one file system '
+            "accepts at most 1,024 EFA connections across all its clients, one per EFA interface a client uses for "
+            f"LNet); these node groups can open more: {'; '.join(g.describe() for g in ranked)}. Lower max_nodes or "
+            "efa_interfaces_for_lustre of these node groups, or mount the file system over TCP on some of them "
+            "(efa_interfaces_for_lustre=0; ParallelCluster: SharedLustre(efa_clients=False))",
+        )
 
     def allow_efa_clients_from(self, *groups: ec2.ISecurityGroup | EfaSecurityGroup) -> None:
         """Let clients in another EFA security group reach this EFA-enabled file system: all traffic both ways between
