@@ -1322,17 +1322,18 @@ def _check_logging(log_level: LustreLogLevel, log_group: logs.ILogGroup | None) 
         return
     if log_level is LustreLogLevel.DISABLED:
         raise FmValidationError("log_group", log_group.node.path, "None when log_level is DISABLED")
-    name = log_group.log_group_name
-    if known(name):
-        if not name.startswith(LOG_GROUP_PREFIX):
-            raise FmValidationError("log_group", name, _LOG_GROUP_RULE)
-        return
+    name: Any = log_group.log_group_name
     created = log_group.node.default_child
-    if isinstance(created, logs.CfnLogGroup) and created.log_group_name is None:
-        # A LogGroup of this app without log_group_name: CloudFormation names it <stack>-<id>-<hash>, never /aws/fsx.
-        raise FmValidationError(
-            "log_group", f"{log_group.node.path} (a name CloudFormation generates)", _LOG_GROUP_RULE
-        )
+    if not known(name) and isinstance(created, logs.CfnLogGroup):
+        # A LogGroup of this app: its log_group_name is a Ref; the name it was given is on the L1 (None: unnamed).
+        name = Stack.of(log_group).resolve(created.log_group_name)
+        if name is None:
+            # CloudFormation names it <stack>-<id>-<hash>, never /aws/fsx...: FSx would refuse it at deploy time.
+            raise FmValidationError(
+                "log_group", f"{log_group.node.path} (a name CloudFormation generates)", _LOG_GROUP_RULE
+            )
+    if isinstance(name, str) and known(name) and not name.startswith(LOG_GROUP_PREFIX):
+        raise FmValidationError("log_group", name, _LOG_GROUP_RULE)
 
 
 def _check_log_group_environment(scope: Construct, log_group: logs.ILogGroup | None) -> None:
