@@ -22,7 +22,11 @@ from fmconstructs.storage.data_repository import (
 )
 
 BUCKET = "AWS::S3::Bucket"
-NONCURRENT = {"Id": "ExpireNoncurrentVersions", "NoncurrentVersionExpiration": {"NoncurrentDays": 7}, "Status": "Enabled"}
+NONCURRENT = {
+    "Id": "ExpireNoncurrentVersions",
+    "NoncurrentVersionExpiration": {"NoncurrentDays": 7},
+    "Status": "Enabled",
+}
 ABORT = {
     "Id": "AbortIncompleteMultipartUploads",
     "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 7},
@@ -83,7 +87,9 @@ def test_a_deploy_time_day_count_is_passed_on():
         BUCKET,
         {
             "LifecycleConfiguration": {
-                "Rules": Match.array_with([Match.object_like({"NoncurrentVersionExpiration": {"NoncurrentDays": {"Ref": "Days"}}})])
+                "Rules": Match.array_with(
+                    [Match.object_like({"NoncurrentVersionExpiration": {"NoncurrentDays": {"Ref": "Days"}}})]
+                )
             }
         },
     )

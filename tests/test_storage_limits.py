@@ -101,7 +101,9 @@ def test_a_log_group_of_the_app_with_a_name_outside_aws_fsx_is_refused(name):
     # Its log_group_name is a Ref at synthesis; the name given to it is checked (it was skipped as a token before).
     scene = new_scene()
     group = logs.LogGroup(scene.stack, "Logs", log_group_name=name)
-    with pytest.raises(FmValidationError, match=rf"^log_group must be a log group whose name begins with '/aws/fsx'.* got '{name}'"):
+    with pytest.raises(
+        FmValidationError, match=rf"^log_group must be a log group whose name begins with '/aws/fsx'.* got '{name}'"
+    ):
         LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=1200, log_group=group)
 
 
@@ -122,7 +124,9 @@ def test_an_unnamed_log_group_of_the_app_is_refused():
     # CloudFormation would name it <stack>-<id>-<hash>: never /aws/fsx..., so FSx would refuse it at deploy time.
     scene = new_scene()
     group = logs.LogGroup(scene.stack, "Logs")
-    with pytest.raises(FmValidationError, match=r"^log_group must be .* got 'Test/Logs \(a name CloudFormation generates\)'"):
+    with pytest.raises(
+        FmValidationError, match=r"^log_group must be .* got 'Test/Logs \(a name CloudFormation generates\)'"
+    ):
         LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=1200, log_group=group)
 
 
@@ -143,7 +147,9 @@ def test_a_deploy_time_log_group_name_is_passed_on():
 def test_a_log_group_in_another_account_or_region_is_refused(arn, what):
     scene = new_scene()
     group = logs.LogGroup.from_log_group_arn(scene.stack, "Logs", arn)
-    with pytest.raises(FmValidationError, match=rf"^log_group must be a log group in the file system's .* got 'Test/Logs \({what}\)'"):
+    with pytest.raises(
+        FmValidationError, match=rf"^log_group must be a log group in the file system's .* got 'Test/Logs \({what}\)'"
+    ):
         LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=1200, log_group=group)
 
 
@@ -175,7 +181,9 @@ def test_a_type_the_table_does_not_know_is_not_bounded():
 
 @pytest.mark.parametrize(("instance_type", "count"), [("ml.g5.48xlarge", 2), ("ml.g6e.48xlarge", 8)])
 def test_hyperpod_groups_of_non_catalog_types_are_bounded(instance_type, count):
-    with pytest.raises(FmValidationError, match=rf"^efa_interfaces_for_lustre must be at most .* {re.escape(instance_type)}"):
+    with pytest.raises(
+        FmValidationError, match=rf"^efa_interfaces_for_lustre must be at most .* {re.escape(instance_type)}"
+    ):
         HyperPodInstanceGroup(name="gpu", instance_type=instance_type, nodes=2, efa_interfaces_for_lustre=count)
 
 

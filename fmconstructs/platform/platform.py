@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import CfnOutput, Fn, Stack, Token
 from aws_cdk import aws_ec2 as ec2
@@ -297,17 +297,23 @@ class TrainingPlatform(Construct):
         storage, sizing = self.storage, self.sizing
         if storage is None:
             return None
-        # No sizing: of_capacity with a deploy-time capacity, passed on as it is.
-        efa = efa_group is not None and (sizing.efa_enabled if sizing is not None else self._efa_storage)
+        if sizing is not None:
+            capacity, throughput, efa_storage = (
+                sizing.storage_capacity_gib,
+                sizing.throughput_mbps_per_tib,
+                sizing.efa_enabled,
+            )
+        else:  # of_capacity with a deploy-time capacity (a number token checked by PlatformStorage), passed on
+            capacity, throughput = cast(int, storage.storage_capacity_gib), storage.throughput_mbps_per_tib
+            efa_storage = self._efa_storage
+        efa = efa_group is not None and efa_storage
         file_system = LustreFileSystem(
             self,
             "FileSystem",
             vpc=self.vpc,
             subnet=self.subnet,
-            storage_capacity_gib=sizing.storage_capacity_gib if sizing is not None else storage.storage_capacity_gib,
-            throughput_mbps_per_tib=(
-                sizing.throughput_mbps_per_tib if sizing is not None else storage.throughput_mbps_per_tib
-            ),
+            storage_capacity_gib=capacity,
+            throughput_mbps_per_tib=throughput,
             # FSx requires a metadata configuration on EFA-enabled file systems (checked by LustreFileSystem).
             metadata_configuration=LustreMetadataConfiguration.automatic() if efa else None,
             efa_enabled=efa,

@@ -441,7 +441,9 @@ class DataRepositoryBucket(Construct):
         )
         if check_bool("auto_delete_objects", auto_delete_objects) and removal_policy is not RemovalPolicy.DESTROY:
             raise FmValidationError(
-                "auto_delete_objects", True, "False unless removal_policy is RemovalPolicy.DESTROY (it deletes the data)"
+                "auto_delete_objects",
+                True,
+                "False unless removal_policy is RemovalPolicy.DESTROY (it deletes the data)",
             )
         super().__init__(scope, id)
         self.bucket = s3.Bucket(
@@ -505,9 +507,7 @@ def _lifecycle_rules(
     rules: list[s3.LifecycleRule] = []
     if noncurrent is not None and versioned:  # an unversioned bucket keeps no noncurrent versions
         rules.append(
-            s3.LifecycleRule(
-                id="ExpireNoncurrentVersions", noncurrent_version_expiration=Duration.days(noncurrent)
-            )
+            s3.LifecycleRule(id="ExpireNoncurrentVersions", noncurrent_version_expiration=Duration.days(noncurrent))
         )
     if abort is not None:
         rules.append(
