@@ -38,11 +38,6 @@ QUOTA_WARNING = WarningId.LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA.qualified
 
 
 # --- sizing objectives against the FSx maximum ----------------------------------------------------------------------
-def test_the_maximum_is_the_fsx_apis():
-    assert MAX_STORAGE_CAPACITY_GIB == 2**31 - 1
-    assert DEFAULT_STORAGE_CAPACITY_QUOTA_GIB[LustreDeploymentType.PERSISTENT_2] == 100_800
-
-
 def test_a_throughput_objective_too_large_for_one_file_system_names_the_objective_and_the_capacity():
     # 3,000,000 GB/s at 1,000 MB/s/TiB needs 3,072,000,000 GiB.
     with pytest.raises(FmValidationError) as raised:
@@ -51,6 +46,8 @@ def test_a_throughput_objective_too_large_for_one_file_system_names_the_objectiv
     assert message.startswith("target_gbytes_per_s must be an objective one file system can meet")
     assert "it needs 3,072,000,000 GiB at 1000 MB/s/TiB, above the 2,147,483,647 GiB" in message
     assert message.endswith("got 3000000")
+    assert MAX_STORAGE_CAPACITY_GIB == 2**31 - 1  # botocore fsx StorageCapacity max
+    assert size_for_throughput(2_000_000).storage_capacity_gib <= MAX_STORAGE_CAPACITY_GIB  # the largest that fits
 
 
 def test_a_checkpoint_objective_too_large_names_the_checkpoint():
@@ -63,42 +60,36 @@ def test_a_min_capacity_above_the_maximum_names_min_capacity():
         size_for_throughput(1, min_capacity_gib=MAX_STORAGE_CAPACITY_GIB + 1)
 
 
-def test_the_largest_objective_that_fits_is_sized():
-    sizing = size_for_throughput(2_000_000)  # 2,048,000,000 GiB
-    assert sizing.storage_capacity_gib <= MAX_STORAGE_CAPACITY_GIB
-
-
 def test_lustre_file_system_refuses_a_capacity_above_the_api_maximum():
     scene = new_scene()
     with pytest.raises(FmValidationError, match=r"^storage_capacity_gib must be at most 2,147,483,647"):
         LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=2_147_484_000)
 
 
-@pytest.mark.parametrize(("capacity", "warns"), [(100_800, False), (103_200, True)])
-def test_capacity_above_the_default_quota_warns(capacity, warns):
-    scene = new_scene()
-    LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=capacity)
-    found = Annotations.from_stack(scene.stack).find_warning("/Test/Fs", Match.string_like_regexp("storage capacity"))
-    assert any(QUOTA_WARNING in str(w.entry.data) for w in found) is warns
-    if warns:
-        assert "103,200 GiB is above the default PERSISTENT_2 storage capacity quota of 100,800 GiB" in str(found)
+def test_capacity_above_the_default_quota_warns():
+    assert DEFAULT_STORAGE_CAPACITY_QUOTA_GIB[LustreDeploymentType.PERSISTENT_2] == 100_800
+    for capacity, warns in ((100_800, False), (103_200, True)):
+        scene = new_scene()
+        LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=capacity)
+        found = Annotations.from_stack(scene.stack).find_warning(
+            "/Test/Fs", Match.string_like_regexp("storage capacity")
+        )
+        assert any(QUOTA_WARNING in str(w.entry.data) for w in found) is warns
+    assert "103,200 GiB is above the default PERSISTENT_2 storage capacity quota of 100,800 GiB" in str(found)
 
 
 # --- FSx log destinations -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["/aws/fsx/lustre", "/aws/fsx/training", "/aws/fsx-training"])
-def test_log_groups_beginning_with_aws_fsx_are_the_destination(name):
-    scene = new_scene()
-    group = logs.LogGroup(scene.stack, "Logs", log_group_name=name)
-    LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=1200, log_group=group)
-    (fs,) = scene.template().find_resources("AWS::FSx::FileSystem").values()
-    destination = fs["Properties"]["LustreConfiguration"]["LogConfiguration"]["Destination"]
-    logical_id = scene.stack.get_logical_id(group.node.default_child)
-    assert json.dumps(destination).endswith(f'":logs:us-east-1:123456789012:log-group:", {{"Ref": "{logical_id}"}}]]}}')
-
-
 @pytest.mark.parametrize("name", ["/training/fsx", "fsx-logs"])
 def test_a_log_group_of_the_app_with_a_name_outside_aws_fsx_is_refused(name):
     # Its log_group_name is a Ref at synthesis; the name given to it is checked (it was skipped as a token before).
+    for good in ("/aws/fsx/lustre", "/aws/fsx-training"):  # names FSx accepts: the log group is the destination
+        ok = new_scene()
+        group = logs.LogGroup(ok.stack, "Logs", log_group_name=good)
+        LustreFileSystem(ok.stack, "Fs", vpc=ok.vpc, storage_capacity_gib=1200, log_group=group)
+        (fs,) = ok.template().find_resources("AWS::FSx::FileSystem").values()
+        destination = json.dumps(fs["Properties"]["LustreConfiguration"]["LogConfiguration"]["Destination"])
+        logical_id = ok.stack.get_logical_id(group.node.default_child)
+        assert destination.endswith(f'":logs:us-east-1:123456789012:log-group:", {{"Ref": "{logical_id}"}}]]}}')
     scene = new_scene()
     group = logs.LogGroup(scene.stack, "Logs", log_group_name=name)
     with pytest.raises(
@@ -123,18 +114,14 @@ def test_log_groups_outside_aws_fsx_are_refused(name):
 def test_an_unnamed_log_group_of_the_app_is_refused():
     # CloudFormation would name it <stack>-<id>-<hash>: never /aws/fsx..., so FSx would refuse it at deploy time.
     scene = new_scene()
+    name = cdk.CfnParameter(scene.stack, "LogGroupName").value_as_string  # a deploy-time name is passed on
+    imported = logs.LogGroup.from_log_group_name(scene.stack, "Imported", name)
+    LustreFileSystem(scene.stack, "Other", vpc=scene.vpc, storage_capacity_gib=1200, log_group=imported)
     group = logs.LogGroup(scene.stack, "Logs")
     with pytest.raises(
         FmValidationError, match=r"^log_group must be .* got 'Test/Logs \(a name CloudFormation generates\)'"
     ):
         LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=1200, log_group=group)
-
-
-def test_a_deploy_time_log_group_name_is_passed_on():
-    scene = new_scene()
-    name = cdk.CfnParameter(scene.stack, "LogGroupName").value_as_string
-    group = logs.LogGroup.from_log_group_name(scene.stack, "Logs", name)
-    LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=1200, log_group=group)
 
 
 @pytest.mark.parametrize(
@@ -154,15 +141,13 @@ def test_a_log_group_in_another_account_or_region_is_refused(arn, what):
 
 
 # --- EFA interfaces for Lustre on types outside the catalog ---------------------------------------------------------
-def test_the_table_agrees_with_the_catalog_where_both_know_a_type():
-    assert efa_maximum_interfaces("p5.48xlarge") == 32 and efa_maximum_interfaces("ml.p5en.48xlarge") == 16
-    assert EFA_MAXIMUM_INTERFACES["g5.48xlarge"] == 1 and EFA_MAXIMUM_INTERFACES["trn1n.32xlarge"] == 16
-
-
 @pytest.mark.parametrize(
     ("instance_type", "maximum"), [("g5.48xlarge", 1), ("ml.g6e.48xlarge", 4), ("trn1.32xlarge", 8)]
 )
 def test_explicit_counts_on_non_catalog_types_are_bounded_by_the_types_efa_maximum(instance_type, maximum):
+    # The table agrees with the catalog where both know a type.
+    assert efa_maximum_interfaces("p5.48xlarge") == 32 and efa_maximum_interfaces("ml.p5en.48xlarge") == 16
+    assert EFA_MAXIMUM_INTERFACES["trn1n.32xlarge"] == 16
     assert (
         lustre_efa_interfaces(efa_enabled=True, instance_type=instance_type, efa_interfaces_for_lustre=maximum)
         == maximum
@@ -208,9 +193,7 @@ def test_known_counts_over_the_budget_raise_at_registration():
     with pytest.raises(FmValidationError, match=r"^EFA connections to Test/Fs must be at most 1,024 .* got '1,032'$"):
         fs.register_efa_clients(Construct(scene.stack, "B"), max_nodes=1, efa_interfaces_per_node=520)
     assert [g.consumer_path for g in fs.efa_client_groups] == ["Test/A"]
-
-
-def test_a_deploy_time_count_leaves_the_check_to_synthesis():
+    # With a deploy-time count, the check is left to synthesis (known groups only).
     scene = new_scene()
     fs = _efa_fs(scene)
     nodes = cdk.CfnParameter(scene.stack, "Nodes", type="Number").value_as_number
