@@ -691,34 +691,41 @@ def options_mount(platform: TrainingPlatform) -> str:
 
 
 def _default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
-    """The VPC's private subnets (with egress), else its isolated ones, as LustreFileSystem chooses: the one in the
-    capacity's zone when that zone is known, else the first. Refused, naming what to pass, when there is none or
-    when every candidate is known to be in another zone (EFA and the file system stay in the nodes' zone)."""
-    kind, candidates = "private", vpc.private_subnets
-    if not candidates:
-        kind, candidates = "isolated", vpc.isolated_subnets
-    if not candidates:
+    """The VPC's private subnets (with egress), then its isolated ones, as LustreFileSystem chooses: the first in the
+    capacity's zone when that zone is known, else the first. Refused, naming what to pass, when there is none or when
+    every candidate is known to be in another zone (EFA and the file system stay in the nodes' zone)."""
+    pools = [
+        (kind, tuple(subnets))
+        for kind, subnets in (("private", vpc.private_subnets), ("isolated", vpc.isolated_subnets))
+        if subnets
+    ]
+    if not pools:
         raise FmValidationError(
             "subnet",
             None,
             "given (subnet=ec2.Subnet.from_subnet_attributes(...)): the VPC has no private or isolated subnet to "
             "default to (public subnets are not used for GPU nodes and FSx)",
         )
+    first = pools[0][1][0]
     zone = capacity.zone
     if not known(zone):
-        return candidates[0]
-    matches = [same_zone(subnet_zone(subnet), zone) for subnet in candidates]
-    for subnet, match in zip(candidates, matches, strict=True):
-        if match is True:
-            return subnet
-    if all(match is False for match in matches):
-        raise FmValidationError(
-            "subnet",
-            None,
-            f"given: the VPC has no {kind} subnet in {zone}, the zone of the capacity "
-            f"({type(capacity).__name__}); pass subnet= a subnet in {zone}",
-        )
-    return candidates[0]  # zones unknown at synthesis: the first, as before
+        return first
+    unknown = False
+    for _kind, subnets in pools:
+        for subnet in subnets:
+            match = same_zone(subnet_zone(subnet), zone)
+            if match is True:
+                return subnet
+            unknown = unknown or match is None
+    if unknown:
+        return first  # zones unknown at synthesis: the first, as before
+    kinds = " or ".join(kind for kind, _ in pools)
+    raise FmValidationError(
+        "subnet",
+        None,
+        f"given: the VPC has no {kinds} subnet in {zone}, the zone of the capacity ({type(capacity).__name__}); "
+        f"pass subnet= a subnet in {zone}",
+    )
 
 
 def _cluster_label(scope: Construct) -> str:
