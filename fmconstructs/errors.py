@@ -103,6 +103,8 @@ class WarningId(str, Enum):
     CAPACITY_EVENTS_NO_API_ROUTE = "capacity-events-no-api-route"
     #: A PCS cluster with a node group whose node count is a deploy-time value: its controller size is not checked.
     PCS_SIZE_UNKNOWN_NODE_COUNT = "pcs-size-unknown-node-count"
+    #: An FSx for Lustre file system larger than the default (adjustable) storage capacity quota of its deployment type.
+    LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA = "lustre-capacity-above-default-quota"
 
     @property
     def qualified(self) -> str:

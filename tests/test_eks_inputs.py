@@ -611,9 +611,11 @@ def test_efa_connection_budget_error_names_max_nodes():
         efa_security_group=cluster.efa_security_group,
     )
     cluster.add_lustre_volume("Volume", fs, name="fsx")
-    cluster.add_gpu_node_group("Big", instance_type="p5en.48xlarge", max_nodes=129, subnets=[scene.subnet_a])
-    with pytest.raises(Exception, match=r"Cluster/Big \(129 nodes x 8 EFA interfaces = 1,032\).*Lower max_nodes"):
-        scene.template()
+    # Issue 18: refused at construction (every count is known).
+    with pytest.raises(
+        FmValidationError, match=r"Cluster/Big \(129 nodes x 8 EFA interfaces = 1,032\).*Lower max_nodes"
+    ):
+        cluster.add_gpu_node_group("Big", instance_type="p5en.48xlarge", max_nodes=129, subnets=[scene.subnet_a])
 
 
 # --- 5. Types and bad values: a table per public constructor and method ---------------------------------------

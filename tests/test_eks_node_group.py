@@ -396,7 +396,7 @@ def test_efa_clients_are_registered_against_the_connection_budget(lustre_built):
     assert efa_fs.max_efa_connections == 88
 
 
-def test_too_many_efa_clients_fail_synthesis_naming_the_node_group(scene):
+def test_too_many_efa_clients_are_refused_naming_the_node_group(scene):
     cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
     fs = LustreFileSystem(
         scene.stack,
@@ -410,9 +410,9 @@ def test_too_many_efa_clients_fail_synthesis_naming_the_node_group(scene):
         efa_security_group=cluster.efa_security_group,
     )
     cluster.add_lustre_volume("Volume", fs, name="fsx")
-    cluster.add_gpu_node_group("Big", instance_type="p5en.48xlarge", max_nodes=129, subnets=[scene.subnet_a])
-    with pytest.raises(Exception, match=r"EFA connections to .* got 1032.*Cluster/Big"):
-        scene.template()
+    # Issue 18: every count is known, so the node group is refused at construction (it was a synthesis error).
+    with pytest.raises(FmValidationError, match=r"^EFA connections to Test/EfaFs must be at most 1,024.*Cluster/Big"):
+        cluster.add_gpu_node_group("Big", instance_type="p5en.48xlarge", max_nodes=129, subnets=[scene.subnet_a])
 
 
 def test_adding_a_file_system_twice_keeps_one_client(lustre_built):

@@ -196,11 +196,10 @@ def test_separate_groups_get_efa_rules_both_ways():
     assert [g.consumer_path for g in fs.efa_client_groups] == ["Test/H/Bootstrap-gpu"]
 
 
-def test_over_the_budget_fails_synthesis():
-    # GIVEN 129 p5 nodes x 8 interfaces = 1,032 > 1,024
-    scene, *_ = _build(groups=_groups(129))
-    with pytest.raises(RuntimeError, match="Validation failed") as raised:
-        scene.app.synth()
+def test_over_the_budget_is_refused_at_construction():
+    # GIVEN 129 p5 nodes x 8 interfaces = 1,032 > 1,024 (issue 18: refused at construction, every count is known)
+    with pytest.raises(FmValidationError) as raised:
+        _build(groups=_groups(129))
     assert "Test/H/Bootstrap-gpu (129 nodes x 8 EFA interfaces = 1,032)" in str(raised.value)
 
 

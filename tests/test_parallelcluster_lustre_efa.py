@@ -148,18 +148,20 @@ def test_efa_queues_are_registered_with_the_sum_of_their_max_counts(built: dict[
     assert fs.max_efa_connections == 4 * 8 + 5 * 8
 
 
-def test_too_many_efa_connections_fail_synthesis() -> None:
+def test_too_many_efa_connections_are_refused_at_construction() -> None:
+    # Issue 18: every count is known, so the cluster is refused at construction (it was a synthesis error).
     scene = new_scene()
     group = EfaSecurityGroup(scene.stack, "Efa", vpc=scene.vpc)
     fs = _efa_fs(scene, group)
-    make_cluster(
-        scene,
-        queues=[_queue(scene, "p5", _p5("a", 100), _p5("b", 29))],  # 129 nodes x 8 interfaces = 1,032
-        shared_storage=[SharedLustre(file_system=fs)],
-        node_security_group=group,
-    )
-    with pytest.raises(Exception, match=r"EFA connections to Test/Fs must be at most 1,024.*Test/Cluster/LustreEfa-p5"):
-        scene.app.synth()
+    with pytest.raises(
+        FmValidationError, match=r"^EFA connections to Test/Fs must be at most 1,024.*Test/Cluster/LustreEfa-p5"
+    ):
+        make_cluster(
+            scene,
+            queues=[_queue(scene, "p5", _p5("a", 100), _p5("b", 29))],  # 129 nodes x 8 interfaces = 1,032
+            shared_storage=[SharedLustre(file_system=fs)],
+            node_security_group=group,
+        )
 
 
 def test_a_deploy_time_max_count_warns_that_the_budget_is_unknown() -> None:

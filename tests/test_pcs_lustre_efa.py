@@ -69,13 +69,13 @@ def test_explicit_interface_count_and_tcp():
     assert [g.max_efa_connections for g in fs.efa_client_groups] == [8]
 
 
-def test_too_many_efa_clients_fail_synthesis_naming_the_pcs_group():
-    scene, cluster, fs = _scene_with_fs()
-    cluster.add_gpu_node_group(
-        "Big", instance_type="p6-b300.48xlarge", ami=AMI, max_nodes=65, mounts=[FileSystemMount(fs)]
-    )
-    with pytest.raises(RuntimeError, match=r"(?s)EFA connections .* at most 1,024.*Big \(65 nodes x 16"):
-        scene.app.synth()
+def test_too_many_efa_clients_are_refused_naming_the_pcs_group():
+    # Issue 18: every count is known, so the node group is refused at construction (it was a synthesis error).
+    _scene, cluster, fs = _scene_with_fs()
+    with pytest.raises(FmValidationError, match=r"(?s)^EFA connections .* at most 1,024.*Big \(65 nodes x 16"):
+        cluster.add_gpu_node_group(
+            "Big", instance_type="p6-b300.48xlarge", ami=AMI, max_nodes=65, mounts=[FileSystemMount(fs)]
+        )
 
 
 def test_tcp_file_system_counts_nothing():

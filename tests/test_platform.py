@@ -486,13 +486,12 @@ def test_hyperpod_eks_one_efa_group_and_an_efa_file_system(scene):
     template.has_resource_properties("AWS::EKS::Addon", {"AddonName": "aws-fsx-csi-driver"})
 
 
-def test_hyperpod_eks_above_the_efa_budget_fails_synthesis():
+def test_hyperpod_eks_above_the_efa_budget_is_refused():
     # GIVEN HyperPod on EKS with 129 p5 nodes (129 x 8 = 1,032 EFA connections > 1,024) and the default EFA storage
     scene = new_scene()
-    _platform(scene, nodes=129, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
-    # THEN synthesis fails naming the GPU group's share
-    with pytest.raises(RuntimeError, match="Validation failed") as raised:
-        scene.app.synth()
+    # THEN the platform is refused naming the GPU group's share (issue 18: at construction, every count is known)
+    with pytest.raises(FmValidationError) as raised:
+        _platform(scene, nodes=129, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
     assert "Test/Platform/Cluster/Bootstrap-gpu (129 nodes x 8 EFA interfaces = 1,032)" in str(raised.value)
 
 

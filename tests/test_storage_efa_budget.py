@@ -52,18 +52,21 @@ def test_the_limit_is_the_fsx_guides():
     assert MAX_EFA_CONNECTIONS == 1024
 
 
-def test_over_budget_fails_synthesis_naming_each_group_and_what_to_lower():
+def test_over_budget_is_refused_at_construction_naming_each_group_and_what_to_lower():
+    # Issue 18: every count is known, so the registration that exceeds the budget raises (it was a synthesis error).
     scene = new_scene()
     fs = _efa_fs(scene)
     fs.register_efa_clients(Construct(scene.stack, "P5Group"), max_nodes=100, efa_interfaces_per_node=8)
-    fs.register_efa_clients(Construct(scene.stack, "B300Group"), max_nodes=30, efa_interfaces_per_node=16)
-    assert fs.max_efa_connections == 1280
-    message = _synth_error(scene)
-    assert "[Test/Fs] EFA connections to Test/Fs must be at most 1,024" in message
-    assert "got 1280 from: Test/P5Group (100 nodes x 8 EFA interfaces = 800); " in message
+    with pytest.raises(FmValidationError) as raised:
+        fs.register_efa_clients(Construct(scene.stack, "B300Group"), max_nodes=30, efa_interfaces_per_node=16)
+    message = str(raised.value)
+    assert message.startswith("EFA connections to Test/Fs must be at most 1,024")
+    assert "Test/P5Group (100 nodes x 8 EFA interfaces = 800); " in message
     assert "Test/B300Group (30 nodes x 16 EFA interfaces = 480)" in message
     assert "Lower max_nodes or efa_interfaces_for_lustre" in message
     assert "Configuring EFA clients" in message
+    assert message.endswith("got '1,280'")
+    assert fs.max_efa_connections == 800  # the refused group is not recorded
 
 
 def test_exactly_the_limit_synthesizes():
@@ -79,7 +82,8 @@ def test_registering_a_group_again_replaces_it():
     scene = new_scene()
     fs = _efa_fs(scene)
     group = Construct(scene.stack, "Group")
-    fs.register_efa_clients(group, max_nodes=200, efa_interfaces_per_node=8)
+    fs.register_efa_clients(group, max_nodes=100, efa_interfaces_per_node=8)
+    # 800 + 800 would exceed the budget: the second registration replaces the first instead.
     fs.register_efa_clients(group, max_nodes=100, efa_interfaces_per_node=8)
     assert [(g.consumer_path, g.max_efa_connections) for g in fs.efa_client_groups] == [("Test/Group", 800)]
     scene.app.synth()
@@ -141,8 +145,8 @@ def test_imported_efa_file_system_has_the_same_budget():
         deployment_type=LustreDeploymentType.PERSISTENT_2,
         efa_enabled=True,
     )
-    fs.register_efa_clients(Construct(scene.stack, "Group"), max_nodes=65, efa_interfaces_per_node=16)
-    assert "EFA connections to Test/Imported must be at most 1,024" in _synth_error(scene)
+    with pytest.raises(FmValidationError, match=r"^EFA connections to Test/Imported must be at most 1,024"):
+        fs.register_efa_clients(Construct(scene.stack, "Group"), max_nodes=65, efa_interfaces_per_node=16)
 
 
 def test_budget_spans_stacks():
@@ -151,8 +155,8 @@ def test_budget_spans_stacks():
     fs = _efa_fs(scene)
     other = cdk.Stack(scene.app, "Compute")
     fs.register_efa_clients(Construct(other, "A"), max_nodes=100, efa_interfaces_per_node=8)
-    fs.register_efa_clients(Construct(other, "B"), max_nodes=100, efa_interfaces_per_node=8)
-    assert "Compute/A (100 nodes x 8 EFA interfaces = 800)" in _synth_error(scene)
+    with pytest.raises(FmValidationError, match=re.escape("Compute/A (100 nodes x 8 EFA interfaces = 800)")):
+        fs.register_efa_clients(Construct(other, "B"), max_nodes=100, efa_interfaces_per_node=8)
 
 
 @pytest.mark.parametrize(

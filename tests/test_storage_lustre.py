@@ -579,7 +579,7 @@ def test_refuses_kms_on_scratch():
 def test_refuses_a_log_group_outside_aws_fsx():
     scene = new_scene()
     group = logs.LogGroup.from_log_group_name(scene.stack, "Logs", "/training/fsx")
-    with pytest.raises(FmValidationError, match=r"log_group must be a log group whose name starts with '/aws/fsx/'"):
+    with pytest.raises(FmValidationError, match=r"log_group must be a log group whose name begins with '/aws/fsx'"):
         LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=1200, log_group=group)
 
 

@@ -355,10 +355,12 @@ class HyperPodInstanceGroup:
                 raise FmValidationError(
                     "efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, "a number known at synthesis"
                 )
-            # Refuses more than the type's EFA interfaces (the catalog's MaximumEfaInterfaces).
+            # Refuses more than the type's EFA interfaces (the catalog's MaximumEfaInterfaces, else the storage
+            # module's table for types the catalog does not hold).
             lustre_efa_interfaces(
                 efa_enabled=True,
                 instance_spec=self.instance_spec,
+                instance_type=self.instance_type,
                 efa_interfaces_for_lustre=self.efa_interfaces_for_lustre,
             )
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 
 from .._validate import (
@@ -92,7 +93,22 @@ class PlatformStorage:
         PCS, ParallelCluster, EKS, HyperPod Slurm (fmconstructs' node set-up mounts it over EFA) and HyperPod on EKS
         (the GPU group's OnCreate lifecycle configures LNet over EFA; the FSx CSI driver mounts); False for HyperPod
         with ``base_config_dir`` (the published lifecycle scripts mount over TCP), where True is refused.
-    :param access_logs_bucket: server access logs of a new data bucket. Default: none.
+    :param access_logs_bucket: server access logs of a new data bucket (prefix ``data/``); it takes precedence over
+        ``TrainingPlatform(access_logs_bucket=...)`` for that bucket. Default: none (the platform's, if given). Refused
+        with ``data_bucket`` (the platform creates no bucket then).
+    :param removal_policy: what ``cdk destroy`` (or removing the storage) does to the file system, its data
+        repository associations and a new data bucket. Default ``RemovalPolicy.RETAIN``: they stay, and stay billed:
+        the FSx file system (storage and throughput capacity), its user-initiated backups, the data bucket with
+        every object version (the bucket's lifecycle rules keep expiring noncurrent versions after 7 days), and the
+        CloudFormation stack no longer knows them (delete them in the FSx and S3 consoles, or import them into
+        another stack). ``RemovalPolicy.DESTROY`` for a throw-away test platform: the file system is deleted with its
+        data (back it up first if it matters), and the new bucket is deleted only if it is empty (every version and
+        delete marker): empty it first, or CloudFormation reports DELETE_FAILED for it and leaves it. For a test
+        platform whose bucket goes too, pass ``data_bucket=s3.Bucket(..., removal_policy=RemovalPolicy.DESTROY,
+        auto_delete_objects=True)`` (or ``DataRepositoryBucket(..., auto_delete_objects=True)``).
+    :param kms_key: a customer managed key (``kms.IKey``) for the file system and a new data bucket (SSE-KMS with a
+        bucket key; a ``kms.Key`` of the app also gets the key policy statement FSx's S3 access roles need). Default
+        (None): AWS managed keys (FSx's ``aws/fsx`` key; SSE-S3 for the bucket).
     """
 
     objective: StorageObjective
@@ -107,6 +123,8 @@ class PlatformStorage:
     mount_point: str = "/fsx"
     efa_enabled: bool | None = None
     access_logs_bucket: s3.IBucket | None = None
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    kms_key: kms.IKey | None = None
 
     def __post_init__(self) -> None:
         check_enum("objective", self.objective, StorageObjective)
@@ -116,6 +134,7 @@ class PlatformStorage:
             _check_known_positive("checkpoint_bytes", self.checkpoint_bytes, "bytes")
             _check_known_positive("checkpoint_seconds", self.checkpoint_seconds, "seconds")
         else:
+            # A deploy-time capacity (a CfnParameter) is passed on: there is nothing to size (FSx checks the steps).
             check_count("storage_capacity_gib", self.storage_capacity_gib, minimum=1)
         check_count("throughput_mbps_per_tib", self.throughput_mbps_per_tib, minimum=1)
         check_count("min_capacity_gib", self.min_capacity_gib)
@@ -129,6 +148,16 @@ class PlatformStorage:
             check_construct(
                 "access_logs_bucket", self.access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket"
             )
+            if self.data_bucket is not None:
+                raise FmValidationError(
+                    "access_logs_bucket",
+                    self.access_logs_bucket.node.path,
+                    "None when data_bucket is given (access logs are set on the bucket the platform creates; "
+                    "configure your bucket's own server access logging)",
+                )
+        check_enum("removal_policy", self.removal_policy, RemovalPolicy)
+        if self.kms_key is not None:
+            check_construct("kms_key", self.kms_key, attribute="key_arn", expected="a kms.IKey")
 
     @classmethod
     def for_throughput(cls, *, target_gbytes_per_s: float, **options: Any) -> PlatformStorage:
@@ -149,11 +178,16 @@ class PlatformStorage:
 
     @classmethod
     def of_capacity(cls, *, storage_capacity_gib: int, **options: Any) -> PlatformStorage:
-        """A file system of exactly ``storage_capacity_gib`` (the file system construct checks the capacity steps)."""
+        """A file system of exactly ``storage_capacity_gib`` (the file system construct checks the capacity steps).
+
+        The capacity may be a deploy-time value (``CfnParameter(...).value_as_number``): the platform then has no
+        sizing decision (``TrainingPlatform.sizing`` is None), adds no saturation alarms (their thresholds need the
+        capacity) and FSx checks the capacity steps at deploy time."""
         return cls(objective=StorageObjective.CAPACITY, storage_capacity_gib=storage_capacity_gib, **options)
 
-    def size(self, *, efa_enabled: bool) -> LustreSizing:
-        """The sizing decision for this objective (the storage module's sizing functions, PERSISTENT_2)."""
+    def size(self, *, efa_enabled: bool) -> LustreSizing | None:
+        """The sizing decision for this objective (the storage module's sizing functions, PERSISTENT_2); None for
+        :meth:`of_capacity` with a deploy-time capacity."""
         if self.objective is StorageObjective.THROUGHPUT:
             assert self.target_gbytes_per_s is not None
             return size_for_throughput(
@@ -172,6 +206,8 @@ class PlatformStorage:
                 min_capacity_gib=self.min_capacity_gib,
             )
         assert self.storage_capacity_gib is not None
+        if is_token(self.storage_capacity_gib):
+            return None
         return LustreSizing(
             LustreDeploymentType.PERSISTENT_2, self.storage_capacity_gib, self.throughput_mbps_per_tib, efa_enabled
         )

@@ -4,7 +4,8 @@
   choice (:mod:`fmconstructs.capacity`); the backends apply the capacity rules (fixed size on blocks, at most the
   reservation, the reservation's zone).
 - **Zone**: one subnet for the nodes and the file system (EFA traffic does not cross Availability Zones). Default: the
-  VPC's private subnet in the reservation's zone when both are known, else the first private subnet. The storage
+  VPC's private subnet (else isolated subnet, as ``LustreFileSystem`` chooses) in the reservation's zone when both are
+  known, else the first; a VPC with none in the reservation's zone is refused (pass ``subnet=``). The storage
   module refuses EFA clients in another known zone (:meth:`~fmconstructs.storage.LustreFileSystemBase.
   register_efa_clients`).
 - **One EFA security group** shared by the GPU nodes and the EFA-enabled file system (:attr:`security_group`):
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import CfnOutput, Fn, Stack, Token
 from aws_cdk import aws_ec2 as ec2
@@ -138,8 +139,9 @@ class TrainingPlatform(Construct):
     :param capacity: :class:`~fmconstructs.OnDemand` (default), ``CapacityReservation``, ``CapacityBlock`` or
         ``UltraServerCapacityBlock`` (PCS turns IMEX on for it). HyperPod: On-Demand only (a SageMaker training plan
         goes in :attr:`HyperPodOptions.capacity`).
-    :param subnet: the one subnet of the nodes and the file system. Default: the VPC's private subnet in the
-        reservation's zone when both are known, else the first private subnet.
+    :param subnet: the one subnet of the nodes and the file system. Default: the VPC's private subnet (with egress;
+        else its isolated subnet, as ``LustreFileSystem`` chooses) in the reservation's zone when both are known, else
+        the first; refused when the VPC has none, or none in the reservation's zone.
     :param storage: :class:`PlatformStorage`, or None for no file system. Default None.
     :param observability: :class:`PlatformObservability`, or None for no metrics. Default None.
     :param access_logs_bucket: server access logs of the buckets the platform creates (the new data bucket, HyperPod's
@@ -207,12 +209,12 @@ class TrainingPlatform(Construct):
         efa_storage = self._validate(orchestrator, storage)
         #: The sizing decision for the file system (None without storage).
         self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
-        if not vpc.private_subnets and subnet is None:
-            raise FmValidationError("subnet", None, "given when the VPC has no private subnets")
+        subnet = subnet or _default_subnet(vpc, self.capacity)
         super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
 
         self.vpc = vpc
-        self.subnet: ec2.ISubnet = subnet or _default_subnet(vpc, self.capacity)
+        self.subnet: ec2.ISubnet = subnet
+        self._efa_storage = efa_storage
         self.storage = storage
         self._access_logs_bucket = access_logs_bucket
         self.cluster_label: str = _cluster_label(self)
@@ -243,7 +245,7 @@ class TrainingPlatform(Construct):
             self._eks(orchestrator)
         else:
             self._hyperpod(orchestrator)
-        if self.file_system is not None:
+        if self.file_system is not None and self.file_system.sizing is not None:  # None: a deploy-time capacity
             alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
             self.file_system.add_saturation_alarms(topic=alerts)
         if capacity_block_events:
@@ -321,30 +323,44 @@ class TrainingPlatform(Construct):
     def _file_system(self, efa_group: EfaSecurityGroup | None) -> LustreFileSystem | None:
         """The file system in the nodes' subnet, EFA-enabled in ``efa_group`` when given, linked to the bucket."""
         storage, sizing = self.storage, self.sizing
-        if storage is None or sizing is None:
+        if storage is None:
             return None
-        efa = efa_group is not None and sizing.efa_enabled
+        if sizing is not None:
+            capacity, throughput, efa_storage = (
+                sizing.storage_capacity_gib,
+                sizing.throughput_mbps_per_tib,
+                sizing.efa_enabled,
+            )
+        else:  # of_capacity with a deploy-time capacity (a number token checked by PlatformStorage), passed on
+            capacity, throughput = cast(int, storage.storage_capacity_gib), storage.throughput_mbps_per_tib
+            efa_storage = self._efa_storage
+        efa = efa_group is not None and efa_storage
         file_system = LustreFileSystem(
             self,
             "FileSystem",
             vpc=self.vpc,
             subnet=self.subnet,
-            storage_capacity_gib=sizing.storage_capacity_gib,
-            throughput_mbps_per_tib=sizing.throughput_mbps_per_tib,
+            storage_capacity_gib=capacity,
+            throughput_mbps_per_tib=throughput,
             # FSx requires a metadata configuration on EFA-enabled file systems (checked by LustreFileSystem).
             metadata_configuration=LustreMetadataConfiguration.automatic() if efa else None,
             efa_enabled=efa,
             efa_security_group=efa_group if efa else None,
+            kms_key=storage.kms_key,
+            removal_policy=storage.removal_policy,
         )
         if storage.data_bucket is not None:
             bucket = storage.data_bucket
         else:
-            logs = self._access_logs_bucket
+            # PlatformStorage's own access logs bucket first (it was validated and then ignored before issue 18).
+            logs = storage.access_logs_bucket or self._access_logs_bucket
             bucket = DataRepositoryBucket(
                 self,
                 "DataBucket",
+                encryption_key=storage.kms_key,
                 server_access_logs_bucket=logs,
                 server_access_logs_prefix="data/" if logs is not None else None,
+                removal_policy=storage.removal_policy,
             ).bucket
         self.data_bucket = bucket
         self.data_repositories = file_system.add_data_repositories(bucket, storage.layout)
@@ -714,13 +730,41 @@ def options_mount(platform: TrainingPlatform) -> str:
 
 
 def _default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
-    """The private subnet in the capacity's zone when both are known, else the first private subnet."""
+    """The VPC's private subnets (with egress), then its isolated ones, as LustreFileSystem chooses: the first in the
+    capacity's zone when that zone is known, else the first. Refused, naming what to pass, when there is none or when
+    every candidate is known to be in another zone (EFA and the file system stay in the nodes' zone)."""
+    pools = [
+        (kind, tuple(subnets))
+        for kind, subnets in (("private", vpc.private_subnets), ("isolated", vpc.isolated_subnets))
+        if subnets
+    ]
+    if not pools:
+        raise FmValidationError(
+            "subnet",
+            None,
+            "given (subnet=ec2.Subnet.from_subnet_attributes(...)): the VPC has no private or isolated subnet to "
+            "default to (public subnets are not used for GPU nodes and FSx)",
+        )
+    first = pools[0][1][0]
     zone = capacity.zone
-    if known(zone):
-        for subnet in vpc.private_subnets:
-            if same_zone(subnet_zone(subnet), zone) is True:
+    if not known(zone):
+        return first
+    unknown = False
+    for _kind, subnets in pools:
+        for subnet in subnets:
+            match = same_zone(subnet_zone(subnet), zone)
+            if match is True:
                 return subnet
-    return vpc.private_subnets[0]
+            unknown = unknown or match is None
+    if unknown:
+        return first  # zones unknown at synthesis: the first, as before
+    kinds = " or ".join(kind for kind, _ in pools)
+    raise FmValidationError(
+        "subnet",
+        None,
+        f"given: the VPC has no {kinds} subnet in {zone}, the zone of the capacity ({type(capacity).__name__}); "
+        f"pass subnet= a subnet in {zone}",
+    )
 
 
 def _cluster_label(scope: Construct) -> str:

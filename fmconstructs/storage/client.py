@@ -31,6 +31,7 @@ from .._validate import check_bool, check_count, check_str, check_str_sequence, 
 from ..catalog import InstanceSpec
 from ..compute.user_data import install_script_commands
 from ..errors import FmTypeError, FmValidationError, is_token
+from .efa_limits import efa_maximum_interfaces
 
 LUSTRE_MOUNT_SCRIPT_PATH = "/usr/local/sbin/fmconstructs-lustre-mount"
 #: The oneshot unit that configures LNet over EFA at every boot, before remote file systems mount.
@@ -400,12 +401,15 @@ def lustre_efa_interfaces(
     instance_spec: InstanceSpec | None = None,
     efa_interfaces_for_lustre: int | None = None,
     node_efa_interfaces: int | None = None,
+    instance_type: str | None = None,
 ) -> int | None:
     """How many EFA interfaces a client uses for LNet: 0 means LNet over TCP, None "decided on the node".
 
     - ``efa_enabled``: whether the file system is EFA-enabled (False: 0, the client mounts over TCP).
     - ``efa_interfaces_for_lustre``: an explicit count (0 keeps LNet on TCP); at most the EFA interfaces of the
-      instance type (``instance_spec.maximum_efa_interfaces``) and of the node (``node_efa_interfaces``).
+      instance type (``instance_spec.maximum_efa_interfaces``; for a type the catalog does not hold, given as
+      ``instance_type``, :data:`~fmconstructs.storage.efa_limits.EFA_MAXIMUM_INTERFACES` when it lists the type) and
+      of the node (``node_efa_interfaces``).
     - Default: ``instance_spec.fsx_lustre_efa_interfaces`` (FSx for Lustre User Guide "Configuring EFA clients":
       8 on p5, p5e, p5en, p6-b200, p6e-gb200; 16 on p6-b300), for other types the guide's 2 (several network cards)
       or 1, capped by ``node_efa_interfaces`` (the EFA interfaces the node's launch template attaches). Without an
@@ -418,9 +422,15 @@ def lustre_efa_interfaces(
         raise FmTypeError("instance_spec", instance_spec, "an InstanceSpec (fmconstructs.get_instance_spec)")
     node_efa_interfaces = _check_known_count("node_efa_interfaces", node_efa_interfaces)
     efa_interfaces_for_lustre = _check_known_count("efa_interfaces_for_lustre", efa_interfaces_for_lustre)
+    if instance_type is not None:
+        instance_type = check_str("instance_type", instance_type)
     caps: list[tuple[int, str]] = []
     if instance_spec is not None:
         caps.append((instance_spec.maximum_efa_interfaces, f"the EFA interfaces of {instance_spec.instance_type}"))
+    elif instance_type is not None and known(instance_type):
+        maximum = efa_maximum_interfaces(instance_type)
+        if maximum is not None:
+            caps.append((maximum, f"the EFA interfaces of {instance_type} (EC2 MaximumEfaInterfaces)"))
     if node_efa_interfaces is not None:
         caps.append((node_efa_interfaces, "the EFA interfaces the node attaches (node_efa_interfaces)"))
     if efa_interfaces_for_lustre is not None:

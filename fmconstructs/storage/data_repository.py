@@ -9,7 +9,8 @@
   imports and exports NEW/CHANGED/DELETED to ``s3://bucket/checkpoints/``, so checkpoints written on the file system
   reach S3 without a manual export task.
 - :class:`DataRepositoryBucket` creates a bucket with secure defaults (SSE-S3 or SSE-KMS, versioning, all public
-  access blocked, TLS only, optional server access logs, RETAIN).
+  access blocked, TLS only, optional server access logs, RETAIN) and lifecycle rules that bound what versioning keeps
+  (noncurrent versions expire after 7 days, incomplete multipart uploads are aborted after 7 days).
 
 FSx reaches the bucket through its service-linked role (``AWSServiceRoleForFSxS3Access_<fs-id>``), whose policy AWS
 manages, so no bucket policy statement is needed; a customer-managed KMS key needs a key policy statement for that
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Annotations, RemovalPolicy, Stack
+from aws_cdk import Annotations, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -36,6 +37,7 @@ from .._validate import (
     check_construct,
     check_count,
     check_enum,
+    check_instance,
     check_sequence,
     check_str,
     known,
@@ -52,6 +54,18 @@ MAX_DATA_REPOSITORIES = 8
 MAX_IMPORTED_FILE_CHUNK_SIZE_MIB = 512_000
 
 WARNING_OVERLAPPING_S3_PATHS = WarningId.LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS.qualified
+
+#: Days a noncurrent object version is kept before S3 deletes it (``NoncurrentVersionExpiration.NoncurrentDays``; S3
+#: API reference: "a non-zero positive integer"). Why 7: ``/checkpoints`` exports every change, so each overwritten or
+#: deleted checkpoint (a script pruning old steps becomes an S3 delete marker) leaves a noncurrent version of up to
+#: several TB; a week is long enough to notice and restore a wrong overwrite or delete, and short enough that at most a
+#: week of superseded checkpoints is billed. It also matches the file system's default automatic backup retention
+#: (7 days, :class:`~fmconstructs.storage.LustreFileSystem`), so both recovery windows are the same.
+DEFAULT_NONCURRENT_VERSION_EXPIRATION_DAYS = 7
+#: Days after which S3 aborts an incomplete multipart upload and deletes its parts
+#: (``AbortIncompleteMultipartUpload.DaysAfterInitiation``; FSx exports large files in parts, and an interrupted
+#: export or copy leaves parts that are billed but never listed as objects).
+DEFAULT_ABORT_INCOMPLETE_MULTIPART_UPLOAD_DAYS = 7
 
 # FSx API CreateDataRepositoryAssociation (botocore fsx 2018-03-01 service-2.json), the patterns CloudFormation's
 # AWS::FSx::DataRepositoryAssociation hands on:
@@ -358,7 +372,19 @@ class DataRepositoryBucket(Construct):
     - ``versioned`` default True; public access blocked; TLS 1.2+ only (``enforce_ssl``); bucket-owner-enforced
       object ownership.
     - ``server_access_logs_bucket`` / ``server_access_logs_prefix`` default none (no access logs).
-    - ``removal_policy`` default RETAIN.
+    - ``noncurrent_version_expiration_days`` default 7 (:data:`DEFAULT_NONCURRENT_VERSION_EXPIRATION_DAYS`, where
+      the choice is explained): S3 deletes an object version that many days after it was overwritten or deleted.
+      None keeps every version forever (each overwritten checkpoint stays billed). Ignored when ``versioned`` is
+      False.
+    - ``abort_incomplete_multipart_upload_days`` default 7: S3 aborts multipart uploads left incomplete that long
+      and deletes their parts. None: never.
+    - ``lifecycle_rules`` (``s3.LifecycleRule`` list) default none: more rules, added after the two defaults. To
+      replace the defaults, set both day counts to None and give your own rules (``bucket.add_lifecycle_rule``
+      works too).
+    - ``removal_policy`` default RETAIN: ``cdk destroy`` leaves the bucket and every object version. With DESTROY,
+      CloudFormation deletes only an empty bucket (every version and delete marker removed); pass
+      ``auto_delete_objects=True`` (default False, DESTROY only) for aws-cdk-lib's custom resource that empties it
+      first: for throw-away test stacks only, it deletes the data.
     """
 
     def __init__(
@@ -372,6 +398,10 @@ class DataRepositoryBucket(Construct):
         server_access_logs_prefix: str | None = None,
         bucket_name: str | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        noncurrent_version_expiration_days: int | None = DEFAULT_NONCURRENT_VERSION_EXPIRATION_DAYS,
+        abort_incomplete_multipart_upload_days: int | None = DEFAULT_ABORT_INCOMPLETE_MULTIPART_UPLOAD_DAYS,
+        lifecycle_rules: Sequence[s3.LifecycleRule] = (),
+        auto_delete_objects: bool = False,
     ) -> None:
         check_scope_and_id(scope, id)
         if encryption_key is not None:
@@ -403,6 +433,18 @@ class DataRepositoryBucket(Construct):
             raise FmValidationError(
                 "server_access_logs_prefix", server_access_logs_prefix, "None unless server_access_logs_bucket is set"
             )
+        rules = _lifecycle_rules(
+            versioned=versioned,
+            noncurrent_version_expiration_days=noncurrent_version_expiration_days,
+            abort_incomplete_multipart_upload_days=abort_incomplete_multipart_upload_days,
+            lifecycle_rules=lifecycle_rules,
+        )
+        if check_bool("auto_delete_objects", auto_delete_objects) and removal_policy is not RemovalPolicy.DESTROY:
+            raise FmValidationError(
+                "auto_delete_objects",
+                True,
+                "False unless removal_policy is RemovalPolicy.DESTROY (it deletes the data)",
+            )
         super().__init__(scope, id)
         self.bucket = s3.Bucket(
             self,
@@ -418,9 +460,12 @@ class DataRepositoryBucket(Construct):
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             server_access_logs_bucket=server_access_logs_bucket,
             server_access_logs_prefix=server_access_logs_prefix,
+            lifecycle_rules=list(rules) or None,
             removal_policy=removal_policy,
+            auto_delete_objects=True if auto_delete_objects else None,
         )
         self.encryption_key = encryption_key
+        self.removal_policy = removal_policy
         if encryption_key is not None:
             _allow_fsx_s3_access_to_key(encryption_key)
 
@@ -431,6 +476,46 @@ class DataRepositoryBucket(Construct):
     @property
     def bucket_arn(self) -> str:
         return self.bucket.bucket_arn
+
+
+def _check_days(parameter: str, value: object) -> int | None:
+    """None, or a whole number of days of at least 1 (a deploy-time number is passed on for S3 to check)."""
+    if value is None:
+        return None
+    days: int = check_count(parameter, value, minimum=1)
+    return days
+
+
+def _lifecycle_rules(
+    *,
+    versioned: bool,
+    noncurrent_version_expiration_days: object,
+    abort_incomplete_multipart_upload_days: object,
+    lifecycle_rules: object,
+) -> tuple[s3.LifecycleRule, ...]:
+    """The default rules (noncurrent version expiry on versioned buckets, aborted multipart uploads), then the given
+    ones. S3 API ``LifecycleRule``: ``NoncurrentVersionExpiration.NoncurrentDays`` "must be a non-zero positive
+    integer" and applies to versioned buckets; ``AbortIncompleteMultipartUpload.DaysAfterInitiation`` is a number of
+    days (botocore s3 2006-03-01 service-2.json)."""
+    noncurrent = _check_days("noncurrent_version_expiration_days", noncurrent_version_expiration_days)
+    abort = _check_days("abort_incomplete_multipart_upload_days", abort_incomplete_multipart_upload_days)
+    extra = check_sequence(
+        "lifecycle_rules",
+        lifecycle_rules,
+        lambda name, rule: check_instance(name, rule, s3.LifecycleRule, "an s3.LifecycleRule"),
+    )
+    rules: list[s3.LifecycleRule] = []
+    if noncurrent is not None and versioned:  # an unversioned bucket keeps no noncurrent versions
+        rules.append(
+            s3.LifecycleRule(id="ExpireNoncurrentVersions", noncurrent_version_expiration=Duration.days(noncurrent))
+        )
+    if abort is not None:
+        rules.append(
+            s3.LifecycleRule(
+                id="AbortIncompleteMultipartUploads", abort_incomplete_multipart_upload_after=Duration.days(abort)
+            )
+        )
+    return (*rules, *extra)
 
 
 def _allow_fsx_s3_access_to_key(key: kms.IKey) -> None:

@@ -76,12 +76,14 @@ from .data_repository import (
 )
 from .sizing import (
     EFA_CAPACITY_MULTIPLE_GIB,
+    MAX_STORAGE_CAPACITY_GIB,
     THROUGHPUT_MBPS_PER_TIB,
     LustreDeploymentType,
     LustreSizing,
     capacity_rule,
     is_valid_capacity,
     per_unit_throughput_mbps_per_tib,
+    quota_note,
 )
 from .sizing import (
     # Re-exported: ``from fmconstructs.storage.lustre import MAX_EFA_CONNECTIONS`` keeps working (defined in sizing,
@@ -482,9 +484,11 @@ class LustreFileSystemBase(Construct):
         :func:`~fmconstructs.storage.client.lustre_efa_interfaces`), and check that they can reach it over EFA.
 
         - The 1,024 EFA connection budget: one file system accepts at most 1,024 EFA connections across all its
-          clients, one per client EFA interface (FSx for Lustre User Guide "Configuring EFA clients"); synthesis fails
-          when the registered groups can exceed it, naming each group and its share. A deploy-time (token)
-          ``max_nodes`` cannot be checked: warning ``fmconstructs:lustre-efa-connections-unknown``.
+          clients, one per client EFA interface (FSx for Lustre User Guide "Configuring EFA clients"). When every
+          registered count is known, the registration that exceeds it raises
+          :class:`~fmconstructs.errors.FmValidationError` naming each group and its share; with a deploy-time (token)
+          count, synthesis fails when the known groups alone exceed it, and the unknown share is a warning
+          (``fmconstructs:lustre-efa-connections-unknown``).
         - ``efa_security_group`` (default None: not checked): the EFA security group of the clients. When it is known
           to differ from the file system's EFA group and was not opened with :meth:`allow_efa_clients_from`, raises
           :class:`~fmconstructs.errors.FmValidationError` naming both groups.
@@ -506,6 +510,7 @@ class LustreFileSystemBase(Construct):
         self._check_efa_client_group(consumer, client_group)
         self._check_efa_client_zones(consumer, client_subnets)
         group = EfaClientGroup(consumer.node.path, max_nodes, efa_interfaces_per_node)
+        self._check_efa_connection_budget({**self._efa_clients, group.consumer_path: group}.values())
         if not self._efa_clients:
             self.node.add_validation(_EfaConnectionBudget(self))
         self._efa_clients[group.consumer_path] = group
@@ -517,6 +522,23 @@ class LustreFileSystemBase(Construct):
                 "is a deploy-time value: the 1,024 EFA connections one file system accepts (FSx for Lustre User Guide "
                 '"Configuring EFA clients") cannot be checked at synthesis',
             )
+
+    def _check_efa_connection_budget(self, groups: Any) -> None:
+        """Refuse, at construction, client groups whose counts are all known and exceed 1,024 EFA connections (with a
+        deploy-time count the synthesis-time validation checks the known ones, and a warning says what is unknown)."""
+        counts = [group.max_efa_connections for group in groups]
+        if None in counts or sum(counts) <= MAX_EFA_CONNECTIONS:
+            return
+        ranked = sorted(groups, key=lambda g: -(g.max_efa_connections or 0))
+        raise FmValidationError(
+            f"EFA connections to {self.node.path}",
+            f"{sum(counts):,}",
+            f'at most {MAX_EFA_CONNECTIONS:,} (FSx for Lustre User Guide "Configuring EFA clients": one file system '
+            "accepts at most 1,024 EFA connections across all its clients, one per EFA interface a client uses for "
+            f"LNet); these node groups can open more: {'; '.join(g.describe() for g in ranked)}. Lower max_nodes or "
+            "efa_interfaces_for_lustre of these node groups, or mount the file system over TCP on some of them "
+            "(efa_interfaces_for_lustre=0; ParallelCluster: SharedLustre(efa_clients=False))",
+        )
 
     def allow_efa_clients_from(self, *groups: ec2.ISecurityGroup | EfaSecurityGroup) -> None:
         """Let clients in another EFA security group reach this EFA-enabled file system: all traffic both ways between
@@ -749,7 +771,9 @@ class LustreFileSystem(LustreFileSystemBase):
     - ``vpc`` (``ec2.IVpc``), ``subnet`` (``ec2.ISubnet``; default: the VPC's first private subnet; put it in the AZ
       of the GPU nodes).
     - ``storage_capacity_gib``: 1200, 2400 or a multiple of 2400 (SCRATCH_1: 3600); EFA-enabled: a multiple of
-      38400 / 19200 / 9600 / 4800 at 125 / 250 / 500 / 1000 MB/s/TiB. See :mod:`fmconstructs.storage.sizing`.
+      38400 / 19200 / 9600 / 4800 at 125 / 250 / 500 / 1000 MB/s/TiB. See :mod:`fmconstructs.storage.sizing`. Above
+      the default storage quota of the type (100,800 GiB for PERSISTENT_2 and scratch, adjustable): warning
+      ``fmconstructs:lustre-capacity-above-default-quota``.
     - ``deployment_type`` default PERSISTENT_2.
     - ``throughput_mbps_per_tib`` default 125 for PERSISTENT_2 (125|250|500|1000), 50 for PERSISTENT_1 (50|100|200);
       must be None for scratch types (fixed 200 MB/s/TiB baseline).
@@ -760,7 +784,9 @@ class LustreFileSystem(LustreFileSystemBase):
     - ``security_group`` default: a new group (no outbound traffic except to itself and to clients).
     - ``kms_key`` (``kms.IKey``) default None (AWS-managed key); persistent types only.
     - ``log_level`` default WARN_ERROR; ``log_group`` default None (FSx writes to ``/aws/fsx/lustre``); a given log
-      group's name must start with ``/aws/fsx/``.
+      group's name must begin with ``/aws/fsx`` (FSx API ``LustreLogCreateConfiguration.Destination``), so a
+      ``logs.LogGroup`` of the app needs ``log_group_name="/aws/fsx/..."``; it must be in the file system's account
+      and Region.
     - ``weekly_maintenance_start_time`` default Sunday 02:00 UTC.
     - ``automatic_backup_retention`` default 7 days for persistent types (0-90 days; ``Duration.days(0)`` turns
       automatic backups off), must be None for scratch; ``daily_automatic_backup_start_time`` default 03:00 UTC;
@@ -844,6 +870,7 @@ class LustreFileSystem(LustreFileSystemBase):
         copy_tags_to_backups = check_bool("copy_tags_to_backups", copy_tags_to_backups)
         removal_policy = check_enum("removal_policy", removal_policy, RemovalPolicy)
         selected_subnet = _select_subnet(vpc, subnet, vpc_subnets)
+        _check_log_group_environment(scope, log_group)
 
         if throughput_mbps_per_tib is None and deployment_type.is_persistent:
             throughput_mbps_per_tib = THROUGHPUT_MBPS_PER_TIB[deployment_type][0]
@@ -862,6 +889,10 @@ class LustreFileSystem(LustreFileSystemBase):
             daily_automatic_backup_start_time=daily_automatic_backup_start_time,
         )
         super().__init__(scope, id)  # after every check: a refused file system leaves nothing in the tree
+
+        note = quota_note(storage_capacity_gib, deployment_type)
+        if note is not None:
+            add_warning(self, WarningId.LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA, note)
 
         self.vpc = vpc
         self.subnet = selected_subnet
@@ -1245,6 +1276,12 @@ def _check_capacity(
 ) -> None:
     if not known(capacity):
         return  # a deploy-time value (checked for type and NaN/inf before): FSx checks it at deploy time
+    if capacity > MAX_STORAGE_CAPACITY_GIB:
+        raise FmValidationError(
+            "storage_capacity_gib",
+            capacity,
+            f"at most {MAX_STORAGE_CAPACITY_GIB:,} (FSx API CreateFileSystem StorageCapacity)",
+        )
     if efa_enabled and not known(throughput):
         return
     if efa_enabled and throughput not in EFA_CAPACITY_MULTIPLE_GIB:
@@ -1267,6 +1304,17 @@ def _check_metadata(deployment_type: LustreDeploymentType, metadata: LustreMetad
     metadata.validate()
 
 
+#: FSx API ``LustreLogCreateConfiguration.Destination`` (FSx API Reference): "The name of the Amazon CloudWatch Logs log
+#: group must begin with the /aws/fsx prefix"; the destination must be in the file system's partition, Region and
+#: account; without one FSx writes to ``/aws/fsx/lustre``.
+LOG_GROUP_PREFIX = "/aws/fsx"
+_LOG_GROUP_RULE = (
+    f"a log group whose name begins with '{LOG_GROUP_PREFIX}' (FSx API LustreLogCreateConfiguration.Destination: "
+    f"FSx writes only to log groups named {LOG_GROUP_PREFIX}...), e.g. logs.LogGroup(..., "
+    f"log_group_name='{LOG_GROUP_PREFIX}/lustre/<name>')"
+)
+
+
 def _check_logging(log_level: LustreLogLevel, log_group: logs.ILogGroup | None) -> None:
     if not isinstance(log_level, LustreLogLevel):
         raise FmValidationError("log_level", log_level, one_of(LustreLogLevel))
@@ -1274,9 +1322,34 @@ def _check_logging(log_level: LustreLogLevel, log_group: logs.ILogGroup | None) 
         return
     if log_level is LustreLogLevel.DISABLED:
         raise FmValidationError("log_group", log_group.node.path, "None when log_level is DISABLED")
-    name = log_group.log_group_name
-    if known(name) and not name.startswith("/aws/fsx/"):
-        raise FmValidationError("log_group", name, "a log group whose name starts with '/aws/fsx/'")
+    name: Any = log_group.log_group_name
+    created = log_group.node.default_child
+    if not known(name) and isinstance(created, logs.CfnLogGroup):
+        # A LogGroup of this app: its log_group_name is a Ref; the name it was given is on the L1 (None: unnamed).
+        name = Stack.of(log_group).resolve(created.log_group_name)
+        if name is None:
+            # CloudFormation names it <stack>-<id>-<hash>, never /aws/fsx...: FSx would refuse it at deploy time.
+            raise FmValidationError(
+                "log_group", f"{log_group.node.path} (a name CloudFormation generates)", _LOG_GROUP_RULE
+            )
+    if isinstance(name, str) and known(name) and not name.startswith(LOG_GROUP_PREFIX):
+        raise FmValidationError("log_group", name, _LOG_GROUP_RULE)
+
+
+def _check_log_group_environment(scope: Construct, log_group: logs.ILogGroup | None) -> None:
+    """The destination is built from the log group's name in the file system's account and Region: a log group known
+    to be in another account or Region (imported by ARN) is refused rather than silently replaced."""
+    if log_group is None:
+        return
+    stack, env = Stack.of(scope), log_group.env
+    for what, theirs, ours in (("account", env.account, stack.account), ("Region", env.region, stack.region)):
+        if known(theirs) and known(ours) and theirs != ours:
+            raise FmValidationError(
+                "log_group",
+                f"{log_group.node.path} ({what} {theirs})",
+                f"a log group in the file system's {what} ({ours}): FSx logs only to its own partition, Region and "
+                "account (FSx API LustreLogCreateConfiguration.Destination)",
+            )
 
 
 def _check_backups(

@@ -93,6 +93,34 @@ _CAPACITY_INCREMENT_GIB: dict[LustreDeploymentType, int] = {
 #: GiB in a TiB: FSx's per-unit throughput is per TiB (2^40 bytes) and capacities are GiB (2^30 bytes).
 GIB_PER_TIB = 1024
 
+#: The largest ``StorageCapacity`` the FSx API accepts (botocore fsx 2018-03-01 service-2.json, shape StorageCapacity:
+#: an integer, max 2147483647 GiB; CreateFileSystem's documentation gives no lower Lustre maximum, only the steps). A
+#: sizing objective that needs more cannot be met by one file system.
+MAX_STORAGE_CAPACITY_GIB = 2_147_483_647
+
+#: Default Service Quotas for FSx for Lustre storage capacity, GiB per account and Region across file systems of the
+#: type, adjustable: "Lustre Persistent_2 storage capacity" (L-8F1B9C74) and "Lustre Scratch storage capacity"
+#: (L-AD2FC696), 100,800 each. Seen in a Service Quotas listing (not the FSx User Guide's quotas page: UNCONFIRMED
+#: there); the SageMaker API's FSxLustreConfig.SizeInGiB maximum is the same 100,800. PERSISTENT_1: not seen, unchecked.
+DEFAULT_STORAGE_CAPACITY_QUOTA_GIB: dict[LustreDeploymentType, int] = {
+    LustreDeploymentType.PERSISTENT_2: 100_800,
+    LustreDeploymentType.SCRATCH_1: 100_800,
+    LustreDeploymentType.SCRATCH_2: 100_800,
+}
+
+
+def quota_note(storage_capacity_gib: int, deployment_type: LustreDeploymentType) -> str | None:
+    """A sentence when ``storage_capacity_gib`` is above the default storage quota of the type (None otherwise)."""
+    quota = DEFAULT_STORAGE_CAPACITY_QUOTA_GIB.get(deployment_type)
+    if quota is None or is_token(storage_capacity_gib) or storage_capacity_gib <= quota:
+        return None
+    return (
+        f"{storage_capacity_gib:,} GiB is above the default {deployment_type.value} storage capacity quota of "
+        f"{quota:,} GiB per account and Region (Service Quotas, Amazon FSx, 'Lustre "
+        f"{'Persistent_2' if deployment_type is LustreDeploymentType.PERSISTENT_2 else 'Scratch'} storage capacity'): "
+        "request an increase before deploying, or the file system creation fails"
+    )
+
 
 def _check_known_number(parameter: str, value: object, **bounds: Any) -> Any:
     """A finite number known at synthesis (sizing is synthesis-time arithmetic: a deploy-time value cannot be sized)."""
@@ -258,6 +286,26 @@ def size_for_throughput(
     if target is None:
         raise FmValidationError("target_gbytes_per_s", None, "given (a positive number of GB/s)")
     target = _check_known_number("target_gbytes_per_s", target, minimum=0, exclusive_minimum=True, unit="GB/s")
+    return _size_for_target(
+        float(target),
+        ("target_gbytes_per_s", target),
+        deployment_type=deployment_type,
+        throughput_mbps_per_tib=throughput_mbps_per_tib,
+        efa_enabled=efa_enabled,
+        min_capacity_gib=min_capacity_gib,
+    )
+
+
+def _size_for_target(
+    target: float,
+    objective: tuple[str, object],
+    *,
+    deployment_type: LustreDeploymentType,
+    throughput_mbps_per_tib: int | None,
+    efa_enabled: bool,
+    min_capacity_gib: int,
+) -> LustreSizing:
+    """:func:`size_for_throughput` for ``target`` GB/s; ``objective`` (parameter, value) names what the caller gave."""
     deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
     efa_enabled = check_bool("efa_enabled", efa_enabled)
     min_capacity = _check_known_number("min_capacity_gib", min_capacity_gib, minimum=0, unit="GiB")
@@ -276,8 +324,17 @@ def size_for_throughput(
         raise FmValidationError("efa_enabled", efa_enabled, "False unless deployment_type is PERSISTENT_2")
     # capacity_gib / 1024 * unit >= target * 1000  <=>  capacity_gib >= target * 1000 * 1024 / unit.
     # Rounded to a micro-GiB so that float noise (x.0000000001 GiB) does not add a whole step.
-    needed_gib = max(round(float(target) * 1000 * GIB_PER_TIB / unit, 6), float(min_capacity))
+    needed_gib = max(round(target * 1000 * GIB_PER_TIB / unit, 6), float(min_capacity))
     capacity = next_valid_capacity_gib(needed_gib, deployment_type, unit, efa_enabled=efa_enabled)
+    if capacity > MAX_STORAGE_CAPACITY_GIB:
+        parameter, value = objective if needed_gib > min_capacity else ("min_capacity_gib", min_capacity)
+        raise FmValidationError(
+            parameter,
+            value,
+            f"an objective one file system can meet: it needs {capacity:,} GiB at {unit} MB/s/TiB, above the "
+            f"{MAX_STORAGE_CAPACITY_GIB:,} GiB the FSx API accepts (CreateFileSystem StorageCapacity); split the "
+            "data over several file systems",
+        )
     return LustreSizing(deployment_type, capacity, unit, efa_enabled)
 
 
@@ -297,8 +354,9 @@ def size_for_checkpoint(
     """
     size = _check_known_number("checkpoint_bytes", checkpoint_bytes, minimum=0, exclusive_minimum=True, unit="bytes")
     duration = _check_known_number("seconds", seconds, minimum=0, exclusive_minimum=True, unit="seconds")
-    return size_for_throughput(
+    return _size_for_target(
         float(size) / float(duration) / 1e9,
+        ("checkpoint_bytes/seconds", f"{size:,} bytes in {duration:,} s"),
         deployment_type=deployment_type,
         throughput_mbps_per_tib=throughput_mbps_per_tib,
         efa_enabled=efa_enabled,
