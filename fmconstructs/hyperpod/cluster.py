@@ -47,7 +47,7 @@ from ..networking import EfaSecurityGroup
 from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.sources import ExporterSource, check_exporter_source
 from ..storage import LustreFileSystemBase
-from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
+from ..storage.client import _check_mount_point, lustre_efa_interfaces, lustre_lnet_commands
 from ..storage.data_repository import check_bucket_name
 from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 from .lifecycle import (
@@ -89,10 +89,17 @@ VPC_ACTIONS = (
     "ec2:DescribeSecurityGroups",
     "ec2:DetachNetworkInterface",
 )
-#: Kubernetes versions SageMaker HyperPod documents for EKS orchestration (SageMaker Developer Guide
-#: "sagemaker-hyperpod-eks-prerequisites", newest text seen (docs.amazonaws.cn, 2026): 1.28-1.34; other copies list
-#: up to 1.32 or 1.33).
-HYPERPOD_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
+#: Kubernetes versions SageMaker HyperPod documents for EKS orchestration: SageMaker Developer Guide "Getting started
+#: with Amazon EKS support in SageMaker HyperPod" (sagemaker-hyperpod-eks-prerequisites,
+#: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-eks-prerequisites.html), "Kubernetes version
+#: support": "SageMaker HyperPod supports Kubernetes versions 1.30, 1.31, 1.32, 1.33, 1.34, and 1.35" (the page's
+#: newest text seen, its Markdown source, 2026; older copies list 1.28-1.32, 1.28-1.33 and 1.28-1.34).
+HYPERPOD_KUBERNETES_VERSIONS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35")
+#: The version ``TrainingPlatform`` gives HyperPod's EKS cluster: the newest one listed above, which aws-cdk-lib 2.275
+#: offers (``aws_eks_v2.KubernetesVersion.V1_35``) with the kubectl layer package ``aws-cdk.lambda-layer-kubectl-v35``
+#: (installed with fmconstructs; GpuEksCluster's own default, :data:`~fmconstructs.eks.versions.
+#: DEFAULT_KUBERNETES_VERSION`).
+HYPERPOD_DEFAULT_KUBERNETES_VERSION = "1.35"
 #: EKS authentication modes HyperPod supports (same page): API and API_AND_CONFIG_MAP. API mode is what HyperPod needs
 #: for its access entries, which it creates itself: the execution role's and its service-linked role's (SageMaker API
 #: reference, ClusterMetadata: ``EksRoleAccessEntries`` and ``SlrAccessEntry`` are "created by HyperPod on your
@@ -118,8 +125,11 @@ LIFECYCLE_BUCKET_PREFIX = "sagemaker-"
 MAX_SECURITY_GROUPS = 5
 
 
-#: Where the cluster's Lustre file system is mounted on every node: ``/fsx``, the mount point of the published
-#: base-config (lifecycle_script.py: ``mount_fsx.sh <dns> <mountname> /fsx``) and of fmconstructs' other backends.
+#: Where the cluster's Lustre file system is mounted on every node by default: ``/fsx``, the mount point of the
+#: published base-config, which cannot take another (awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/
+#: LifecycleScripts/base-config/lifecycle_script.py at commit 7217859, line 182: ``ExecuteBashScript("./mount_fsx.sh")
+#: .run(fsx_dns_name, fsx_mountname, "/fsx")``), and of fmconstructs' other backends. ``HyperPodCluster(mount_point=)``
+#: chooses another one with ``SlurmConfiguration.API``.
 LUSTRE_MOUNT_POINT = "/fsx"
 
 
@@ -291,6 +301,35 @@ def _lustre_mount(
     return value or HyperPodLustreMount.NODE_BOOTSTRAP
 
 
+def _check_cluster_mount_point(
+    value: object, mode: SlurmConfiguration | None, file_system: LustreFileSystemBase | None
+) -> str:
+    """``mount_point``: a path known at synthesis; another than ``/fsx`` only where something mounts it there
+    (``SlurmConfiguration.API`` with a file system)."""
+    point = _check_mount_point(value)
+    if is_token(point):
+        raise FmValidationError("mount_point", point, "a path known at synthesis (it goes into the node set-up)")
+    if point == LUSTRE_MOUNT_POINT:
+        return point
+    if file_system is None:
+        raise FmValidationError("mount_point", point, f"{LUSTRE_MOUNT_POINT!r} (the default) without a file_system")
+    if mode is SlurmConfiguration.LIFECYCLE_SCRIPTS:
+        raise FmValidationError(
+            "mount_point",
+            point,
+            f"{LUSTRE_MOUNT_POINT!r} with base_config_dir: the published lifecycle_script.py mounts the file system at "
+            "/fsx (mount_fsx.sh <dns> <mount name> /fsx) and takes no other path",
+        )
+    if mode is None:
+        raise FmValidationError(
+            "mount_point",
+            point,
+            f"{LUSTRE_MOUNT_POINT!r} with EKS orchestration: nothing mounts the file system on the HyperPod nodes; pods "
+            "mount its PersistentVolumeClaim at the path of their own volumeMounts",
+        )
+    return point
+
+
 def _exporter_source(value: object, mode: SlurmConfiguration | None, workspace: object) -> ExporterSource | None:
     """Where fmconstructs' collectors come from (API-driven configuration with a workspace), else None."""
     if value is not None:
@@ -306,6 +345,17 @@ def _exporter_source(value: object, mode: SlurmConfiguration | None, workspace: 
     if mode is not SlurmConfiguration.API or workspace is None:
         return None
     return ExporterSource.INTERNET
+
+
+def _api_lustre_efa_interfaces(group: HyperPodInstanceGroup) -> int | None:
+    """The group's ``efa_interfaces_for_lustre``; for CPU groups (controller, login, other non-accelerated types)
+    without one, 0: they mount over TCP and use none of the file system's 1,024 EFA connections. The instance catalog
+    holds GPU types only, so a CPU type's EFA interfaces are unknown here and its node would otherwise decide (and
+    the count stay unknown to ``fmc``); CPU nodes need no EFA bandwidth to Lustre. Give the group an explicit count to
+    use EFA on a CPU type that has it."""
+    if group.efa_interfaces_for_lustre is None and not group.accelerated:
+        return 0
+    return group.efa_interfaces_for_lustre
 
 
 def _default_cluster_name(scope: Construct, id: str) -> str | None:
@@ -354,6 +404,10 @@ class HyperPodCluster(Construct):
         connections (``nodes`` x interfaces; synthesis fails above it) and its EFA group is opened to the file
         system's (no rules when they share one). With an EFA-enabled file system every instance group gets a
         lifecycle prefix of its own (``lifecycle/<group>/``, as with ``SlurmConfiguration.API``).
+    :param mount_point: where the nodes mount ``file_system`` with ``SlurmConfiguration.API`` (fmconstructs' mount
+        step, or HyperPod's ``FsxLustreConfig.MountPath``). Default :data:`LUSTRE_MOUNT_POINT` (``/fsx``), the only one
+        accepted with ``base_config_dir`` (the published ``lifecycle_script.py`` mounts at ``/fsx``) and with EKS
+        orchestration (pods mount the claim at the path of their own ``volumeMounts``; nothing mounts on the node).
     :param lustre_mount: :class:`HyperPodLustreMount` (``SlurmConfiguration.API`` with a ``file_system`` only).
         Default: ``NODE_BOOTSTRAP`` (the storage module's mount steps in fmconstructs' lifecycle script).
     :param base_config_dir: a local copy of HyperPod's published lifecycle scripts (awsome-distributed-training
@@ -412,6 +466,7 @@ class HyperPodCluster(Construct):
         lustre_mount: HyperPodLustreMount | None = None,
         exporter_source: ExporterSource | None = None,
         efa_security_group: EfaSecurityGroup | None = None,
+        mount_point: str = LUSTRE_MOUNT_POINT,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
@@ -490,6 +545,7 @@ class HyperPodCluster(Construct):
         if mode is SlurmConfiguration.API:
             _check_api_partitions(groups, orchestrator)
         mount = _lustre_mount(lustre_mount, mode, file_system)
+        _check_cluster_mount_point(mount_point, mode, file_system)
         source = _exporter_source(exporter_source, mode, prometheus_workspace)
         eks_lustre_efa = (
             orchestrator.kind is OrchestratorKind.EKS and file_system is not None and file_system.efa_enabled
@@ -533,6 +589,10 @@ class HyperPodCluster(Construct):
         )
         self.slurm_configuration: SlurmConfiguration | None = mode
         self.lustre_mount: HyperPodLustreMount | None = mount
+        #: Where the nodes mount the file system (None without one, and with EKS orchestration: pods mount the claim).
+        self.mount_point: str | None = (
+            mount_point if file_system is not None and orchestrator.kind is OrchestratorKind.SLURM else None
+        )
         self.cluster_name_given = cluster_name or _default_cluster_name(scope, id)
         #: Each instance group's node set-up (rendered at construction into its ``fmconstructs_setup.sh``). With
         #: ``SlurmConfiguration.API``, and with EKS and an EFA-enabled file system, every group has its own (and its
@@ -681,11 +741,11 @@ class HyperPodCluster(Construct):
         bootstrap = NodeBootstrap(self, f"Bootstrap-{group.name}", delivery=BootstrapDelivery.INLINE)
         if file_system is not None and mount is HyperPodLustreMount.NODE_BOOTSTRAP:
             spec = group.instance_spec
-            interfaces = group.efa_interfaces_for_lustre
+            interfaces = _api_lustre_efa_interfaces(group)
             bootstrap.add_step(
                 "lustre",
                 file_system.mount_commands(
-                    LUSTRE_MOUNT_POINT,
+                    self.mount_point or LUSTRE_MOUNT_POINT,
                     instance_spec=spec,
                     gpudirect_storage=None if group.gpu else False,
                     efa_interfaces_for_lustre=interfaces,
@@ -858,7 +918,7 @@ class HyperPodCluster(Construct):
                     fsx_lustre_config=sagemaker.CfnCluster.ClusterFsxLustreConfigProperty(
                         dns_name=self.file_system.dns_name,
                         mount_name=self.file_system.mount_name,
-                        mount_path=LUSTRE_MOUNT_POINT,
+                        mount_path=self.mount_point or LUSTRE_MOUNT_POINT,
                     )
                 )
             )
@@ -898,6 +958,39 @@ class HyperPodCluster(Construct):
     def cluster_name(self) -> str:
         """The cluster's name (given, or ``<stack>-<id>``; for an environment-agnostic stack name, the ARN)."""
         return self.cluster_name_given or self.resource.attr_cluster_arn
+
+    @property
+    def cluster_id(self) -> str:
+        """The cluster id: the last part of ``ClusterArn`` (``arn:...:cluster/<12 characters>``, botocore sagemaker
+        model ``ClusterArn`` pattern), the ``<cluster-id>`` of Session Manager targets."""
+        return Fn.select(1, Fn.split("/", self.cluster_arn))
+
+    @property
+    def login_command(self) -> str | None:
+        """Slurm: an AWS CLI command that opens a shell through Session Manager on a running node of the login group
+        (else the controller group); None with EKS orchestration.
+
+        SageMaker Developer Guide "sagemaker-hyperpod-run-jobs-slurm-access-nodes": ``aws ssm start-session --target
+        sagemaker-cluster:<cluster-id>_<instance-group-name>-<instance-id>``, with the ids from ``describe-cluster``
+        and ``list-cluster-nodes``; the session starts as root (``sudo su - ubuntu`` before running jobs). The
+        command finds the instance with ``aws sagemaker list-cluster-nodes`` (botocore ``ListClusterNodes``:
+        ``InstanceGroupNameContains``; ``ClusterNodeSummaries[].InstanceGroupName``, ``InstanceId``,
+        ``InstanceStatus.Status`` ``Running``) and needs the Session Manager plugin."""
+        orchestrator = self.orchestrator
+        if orchestrator.kind is not OrchestratorKind.SLURM:
+            return None
+        group = orchestrator.login_group or orchestrator.controller_group or ""
+        query = f"ClusterNodeSummaries[?InstanceGroupName=='{group}' && InstanceStatus.Status=='Running'] | [0].InstanceId"
+        return Fn.join(
+            "",
+            [
+                f'aws ssm start-session --region {Aws.REGION} --target "sagemaker-cluster:',
+                self.cluster_id,
+                f"_{group}-$(aws sagemaker list-cluster-nodes --region {Aws.REGION} --cluster-name ",
+                self.cluster_name,
+                f' --instance-group-name-contains {group} --query "{query}" --output text)"',
+            ],
+        )
 
     @property
     def security_group(self) -> ec2.ISecurityGroup:
