@@ -429,7 +429,9 @@ def test_pcs_ultraserver_block_turns_imex_on(scene):
 
 
 def test_hyperpod_on_eks_shares_the_eks_clusters_group(scene):
-    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART))
+    platform = _platform(
+        scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART)
+    )
     assert isinstance(platform.cluster, HyperPodCluster) and isinstance(platform.eks_cluster, GpuEksCluster)
     assert platform.security_group is platform.cluster.efa_security_group is platform.eks_cluster.efa_security_group
     scene.template().resource_count_is("AWS::SageMaker::Cluster", 1)
@@ -467,7 +469,9 @@ def test_hyperpod_slurm_one_efa_group_and_an_efa_file_system():
 
 def test_hyperpod_eks_one_efa_group_and_an_efa_file_system(scene):
     # GIVEN HyperPod on EKS with storage (default efa_enabled: the GPU group's OnCreate configures LNet over EFA)
-    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART))
+    platform = _platform(
+        scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART)
+    )
     template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
     # THEN the GpuEksCluster's group is the only EFA group, and the EFA-enabled file system is in it
     assert isinstance(platform.eks_cluster, GpuEksCluster)
@@ -494,7 +498,9 @@ def test_hyperpod_eks_one_efa_group_and_an_efa_file_system(scene):
 def test_hyperpod_eks_above_the_efa_budget_fails_synthesis():
     # GIVEN HyperPod on EKS with 129 p5 nodes (129 x 8 = 1,032 EFA connections > 1,024) and the default EFA storage
     scene = new_scene()
-    _platform(scene, nodes=129, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART))
+    _platform(
+        scene, nodes=129, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART)
+    )
     # THEN synthesis fails naming the GPU group's share
     with pytest.raises(RuntimeError, match="Validation failed") as raised:
         scene.app.synth()
@@ -504,7 +510,11 @@ def test_hyperpod_eks_above_the_efa_budget_fails_synthesis():
 def test_hyperpod_eks_tcp_file_system_when_asked(scene):
     # GIVEN HyperPod on EKS with storage.efa_enabled=False
     storage = PlatformStorage.of_capacity(storage_capacity_gib=2400, efa_enabled=False)
-    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART), storage=storage)
+    platform = _platform(
+        scene,
+        orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART),
+        storage=storage,
+    )
     template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
     # THEN a TCP file system outside the EFA group, its Lustre port open to it, and no LNet step
     assert platform.file_system is not None and not platform.file_system.efa_enabled
@@ -663,7 +673,9 @@ def test_hyperpod_fewer_lustre_efa_interfaces_fit_more_nodes():
     platform = _platform(
         scene,
         nodes=129,
-        orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART, efa_interfaces_for_lustre=4),
+        orchestrator=HyperPodOptions(
+            orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART, efa_interfaces_for_lustre=4
+        ),
     )
     scene.app.synth()  # THEN it synthesizes (the same platform with the default 8 fails, test above)
     cluster = platform.cluster

@@ -47,9 +47,11 @@ from ..networking import EfaSecurityGroup
 from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.sources import ExporterSource, check_exporter_source
 from ..storage import LustreFileSystemBase
-from ..storage.client import _check_mount_point, lustre_efa_interfaces, lustre_lnet_commands
+from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
 from ..storage.data_repository import check_bucket_name
 from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
+from .access import session_command
+from .iam import eks_execution_role_statements
 from .lifecycle import (
     ON_CREATE,
     ON_INIT_COMPLETE,
@@ -57,6 +59,7 @@ from .lifecycle import (
     observability_commands,
     slurm_provisioning_parameters,
 )
+from .storage_rules import LUSTRE_MOUNT_POINT, api_lustre_efa_interfaces, check_cluster_mount_point
 from .types import (
     API_PARTITION_ALLOWED,
     API_PARTITION_MAX_LENGTH,
@@ -123,14 +126,6 @@ MAX_SUBNETS = 16
 #: ties it to AmazonSageMakerClusterInstanceRolePolicy, which allows S3 access only on that prefix.
 LIFECYCLE_BUCKET_PREFIX = "sagemaker-"
 MAX_SECURITY_GROUPS = 5
-
-
-#: Where the cluster's Lustre file system is mounted on every node by default: ``/fsx``, the mount point of the
-#: published base-config, which cannot take another (awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/
-#: LifecycleScripts/base-config/lifecycle_script.py at commit 7217859, line 182: ``ExecuteBashScript("./mount_fsx.sh")
-#: .run(fsx_dns_name, fsx_mountname, "/fsx")``), and of fmconstructs' other backends. ``HyperPodCluster(mount_point=)``
-#: chooses another one with ``SlurmConfiguration.API``.
-LUSTRE_MOUNT_POINT = "/fsx"
 
 
 def _source(name: str, value: Any) -> s3deploy.ISource:
@@ -301,35 +296,6 @@ def _lustre_mount(
     return value or HyperPodLustreMount.NODE_BOOTSTRAP
 
 
-def _check_cluster_mount_point(
-    value: object, mode: SlurmConfiguration | None, file_system: LustreFileSystemBase | None
-) -> str:
-    """``mount_point``: a path known at synthesis; another than ``/fsx`` only where something mounts it there
-    (``SlurmConfiguration.API`` with a file system)."""
-    point = _check_mount_point(value)
-    if is_token(point):
-        raise FmValidationError("mount_point", point, "a path known at synthesis (it goes into the node set-up)")
-    if point == LUSTRE_MOUNT_POINT:
-        return point
-    if file_system is None:
-        raise FmValidationError("mount_point", point, f"{LUSTRE_MOUNT_POINT!r} (the default) without a file_system")
-    if mode is SlurmConfiguration.LIFECYCLE_SCRIPTS:
-        raise FmValidationError(
-            "mount_point",
-            point,
-            f"{LUSTRE_MOUNT_POINT!r} with base_config_dir: the published lifecycle_script.py mounts the file system at "
-            "/fsx (mount_fsx.sh <dns> <mount name> /fsx) and takes no other path",
-        )
-    if mode is None:
-        raise FmValidationError(
-            "mount_point",
-            point,
-            f"{LUSTRE_MOUNT_POINT!r} with EKS orchestration: nothing mounts the file system on the HyperPod nodes; pods "
-            "mount its PersistentVolumeClaim at the path of their own volumeMounts",
-        )
-    return point
-
-
 def _exporter_source(value: object, mode: SlurmConfiguration | None, workspace: object) -> ExporterSource | None:
     """Where fmconstructs' collectors come from (API-driven configuration with a workspace), else None."""
     if value is not None:
@@ -345,17 +311,6 @@ def _exporter_source(value: object, mode: SlurmConfiguration | None, workspace: 
     if mode is not SlurmConfiguration.API or workspace is None:
         return None
     return ExporterSource.INTERNET
-
-
-def _api_lustre_efa_interfaces(group: HyperPodInstanceGroup) -> int | None:
-    """The group's ``efa_interfaces_for_lustre``; for CPU groups (controller, login, other non-accelerated types)
-    without one, 0: they mount over TCP and use none of the file system's 1,024 EFA connections. The instance catalog
-    holds GPU types only, so a CPU type's EFA interfaces are unknown here and its node would otherwise decide (and
-    the count stay unknown to ``fmc``); CPU nodes need no EFA bandwidth to Lustre. Give the group an explicit count to
-    use EFA on a CPU type that has it."""
-    if group.efa_interfaces_for_lustre is None and not group.accelerated:
-        return 0
-    return group.efa_interfaces_for_lustre
 
 
 def _default_cluster_name(scope: Construct, id: str) -> str | None:
@@ -545,7 +500,7 @@ class HyperPodCluster(Construct):
         if mode is SlurmConfiguration.API:
             _check_api_partitions(groups, orchestrator)
         mount = _lustre_mount(lustre_mount, mode, file_system)
-        _check_cluster_mount_point(mount_point, mode, file_system)
+        check_cluster_mount_point(mount_point, mode, file_system)
         source = _exporter_source(exporter_source, mode, prometheus_workspace)
         eks_lustre_efa = (
             orchestrator.kind is OrchestratorKind.EKS and file_system is not None and file_system.efa_enabled
@@ -657,7 +612,8 @@ class HyperPodCluster(Construct):
         )
         self.lifecycle_s3_uri: str = Fn.join("", ["s3://", self.lifecycle_bucket.bucket_name, "/", LIFECYCLE_PREFIX])
 
-        # --- execution role (least privilege: the documented managed policy, VPC ENI actions, lifecycle read).
+        # --- execution role (least privilege: the documented managed policy, VPC ENI actions, lifecycle read; with
+        # EKS also the VPC CNI, ECR and Pod Identity grants of AWS's HyperPod EKS IAM templates).
         self.execution_role = iam.Role(
             self,
             "ExecutionRole",
@@ -666,6 +622,17 @@ class HyperPodCluster(Construct):
             description="SageMaker HyperPod instance groups",
         )
         self.execution_role.add_to_policy(iam.PolicyStatement(actions=list(VPC_ACTIONS), resources=["*"]))
+        if orchestrator.kind is OrchestratorKind.EKS:
+            # The VPC CNI's pod addresses, ECR pulls and EKS Pod Identity, as AWS's HyperPod EKS IAM templates grant
+            # (fmconstructs.hyperpod.iam, which cites them).
+            for statement in eks_execution_role_statements(
+                self,
+                eks_cluster_arn=orchestrator.eks_cluster.cluster_arn,
+                vpc_id=vpc.vpc_id,
+                subnet_ids=[s.subnet_id for s in chosen_subnets],
+                security_group_ids=group_ids,
+            ):
+                self.execution_role.add_to_policy(statement)
         if prometheus_workspace is not None:
             prometheus_workspace.grant_remote_write(self.execution_role)
         if source is not None:
@@ -741,7 +708,7 @@ class HyperPodCluster(Construct):
         bootstrap = NodeBootstrap(self, f"Bootstrap-{group.name}", delivery=BootstrapDelivery.INLINE)
         if file_system is not None and mount is HyperPodLustreMount.NODE_BOOTSTRAP:
             spec = group.instance_spec
-            interfaces = _api_lustre_efa_interfaces(group)
+            interfaces = api_lustre_efa_interfaces(group)
             bootstrap.add_step(
                 "lustre",
                 file_system.mount_commands(
@@ -968,29 +935,13 @@ class HyperPodCluster(Construct):
     @property
     def login_command(self) -> str | None:
         """Slurm: an AWS CLI command that opens a shell through Session Manager on a running node of the login group
-        (else the controller group); None with EKS orchestration.
-
-        SageMaker Developer Guide "sagemaker-hyperpod-run-jobs-slurm-access-nodes": ``aws ssm start-session --target
-        sagemaker-cluster:<cluster-id>_<instance-group-name>-<instance-id>``, with the ids from ``describe-cluster``
-        and ``list-cluster-nodes``; the session starts as root (``sudo su - ubuntu`` before running jobs). The
-        command finds the instance with ``aws sagemaker list-cluster-nodes`` (botocore ``ListClusterNodes``:
-        ``InstanceGroupNameContains``; ``ClusterNodeSummaries[].InstanceGroupName``, ``InstanceId``,
-        ``InstanceStatus.Status`` ``Running``) and needs the Session Manager plugin."""
+        (else the controller group); None with EKS orchestration (:func:`~fmconstructs.hyperpod.access.
+        session_command`)."""
         orchestrator = self.orchestrator
         if orchestrator.kind is not OrchestratorKind.SLURM:
             return None
         group = orchestrator.login_group or orchestrator.controller_group or ""
-        query = f"ClusterNodeSummaries[?InstanceGroupName=='{group}' && InstanceStatus.Status=='Running'] | [0].InstanceId"
-        return Fn.join(
-            "",
-            [
-                f'aws ssm start-session --region {Aws.REGION} --target "sagemaker-cluster:',
-                self.cluster_id,
-                f"_{group}-$(aws sagemaker list-cluster-nodes --region {Aws.REGION} --cluster-name ",
-                self.cluster_name,
-                f' --instance-group-name-contains {group} --query "{query}" --output text)"',
-            ],
-        )
+        return session_command(cluster_id=self.cluster_id, cluster_name=self.cluster_name, group=group)
 
     @property
     def security_group(self) -> ec2.ISecurityGroup:
