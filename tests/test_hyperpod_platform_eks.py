@@ -210,3 +210,10 @@ def test_chart_from_ecr_repository():
 def test_bad_chart_options_refused(make, parameter):
     with pytest.raises((FmValidationError, TypeError), match=parameter):
         make()
+
+
+def test_missing_kubectl_layer_is_an_error_naming_the_package():
+    # GIVEN a documented version whose kubectl layer package is not installed (1.31) THEN an error, not silence
+    scene = new_scene("HyperPodEks131")
+    with pytest.raises(FmValidationError, match=r"pip install aws-cdk.lambda-layer-kubectl-v31"):
+        _platform(scene, eks_version=eks.KubernetesVersion.V1_31)
