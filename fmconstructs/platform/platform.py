@@ -607,6 +607,7 @@ class TrainingPlatform(Construct):
         self._eks_outputs(eks_cluster)
         return cluster
 
+    # --- EKS helpers (EKS and HyperPod on EKS) ------------------------------------------------------------------------
     def _gpu_eks_cluster(
         self,
         id: str,
