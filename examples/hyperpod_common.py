@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_cdk import CfnOutput, Fn, Stack, Token
 
-from fmconstructs.hyperpod import INSTANCE_ROLE_MANAGED_POLICY, HyperPodCluster
+from fmconstructs.hyperpod import INSTANCE_ROLE_MANAGED_POLICY, HyperPodCluster, OrchestratorKind
 
 from .lint import acknowledge_nag
 
@@ -19,6 +19,17 @@ _VPC_ACTIONS_REASON = (
 _LIFECYCLE_READ_REASON = (
     "Read only, on the lifecycle prefix of this cluster's own lifecycle bucket: HyperPod downloads every object under "
     "LifeCycleConfig.SourceS3Uri"
+)
+_EKS_CNI_REASON = (
+    "HyperPod nodes on EKS run the VPC CNI with the execution role: it assigns pod addresses and tags the network "
+    "interfaces of instances HyperPod launches, whose ids are not known in advance; scoped to this Region's and "
+    "account's instances and network interfaces as AWS's HyperPod EKS IAM template does (awsome-distributed-training "
+    "7.sagemaker-hyperpod-eks sagemaker_iam_role/main.tf; fmconstructs.hyperpod.iam)"
+)
+_EKS_ECR_REASON = (
+    "HyperPod nodes on EKS pull images from ECR registries of AWS accounts (HyperPod's and EKS's add-on images) and of "
+    "yours: any repository, read-only pull actions, as AWS's HyperPod EKS IAM template grants "
+    "(fmconstructs.hyperpod.iam)"
 )
 _DEPLOYMENT_REASON = (
     "aws-cdk-lib BucketDeployment (the lifecycle scripts upload): its Lambda role uses AWSLambdaBasicExecutionRole and "
@@ -40,6 +51,18 @@ def acknowledge_cluster(stack: Stack, cluster: HyperPodCluster) -> None:
     )
     account = stack.account if not Token.is_unresolved(stack.account) else "<AWS::AccountId>"
     region = stack.region if not Token.is_unresolved(stack.region) else "<AWS::Region>"
+    if cluster.orchestrator.kind is OrchestratorKind.EKS:
+        for resource in ("instance/*", "network-interface/*"):
+            acknowledge_nag(
+                cluster.execution_role,
+                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:{region}:{account}:{resource}]",
+                _EKS_CNI_REASON,
+            )
+        acknowledge_nag(
+            cluster.execution_role,
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecr:*:*:repository/*]",
+            _EKS_ECR_REASON,
+        )
     findings = [
         "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
         *(f"AwsSolutions-IAM5[Action::s3:{a}*]" for a in ("GetObject", "GetBucket", "List", "DeleteObject", "Abort")),

@@ -115,9 +115,9 @@ class HyperPodEksStack(Stack):
             assumed_by=iam.AccountRootPrincipal(),
             description="Administrators of the FmHyperPodEks cluster (EKS access entry)",
         )
-        # Kubernetes 1.34: the newest version the HyperPod EKS prerequisites page lists (sagemaker-hyperpod-eks-
-        # prerequisites: "1.28, ..., 1.33 and 1.34"); GpuEksCluster's default (1.35) is not listed there yet. Its
-        # kubectl layer comes from aws-cdk.lambda-layer-kubectl-v34 (the `hyperpod` extra).
+        # Kubernetes 1.34, one of the versions the HyperPod EKS prerequisites page lists (sagemaker-hyperpod-eks-
+        # prerequisites, 2026: 1.30-1.35; TrainingPlatform defaults to 1.35). Its kubectl layer comes from
+        # aws-cdk.lambda-layer-kubectl-v34 (the `hyperpod` extra).
         self.eks = GpuEksCluster(
             self, "Cluster", vpc=self.vpc, admin_roles=[self.admin_role], version=eks.KubernetesVersion.V1_34
         )

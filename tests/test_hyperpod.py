@@ -417,13 +417,17 @@ def test_eks_orchestrator_cluster_arn_and_cluster_security_group(eks_scene):
     })  # fmt: skip
 
 
-def test_eks_version_not_documented_by_hyperpod_warns(eks_scene):
+def test_default_eks_version_is_documented_by_hyperpod(eks_scene):
+    # GpuEksCluster's default (1.35) is in HyperPod's documented range (1.30-1.35) since the 2026 prerequisites page;
+    # the warning for an undocumented version is tested in tests/test_hyperpod_platform_eks.py.
     from aws_cdk.assertions import Annotations
 
+    from fmconstructs.hyperpod import HYPERPOD_KUBERNETES_VERSIONS, KUBERNETES_VERSION_WARNING
+
     stack, eks_cluster, _ = eks_scene
-    if eks_cluster.version.version in ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34"):
-        pytest.skip("the default EKS version is one HyperPod documents")
-    Annotations.from_stack(stack).has_warning("/Eks/H", Match.string_like_regexp("SageMaker HyperPod documents"))
+    assert eks_cluster.version.version in HYPERPOD_KUBERNETES_VERSIONS
+    texts = [str(m.entry.data) for m in Annotations.from_stack(stack).find_warning("*", Match.any_value())]
+    assert not any(KUBERNETES_VERSION_WARNING in t for t in texts)
 
 
 def test_eks_config_map_authentication_refused():

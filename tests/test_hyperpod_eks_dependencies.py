@@ -515,7 +515,7 @@ def test_late_values_keep_a_private_image_token():
 
 
 def test_example_runs_a_kubernetes_version_hyperpod_documents(example):
-    # FmHyperPodEks pins 1.34 (sagemaker-hyperpod-eks-prerequisites lists 1.28-1.34), so the HyperPod version warning
+    # FmHyperPodEks pins 1.34 (sagemaker-hyperpod-eks-prerequisites lists 1.30-1.35), so the HyperPod version warning
     # does not fire and needs no acknowledgement.
     from fmconstructs.hyperpod import HYPERPOD_KUBERNETES_VERSIONS, KUBERNETES_VERSION_WARNING
 

@@ -121,8 +121,10 @@ def test_hyperpod_marks_each_groups_lustre_efa_interfaces(hyperpod_slurm: tuple[
     scene, _ = hyperpod_slurm
     marker = _metadata(scene, "AWS::SageMaker::Cluster")[LUSTRE_EFA_METADATA_KEY]
     assert marker["gpu"] == 8
-    # the m5 controller, a type the catalog lacks: its node picks the count (a string: CDK drops nulls from Metadata)
-    assert marker["controller"] == hyperpod_cluster.LUSTRE_EFA_DECIDED_ON_NODE == "decided-on-node"
+    # the m5 controller, a CPU type: over TCP by default, 0 EFA connections (it used to be "decided-on-node", which left
+    # the file system's budget unknown to fmc; types the catalog lacks still write LUSTRE_EFA_DECIDED_ON_NODE)
+    assert marker["controller"] == 0
+    assert hyperpod_cluster.LUSTRE_EFA_DECIDED_ON_NODE == "decided-on-node"
 
 
 def test_the_plan_reads_what_the_hyperpod_construct_registered(
@@ -130,11 +132,11 @@ def test_the_plan_reads_what_the_hyperpod_construct_registered(
 ) -> None:
     scene, fs = hyperpod_slurm
     planned = _plan_fs(scene)
-    # THEN the GPU group counts as registered (4 x 8); the controller, decided on its node, leaves the total unknown
+    # THEN the GPU group counts as registered (4 x 8); the controller (TCP) counts 0, so the total is known
     assert sum(g.max_efa_connections or 0 for g in fs.efa_client_groups) == 32
     assert any(c.endswith("/gpu: 4 x 8 = 32") for c in planned.efa_clients)
-    assert any(c.endswith("/controller: ? interfaces (decided on the node)") for c in planned.efa_clients)
-    assert planned.within_budget is None
+    assert not any("/controller" in c for c in planned.efa_clients)
+    assert planned.efa_connections == 32 and planned.within_budget is True
 
 
 @pytest.mark.parametrize("case", ["hyperpod-mount", "no-efa"])

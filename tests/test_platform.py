@@ -20,6 +20,7 @@ from fmconstructs.capacity_events import DETAIL_TYPES
 from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
 from fmconstructs.errors import FmTypeError, FmValidationError
 from fmconstructs.hyperpod import HyperPodCluster, HyperPodInstanceGroup
+from fmconstructs.hyperpod.eks_dependencies import HyperPodDependenciesChart
 from fmconstructs.observability.grafana import GrafanaWorkspace
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.parallelcluster import ParallelCluster, SlurmQueue
@@ -40,6 +41,10 @@ from tests.conftest import ENV, Scene, new_app, new_scene
 from tests.test_hyperpod_efa_group import efa_group_ids
 
 AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")
+#: HyperPod on EKS needs its dependencies chart (the platform refuses to go without it).
+CHART = HyperPodDependenciesChart.from_oci(
+    "oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/helm-charts/hyperpod-helm-chart", version="0.1.0"
+)
 BLOCK = "cr-0fedcba9876543210"
 CHECKPOINT_BYTES = 2 * 10**12
 CHECKPOINT_SECONDS = 600
@@ -424,7 +429,9 @@ def test_pcs_ultraserver_block_turns_imex_on(scene):
 
 
 def test_hyperpod_on_eks_shares_the_eks_clusters_group(scene):
-    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
+    platform = _platform(
+        scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART)
+    )
     assert isinstance(platform.cluster, HyperPodCluster) and isinstance(platform.eks_cluster, GpuEksCluster)
     assert platform.security_group is platform.cluster.efa_security_group is platform.eks_cluster.efa_security_group
     scene.template().resource_count_is("AWS::SageMaker::Cluster", 1)
@@ -462,7 +469,9 @@ def test_hyperpod_slurm_one_efa_group_and_an_efa_file_system():
 
 def test_hyperpod_eks_one_efa_group_and_an_efa_file_system(scene):
     # GIVEN HyperPod on EKS with storage (default efa_enabled: the GPU group's OnCreate configures LNet over EFA)
-    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
+    platform = _platform(
+        scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART)
+    )
     template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
     # THEN the GpuEksCluster's group is the only EFA group, and the EFA-enabled file system is in it
     assert isinstance(platform.eks_cluster, GpuEksCluster)
@@ -491,14 +500,22 @@ def test_hyperpod_eks_above_the_efa_budget_is_refused():
     scene = new_scene()
     # THEN the platform is refused naming the GPU group's share (issue 18: at construction, every count is known)
     with pytest.raises(FmValidationError) as raised:
-        _platform(scene, nodes=129, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS))
+        _platform(
+            scene,
+            nodes=129,
+            orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART),
+        )
     assert "Test/Platform/Cluster/Bootstrap-gpu (129 nodes x 8 EFA interfaces = 1,032)" in str(raised.value)
 
 
 def test_hyperpod_eks_tcp_file_system_when_asked(scene):
     # GIVEN HyperPod on EKS with storage.efa_enabled=False
     storage = PlatformStorage.of_capacity(storage_capacity_gib=2400, efa_enabled=False)
-    platform = _platform(scene, orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS), storage=storage)
+    platform = _platform(
+        scene,
+        orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART),
+        storage=storage,
+    )
     template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
     # THEN a TCP file system outside the EFA group, its Lustre port open to it, and no LNet step
     assert platform.file_system is not None and not platform.file_system.efa_enabled
@@ -513,9 +530,11 @@ def test_hyperpod_eks_tcp_file_system_when_asked(scene):
 
 
 def test_hyperpod_slurm_with_base_config_keeps_tcp_and_one_group(tmp_path):
-    # GIVEN HyperPod Slurm configured by the published lifecycle scripts (they mount over TCP)
+    # GIVEN HyperPod Slurm configured by the published lifecycle scripts (they mount over TCP), with the TCP file system
+    # asked for explicitly (the platform no longer switches EFA off behind the user's back)
     scene = new_scene()
-    platform = _platform(scene, orchestrator=HyperPodOptions(base_config_dir=str(tmp_path)))
+    storage = PlatformStorage.for_throughput(target_gbytes_per_s=4.6875, efa_enabled=False)
+    platform = _platform(scene, orchestrator=HyperPodOptions(base_config_dir=str(tmp_path)), storage=storage)
     template, group_id, fsx_groups = _hyperpod_efa_wiring(platform, scene.stack)
     # THEN a TCP file system whose Lustre port is open to the platform's one EFA group
     assert platform.file_system is not None and not platform.file_system.efa_enabled
@@ -550,7 +569,7 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
         "orchestrator": HyperPodOptions(), "capacity": CapacityBlock(reservation_id=BLOCK, instance_count=2)
     }, "capacity"),
     ("hyperpod-eks-efa-capacity-step", {
-        "orchestrator": HyperPodOptions(orchestrator=HyperPodOrchestration.EKS),
+        "orchestrator": HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART),
         "storage": PlatformStorage.of_capacity(storage_capacity_gib=2400),
     }, "storage_capacity_gib"),
     ("hyperpod-base-config-efa-storage", {
@@ -655,7 +674,9 @@ def test_hyperpod_fewer_lustre_efa_interfaces_fit_more_nodes():
     platform = _platform(
         scene,
         nodes=129,
-        orchestrator=HyperPodOptions(orchestrator=HyperPodOrchestration.EKS, efa_interfaces_for_lustre=4),
+        orchestrator=HyperPodOptions(
+            orchestrator=HyperPodOrchestration.EKS, dependencies_chart=CHART, efa_interfaces_for_lustre=4
+        ),
     )
     scene.app.synth()  # THEN it synthesizes (the same platform with the default 8 fails, test above)
     cluster = platform.cluster

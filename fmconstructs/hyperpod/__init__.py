@@ -15,7 +15,6 @@ from .cluster import (
     INSTANCE_ROLE_MANAGED_POLICY,
     KUBERNETES_VERSION_WARNING,
     LIFECYCLE_PREFIX,
-    LUSTRE_MOUNT_POINT,
     HyperPodCluster,
     HyperPodOrchestrator,
     OrchestratorKind,
@@ -30,6 +29,7 @@ from .lifecycle import (
     SETUP_SCRIPT,
     slurm_provisioning_parameters,
 )
+from .storage_rules import LUSTRE_MOUNT_POINT
 from .types import (
     DEFAULT_DEEP_HEALTH_CHECKS,
     DEFAULT_SLURM_CONFIG_STRATEGY,

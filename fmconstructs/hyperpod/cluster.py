@@ -50,6 +50,8 @@ from ..storage import LustreFileSystemBase
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
 from ..storage.data_repository import check_bucket_name
 from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
+from .access import session_command
+from .iam import eks_execution_role_statements
 from .lifecycle import (
     ON_CREATE,
     ON_INIT_COMPLETE,
@@ -57,6 +59,7 @@ from .lifecycle import (
     observability_commands,
     slurm_provisioning_parameters,
 )
+from .storage_rules import LUSTRE_MOUNT_POINT, api_lustre_efa_interfaces, check_cluster_mount_point
 from .types import (
     API_PARTITION_ALLOWED,
     API_PARTITION_MAX_LENGTH,
@@ -89,10 +92,17 @@ VPC_ACTIONS = (
     "ec2:DescribeSecurityGroups",
     "ec2:DetachNetworkInterface",
 )
-#: Kubernetes versions SageMaker HyperPod documents for EKS orchestration (SageMaker Developer Guide
-#: "sagemaker-hyperpod-eks-prerequisites", newest text seen (docs.amazonaws.cn, 2026): 1.28-1.34; other copies list
-#: up to 1.32 or 1.33).
-HYPERPOD_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
+#: Kubernetes versions SageMaker HyperPod documents for EKS orchestration: SageMaker Developer Guide "Getting started
+#: with Amazon EKS support in SageMaker HyperPod" (sagemaker-hyperpod-eks-prerequisites,
+#: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-eks-prerequisites.html), "Kubernetes version
+#: support": "SageMaker HyperPod supports Kubernetes versions 1.30, 1.31, 1.32, 1.33, 1.34, and 1.35" (the page's
+#: newest text seen, its Markdown source, 2026; older copies list 1.28-1.32, 1.28-1.33 and 1.28-1.34).
+HYPERPOD_KUBERNETES_VERSIONS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35")
+#: The version ``TrainingPlatform`` gives HyperPod's EKS cluster: the newest one listed above, which aws-cdk-lib 2.275
+#: offers (``aws_eks_v2.KubernetesVersion.V1_35``) with the kubectl layer package ``aws-cdk.lambda-layer-kubectl-v35``
+#: (installed with fmconstructs; GpuEksCluster's own default, :data:`~fmconstructs.eks.versions.
+#: DEFAULT_KUBERNETES_VERSION`).
+HYPERPOD_DEFAULT_KUBERNETES_VERSION = "1.35"
 #: EKS authentication modes HyperPod supports (same page): API and API_AND_CONFIG_MAP. API mode is what HyperPod needs
 #: for its access entries, which it creates itself: the execution role's and its service-linked role's (SageMaker API
 #: reference, ClusterMetadata: ``EksRoleAccessEntries`` and ``SlrAccessEntry`` are "created by HyperPod on your
@@ -116,11 +126,6 @@ MAX_SUBNETS = 16
 #: ties it to AmazonSageMakerClusterInstanceRolePolicy, which allows S3 access only on that prefix.
 LIFECYCLE_BUCKET_PREFIX = "sagemaker-"
 MAX_SECURITY_GROUPS = 5
-
-
-#: Where the cluster's Lustre file system is mounted on every node: ``/fsx``, the mount point of the published
-#: base-config (lifecycle_script.py: ``mount_fsx.sh <dns> <mountname> /fsx``) and of fmconstructs' other backends.
-LUSTRE_MOUNT_POINT = "/fsx"
 
 
 def _source(name: str, value: Any) -> s3deploy.ISource:
@@ -354,6 +359,10 @@ class HyperPodCluster(Construct):
         connections (``nodes`` x interfaces; synthesis fails above it) and its EFA group is opened to the file
         system's (no rules when they share one). With an EFA-enabled file system every instance group gets a
         lifecycle prefix of its own (``lifecycle/<group>/``, as with ``SlurmConfiguration.API``).
+    :param mount_point: where the nodes mount ``file_system`` with ``SlurmConfiguration.API`` (fmconstructs' mount
+        step, or HyperPod's ``FsxLustreConfig.MountPath``). Default :data:`LUSTRE_MOUNT_POINT` (``/fsx``), the only one
+        accepted with ``base_config_dir`` (the published ``lifecycle_script.py`` mounts at ``/fsx``) and with EKS
+        orchestration (pods mount the claim at the path of their own ``volumeMounts``; nothing mounts on the node).
     :param lustre_mount: :class:`HyperPodLustreMount` (``SlurmConfiguration.API`` with a ``file_system`` only).
         Default: ``NODE_BOOTSTRAP`` (the storage module's mount steps in fmconstructs' lifecycle script).
     :param base_config_dir: a local copy of HyperPod's published lifecycle scripts (awsome-distributed-training
@@ -412,6 +421,7 @@ class HyperPodCluster(Construct):
         lustre_mount: HyperPodLustreMount | None = None,
         exporter_source: ExporterSource | None = None,
         efa_security_group: EfaSecurityGroup | None = None,
+        mount_point: str = LUSTRE_MOUNT_POINT,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
@@ -490,6 +500,7 @@ class HyperPodCluster(Construct):
         if mode is SlurmConfiguration.API:
             _check_api_partitions(groups, orchestrator)
         mount = _lustre_mount(lustre_mount, mode, file_system)
+        check_cluster_mount_point(mount_point, mode, file_system)
         source = _exporter_source(exporter_source, mode, prometheus_workspace)
         eks_lustre_efa = (
             orchestrator.kind is OrchestratorKind.EKS and file_system is not None and file_system.efa_enabled
@@ -533,6 +544,10 @@ class HyperPodCluster(Construct):
         )
         self.slurm_configuration: SlurmConfiguration | None = mode
         self.lustre_mount: HyperPodLustreMount | None = mount
+        #: Where the nodes mount the file system (None without one, and with EKS orchestration: pods mount the claim).
+        self.mount_point: str | None = (
+            mount_point if file_system is not None and orchestrator.kind is OrchestratorKind.SLURM else None
+        )
         self.cluster_name_given = cluster_name or _default_cluster_name(scope, id)
         #: Each instance group's node set-up (rendered at construction into its ``fmconstructs_setup.sh``). With
         #: ``SlurmConfiguration.API``, and with EKS and an EFA-enabled file system, every group has its own (and its
@@ -597,7 +612,8 @@ class HyperPodCluster(Construct):
         )
         self.lifecycle_s3_uri: str = Fn.join("", ["s3://", self.lifecycle_bucket.bucket_name, "/", LIFECYCLE_PREFIX])
 
-        # --- execution role (least privilege: the documented managed policy, VPC ENI actions, lifecycle read).
+        # --- execution role (least privilege: the documented managed policy, VPC ENI actions, lifecycle read; with
+        # EKS also the VPC CNI, ECR and Pod Identity grants of AWS's HyperPod EKS IAM templates).
         self.execution_role = iam.Role(
             self,
             "ExecutionRole",
@@ -606,6 +622,17 @@ class HyperPodCluster(Construct):
             description="SageMaker HyperPod instance groups",
         )
         self.execution_role.add_to_policy(iam.PolicyStatement(actions=list(VPC_ACTIONS), resources=["*"]))
+        if orchestrator.kind is OrchestratorKind.EKS:
+            # The VPC CNI's pod addresses, ECR pulls and EKS Pod Identity, as AWS's HyperPod EKS IAM templates grant
+            # (fmconstructs.hyperpod.iam, which cites them).
+            for statement in eks_execution_role_statements(
+                self,
+                eks_cluster_arn=orchestrator.eks_cluster.cluster_arn,
+                vpc_id=vpc.vpc_id,
+                subnet_ids=[s.subnet_id for s in chosen_subnets],
+                security_group_ids=group_ids,
+            ):
+                self.execution_role.add_to_policy(statement)
         if prometheus_workspace is not None:
             prometheus_workspace.grant_remote_write(self.execution_role)
         if source is not None:
@@ -681,11 +708,11 @@ class HyperPodCluster(Construct):
         bootstrap = NodeBootstrap(self, f"Bootstrap-{group.name}", delivery=BootstrapDelivery.INLINE)
         if file_system is not None and mount is HyperPodLustreMount.NODE_BOOTSTRAP:
             spec = group.instance_spec
-            interfaces = group.efa_interfaces_for_lustre
+            interfaces = api_lustre_efa_interfaces(group)
             bootstrap.add_step(
                 "lustre",
                 file_system.mount_commands(
-                    LUSTRE_MOUNT_POINT,
+                    self.mount_point or LUSTRE_MOUNT_POINT,
                     instance_spec=spec,
                     gpudirect_storage=None if group.gpu else False,
                     efa_interfaces_for_lustre=interfaces,
@@ -858,7 +885,7 @@ class HyperPodCluster(Construct):
                     fsx_lustre_config=sagemaker.CfnCluster.ClusterFsxLustreConfigProperty(
                         dns_name=self.file_system.dns_name,
                         mount_name=self.file_system.mount_name,
-                        mount_path=LUSTRE_MOUNT_POINT,
+                        mount_path=self.mount_point or LUSTRE_MOUNT_POINT,
                     )
                 )
             )
@@ -898,6 +925,23 @@ class HyperPodCluster(Construct):
     def cluster_name(self) -> str:
         """The cluster's name (given, or ``<stack>-<id>``; for an environment-agnostic stack name, the ARN)."""
         return self.cluster_name_given or self.resource.attr_cluster_arn
+
+    @property
+    def cluster_id(self) -> str:
+        """The cluster id: the last part of ``ClusterArn`` (``arn:...:cluster/<12 characters>``, botocore sagemaker
+        model ``ClusterArn`` pattern), the ``<cluster-id>`` of Session Manager targets."""
+        return Fn.select(1, Fn.split("/", self.cluster_arn))
+
+    @property
+    def login_command(self) -> str | None:
+        """Slurm: an AWS CLI command that opens a shell through Session Manager on a running node of the login group
+        (else the controller group); None with EKS orchestration (:func:`~fmconstructs.hyperpod.access.
+        session_command`)."""
+        orchestrator = self.orchestrator
+        if orchestrator.kind is not OrchestratorKind.SLURM:
+            return None
+        group = orchestrator.login_group or orchestrator.controller_group or ""
+        return session_command(cluster_id=self.cluster_id, cluster_name=self.cluster_name, group=group)
 
     @property
     def security_group(self) -> ec2.ISecurityGroup:

@@ -63,11 +63,12 @@ from typing import Any
 import jsii
 import yaml
 from aws_cdk import Duration, Stack
+from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct, IValidation
 
-from .._validate import check_enum, check_scope_id, check_str
+from .._validate import check_construct, check_enum, check_scope_id, check_str
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin, check_hyperpod_instance_types, check_version, merge_values
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
@@ -94,6 +95,10 @@ RESILIENCY_COMPONENTS = ("health-monitoring-agent", "deep-health-check", "job-au
 REPLACED_DEVICE_PLUGINS = ("nvidia-device-plugin", "aws-efa-k8s-device-plugin")
 #: aws-cdk-lib ``aws_eks_v2.HelmChart``: "Helm chart timeout cannot be higher than 15 minutes".
 MAX_TIMEOUT_MINUTES = 15
+#: CDK context keys :meth:`HyperPodDependenciesChart.from_context` reads (as examples/hyperpod_eks_stack.py does): a
+#: chart directory or an ``oci://`` reference, and for OCI its version (default :data:`CHART_VERSION_SEEN`).
+CHART_CONTEXT = "fmconstructs:hyperpod-helm-chart"
+CHART_VERSION_CONTEXT = "fmconstructs:hyperpod-helm-chart-version"
 
 
 class HyperPodEksWarning(str, Enum):
@@ -193,6 +198,29 @@ class HyperPodDependenciesChart:
     def from_oci(cls, reference: str, *, version: str) -> HyperPodDependenciesChart:
         """``oci://<registry>/<path>/hyperpod-helm-chart`` at ``version`` (what you pushed with ``helm push``)."""
         return cls(ChartLocation.OCI, repository=reference, version=version)
+
+    @classmethod
+    def from_ecr(cls, repository: ecr.IRepository, *, version: str) -> HyperPodDependenciesChart:
+        """The chart pushed to this ECR repository at ``version`` (``oci://`` + the repository URI, as
+        :meth:`~fmconstructs.eks.addons.ChartSource.ecr`; name the repository ``<path>/hyperpod-helm-chart``, which is
+        where ``helm push hyperpod-helm-chart-<version>.tgz oci://<registry>/<path>`` puts it). The kubectl handler
+        logs in to ECR with its role's ``AmazonEC2ContainerRegistryReadOnly`` (aws-cdk-lib aws-eks-v2
+        ``KubectlProvider``)."""
+        check_construct("repository", repository, attribute="repository_uri", expected="an ecr.IRepository")
+        return cls.from_oci(f"oci://{repository.repository_uri}", version=version)
+
+    @classmethod
+    def from_context(cls, scope: Construct) -> HyperPodDependenciesChart | None:
+        """The chart named by CDK context :data:`CHART_CONTEXT` (``-c fmconstructs:hyperpod-helm-chart=<directory or
+        oci:// reference>``; for OCI the version in :data:`CHART_VERSION_CONTEXT`, default
+        :data:`CHART_VERSION_SEEN`), or None when the context is not set."""
+        location = scope.node.try_get_context(CHART_CONTEXT)
+        if not location:
+            return None
+        if str(location).startswith("oci://"):
+            version = scope.node.try_get_context(CHART_VERSION_CONTEXT) or CHART_VERSION_SEEN
+            return cls.from_oci(str(location), version=str(version))
+        return cls.from_directory(str(location))
 
     @classmethod
     def from_helm_repository(cls, url: str, *, version: str, chart: str = CHART_NAME) -> HyperPodDependenciesChart:

@@ -32,7 +32,8 @@ from .._validate import (
 from ..capacity import CapacityBlockScaling
 from ..eks.node_group import check_mount_point
 from ..errors import FmValidationError, is_token
-from ..hyperpod import HyperPodCapacity
+from ..hyperpod import HYPERPOD_KUBERNETES_VERSIONS, HyperPodCapacity
+from ..hyperpod.eks_dependencies import HyperPodDependenciesChart
 from ..images import GpuNodeImage
 from ..observability.grafana import GrafanaWorkspace
 from ..observability.sources import ExporterSource
@@ -88,11 +89,12 @@ class PlatformStorage:
         RETAIN).
     :param layout: the data repository associations. Default :data:`~fmconstructs.storage.DEFAULT_LAYOUT`:
         ``/datasets`` (import) and ``/checkpoints`` (import and export).
-    :param mount_point: where nodes mount the file system. Default ``/fsx``.
+    :param mount_point: where nodes mount the file system. Default ``/fsx``, the only one HyperPod accepts with
+        ``base_config_dir`` (the published lifecycle scripts mount at ``/fsx``) and on EKS (pods mount the claim).
     :param efa_enabled: an EFA-enabled file system sharing the nodes' EFA security group. Default (None): True for
         PCS, ParallelCluster, EKS, HyperPod Slurm (fmconstructs' node set-up mounts it over EFA) and HyperPod on EKS
-        (the GPU group's OnCreate lifecycle configures LNet over EFA; the FSx CSI driver mounts); False for HyperPod
-        with ``base_config_dir`` (the published lifecycle scripts mount over TCP), where True is refused.
+        (the GPU group's OnCreate lifecycle configures LNet over EFA; the FSx CSI driver mounts). HyperPod with
+        ``base_config_dir`` (the published lifecycle scripts mount over TCP) requires an explicit False.
     :param access_logs_bucket: server access logs of a new data bucket (prefix ``data/``); it takes precedence over
         ``TrainingPlatform(access_logs_bucket=...)`` for that bucket. Default: none (the platform's, if given). Refused
         with ``data_bucket`` (the platform creates no bucket then).
@@ -418,7 +420,17 @@ class HyperPodOptions:
         HyperPod takes no EC2 reservation, so the platform's ``capacity`` must be On-Demand.
     :param extra_ebs_gib: extra EBS per GPU node. Default: none.
     :param base_config_dir: a local copy of HyperPod's published lifecycle scripts (Slurm). Default: none.
-    :param eks_version: Kubernetes version of the EKS cluster (EKS orchestration). Default: ``GpuEksCluster``'s.
+    :param eks_version: Kubernetes version of the EKS cluster (EKS orchestration), one SageMaker HyperPod documents
+        (:data:`~fmconstructs.hyperpod.HYPERPOD_KUBERNETES_VERSIONS`: 1.30-1.35; others are refused). Default:
+        :data:`~fmconstructs.hyperpod.cluster.HYPERPOD_DEFAULT_KUBERNETES_VERSION` (1.35).
+    :param dependencies_chart: where HyperPod's dependencies Helm chart comes from (EKS orchestration; HyperPod requires
+        it on the EKS cluster before the HyperPod cluster is created):
+        :class:`~fmconstructs.hyperpod.eks_dependencies.HyperPodDependenciesChart` ``.from_directory(path)`` (a
+        checkout uploaded as a CDK asset), ``.from_oci(reference, version=...)``, ``.from_ecr(repository,
+        version=...)`` or ``.from_helm_repository(url, version=...)``. Default: CDK context
+        ``fmconstructs:hyperpod-helm-chart`` (``HyperPodDependenciesChart.from_context``); without either the platform
+        raises :class:`~fmconstructs.errors.FmValidationError`. The chart's own NVIDIA and EFA device plugins are
+        turned off: GpuEksCluster's GPU add-ons (installed by the platform) serve the ``ml.`` nodes, once.
     :param admin_roles: EKS cluster admins (EKS orchestration). Default: none.
     :param efa_interfaces_for_lustre: EFA interfaces each GPU node uses for Lustre (0 = TCP). Default: the type's
         FSx default from the catalog (8 on p5): lower it to fit more nodes in the file system's 1,024 EFA connections.
@@ -434,6 +446,7 @@ class HyperPodOptions:
     eks_version: eks.KubernetesVersion | None = None
     admin_roles: Sequence[iam.IRole] = ()
     efa_interfaces_for_lustre: int | None = None
+    dependencies_chart: HyperPodDependenciesChart | None = None
 
     def __post_init__(self) -> None:
         check_enum("orchestrator", self.orchestrator, HyperPodOrchestration)
@@ -448,9 +461,27 @@ class HyperPodOptions:
             _check_name("base_config_dir", self.base_config_dir)
         if self.eks_version is not None:
             check_instance("eks_version", self.eks_version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
+            if self.eks_version.version not in HYPERPOD_KUBERNETES_VERSIONS:
+                raise FmValidationError(
+                    "eks_version",
+                    self.eks_version.version,
+                    f"one SageMaker HyperPod supports ({', '.join(HYPERPOD_KUBERNETES_VERSIONS)}; SageMaker Developer "
+                    "Guide sagemaker-hyperpod-eks-prerequisites)",
+                )
         object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))
         if self.orchestrator is HyperPodOrchestration.EKS and self.base_config_dir is not None:
             raise FmValidationError("base_config_dir", self.base_config_dir, "None with EKS orchestration (Slurm only)")
+        if self.dependencies_chart is not None:
+            check_instance(
+                "dependencies_chart",
+                self.dependencies_chart,
+                HyperPodDependenciesChart,
+                "a HyperPodDependenciesChart (.from_directory, .from_oci, .from_ecr, .from_helm_repository)",
+            )
+            if self.orchestrator is not HyperPodOrchestration.EKS:
+                raise FmValidationError(
+                    "dependencies_chart", "a HyperPodDependenciesChart", "None with Slurm orchestration (EKS only)"
+                )
 
 
 #: What :class:`~fmconstructs.platform.TrainingPlatform` accepts as ``orchestrator``.

@@ -13,7 +13,8 @@
   ParallelCluster and EKS: one the platform creates and passes to the cluster (``node_security_group`` /
   ``efa_security_group``) and to the file system; HyperPod Slurm: one the platform creates and passes to
   ``HyperPodCluster(efa_security_group=...)`` and to the file system (EFA-enabled by default: fmconstructs' node
-  set-up mounts it over EFA; TCP with ``base_config_dir``, whose published lifecycle scripts mount over TCP);
+  set-up mounts it over EFA; ``base_config_dir``, whose published lifecycle scripts mount over TCP, needs
+  ``PlatformStorage(efa_enabled=False)``);
   HyperPod on EKS: the ``GpuEksCluster``'s (:attr:`~fmconstructs.eks.GpuEksCluster.efa_security_group`), passed to
   ``HyperPodCluster`` and to the file system (EFA-enabled by default: the GPU group's ``OnCreate`` lifecycle configures
   LNet over EFA, :func:`~fmconstructs.storage.lustre_lnet_commands`, and the FSx CSI driver's mounts then go over EFA;
@@ -43,6 +44,7 @@ from typing import Any, cast
 
 from aws_cdk import CfnOutput, Fn, Stack, Token
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -67,7 +69,9 @@ from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.user_data import nvme_raid_commands
 from ..eks import GpuEksCluster
 from ..errors import FmTypeError, FmValidationError, is_token
-from ..hyperpod import HyperPodCluster, HyperPodInstanceGroup, HyperPodOrchestrator
+from ..hyperpod import LUSTRE_MOUNT_POINT, HyperPodCluster, HyperPodInstanceGroup, HyperPodOrchestrator
+from ..hyperpod.cluster import HYPERPOD_DEFAULT_KUBERNETES_VERSION
+from ..hyperpod.eks_dependencies import CHART_CONTEXT, HyperPodDependenciesChart, HyperPodEksDependencies
 from ..hyperpod.types import hyperpod_type
 from ..networking import EfaSecurityGroup
 from ..observability.collection import NodeLabels, node_collection_commands
@@ -105,6 +109,8 @@ from .options import (
     PlatformStorage,
 )
 
+#: The PersistentVolume and claim (namespace ``default``) of the file system on HyperPod's EKS cluster.
+HYPERPOD_EKS_VOLUME = "fsx"
 #: ``cluster`` label values the collectors accept (1-128 letters, digits or ``_.:/+-``, observability._checks).
 _LABEL_DROP = re.compile(r"[^A-Za-z0-9_.:/+-]+")
 
@@ -207,6 +213,7 @@ class TrainingPlatform(Construct):
         self._observability_choice = observability
         self._events_on = capacity_block_events
         efa_storage = self._validate(orchestrator, storage)
+        self._hyperpod_chart = _hyperpod_chart(scope, orchestrator)
         #: The sizing decision for the file system (None without storage).
         self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
         subnet = subnet or _default_subnet(vpc, self.capacity)
@@ -234,6 +241,8 @@ class TrainingPlatform(Construct):
         self.prometheus_workspace: PrometheusWorkspace | None = None
         self.grafana_workspace: GrafanaWorkspace | None = None
         self.capacity_events: CapacityBlockEvents | None = None
+        #: HyperPod on EKS: HyperPod's dependencies chart on the EKS cluster (None otherwise).
+        self.hyperpod_dependencies: HyperPodEksDependencies | None = None
         self._outputs: dict[str, tuple[str, str]] = {}
 
         self._observability(observability)
@@ -261,11 +270,10 @@ class TrainingPlatform(Construct):
         if self.backend is Backend.HYPERPOD:
             self._check_hyperpod_capacity()
             hyperpod_type("instance_type", self.instance_spec.instance_type)
-        tcp_only = _hyperpod_tcp_reason(orchestrator) if isinstance(orchestrator, HyperPodOptions) else None
+        if isinstance(orchestrator, HyperPodOptions):
+            _check_hyperpod_storage(orchestrator, storage)
         if storage is None or storage.efa_enabled is None:
-            return tcp_only is None
-        if storage.efa_enabled and tcp_only is not None:
-            raise FmValidationError("storage.efa_enabled", True, f"False or None with {tcp_only}")
+            return True
         return storage.efa_enabled
 
     def _check_block_scaling(self, options: EksOptions) -> None:
@@ -546,17 +554,18 @@ class TrainingPlatform(Construct):
 
     def _hyperpod(self, options: HyperPodOptions) -> None:
         # One EFA group for the nodes and the file system. Slurm: the platform's; EKS: the GpuEksCluster's, so no
-        # second group. Either way it is passed to HyperPodCluster and to the file system (EFA-enabled unless
-        # _validate chose TCP); HyperPodCluster opens the Lustre ports from it and, for EFA, registers each group that
-        # configures LNet over EFA as EFA clients (Slurm: its node set-up mounts over EFA; EKS: its OnCreate lifecycle
-        # configures LNet over EFA and the FSx CSI driver, add_lustre_volume below, mounts).
+        # second group. Either way it is passed to HyperPodCluster and to the file system (EFA-enabled unless the
+        # storage says otherwise); HyperPodCluster opens the Lustre ports from it and, for EFA, registers each group
+        # that configures LNet over EFA as EFA clients (Slurm: its node set-up mounts over EFA; EKS: its OnCreate
+        # lifecycle configures LNet over EFA and the FSx CSI driver, add_lustre_volume below, mounts).
         eks_cluster: GpuEksCluster | None = None
         if options.orchestrator is HyperPodOrchestration.SLURM:
             efa = EfaSecurityGroup(
                 self, "EfaSecurityGroup", vpc=self.vpc, description="HyperPod nodes: EFA within the group, HTTPS out"
             )
         else:
-            eks_cluster = self._gpu_eks_cluster("EksCluster", options.eks_version, options.admin_roles, None, None)
+            version = options.eks_version or eks.KubernetesVersion.of(HYPERPOD_DEFAULT_KUBERNETES_VERSION)
+            eks_cluster = self._gpu_eks_cluster("EksCluster", version, options.admin_roles, None, None)
             efa = eks_cluster.efa_security_group
         self.security_group = efa
         file_system = self._file_system(efa)
@@ -576,37 +585,10 @@ class TrainingPlatform(Construct):
             "access_logs_bucket": self._access_logs_bucket,
             "efa_security_group": efa,
         }
-        if options.orchestrator is HyperPodOrchestration.SLURM:
-            groups = [HyperPodInstanceGroup(name="controller", instance_type=options.controller_instance_type, nodes=1)]
-            if options.login_instance_type is not None:
-                groups.append(HyperPodInstanceGroup(name="login", instance_type=options.login_instance_type, nodes=1))
-                self.login_node_group = groups[-1]
-            cluster = HyperPodCluster(
-                self,
-                "Cluster",
-                orchestrator=HyperPodOrchestrator.slurm(
-                    controller_group="controller",
-                    login_group="login" if options.login_instance_type is not None else None,
-                ),
-                instance_groups=[*groups, gpu],
-                base_config_dir=options.base_config_dir,
-                prometheus_workspace=self.prometheus_workspace,
-                **common,
-            )
+        if eks_cluster is None:
+            cluster = self._hyperpod_slurm(options, gpu, common)
         else:
-            assert eks_cluster is not None
-            self.eks_cluster = eks_cluster
-            cluster = HyperPodCluster(
-                self,
-                "Cluster",
-                orchestrator=HyperPodOrchestrator.eks(eks_cluster),
-                instance_groups=[gpu],
-                **common,
-            )
-            if file_system is not None:
-                eks_cluster.add_lustre_volume("FsxVolume", file_system, name="fsx")
-            self._eks_scraper(eks_cluster)
-            self._eks_outputs(eks_cluster)
+            cluster = self._hyperpod_eks(eks_cluster, gpu, common)
         self.cluster = cluster
         self._outputs.update(
             {
@@ -618,6 +600,61 @@ class TrainingPlatform(Construct):
                 ),
             }
         )
+
+    def _hyperpod_slurm(
+        self, options: HyperPodOptions, gpu: HyperPodInstanceGroup, common: dict[str, Any]
+    ) -> HyperPodCluster:
+        groups = [HyperPodInstanceGroup(name="controller", instance_type=options.controller_instance_type, nodes=1)]
+        if options.login_instance_type is not None:
+            groups.append(HyperPodInstanceGroup(name="login", instance_type=options.login_instance_type, nodes=1))
+            self.login_node_group = groups[-1]
+        cluster = HyperPodCluster(
+            self,
+            "Cluster",
+            orchestrator=HyperPodOrchestrator.slurm(
+                controller_group="controller",
+                login_group="login" if options.login_instance_type is not None else None,
+            ),
+            instance_groups=[*groups, gpu],
+            base_config_dir=options.base_config_dir,
+            prometheus_workspace=self.prometheus_workspace,
+            mount_point=self.mount_point or LUSTRE_MOUNT_POINT,
+            **common,
+        )
+        if cluster.login_command is not None:
+            node = "login" if options.login_instance_type is not None else "controller"
+            self._outputs["LoginCommand"] = (
+                cluster.login_command,
+                f"Opens a shell on the {node} node with Session Manager (as root: sudo su - ubuntu); then "
+                f"sbatch -p {options.gpu_group_name} job.sh",
+            )
+        return cluster
+
+    def _hyperpod_eks(
+        self, eks_cluster: GpuEksCluster, gpu: HyperPodInstanceGroup, common: dict[str, Any]
+    ) -> HyperPodCluster:
+        self.eks_cluster = eks_cluster
+        cluster = HyperPodCluster(
+            self, "Cluster", orchestrator=HyperPodOrchestrator.eks(eks_cluster), instance_groups=[gpu], **common
+        )
+        # The NVIDIA and EFA device plugins once: GpuEksCluster's (the dependencies chart's own are off,
+        # eks_dependencies.dependencies_values), with the DCGM exporter and the FSx CSI driver; add_dependent below
+        # registers the ml. types with them.
+        eks_cluster.add_gpu_addons()
+        assert self._hyperpod_chart is not None  # resolved (or refused) before the platform was built
+        self.hyperpod_dependencies = HyperPodEksDependencies(
+            self, "HyperPodDependencies", cluster=eks_cluster, chart=self._hyperpod_chart
+        )
+        self.hyperpod_dependencies.add_dependent(cluster)
+        if common["file_system"] is not None:
+            eks_cluster.add_lustre_volume("FsxVolume", common["file_system"], name=HYPERPOD_EKS_VOLUME)
+            self._outputs["VolumeClaim"] = (
+                f"default/{HYPERPOD_EKS_VOLUME}",
+                "PersistentVolumeClaim (namespace/name) that pods mount for the file system",
+            )
+        self._eks_scraper(eks_cluster)
+        self._eks_outputs(eks_cluster)
+        return cluster
 
     # --- EKS helpers (EKS and HyperPod on EKS) ------------------------------------------------------------------------
     def _gpu_eks_cluster(
@@ -684,7 +721,12 @@ class TrainingPlatform(Construct):
         outputs = dict(self._outputs)
         fs = self.file_system
         if fs is not None:
-            outputs["FileSystemId"] = (fs.file_system_id, f"FSx for Lustre file system mounted at {self.mount_point}")
+            where = (
+                f"mounted in pods through the PersistentVolumeClaim default/{HYPERPOD_EKS_VOLUME}"
+                if self.backend is Backend.HYPERPOD and self.eks_cluster is not None
+                else f"mounted at {self.mount_point}"
+            )
+            outputs["FileSystemId"] = (fs.file_system_id, f"FSx for Lustre file system {where}")
             outputs["FileSystemDnsName"] = (fs.dns_name, "FSx for Lustre DNS name (mount: <dns>@tcp:/<mount name>)")
             outputs["FileSystemMountName"] = (fs.mount_name, "FSx for Lustre mount name")
         if self.data_bucket is not None:
@@ -706,20 +748,60 @@ class TrainingPlatform(Construct):
             CfnOutput(self, output_id, value=value, description=description)
 
 
-def _hyperpod_tcp_reason(options: HyperPodOptions) -> str | None:
-    """Why a HyperPod platform's nodes would mount Lustre over TCP only (None: they mount over EFA)."""
+def _check_hyperpod_storage(options: HyperPodOptions, storage: PlatformStorage | None) -> None:
+    """HyperPod's storage rules: the published lifecycle scripts mount at /fsx over TCP, so ``base_config_dir`` takes
+    neither another mount point nor an EFA-enabled file system (refused rather than changed behind your back); on EKS
+    pods mount the claim, so no other mount point either."""
     # HyperPod on EKS mounts over EFA: HyperPodCluster(file_system=<EFA-enabled>) configures LNet over EFA in the GPU
     # groups' OnCreate lifecycle (as EKS User Guide fsx-csi-tuning-efa does on the node before the FSx CSI driver
     # mounts, and as awsome-distributed-training's HyperPod EKS on_create_main.sh at ef3d0b1 does in OnCreate).
-    if options.base_config_dir is not None:
+    if storage is None:
+        return
+    if storage.mount_point != LUSTRE_MOUNT_POINT:
+        if options.base_config_dir is not None:
+            raise FmValidationError(
+                "storage.mount_point",
+                storage.mount_point,
+                f"{LUSTRE_MOUNT_POINT!r} with HyperPodOptions(base_config_dir=...): the published lifecycle_script.py "
+                "mounts the file system at /fsx and takes no other path (drop base_config_dir to mount elsewhere)",
+            )
+        if options.orchestrator is HyperPodOrchestration.EKS:
+            raise FmValidationError(
+                "storage.mount_point",
+                storage.mount_point,
+                f"{LUSTRE_MOUNT_POINT!r} with HyperPod on EKS: nothing mounts the file system on the HyperPod nodes; "
+                f"pods mount the PersistentVolumeClaim default/{HYPERPOD_EKS_VOLUME} at their own volumeMounts path",
+            )
+    if options.base_config_dir is not None and storage.efa_enabled is not False:
         # awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config/mount_fsx.sh
         # (commit 98dde54): modprobe lnet, then mount -t lustre <dns>@tcp:/<name>; no LNet over EFA is configured
         # (the storage module's EFA client set-up does that with lnetctl, fmconstructs/storage/client.py).
-        return (
-            "HyperPod and base_config_dir (the published lifecycle scripts' mount_fsx.sh configures no LNet over "
-            "EFA: it loads lnet and mounts <dns>@tcp:/<name>, so the nodes reach the file system over TCP)"
+        raise FmValidationError(
+            "storage.efa_enabled",
+            storage.efa_enabled,
+            "False, given explicitly as PlatformStorage(efa_enabled=False), with HyperPodOptions(base_config_dir=...): "
+            "the published lifecycle scripts' mount_fsx.sh configures no LNet over EFA (it loads lnet and mounts "
+            "<dns>@tcp:/<name>), so the nodes reach the file system over TCP only; or drop base_config_dir to keep "
+            "EFA (fmconstructs' node set-up mounts over EFA)",
         )
-    return None
+
+
+def _hyperpod_chart(scope: Construct, options: Orchestrator) -> HyperPodDependenciesChart | None:
+    """HyperPod on EKS: the dependencies chart (the options', else CDK context), refused when there is none."""
+    if not isinstance(options, HyperPodOptions) or options.orchestrator is not HyperPodOrchestration.EKS:
+        return None
+    chart = options.dependencies_chart or HyperPodDependenciesChart.from_context(scope)
+    if chart is None:
+        raise FmValidationError(
+            "orchestrator.dependencies_chart",
+            None,
+            "a HyperPodDependenciesChart (.from_directory, .from_oci, .from_ecr or .from_helm_repository), or CDK "
+            f"context -c {CHART_CONTEXT}=<HyperPodHelmChart directory or oci:// reference>: SageMaker HyperPod "
+            "requires its dependencies chart on the EKS cluster before the HyperPod cluster is created (SageMaker "
+            "Developer Guide sagemaker-hyperpod-eks-install-packages-using-helm-chart), and the chart is published "
+            "only in git (aws/sagemaker-hyperpod-cli helm_chart/HyperPodHelmChart)",
+        )
+    return chart
 
 
 def options_mount(platform: TrainingPlatform) -> str:
