@@ -239,6 +239,16 @@ def _register_preflight() -> None:
 _register_preflight()
 
 
+def _register_changes() -> None:
+    from .changes_cmd import changes, stack_policy_command
+
+    cli.add_command(changes)
+    cli.add_command(stack_policy_command)
+
+
+_register_changes()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``fmc``)."""
     cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="fmc")
