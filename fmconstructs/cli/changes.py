@@ -79,7 +79,7 @@ DOCUMENTED_CREATE_ONLY: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 
-_SCHEMA_SOURCE = f"resource schema createOnlyProperties (cfn-lint {CFN_LINT_VERSION})"
+_SCHEMA_SOURCE = f"resource schema, cfn-lint {CFN_LINT_VERSION}"
 _RETAINED = frozenset({"Retain", "RetainExceptOnCreate"})
 
 
@@ -257,11 +257,25 @@ def values_at(props: object, parts: list[str], prefix: str = "") -> dict[str, ob
     return {"/".join([prefix, *parts]).lstrip("/"): props}
 
 
+def _short(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_short(v) for v in value) + "]"
+    if _is_intrinsic(value):
+        assert isinstance(value, dict)
+        ((key, arg),) = normalize(value).items()  # type: ignore[union-attr]
+        if key == "Ref":
+            return f"Ref {arg}"
+        if key == "Fn::GetAtt" and isinstance(arg, list):
+            return "GetAtt " + ".".join(str(a) for a in arg)
+    plain = normalize(value)
+    return plain if isinstance(plain, str) else json.dumps(plain, sort_keys=True, default=str)
+
+
 def show(value: object) -> str:
-    """A short text for a template value."""
+    """A short text for a template value: the literal, ``Ref X``, ``GetAtt X.Attr`` or compact JSON."""
     if value is MISSING:
         return "(not set)"
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    text = _short(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -276,7 +290,7 @@ def compare(old: object, new: object, renewed: set[str]) -> tuple[str, str] | No
     if moved:
         return REPLACE, "now refers to " + ", ".join(moved) + ", which is new or replaced"
     if old is MISSING or new is MISSING or (_literal(old_n) and _literal(new_n)):
-        return REPLACE, "changed"
+        return REPLACE, "the value changed"
     return MAY_REPLACE, "a deploy-time value (intrinsic function) changed: fmc cannot tell whether it resolves equal"
 
 
@@ -395,7 +409,7 @@ def compare_templates(stack: str, old_template: Mapping[str, Any], new_template:
                     rtype,
                     resource_path(stack, lid, new[lid]),
                     cause.kind,
-                    f"create-only property {cause.why} ({cause.source})",
+                    f"{cause.why}; create-only per {cause.source}",
                     cause.pointer,
                     show(cause.old),
                     show(cause.new),
