@@ -118,11 +118,19 @@ groups, queues) it lists a replacement (the create-only property that causes it,
 disappears (removed, or renamed: matched by construct path or as the only new resource of its type) and an FSx storage
 decrease. Create-only properties come from the CloudFormation resource schemas (copied from cfn-lint). Intrinsic
 functions are compared structurally: the same expression is the same value unless it refers to a new or replaced
-resource; any other change involving one is "may-replace" and gates like a replacement.
+resource; any other change involving one is "may-replace" and gates like a replacement. A create-only property
+set on one side only is a change. Replacements of other resources (security groups, roles...) are listed, not
+gating.
 
-Exit status: 0 when every finding is acknowledged with --allow (a construct path such as Stack/Platform/FileSystem,
-or STACK/LOGICAL_ID; it covers everything below it), 1 when some are not, 2 for a usage error, 3 for unreadable input,
-4 when a CloudFormation call fails."""
+--allow takes a construct path such as Stack/Platform/FileSystem (or STACK/LOGICAL_ID) and covers everything below it.
+
+\b
+Exit status:
+  0  no finding, or every finding acknowledged with --allow
+  1  a stateful resource would be replaced, removed or shrunk (not acknowledged)
+  2  usage error
+  3  unreadable input (no cdk.out, a broken manifest or template, an unknown --stack)
+  4  a CloudFormation call failed (credentials, permissions, a failed change set)"""
 
 
 @click.command(help=_CHANGES_HELP, short_help="Gate CI on replaced, removed or shrunk stateful resources.")
@@ -174,12 +182,17 @@ every update and denies Update:Replace and Update:Delete on the stack's stateful
 repository associations, buckets, keys, workspaces, clusters, node groups, queues), by logical id.
 
 Apply it after a deploy (cdk deploy has no stack-policy option):
-aws cloudformation set-stack-policy --stack-name STACK --stack-policy-body file://policy.json.
-A denied replacement then fails the update and CloudFormation rolls back. For an intended change, regenerate with
---allow PATH for the resources you mean to replace and set that policy before the deploy (then set the full one
-again), or give a plain CloudFormation update an overriding policy (aws cloudformation update-stack
---stack-policy-during-update-body; cdk deploy executes change sets, which take none). A stack policy cannot be
-deleted, only replaced (an Allow Update:* policy lifts every protection)."""
+
+\b
+  fmc stack-policy cdk.out --stack STACK > policy.json
+  aws cloudformation set-stack-policy --stack-name STACK --stack-policy-body file://policy.json
+
+A denied replacement or deletion then fails the update and CloudFormation rolls it back. For an intended change,
+set a policy generated with --allow PATH for the resources you mean to replace, deploy, then set the full policy
+again. A plain CloudFormation update can instead take a one-off override
+(aws cloudformation update-stack --stack-policy-during-update-body); cdk deploy executes change sets, and
+ExecuteChangeSet takes no override. A stack policy cannot be deleted, only replaced (Allow Update:* on * lifts
+every protection)."""
 
 
 @click.command(
