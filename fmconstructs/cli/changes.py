@@ -261,8 +261,9 @@ def _short(value: object) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_short(v) for v in value) + "]"
     if _is_intrinsic(value):
-        assert isinstance(value, dict)
-        ((key, arg),) = normalize(value).items()  # type: ignore[union-attr]
+        plain = normalize(value)
+        assert isinstance(plain, dict)
+        ((key, arg),) = plain.items()
         if key == "Ref":
             return f"Ref {arg}"
         if key == "Fn::GetAtt" and isinstance(arg, list):
@@ -383,7 +384,17 @@ def _shrinks(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list
             detail = "FSx can only increase storage capacity: the update fails (and the stack rolls back)"
             path = resource_path(stack, lid, resource)
             findings.append(
-                Finding(stack, lid, "AWS::FSx::FileSystem", path, SHRINK, detail, "StorageCapacity", old_gib, new_gib)
+                Finding(
+                    stack,
+                    lid,
+                    "AWS::FSx::FileSystem",
+                    path,
+                    SHRINK,
+                    detail,
+                    "StorageCapacity",
+                    str(old_gib),
+                    str(new_gib),
+                )
             )
     return findings
 
