@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -428,3 +431,21 @@ def test_a_template_too_large_for_a_change_set_makes_no_call():
     big = {"Resources": {}, "Description": "x" * TEMPLATE_BODY_MAX_BYTES}
     with Stubber(client):
         assert change_set_changes(client, "S", big) is None
+
+
+def test_fmc_changes_needs_neither_cfn_lint_nor_aws_cdk(tmp_path):
+    """A plain install (no dev extras) in a CI job that only downloaded the two cdk.out directories."""
+    old = _write(tmp_path / "old", {"S": {"Resources": {"Fs": FS_OLD}}})
+    new = _write(tmp_path / "new", {"S": {"Resources": {"Fs": FS_NEW}}})
+    code = (
+        "import sys\n"
+        "for name in ('cfnlint', 'aws_cdk', 'jsii'): sys.modules[name] = None  # importing them now fails\n"
+        "from fmconstructs.cli.main import main\n"
+        f"main(['changes', {str(new)!r}, '--against', {str(old)!r}, '--json'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=False
+    )
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["findings"][0]["kind"] == "shrink"

@@ -17,6 +17,11 @@ How values are compared (a decision, documented in ``fmc changes --help``):
 - any other difference that involves an intrinsic function on either side is reported as ``may-replace``: fmc cannot
   know what CloudFormation resolves it to, so it never calls it equal. It gates like a replacement.
 
+Limits: an attribute (``Fn::GetAtt``) of a resource updated in place is taken as unchanged, which holds for ids and
+ARNs but not for, e.g., a launch template's ``LatestVersionNumber``; what a custom resource's provider does on update
+(ParallelCluster's cluster updates) is its own business, only its ``ServiceToken`` is create-only; resources inside
+nested stacks are not compared.
+
 Nothing here calls AWS; :mod:`.changes_aws` adds the deployed templates and change sets.
 """
 
