@@ -270,6 +270,7 @@ def _write(root: Path, templates: dict[str, Any], *, manifest: str | None = None
         (("{missing}", "--against", "{good}"), 3, "manifest.json"),
         (("{good}", "--against", "{missing}"), 3, "manifest.json"),
         (("{broken}", "--against", "{good}"), 3, "readable JSON manifest"),
+        (("{odd}", "--against", "{good}"), 3, "not a cloud assembly fmc can read"),
         (("{good}", "--against", "{good}", "--stack", "Nope"), 3, "--stack Nope is not in"),
         (("{good}",), 2, "exactly one of --against"),
         (("{good}", "--against", "{good}", "--deployed"), 2, "exactly one of --against"),
@@ -281,6 +282,7 @@ def test_bad_input_is_one_error_line_and_a_distinct_status(tmp_path, args, code,
         "good": _write(tmp_path / "good", {"S": {"Resources": {}}}),
         "broken": _write(tmp_path / "broken", {}, manifest="{not json"),
         "missing": tmp_path / "missing",
+        "odd": _write(tmp_path / "odd", {"S": ["a template that is a list"]}),
     }
     result = _run(*[a.format(**paths) for a in args])
     assert result.exit_code == code
@@ -449,3 +451,17 @@ def test_fmc_changes_needs_neither_cfn_lint_nor_aws_cdk(tmp_path):
     )
     assert result.returncode == 1, result.stderr
     assert json.loads(result.stdout)["findings"][0]["kind"] == "shrink"
+
+
+def test_no_region_anywhere_is_a_clear_line_and_status_4(tmp_path, monkeypatch):
+    for var in ("AWS_DEFAULT_REGION", "AWS_REGION"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    (out / "S.template.json").write_text(json.dumps({"Resources": {"Fs": FS_NEW}}))
+    artifact = {"type": "aws:cloudformation:stack", "properties": {"templateFile": "S.template.json"}}
+    (out / "manifest.json").write_text(json.dumps({"artifacts": {"S": artifact}}))  # no environment: no region
+    result = _run(out, "--deployed")
+    assert result.exit_code == 4
+    assert "give --region" in result.output

@@ -37,8 +37,12 @@ def _fail(message: str, code: int) -> NoReturn:
 def _client(region: str | None) -> Any:
     """A CloudFormation client (region: the stack's environment, else --region, else the AWS configuration)."""
     import boto3
+    from botocore.exceptions import BotoCoreError
 
-    return boto3.client("cloudformation", region_name=region)
+    try:
+        return boto3.client("cloudformation", region_name=region)
+    except BotoCoreError as error:  # e.g. NoRegionError
+        raise GateAwsError(f"cannot make a CloudFormation client: {error} (give --region)") from None
 
 
 #: How ``fmc changes --deployed`` makes a client for a region (tests swap in a Stubber-backed client).
@@ -50,6 +54,8 @@ def _read(cdk_out: str, stacks: tuple[str, ...]) -> list[Stack]:
         found = read_assembly(cdk_out)
     except FmValidationError as error:
         _fail(str(error), EXIT_BAD_INPUT)
+    except (AttributeError, TypeError, KeyError, ValueError) as error:  # JSON of an unexpected shape
+        _fail(f"{cdk_out} is not a cloud assembly fmc can read ({type(error).__name__}: {error})", EXIT_BAD_INPUT)
     if stacks:
         unknown = sorted(set(stacks) - {s.name for s in found})
         if unknown:
