@@ -22,6 +22,7 @@ import aws_cdk as cdk
 import boto3
 import pytest
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_kms
 from botocore.exceptions import NoCredentialsError
 from botocore.stub import ANY, Stubber
 from click.testing import CliRunner, Result
@@ -38,11 +39,35 @@ from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration
 
 ROOT = Path(__file__).resolve().parent.parent
 AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")
-BASE: dict[str, Any] = {"fs_id": "FileSystem", "capacity": 4800, "tier": 1000, "efa": False, "dra": None, "nodes": 2}
+BASE: dict[str, Any] = {
+    "fs_id": "FileSystem",
+    "capacity": 4800,
+    "tier": 1000,
+    "efa": False,
+    "dra": None,
+    "nodes": 2,
+    "kms": False,
+    "backups": True,
+    "own_sg": False,
+    "pcs_subnet": 0,
+}
 
 
 # --- the apps -------------------------------------------------------------------------------------------------------
-def _synth(out: Path, *, fs_id: str, capacity: int, tier: int, efa: bool, dra: str | None, nodes: int) -> Path:
+def _synth(
+    out: Path,
+    *,
+    fs_id: str,
+    capacity: int,
+    tier: int,
+    efa: bool,
+    dra: str | None,
+    nodes: int,
+    kms: bool,
+    backups: bool,
+    own_sg: bool,
+    pcs_subnet: int,
+) -> Path:
     app = cdk.App(
         outdir=str(out), builtin_cloud_formation_validation=False, context={"aws:cdk:enable-path-metadata": True}
     )
@@ -65,10 +90,13 @@ def _synth(out: Path, *, fs_id: str, capacity: int, tier: int, efa: bool, dra: s
         metadata_configuration=LustreMetadataConfiguration.automatic(),
         efa_enabled=efa,
         efa_security_group=EfaSecurityGroup(stack, "EfaGroup", vpc=vpc) if efa else None,
+        kms_key=aws_kms.Key(stack, "Key", enable_key_rotation=True) if kms else None,
+        automatic_backup_retention=None if backups else cdk.Duration.days(0),
+        security_group=ec2.SecurityGroup(stack, "OwnGroup", vpc=vpc, allow_all_outbound=False) if own_sg else None,
     )
     if dra is not None:
         fs.add_data_repository("Data", bucket="fmc-gate-training-data", file_system_path=dra)
-    cluster = PcsCluster(stack, "Cluster", vpc=vpc, subnet=vpc.private_subnets[0])
+    cluster = PcsCluster(stack, "Cluster", vpc=vpc, subnet=vpc.private_subnets[pcs_subnet])
     cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=AMI, max_nodes=nodes).add_queue("Q")
     app.synth()
     return out
@@ -158,6 +186,23 @@ def test_renaming_the_file_system_construct_is_reported_as_a_rename(assembly):
     assert "Retain" in rename["detail"]  # the old file system stays, orphaned
 
 
+@pytest.mark.parametrize(
+    ("edit", "resource_type", "prop"),
+    [
+        ({"kms": True}, "AWS::FSx::FileSystem", "KmsKeyId"),
+        ({"backups": False}, "AWS::FSx::FileSystem", "LustreConfiguration/CopyTagsToBackups"),
+        ({"own_sg": True}, "AWS::FSx::FileSystem", "SecurityGroupIds"),
+        ({"pcs_subnet": 1}, "AWS::PCS::Cluster", "Networking/SubnetIds"),
+    ],
+    ids=["fsx-kms-key", "fsx-backups-off", "fsx-own-security-group", "pcs-subnet-move"],
+)
+def test_create_time_choices_from_the_issue_replace(assembly, edit, resource_type, prop):
+    code, report = _gate(assembly, **edit)
+    assert code == 1
+    found = {(f["type"], f["property"]) for f in _stateful(report) if f["kind"] == REPLACE}
+    assert any(t == resource_type and (p == prop or p.startswith(prop + "/")) for t, p in found), found
+
+
 def test_a_data_repository_path_change_replaces_the_association(assembly):
     result = _run(assembly(dra="/datasets"), "--against", assembly(dra="/data"), "--json")
     assert result.exit_code == 1
@@ -232,6 +277,14 @@ def test_value_comparison(old, new, renewed, expected):
     assert (verdict[0] if verdict else None) == expected
 
 
+def test_a_changed_literal_next_to_an_unchanged_intrinsic_is_named_with_its_path():
+    old = {"SecurityGroupIds": [{"Fn::GetAtt": ["Sg", "GroupId"]}], "SubnetIds": ["subnet-a"]}
+    new = {"SecurityGroupIds": [{"Fn::GetAtt": ["Sg", "GroupId"]}], "SubnetIds": ["subnet-b"]}
+    verdict = compare(old, new, set())
+    assert verdict is not None
+    assert (verdict.kind, verdict.path, verdict.old, verdict.new) == (REPLACE, "SubnetIds/0", "subnet-a", "subnet-b")
+
+
 def test_a_replaced_security_group_cascades_to_the_file_system():
     def template(description: str) -> dict[str, Any]:
         return {
@@ -246,7 +299,7 @@ def test_a_replaced_security_group_cascades_to_the_file_system():
 
     report = compare_templates("S", template("Lustre"), template("Lustre clients"))
     kinds = {(f.logical_id, f.prop, f.stateful) for f in report.findings}
-    assert kinds == {("Sg", "GroupDescription", False), ("Fs", "SecurityGroupIds", True)}
+    assert kinds == {("Sg", "GroupDescription", False), ("Fs", "SecurityGroupIds/0", True)}
 
 
 # --- bad input: one line, a distinct exit status, never a traceback ---------------------------------------------------

@@ -31,7 +31,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from .create_only_data import CFN_LINT_VERSION, CREATE_ONLY
 
@@ -285,19 +285,57 @@ def show(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def compare(old: object, new: object, renewed: set[str]) -> tuple[str, str] | None:
-    """None when a create-only value stays the same; else ``(kind, why)`` (:data:`REPLACE` or :data:`MAY_REPLACE`).
+class Verdict(NamedTuple):
+    """How a create-only value changes: ``kind`` (:data:`REPLACE` or :data:`MAY_REPLACE`), why, and where inside
+    the value (``path``, empty for the value itself) with the old and new values found there."""
 
-    ``renewed``: logical ids of resources that are new or replaced (their ``Ref``/attributes get new values)."""
-    old_n, new_n = normalize(old), normalize(new)
-    moved = sorted(references(new_n) & renewed)
-    if old_n == new_n:
-        return (REPLACE, "refers to " + ", ".join(moved) + ", which is new or replaced") if moved else None
+    kind: str
+    why: str
+    path: str
+    old: object
+    new: object
+
+
+def compare(old: object, new: object, renewed: set[str]) -> Verdict | None:
+    """None when a create-only value stays the same, else the :class:`Verdict`.
+
+    Objects and same-length lists are compared member by member (the worst verdict wins), so a literal that changes
+    next to an unchanged intrinsic is a definite change. ``renewed``: logical ids of resources that are new or
+    replaced (their ``Ref`` and attributes get new values)."""
+    return _compare(normalize(old), normalize(new), renewed, "")
+
+
+def _compare(old: object, new: object, renewed: set[str], path: str) -> Verdict | None:
+    def sub(key: object) -> str:
+        return f"{path}/{key}" if path else str(key)
+
+    if old is MISSING and new is MISSING:
+        return None
+    if old is MISSING or new is MISSING:
+        return Verdict(REPLACE, "set on one side only", path, old, new)
+    if isinstance(old, dict) and isinstance(new, dict) and not _is_intrinsic(old) and not _is_intrinsic(new):
+        keys = sorted({*old, *new})
+        return _worst(_compare(old.get(k, MISSING), new.get(k, MISSING), renewed, sub(k)) for k in keys)
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return _worst(_compare(a, b, renewed, sub(i)) for i, (a, b) in enumerate(zip(old, new, strict=True)))
+    moved = sorted(references(new) & renewed)
+    if old == new:
+        return (
+            Verdict(REPLACE, f"refers to {', '.join(moved)}, which is new or replaced", path, old, new)
+            if moved
+            else None
+        )
     if moved:
-        return REPLACE, "now refers to " + ", ".join(moved) + ", which is new or replaced"
-    if old is MISSING or new is MISSING or (_literal(old_n) and _literal(new_n)):
-        return REPLACE, "the value changed"
-    return MAY_REPLACE, "a deploy-time value (intrinsic function) changed: fmc cannot tell whether it resolves equal"
+        return Verdict(REPLACE, f"now refers to {', '.join(moved)}, which is new or replaced", path, old, new)
+    if _literal(old) and _literal(new):
+        return Verdict(REPLACE, "the value changed", path, old, new)
+    why = "a deploy-time value (intrinsic function) changed: fmc cannot tell whether it resolves equal"
+    return Verdict(MAY_REPLACE, why, path, old, new)
+
+
+def _worst(verdicts: Iterable[Verdict | None]) -> Verdict | None:
+    found = [v for v in verdicts if v is not None]
+    return next((v for v in found if v.kind == REPLACE), found[0] if found else None)
 
 
 @dataclass(frozen=True)
@@ -325,7 +363,8 @@ def _causes(old_res: Mapping[str, Any], new_res: Mapping[str, Any], renewed: set
             ov, nv = old_values.get(key, MISSING), new_values.get(key, MISSING)
             verdict = compare(ov, nv, renewed)
             if verdict is not None:
-                causes.append(_Cause(verdict[0], key, ov, nv, verdict[1], source))
+                where = f"{key}/{verdict.path}" if verdict.path else key
+                causes.append(_Cause(verdict.kind, where, verdict.old, verdict.new, verdict.why, source))
     return causes
 
 
