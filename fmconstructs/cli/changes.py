@@ -11,6 +11,8 @@ How values are compared (a decision, documented in ``fmc changes --help``):
 
 - literals are compared after normalizing scalars (``4800`` equals ``"4800"``, ``true`` equals ``"true"``, as
   CloudFormation passes every scalar as a string) and ``Fn::GetAtt: "A.B"`` to ``["A", "B"]``;
+- objects and same-length lists are compared member by member, and a finding names the changed member
+  (``Networking/SubnetIds/0``);
 - intrinsic functions are compared structurally: the same expression is the same value unless it refers to a resource
   that is new or replaced (then it is a definite change);
 - a create-only property set on one side only is a definite change;
