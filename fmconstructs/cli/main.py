@@ -332,6 +332,16 @@ def _register_preflight() -> None:
 _register_preflight()
 
 
+def _register_changes() -> None:
+    from .changes_cmd import changes, stack_policy_command
+
+    cli.add_command(changes)
+    cli.add_command(stack_policy_command)
+
+
+_register_changes()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``fmc``): even an error outside a command ends as one line and exit code 70."""
     args = argv if argv is not None else sys.argv[1:]
