@@ -58,7 +58,8 @@ def _acknowledge_kubectl_provider(kubectl: IConstruct) -> None:
             f"{_LAMBDA_MANAGED}: the handler runs in the private subnets to reach the private API endpoint"
         ),
         _nag.aws_managed_policy_finding("AmazonEC2ContainerRegistryReadOnly"): (
-            "aws-cdk-lib's kubectl handler pulls OCI Helm charts from ECR; read-only registry access is its fixed policy"
+            "aws-cdk-lib's kubectl handler pulls OCI Helm charts from ECR; read-only registry access is its fixed "
+            "policy"
         ),
         _nag.L1: (
             "the kubectl handler's runtime is pinned by aws-cdk-lib to match its kubectl/helm layer; upgrading "

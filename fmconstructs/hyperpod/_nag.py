@@ -36,8 +36,8 @@ _TRAINING_OPERATOR_REASON = (
     "AmazonSageMakerHyperPodTrainingOperatorAccess on the training operator's Pod Identity role"
 )
 _OBSERVABILITY_LOGS_REASON = (
-    "the HyperPod observability add-on writes log groups and streams under /aws/sagemaker/Clusters/ whose names it "
-    "makes at run time (per cluster and node); the resource is limited to that prefix"
+    "the HyperPod observability add-on writes log groups and streams under /aws/sagemaker/Clusters/ whose names "
+    "HyperPod chooses per cluster (SageMaker Developer Guide hyperpod-observability-addon-troubleshooting role policy)"
 )
 # The default synthesizer's file asset bucket, "cdk-${Qualifier}-assets-${AWS::AccountId}-${AWS::Region}"
 # (aws-cdk-lib DefaultStackSynthesizer.DEFAULT_FILE_ASSETS_BUCKET_NAME), as cdk-nag flattens its object ARN.
