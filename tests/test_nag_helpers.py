@@ -103,3 +103,14 @@ def test_an_unrelated_role_gets_nothing() -> None:
     role = iam.Role(stack, "Mine", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
     PcsInstanceProfile(stack, "Profile", cluster_arn=CLUSTER_ARN)
     assert _acknowledged(role) == {}
+
+
+def test_exporter_mirror_grant_acknowledges_its_prefix() -> None:
+    from fmconstructs.observability.sources import ExporterSource
+
+    stack = cdk.Stack(new_app(), "S", env=ENV)
+    role = iam.Role(stack, "Nodes", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
+    bucket = s3.Bucket(stack, "Mirror")
+    ExporterSource.s3_mirror(bucket, prefix="mirror/").grant_read(role)
+    logical_id = stack.resolve(bucket.node.default_child.logical_id)  # type: ignore[union-attr]
+    assert set(_acknowledged(role)) == {f"AwsSolutions-IAM5[Resource::<{logical_id}.Arn>/mirror/*]"}
