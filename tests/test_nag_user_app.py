@@ -147,3 +147,27 @@ def test_without_access_logs_only_the_users_bucket_logging_remains(tmp_path: Pat
         "AwsSolutions-S1 UserPlatform/Platform/Cluster/LifecycleBucket/Resource",
         "AwsSolutions-S1 UserPlatform/Platform/DataBucket/Resource/Resource",
     ]
+
+
+def test_dependencies_chart_from_a_checkout_is_acknowledged(tmp_path: Path) -> None:
+    """HyperPod's dependencies chart from a local checkout (a CDK asset): the kubectl handler's read on the asset
+    bucket is acknowledged by HyperPodEksDependencies, in the user's own app."""
+    from fmconstructs.eks import GpuEksCluster
+    from fmconstructs.hyperpod.eks_dependencies import HyperPodDependenciesChart, HyperPodEksDependencies
+    from tests.test_hyperpod_eks_dependencies import write_chart
+
+    chart = HyperPodDependenciesChart.from_directory(str(write_chart(tmp_path / "checkout")))
+    app = cdk.App(outdir=str(tmp_path / "cdk.out"), builtin_cloud_formation_validation=True)
+    stack = cdk.Stack(app, "UserEks", env=ENV)
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
+    )
+    cluster = GpuEksCluster(stack, "Cluster", vpc=vpc)
+    HyperPodEksDependencies(stack, "Deps", cluster=cluster, chart=chart)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()  # raises ValidationFailed on an unacknowledged cdk-nag error
+    assert unacknowledged(tmp_path / "cdk.out") == []
