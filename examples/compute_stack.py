@@ -27,12 +27,11 @@ from .lint import acknowledge_cfn_lint, acknowledge_nag
 from .network import example_vpc
 from .reservations import PLACEHOLDER_CAPACITY_BLOCK_IDS, PLACEHOLDER_ODCR_IDS, capacity_block_id, odcr_id
 
-# cfn-lint 1.x checks InstanceType against a per-region list (E3628) that lags EC2 launches.
+# cfn-lint 1.x checks InstanceType against a per-region list (E3628) that lags EC2 launches (GpuLaunchTemplate
+# acknowledges E3628 itself for the UltraServer-only p6e-gb200.36xlarge).
 _CFN_LINT_UNKNOWN_TYPES = {
     "p5e.48xlarge": "cfn-lint lists p5e.48xlarge for us-east-2 only; EC2 offers it in more regions and the template "
     "is region-agnostic",
-    "p6e-gb200.36xlarge": "cfn-lint's instance-type data has no p6e-gb200.36xlarge in any region; EC2 sells it as "
-    "UltraServer Capacity Blocks (EC2 User Guide capacity-blocks-launch)",
 }
 
 # Placeholders (examples/reservations.py), overridden with `cdk synth -c fmconstructs:odcr-id:p5.48xlarge=cr-...`.

@@ -44,8 +44,7 @@ from fmconstructs.observability.eks import AmpEksScraper
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, size_for_throughput
 
-from .eks_stack import acknowledge_eks_findings, add_eks_outputs, add_lustre_outputs
-from .lint import acknowledge_cfn_lint
+from .eks_stack import add_eks_outputs, add_lustre_outputs
 from .network import example_vpc
 
 DEFAULT_ULTRASERVER_GROUP_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/example-gb200-ultraserver-block"
@@ -56,11 +55,6 @@ INSTANCE_TYPE = "p6e-gb200.36xlarge"
 TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
 #: Where the volume claim and the ComputeDomain live.
 NAMESPACE = "training"
-
-_GB200_CFN_LINT_REASON = (
-    "cfn-lint's instance-type data has no p6e-gb200.36xlarge in any region; EC2 sells it only as UltraServer "
-    "Capacity Blocks (EKS User Guide ml-eks-nvidia-ultraserver, EC2 User Guide capacity-blocks-launch)"
-)
 
 
 class EksGb200Stack(Stack):
@@ -94,7 +88,6 @@ class EksGb200Stack(Stack):
             max_nodes=get_ultraserver(ULTRASERVER_TYPE).instance_count,  # one UltraServer: 18 nodes
             subnets=[subnet],
         )
-        acknowledge_cfn_lint(self.gb200.launch_template.resource, "E3628", _GB200_CFN_LINT_REASON)
         self.addons = self.cluster.add_gpu_addons()
         self.scraper = (
             AmpEksScraper(self, "Scraper", cluster=self.cluster, workspace=workspace, cluster_label=id)
@@ -122,7 +115,6 @@ class EksGb200Stack(Stack):
         self.compute_domain = self.cluster.add_compute_domain("ComputeDomain", name="gb200-imex", namespace=NAMESPACE)
         self.compute_domain.node.add_dependency(self.volume)  # the volume's manifest creates the namespace
 
-        acknowledge_eks_findings(self.cluster)
         add_eks_outputs(self, self.cluster, node_groups={"Gb200": self.gb200})
         add_lustre_outputs(self, self.file_system, volume_name="fsx-training", namespace=NAMESPACE)
         CfnOutput(

@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aws_cdk import CfnElement, CfnOutput, Stack
+from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_iam as iam
-from constructs import Construct, IConstruct
+from constructs import Construct
 
 from fmconstructs import CapacityBlock, CapacityReservation
 from fmconstructs.capacity_events import CapacityBlockEvents
@@ -37,7 +37,6 @@ from fmconstructs.observability.eks import AmpEksScraper
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem
 
-from .lint import acknowledge_nag
 from .network import example_vpc
 from .reservations import PLACEHOLDER_CAPACITY_BLOCK_IDS, PLACEHOLDER_ODCR_IDS, capacity_block_id, odcr_id
 
@@ -107,7 +106,6 @@ class EksStack(Stack):
             "FsxVolume", self.file_system, name="fsx-training", namespace="training", create_namespace=True
         )
 
-        acknowledge_eks_findings(self.cluster)
         add_eks_outputs(self, self.cluster, node_groups={"P5en": self.p5en, "P6B300": self.p6_b300})
         add_lustre_outputs(self, self.file_system, volume_name="fsx-training", namespace="training")
 
@@ -154,84 +152,3 @@ def add_lustre_outputs(scope: Construct, file_system: LustreFileSystem, *, volum
         value=f"{namespace}/{volume_name}",
         description="PersistentVolumeClaim (namespace/name) that pods mount for the file system",
     )
-
-
-def _logical_id(element: CfnElement) -> str:
-    return str(Stack.of(element).resolve(element.logical_id))
-
-
-def acknowledge_eks_findings(cluster: GpuEksCluster) -> None:
-    """cdk-nag findings on aws-cdk-lib's own EKS resources that the EKS examples accept, each with its reason.
-
-    Finding ids name the kubectl handler's logical id and its ECR Public condition, read from the construct tree so
-    that every stack (FmEksP5en, FmEksGb200) acknowledges its own.
-    """
-    kubectl = cluster.cluster.node.find_child("KubectlProvider")
-    handler = kubectl.node.find_child("Handler")
-    function = handler.node.default_child
-    has_ecr_public = handler.node.find_child("HasEcrPublic")
-    assert isinstance(function, CfnElement) and isinstance(has_ecr_public, CfnElement)
-    ecr_public = (
-        f'{{"Fn::If":["{_logical_id(has_ecr_public)}",{{"Fn::Join":["",["arn:",{{"Ref":"AWS::Partition"}},'
-        '":iam::aws:policy/AmazonElasticContainerRegistryPublicReadOnly"]]},{"Ref":"AWS::NoValue"}]}'
-    )
-    lambda_managed = "aws-cdk-lib's kubectl provider (aws_eks_v2) attaches the AWS managed Lambda execution policies"
-    _ack(
-        kubectl,
-        (
-            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
-            f"{lambda_managed} (CloudWatch Logs only); the role is created inside the L2 and not configurable",
-        ),
-        (
-            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]",
-            f"{lambda_managed}: the handler runs in the private subnets to reach the private API endpoint",
-        ),
-        (
-            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly]",
-            "aws-cdk-lib's kubectl handler pulls OCI Helm charts from ECR; read-only registry access is its "
-            "fixed policy",
-        ),
-        (
-            "AwsSolutions-IAM4[Policy::" + ecr_public + "]",
-            "aws-cdk-lib's kubectl handler: ECR Public read-only, only in partitions that have ECR Public",
-        ),
-        (
-            "AwsSolutions-L1",
-            "the kubectl handler's runtime is pinned by aws-cdk-lib to match its kubectl/helm layer; upgrading "
-            "aws-cdk-lib moves it",
-        ),
-        (
-            f"AwsSolutions-IAM5[Resource::<{_logical_id(function)}.Arn>:*]",
-            "the custom-resource provider framework invokes the kubectl handler and its versions (ARN:*); the "
-            "resource is that one function, not a wildcard over functions",
-        ),
-    )
-    _ack(
-        cluster.cluster,
-        (
-            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEKSClusterPolicy]",
-            "the EKS cluster role needs AmazonEKSClusterPolicy (EKS User Guide cluster-iam-role); AWS maintains it "
-            "as EKS adds features",
-        ),
-    )
-    node_policy = "EKS nodes need the AWS managed node policies (EKS User Guide create-node-role)"
-    _ack(
-        cluster.node_role,
-        (
-            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEKSWorkerNodePolicy]",
-            f"{node_policy}: kubelet registration and node describe calls",
-        ),
-        (
-            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly]",
-            f"{node_policy}: image pulls from ECR (pull only, the narrowest registry policy)",
-        ),
-        (
-            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEKS_CNI_Policy]",
-            f"{node_policy}: the VPC CNI attaches ENIs and IPs for pods",
-        ),
-    )
-
-
-def _ack(scope: IConstruct, *rules: tuple[str, str]) -> None:
-    for rule, reason in rules:
-        acknowledge_nag(scope, rule, reason)

@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Annotations, Stack, Token
+from aws_cdk import Annotations, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -63,9 +63,8 @@ from fmconstructs.observability.eks import AmpEksScraper
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem
 
-from .eks_stack import acknowledge_eks_findings, add_eks_outputs, add_lustre_outputs
-from .hyperpod_common import acknowledge_cluster, outputs
-from .lint import acknowledge_nag
+from .eks_stack import add_eks_outputs, add_lustre_outputs
+from .hyperpod_common import outputs
 from .network import access_logs_bucket, example_vpc
 
 #: Context keys: the chart (a directory or an ``oci://`` reference) and, for OCI, its version.
@@ -121,7 +120,6 @@ class HyperPodEksStack(Stack):
         self.eks = GpuEksCluster(
             self, "Cluster", vpc=self.vpc, admin_roles=[self.admin_role], version=eks.KubernetesVersion.V1_34
         )
-        acknowledge_eks_findings(self.eks)
         groups = [HyperPodInstanceGroup(name="gpu", instance_type="p5en.48xlarge", nodes=2)]
         # The GPU add-ons also select the HyperPod nodes (their node.kubernetes.io/instance-type is the ml. name).
         self.addons = self.eks.add_gpu_addons(
@@ -158,8 +156,6 @@ class HyperPodEksStack(Stack):
                 self, "HyperPodDependencies", cluster=self.eks, chart=chart
             )
             self.hyperpod_dependencies.add_dependent(self.cluster)
-            if self.hyperpod_dependencies.chart_asset is not None:
-                acknowledge_chart_asset_read(self, self.eks)
         else:
             Annotations.of(self).add_warning_v2(
                 HyperPodEksWarning.DEPENDENCIES_NOT_INSTALLED.qualified,
@@ -181,38 +177,6 @@ class HyperPodEksStack(Stack):
                 hyperpod_cluster=self.cluster,
                 dependencies=self.hyperpod_dependencies,
             )
-            acknowledge_hyperpod_addons(self.hyperpod_addons)
-        acknowledge_cluster(self, self.cluster)
         outputs(self, self.cluster)
         add_eks_outputs(self, self.eks, node_groups={})
         add_lustre_outputs(self, self.file_system, volume_name=VOLUME_NAME, namespace=VOLUME_NAMESPACE)
-
-
-_CHART_ASSET_REASON = (
-    "aws-cdk-lib's HelmChart grants the kubectl handler read on the chart's CDK asset (Asset.grantRead: s3:GetObject*, "
-    "GetBucket*, List* on the bootstrap asset bucket) so that it downloads the HyperPod dependencies chart zip"
-)
-
-
-def acknowledge_chart_asset_read(stack: Stack, cluster: GpuEksCluster) -> None:
-    """cdk-nag findings of a chart installed from a directory asset, on aws-cdk-lib's kubectl handler role."""
-    account = stack.account if not Token.is_unresolved(stack.account) else "<AWS::AccountId>"
-    region = stack.region if not Token.is_unresolved(stack.region) else "<AWS::Region>"
-    handler = cluster.cluster.node.find_child("KubectlProvider").node.find_child("Handler")
-    for finding in (
-        *(f"AwsSolutions-IAM5[Action::s3:{action}*]" for action in ("GetObject", "GetBucket", "List")),
-        f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-{account}-{region}/*]",
-    ):
-        acknowledge_nag(handler, finding, _CHART_ASSET_REASON)
-
-
-def acknowledge_hyperpod_addons(addons: HyperPodEksAddons) -> None:
-    """cdk-nag acknowledgements, with reasons, for the add-ons' roles."""
-    role = addons.role(HyperPodEksAddon.TRAINING_OPERATOR)
-    if role is not None:
-        acknowledge_nag(
-            role,
-            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSageMakerHyperPodTrainingOperatorAccess]",
-            "The SageMaker Developer Guide (sagemaker-eks-operator-install) asks for the AWS managed policy "
-            "AmazonSageMakerHyperPodTrainingOperatorAccess on the training operator's Pod Identity role",
-        )

@@ -36,7 +36,7 @@ from fmconstructs.hyperpod import HyperPodCluster, HyperPodInstanceGroup, HyperP
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem
 
-from .hyperpod_common import acknowledge_cluster, outputs
+from .hyperpod_common import outputs
 from .hyperpod_eks_stack import HyperPodEksStack
 from .network import access_logs_bucket, example_vpc
 
@@ -74,7 +74,6 @@ class HyperPodSlurmStack(Stack):
             access_logs_bucket=access_logs_bucket(self),
             prometheus_workspace=workspace,
         )
-        acknowledge_cluster(self, self.cluster)
         outputs(self, self.cluster)
         CfnOutput(self, "FileSystemId", value=self.file_system.file_system_id, description="FSx for Lustre id")
 

@@ -27,19 +27,11 @@ from constructs import Construct
 
 from fmconstructs.images import BuildSchedule, GpuNodeImage
 
-from .lint import acknowledge_nag
 from .network import access_logs_bucket, example_vpc
 
 #: Where the pipelines publish the AMI ids (Image Builder may only write parameters under /imagebuilder/).
 X86_AMI_PARAMETER = "/imagebuilder/fmconstructs/pcs/x86_64-slurm-25.11"
 GB200_AMI_PARAMETER = "/imagebuilder/fmconstructs/pcs/gb200-arm64-slurm-25.11"
-
-_MANAGED_POLICY_REASONS = {
-    "EC2InstanceProfileForImageBuilder": "The Image Builder User Guide requires this AWS managed policy on build and "
-    "test instances; it follows the service's needs (components, logs, snapshots) as they change",
-    "AmazonSSMManagedInstanceCore": "Image Builder drives build and test instances through Systems Manager; this is "
-    "the AWS-maintained minimum for the SSM agent, which EC2InstanceProfileForImageBuilder does not include",
-}
 
 
 def _vpc(scope: Stack) -> ec2.IVpc:
@@ -53,18 +45,6 @@ def _vpc(scope: Stack) -> ec2.IVpc:
         vpc_id=given["vpcId"],
         availability_zones=list(given["availabilityZones"]),
         private_subnet_ids=list(given["privateSubnetIds"]),
-    )
-
-
-def _acknowledge(image: GpuNodeImage) -> None:
-    for policy, reason in _MANAGED_POLICY_REASONS.items():
-        acknowledge_nag(image.role, f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{policy}]", reason)
-    bucket = Stack.of(image).resolve(image.logs_bucket.bucket_arn)["Fn::GetAtt"][0]
-    acknowledge_nag(
-        image.role,
-        f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{image.logs_prefix}*]",
-        "Build instances write log objects under their own prefix; the object keys (one per build and step) are "
-        "not known in advance",
     )
 
 
@@ -98,7 +78,6 @@ class ImagesStack(Stack):
         )
 
         for name, image in (("X86", self.x86), ("Gb200", self.gb200)):
-            _acknowledge(image)
             CfnOutput(
                 self,
                 f"{name}PipelineArn",

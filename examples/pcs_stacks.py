@@ -51,7 +51,6 @@ from fmconstructs.pcs import (
     PcsAmi,
     PcsCluster,
     PcsGpuNodeGroup,
-    PcsInstanceProfile,
     PcsQueue,
     QueueSetting,
     SlurmVersion,
@@ -64,7 +63,6 @@ from fmconstructs.storage import (
 )
 
 from .images_stack import GB200_AMI_PARAMETER
-from .lint import acknowledge_cfn_lint, acknowledge_nag
 from .network import access_logs_bucket, example_vpc
 from .reservations import PLACEHOLDER_CAPACITY_BLOCK_IDS, capacity_block_id
 
@@ -80,16 +78,6 @@ DEFAULT_GB200_AMI_PARAMETER = GB200_AMI_PARAMETER
 #: would need 9,600 GiB).
 TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
 
-_SSM_POLICY_FINDING = "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]"
-_SSM_POLICY_REASON = (
-    "AmazonSSMManagedInstanceCore is the AWS-maintained minimum for Session Manager access to the nodes, which "
-    "replaces SSH; a hand-copied policy would drift from what the SSM agent needs"
-)
-_GB200_CFN_LINT_REASON = (
-    "cfn-lint's instance-type data has no p6e-gb200.36xlarge in any region; EC2 sells it as UltraServer Capacity "
-    "Blocks (EC2 User Guide capacity-blocks-launch)"
-)
-
 
 def _vpc(scope: Stack) -> ec2.IVpc:
     """The VPC from context ``fmconstructs:vpc`` (no lookup: ids are given), else a new example VPC."""
@@ -103,20 +91,6 @@ def _vpc(scope: Stack) -> ec2.IVpc:
         availability_zones=list(given["availabilityZones"]),
         private_subnet_ids=list(given["privateSubnetIds"]),
     )
-
-
-_acknowledge = acknowledge_nag
-
-
-def _logical_id(construct: Construct) -> str:
-    """The logical id of a construct's resource, as cdk-nag names it in finding ids."""
-    resource = construct.node.default_child
-    assert isinstance(resource, cdk.CfnElement)
-    return str(Stack.of(construct).resolve(resource.logical_id))
-
-
-def acknowledge_node_role(profile: PcsInstanceProfile) -> None:
-    _acknowledge(profile.role, _SSM_POLICY_FINDING, _SSM_POLICY_REASON)
 
 
 def add_cluster_outputs(
@@ -223,12 +197,6 @@ class PcsP5Stack(Stack):
         self.queue = self.gpu.add_queue("GpuQueue", queue_name="gpu", slurm_settings={QueueSetting.DEFAULT: "YES"})
         # Nodes may also stream datasets straight from S3 (read-only, datasets/ only).
         self.cluster.instance_profile.grant_read_bucket(self.data_bucket.bucket, prefix="datasets/")
-        acknowledge_node_role(self.cluster.instance_profile)
-        _acknowledge(
-            self.cluster.instance_profile.role,
-            f"AwsSolutions-IAM5[Resource::<{_logical_id(self.data_bucket.bucket)}.Arn>/datasets/*]",
-            "Read access covers the objects under the datasets/ prefix, whose keys are not known in advance",
-        )
 
         if workspace is not None:
             monitor_pcs_cluster(self.cluster, workspace, cluster_label=id)
@@ -280,11 +248,9 @@ class PcsGb200Stack(Stack):
             capacity=self.capacity,
             max_nodes=self.capacity.ultraserver.instance_count * self.capacity.ultraserver_count,
         )
-        acknowledge_cfn_lint(self.gpu.launch_template.resource, "E3628", _GB200_CFN_LINT_REASON)
         # An exclusive partition (OverSubscribe=EXCLUSIVE): the IMEX prolog restarts nvidia-imex on a job's nodes.
         # Submit with `sbatch -p gb200 --exclusive -N 18 ...` (PCS User Guide capacity-blocks-nvidia-imex).
         self.queue = self.gpu.add_queue("Gb200Queue", queue_name="gb200")
-        acknowledge_node_role(self.cluster.instance_profile)
 
         add_cluster_outputs(
             self,

@@ -26,12 +26,11 @@ from constructs import Construct
 from fmconstructs import CapacityBlock
 from fmconstructs.observability.grafana import GrafanaWorkspace
 from fmconstructs.observability.workspace import PrometheusWorkspace
-from fmconstructs.pcs import PcsAmi, PcsCluster, SlurmVersion
+from fmconstructs.pcs import PcsAmi, SlurmVersion
 from fmconstructs.platform import PcsOptions, PlatformObservability, PlatformStorage, TrainingPlatform
 
 from .network import access_logs_bucket, example_vpc
 from .pcs_stacks import DEFAULT_X86_AMI_ID
-from .pcs_stacks import acknowledge_node_role as acknowledge_pcs_node_role
 from .reservations import capacity_block_id
 
 #: The checkpoint objective: 1 TB written within 240 s (4.17 GB/s).
@@ -80,6 +79,3 @@ class PlatformStack(Stack):
             ),
             access_logs_bucket=self.access_logs_bucket,
         )
-        cluster = self.platform.cluster
-        assert isinstance(cluster, PcsCluster)
-        acknowledge_pcs_node_role(cluster.instance_profile)

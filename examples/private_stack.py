@@ -45,7 +45,7 @@ from fmconstructs.pcs import (
 )
 
 from .images_stack import X86_AMI_PARAMETER
-from .pcs_stacks import acknowledge_node_role, add_cluster_outputs
+from .pcs_stacks import add_cluster_outputs
 from .reservations import capacity_block_id
 
 #: Where node metrics come from: the image, never the internet.
@@ -111,7 +111,6 @@ class PrivatePcsP5Stack(Stack):
         # Nodes must reach every endpoint before they boot (registration, SSM, metrics).
         for group in (self.login, self.gpu):
             group.node.add_dependency(self.endpoints)
-        acknowledge_node_role(self.cluster.instance_profile)
 
         self.workspace = workspace or PrometheusWorkspace(self, "Prometheus", alias=f"fmconstructs-{id}")
         monitor_pcs_cluster(self.cluster, self.workspace, cluster_label=id, exporter_source=EXPORTER_SOURCE)

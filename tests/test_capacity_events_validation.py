@@ -24,14 +24,11 @@ STACKS = ("FmCapacityEvents", "FmCapacityEventsEks")
 
 
 def _eks_stack(app: cdk.App) -> None:
-    """The EKS cordon in the cluster's VPC; the cluster's own findings are acknowledged as the EKS examples do."""
-    from examples.eks_stack import acknowledge_eks_findings
-
+    """The EKS cordon in the cluster's VPC (GpuEksCluster acknowledges its own findings)."""
     stack = cdk.Stack(app, "FmCapacityEventsEks", env=ENV)
     vpc = ec2.Vpc(stack, "Vpc", max_azs=2, nat_gateways=1)
     vpc.add_flow_log("FlowLog")
     cluster = GpuEksCluster(stack, "Cluster", vpc=vpc)
-    acknowledge_eks_findings(cluster)
     key = kms.Key(stack, "AlertsKey", enable_key_rotation=True)
     topic = sns.Topic(stack, "Alerts", master_key=key, enforce_ssl=True)
     CapacityBlockEvents(stack, "CordonBlocks", alert_topic=topic, eks_cluster=cluster)

@@ -334,15 +334,7 @@ def test_rejects_a_hyperpod_cluster_of_another_eks_cluster():
 
 
 # --- cdk-nag AwsSolutions and cfn-lint on the FmHyperPodEks example stack with every add-on -------------------------
-#: Acknowledged in this test stack only (examples/lint.py acknowledge_nag), each with its reason.
-_MANAGED_POLICY_REASON = (
-    "The SageMaker Developer Guide (sagemaker-eks-operator-install) asks for the AWS managed policy "
-    "AmazonSageMakerHyperPodTrainingOperatorAccess on the training operator's Pod Identity role"
-)
-_LOGS_WILDCARD_REASON = (
-    "The HyperPod observability add-on writes log groups under /aws/sagemaker/Clusters/ whose names HyperPod "
-    "chooses per cluster (SageMaker Developer Guide hyperpod-observability-addon-troubleshooting role policy)"
-)
+# The add-ons acknowledge their own findings (training operator managed policy, observability log prefix).
 
 
 @pytest.fixture(scope="module")
@@ -350,12 +342,11 @@ def nag_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from cdk_nag import AwsSolutionsChecks
 
     from examples.hyperpod_eks_stack import HyperPodEksStack
-    from examples.lint import acknowledge_nag
 
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = cdk.App(outdir=str(outdir), builtin_cloud_formation_validation=True)
     stack = HyperPodEksStack(app, "FmHyperPodEksAddons", env=ENV, hyperpod_addons=())
-    addons = HyperPodEksAddons(
+    HyperPodEksAddons(
         stack,
         "HyperPodAddons",
         cluster=stack.eks,
@@ -364,17 +355,6 @@ def nag_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
         dependencies=stack.hyperpod_dependencies,
         prometheus_workspace_arn=WORKSPACE,
     )
-    acknowledge_nag(
-        addons.roles[HyperPodEksAddon.TRAINING_OPERATOR],
-        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSageMakerHyperPodTrainingOperatorAccess]",
-        _MANAGED_POLICY_REASON,
-    )
-    for finding in (
-        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Clusters/*]",
-        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Clusters/*"
-        ":log-stream:*]",
-    ):
-        acknowledge_nag(addons.roles[HyperPodEksAddon.OBSERVABILITY], finding, _LOGS_WILDCARD_REASON)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     app.synth()  # raises on an unacknowledged cdk-nag error
     return outdir

@@ -41,6 +41,7 @@ from ..catalog import InstanceSpec, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
 from ..networking.interfaces import EfaCardSelection, plan_network_interfaces
+from . import _nag
 from .user_data import check_user_data_size, nvme_raid_commands
 
 #: The step names the launch template gives its built-in set-up.
@@ -360,6 +361,7 @@ class GpuLaunchTemplate(Construct):
         self.launch_template: ec2.ILaunchTemplate = ec2.LaunchTemplate.from_launch_template_attributes(
             self, "Ref", launch_template_id=self.resource.ref, version_number=self.version_number
         )
+        _nag.acknowledge_launch_template(self)
 
     # --- validation ---------------------------------------------------------------------------------------------
     def _validate(self, *, subnet: ec2.ISubnet | None) -> None:

@@ -44,6 +44,7 @@ from ..catalog import CATALOG
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import EfaSecurityGroup
 from ..storage.lustre import LustreFileSystemBase
+from . import _nag
 from . import addons as _addons
 from ._names import EKS_CLUSTER_NAME, check_labels, check_tags
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
@@ -368,6 +369,7 @@ class GpuEksCluster(Construct):
         # GPU DaemonSet charts whose values depend on the HyperPod instance types: id -> values builder.
         self._hyperpod_aware_values: dict[str, Callable[[tuple[str, ...]], dict[str, Any]]] = {}
         self._lazy_values: set[str] = set()
+        _nag.acknowledge_cluster(self, own_node_role=node_role is None)
 
     # --- cluster ------------------------------------------------------------------------------------------------
     def _endpoint_access(self, cidrs: Sequence[str] | None) -> eks.EndpointAccess:

@@ -50,6 +50,7 @@ from ..storage import LustreFileSystemBase
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
 from ..storage.data_repository import check_bucket_name
 from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
+from . import _nag
 from .access import session_command
 from .iam import eks_execution_role_statements
 from .lifecycle import (
@@ -693,6 +694,7 @@ class HyperPodCluster(Construct):
         if policy is not None:
             self.resource.node.add_dependency(policy)
         self.node_recovery = node_recovery
+        _nag.acknowledge_cluster(self)
 
     def _api_group_bootstrap(
         self,

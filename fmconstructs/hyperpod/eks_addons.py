@@ -58,6 +58,7 @@ from constructs import Construct, IDependable
 from .._validate import check_bool, check_enum, check_scope_id, check_str
 from ..eks import GpuEksCluster
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
+from . import _nag
 from .cluster import HyperPodCluster
 from .eks_dependencies import HyperPodEksDependencies
 
@@ -385,6 +386,7 @@ class HyperPodEksAddons(Construct):
             addon.node.add_dependency(role)
             self.roles[HyperPodEksAddon.OBSERVABILITY] = role
             self.addons[HyperPodEksAddon.OBSERVABILITY] = addon
+        _nag.acknowledge_addons(self)
 
     @staticmethod
     def _check_hyperpod_cluster(hyperpod_cluster: object, cluster: GpuEksCluster) -> None:

@@ -72,6 +72,7 @@ from .._validate import check_construct, check_enum, check_scope_id, check_str
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin, check_hyperpod_instance_types, check_version, merge_values
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
+from . import _nag
 
 #: Where HyperPod publishes the chart (SageMaker Developer Guide "sagemaker-hyperpod-eks-install-packages-using-helm-
 #: chart": ``git clone https://github.com/aws/sagemaker-hyperpod-cli.git``, directory ``helm_chart/HyperPodHelmChart``).
@@ -363,6 +364,7 @@ class HyperPodEksDependencies(Construct):
         if types:
             cluster.add_hyperpod_instance_types(types)
         self.node.add_validation(_DevicePluginsInstalled(cluster))
+        _nag.acknowledge_dependencies(self)
 
     @property
     def release(self) -> str:

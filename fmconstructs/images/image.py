@@ -53,6 +53,7 @@ from .._validate import check_bool, check_construct, check_enum, check_number, c
 from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..pcs.slurm import DEFAULT_SLURM_VERSION, SlurmVersion
+from . import _nag
 from .components import (
     EFA_INSTALLER_VERSION,
     PCS_AGENT_VERSION,
@@ -634,6 +635,7 @@ class GpuNodeImage(Construct):
                 pipeline_log_group_name=self.pipeline_log_group.log_group_name,
             ),
         )
+        _nag.acknowledge_image(self)
 
     # --- properties ------------------------------------------------------------------------------------------------
 

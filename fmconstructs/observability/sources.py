@@ -35,6 +35,7 @@ from aws_cdk import aws_s3 as s3
 
 from .._validate import check_bool, check_construct, check_enum, check_str
 from ..errors import FmValidationError, is_token
+from . import _nag
 
 #: The textfile (in node exporter's textfile directory) that carries ``fm_bootstrap_download_failed``.
 BOOTSTRAP_TEXTFILE = "fm_bootstrap.prom"
@@ -160,6 +161,7 @@ class ExporterSource:
             self.dcgm_exporter_repository.grant_pull(grantee)
             if self.pull_through_cache:
                 self.dcgm_exporter_repository.grant(grantee, "ecr:BatchImportUpstreamImage", "ecr:CreateRepository")
+        _nag.acknowledge_source_read(self, grantee)
 
     def dcgm_exporter_image(self, pinned_image: str) -> str:
         """The image reference nodes run: the ECR repository's (tag default: ``pinned_image``'s tag) or

@@ -28,6 +28,7 @@ from constructs import Construct, IConstruct
 from .._validate import check_bool, check_construct, check_str, is_token
 from ..errors import FmValidationError
 from ..storage.data_repository import normalize_prefix
+from . import _nag
 from ._checks import check_scope_id
 from .identifiers import PcsResourceType, check_pcs_arn
 
@@ -72,6 +73,7 @@ class PcsInstanceProfile(Construct):
         if enable_ssm:
             self.role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(SSM_MANAGED_POLICY))
         self.instance_profile = iam.InstanceProfile(self, "Resource", role=self.role, path=PCS_IAM_PATH)
+        _nag.acknowledge_instance_profile(self)
 
     @property
     def policy(self) -> IConstruct:
@@ -107,6 +109,7 @@ class PcsInstanceProfile(Construct):
         if normalized:
             list_statement.add_condition("StringLike", {"s3:prefix": [f"{normalized}*"]})
         self.role.add_to_principal_policy(list_statement)
+        _nag.acknowledge_bucket_grant(self, bucket, normalized)
         if bucket.encryption_key is not None:
             # Explicit KMS actions: grant_encrypt_decrypt would add kms:ReEncrypt* and kms:GenerateDataKey*.
             kms_actions = ["kms:Decrypt", "kms:GenerateDataKey"] if write else ["kms:Decrypt"]

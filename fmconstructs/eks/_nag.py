@@ -1,0 +1,95 @@
+"""cdk-nag acknowledgements of the EKS constructs (see :mod:`fmconstructs._nag`), each with its reason.
+
+Most findings sit on aws-cdk-lib's own resources inside ``aws_eks_v2.Cluster`` (its cluster role and its kubectl
+provider), which the L2 creates and does not let a caller configure.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import aws_cdk as cdk
+from aws_cdk import aws_s3_assets as s3_assets
+from constructs import IConstruct
+
+from .. import _nag
+
+if TYPE_CHECKING:
+    from .cluster import GpuEksCluster
+
+_LAMBDA_MANAGED = "aws-cdk-lib's kubectl provider (aws_eks_v2) attaches the AWS managed Lambda execution policies"
+_NODE_POLICIES = "EKS nodes need the AWS managed node policies (EKS User Guide create-node-role)"
+_NODE_ROLE_REASONS = {
+    "AmazonEKSWorkerNodePolicy": f"{_NODE_POLICIES}: kubelet registration and node describe calls",
+    "AmazonEC2ContainerRegistryPullOnly": f"{_NODE_POLICIES}: image pulls from ECR (pull only, the narrowest one)",
+    "AmazonEKS_CNI_Policy": f"{_NODE_POLICIES}: the VPC CNI attaches network interfaces and IP addresses for pods",
+}
+_CHART_ASSET_REASON = (
+    "aws-cdk-lib's HelmChart grants the kubectl handler read on the chart's CDK asset (Asset.grantRead: s3:GetObject*, "
+    "s3:GetBucket*, s3:List* on the bootstrap asset bucket) so that it downloads the chart archive"
+)
+
+
+def acknowledge_cluster(cluster: GpuEksCluster, *, own_node_role: bool) -> None:
+    """The cluster role, the kubectl provider and (when this construct made it) the node role."""
+    _nag.acknowledge(
+        cluster.cluster,
+        _nag.aws_managed_policy_finding("AmazonEKSClusterPolicy"),
+        "the EKS cluster role needs AmazonEKSClusterPolicy (EKS User Guide cluster-iam-role); aws_eks_v2.Cluster "
+        "creates that role and attaches it",
+    )
+    if own_node_role:
+        for policy, reason in _NODE_ROLE_REASONS.items():
+            _nag.acknowledge(cluster.node_role, _nag.aws_managed_policy_finding(policy), reason)
+    kubectl = cluster.cluster.node.try_find_child("KubectlProvider")
+    if kubectl is not None:
+        _acknowledge_kubectl_provider(kubectl)
+
+
+def _acknowledge_kubectl_provider(kubectl: IConstruct) -> None:
+    handler = kubectl.node.find_child("Handler")
+    function = handler.node.default_child
+    has_ecr_public = handler.node.try_find_child("HasEcrPublic")
+    findings = {
+        _nag.aws_managed_policy_finding("service-role/AWSLambdaBasicExecutionRole"): (
+            f"{_LAMBDA_MANAGED} (CloudWatch Logs only); the role is created inside the L2 and not configurable"
+        ),
+        _nag.aws_managed_policy_finding("service-role/AWSLambdaVPCAccessExecutionRole"): (
+            f"{_LAMBDA_MANAGED}: the handler runs in the private subnets to reach the private API endpoint"
+        ),
+        _nag.aws_managed_policy_finding("AmazonEC2ContainerRegistryReadOnly"): (
+            "aws-cdk-lib's kubectl handler pulls OCI Helm charts from ECR; read-only registry access is its fixed "
+            "policy"
+        ),
+        _nag.L1: (
+            "the kubectl handler's runtime is pinned by aws-cdk-lib to match its kubectl/helm layer; upgrading "
+            "aws-cdk-lib moves it"
+        ),
+    }
+    if isinstance(function, cdk.CfnElement):
+        logical_id = cdk.Stack.of(kubectl).resolve(function.logical_id)
+        findings[f"{_nag.IAM5}[Resource::<{logical_id}.Arn>:*]"] = (
+            "the custom-resource provider framework invokes the kubectl handler and its versions (ARN:*); the "
+            "resource is that one function, not a wildcard over functions"
+        )
+    if isinstance(has_ecr_public, cdk.CfnElement):
+        condition = cdk.Stack.of(kubectl).resolve(has_ecr_public.logical_id)
+        ecr_public = (
+            f'{{"Fn::If":["{condition}",{{"Fn::Join":["",["arn:",{{"Ref":"AWS::Partition"}},'
+            '":iam::aws:policy/AmazonElasticContainerRegistryPublicReadOnly"]]},{"Ref":"AWS::NoValue"}]}'
+        )
+        findings[f"{_nag.IAM4}[Policy::{ecr_public}]"] = (
+            "aws-cdk-lib's kubectl handler: ECR Public read-only, only in partitions that have ECR Public"
+        )
+    for finding, reason in findings.items():
+        _nag.acknowledge(kubectl, finding, reason)
+
+
+def acknowledge_chart_asset(cluster: GpuEksCluster, asset: s3_assets.Asset) -> None:
+    """A Helm chart installed from a CDK asset: the kubectl handler role's read on the asset bucket."""
+    kubectl = cluster.cluster.node.try_find_child("KubectlProvider")
+    if kubectl is None:
+        return
+    findings = [_nag.iam5_action(f"s3:{action}*") for action in ("GetObject", "GetBucket", "List")]
+    findings.append(_nag.iam5_resource(kubectl, asset.bucket.arn_for_objects("*")))
+    _nag.acknowledge_all(kubectl.node.find_child("Handler"), findings, _CHART_ASSET_REASON)
