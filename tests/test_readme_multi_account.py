@@ -109,6 +109,20 @@ def test_stackset_sets_every_parameter_at_the_stackset_level_and_targets_one_acc
     assert {p["ParameterKey"] for p in group["ParameterOverrides"]} <= parameters
 
 
+def test_stackset_warns_about_what_a_deploy_time_node_count_leaves_unchecked(stackset):
+    """The README says: the PCS controller size and the file system's 1,024 EFA connections (warnings, not errors)."""
+    scope, _ = stackset
+    training = scope["admin"].node.find_child("Training")
+    warnings = {
+        child.node.path: str(entry.data)
+        for child in training.node.find_all()
+        for entry in child.node.metadata
+        if entry.type == "aws:cdk:warning" and "deploy-time value" in str(entry.data)
+    }
+    assert any(path.endswith("/Platform/Cluster") for path in warnings), warnings
+    assert any(path.endswith("/Platform/FileSystem") and "1,024" in text for path, text in warnings.items()), warnings
+
+
 # --- CDK Pipelines -----------------------------------------------------------------------------------------------------
 
 
