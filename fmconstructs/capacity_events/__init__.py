@@ -55,6 +55,13 @@ event pattern size quota the ids are split over several rules (:mod:`fmconstruct
 :attr:`CapacityBlockEvents.rules` holds them all, :attr:`CapacityBlockEvents.rule` the first.
 
 The notice always goes out: a failed drain, cordon or scaling is logged and written into the notice, never raised.
+The handler works within a time budget (the Lambda's remaining time less a reserve for the notice): Kubernetes calls
+have a timeout each and are retried with backoff on 429, 5xx and connection errors, nodes are cordoned in parallel, a
+node already unschedulable is left alone (a duplicate delivery is harmless and reported as such), and what was not
+reached in time is named in the notice. The drain waits for the SSM command (ssm:GetCommandInvocation) and reports its
+status, exit code and output. If the notice itself cannot be published the handler fails, Lambda retries the event
+twice and then sends it to :attr:`CapacityBlockEvents.failure_queue` (an encrypted SQS queue that requires TLS; also
+the rule target's dead-letter queue): see :mod:`fmconstructs.capacity_events.delivery`.
 """
 
 from __future__ import annotations
@@ -89,6 +96,7 @@ from ..eks import GpuEksCluster, GpuNodeGroup
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking.endpoints import ClusterBackend, EndpointService, GpuClusterEndpoints, services_for
 from ..pcs.node_group import NODE_GROUP_ID_TAG
+from .delivery import failure_queue, wire_failure_queue
 from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
 from .patterns import event_pattern, split_reservation_ids
 from .scaling import (
@@ -469,6 +477,13 @@ class CapacityBlockEvents(Construct):
             # Only instances of the login node group: ssm:resourceTag/<key> on the instance resource (the form seen in
             # Session Manager example policies for ssm:StartSession; UNCONFIRMED for ssm:SendCommand and for a tag key
             # with the reserved "aws:" prefix, which PCS sets itself).
+            # ssm:GetCommandInvocation (reading the drain's result) takes "*": the Service Authorization Reference
+            # for AWS Systems Manager lists resource types per action, and "if there is no value for this column, you
+            # must specify all resources ("*")"; UNCONFIRMED that the GetCommandInvocation row has none (the row was
+            # not visible in the copy searched). Read-only: the status and output of commands.
+            self.role.add_to_policy(
+                iam.PolicyStatement(sid="ReadDrainResult", actions=["ssm:GetCommandInvocation"], resources=["*"])
+            )
             self.role.add_to_policy(
                 iam.PolicyStatement(
                     sid="LoginNodesOnly",
@@ -492,7 +507,8 @@ class CapacityBlockEvents(Construct):
             architecture=lambda_.Architecture.ARM_64,
             handler=HANDLER,
             code=lambda_.Code.from_asset(str(_HANDLER_DIR), exclude=["__pycache__", "*.pyc"]),
-            timeout=cdk.Duration.minutes(1),
+            # Two minutes: the drain waits for its SSM command; the handler keeps NOTICE_RESERVE_S for the notice.
+            timeout=cdk.Duration.minutes(2),
             memory_size=256,
             role=self.role,
             log_group=self.log_group,
@@ -500,6 +516,10 @@ class CapacityBlockEvents(Construct):
             **self._network(eks_cluster if self.eks_in_vpc else None),
         )
         self.function.node.add_dependency(self.role)
+        #: Events the handler could not finish (notice not published) after Lambda's retries, and events EventBridge
+        #: could not deliver to the function: encrypted SQS queue, TLS only.
+        self.failure_queue = failure_queue(self, "FailedEvents")
+        wire_failure_queue(self.function, self.failure_queue)
 
         #: One rule per group of reservation ids whose event pattern fits the quota (one rule without ids).
         self.rules: tuple[events.Rule, ...] = tuple(
@@ -521,7 +541,9 @@ class CapacityBlockEvents(Construct):
             event_pattern=events.EventPattern(
                 source=pattern["source"], detail_type=pattern["detail-type"], detail=pattern.get("detail")
             ),
-            targets=[targets.LambdaFunction(self.function, retry_attempts=2)],
+            targets=[
+                targets.LambdaFunction(self.function, retry_attempts=2, dead_letter_queue=self.failure_queue)
+            ],
         )
 
     def _check_api_route(self, cluster: GpuEksCluster) -> None:
