@@ -103,6 +103,8 @@ class WarningId(str, Enum):
     CAPACITY_EVENTS_NO_API_ROUTE = "capacity-events-no-api-route"
     #: A PCS cluster with a node group whose node count is a deploy-time value: its controller size is not checked.
     PCS_SIZE_UNKNOWN_NODE_COUNT = "pcs-size-unknown-node-count"
+    #: A PCS platform on a Capacity Block without login nodes: the expiry drain has nowhere to run.
+    CAPACITY_EVENTS_PCS_DRAIN_NO_LOGIN_NODES = "capacity-events-pcs-drain-no-login-nodes"
 
     @property
     def qualified(self) -> str:
