@@ -452,11 +452,7 @@ def test_failed_events_go_to_an_encrypted_tls_only_queue(template):
         {
             "PolicyDocument": {
                 "Statement": Match.array_with(
-                    [
-                        Match.object_like(
-                            {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
-                        )
-                    ]
+                    [Match.object_like({"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})]
                 )
             }
         },

@@ -94,14 +94,20 @@ def _stub_session(stubber: Stubber) -> None:
     stubber.add_response(
         "list_workspace_service_accounts",
         {
-            "serviceAccounts": [{"id": SA_ID, "name": "fmconstructs-provisioner", "isDisabled": "false", "grafanaRole": "ADMIN"}],
+            "serviceAccounts": [
+                {"id": SA_ID, "name": "fmconstructs-provisioner", "isDisabled": "false", "grafanaRole": "ADMIN"}
+            ],
             "workspaceId": WORKSPACE,
         },
         {"workspaceId": WORKSPACE},
     )
     stubber.add_response(
         "create_workspace_service_account_token",
-        {"serviceAccountToken": {"id": TOKEN_ID, "name": "t", "key": "glsa_x"}, "serviceAccountId": SA_ID, "workspaceId": WORKSPACE},
+        {
+            "serviceAccountToken": {"id": TOKEN_ID, "name": "t", "key": "glsa_x"},
+            "serviceAccountId": SA_ID,
+            "workspaceId": WORKSPACE,
+        },
         {"workspaceId": WORKSPACE, "serviceAccountId": SA_ID, "name": ANY, "secondsToLive": ANY},
     )
     stubber.add_response(

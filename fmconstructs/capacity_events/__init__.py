@@ -541,9 +541,7 @@ class CapacityBlockEvents(Construct):
             event_pattern=events.EventPattern(
                 source=pattern["source"], detail_type=pattern["detail-type"], detail=pattern.get("detail")
             ),
-            targets=[
-                targets.LambdaFunction(self.function, retry_attempts=2, dead_letter_queue=self.failure_queue)
-            ],
+            targets=[targets.LambdaFunction(self.function, retry_attempts=2, dead_letter_queue=self.failure_queue)],
         )
 
     def _check_api_route(self, cluster: GpuEksCluster) -> None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import aws_cdk as cdk

@@ -497,7 +497,9 @@ def on_event(event: Mapping[str, Any], context: Any = None, *, client: Any = Non
         try:
             _remove(grafana, props, deadline)
         except Exception as err:  # never DELETE_FAILED on Grafana: see the module docstring
-            LOG.warning("Delete: Grafana cleanup incomplete, the deletion succeeds anyway: %s: %s", type(err).__name__, err)
+            LOG.warning(
+                "Delete: Grafana cleanup incomplete, the deletion succeeds anyway: %s: %s", type(err).__name__, err
+            )
         return {"PhysicalResourceId": event.get("PhysicalResourceId") or physical_id(props)}
     old = None
     if request_type == "Update" and event.get("OldResourceProperties"):
