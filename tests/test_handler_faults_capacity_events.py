@@ -148,11 +148,18 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gave up (timeout) closes its connection: not an error of the fake server."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Script]]:
     cert_path, key_path, pem = _certificate(tmp_path_factory.mktemp("tls"))
     script = Script()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
+    httpd = _QuietServer(("127.0.0.1", 0), _handler(script))
     httpd.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_path, key_path)

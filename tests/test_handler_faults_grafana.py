@@ -46,6 +46,13 @@ class Context:
         return int((self._end - time.monotonic()) * 1000)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gave up (timeout) closes its connection: not an error of the fake server."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
 @pytest.fixture
 def grafana() -> Iterator[dict[str, Any]]:
     """A fake Grafana whose every answer is ``state['mode']``: 'slow', 'html503' (Retry-After 10), 'truncated'."""
@@ -78,7 +85,7 @@ def grafana() -> Iterator[dict[str, Any]]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = _QuietServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

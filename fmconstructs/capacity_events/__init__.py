@@ -34,7 +34,8 @@ CIDRs that do not cover every IPv4 address (a Lambda function outside a VPC has 
 a public-only endpoint with handler subnets that are isolated (no route out). Deploy-time CIDRs are not checked.
 
 In the VPC the handler also calls regional AWS APIs (:attr:`CapacityBlockEvents.api_services`): ``sns`` (Publish),
-``ec2`` (DescribeInstances), ``eks`` (DescribeCluster) and, with ``pcs_login_node_group_id``, ``ssm`` (SendCommand).
+``ec2`` (DescribeInstances), ``eks`` (DescribeCluster) and, with ``pcs_login_node_group_id``, ``ssm`` (SendCommand,
+GetCommandInvocation).
 The EKS token is a presigned sts:GetCallerIdentity URL: signed in the handler, never sent by it, so no ``sts``. A
 function in a VPC reaches those APIs only through a NAT route or interface VPC endpoints. When its subnets are known to
 be isolated (the VPC's ``isolated_subnets``, matched by subnet id; imported subnets of unknown kind are not judged),
@@ -133,9 +134,10 @@ _ENI_POLICY = "service-role/AWSLambdaENIManagementAccess"
 _CORDON_FAILS = "the Capacity Block cordon {verb} fail at run time (the notice still goes out)"
 
 # The regional AWS APIs the handler calls (handler/index.py: sns.publish always; ec2.describe_instances for the drain
-# and the cordon; eks.describe_cluster for the cordon; ssm.send_command for the drain), as interface endpoint service
-# short names (com.amazonaws.<Region>.<name>; aws-cdk-lib InterfaceVpcEndpointAwsService.SNS/EC2/EKS/SSM). sts is
-# absent: eks_token() only presigns GetCallerIdentity (botocore generate_presigned_url signs locally, sends nothing).
+# and the cordon; eks.describe_cluster for the cordon; ssm.send_command and get_command_invocation for the drain), as
+# interface endpoint service short names (com.amazonaws.<Region>.<name>; aws-cdk-lib
+# InterfaceVpcEndpointAwsService.SNS/EC2/EKS/SSM). sts is absent: eks_token() only presigns GetCallerIdentity
+# (botocore generate_presigned_url signs locally, sends nothing).
 # No kms for a KMS-encrypted alert topic: SNS itself calls KMS for server-side encryption (UNCONFIRMED: no AWS page
 # seen that says a publisher never needs a route to KMS).
 _SNS, _EC2, _EKS, _SSM = "sns", "ec2", "eks", "ssm"
@@ -225,9 +227,9 @@ def _no_api_route_problem(
     Guide lambda-vpc-v3: Lambda functions connected to a private VPC "need to access AWS services", through the
     internet with NAT or through VPC endpoints; Lambda Developer Guide configuration-vpc-endpoints: with AWS
     PrivateLink "without an internet gateway, NAT device, VPN connection, or AWS Direct Connect connection").
-    Isolated subnets have no NAT route. A call without a route waits out botocore's connect timeout (botocore
-    endpoint.py DEFAULT_TIMEOUT = 60, config.py connect_timeout default, as installed here) and the handler's timeout
-    is 1 minute, so the SNS notice, sent last, is lost too.
+    Isolated subnets have no NAT route. A call without a route fails only after the handler's connect timeout and
+    retries (handler CLIENT_CONFIG), and the SNS notice, sent last, cannot get out either: the event ends in the
+    failed-events queue.
     """
     missing = [service for service in needed if service not in covered]
     if not isolated_subnet_ids or not missing:
