@@ -105,6 +105,8 @@ class WarningId(str, Enum):
     PCS_SIZE_UNKNOWN_NODE_COUNT = "pcs-size-unknown-node-count"
     #: An FSx for Lustre file system larger than the default (adjustable) storage capacity quota of its deployment type.
     LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA = "lustre-capacity-above-default-quota"
+    #: A PCS platform on a Capacity Block without login nodes: the expiry drain has nowhere to run.
+    CAPACITY_EVENTS_PCS_DRAIN_NO_LOGIN_NODES = "capacity-events-pcs-drain-no-login-nodes"
 
     @property
     def qualified(self) -> str:

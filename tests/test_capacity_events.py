@@ -251,6 +251,11 @@ def test_expiry_warning_drains_block_nodes_on_login_node(detail_type):
                 },
             },
         )
+        ssm_stub.add_response(
+            "get_command_invocation",
+            {"Status": "Success", "StandardOutputContent": "drained: gpu-1,gpu-2", "ResponseCode": 0},
+            {"CommandId": "0b5c2f34-1d8b-4b8a-9c1f-2a3b4c5d6e7f", "InstanceId": "i-0bbbbbbbbbbbbbbb1"},
+        )
         sns_stub.add_response(
             "publish",
             {"MessageId": "m-1"},
@@ -263,7 +268,7 @@ def test_expiry_warning_drains_block_nodes_on_login_node(detail_type):
         ssm_stub.assert_no_pending_responses()
         sns_stub.assert_no_pending_responses()
     assert result["command_id"] == "0b5c2f34-1d8b-4b8a-9c1f-2a3b4c5d6e7f"
-    assert "Draining" in result["message"]
+    assert "Drained the block's Slurm nodes" in result["message"] and "gpu-1,gpu-2" in result["message"]
 
 
 @pytest.mark.parametrize("detail_type", index.DELIVERED_DETAIL_TYPES)

@@ -34,7 +34,8 @@ CIDRs that do not cover every IPv4 address (a Lambda function outside a VPC has 
 a public-only endpoint with handler subnets that are isolated (no route out). Deploy-time CIDRs are not checked.
 
 In the VPC the handler also calls regional AWS APIs (:attr:`CapacityBlockEvents.api_services`): ``sns`` (Publish),
-``ec2`` (DescribeInstances), ``eks`` (DescribeCluster) and, with ``pcs_login_node_group_id``, ``ssm`` (SendCommand).
+``ec2`` (DescribeInstances), ``eks`` (DescribeCluster) and, with ``pcs_login_node_group_id``, ``ssm`` (SendCommand,
+GetCommandInvocation).
 The EKS token is a presigned sts:GetCallerIdentity URL: signed in the handler, never sent by it, so no ``sts``. A
 function in a VPC reaches those APIs only through a NAT route or interface VPC endpoints. When its subnets are known to
 be isolated (the VPC's ``isolated_subnets``, matched by subnet id; imported subnets of unknown kind are not judged),
@@ -55,6 +56,13 @@ event pattern size quota the ids are split over several rules (:mod:`fmconstruct
 :attr:`CapacityBlockEvents.rules` holds them all, :attr:`CapacityBlockEvents.rule` the first.
 
 The notice always goes out: a failed drain, cordon or scaling is logged and written into the notice, never raised.
+The handler works within a time budget (the Lambda's remaining time less a reserve for the notice): Kubernetes calls
+have a timeout each and are retried with backoff on 429, 5xx and connection errors, nodes are cordoned in parallel, a
+node already unschedulable is left alone (a duplicate delivery is harmless and reported as such), and what was not
+reached in time is named in the notice. The drain waits for the SSM command (ssm:GetCommandInvocation) and reports its
+status, exit code and output. If the notice itself cannot be published the handler fails, Lambda retries the event
+twice and then sends it to :attr:`CapacityBlockEvents.failure_queue` (an encrypted SQS queue that requires TLS; also
+the rule target's dead-letter queue): see :mod:`fmconstructs.capacity_events.delivery`.
 """
 
 from __future__ import annotations
@@ -89,6 +97,7 @@ from ..eks import GpuEksCluster, GpuNodeGroup
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking.endpoints import ClusterBackend, EndpointService, GpuClusterEndpoints, services_for
 from ..pcs.node_group import NODE_GROUP_ID_TAG
+from .delivery import failure_queue, wire_failure_queue
 from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
 from .patterns import event_pattern, split_reservation_ids
 from .scaling import (
@@ -125,9 +134,10 @@ _ENI_POLICY = "service-role/AWSLambdaENIManagementAccess"
 _CORDON_FAILS = "the Capacity Block cordon {verb} fail at run time (the notice still goes out)"
 
 # The regional AWS APIs the handler calls (handler/index.py: sns.publish always; ec2.describe_instances for the drain
-# and the cordon; eks.describe_cluster for the cordon; ssm.send_command for the drain), as interface endpoint service
-# short names (com.amazonaws.<Region>.<name>; aws-cdk-lib InterfaceVpcEndpointAwsService.SNS/EC2/EKS/SSM). sts is
-# absent: eks_token() only presigns GetCallerIdentity (botocore generate_presigned_url signs locally, sends nothing).
+# and the cordon; eks.describe_cluster for the cordon; ssm.send_command and get_command_invocation for the drain), as
+# interface endpoint service short names (com.amazonaws.<Region>.<name>; aws-cdk-lib
+# InterfaceVpcEndpointAwsService.SNS/EC2/EKS/SSM). sts is absent: eks_token() only presigns GetCallerIdentity
+# (botocore generate_presigned_url signs locally, sends nothing).
 # No kms for a KMS-encrypted alert topic: SNS itself calls KMS for server-side encryption (UNCONFIRMED: no AWS page
 # seen that says a publisher never needs a route to KMS).
 _SNS, _EC2, _EKS, _SSM = "sns", "ec2", "eks", "ssm"
@@ -217,9 +227,9 @@ def _no_api_route_problem(
     Guide lambda-vpc-v3: Lambda functions connected to a private VPC "need to access AWS services", through the
     internet with NAT or through VPC endpoints; Lambda Developer Guide configuration-vpc-endpoints: with AWS
     PrivateLink "without an internet gateway, NAT device, VPN connection, or AWS Direct Connect connection").
-    Isolated subnets have no NAT route. A call without a route waits out botocore's connect timeout (botocore
-    endpoint.py DEFAULT_TIMEOUT = 60, config.py connect_timeout default, as installed here) and the handler's timeout
-    is 1 minute, so the SNS notice, sent last, is lost too.
+    Isolated subnets have no NAT route. A call without a route fails only after the handler's connect timeout and
+    retries (handler CLIENT_CONFIG), and the SNS notice, sent last, cannot get out either: the event ends in the
+    failed-events queue.
     """
     missing = [service for service in needed if service not in covered]
     if not isolated_subnet_ids or not missing:
@@ -469,6 +479,13 @@ class CapacityBlockEvents(Construct):
             # Only instances of the login node group: ssm:resourceTag/<key> on the instance resource (the form seen in
             # Session Manager example policies for ssm:StartSession; UNCONFIRMED for ssm:SendCommand and for a tag key
             # with the reserved "aws:" prefix, which PCS sets itself).
+            # ssm:GetCommandInvocation (reading the drain's result) takes "*": the Service Authorization Reference
+            # for AWS Systems Manager lists resource types per action, and "if there is no value for this column, you
+            # must specify all resources ("*")"; UNCONFIRMED that the GetCommandInvocation row has none (the row was
+            # not visible in the copy searched). Read-only: the status and output of commands.
+            self.role.add_to_policy(
+                iam.PolicyStatement(sid="ReadDrainResult", actions=["ssm:GetCommandInvocation"], resources=["*"])
+            )
             self.role.add_to_policy(
                 iam.PolicyStatement(
                     sid="LoginNodesOnly",
@@ -492,7 +509,8 @@ class CapacityBlockEvents(Construct):
             architecture=lambda_.Architecture.ARM_64,
             handler=HANDLER,
             code=lambda_.Code.from_asset(str(_HANDLER_DIR), exclude=["__pycache__", "*.pyc"]),
-            timeout=cdk.Duration.minutes(1),
+            # Two minutes: the drain waits for its SSM command; the handler keeps NOTICE_RESERVE_S for the notice.
+            timeout=cdk.Duration.minutes(2),
             memory_size=256,
             role=self.role,
             log_group=self.log_group,
@@ -500,6 +518,10 @@ class CapacityBlockEvents(Construct):
             **self._network(eks_cluster if self.eks_in_vpc else None),
         )
         self.function.node.add_dependency(self.role)
+        #: Events the handler could not finish (notice not published) after Lambda's retries, and events EventBridge
+        #: could not deliver to the function: encrypted SQS queue, TLS only.
+        self.failure_queue = failure_queue(self, "FailedEvents")
+        wire_failure_queue(self.function, self.failure_queue)
 
         #: One rule per group of reservation ids whose event pattern fits the quota (one rule without ids).
         self.rules: tuple[events.Rule, ...] = tuple(
@@ -521,7 +543,7 @@ class CapacityBlockEvents(Construct):
             event_pattern=events.EventPattern(
                 source=pattern["source"], detail_type=pattern["detail-type"], detail=pattern.get("detail")
             ),
-            targets=[targets.LambdaFunction(self.function, retry_attempts=2)],
+            targets=[targets.LambdaFunction(self.function, retry_attempts=2, dead_letter_queue=self.failure_queue)],
         )
 
     def _check_api_route(self, cluster: GpuEksCluster) -> None:

@@ -68,7 +68,7 @@ from ..capacity_events import CapacityBlockEvents
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.user_data import nvme_raid_commands
 from ..eks import GpuEksCluster
-from ..errors import FmTypeError, FmValidationError, is_token
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..hyperpod import LUSTRE_MOUNT_POINT, HyperPodCluster, HyperPodInstanceGroup, HyperPodOrchestrator
 from ..hyperpod.cluster import HYPERPOD_DEFAULT_KUBERNETES_VERSION
 from ..hyperpod.eks_dependencies import CHART_CONTEXT, HyperPodDependenciesChart, HyperPodEksDependencies
@@ -715,6 +715,17 @@ class TrainingPlatform(Construct):
                 else None
             ),
         )
+        if self.backend is Backend.PCS and login_id is None:
+            add_warning(
+                self.capacity_events,
+                WarningId.CAPACITY_EVENTS_PCS_DRAIN_NO_LOGIN_NODES,
+                "The PCS platform is on a Capacity Block but has no login node group (PcsOptions(login_nodes=0)): the "
+                "Capacity Block events handler drains the block's Slurm nodes through SSM Run Command on a login "
+                "node, so on the expiration warning they are NOT drained (the notice still goes out and says so) and "
+                "Slurm keeps starting jobs that the block's end will kill. Keep at least one login node "
+                "(login_nodes=1, the default), or drain the nodes yourself when the alert arrives "
+                '(scontrol update nodename=<nodes> state=DRAIN reason="capacity block ends").',
+            )
 
     # --- outputs -----------------------------------------------------------------------------------------------------
     def _emit_outputs(self) -> None:

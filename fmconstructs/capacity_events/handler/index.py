@@ -26,6 +26,7 @@ import time
 import traceback
 import urllib.parse
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import boto3
@@ -56,6 +57,40 @@ _ADDRESS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
 _HOST = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 
 
+# --- time budget --------------------------------------------------------------------------------------------------
+
+# Kept back from the Lambda's remaining time for the notice (sns:Publish with its retries) and the final log line.
+NOTICE_RESERVE_S = 15.0
+# Without a Lambda context (tests, local runs): this much time for the work.
+DEFAULT_BUDGET_S = 45.0
+
+
+class Budget:
+    """A deadline for the work, shorter than the Lambda timeout so that the notice still goes out.
+
+    ``remaining_s``: the seconds left; in Lambda ``context.get_remaining_time_in_millis()`` / 1000 minus
+    :data:`NOTICE_RESERVE_S` (Lambda Developer Guide, "Using the Lambda context object to retrieve Python function
+    information": get_remaining_time_in_millis "Returns the number of milliseconds left before the execution times
+    out")."""
+
+    def __init__(self, remaining_s: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.deadline = clock() + remaining_s
+
+    @classmethod
+    def from_context(cls, context: object) -> Budget:
+        remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
+        if not callable(remaining_ms):
+            return cls(DEFAULT_BUDGET_S)
+        return cls(max(0.0, float(remaining_ms()) / 1000.0 - NOTICE_RESERVE_S))
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - self.clock())
+
+    def expired(self) -> bool:
+        return self.left() <= 0.0
+
+
 def drain_script(addresses: list[str]) -> str:
     """The shell script run on the login node: drain the Slurm nodes whose address or host name is in ``addresses``.
 
@@ -75,12 +110,17 @@ def drain_script(addresses: list[str]) -> str:
             "export PATH",
             f'wanted=" {wanted} "',
             'nodes=""',
+            # An assignment from a command substitution takes the command's exit status, so `set -e` stops here when
+            # sinfo fails (bash manual, "Simple Command Expansion"); `done < <(sinfo ...)` would hide it (the exit
+            # status of a process substitution is not the loop's).
+            "listing=\"$(sinfo -h -N -o '%N %o %n')\"",
             "while read -r name addr host; do",
+            '  [ -n "$name" ] || continue',
             '  case "$wanted" in',
             '    *" $addr "*|*" $host "*)',
             '      case ",$nodes," in *",$name,"*) ;; *) nodes="${nodes:+$nodes,}$name" ;; esac ;;',
             "  esac",
-            "done < <(sinfo -h -N -o '%N %o %n')",
+            'done <<< "$listing"',
             'if [ -z "$nodes" ]; then',
             '  echo "no Slurm node matches the capacity block instances"',
             "  exit 0",
@@ -180,14 +220,34 @@ class KubeError(Exception):
     """A Kubernetes API call that did not succeed (status and a short body)."""
 
 
+# Kubernetes answers that are worth another try: 429 Too Many Requests (API Priority and Fairness rejects with 429
+# and a Retry-After header: Kubernetes docs, "API Priority and Fairness") and 5xx from the API server or a proxy in
+# front of it; other statuses fail at once.
+KUBE_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+KUBE_ATTEMPTS = 4
+KUBE_BASE_DELAY_S = 0.5
+KUBE_MAX_DELAY_S = 5.0
+
+
 class KubeApi:
     """The few Kubernetes API calls the cordon needs, over HTTPS with the cluster's CA (standard library only).
 
     The CA is EKS DescribeCluster ``certificateAuthority.data`` ("The certificate-authority-data for your cluster",
     base64 of the PEM certificate, as in a kubeconfig's certificate-authority-data), loaded with ``cadata``; host
-    names are checked (``ssl.create_default_context``)."""
+    names are checked (``ssl.create_default_context``). Each call has a timeout (``timeout_s``, never past the
+    ``budget``) and is retried with exponential backoff and jitter on :data:`KUBE_RETRY_STATUSES`, timeouts and
+    connection errors while the budget lasts (``Retry-After`` is honoured up to :data:`KUBE_MAX_DELAY_S`)."""
 
-    def __init__(self, endpoint: str, ca_pem: str, token: str, *, timeout_s: float = KUBE_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        endpoint: str,
+        ca_pem: str,
+        token: str,
+        *,
+        timeout_s: float = KUBE_TIMEOUT_S,
+        budget: Budget | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         parsed = urllib.parse.urlsplit(endpoint)
         if parsed.scheme != "https" or not parsed.hostname:
             raise KubeError(f"not an https endpoint: {endpoint!r}")
@@ -195,7 +255,21 @@ class KubeApi:
         self.port = parsed.port or 443
         self.token = token
         self.timeout_s = timeout_s
+        self.budget = budget or Budget(DEFAULT_BUDGET_S)
+        self.sleep = sleep
         self.context = ssl.create_default_context(cadata=ca_pem)
+
+    def _once(self, method: str, path: str, data: bytes | None, headers: dict[str, str]) -> tuple[int, bytes, str]:
+        timeout = min(self.timeout_s, self.budget.left())
+        if timeout <= 0:
+            raise KubeError(f"{method} {path}: not sent, the time budget is spent")
+        conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.context)
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            response = conn.getresponse()
+            return response.status, response.read(), str(response.getheader("Retry-After") or "")
+        finally:
+            conn.close()
 
     def request(self, method: str, path: str, body: object = None, content_type: str = "application/json") -> Any:
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
@@ -203,16 +277,29 @@ class KubeApi:
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = content_type
-        conn = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout_s, context=self.context)
-        try:
-            conn.request(method, path, body=data, headers=headers)
-            response = conn.getresponse()
-            payload = response.read()
-        finally:
-            conn.close()
-        if response.status >= 300:
-            raise KubeError(f"{method} {path}: HTTP {response.status} {payload[:200].decode(errors='replace')}")
-        return json.loads(payload) if payload else {}
+        for attempt in range(1, KUBE_ATTEMPTS + 1):
+            retry_after = ""
+            try:
+                status, payload, retry_after = self._once(method, path, data, headers)
+            except (OSError, http.client.HTTPException) as error:  # timeouts, refused, reset, TLS
+                if attempt == KUBE_ATTEMPTS or self.budget.expired():
+                    raise KubeError(f"{method} {path}: {type(error).__name__} {error} (attempt {attempt})") from None
+            else:
+                text = payload[:200].decode(errors="replace")
+                if status < 300:
+                    try:
+                        return json.loads(payload) if payload else {}
+                    except ValueError:
+                        raise KubeError(f"{method} {path}: HTTP {status} but not JSON: {text!r}") from None
+                if status not in KUBE_RETRY_STATUSES or attempt == KUBE_ATTEMPTS:
+                    raise KubeError(f"{method} {path}: HTTP {status} {text} (attempt {attempt})")
+            delay = min(KUBE_MAX_DELAY_S, KUBE_BASE_DELAY_S * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+            if retry_after.strip().isdigit():
+                delay = min(KUBE_MAX_DELAY_S, float(retry_after.strip()))
+            if delay >= self.budget.left():
+                raise KubeError(f"{method} {path}: gave up after attempt {attempt}, the time budget is spent")
+            self.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def nodes(self) -> list[dict[str, Any]]:
         """Every node (GET /api/v1/nodes, following ``metadata.continue``)."""
@@ -263,28 +350,65 @@ def match_nodes(nodes: list[dict[str, Any]], instances: list[dict[str, Any]]) ->
     return out
 
 
-def kube_for_cluster(eks: Any, sts: Any, cluster_name: str) -> KubeApi:
+def kube_for_cluster(eks: Any, sts: Any, cluster_name: str, budget: Budget | None = None) -> KubeApi:
     """A :class:`KubeApi` for the cluster: endpoint and CA from eks:DescribeCluster, a fresh token."""
     cluster = eks.describe_cluster(name=cluster_name)["cluster"]
     ca_pem = base64.b64decode(cluster["certificateAuthority"]["data"]).decode()
-    return KubeApi(cluster["endpoint"], ca_pem, eks_token(sts, cluster_name))
+    return KubeApi(cluster["endpoint"], ca_pem, eks_token(sts, cluster_name), budget=budget)
+
+
+# Nodes cordoned at once (one HTTPS connection each): enough for a block's nodes in a few rounds.
+CORDON_WORKERS = 8
+
+
+class CordonReport:
+    """What the cordon did: ``done`` (cordoned now), ``already`` (unschedulable before: a duplicate delivery or an
+    earlier cordon, left alone), ``failed`` ("node: error"), ``not_reached`` (not finished within the budget)."""
+
+    def __init__(self) -> None:
+        self.done: list[str] = []
+        self.already: list[str] = []
+        self.failed: list[str] = []
+        self.not_reached: list[str] = []
 
 
 def cordon_block(
-    instances: list[dict[str, Any]], kube: KubeApi, *, reservation_id: str, end_date: str
-) -> tuple[list[str], list[str]]:
-    """Cordon the nodes of ``instances``; returns (cordoned node names, failures as text)."""
-    matched = match_nodes(kube.nodes(), instances)
+    instances: list[dict[str, Any]],
+    kube: KubeApi,
+    *,
+    reservation_id: str,
+    end_date: str,
+    budget: Budget | None = None,
+) -> CordonReport:
+    """Cordon the nodes of ``instances`` in parallel (:data:`CORDON_WORKERS`) within ``budget`` (default: the
+    client's). A node that is already unschedulable is not patched again: re-running the cordon is harmless."""
+    budget = budget or kube.budget
+    nodes = kube.nodes()
+    matched = match_nodes(nodes, instances)
+    unschedulable = {
+        str((n.get("metadata") or {}).get("name")) for n in nodes if (n.get("spec") or {}).get("unschedulable")
+    }
     annotations = {ENDS_AT_ANNOTATION: end_date, RESERVATION_ANNOTATION: reservation_id}
-    done: list[str] = []
-    failed: list[str] = []
-    for name in sorted(matched):
-        try:
-            kube.cordon(name, annotations)
-            done.append(name)
-        except Exception as error:  # one node's failure must not stop the others or the notice
-            failed.append(f"{name}: {error}")
-    return done, failed
+    report = CordonReport()
+    report.already = sorted(name for name in matched if name in unschedulable)
+    todo = sorted(name for name in matched if name not in unschedulable)
+    if not todo:
+        return report
+    pool = ThreadPoolExecutor(max_workers=min(CORDON_WORKERS, len(todo)), thread_name_prefix="cordon")
+    try:
+        futures = {name: pool.submit(kube.cordon, name, annotations) for name in todo}
+        wait(list(futures.values()), timeout=budget.left())
+        for name, future in futures.items():
+            if not future.done():
+                future.cancel()
+                report.not_reached.append(name)
+            elif future.exception() is not None:  # one node's failure must not stop the others or the notice
+                report.failed.append(f"{name}: {future.exception()}")
+            else:
+                report.done.append(name)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return report
 
 
 def _eks_lines(
@@ -295,26 +419,35 @@ def _eks_lines(
     cluster_name: str,
     kube_factory: Callable[[], KubeApi],
     result: dict[str, Any],
+    budget: Budget,
 ) -> list[str]:
     try:
         instances = block_instances(ec2, reservation_id)
         if not instances:
             return [f"No running instance in the block: no EKS node of {cluster_name} to cordon."]
         kube = kube_factory()
-        done, failed = cordon_block(instances, kube, reservation_id=reservation_id, end_date=end_date)
+        report = cordon_block(instances, kube, reservation_id=reservation_id, end_date=end_date, budget=budget)
     except Exception as error:  # the notice goes out whatever failed
         traceback.print_exc()
         result["cordon_error"] = str(error)
         return [f"Cordon of the block's nodes in EKS cluster {cluster_name} FAILED: {error}"[:1000]]
-    result["cordoned"] = done
+    result["cordoned"] = report.done
     lines: list[str] = []
-    if done:
-        lines.append(f"Cordoned in EKS cluster {cluster_name}: {', '.join(done)}.")
-    if failed:
-        result["cordon_failures"] = failed
-        print(json.dumps({"cordon_failures": failed}))
-        lines.append("Cordon FAILED for: " + "; ".join(failed)[:1000])
-    if not done and not failed:
+    if report.done:
+        lines.append(f"Cordoned in EKS cluster {cluster_name}: {', '.join(report.done)}.")
+    if report.already:
+        result["already_cordoned"] = report.already
+        lines.append(f"Already unschedulable (left as they are): {', '.join(report.already)}."[:1000])
+    if report.failed:
+        result["cordon_failures"] = report.failed
+        print(json.dumps({"cordon_failures": report.failed}))
+        lines.append("Cordon FAILED for: " + "; ".join(report.failed)[:1000])
+    if report.not_reached:
+        result["cordon_not_reached"] = report.not_reached
+        lines.append(
+            "Cordon NOT FINISHED in time (the handler's time budget ran out) for: " + ", ".join(report.not_reached)
+        )
+    if not (report.done or report.already or report.failed or report.not_reached):
         lines.append(f"No node of EKS cluster {cluster_name} belongs to the block's {len(instances)} instance(s).")
     return lines
 
@@ -334,11 +467,16 @@ def process(
     scaling_targets: list[dict[str, Any]] | None = None,
     autoscaling: Any = None,
     sleep: Callable[[float], None] = time.sleep,
+    budget: Budget | None = None,
 ) -> dict[str, Any]:
     """Handle one EventBridge event; returns what was done (for logs and tests).
 
     ``kube_factory`` (no arguments, returns a :class:`KubeApi`) defaults to :func:`kube_for_cluster`.
-    ``scaling_targets``: the SCALING_TARGETS list (kind, name, cluster, reservation, size)."""
+    ``scaling_targets``: the SCALING_TARGETS list (kind, name, cluster, reservation, size).
+    ``budget``: the time the drain and the cordon may take (default :data:`DEFAULT_BUDGET_S`); the notice is sent
+    after them whatever happened. Only a notice that cannot be published raises, so that Lambda retries the event
+    and, after its retries, sends it to the on-failure destination (see the construct)."""
+    budget = budget or Budget(DEFAULT_BUDGET_S)
     detail_type = str(event.get("detail-type") or event.get("detail_type") or "")
     detail = event.get("detail") or {}
     reservation_id = str(detail.get("capacity-reservation-id") or "")
@@ -351,14 +489,20 @@ def process(
     if expiring and login_node_group_id and valid_id:
         try:
             lines += _drain_lines(
-                ec2, ssm, reservation_id=reservation_id, login_node_group_id=login_node_group_id, result=result
+                ec2,
+                ssm,
+                reservation_id=reservation_id,
+                login_node_group_id=login_node_group_id,
+                result=result,
+                budget=budget,
+                sleep=sleep,
             )
         except Exception as error:  # the notice goes out whatever failed
             traceback.print_exc()
             result["drain_error"] = str(error)
             lines.append(f"Drain of the block's Slurm nodes FAILED: {error}"[:1000])
     if expiring and eks_cluster_name and valid_id:
-        factory = kube_factory or (lambda: kube_for_cluster(eks, sts, eks_cluster_name))
+        factory = kube_factory or (lambda: kube_for_cluster(eks, sts, eks_cluster_name, budget))
         lines += _eks_lines(
             ec2,
             reservation_id=reservation_id,
@@ -366,6 +510,7 @@ def process(
             cluster_name=eks_cluster_name,
             kube_factory=factory,
             result=result,
+            budget=budget,
         )
     starting = detail_type in DELIVERED_DETAIL_TYPES
     if scaling_targets and valid_id and (starting or expiring):
@@ -383,13 +528,57 @@ def process(
         lines.append("Unrecognized capacity reservation id: nodes NOT drained or cordoned, groups NOT scaled.")
 
     message = "\n".join(lines)
-    sns.publish(TopicArn=topic_arn, Subject=f"{detail_type or 'Capacity Block event'}"[:100], Message=message)
+    subject = f"{detail_type or 'Capacity Block event'}"[:100]
+    # Throttling is retried (botocore standard mode, then with_backoff); any other failure raises: the event is then
+    # retried by Lambda and ends in the on-failure destination, and the log holds the message.
     result["message"] = message
+    print(json.dumps({"notice": message}))
+    with_backoff(lambda: sns.publish(TopicArn=topic_arn, Subject=subject, Message=message), sleep=sleep)
     return result
 
 
+# GetCommandInvocation Status values (botocore ssm model, CommandInvocationStatus: Pending, InProgress, Delayed,
+# Success, Cancelled, TimedOut, Failed, Cancelling). Terminal ones, as the SSM API reference's StatusDetails says of
+# Success, Delivery/Execution Timed Out, Failed, Canceled ("This is a terminal state"); the others are polled again.
+SSM_TERMINAL_STATUSES = frozenset({"Success", "Cancelled", "TimedOut", "Failed"})
+SSM_POLL_INTERVAL_S = 2.0
+# GetCommandInvocation answers InvocationDoesNotExist while the invocation is not yet visible right after SendCommand
+# (UNCONFIRMED as documented eventual consistency: the API reference names the error "didn't match any invocations");
+# it is polled again like Pending.
+_NOT_YET = "InvocationDoesNotExist"
+
+
+def wait_for_command(
+    ssm: Any, command_id: str, instance_id: str, *, budget: Budget, sleep: Callable[[float], None] = time.sleep
+) -> dict[str, Any]:
+    """Poll ssm:GetCommandInvocation until a terminal status or the budget runs out; the last answer (``Status``
+    "NotFinished" when the budget ran out first). Throttling is retried by the client and by :func:`with_backoff`."""
+    last: dict[str, Any] = {"Status": "NotFinished", "StatusDetails": "not seen"}
+    while True:
+        try:
+            answer = with_backoff(
+                lambda: ssm.get_command_invocation(CommandId=command_id, InstanceId=instance_id), sleep=sleep
+            )
+            last = {**answer, "Status": answer.get("Status", "")}
+            if last["Status"] in SSM_TERMINAL_STATUSES:
+                return last
+        except ClientError as error:
+            if str(error.response.get("Error", {}).get("Code", "")) != _NOT_YET:
+                raise
+        if budget.left() <= SSM_POLL_INTERVAL_S:
+            return {**last, "Status": "NotFinished", "StatusDetails": last.get("StatusDetails") or last["Status"]}
+        sleep(SSM_POLL_INTERVAL_S)
+
+
 def _drain_lines(
-    ec2: Any, ssm: Any, *, reservation_id: str, login_node_group_id: str, result: dict[str, Any]
+    ec2: Any,
+    ssm: Any,
+    *,
+    reservation_id: str,
+    login_node_group_id: str,
+    result: dict[str, Any],
+    budget: Budget,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> list[str]:
     addresses = block_addresses(ec2, reservation_id)
     login = login_instance(ec2, login_node_group_id)
@@ -397,15 +586,36 @@ def _drain_lines(
         return ["No running instance in the block: nothing to drain."]
     if login is None:
         return [f"No running login node in PCS node group {login_node_group_id}: nodes NOT drained."]
-    response = ssm.send_command(
-        InstanceIds=[login],
-        DocumentName=RUN_SHELL_DOCUMENT,
-        Comment=f"drain {reservation_id} ({DRAIN_REASON})"[:100],
-        Parameters={"commands": [drain_script(addresses)]},
+    response = with_backoff(
+        lambda: ssm.send_command(
+            InstanceIds=[login],
+            DocumentName=RUN_SHELL_DOCUMENT,
+            Comment=f"drain {reservation_id} ({DRAIN_REASON})"[:100],
+            Parameters={"commands": [drain_script(addresses)]},
+        ),
+        sleep=sleep,
     )
     command_id = response["Command"]["CommandId"]
     result["command_id"] = command_id
-    return [f"Draining the block's Slurm nodes via SSM command {command_id} on {login}."]
+    answer = wait_for_command(ssm, command_id, login, budget=budget, sleep=sleep)
+    status = str(answer.get("Status"))
+    result["drain_status"] = status
+    where = f"SSM command {command_id} on {login}"
+    out = str(answer.get("StandardOutputContent") or "").strip()[-500:]
+    err = str(answer.get("StandardErrorContent") or "").strip()[-500:]
+    if status == "Success":
+        return [f"Drained the block's Slurm nodes ({where}): {out or 'no output'}."]
+    if status == "NotFinished":
+        result["drain_error"] = f"not finished: {answer.get('StatusDetails')}"
+        return [
+            f"Drain NOT CONFIRMED: {where} was still {answer.get('StatusDetails')} when the handler's time budget "
+            "ran out; check it with `aws ssm get-command-invocation`."
+        ]
+    result["drain_error"] = f"{status} (exit code {answer.get('ResponseCode')})"
+    return [
+        f"Drain of the block's Slurm nodes FAILED ({where}): {answer.get('StatusDetails') or status}, exit code "
+        f"{answer.get('ResponseCode')}; stderr: {err or '(empty)'}; stdout: {out or '(empty)'}"[:1500]
+    ]
 
 
 # --- scaling on block events: EKS managed node groups and Auto Scaling groups -----------------------------------
@@ -413,7 +623,9 @@ def _drain_lines(
 # botocore "standard" retry mode: exponential backoff with jitter on throttling and transient errors (botocore
 # retryhandler/standard.py; boto3 guide "Retries"); the handler's own loop below adds a few slower attempts for
 # throttling that outlasts it.
-CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5})
+# Each call is bounded too: connect and read timeouts (botocore Config connect_timeout / read_timeout, 60 s by
+# default) far below the handler's timeout, so that one hung call cannot eat the time the notice needs.
+CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=10)
 # Throttling error codes (botocore retries/standard.py ThrottledRetryableChecker._THROTTLED_ERROR_CODES, a subset).
 THROTTLING_CODES = frozenset(
     {"Throttling", "ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded", "ThrottledException"}
@@ -553,6 +765,7 @@ def _scaling_lines(
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma: no cover - Lambda entry point
     print(json.dumps({"event": event}))
+    budget = Budget.from_context(context)
     result = process(
         event,
         ec2=boto3.client("ec2", config=CLIENT_CONFIG),
@@ -565,6 +778,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma
         eks_cluster_name=os.environ.get("EKS_CLUSTER_NAME", ""),
         scaling_targets=json.loads(os.environ.get("SCALING_TARGETS") or "[]"),
         autoscaling=boto3.client("autoscaling", config=CLIENT_CONFIG),
+        budget=budget,
     )
     print(json.dumps(result))
     return result

@@ -5,23 +5,35 @@ Lambda asset holds only the handler and the dashboard JSON files of :mod:`fmcons
 Its role may call the five service-account actions it needs on this one workspace, and write its own log group.
 The Grafana token is created and revoked inside each invocation and never appears in the template, the logs or the
 custom resource response.
+
+Every call the handler makes is bounded (per-call timeouts and a deadline from the Lambda's remaining time), so
+Create/Update fail with a message and Delete succeeds before the function times out; a Delete that cannot reach
+Grafana logs why and succeeds (the dashboards belong to a workspace that is usually being deleted too), so the stack
+never ends in DELETE_FAILED because of Grafana.
+
+A workspace with ``network_access`` (network access control) accepts only "listed IP addresses and VPC endpoints"
+(Amazon Managed Grafana API reference, NetworkAccessConfiguration), so a Lambda function outside a VPC is refused.
+The provisioner then runs in the VPC given as ``vpc=`` (``vpc_subnets=``, ``security_groups=``), and without one the
+construct refuses at synthesis (:class:`~fmconstructs.errors.FmValidationError`) instead of failing at deploy.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from ..._validate import check_bool, check_enum, check_str
+from ..._validate import check_bool, check_construct, check_enum, check_sequence, check_str
 from ...errors import FmValidationError, is_token
 from .._checks import check_aps_workspace_arn, check_instance, check_scope
 from ..dashboards import dashboards_digest, load_dashboards
@@ -86,6 +98,9 @@ class GrafanaProvisioner(Construct):
         folder_uid: str = "fmconstructs",
         service_account_name: str = "fmconstructs-provisioner",
         log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
     ) -> None:
         """
         :param workspace: the Grafana workspace to provision; its role is also allowed to query
@@ -101,6 +116,14 @@ class GrafanaProvisioner(Construct):
         :param service_account_name: Grafana service account the tokens belong to; default "fmconstructs-provisioner".
         :param log_retention: of the handler and provider log groups (destroyed with the stack: they hold no data);
             default three months.
+        :param vpc: run the provisioning Lambda in this VPC. Required when the workspace has ``network_access``:
+            its subnets must reach the workspace through an interface VPC endpoint for
+            ``com.amazonaws.<Region>.grafana-workspace`` listed in ``network_access.vpc_endpoint_ids``, or through a
+            NAT gateway whose public addresses are in ``allowed_cidrs``, and reach the Amazon Managed Grafana API
+            (service account tokens) through NAT or an endpoint for ``com.amazonaws.<Region>.grafana`` (Amazon
+            Managed Grafana User Guide, "Interface VPC endpoints"). default: outside any VPC.
+        :param vpc_subnets: with ``vpc``: the subnets (default: aws-cdk-lib's choice, the private subnets).
+        :param security_groups: with ``vpc``: default one new group with all outbound traffic allowed.
         """
         check_scope(scope, id)
         from .workspace import GrafanaWorkspace
@@ -117,6 +140,7 @@ class GrafanaProvisioner(Construct):
         )
         check_bool("data_source_is_default", data_source_is_default)
         check_enum("log_retention", log_retention, logs.RetentionDays)
+        _check_network(workspace, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         super().__init__(scope, id)
         workspace.allow_query(prometheus_workspace_arn)
         dashboards = load_dashboards()
@@ -151,6 +175,7 @@ class GrafanaProvisioner(Construct):
             memory_size=256,
             role=self.role,
             log_group=self.log_group,
+            **self._network(vpc, vpc_subnets, security_groups),
         )
 
         provider_logs = logs.LogGroup(
@@ -204,6 +229,78 @@ class GrafanaProvisioner(Construct):
         )
         self.dashboard_uids: tuple[str, ...] = tuple(d.uid for d in dashboards)
         self.data_source_uid = data_source_uid
+
+    def _network(
+        self,
+        vpc: ec2.IVpc | None,
+        vpc_subnets: ec2.SubnetSelection | None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None,
+    ) -> dict[str, Any]:
+        """Function props that put the handler in ``vpc``, with ENI permissions on its role; {} without a VPC."""
+        #: The handler's security group when this construct created it (``vpc`` given without ``security_groups``).
+        self.security_group: ec2.SecurityGroup | None = None
+        if vpc is None:
+            return {}
+        # A function in a VPC needs ENI permissions on its execution role (Lambda Developer Guide configuration-vpc);
+        # AWSLambdaENIManagementAccess holds those only, as the Capacity Block events handler uses it.
+        self.role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(_ENI_POLICY))
+        cdk.Validations.of(self.role).acknowledge(
+            cdk.Acknowledgment(
+                id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{_ENI_POLICY}]",
+                reason="the Grafana provisioner runs in the VPC to reach a workspace with network access control; "
+                "Lambda creates its network interfaces with the execution role, and AWSLambdaENIManagementAccess "
+                "holds only those ENI actions (their Resource must be *)",
+            )
+        )
+        groups = list(security_groups or ())
+        if not groups:
+            self.security_group = ec2.SecurityGroup(
+                self,
+                "HandlerSecurityGroup",
+                vpc=vpc,
+                description="Grafana provisioner: HTTPS to the Grafana workspace and API",
+                allow_all_outbound=True,
+            )
+            groups = [self.security_group]
+        return {"vpc": vpc, "vpc_subnets": vpc_subnets, "security_groups": groups}
+
+
+_ENI_POLICY = "service-role/AWSLambdaENIManagementAccess"
+
+
+def _check_network(
+    workspace: GrafanaWorkspace,
+    *,
+    vpc: object,
+    vpc_subnets: object,
+    security_groups: object,
+) -> None:
+    """A VPC is required for a workspace with network access control; subnets and groups only with a VPC."""
+    if vpc is not None:
+        check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+    if vpc_subnets is not None:
+        check_instance("vpc_subnets", vpc_subnets, ec2.SubnetSelection, "an ec2.SubnetSelection")
+    if security_groups is not None:
+        check_sequence(
+            "security_groups",
+            security_groups,
+            lambda name, value: check_construct(
+                name, value, attribute="security_group_id", expected="an ec2.ISecurityGroup"
+            ),
+        )
+    if vpc is None and (vpc_subnets is not None or security_groups is not None):
+        raise FmValidationError("vpc", None, "a VPC when vpc_subnets or security_groups are given")
+    if vpc is None and getattr(workspace, "network_access", None) is not None:
+        raise FmValidationError(
+            "vpc",
+            None,
+            "the VPC to run the provisioner in, because the workspace has network_access: Grafana accepts only the "
+            "listed IP ranges and VPC endpoints, so a provisioner outside the VPC would be refused at deploy (HTTP "
+            "403). Pass vpc= (and vpc_subnets=) whose subnets reach the workspace through an interface VPC endpoint "
+            "for com.amazonaws.<Region>.grafana-workspace listed in network_access.vpc_endpoint_ids, or through a "
+            "NAT gateway whose public IPs are in network_access.allowed_cidrs, and reach the Grafana API (NAT, or "
+            "an endpoint for com.amazonaws.<Region>.grafana)",
+        )
 
 
 def _validate(

@@ -334,6 +334,8 @@ class GrafanaWorkspace(Construct):
         for topic in self.notification_topics:
             self._allow_publish(topic)
         self.prefix_lists: tuple[ec2.PrefixList, ...] = ()
+        #: The networks allowed to reach the workspace (None: every network); the provisioner checks it.
+        self.network_access = network_access
         network = self._network_access(network_access)
 
         self.resource = grafana.CfnWorkspace(
@@ -445,10 +447,15 @@ class GrafanaWorkspace(Construct):
         folder_uid: str = "fmconstructs",
         service_account_name: str = "fmconstructs-provisioner",
         log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
     ) -> GrafanaProvisioner:
         """Add the custom resource that creates the data source and uploads the dashboards to this workspace.
 
         Same options as :class:`~.provisioner.GrafanaProvisioner` (``workspace=self``); returns the provisioner.
+        With ``network_access`` on this workspace, ``vpc=`` is required (the provisioner must call Grafana from an
+        allowed network).
         """
         from .provisioner import GrafanaProvisioner
 
@@ -465,6 +472,9 @@ class GrafanaWorkspace(Construct):
             folder_uid=folder_uid,
             service_account_name=service_account_name,
             log_retention=log_retention,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
         )
 
 

@@ -14,7 +14,15 @@ Create / Update
     4. in a ``finally``: delete the token (``DeleteWorkspaceServiceAccountToken``).
 Delete
     Best effort: delete the dashboards, the data source, the folder if it is then empty, the token and the service
-    account. Failures are logged and the deletion succeeds, so that a stack deletion never gets stuck on Grafana.
+    account. Any failure (Grafana unreachable, AccessDenied, the deadline) is logged with its reason and the deletion
+    succeeds, so that a stack deletion never gets stuck in DELETE_FAILED on Grafana: the dashboards live in the
+    workspace, which is usually being deleted too, and nothing else depends on them.
+
+Time: every call is bounded. A deadline (:class:`Deadline`) is taken from the Lambda context's remaining time less
+:data:`DEADLINE_RESERVE_SECONDS`; each Grafana HTTP call gets ``min(HTTP_TIMEOUT_SECONDS, time left)`` and no retry or
+backoff sleep goes past the deadline; the boto3 ``grafana`` client has connect/read timeouts (:data:`CLIENT_CONFIG`).
+So Create/Update fail with a message, and Delete succeeds, before the Lambda times out: the provider framework then
+answers CloudFormation instead of reporting a timed-out function.
 
 The token lives only in a local variable and in the ``Authorization`` header: it is never logged, never part of an
 exception message (Grafana error bodies are scrubbed of it) and never returned (``PhysicalResourceId``/``Data``).
@@ -25,6 +33,7 @@ the method, path, status and (scrubbed, truncated) body.
 from __future__ import annotations
 
 import functools
+import http.client
 import json
 import logging
 import os
@@ -40,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 LOG = logging.getLogger("fmconstructs.grafana.provisioner")
@@ -54,7 +64,15 @@ SERVICE_ACCOUNT_ROLE = "ADMIN"  # Grafana: data source create/update needs the A
 MAX_ATTEMPTS = 5
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_MAX_SECONDS = 20.0
-HTTP_TIMEOUT_SECONDS = 30.0
+HTTP_TIMEOUT_SECONDS = 20.0
+# Kept back from the Lambda's remaining time (context.get_remaining_time_in_millis(), Lambda Developer Guide "Using
+# the Lambda context object to retrieve Python function information") for revoking the token and returning.
+DEADLINE_RESERVE_SECONDS = 20.0
+# Without a Lambda context (tests, local runs).
+DEFAULT_DEADLINE_SECONDS = 240.0
+# boto3 grafana client: botocore "standard" retries (throttling and transient errors, exponential backoff) and
+# connect/read timeouts far below botocore's 60 s defaults (botocore Config connect_timeout / read_timeout).
+CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=15)
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _SECRET_PLACEHOLDER = "<redacted>"
 
@@ -67,6 +85,24 @@ _sleep: Callable[[float], None] = time.sleep  # replaced by tests
 
 class ProvisioningError(RuntimeError):
     """A Grafana or AWS call failed for good; the message never contains the token."""
+
+
+class Deadline:
+    """The time by which the handler must have answered (monotonic clock)."""
+
+    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._end = clock() + seconds
+
+    @classmethod
+    def from_context(cls, context: Any) -> Deadline:
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        if not callable(remaining):
+            return cls(DEFAULT_DEADLINE_SECONDS)
+        return cls(max(0.0, float(remaining()) / 1000.0 - DEADLINE_RESERVE_SECONDS))
+
+    def left(self) -> float:
+        return max(0.0, self._end - self._clock())
 
 
 class GrafanaApiError(ProvisioningError):
@@ -155,9 +191,10 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 class GrafanaApi:
     """Minimal Grafana HTTP API client with a bearer token, retries and token scrubbing."""
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(self, url: str, token: str, *, deadline: Deadline | None = None) -> None:
         self._url = url
         self._token = token
+        self._deadline = deadline or Deadline(DEFAULT_DEADLINE_SECONDS)
 
     def __repr__(self) -> str:  # never show the token
         return f"GrafanaApi({self._url!r})"
@@ -181,6 +218,9 @@ class GrafanaApi:
         """
         data = None if body is None else json.dumps(body).encode()
         for attempt in range(1, MAX_ATTEMPTS + 1):
+            timeout = min(HTTP_TIMEOUT_SECONDS, self._deadline.left())
+            if timeout <= 0:
+                raise ProvisioningError(f"Grafana {method} {path}: not sent, the handler's deadline has passed")
             req = urllib.request.Request(self._url + path, data=data, method=method)
             req.add_header("Accept", "application/json")
             if data is not None:
@@ -188,7 +228,7 @@ class GrafanaApi:
             req.add_unredirected_header("Authorization", f"Bearer {self._token}")
             retry_after: str | None = None
             try:
-                with _OPENER.open(req, timeout=HTTP_TIMEOUT_SECONDS) as resp:
+                with _OPENER.open(req, timeout=timeout) as resp:
                     status, payload = resp.status, resp.read()
                 LOG.info("Grafana %s %s -> %s", method, path, status)
                 return status, _parse(payload)
@@ -206,7 +246,7 @@ class GrafanaApi:
                 LOG.warning(
                     "Grafana %s %s -> %s, retrying (attempt %d of %d)", method, path, status, attempt, MAX_ATTEMPTS
                 )
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as err:  # timeouts, resets, TLS
                 reason = self.scrub(str(getattr(err, "reason", err)))
                 if attempt == MAX_ATTEMPTS:
                     raise ProvisioningError(f"Grafana {method} {path} unreachable: {reason}") from None
@@ -218,7 +258,12 @@ class GrafanaApi:
                     attempt,
                     MAX_ATTEMPTS,
                 )
-            _sleep(self._delay(attempt, retry_after))
+            delay = self._delay(attempt, retry_after)
+            if delay >= self._deadline.left():
+                raise ProvisioningError(
+                    f"Grafana {method} {path}: gave up after attempt {attempt}, the handler's deadline is near"
+                )
+            _sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -269,7 +314,9 @@ def ensure_service_account(client: Any, workspace_id: str, name: str) -> str:
 
 
 @contextmanager
-def grafana_session(client: Any, props: Properties, service_account_id: str) -> Iterator[GrafanaApi]:
+def grafana_session(
+    client: Any, props: Properties, service_account_id: str, deadline: Deadline | None = None
+) -> Iterator[GrafanaApi]:
     """A :class:`GrafanaApi` with a fresh short-lived token, revoked when the block exits (also on failure)."""
     created = client.create_workspace_service_account_token(
         workspaceId=props.workspace_id,
@@ -281,7 +328,7 @@ def grafana_session(client: Any, props: Properties, service_account_id: str) -> 
     token_id = str(token["id"])
     LOG.info("created Grafana token %s (valid %d s)", token_id, TOKEN_SECONDS_TO_LIVE)
     try:
-        yield GrafanaApi(base_url(props.grafana_endpoint), str(token["key"]))
+        yield GrafanaApi(base_url(props.grafana_endpoint), str(token["key"]), deadline=deadline)
     finally:
         try:
             client.delete_workspace_service_account_token(
@@ -406,10 +453,10 @@ def physical_id(props: Properties) -> str:
     return f"fmconstructs-grafana-{props.workspace_id}-{props.data_source_uid}"
 
 
-def _provision(client: Any, props: Properties, old: Properties | None) -> dict[str, str]:
+def _provision(client: Any, props: Properties, old: Properties | None, deadline: Deadline) -> dict[str, str]:
     dashboards = load_dashboards()
     account = ensure_service_account(client, props.workspace_id, props.service_account_name)
-    with grafana_session(client, props, account) as api:
+    with grafana_session(client, props, account, deadline) as api:
         upsert_data_source(api, props)
         ensure_folder(api, props)
         uids = upload_dashboards(api, props, dashboards)
@@ -426,11 +473,11 @@ def _provision(client: Any, props: Properties, old: Properties | None) -> dict[s
     }
 
 
-def _remove(client: Any, props: Properties) -> None:
+def _remove(client: Any, props: Properties, deadline: Deadline) -> None:
     account = _find_service_account(client, props.workspace_id, props.service_account_name)
     if account is None:
         account = ensure_service_account(client, props.workspace_id, props.service_account_name)
-    with grafana_session(client, props, account) as api:
+    with grafana_session(client, props, account, deadline) as api:
         for uid in props.dashboard_uids:
             _best_effort(f"dashboard {uid}", functools.partial(_delete_dashboard, api, uid))
         _best_effort(f"data source {props.data_source_uid}", lambda: _delete_data_source(api, props.data_source_uid))
@@ -444,9 +491,15 @@ def on_event(event: Mapping[str, Any], context: Any = None, *, client: Any = Non
     request_type = event["RequestType"]
     props = Properties.from_event(event["ResourceProperties"])
     LOG.info("%s: Grafana workspace %s", request_type, props.workspace_id)
-    grafana = client or boto3.client("grafana")
+    deadline = Deadline.from_context(context)
+    grafana = client or boto3.client("grafana", config=CLIENT_CONFIG)
     if request_type == "Delete":
-        _best_effort("Grafana cleanup", lambda: _remove(grafana, props))
+        try:
+            _remove(grafana, props, deadline)
+        except Exception as err:  # never DELETE_FAILED on Grafana: see the module docstring
+            LOG.warning(
+                "Delete: Grafana cleanup incomplete, the deletion succeeds anyway: %s: %s", type(err).__name__, err
+            )
         return {"PhysicalResourceId": event.get("PhysicalResourceId") or physical_id(props)}
     old = None
     if request_type == "Update" and event.get("OldResourceProperties"):
@@ -454,6 +507,6 @@ def on_event(event: Mapping[str, Any], context: Any = None, *, client: Any = Non
             old = Properties.from_event(event["OldResourceProperties"])
         except ProvisioningError:
             old = None
-    data = _provision(grafana, props, old)
+    data = _provision(grafana, props, old, deadline)
     LOG.info("%s: %s dashboards provisioned", request_type, data["DashboardCount"])
     return {"PhysicalResourceId": physical_id(props), "Data": data}
