@@ -35,7 +35,7 @@ from ..errors import FmValidationError, is_token
 from ..hyperpod import HYPERPOD_KUBERNETES_VERSIONS, HyperPodCapacity
 from ..hyperpod.eks_dependencies import HyperPodDependenciesChart
 from ..images import GpuNodeImage
-from ..observability.grafana import GrafanaWorkspace
+from ..observability.grafana import GrafanaNetworkAccess, GrafanaWorkspace
 from ..observability.sources import ExporterSource
 from ..observability.workspace import PrometheusWorkspace
 from ..parallelcluster import Monitoring, OperatingSystem
@@ -218,12 +218,22 @@ class PlatformStorage:
 @dataclass(frozen=True, kw_only=True)
 class PlatformObservability:
     """Where metrics and alerts go: a new Amazon Managed Prometheus workspace (and Managed Grafana workspace), or
-    existing ones (e.g. another stack's). Build it with :meth:`new` or :meth:`existing`."""
+    existing ones (e.g. another stack's). Build it with :meth:`new` or :meth:`existing`.
+
+    Network exposure of a new Grafana workspace: by default (``grafana_network_access`` None) its URL is reachable
+    from every network and protected by sign-in (IAM Identity Center); with a
+    :class:`~fmconstructs.observability.grafana.GrafanaNetworkAccess` only the listed CIDRs, prefix lists and VPC
+    endpoints reach it (AWS::Grafana::Workspace ``NetworkAccessControl``), and the platform provisions the data
+    source and dashboards from inside its own VPC and subnet (list the ``grafana-workspace`` interface endpoint of
+    that VPC in ``vpc_endpoint_ids``, or its NAT gateways' addresses in ``allowed_cidrs``, so the provisioner is let
+    in).
+    """
 
     prometheus_workspace: PrometheusWorkspace | None = None
     grafana_workspace: GrafanaWorkspace | None = None
     create_grafana: bool = False
     alias: str | None = None
+    grafana_network_access: GrafanaNetworkAccess | None = None
 
     def __post_init__(self) -> None:
         if self.prometheus_workspace is not None:
@@ -240,6 +250,17 @@ class PlatformObservability:
                     "(a new workspace would make the Grafana stack depend on this one and this one on it)",
                 )
         check_bool("create_grafana", self.create_grafana)
+        if self.grafana_network_access is not None:
+            check_instance(
+                "grafana_network_access", self.grafana_network_access, GrafanaNetworkAccess, "a GrafanaNetworkAccess"
+            )
+            if not self.create_grafana or self.prometheus_workspace is not None:
+                raise FmValidationError(
+                    "grafana_network_access",
+                    self.grafana_network_access,
+                    "None unless the platform creates the Grafana workspace (PlatformObservability.new(grafana=True)):"
+                    " an existing workspace keeps its own network access control",
+                )
         if self.alias is not None:
             check_str("alias", self.alias, min_length=1, max_length=100, allowed="1-100 characters")
 
@@ -248,10 +269,20 @@ class PlatformObservability:
         return self.prometheus_workspace is None
 
     @classmethod
-    def new(cls, *, grafana: bool = True, alias: str | None = None) -> PlatformObservability:
+    def new(
+        cls,
+        *,
+        grafana: bool = True,
+        alias: str | None = None,
+        grafana_network_access: GrafanaNetworkAccess | None = None,
+    ) -> PlatformObservability:
         """A new Prometheus workspace (alert rules, Alertmanager to an encrypted SNS topic) and, with ``grafana``
-        (default True), a Managed Grafana workspace provisioned with its data source and dashboards."""
-        return cls(create_grafana=grafana, alias=alias)
+        (default True), a Managed Grafana workspace provisioned with its data source and dashboards.
+
+        :param grafana_network_access: only these networks reach the Grafana workspace. Default None: every network
+            (sign-in still required). See the class docstring for what the provisioner then needs.
+        """
+        return cls(create_grafana=grafana, alias=alias, grafana_network_access=grafana_network_access)
 
     @classmethod
     def existing(

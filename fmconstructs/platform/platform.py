@@ -316,15 +316,21 @@ class TrainingPlatform(Construct):
         workspace = PrometheusWorkspace(self, "Prometheus", alias=choice.alias)
         self.prometheus_workspace = workspace
         if choice.create_grafana:
+            access = choice.grafana_network_access
             grafana = GrafanaWorkspace(
                 self,
                 "Grafana",
                 prometheus_workspace_arns=[workspace.workspace_arn],
                 notification_topics=[workspace.alert_topic],
+                network_access=access,
             )
-            # The data source URL: .../workspaces/<id>/ (Grafana appends api/v1/query), as FmObservability does.
+            # The data source URL: .../workspaces/<id>/ (Grafana appends api/v1/query), as FmObservability does. A
+            # workspace behind network access control is provisioned from the platform's own subnet.
             grafana.provision(
-                prometheus_workspace_arn=workspace.workspace_arn, prometheus_endpoint=workspace.workspace_url
+                prometheus_workspace_arn=workspace.workspace_arn,
+                prometheus_endpoint=workspace.workspace_url,
+                vpc=self.vpc if access is not None else None,
+                vpc_subnets=ec2.SubnetSelection(subnets=[self.subnet]) if access is not None else None,
             )
             self.grafana_workspace = grafana
 
