@@ -68,7 +68,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct, IConstruct, IValidation
 
-from .._validate import check_construct, check_enum, check_str, check_str_sequence
+from .._validate import check_construct, check_enum, check_str, check_str_sequence, located
 from ..errors import FmTypeError, FmValidationError, is_token
 from .archive import FileMap, check_node_path, deterministic_tar_gz, embedded_files_commands, lift_embedded_files
 from .loader import NAME_PATTERN, PLACEHOLDER, RUNNER_SCRIPT, render_loader, render_static_loader
@@ -174,6 +174,7 @@ class NodeBootstrapLogs(Construct):
 
     ID = "FmNodeBootstrapLogs"
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -269,6 +270,7 @@ class NodeBootstrap(Construct):
     :param log_group: where asset runs are logged. Default: the stack's :class:`NodeBootstrapLogs`.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

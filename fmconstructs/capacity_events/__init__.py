@@ -64,7 +64,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_enum, check_scope_id, check_str, check_str_sequence
+from .._validate import check_bool, check_construct, check_enum, check_scope_id, check_str, check_str_sequence, located
 from ..eks import GpuEksCluster
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking.endpoints import ClusterBackend, EndpointService, GpuClusterEndpoints, services_for
@@ -304,6 +304,7 @@ class CapacityBlockEvents(Construct):
     :param log_retention: retention of the handler's log group. default: ONE_MONTH.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from .._validate import NOT_GIVEN, check_count, known, renamed
+from .._validate import NOT_GIVEN, check_count, known, located, renamed
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import InterfacePolicy
 from .launch_template import GpuLaunchTemplate
@@ -29,6 +29,7 @@ class GpuAutoScalingGroup(Construct):
     checks that need their value are skipped.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

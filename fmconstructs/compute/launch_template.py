@@ -31,6 +31,7 @@ from .._validate import (
     check_sequence,
     check_str,
     known,
+    located,
     renamed,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, text_size_bytes
@@ -100,6 +101,7 @@ class GpuLaunchTemplate(Construct):
     decide the template's network interfaces.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

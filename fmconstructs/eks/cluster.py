@@ -38,6 +38,7 @@ from .._validate import (
     check_str,
     check_str_sequence,
     known,
+    located,
     renamed,
 )
 from ..catalog import CATALOG
@@ -202,6 +203,7 @@ class GpuAddons:
 class GpuEksCluster(Construct):
     """An EKS cluster for GPU training: EFA node groups, device plugins, DCGM exporter, FSx for Lustre volumes."""
 
+    @located
     def __init__(
         self,
         scope: Construct,

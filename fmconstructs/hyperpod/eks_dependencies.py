@@ -67,7 +67,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct, IValidation
 
-from .._validate import check_enum, check_scope_id, check_str
+from .._validate import check_enum, check_scope_id, check_str, located
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin, check_hyperpod_instance_types, check_version, merge_values
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
@@ -276,6 +276,7 @@ class HyperPodEksDependencies(Construct):
     HyperPod cluster is created), after the system node group when the cluster has one.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

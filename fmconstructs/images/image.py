@@ -49,7 +49,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_enum, check_number, check_sequence, check_str, known
+from .._validate import check_bool, check_construct, check_enum, check_number, check_sequence, check_str, known, located
 from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..pcs.slurm import DEFAULT_SLURM_VERSION, SlurmVersion
@@ -326,6 +326,7 @@ class GpuNodeImage(Construct):
     :param log_retention: of the build and pipeline log groups. Default one year.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

@@ -42,7 +42,16 @@ import jsii
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_enum, check_sequence, check_str, same_zone, subnet_zone
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_enum,
+    check_sequence,
+    check_str,
+    located,
+    same_zone,
+    subnet_zone,
+)
 from ..errors import FmTypeError, FmValidationError, is_token
 
 
@@ -224,6 +233,7 @@ class GpuClusterEndpoints(Construct):
     :param security_group: use this group for the interface endpoints instead of a new one (its rules are yours).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

@@ -60,6 +60,7 @@ from .._validate import (
     check_sequence,
     check_str,
     known,
+    located,
     same_zone,
     subnet_zone,
 )
@@ -264,6 +265,7 @@ class ParallelCluster(Construct):
         a warning names the storage and network that would be deleted under it.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

@@ -22,6 +22,7 @@ from .._validate import (
     check_count,
     check_enum,
     check_instance,
+    check_mount_point,
     check_optional_count,
     check_security_group,
     check_sequence,
@@ -43,10 +44,6 @@ _NAME_TEXT = "a lowercase letter then lowercase letters, digits or '-', at most 
 
 # cluster_schema.py FsxLustreSettingsSchema.file_system_id: r"^fs-[0-9a-z]{17}$".
 _FILE_SYSTEM_ID = re.compile(r"fs-[0-9a-z]{17}")
-# SharedStorageSchema.mount_dir: get_field_validator("file_path"), common_schema.py ALLOWED_VALUES["file_path"]
-# r"^\/?[^\/.\\][^\/\\]*(\/[^\/.\\][^\/]*)*$", without control characters (its "$" lets a trailing newline
-# through; a mount directory never holds one).
-_MOUNT_DIR = re.compile(r"/?[^/.\\\x00-\x1f][^/\\\x00-\x1f]*(/[^/.\\\x00-\x1f][^/\x00-\x1f]*)*")
 # Script URLs of custom actions: "s3://" or "https://" (User Guide "custom-bootstrap-actions-v3").
 _SCRIPT_URL = re.compile(r"(s3|https)://\S+")
 # CloudWatchLogsSchema.retention_in_days OneOf.
@@ -565,12 +562,7 @@ class SharedLustre:
     def __post_init__(self) -> None:
         check_instance("file_system", self.file_system, LustreFileSystemBase, "an fmconstructs LustreFileSystem")
         _name("name", self.name, SHARED_STORAGE_NAME_MAX_LENGTH)
-        check_str(
-            "mount_dir",
-            self.mount_dir,
-            pattern=_MOUNT_DIR,
-            allowed="a path such as '/fsx' (no part starting with '.'; ParallelCluster's file_path pattern)",
-        )
+        check_mount_point("mount_dir", self.mount_dir)  # the library's one mount-point rule (fmconstructs._validate)
         fs_id = self.file_system.file_system_id
         check_str("file_system.file_system_id", fs_id, pattern=_FILE_SYSTEM_ID, allowed="an id like 'fs-...'")
         check_bool("efa_clients", self.efa_clients)

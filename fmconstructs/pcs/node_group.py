@@ -71,12 +71,14 @@ from .._validate import (
     check_bool,
     check_count,
     check_enum,
+    check_mount_point,
     check_optional_count,
     check_sequence,
     check_str,
     check_str_sequence,
     is_token,
     known,
+    located,
     renamed,
     same_zone,
     subnet_zone,
@@ -128,7 +130,6 @@ ROOT_VOLUME_SIZE_GIB_RANGE = (1, 65536)
 #: ``metal-24xl``). Matched whole.
 _INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
 #: A mount point: absolute, no trailing '/', no shell metacharacters (the storage client's rule). Matched whole.
-_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
 
 
 @dataclass(frozen=True)
@@ -384,6 +385,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         asset with a loader when the stack publishes file assets, else inline.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -659,6 +661,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         None, an S3 asset with a loader when the stack publishes file assets, else inline (see the module docstring).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -849,14 +852,7 @@ def _check_mounts(parameter: str, value: object) -> tuple[FileSystemMount, ...]:
 
 
 def _check_mount_point(parameter: str, value: object) -> None:
-    path = check_str(
-        parameter,
-        value,
-        pattern=_MOUNT_POINT,
-        allowed="an absolute path such as '/fsx' (letters, digits, '.', '_', '-', '/'; no trailing '/')",
-    )
-    if is_token(path):
-        raise FmValidationError(parameter, path, "a path known at synthesis (it is written into node scripts)")
+    check_mount_point(parameter, value)  # the library's one mount-point rule (fmconstructs._validate)
 
 
 def _literal_count(parameter: str, value: object) -> Any:

@@ -56,6 +56,7 @@ from .._validate import (
     check_str,
     check_vpc,
     known,
+    located,
     same_zone,
     subnet_zone,
 )
@@ -149,6 +150,7 @@ class TrainingPlatform(Construct):
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

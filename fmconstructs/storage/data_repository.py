@@ -39,6 +39,7 @@ from .._validate import (
     check_sequence,
     check_str,
     known,
+    located,
 )
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
 from ._checks import check_scope_and_id
@@ -257,6 +258,7 @@ class DataRepositoryAssociation(Construct):
     RETAIN unless set; deleting an association never deletes file-system data).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -361,6 +363,7 @@ class DataRepositoryBucket(Construct):
     - ``removal_policy`` default RETAIN.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

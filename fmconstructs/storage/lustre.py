@@ -45,6 +45,7 @@ from .._validate import (
     check_str,
     check_zone,
     known,
+    located,
     same_zone,
     subnet_zone,
 )
@@ -273,6 +274,7 @@ class LustreFileSystemBase(Construct):
     #: The EFA security group the file system's servers are in (None when not EFA-enabled, or imported without it).
     efa_security_group: ec2.ISecurityGroup | None = None
 
+    @located
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         self._data_repositories: list[DataRepositoryAssociation] = []
@@ -768,6 +770,7 @@ class LustreFileSystem(LustreFileSystemBase):
     - ``removal_policy`` default RETAIN (also the default of its data repository associations).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -1038,6 +1041,7 @@ class LustreFileSystem(LustreFileSystemBase):
 
 
 class _ImportedLustreFileSystem(LustreFileSystemBase):
+    @located
     def __init__(
         self,
         scope: Construct,

@@ -21,7 +21,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from ..._validate import check_bool, check_enum, check_str
+from ..._validate import check_bool, check_enum, check_str, located
 from ...errors import FmValidationError, is_token
 from .._checks import check_aps_workspace_arn, check_instance, check_scope
 from ..dashboards import dashboards_digest, load_dashboards
@@ -71,6 +71,7 @@ class GrafanaProvisioner(Construct):
     dashboards that are no longer shipped. On stack deletion it removes what it created (best effort).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
