@@ -182,8 +182,23 @@ def check_construct(parameter: str, value: object, *, attribute: str, expected: 
     """
     # Imported resources are jsii proxies (not Construct subclasses): accept anything with a construct node.
     if not (_is_construct(value) or hasattr(value, "node")) or not hasattr(value, attribute):
+        if attribute == "subnet_id" and (is_token(value) or _looks_like_subnet_id(value)):
+            raise FmTypeError(parameter, value, f"{expected}, not a subnet id: {_SUBNET_ID_ADVICE}")
         raise FmTypeError(parameter, value, f"{expected} (got a {_type_name(value)})")
     return value
+
+
+def _looks_like_subnet_id(value: object) -> bool:
+    """A subnet id string (``subnet-...``, an element of a list token) or a list of them, given where a subnet goes."""
+    items = value if isinstance(value, list | tuple) else [value]
+    return bool(items) and all(isinstance(v, str) and (v.startswith("subnet-") or "Token[" in v) for v in items)
+
+
+# A List<AWS::EC2::Subnet::Id> CfnParameter's value_as_list is an encoded list token: its elements are not subnets.
+_SUBNET_ID_ADVICE = (
+    "import each subnet, e.g. ec2.Subnet.from_subnet_id(self, 'Subnet0', Fn.select(0, param.value_as_list)) for a "
+    "List<AWS::EC2::Subnet::Id> parameter (add availability_zone= with Subnet.from_subnet_attributes when known)"
+)
 
 
 def check_zone(parameter: str, value: object) -> Any:
@@ -454,8 +469,9 @@ MOUNT_POINT_TEXT = "an absolute path of letters, digits, '.', '_', '-' and '/' s
 def check_mount_point(parameter: str, value: object, *, allow_token: bool = False) -> Any:
     """Where a file system is mounted on nodes: the library's one mount-point rule.
 
-    Absolute, of letters, digits, ``.``, ``_``, ``-`` and ``/``; normalized (``posixpath.normpath(p) == p`` and no
-    ``//``: ``/fsx/../etc``, ``/fsx/./a`` and ``/fsx/`` are refused); not ``/``, not one of ParallelCluster's reserved
+    Absolute, of letters, digits, ``.``, ``_``, ``-`` and ``/``; normalized (``posixpath.normpath(p) == p``, no ``//``
+    and no part starting with ``.``, as ParallelCluster's ``file_path`` pattern: ``/fsx/../etc``, ``/fsx/.a`` and
+    ``/fsx/`` are refused); not ``/``, not one of ParallelCluster's reserved
     directories (:data:`RESERVED_MOUNT_DIRECTORIES`) and not inside the operating system's trees
     (:data:`SYSTEM_MOUNT_TREES`). A deploy-time value is refused (it is written into node scripts) unless
     ``allow_token``.
@@ -465,9 +481,9 @@ def check_mount_point(parameter: str, value: object, *, allow_token: bool = Fals
         if allow_token:
             return text
         raise FmValidationError(parameter, text, "a path known at synthesis (it is written into node scripts)")
-    if posixpath.normpath(text) != text or "//" in text:
+    if posixpath.normpath(text) != text or "//" in text or "/." in text:
         raise FmValidationError(
-            parameter, text, "a normalized absolute path (no '.' or '..' parts, no '//', no trailing '/')"
+            parameter, text, "a normalized absolute path (no part starting with '.', no '//', no trailing '/')"
         )
     if text == "/" or text in RESERVED_MOUNT_DIRECTORIES:
         reserved = ", ".join(sorted(RESERVED_MOUNT_DIRECTORIES))

@@ -31,7 +31,7 @@ from .._validate import (
     known,
 )
 from ..capacity import Capacity, OnDemand, ReservationTargetForm, UltraServerCapacityBlock
-from ..catalog import CATALOG, InstanceSpec
+from ..catalog import CATALOG, InstanceSpec, check_instance_type, efa_max_interfaces
 from ..errors import FmValidationError
 from ..storage import LustreFileSystemBase
 
@@ -199,7 +199,7 @@ class HeadNode:
     s3_read_buckets: Sequence[str] = ()
 
     def __post_init__(self) -> None:
-        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_instance_type("instance_type", self.instance_type)  # catalog or botocore's EC2 InstanceType enum
         _subnet("subnet", self.subnet)
         if self.key_name is not None:
             check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
@@ -242,7 +242,7 @@ class LoginNodePool:
 
     def __post_init__(self) -> None:
         _name("name", self.name)
-        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_instance_type("instance_type", self.instance_type)  # catalog or botocore's EC2 InstanceType enum
         _subnet("subnet", self.subnet)
         check_count("nodes", self.nodes, minimum=0)  # LoginNodesPoolSchema.count: Range(min=0)
         if self.key_name is not None:
@@ -300,7 +300,7 @@ class ComputeResource:
         _name("name", self.name)
         if self.disable_simultaneous_multithreading is not None:
             check_bool("disable_simultaneous_multithreading", self.disable_simultaneous_multithreading)
-        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_instance_type("instance_type", self.instance_type)  # catalog or botocore's EC2 InstanceType enum
         check_instance("capacity", self.capacity, Capacity, "a Capacity (OnDemand, CapacityReservation, ...)")
         if self.efa is not None:
             check_bool("efa", self.efa)
@@ -319,7 +319,7 @@ class ComputeResource:
             # Capacity rules (fixed size on blocks, at most the reservation) live in fmconstructs.capacity;
             # ParallelCluster's ComputeResourceSizeValidator states the same block rule.
             self.capacity.validate_for(spec, min_nodes=self.resolved_min_nodes, max_nodes=self.resolved_max_nodes)
-        if self.efa and not self.efa_supported:
+        if self.efa and efa_max_interfaces(self.instance_type) == 0:  # EFA capability from data (catalog, EC2)
             raise FmValidationError("efa", self.efa, f"False for {self.instance_type} (it takes no EFA interface)")
         # UltraserverCapacityBlockSizeValidator (validators/ec2_validators.py): an UltraServer block's TotalCapacity
         # must be in ULTRASERVER_CAPACITY_BLOCK_ALLOWED_SIZE_DICT (p6e-gb200: 9 or 18 instances, i.e. one
@@ -349,8 +349,7 @@ class ComputeResource:
 
     @property
     def efa_supported(self) -> bool:
-        spec = self.spec
-        return spec is not None and spec.maximum_efa_interfaces > 0
+        return bool(efa_max_interfaces(self.instance_type))  # catalog, else EC2 DescribeInstanceTypes data
 
     @property
     def efa_enabled(self) -> bool:

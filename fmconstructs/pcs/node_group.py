@@ -54,7 +54,6 @@ Block node group, and the block must be scheduled or active at that time.
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -85,7 +84,7 @@ from .._validate import (
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, default_bootstrap_name, step_name
 from ..capacity import Capacity, CapacityKind, OnDemand
-from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
+from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_instance_spec
 from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeCheck
 from ..errors import FmTypeError, FmValidationError
@@ -128,7 +127,6 @@ NODE_GROUP_ID_TAG = "aws:pcs:compute-node-group-id"
 ROOT_VOLUME_SIZE_GIB_RANGE = (1, 65536)
 #: An EC2 instance type: family (may contain '-': ``p6e-gb200``, ``c7i-flex``) '.' size (may contain '-':
 #: ``metal-24xl``). Matched whole.
-_INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
 #: A mount point: absolute, no trailing '/', no shell metacharacters (the storage client's rule). Matched whole.
 
 
@@ -685,9 +683,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         check_scope_id(scope, id)
         cluster = check_cluster("cluster", cluster)
         ami = _check_ami("ami", ami)
-        check_str(
-            "instance_type", instance_type, pattern=_INSTANCE_TYPE, allowed="an EC2 instance type such as 'm7i.xlarge'"
-        )
+        check_instance_type("instance_type", instance_type)  # catalog or botocore's EC2 InstanceType enum
         nodes = renamed("instance_count", instance_count, "nodes", nodes, default=1)
         nodes = check_count("nodes", nodes, minimum=1)
         subnet = check_optional_subnet("subnet", subnet)

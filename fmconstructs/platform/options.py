@@ -28,7 +28,9 @@ from .._validate import (
     check_sequence,
     check_str,
 )
+from ..catalog import check_instance_type
 from ..eks.node_group import check_mount_point
+from ..eks.versions import check_kubernetes_version
 from ..errors import FmValidationError, is_token
 from ..hyperpod import HyperPodCapacity
 from ..images import GpuNodeImage
@@ -203,6 +205,7 @@ class PlatformObservability:
         check_bool("create_grafana", self.create_grafana)
         if self.alias is not None:
             check_str("alias", self.alias, min_length=1, max_length=100, allowed="1-100 characters")
+        _refuse_contradictions(self)
 
     @property
     def is_new(self) -> bool:
@@ -223,6 +226,24 @@ class PlatformObservability:
         if prometheus_workspace is None:
             raise FmValidationError("prometheus_workspace", None, "a PrometheusWorkspace")
         return cls(prometheus_workspace=prometheus_workspace, grafana_workspace=grafana_workspace)
+
+
+def _refuse_contradictions(choice: PlatformObservability) -> None:
+    """``create_grafana`` and ``alias`` describe new workspaces: refused beside an existing Prometheus workspace
+    (they would be silently ignored)."""
+    if choice.prometheus_workspace is None:
+        return
+    if choice.create_grafana:
+        raise FmValidationError(
+            "create_grafana",
+            True,
+            "False with an existing prometheus_workspace (a Grafana workspace is created only with "
+            "PlatformObservability.new(); pass an existing one as grafana_workspace=)",
+        )
+    if choice.alias is not None:
+        raise FmValidationError(
+            "alias", choice.alias, "None with an existing prometheus_workspace (alias names a new workspace)"
+        )
 
 
 def _check_name(parameter: str, value: object) -> str:
@@ -258,7 +279,7 @@ class PcsOptions:
         if self.login_ami is not None:
             check_instance("login_ami", self.login_ami, PcsAmi, "a PcsAmi")
         check_count("login_nodes", self.login_nodes)
-        _check_name("login_instance_type", self.login_instance_type)
+        check_instance_type("login_instance_type", self.login_instance_type)
         check_enum("slurm_version", self.slurm_version, SlurmVersion)
         _check_name("queue_name", self.queue_name)
         if self.scale_down_idle_time is not None:
@@ -293,9 +314,9 @@ class ParallelClusterOptions:
     monitoring: Monitoring | None = None
 
     def __post_init__(self) -> None:
-        _check_name("head_node_instance_type", self.head_node_instance_type)
+        check_instance_type("head_node_instance_type", self.head_node_instance_type)
         check_count("login_nodes", self.login_nodes)
-        _check_name("login_instance_type", self.login_instance_type)
+        check_instance_type("login_instance_type", self.login_instance_type)
         _check_name("queue_name", self.queue_name)
         if self.cluster_name is not None:
             _check_name("cluster_name", self.cluster_name)
@@ -332,7 +353,7 @@ class EksOptions:
 
     def __post_init__(self) -> None:
         if self.version is not None:
-            check_instance("version", self.version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
+            object.__setattr__(self, "version", check_kubernetes_version("version", self.version))
         object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))
         if self.cluster_name is not None:
             _check_name("cluster_name", self.cluster_name)
@@ -382,16 +403,16 @@ class HyperPodOptions:
     def __post_init__(self) -> None:
         check_enum("orchestrator", self.orchestrator, HyperPodOrchestration)
         check_optional_count("efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, minimum=0)
-        _check_name("controller_instance_type", self.controller_instance_type)
+        check_instance_type("controller_instance_type", self.controller_instance_type)
         if self.login_instance_type is not None:
-            _check_name("login_instance_type", self.login_instance_type)
+            check_instance_type("login_instance_type", self.login_instance_type)
         _check_name("gpu_group_name", self.gpu_group_name)
         check_instance("capacity", self.capacity, HyperPodCapacity, "a HyperPodCapacity")
         check_optional_count("extra_ebs_gib", self.extra_ebs_gib, minimum=1)
         if self.base_config_dir is not None:
             _check_name("base_config_dir", self.base_config_dir)
         if self.eks_version is not None:
-            check_instance("eks_version", self.eks_version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
+            object.__setattr__(self, "eks_version", check_kubernetes_version("eks_version", self.eks_version))
         object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))
         if self.orchestrator is HyperPodOrchestration.EKS and self.base_config_dir is not None:
             raise FmValidationError("base_config_dir", self.base_config_dir, "None with EKS orchestration (Slurm only)")

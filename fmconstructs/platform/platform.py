@@ -203,12 +203,14 @@ class TrainingPlatform(Construct):
         efa_storage = self._validate(orchestrator, storage)
         #: The sizing decision for the file system (None without storage).
         self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
-        if not vpc.private_subnets and subnet is None:
-            raise FmValidationError("subnet", None, "given when the VPC has no private subnets")
+        if not (vpc.private_subnets or vpc.isolated_subnets) and subnet is None:
+            raise FmValidationError("subnet", None, "given when the VPC has no private or isolated subnets")
+        self.capacity.validate_for(self.instance_spec, max_nodes=self.nodes, parameters=("min_nodes", "nodes"))
+        subnet = subnet or _default_subnet(vpc, self.capacity)
         super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
 
         self.vpc = vpc
-        self.subnet: ec2.ISubnet = subnet or _default_subnet(vpc, self.capacity)
+        self.subnet: ec2.ISubnet = subnet
         self.storage = storage
         self._access_logs_bucket = access_logs_bucket
         self.cluster_label: str = _cluster_label(self)
@@ -677,13 +679,21 @@ def options_mount(platform: TrainingPlatform) -> str:
 
 
 def _default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
-    """The private subnet in the capacity's zone when both are known, else the first private subnet."""
+    """The private (else isolated, like LustreFileSystem) subnet in the capacity's zone when both are known, else the
+    first one. When every candidate's zone is known and none is the capacity's, the caller must pass ``subnet=``."""
+    candidates = list(vpc.private_subnets) or list(vpc.isolated_subnets)
     zone = capacity.zone
     if known(zone):
-        for subnet in vpc.private_subnets:
-            if same_zone(subnet_zone(subnet), zone) is True:
+        matches = [same_zone(subnet_zone(subnet), zone) for subnet in candidates]
+        for subnet, match in zip(candidates, matches, strict=True):
+            if match is True:
                 return subnet
-    return vpc.private_subnets[0]
+        if all(match is False for match in matches):
+            kind = "private" if vpc.private_subnets else "isolated"
+            raise FmValidationError(
+                "subnet", None, f"given: the VPC has no {kind} subnet in {zone}, the zone of the {capacity.kind.value}"
+            )
+    return candidates[0]
 
 
 def _cluster_label(scope: Construct) -> str:

@@ -1255,7 +1255,9 @@ def _check_capacity(
         return  # reported by _check_throughput
     if not is_valid_capacity(capacity, deployment_type, throughput, efa_enabled=efa_enabled):
         raise FmValidationError(
-            "storage_capacity_gib", capacity, capacity_rule(deployment_type, throughput, efa_enabled=efa_enabled)
+            "storage_capacity_gib",
+            capacity,
+            capacity_rule(deployment_type, throughput, efa_enabled=efa_enabled, near=capacity),
         )
 
 
