@@ -64,6 +64,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from .._log_groups import encrypted_log_group
 from .._validate import check_bool, check_construct, check_enum, check_scope_id, check_str, check_str_sequence, located
 from ..eks import GpuEksCluster
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
@@ -370,7 +371,7 @@ class CapacityBlockEvents(Construct):
         self.rbac: eks.KubernetesManifest | None = None
         self.security_group: ec2.SecurityGroup | None = None
 
-        self.log_group = logs.LogGroup(
+        self.log_group = encrypted_log_group(
             self, "HandlerLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
         )
         self.role = iam.Role(

@@ -30,6 +30,7 @@ from .._validate import (
     check_optional_count,
     check_sequence,
     check_str,
+    check_tag_key,
     known,
     located,
     renamed,
@@ -581,7 +582,7 @@ def _check_inputs(
         if not isinstance(tags, Mapping):
             raise FmTypeError("tags", tags, f"a mapping of str to str (got a {type(tags).__name__})")
         for key, value in tags.items():
-            check_str("tags (key)", key)
+            check_tag_key("tags (key)", key)  # no reserved 'aws:' prefix
             check_str(f"tags[{key!r}]" if not is_token(key) else "tags (value)", value)
     check_enum("user_data_format", user_data_format, UserDataFormat)
     if reservation_target_form is not None:

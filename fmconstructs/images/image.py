@@ -49,6 +49,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from .._log_groups import encrypted_log_group
 from .._validate import check_bool, check_construct, check_enum, check_number, check_sequence, check_str, known, located
 from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token
@@ -591,14 +592,14 @@ class GpuNodeImage(Construct):
             ],
         )
 
-        self.image_log_group: logs.LogGroup = logs.LogGroup(
+        self.image_log_group: logs.LogGroup = encrypted_log_group(  # KMS, as every library log group
             self,
             "ImageLogs",
             log_group_name=f"/aws/imagebuilder/{self.image_name}",
             retention=log_retention,
             removal_policy=removal_policy,
         )
-        self.pipeline_log_group: logs.LogGroup = logs.LogGroup(
+        self.pipeline_log_group: logs.LogGroup = encrypted_log_group(
             self,
             "PipelineLogs",
             log_group_name=f"/aws/imagebuilder/pipeline/{self.image_name}",

@@ -21,6 +21,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from .._log_groups import encrypted_log_group
 from .._validate import check_bool, check_construct, check_enum, check_str, check_str_sequence, located
 from ..errors import FmTypeError, FmValidationError, is_token
 from ._checks import KMS_KEY_ARN, check_arn, check_instance, check_scope, check_topic
@@ -158,7 +159,7 @@ class PrometheusWorkspace(Construct):
         self.alert_topic: sns.ITopic = alert_topic
 
         if enable_logging and log_group is None:
-            log_group = logs.LogGroup(
+            log_group = encrypted_log_group(
                 self, "Logs", retention=logs.RetentionDays.ONE_YEAR, removal_policy=removal_policy
             )
         self.log_group = log_group if enable_logging else None

@@ -40,6 +40,7 @@ from .._validate import (
     check_construct,
     check_count,
     check_enum,
+    check_metric_period,
     check_number,
     check_sequence,
     check_str,
@@ -354,7 +355,7 @@ class LustreFileSystemBase(Construct):
         evaluation_periods = check_count("evaluation_periods", evaluation_periods, minimum=1)
         check_instance("period", period, Duration, "a Duration (Duration.minutes(n))")
         period = period or Duration.minutes(5)
-        seconds = int(period.to_seconds())
+        seconds = check_metric_period("period", period, alarm=True)  # CloudWatch PutMetricAlarm Period values
         dimensions = {"FileSystemId": self.file_system_id}
 
         def metric(name: str, statistic: str) -> cloudwatch.Metric:

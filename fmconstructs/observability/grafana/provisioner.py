@@ -21,6 +21,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from ..._log_groups import encrypted_log_group
 from ..._validate import check_bool, check_enum, check_str, located
 from ...errors import FmValidationError, is_token
 from .._checks import check_aps_workspace_arn, check_instance, check_scope
@@ -122,7 +123,7 @@ class GrafanaProvisioner(Construct):
         workspace.allow_query(prometheus_workspace_arn)
         dashboards = load_dashboards()
 
-        self.log_group = logs.LogGroup(
+        self.log_group = encrypted_log_group(
             self, "HandlerLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
         )
         self.role = iam.Role(
@@ -154,7 +155,7 @@ class GrafanaProvisioner(Construct):
             log_group=self.log_group,
         )
 
-        provider_logs = logs.LogGroup(
+        provider_logs = encrypted_log_group(
             self, "ProviderLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
         )
         provider_role = iam.Role(
