@@ -493,3 +493,23 @@ def check_mount_point(parameter: str, value: object, *, allow_token: bool = Fals
             parameter, text, f"a directory outside the system trees {', '.join(SYSTEM_MOUNT_TREES)}"
         )
     return text
+
+
+# --- Local Zones ---------------------------------------------------------------------------------------------------
+
+# Zone names: a Region zone is "<region><letter>" (us-east-1a); a Local Zone "<region>-<location>-<n><letter>"
+# (us-east-1-dfw-2a) and a Wavelength Zone "<region>-wl1-<location>-wlz-<n>" (EC2 User Guide "Regions and Zones";
+# Local Zones User Guide "available-local-zones"). Zone ids: use1-az4 (Region), use1-dfw2-az1 (Local Zone).
+_REGION_ZONE_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+[a-z]")
+_REGION_ZONE_ID = re.compile(r"[a-z]{2,4}\d+-az\d+")
+
+
+def is_local_zone(zone: str | None) -> bool | None:
+    """Whether a zone name or id is a Local Zone or Wavelength Zone (not a Region's own zone); None when unknown."""
+    if not known(zone) or not isinstance(zone, str):
+        return None
+    if _REGION_ZONE_NAME.fullmatch(zone) or _REGION_ZONE_ID.fullmatch(zone):
+        return False
+    if _ZONE_NAME.fullmatch(zone) or _ZONE_ID.fullmatch(zone):
+        return True
+    return None

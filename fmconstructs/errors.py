@@ -113,6 +113,8 @@ class WarningId(str, Enum):
     CAPACITY_EVENTS_EKS_ENDPOINT_UNREACHABLE = "capacity-events-eks-endpoint-unreachable"
     #: A CapacityBlockEvents handler in isolated subnets with no known interface endpoint for an AWS API it calls.
     CAPACITY_EVENTS_NO_API_ROUTE = "capacity-events-no-api-route"
+    #: The platform's subnet is in a Local Zone or Wavelength Zone: the warning lists what the library puts there.
+    LOCAL_ZONE_SUBNET = "local-zone-subnet"
 
     @property
     def qualified(self) -> str:

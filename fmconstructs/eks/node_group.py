@@ -188,8 +188,6 @@ def _check_taint(parameter: str, taint: object) -> eks.TaintSpec:
     return taint
 
 
-#: A host path for a file system mount: what the storage mount script accepts (absolute, no '..', no spaces or quotes:
-#: it goes into /etc/fstab and a shell command line).
 
 
 def check_mount_point(parameter: str, value: object) -> str:

@@ -278,7 +278,8 @@ class ComputeResource:
     :param capacity: :class:`fmconstructs.OnDemand` (default), ``CapacityReservation``, ``CapacityBlock`` or
         ``UltraServerCapacityBlock``; reserved capacity becomes ``CapacityReservationTarget`` (by reservation id:
         ParallelCluster's ``CapacityReservationValidator`` requires the id on CAPACITY_BLOCK).
-    :param efa: ``Efa.Enabled`` (default: True when the catalog says the type takes EFA). ``Efa.GdrSupport`` is set
+    :param efa: ``Efa.Enabled`` (default: True when the type takes EFA: the catalog, else EC2 DescribeInstanceTypes
+        data in ``fmconstructs._efa_instance_types``). ``Efa.GdrSupport`` is set
         with it on GPU types.
     :param placement_group: ``Networking.PlacementGroup.Enabled`` (default: True with EFA, except on Capacity
         Blocks, which are placed in UltraClusters already; ParallelCluster's ``PlacementGroupCapacityTypeValidator``

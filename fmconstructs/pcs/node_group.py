@@ -125,9 +125,6 @@ NODE_GROUP_ID_TAG = "aws:pcs:compute-node-group-id"
 #: gp3 root volume sizes (GiB): the bound GpuLaunchTemplate enforces (it cites EC2 LaunchTemplateEbsBlockDeviceRequest
 #: VolumeSize, gp3 1-65,536 GiB; UNCONFIRMED here: the SDK reference pages seen still list gp3 1-16,384 GiB).
 ROOT_VOLUME_SIZE_GIB_RANGE = (1, 65536)
-#: An EC2 instance type: family (may contain '-': ``p6e-gb200``, ``c7i-flex``) '.' size (may contain '-':
-#: ``metal-24xl``). Matched whole.
-#: A mount point: absolute, no trailing '/', no shell metacharacters (the storage client's rule). Matched whole.
 
 
 @dataclass(frozen=True)

@@ -55,18 +55,19 @@ from .._validate import (
     check_scope_id,
     check_str,
     check_vpc,
+    is_local_zone,
     known,
     located,
     same_zone,
     subnet_zone,
 )
 from ..bootstrap import NodeBootstrap
-from ..capacity import Capacity, CapacityKind, OnDemand, UltraServerCapacityBlock
+from ..capacity import Capacity, CapacityKind, OnDemand, UltraServerCapacityBlock, subnet_label
 from ..capacity_events import CapacityBlockEvents
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.user_data import nvme_raid_commands
 from ..eks import GpuEksCluster
-from ..errors import FmTypeError, FmValidationError, is_token
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..hyperpod import HyperPodCluster, HyperPodInstanceGroup, HyperPodOrchestrator
 from ..hyperpod.types import hyperpod_type
 from ..networking import EfaSecurityGroup
@@ -241,6 +242,7 @@ class TrainingPlatform(Construct):
             self._eks(orchestrator)
         else:
             self._hyperpod(orchestrator)
+        _warn_local_zone(self)
         if self.file_system is not None:
             alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
             self.file_system.add_saturation_alarms(topic=alerts)
@@ -694,6 +696,32 @@ def _default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
                 "subnet", None, f"given: the VPC has no {kind} subnet in {zone}, the zone of the {capacity.kind.value}"
             )
     return candidates[0]
+
+
+def _warn_local_zone(platform: TrainingPlatform) -> None:
+    """A warning when the platform's subnet is known to be in a Local Zone (or Wavelength Zone): it lists what the
+    library put in that subnet, so the user can judge (or pass ``subnet=`` in a parent-Region zone)."""
+    zone = subnet_zone(platform.subnet)
+    if not is_local_zone(zone):
+        return
+    parts = ["the GPU nodes"]
+    parts += {
+        Backend.PCS: ["the PCS controller's network interface"],
+        Backend.PARALLELCLUSTER: ["the ParallelCluster head node"],
+        Backend.EKS: [],
+        Backend.HYPERPOD: [],
+    }[platform.backend]
+    if platform.login_node_group is not None:
+        parts.append("the login nodes")
+    if platform.file_system is not None:
+        parts.append("the FSx for Lustre file system")
+    add_warning(
+        platform,
+        WarningId.LOCAL_ZONE_SUBNET,
+        f"subnet {subnet_label(platform.subnet)} is in {zone}, a Local Zone or Wavelength Zone; the library puts "
+        f"{', '.join(parts)} there. Check that each is offered in that zone, or pass subnet= in a zone of the "
+        "parent Region.",
+    )
 
 
 def _cluster_label(scope: Construct) -> str:
