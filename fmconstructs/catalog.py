@@ -663,7 +663,8 @@ def ec2_instance_types() -> frozenset[str]:
     import botocore.session
 
     shape = botocore.session.get_session().get_service_model("ec2").shape_for("InstanceType")
-    return frozenset(shape.enum)
+    enum: list[str] = shape.enum  # type: ignore[attr-defined]  # a StringShape (botocore-stubs types it as Shape)
+    return frozenset(enum)
 
 
 def is_known_instance_type(instance_type: str) -> bool:

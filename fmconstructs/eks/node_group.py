@@ -188,8 +188,6 @@ def _check_taint(parameter: str, taint: object) -> eks.TaintSpec:
     return taint
 
 
-
-
 def check_mount_point(parameter: str, value: object) -> str:
     """A host mount point: the library's one mount-point rule (:func:`fmconstructs._validate.check_mount_point`)."""
     text: str = _check_mount_point(parameter, value)
@@ -332,7 +330,7 @@ class GpuNodeGroup(Construct):
             check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
 
         super().__init__(scope, id)
-        self.cluster = cluster
+        self.cluster: GpuEksCluster = cluster
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
         self.efa_interfaces_for_lustre = efa_interfaces_for_lustre
         self._lustre_clients: list[LustreClient] = []
