@@ -4,8 +4,8 @@ CloudWatch Logs User Guide "Encrypt log data in CloudWatch Logs using AWS KMS" (
 policy lets the service principal ``logs.<region>.amazonaws.com`` use the key (``kms:Encrypt*``, ``kms:Decrypt*``,
 ``kms:ReEncrypt*``, ``kms:GenerateDataKey*``, ``kms:Describe*``) under the condition ``ArnLike``
 ``kms:EncryptionContext:aws:logs:arn`` on this account's log groups; callers of ``PutLogEvents`` need no KMS
-permission (CloudWatch Logs encrypts with the key itself). The key exists before the group (the group depends on it):
-CloudWatch Logs checks the key when the group is created.
+permission (CloudWatch Logs encrypts with the key itself). The key exists before the group (``KmsKeyId`` is the key's
+``Fn::GetAtt`` Arn, an implicit dependency): CloudWatch Logs checks the key when the group is created.
 """
 
 from __future__ import annotations
@@ -74,5 +74,4 @@ def encrypted_log_group(
         encryption_key=key,
         removal_policy=removal_policy,
     )
-    group.node.add_dependency(key)
     return group

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import posixpath
 import re
 import sys
@@ -275,7 +276,7 @@ def renamed(
     warnings.warn(
         f"{old_name} is deprecated and will be removed in fmconstructs {removal}: use {new_name}",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=caller_stacklevel(3),
     )
     return old_value
 
@@ -343,6 +344,21 @@ def construct_path(scope: object, id: object) -> str:
     return f"{parent}/{id}" if parent else id
 
 
+def caller_stacklevel(stacklevel: int) -> int:
+    """``stacklevel`` for ``warnings.warn`` from a function called by a constructor, plus one per :func:`located`
+    wrapper or jsii runtime frame between the constructor and its caller (so the warning points at the caller)."""
+    level = stacklevel
+    while True:
+        try:
+            frame = sys._getframe(level)  # the frame warn's ``level`` would name, seen from our caller
+        except ValueError:
+            return stacklevel
+        jsii_frame = f"{os.sep}jsii{os.sep}" in frame.f_code.co_filename  # jsii's class __call__
+        if frame.f_code is not _LOCATED_WRAPPER_CODE and not jsii_frame:
+            return level
+        level += 1
+
+
 def located(init: Callable[P, None]) -> Callable[P, None]:
     """Decorate a public construct's ``__init__(self, scope, id, ...)``: check ``scope`` and ``id`` first
     (:func:`check_scope_id`), then run it; an :class:`~fmconstructs.errors.FmValidationError` raised inside names the
@@ -359,6 +375,9 @@ def located(init: Callable[P, None]) -> Callable[P, None]:
             raise error.at(construct_path(scope, id)) from error.__cause__
 
     return wrapper
+
+
+_LOCATED_WRAPPER_CODE = located(lambda *args, **kwargs: None).__code__  # type: ignore[arg-type]
 
 
 # --- durations (aws_cdk.Duration) checked before aws-cdk-lib converts them ----------------------------------------
