@@ -377,7 +377,7 @@ def located(init: Callable[P, None]) -> Callable[P, None]:
     return wrapper
 
 
-_LOCATED_WRAPPER_CODE = located(lambda *args, **kwargs: None).__code__  # type: ignore[arg-type]
+_LOCATED_WRAPPER_CODE = located(lambda *args, **kwargs: None).__code__
 
 
 # --- durations (aws_cdk.Duration) checked before aws-cdk-lib converts them ----------------------------------------
