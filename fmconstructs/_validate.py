@@ -15,12 +15,15 @@ floats, so NaN or infinity never reaches the jsii runtime.
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+import posixpath
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeGuard, TypeVar
 
 from .errors import FmTypeError, FmValidationError, is_token
 
@@ -180,8 +183,23 @@ def check_construct(parameter: str, value: object, *, attribute: str, expected: 
     """
     # Imported resources are jsii proxies (not Construct subclasses): accept anything with a construct node.
     if not (_is_construct(value) or hasattr(value, "node")) or not hasattr(value, attribute):
+        if attribute == "subnet_id" and (is_token(value) or _looks_like_subnet_id(value)):
+            raise FmTypeError(parameter, value, f"{expected}, not a subnet id: {_SUBNET_ID_ADVICE}")
         raise FmTypeError(parameter, value, f"{expected} (got a {_type_name(value)})")
     return value
+
+
+def _looks_like_subnet_id(value: object) -> bool:
+    """A subnet id string (``subnet-...``, an element of a list token) or a list of them, given where a subnet goes."""
+    items = value if isinstance(value, list | tuple) else [value]
+    return bool(items) and all(isinstance(v, str) and (v.startswith("subnet-") or "Token[" in v) for v in items)
+
+
+# A List<AWS::EC2::Subnet::Id> CfnParameter's value_as_list is an encoded list token: its elements are not subnets.
+_SUBNET_ID_ADVICE = (
+    "import each subnet, e.g. ec2.Subnet.from_subnet_id(self, 'Subnet0', Fn.select(0, param.value_as_list)) for a "
+    "List<AWS::EC2::Subnet::Id> parameter (add availability_zone= with Subnet.from_subnet_attributes when known)"
+)
 
 
 def check_zone(parameter: str, value: object) -> Any:
@@ -258,7 +276,7 @@ def renamed(
     warnings.warn(
         f"{old_name} is deprecated and will be removed in fmconstructs {removal}: use {new_name}",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=caller_stacklevel(3),
     )
     return old_value
 
@@ -304,3 +322,213 @@ def check_optional_subnet(parameter: str, value: object) -> Any:
 
 def check_security_group(parameter: str, value: object) -> Any:
     return check_construct(parameter, value, attribute="security_group_id", expected="an ec2.ISecurityGroup")
+
+
+# --- one line above every public constructor: scope/id first, errors located at the construct path ---------------
+
+P = ParamSpec("P")
+
+
+def _scope_and_id(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[object, object]:
+    """``scope`` and ``id`` of a constructor call ``(self, scope, id, ...)``, given by position or keyword."""
+    scope = args[1] if len(args) > 1 else kwargs.get("scope")
+    id = args[2] if len(args) > 2 else kwargs.get("id")
+    return scope, id
+
+
+def construct_path(scope: object, id: object) -> str:
+    """The path a construct ``id`` gets under ``scope`` (``Stack/Cluster/P5``), or ``""`` when unknown."""
+    if not (_is_construct(scope) and isinstance(id, str)):
+        return ""
+    parent = scope.node.path
+    return f"{parent}/{id}" if parent else id
+
+
+def caller_stacklevel(stacklevel: int) -> int:
+    """``stacklevel`` for ``warnings.warn`` from a function called by a constructor, plus one per :func:`located`
+    wrapper or jsii runtime frame between the constructor and its caller (so the warning points at the caller)."""
+    level = stacklevel
+    while True:
+        try:
+            frame = sys._getframe(level)  # the frame warn's ``level`` would name, seen from our caller
+        except ValueError:
+            return stacklevel
+        jsii_frame = f"{os.sep}jsii{os.sep}" in frame.f_code.co_filename  # jsii's class __call__
+        if frame.f_code is not _LOCATED_WRAPPER_CODE and not jsii_frame:
+            return level
+        level += 1
+
+
+def located(init: Callable[P, None]) -> Callable[P, None]:
+    """Decorate a public construct's ``__init__(self, scope, id, ...)``: check ``scope`` and ``id`` first
+    (:func:`check_scope_id`), then run it; an :class:`~fmconstructs.errors.FmValidationError` raised inside names the
+    construct path (``"max_nodes must be at least 1, got 0 (at Stack/Cluster/P5)"``), once: nested constructs keep the
+    innermost path. ``parameter``, ``value`` and ``allowed`` stay as raised; ``path`` holds the location."""
+
+    @functools.wraps(init)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        scope, id = _scope_and_id(tuple(args), dict(kwargs))
+        check_scope_id(scope, id)
+        try:
+            init(*args, **kwargs)
+        except FmValidationError as error:
+            raise error.at(construct_path(scope, id)) from error.__cause__
+
+    return wrapper
+
+
+_LOCATED_WRAPPER_CODE = located(lambda *args, **kwargs: None).__code__
+
+
+# --- durations (aws_cdk.Duration) checked before aws-cdk-lib converts them ----------------------------------------
+
+
+def check_duration_seconds(
+    parameter: str, value: object, *, minimum_seconds: int = 0, maximum_seconds: int | None = None
+) -> Any:
+    """An ``aws_cdk.Duration`` of whole seconds within bounds, as an int of seconds (or a number token).
+
+    aws-cdk-lib raises its own error for ``Duration.millis(1500).to_seconds()`` (not a whole number) and for a
+    deploy-time amount in another unit than seconds; here both name the parameter. A deploy-time amount must be
+    given as ``Duration.seconds(token)``.
+    """
+    from aws_cdk import Duration
+
+    duration = check_instance(parameter, value, Duration, "an aws_cdk.Duration such as Duration.minutes(5)")
+    try:
+        seconds = duration.to_seconds(integral=False)
+    except RuntimeError:  # jsii: a token amount in another unit than seconds
+        raise FmValidationError(
+            parameter, "a deploy-time value", "Duration.seconds(...) when its amount is a deploy-time value"
+        ) from None
+    if is_token(seconds):
+        return seconds
+    human = duration.to_human_string()
+    if seconds != int(seconds):
+        raise FmValidationError(parameter, human, "a whole number of seconds")
+    if seconds < minimum_seconds:
+        raise FmValidationError(parameter, human, f"at least {minimum_seconds} second(s)")
+    if maximum_seconds is not None and seconds > maximum_seconds:
+        raise FmValidationError(parameter, human, f"at most {maximum_seconds} seconds")
+    return int(seconds)
+
+
+# CloudWatch periods, in seconds. Metrics (CloudWatch API MetricStat.Period, CloudFormation
+# "AWS::CloudWatch::Alarm MetricStat" Period): "a period can be as short as one minute (60 seconds) and must be a
+# multiple of 60. For high-resolution metrics ... 1, 5, 10, 20, 30, 60, or any multiple of 60". Alarms (CloudWatch API
+# PutMetricAlarm Period): "Valid values are 10, 20, 30, and any multiple of 60".
+METRIC_SUB_MINUTE_PERIODS_SECONDS = (1, 5, 10, 20, 30)
+ALARM_SUB_MINUTE_PERIODS_SECONDS = (10, 20, 30)
+
+
+def check_metric_period(parameter: str, value: object, *, alarm: bool = False) -> Any:
+    """A CloudWatch metric (or, with ``alarm``, alarm) period: an ``aws_cdk.Duration`` of 1, 5, 10, 20 or 30 seconds
+    (alarms: 10, 20 or 30) or a multiple of 60 seconds. Returns the seconds (or a number token)."""
+    seconds = check_duration_seconds(parameter, value, minimum_seconds=1)
+    if is_token(seconds):
+        return seconds
+    short = ALARM_SUB_MINUTE_PERIODS_SECONDS if alarm else METRIC_SUB_MINUTE_PERIODS_SECONDS
+    if seconds % 60 and seconds not in short:
+        valid = [*short, *range(60, (seconds // 60 + 2) * 60, 60)]
+        lower = max((s for s in valid if s < seconds), default=None)
+        upper = min(s for s in valid if s > seconds)
+        nearest = " or ".join(f"{s} s" for s in (lower, upper) if s is not None)
+        raise FmValidationError(
+            parameter,
+            f"{seconds} seconds",
+            f"{', '.join(map(str, short))} seconds or a multiple of 60 seconds for a CloudWatch "
+            f"{'alarm' if alarm else 'metric'} (nearest: {nearest})",
+        )
+    return seconds
+
+
+# --- tags --------------------------------------------------------------------------------------------------------
+
+# AWS General Reference / Tagging AWS Resources "Tag naming limits and requirements": keys 1-128 and values 0-256
+# Unicode characters; "Don't use aws:, AWS:, or any upper or lowercase combination of such as a prefix for either
+# keys or values" (reserved for AWS use; CloudFormation and the EC2 API refuse such user tags).
+RESERVED_TAG_PREFIX = "aws:"
+
+
+def check_tag_key(parameter: str, key: object) -> Any:
+    """A tag key (or a string token) that does not start with the reserved ``aws:`` prefix (any case)."""
+    text = check_str(parameter, key, min_length=1, max_length=128, allowed="a tag key of 1-128 characters")
+    if known(text) and text.lower().startswith(RESERVED_TAG_PREFIX):
+        raise FmValidationError(parameter, key, "a tag key not starting with 'aws:' (reserved for AWS, any case)")
+    return text
+
+
+def check_tags(parameter: str, value: object) -> dict[str, Any]:
+    """Resource tags: a mapping of tag key (:func:`check_tag_key`) to a value of at most 256 characters."""
+    if not isinstance(value, Mapping):
+        raise FmTypeError(parameter, value, f"a mapping of str to str (got a {_type_name(value)})")
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        check_tag_key(f"{parameter} key", key)
+        out[key] = check_str(f"{parameter}[{key!r}]", item, max_length=256, allowed="a tag value of 0-256 characters")
+    return out
+
+
+# --- mount points: one rule for PCS, EKS, ParallelCluster, HyperPod and the Lustre client -------------------------
+
+_MOUNT_POINT_CHARS = re.compile(r"/[A-Za-z0-9._/-]+")
+# aws-parallelcluster 3.16.1 validators/cluster_validators.py SharedStorageMountDirValidator: reserved_directories.
+RESERVED_MOUNT_DIRECTORIES = frozenset(
+    {
+        "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/media", "/mnt", "/opt", "/opt/parallelcluster",
+        "/opt/parallelcluster/shared", "/opt/parallelcluster/shared_login_nodes", "/opt/slurm", "/opt/intel",
+        "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var",
+    }
+)  # fmt: skip
+# Our own choice (not an AWS rule): nothing is mounted *inside* the operating system's own trees either.
+SYSTEM_MOUNT_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr")
+MOUNT_POINT_TEXT = "an absolute path of letters, digits, '.', '_', '-' and '/' such as '/fsx'"
+
+
+def check_mount_point(parameter: str, value: object, *, allow_token: bool = False) -> Any:
+    """Where a file system is mounted on nodes: the library's one mount-point rule.
+
+    Absolute, of letters, digits, ``.``, ``_``, ``-`` and ``/``; normalized (``posixpath.normpath(p) == p``, no ``//``
+    and no part starting with ``.``, as ParallelCluster's ``file_path`` pattern: ``/fsx/../etc``, ``/fsx/.a`` and
+    ``/fsx/`` are refused); not ``/``, not one of ParallelCluster's reserved
+    directories (:data:`RESERVED_MOUNT_DIRECTORIES`) and not inside the operating system's trees
+    (:data:`SYSTEM_MOUNT_TREES`). A deploy-time value is refused (it is written into node scripts) unless
+    ``allow_token``.
+    """
+    text = check_str(parameter, value, pattern=_MOUNT_POINT_CHARS, allowed=MOUNT_POINT_TEXT)
+    if is_token(text):
+        if allow_token:
+            return text
+        raise FmValidationError(parameter, text, "a path known at synthesis (it is written into node scripts)")
+    if posixpath.normpath(text) != text or "//" in text or "/." in text:
+        raise FmValidationError(
+            parameter, text, "a normalized absolute path (no part starting with '.', no '//', no trailing '/')"
+        )
+    if text == "/" or text in RESERVED_MOUNT_DIRECTORIES:
+        reserved = ", ".join(sorted(RESERVED_MOUNT_DIRECTORIES))
+        raise FmValidationError(parameter, text, f"a directory other than '/' and the reserved {reserved}")
+    if any(text.startswith(tree + "/") for tree in SYSTEM_MOUNT_TREES):
+        raise FmValidationError(
+            parameter, text, f"a directory outside the system trees {', '.join(SYSTEM_MOUNT_TREES)}"
+        )
+    return text
+
+
+# --- Local Zones ---------------------------------------------------------------------------------------------------
+
+# Zone names: a Region zone is "<region><letter>" (us-east-1a); a Local Zone "<region>-<location>-<n><letter>"
+# (us-east-1-dfw-2a) and a Wavelength Zone "<region>-wl1-<location>-wlz-<n>" (EC2 User Guide "Regions and Zones";
+# Local Zones User Guide "available-local-zones"). Zone ids: use1-az4 (Region), use1-dfw2-az1 (Local Zone).
+_REGION_ZONE_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+[a-z]")
+_REGION_ZONE_ID = re.compile(r"[a-z]{2,4}\d+-az\d+")
+
+
+def is_local_zone(zone: str | None) -> bool | None:
+    """Whether a zone name or id is a Local Zone or Wavelength Zone (not a Region's own zone); None when unknown."""
+    if not known(zone) or not isinstance(zone, str):
+        return None
+    if _REGION_ZONE_NAME.fullmatch(zone) or _REGION_ZONE_ID.fullmatch(zone):
+        return False
+    if _ZONE_NAME.fullmatch(zone) or _ZONE_ID.fullmatch(zone):
+        return True
+    return None

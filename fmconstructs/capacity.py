@@ -149,9 +149,19 @@ class Capacity:
     """Base of the capacity choices. Use :class:`OnDemand`, :class:`CapacityReservation`, :class:`CapacityBlock` or
     :class:`UltraServerCapacityBlock`."""
 
+    def __post_init__(self) -> None:
+        # The base class (and a subclass that does not say what it is) has no kind: refuse it here, not later.
+        if type(self).kind is Capacity.kind:
+            raise FmTypeError(
+                "capacity",
+                self,
+                "a concrete capacity: OnDemand(), CapacityReservation(...), CapacityBlock(...) or "
+                "UltraServerCapacityBlock(...) (Capacity is their abstract base)",
+            )
+
     @property
     def kind(self) -> CapacityKind:
-        raise NotImplementedError
+        raise NotImplementedError  # unreachable: __post_init__ refuses classes that do not override kind
 
     @property
     def zone(self) -> str | None:
@@ -329,6 +339,7 @@ class _Reserved(Capacity):
     """The reservation's zone (name, Local Zone name or zone id), when known (enables the subnet check)."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if (self.reservation_id is None) == (self.resource_group_arn is None):
             raise FmValidationError(
                 "reservation_id/resource_group_arn",

@@ -10,6 +10,8 @@ Register another type with :func:`register_instance_type` (see its docstring).
 
 from __future__ import annotations
 
+import difflib
+import functools
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -246,6 +248,11 @@ class UltraServerSpec:
     name: str
     instance_type: str
     instance_count: int
+
+    def __post_init__(self) -> None:
+        _text("name", self.name)
+        _text("instance_type", self.instance_type, _INSTANCE_TYPE, _INSTANCE_TYPE_TEXT)
+        _fact("instance_count", self.instance_count, minimum=1)
 
     @property
     def gpu_count(self) -> int:
@@ -644,3 +651,59 @@ def instance_table_markdown(catalog: InstanceCatalog = CATALOG) -> str:
             f"{spec.maximum_efa_interfaces} | {spec.efa_bandwidth_gbps:,} | {nvme} | `{spec.eks_ami_type.value}` |"
         )
     return "\n".join(rows)
+
+
+# --- EC2 instance types outside the catalog ------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def ec2_instance_types() -> frozenset[str]:
+    """Every EC2 instance type name botocore knows: the ``InstanceType`` enum of the EC2 service model that ships
+    with botocore (read offline; ``botocore.session.get_session().get_service_model("ec2")``)."""
+    import botocore.session
+
+    shape = botocore.session.get_session().get_service_model("ec2").shape_for("InstanceType")
+    enum: list[str] = shape.enum  # type: ignore[attr-defined]  # a StringShape (botocore-stubs types it as Shape)
+    return frozenset(enum)
+
+
+def is_known_instance_type(instance_type: str) -> bool:
+    """Whether ``instance_type`` is in the catalog or in botocore's EC2 ``InstanceType`` enum (exact spelling)."""
+    return instance_type in CATALOG or instance_type in ec2_instance_types()
+
+
+def check_instance_type(parameter: str, value: object) -> Any:
+    """An EC2 instance type: a catalog type, a name in botocore's EC2 ``InstanceType`` enum (exact case, no
+    whitespace: EC2 refuses ``P5.48xlarge``), or a string token (checked by EC2 at deploy time)."""
+    text = check_str(parameter, value, allowed=_INSTANCE_TYPE_TEXT)
+    if is_token(text) or is_known_instance_type(text):
+        return text
+    close = difflib.get_close_matches(text.strip().lower(), sorted(ec2_instance_types()), n=3, cutoff=0.8)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise FmValidationError(
+        parameter,
+        value,
+        "an EC2 instance type spelled exactly as EC2 lists it (botocore's EC2 InstanceType values, e.g. "
+        f"'m7i.xlarge'), or a type added with fmconstructs.register_instance_type(){hint}",
+    )
+
+
+def efa_max_interfaces(instance_type: object) -> int | None:
+    """How many EFA interfaces ``instance_type`` takes: the catalog's ``maximum_efa_interfaces``, else EC2
+    ``DescribeInstanceTypes`` data (:mod:`fmconstructs._efa_instance_types`); 0 for a type without EFA; None when
+    unknown (a deploy-time value, or a type newer than the data)."""
+    if not isinstance(instance_type, str) or is_token(instance_type):
+        return None
+    if instance_type in CATALOG:
+        return CATALOG.get(instance_type).maximum_efa_interfaces
+    from ._efa_instance_types import EFA_MAXIMUM_INTERFACES, WITHOUT_EFA
+
+    if instance_type in EFA_MAXIMUM_INTERFACES:
+        return EFA_MAXIMUM_INTERFACES[instance_type]
+    return 0 if instance_type in WITHOUT_EFA else None
+
+
+def supports_efa(instance_type: object) -> bool | None:
+    """Whether ``instance_type`` takes an EFA (see :func:`efa_max_interfaces`); None when unknown."""
+    maximum = efa_max_interfaces(instance_type)
+    return None if maximum is None else maximum > 0

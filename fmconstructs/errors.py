@@ -64,7 +64,19 @@ class FmValidationError(ValueError):
         self.parameter = parameter
         self.value = value
         self.allowed = allowed
+        self.path: str | None = None
+        """The construct path the error was raised under (``Stack/Cluster/P5``), set by the innermost public
+        constructor it passed through; None when raised outside a constructor."""
         super().__init__(f"{parameter} must be {allowed}, got {describe_value(value)}")
+
+    def at(self, path: str) -> FmValidationError:
+        """Locate the error at construct ``path``: the message gains `` (at <path>)`` at its end, so it still starts
+        with the parameter's name. Once: the innermost constructor names the construct; outer ones leave it. Returns
+        the same error, to be re-raised."""
+        if self.path is None and path:
+            self.path = path
+            self.args = (f"{self.args[0]} (at {path})", *self.args[1:]) if self.args else (f"at {path}",)
+        return self
 
 
 class FmTypeError(FmValidationError, TypeError):
@@ -107,6 +119,8 @@ class WarningId(str, Enum):
     LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA = "lustre-capacity-above-default-quota"
     #: A PCS platform on a Capacity Block without login nodes: the expiry drain has nowhere to run.
     CAPACITY_EVENTS_PCS_DRAIN_NO_LOGIN_NODES = "capacity-events-pcs-drain-no-login-nodes"
+    #: The platform's subnet is in a Local Zone or Wavelength Zone: the warning lists what the library puts there.
+    LOCAL_ZONE_SUBNET = "local-zone-subnet"
 
     @property
     def qualified(self) -> str:

@@ -761,7 +761,8 @@ BAD_CLUSTER = [
     ("id", 5, "id", True),
     ("vpc", "vpc-0123456789abcdef0", "vpc", True),
     ("vpc", None, "vpc", True),
-    ("version", "1.35", "version", True),
+    ("version", "1.35.0", "version", False),  # "1.35" itself is accepted (issue 18: mapped to aws_eks_v2)
+    ("version", 1.35, "version", True),
     ("cluster_name", "bad name", "cluster_name", False),
     ("cluster_name", "training\n", "cluster_name", False),
     ("cluster_name", "-training", "cluster_name", False),

@@ -343,7 +343,8 @@ def test_root_volume_and_ami_are_encrypted_with_the_retained_key(x86):
 
 def test_key_lets_service_linked_roles_use_it_through_ec2_only(x86):
     _, template = x86
-    (key,) = template.find_resources("AWS::KMS::Key").values()
+    # The image's key (the stack's log-group key, fmconstructs._log_groups.log_key, is the other one).
+    (key,) = [k for k in template.find_resources("AWS::KMS::Key").values() if "AMIs" in k["Properties"]["Description"]]
     (statement,) = [
         s for s in key["Properties"]["KeyPolicy"]["Statement"] if s.get("Sid") == "AllowServiceLinkedRolesThroughEc2"
     ]
@@ -363,7 +364,9 @@ def test_given_key_is_used_and_none_is_created():
     )
     image = _image(scene, encryption_key=key)
     assert image.encryption_key is key
-    scene.template().resource_count_is("AWS::KMS::Key", 0)
+    # Only the stack's log-group key (fmconstructs._log_groups.log_key): no key for the image.
+    (only,) = scene.template().find_resources("AWS::KMS::Key").values()
+    assert only["Properties"]["Description"] == "fmconstructs: CloudWatch Logs groups of this stack"
 
 
 def test_ami_id_goes_to_the_ssm_parameter_as_an_image_id(x86):

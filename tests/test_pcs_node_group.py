@@ -531,7 +531,7 @@ def test_login_node_group():
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"instance_type": "m7i"}, r"instance_type must be an EC2 instance type such as 'm7i.xlarge'"),
+        ({"instance_type": "m7i"}, r"instance_type must be an EC2 instance type spelled exactly as EC2 lists it"),
         ({"nodes": 0}, r"nodes must be at least 1, got 0"),
         ({"root_volume_size_gib": 0}, r"root_volume_size_gib must be at least 1, got 0"),
         ({"ami": None}, r"ami must be a PcsAmi"),

@@ -120,7 +120,7 @@ def test_efa_file_system_turns_on_efa_and_gds():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"mount_point": "fsx"}, r"mount_point must be an absolute path other than '/' .*, got 'fsx'"),
+        ({"mount_point": "fsx"}, r"mount_point must be an absolute path of .*, got 'fsx'"),
         ({"mount_point": "/"}, r"mount_point .* got '/'"),
         ({"mount_point": "/a/../etc"}, r"mount_point .* got '/a/../etc'"),
         ({"mount_point": "/fsx; rm -rf /"}, r"mount_point .* got '/fsx; rm -rf /'"),

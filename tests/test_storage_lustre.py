@@ -421,13 +421,14 @@ def _efa(scene_stack, vpc):
 def test_rejects_invalid_persistent2_capacity(capacity):
     with pytest.raises(
         FmValidationError,
-        match=rf"storage_capacity_gib must be 1200, 2400 or a multiple of 2400 for PERSISTENT_2, got {capacity}",
+        match=rf"storage_capacity_gib must be 1200, 2400 or a multiple of 2400 for PERSISTENT_2"
+        rf"( \(nearest: [0-9, or]+ GiB\))?, got {capacity}",
     ):
         _make(storage_capacity_gib=capacity)
 
 
 def test_rejects_invalid_scratch1_capacity():
-    with pytest.raises(FmValidationError, match=r"multiple of 3600 for SCRATCH_1, got 4800"):
+    with pytest.raises(FmValidationError, match=r"of 3600 for SCRATCH_1 \(nearest: 3,600 or 7,200 GiB\), got 4800"):
         _make(storage_capacity_gib=4800, deployment_type=LustreDeploymentType.SCRATCH_1)
 
 
@@ -442,7 +443,7 @@ def test_rejects_efa_capacity_off_the_tier_multiple(unit, capacity):
     multiple = {125: 38400, 250: 19200, 500: 9600, 1000: 4800}[unit]
     expected = (
         rf"storage_capacity_gib must be a multiple of {multiple} for an EFA-enabled PERSISTENT_2 file system "
-        rf"at {unit} MB/s/TiB, got {capacity}"
+        rf"at {unit} MB/s/TiB \(nearest: {multiple:,} GiB\), got {capacity}"
     )
     with pytest.raises(FmValidationError, match=expected):
         LustreFileSystem(

@@ -51,7 +51,6 @@ import jsii
 from aws_cdk import (
     ArnFormat,
     Aspects,
-    Aws,
     BootstraplessSynthesizer,
     CliCredentialsStackSynthesizer,
     DefaultStackSynthesizer,
@@ -68,7 +67,8 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct, IConstruct, IValidation
 
-from .._validate import check_construct, check_enum, check_str, check_str_sequence
+from .._log_groups import allow_cloudwatch_logs, encrypted_log_group
+from .._validate import check_construct, check_enum, check_str, check_str_sequence, located
 from ..errors import FmTypeError, FmValidationError, is_token
 from .archive import FileMap, check_node_path, deterministic_tar_gz, embedded_files_commands, lift_embedded_files
 from .loader import NAME_PATTERN, PLACEHOLDER, RUNNER_SCRIPT, render_loader, render_static_loader
@@ -174,6 +174,7 @@ class NodeBootstrapLogs(Construct):
 
     ID = "FmNodeBootstrapLogs"
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -200,25 +201,15 @@ class NodeBootstrapLogs(Construct):
             description=f"fmconstructs node bootstrap logs ({self.log_group_name})",
             removal_policy=removal_policy,
         )
-        self.encryption_key.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="CloudWatchLogsForTheBootstrapLogGroup",
-                principals=[iam.ServicePrincipal(f"logs.{Aws.REGION}.{Aws.URL_SUFFIX}")],
-                actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"],
-                resources=["*"],  # in a key policy, "*" is this key
-                conditions={"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": arn}},
-            )
-        )
-        self.log_group = logs.LogGroup(
+        allow_cloudwatch_logs(self.encryption_key, arn, exact=True, sid="CloudWatchLogsForTheBootstrapLogGroup")
+        self.log_group = encrypted_log_group(  # the library's one log-group helper, with this group's own key
             self,
             "Resource",
             log_group_name=self.log_group_name,
             retention=retention,
-            encryption_key=self.encryption_key,
             removal_policy=removal_policy,
+            encryption_key=self.encryption_key,
         )
-        # CloudWatch Logs checks the key when the group is created.
-        self.log_group.node.add_dependency(self.encryption_key)
 
     @classmethod
     def of(cls, scope: IConstruct) -> NodeBootstrapLogs:
@@ -269,6 +260,7 @@ class NodeBootstrap(Construct):
     :param log_group: where asset runs are logged. Default: the stack's :class:`NodeBootstrapLogs`.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

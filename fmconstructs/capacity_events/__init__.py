@@ -83,6 +83,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from .._log_groups import encrypted_log_group
 from .._validate import (
     check_bool,
     check_construct,
@@ -91,6 +92,7 @@ from .._validate import (
     check_sequence,
     check_str,
     check_str_sequence,
+    located,
 )
 from ..compute.fleet import GpuAutoScalingGroup
 from ..eks import GpuEksCluster, GpuNodeGroup
@@ -371,6 +373,7 @@ class CapacityBlockEvents(Construct):
     :param log_retention: retention of the handler's log group. default: ONE_MONTH.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -441,7 +444,7 @@ class CapacityBlockEvents(Construct):
         self.rbac: eks.KubernetesManifest | None = None
         self.security_group: ec2.SecurityGroup | None = None
 
-        self.log_group = logs.LogGroup(
+        self.log_group = encrypted_log_group(
             self, "HandlerLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
         )
         self.role = iam.Role(

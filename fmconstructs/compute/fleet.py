@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from .._validate import NOT_GIVEN, check_count, check_enum, known, renamed
+from .._validate import NOT_GIVEN, check_count, check_duration_seconds, check_enum, known, located, renamed
 from ..capacity import CapacityBlockScaling
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import InterfacePolicy
@@ -43,6 +43,7 @@ class GpuAutoScalingGroup(Construct):
     checks that need their value are skipped.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -88,8 +89,8 @@ class GpuAutoScalingGroup(Construct):
         desired = minimum if desired_nodes is None else check_count("desired_nodes", desired_nodes, minimum=0)
         if notifications_topic is not None and not hasattr(notifications_topic, "topic_arn"):
             raise FmTypeError("notifications_topic", notifications_topic, "an sns.ITopic")
-        if health_check_grace_period is not None and not isinstance(health_check_grace_period, Duration):
-            raise FmTypeError("health_check_grace_period", health_check_grace_period, "an aws_cdk.Duration")
+        grace = health_check_grace_period if health_check_grace_period is not None else Duration.minutes(15)
+        grace_seconds = check_duration_seconds("health_check_grace_period", grace)  # whole seconds (ASG API)
         if launch_template.policy is not InterfacePolicy.SELF_MANAGED:
             raise FmValidationError(
                 "launch_template.policy",
@@ -132,7 +133,7 @@ class GpuAutoScalingGroup(Construct):
                 version=launch_template.version_number,
             ),
             health_check_type="EC2",
-            health_check_grace_period=int((health_check_grace_period or Duration.minutes(15)).to_seconds()),
+            health_check_grace_period=grace_seconds,
             notification_configurations=(
                 [
                     autoscaling.CfnAutoScalingGroup.NotificationConfigurationProperty(

@@ -30,7 +30,9 @@ from .._validate import (
     check_optional_count,
     check_sequence,
     check_str,
+    check_tag_key,
     known,
+    located,
     renamed,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, text_size_bytes
@@ -101,6 +103,7 @@ class GpuLaunchTemplate(Construct):
     decide the template's network interfaces.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -581,7 +584,7 @@ def _check_inputs(
         if not isinstance(tags, Mapping):
             raise FmTypeError("tags", tags, f"a mapping of str to str (got a {type(tags).__name__})")
         for key, value in tags.items():
-            check_str("tags (key)", key)
+            check_tag_key("tags (key)", key)  # no reserved 'aws:' prefix
             check_str(f"tags[{key!r}]" if not is_token(key) else "tags (value)", value)
     check_enum("user_data_format", user_data_format, UserDataFormat)
     if reservation_target_form is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .._validate import check_str
+from .._validate import check_mount_point, check_str
 from ..bootstrap.archive import embedded_files_commands
 from ..bootstrap.size import MAX_USER_DATA_BYTES as _MAX_USER_DATA_BYTES
 from ..bootstrap.size import REFERENCE_BYTES, check_user_data_size, estimated_size_bytes
@@ -22,7 +22,6 @@ __all__ = [
 ]
 
 # Whole-string patterns (fullmatch): a trailing newline never passes into the node script.
-_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
 _LABEL = re.compile(r"[A-Za-z0-9_-]{1,12}")  # XFS labels hold at most 12 characters
 
 NVME_RAID_SCRIPT_PATH = "/usr/local/sbin/fmconstructs-nvme-raid"
@@ -82,8 +81,7 @@ def nvme_raid_commands(mount_point: str = "/scratch", *, label: str = "fmscratch
             mount_point if is_token(mount_point) else label,
             "known at synth time (it is written into the node script)",
         )
-    if not _MOUNT_POINT.fullmatch(mount_point) or ".." in mount_point.split("/") or mount_point == "/":
-        raise FmValidationError("instance_store_mount_point", mount_point, "an absolute path such as '/scratch'")
+    check_mount_point("instance_store_mount_point", mount_point)
     if not _LABEL.fullmatch(label):
         raise FmValidationError("label", label, "1-12 letters, digits, '-' or '_' (an XFS label)")
     return install_script_commands(NVME_RAID_SCRIPT_PATH, _NVME_RAID_SCRIPT, mount_point, label)

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._validate import check_str
+from .._validate import check_str, check_tag_key
 from ..errors import FmTypeError, FmValidationError, is_token
 
 _DNS1123_LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
@@ -152,6 +152,7 @@ def check_tags(parameter: str, value: object) -> dict[str, str]:
         key_text = _require_str(f"{parameter} key", key)
         if not is_token(key_text) and not 1 <= len(key_text) <= EKS_TAG_KEY_MAX:
             raise FmValidationError(f"{parameter} key", key, f"1 to {EKS_TAG_KEY_MAX} characters (EKS API TagKey)")
+        check_tag_key(f"{parameter} key", key_text)  # no reserved 'aws:' prefix
         item_text = _require_str(item_name(parameter, key), item)
         if not is_token(item_text) and len(item_text) > EKS_TAG_VALUE_MAX:
             raise FmValidationError(

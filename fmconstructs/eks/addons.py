@@ -18,7 +18,7 @@ from aws_cdk import Token
 from aws_cdk import aws_ecr as ecr
 
 from .._validate import check_bool, check_construct, check_count, check_str, check_str_sequence
-from ..catalog import CATALOG
+from ..catalog import supports_efa
 from ..errors import FmTypeError, FmValidationError, is_token
 from ._names import check_label_value
 
@@ -94,7 +94,7 @@ def hyperpod_has_efa(hyperpod_type: str) -> bool:
     """Whether the EFA device plugin should select this HyperPod type: its EC2 type has EFA in the catalog, or the
     catalog does not hold it (the plugin then finds no EFA device and advertises none: UNCONFIRMED on HyperPod)."""
     ec2_type = hyperpod_type.removeprefix("ml.")
-    return ec2_type not in CATALOG or CATALOG.get(ec2_type).maximum_efa_interfaces > 0
+    return supports_efa(ec2_type) is not False  # catalog, else EC2 DescribeInstanceTypes data; unknown: True
 
 
 def _node_affinity(*terms: tuple[str, Sequence[str]]) -> dict[str, Any]:

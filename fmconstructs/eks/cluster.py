@@ -38,9 +38,10 @@ from .._validate import (
     check_str,
     check_str_sequence,
     known,
+    located,
     renamed,
 )
-from ..catalog import CATALOG
+from ..catalog import CATALOG, check_instance_type
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import EfaSecurityGroup
 from ..storage.lustre import LustreFileSystemBase
@@ -49,7 +50,7 @@ from . import addons as _addons
 from ._names import EKS_CLUSTER_NAME, check_labels, check_tags
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
-from .versions import DEFAULT_KUBERNETES_VERSION, kubectl_layer_for
+from .versions import DEFAULT_KUBERNETES_VERSION, check_kubernetes_version, kubectl_layer_for
 
 #: Every control-plane log type (cdk-nag AwsSolutions-EKS2 asks for all of them).
 ALL_CONTROL_PLANE_LOGS: tuple[eks.ClusterLoggingTypes, ...] = (
@@ -108,10 +109,6 @@ class EksWarning(str, Enum):
         return f"fmconstructs:{self.value}"
 
 
-#: EC2 instance type names as EC2 and EKS take them: family, a dot, size ("m7i.xlarge", "p6e-gb200.36xlarge").
-_INSTANCE_TYPE = re.compile(r"[a-z0-9][a-z0-9-]*\.[a-z0-9-]+")
-
-
 @dataclass(frozen=True, init=False)
 class SystemNodeGroupOptions:
     """The small On-Demand node group that runs add-on controllers (CoreDNS, CSI controllers, DRA controller).
@@ -143,12 +140,7 @@ class SystemNodeGroupOptions:
         max_size: int | float | None = None,
         desired_size: int | float | None = None,
     ) -> None:
-        check_str(
-            "instance_type",
-            instance_type,
-            pattern=_INSTANCE_TYPE,
-            allowed="an EC2 instance type such as 'm7i.xlarge'",
-        )
+        check_instance_type("instance_type", instance_type)  # catalog or botocore's EC2 InstanceType enum
         minimum = check_count("min_nodes", renamed("min_size", min_size, "min_nodes", min_nodes, default=2))
         maximum = check_count("max_nodes", renamed("max_size", max_size, "max_nodes", max_nodes, default=4), minimum=1)
         desired = check_count(
@@ -203,13 +195,14 @@ class GpuAddons:
 class GpuEksCluster(Construct):
     """An EKS cluster for GPU training: EFA node groups, device plugins, DCGM exporter, FSx for Lustre volumes."""
 
+    @located
     def __init__(
         self,
         scope: Construct,
         id: str,
         *,
         vpc: ec2.IVpc,
-        version: eks.KubernetesVersion = DEFAULT_KUBERNETES_VERSION,
+        version: eks.KubernetesVersion | str = DEFAULT_KUBERNETES_VERSION,
         cluster_name: str | None = None,
         subnets: Sequence[ec2.ISubnet] | None = None,
         public_endpoint_cidrs: Sequence[str] | None = None,
@@ -241,10 +234,8 @@ class GpuEksCluster(Construct):
         :param efa_security_group: shared by every GPU node group. Default: a new :class:`EfaSecurityGroup`.
         :param tags: tags of the EKS cluster (EKS API: keys 1-128 characters, values at most 256, at most 50).
         """
-        check_str("id", id, min_length=1, allowed="a non-empty construct id")
         check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
-        if not isinstance(version, eks.KubernetesVersion):
-            raise FmTypeError("version", version, f"an aws_eks_v2.KubernetesVersion (got a {type(version).__name__})")
+        version = check_kubernetes_version("version", version)
         if cluster_name is not None:
             check_str(
                 "cluster_name",

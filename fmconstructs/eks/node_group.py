@@ -47,7 +47,6 @@
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -68,10 +67,12 @@ from .._validate import (
     check_sequence,
     check_str,
     known,
+    located,
     renamed,
     same_zone,
     subnet_zone,
 )
+from .._validate import check_mount_point as _check_mount_point
 from ..bootstrap import BootstrapDelivery, default_bootstrap_name, step_name
 from ..capacity import (
     Capacity,
@@ -213,23 +214,9 @@ def _check_taint(parameter: str, taint: object) -> eks.TaintSpec:
     return taint
 
 
-#: A host path for a file system mount: what the storage mount script accepts (absolute, no '..', no spaces or quotes:
-#: it goes into /etc/fstab and a shell command line).
-_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
-
-
 def check_mount_point(parameter: str, value: object) -> str:
-    """An absolute host path other than '/' of letters, digits, '.', '_', '-' and '/', without '..' parts."""
-    text: str = check_str(
-        parameter,
-        value,
-        pattern=_MOUNT_POINT,
-        allowed="an absolute path other than '/' of letters, digits, '.', '_', '-' and '/', e.g. '/fsx/data'",
-    )
-    if is_token(text):
-        raise FmValidationError(parameter, text, "a path known at synthesis (it goes into the node's boot script)")
-    if ".." in text.split("/"):
-        raise FmValidationError(parameter, text, "an absolute path without '..' parts")
+    """A host mount point: the library's one mount-point rule (:func:`fmconstructs._validate.check_mount_point`)."""
+    text: str = _check_mount_point(parameter, value)
     return text
 
 
@@ -248,6 +235,7 @@ class GpuNodeGroup(Construct):
     counts skip the range checks (CloudFormation and EKS check them at deploy time).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -377,7 +365,7 @@ class GpuNodeGroup(Construct):
         check_enum("capacity_block_scaling", capacity_block_scaling, CapacityBlockScaling)
 
         super().__init__(scope, id)
-        self.cluster = cluster
+        self.cluster: GpuEksCluster = cluster
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
         self.efa_interfaces_for_lustre = efa_interfaces_for_lustre
         self._lustre_clients: list[LustreClient] = []

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from ..errors import FmValidationError
+from ..errors import FmTypeError, FmValidationError, is_token
 
 #: The default Kubernetes version: supported by aws-cdk-lib 2.275 (``KubernetesVersion.V1_35``) and by the
 #: ``aws-cdk.lambda-layer-kubectl-v35`` package; EKS standard support for 1.35 runs to 2027-03 (EKS User Guide
@@ -57,3 +58,29 @@ def kubectl_layer_for(scope: Construct, id: str, version: eks.KubernetesVersion)
     layer_class = getattr(module, f"KubectlV{suffix}Layer")
     layer: lambda_.ILayerVersion = layer_class(scope, id)
     return layer
+
+
+_VERSION_TEXT = "a Kubernetes minor version: aws_eks_v2.KubernetesVersion.V1_35 or the string '1.35'"
+
+
+def check_kubernetes_version(parameter: str, value: object) -> eks.KubernetesVersion:
+    """An ``aws_eks_v2.KubernetesVersion``; the string ``"1.34"`` and an ``aws_cdk.aws_eks.KubernetesVersion`` (the
+    v1 module's) are mapped to it, since only the version string matters here. Anything else raises with the
+    ``aws_eks_v2`` advice."""
+    if isinstance(value, eks.KubernetesVersion):
+        version_tuple(value)
+        return value
+    v1 = sys.modules.get("aws_cdk.aws_eks")
+    if v1 is not None and isinstance(value, v1.KubernetesVersion):
+        value = value.version  # same version string; aws_eks_v2 builds the cluster
+    if isinstance(value, str) and not is_token(value):
+        if not _VERSION.match(value):
+            raise FmValidationError(parameter, value, _VERSION_TEXT)
+        return eks.KubernetesVersion.of(value)
+    if isinstance(value, str):
+        raise FmValidationError(parameter, value, f"{_VERSION_TEXT}, known at synthesis (it picks the kubectl layer)")
+    raise FmTypeError(
+        parameter,
+        value,
+        f"{_VERSION_TEXT} (fmconstructs builds clusters with aws_cdk.aws_eks_v2; got a {type(value).__name__})",
+    )

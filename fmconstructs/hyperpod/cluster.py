@@ -40,6 +40,7 @@ from .._validate import (
     check_subnet,
     check_vpc,
     known,
+    located,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
@@ -401,6 +402,7 @@ class HyperPodCluster(Construct):
         Default: ``ExporterSource.INTERNET``.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

@@ -55,7 +55,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IDependable
 
-from .._validate import check_bool, check_enum, check_scope_id, check_str
+from .._validate import check_bool, check_enum, check_scope_id, check_str, located
 from ..eks import GpuEksCluster
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
 from . import _nag
@@ -208,6 +208,7 @@ class HyperPodEksAddons(Construct):
         as given. Default: none. Its schema is UNCONFIRMED (no AWS page seen).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

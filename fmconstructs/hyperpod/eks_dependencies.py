@@ -68,7 +68,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct, IValidation
 
-from .._validate import check_construct, check_enum, check_scope_id, check_str
+from .._validate import check_construct, check_duration_seconds, check_enum, check_scope_id, check_str, located
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin, check_hyperpod_instance_types, check_version, merge_values
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
@@ -305,6 +305,7 @@ class HyperPodEksDependencies(Construct):
     HyperPod cluster is created), after the system node group when the cluster has one.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -329,12 +330,7 @@ class HyperPodEksDependencies(Construct):
         types = check_hyperpod_instance_types("instance_types", instance_types)
         checked_values = _check_values(values) if values is not None else None
         timeout = timeout if timeout is not None else Duration.minutes(MAX_TIMEOUT_MINUTES)
-        if not isinstance(timeout, Duration):
-            raise FmTypeError("timeout", timeout, f"an aws_cdk.Duration (got a {type(timeout).__name__})")
-        if not timeout.is_unresolved() and not 0 < timeout.to_seconds() <= MAX_TIMEOUT_MINUTES * 60:
-            raise FmValidationError(
-                "timeout", timeout.to_human_string(), f"more than 0 and at most {MAX_TIMEOUT_MINUTES} minutes"
-            )
+        check_duration_seconds("timeout", timeout, minimum_seconds=1, maximum_seconds=MAX_TIMEOUT_MINUTES * 60)
         super().__init__(scope, id)
         self.cluster = cluster
         self.source = chart

@@ -49,8 +49,9 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_enum, check_number, check_sequence, check_str, known
-from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
+from .._log_groups import encrypted_log_group
+from .._validate import check_bool, check_construct, check_enum, check_number, check_sequence, check_str, known, located
+from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..pcs.slurm import DEFAULT_SLURM_VERSION, SlurmVersion
 from . import _nag
@@ -112,8 +113,6 @@ _SSM_PARAMETER = re.compile(r"/imagebuilder/[a-zA-Z0-9_.\-/]{1,997}")
 # CloudWatch Logs group names (LogGroupName ^[a-zA-Z0-9\-_/\.]{1,512}$), so no spaces, and it leaves room for
 # component suffixes.
 _IMAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{1,62}[A-Za-z0-9]")
-# An EC2 instance type: family '.' size (the family may contain '-': p6e-gb200).
-_INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
 # Instance type names: a 'g' among the family's attribute letters after the generation means AWS Graviton (EC2
 # Instance Types guide, "Instance type naming conventions": "g - AWS Graviton processors"), e.g. c7g, g5g, m7gd.
 _GRAVITON = re.compile(r"[a-z]+[0-9]+[a-z]*g[a-z]*\.[a-z0-9-]+")
@@ -241,7 +240,7 @@ class ParentImage:
 
 
 def _instance_specs(instance_types: object) -> tuple[InstanceSpec, ...]:
-    types = check_sequence("instance_types", instance_types, lambda n, v: check_str(n, v, pattern=_INSTANCE_TYPE))
+    types = check_sequence("instance_types", instance_types, check_instance_type)
     if not types:
         raise FmValidationError("instance_types", list(types), "at least one catalog GPU instance type")
     if any(is_token(t) for t in types):
@@ -269,7 +268,7 @@ def _architecture(specs: Sequence[InstanceSpec]) -> CpuArchitecture:
 
 
 def _check_build_type(parameter: str, value: object, architecture: CpuArchitecture, gpu: bool) -> str:
-    name = check_str(parameter, value, pattern=_INSTANCE_TYPE, allowed="an EC2 instance type like 'g6.2xlarge'")
+    name = check_instance_type(parameter, value)  # catalog or botocore's EC2 InstanceType enum
     if is_token(name):
         return str(name)
     graviton = bool(_GRAVITON.fullmatch(name))
@@ -330,6 +329,7 @@ class GpuNodeImage(Construct):
     :param log_retention: of the build and pipeline log groups. Default one year.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -596,14 +596,14 @@ class GpuNodeImage(Construct):
             ],
         )
 
-        self.image_log_group: logs.LogGroup = logs.LogGroup(
+        self.image_log_group: logs.LogGroup = encrypted_log_group(  # KMS, as every library log group
             self,
             "ImageLogs",
             log_group_name=f"/aws/imagebuilder/{self.image_name}",
             retention=log_retention,
             removal_policy=removal_policy,
         )
-        self.pipeline_log_group: logs.LogGroup = logs.LogGroup(
+        self.pipeline_log_group: logs.LogGroup = encrypted_log_group(
             self,
             "PipelineLogs",
             log_group_name=f"/aws/imagebuilder/pipeline/{self.image_name}",

@@ -42,7 +42,16 @@ import jsii
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_enum, check_sequence, check_str, same_zone, subnet_zone
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_enum,
+    check_sequence,
+    check_str,
+    located,
+    same_zone,
+    subnet_zone,
+)
 from ..errors import FmTypeError, FmValidationError, is_token
 
 
@@ -162,18 +171,6 @@ def _check_route_table(parameter: str, value: object) -> Any:
     return check_str(parameter, value, pattern=_ROUTE_TABLE_ID, allowed="a route table id such as 'rtb-0123abcd'")
 
 
-def _check_scope_id(scope: object, id: object) -> None:
-    """``scope`` a construct and ``id`` a non-empty str known at synthesis, unique in ``scope``."""
-    if not isinstance(scope, Construct):
-        raise FmTypeError("scope", scope, f"a Construct (got a {type(scope).__name__})")
-    check_str("id", id, allowed="a non-empty construct id", min_length=1)
-    if is_token(id):
-        raise FmValidationError("id", id, "a construct id known at synthesis (construct ids name template resources)")
-    assert isinstance(id, str)
-    if scope.node.try_find_child(id.replace("/", "--")) is not None:
-        raise FmValidationError("id", id, f"unique among the children of {scope.node.path or 'the app'}")
-
-
 def _vpc_cidr(vpc: ec2.IVpc) -> str:
     """The VPC's primary CIDR block. A VPC imported without it (``Vpc.from_vpc_attributes`` without
     ``vpc_cidr_block``) makes aws-cdk-lib raise ``CannotPerformOperationVpcCidr``."""
@@ -224,6 +221,7 @@ class GpuClusterEndpoints(Construct):
     :param security_group: use this group for the interface endpoints instead of a new one (its rules are yours).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -239,7 +237,6 @@ class GpuClusterEndpoints(Construct):
         peers: Sequence[ec2.IPeer] | None = None,
         security_group: ec2.ISecurityGroup | None = None,
     ) -> None:
-        _check_scope_id(scope, id)
         check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
         self.backends = _check_backends("backends", backends)
         chosen = (

@@ -8,7 +8,7 @@ from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from .._validate import check_enum, check_number, known
+from .._validate import check_enum, check_number, known, located
 from ..errors import FmValidationError
 
 
@@ -28,6 +28,7 @@ class ClusterPlacementGroup(Construct):
     :attr:`placement_group_arn` lets a caller create an On-Demand Capacity Reservation inside the group.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

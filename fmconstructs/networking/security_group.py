@@ -9,7 +9,7 @@ from aws_cdk import Aspects, IAspect, Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct, IConstruct
 
-from .._validate import check_construct, check_str
+from .._validate import check_construct, check_str, located
 
 # EC2 API CreateSecurityGroup ``Description``: "Up to 255 characters in length. Valid characters: a-z, A-Z, 0-9,
 # spaces, and ._-:/()#,@[]+=&;{}!$*" (botocore ec2 CreateSecurityGroupRequest.Description).
@@ -60,6 +60,7 @@ class EfaSecurityGroup(Construct):
     ``file_system.connections.allow_default_port_from(efa_group)``.
     """
 
+    @located
     def __init__(self, scope: Construct, id: str, *, vpc: ec2.IVpc, description: str | None = None) -> None:
         """
         :param vpc: the VPC of the group; may be imported by id (``Vpc.from_vpc_attributes``, a ``CfnParameter``).

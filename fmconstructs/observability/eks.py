@@ -24,7 +24,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks as eks_l1
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_sequence, check_str
+from .._validate import check_bool, check_construct, check_sequence, check_str, located
 from ..eks import GpuEksCluster
 from ..eks.versions import version_tuple
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
@@ -271,6 +271,7 @@ class AmpEksScraper(Construct):
     """An AMP managed scraper for a :class:`~fmconstructs.eks.GpuEksCluster`, writing to a
     :class:`~fmconstructs.observability.workspace.PrometheusWorkspace` (or any workspace, by ARN)."""
 
+    @located
     def __init__(
         self,
         scope: Construct,

@@ -21,7 +21,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_enum, check_str, check_str_sequence
+from .._log_groups import encrypted_log_group
+from .._validate import check_bool, check_construct, check_enum, check_str, check_str_sequence, located
 from ..errors import FmTypeError, FmValidationError, is_token
 from ._checks import KMS_KEY_ARN, check_arn, check_instance, check_scope, check_topic
 from .rules import AlertThresholds, RuleGroup, check_rule_groups, default_rule_groups, rules_yaml
@@ -79,6 +80,7 @@ def alert_manager_definition(*, topic_arn: str, region: str) -> str:
 class PrometheusWorkspace(Construct):
     """An AMP workspace with alert rules (``AWS::APS::RuleGroupsNamespace``) and Alertmanager routing to SNS."""
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -157,7 +159,7 @@ class PrometheusWorkspace(Construct):
         self.alert_topic: sns.ITopic = alert_topic
 
         if enable_logging and log_group is None:
-            log_group = logs.LogGroup(
+            log_group = encrypted_log_group(
                 self, "Logs", retention=logs.RetentionDays.ONE_YEAR, removal_policy=removal_policy
             )
         self.log_group = log_group if enable_logging else None

@@ -59,7 +59,9 @@ from .._validate import (
     check_scope_id,
     check_sequence,
     check_str,
+    check_tag_key,
     known,
+    located,
     same_zone,
     subnet_zone,
 )
@@ -266,6 +268,7 @@ class ParallelCluster(Construct):
         a warning names the storage and network that would be deleted under it.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -430,7 +433,7 @@ class ParallelCluster(Construct):
             raise FmTypeError("tags", tags, "a mapping of tag key to value")
         out = []
         for key, value in tags.items():
-            check_str("tags (key)", key, min_length=1, max_length=128, allowed="a tag key of 1-128 characters")
+            check_tag_key("tags (key)", key)  # 1-128 characters, no reserved 'aws:' prefix
             check_str(f"tags[{key!r}]", value, max_length=256, allowed="a tag value of up to 256 characters")
             if known(key) and key.startswith(_RESERVED_TAG_PREFIX):
                 raise FmValidationError("tags (key)", key, f"a key not starting with {_RESERVED_TAG_PREFIX!r}")

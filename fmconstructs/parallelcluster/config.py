@@ -22,6 +22,7 @@ from .._validate import (
     check_count,
     check_enum,
     check_instance,
+    check_mount_point,
     check_optional_count,
     check_security_group,
     check_sequence,
@@ -30,10 +31,10 @@ from .._validate import (
     known,
 )
 from ..capacity import Capacity, OnDemand, ReservationTargetForm, UltraServerCapacityBlock, default_min_nodes
-from ..catalog import CATALOG, InstanceSpec
+from ..catalog import CATALOG, InstanceSpec, check_instance_type, efa_max_interfaces
 from ..errors import FmValidationError
 from ..storage import LustreFileSystemBase
-from .limits import check_mount_dir_not_reserved, check_name_not_default, check_queue_limits
+from .limits import check_name_not_default, check_queue_limits
 
 # cli/src/pcluster/validators/cluster_validators.py: NAME_MAX_LENGTH = 25, NAME_REGEX = r"^[a-z][a-z0-9\-]*$"
 # (NameValidator: queue and compute resource names); SHARED_STORAGE_NAME_MAX_LENGTH = 30.
@@ -44,10 +45,6 @@ _NAME_TEXT = "a lowercase letter then lowercase letters, digits or '-', at most 
 
 # cluster_schema.py FsxLustreSettingsSchema.file_system_id: r"^fs-[0-9a-z]{17}$".
 _FILE_SYSTEM_ID = re.compile(r"fs-[0-9a-z]{17}")
-# SharedStorageSchema.mount_dir: get_field_validator("file_path"), common_schema.py ALLOWED_VALUES["file_path"]
-# r"^\/?[^\/.\\][^\/\\]*(\/[^\/.\\][^\/]*)*$", without control characters (its "$" lets a trailing newline
-# through; a mount directory never holds one).
-_MOUNT_DIR = re.compile(r"/?[^/.\\\x00-\x1f][^/\\\x00-\x1f]*(/[^/.\\\x00-\x1f][^/\x00-\x1f]*)*")
 # Script URLs of custom actions: "s3://" or "https://" (User Guide "custom-bootstrap-actions-v3").
 _SCRIPT_URL = re.compile(r"(s3|https)://\S+")
 # CloudWatchLogsSchema.retention_in_days OneOf.
@@ -204,7 +201,7 @@ class HeadNode:
     s3_read_buckets: Sequence[str] = ()
 
     def __post_init__(self) -> None:
-        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_instance_type("instance_type", self.instance_type)  # catalog or botocore's EC2 InstanceType enum
         _subnet("subnet", self.subnet)
         if self.key_name is not None:
             check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
@@ -247,7 +244,7 @@ class LoginNodePool:
 
     def __post_init__(self) -> None:
         _name("name", self.name)
-        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_instance_type("instance_type", self.instance_type)  # catalog or botocore's EC2 InstanceType enum
         _subnet("subnet", self.subnet)
         check_count("nodes", self.nodes, minimum=0)  # LoginNodesPoolSchema.count: Range(min=0)
         if self.key_name is not None:
@@ -283,7 +280,8 @@ class ComputeResource:
     :param capacity: :class:`fmconstructs.OnDemand` (default), ``CapacityReservation``, ``CapacityBlock`` or
         ``UltraServerCapacityBlock``; reserved capacity becomes ``CapacityReservationTarget`` (by reservation id:
         ParallelCluster's ``CapacityReservationValidator`` requires the id on CAPACITY_BLOCK).
-    :param efa: ``Efa.Enabled`` (default: True when the catalog says the type takes EFA). ``Efa.GdrSupport`` is set
+    :param efa: ``Efa.Enabled`` (default: True when the type takes EFA: the catalog, else EC2 DescribeInstanceTypes
+        data in ``fmconstructs._efa_instance_types``). ``Efa.GdrSupport`` is set
         with it on GPU types.
     :param placement_group: ``Networking.PlacementGroup.Enabled`` (default: True with EFA, except on Capacity
         Blocks, which are placed in UltraClusters already; ParallelCluster's ``PlacementGroupCapacityTypeValidator``
@@ -305,7 +303,7 @@ class ComputeResource:
         _name("name", self.name)
         if self.disable_simultaneous_multithreading is not None:
             check_bool("disable_simultaneous_multithreading", self.disable_simultaneous_multithreading)
-        check_str("instance_type", self.instance_type, min_length=1, allowed="an EC2 instance type")
+        check_instance_type("instance_type", self.instance_type)  # catalog or botocore's EC2 InstanceType enum
         check_instance("capacity", self.capacity, Capacity, "a Capacity (OnDemand, CapacityReservation, ...)")
         if self.efa is not None:
             check_bool("efa", self.efa)
@@ -324,7 +322,7 @@ class ComputeResource:
             # Capacity rules (fixed size on blocks, at most the reservation) live in fmconstructs.capacity;
             # ParallelCluster's ComputeResourceSizeValidator states the same block rule.
             self.capacity.validate_for(spec, min_nodes=self.resolved_min_nodes, max_nodes=self.resolved_max_nodes)
-        if self.efa and not self.efa_supported:
+        if self.efa and efa_max_interfaces(self.instance_type) == 0:  # EFA capability from data (catalog, EC2)
             raise FmValidationError("efa", self.efa, f"False for {self.instance_type} (it takes no EFA interface)")
         # UltraserverCapacityBlockSizeValidator (validators/ec2_validators.py): an UltraServer block's TotalCapacity
         # must be in ULTRASERVER_CAPACITY_BLOCK_ALLOWED_SIZE_DICT (p6e-gb200: 9 or 18 instances, i.e. one
@@ -354,8 +352,7 @@ class ComputeResource:
 
     @property
     def efa_supported(self) -> bool:
-        spec = self.spec
-        return spec is not None and spec.maximum_efa_interfaces > 0
+        return bool(efa_max_interfaces(self.instance_type))  # catalog, else EC2 DescribeInstanceTypes data
 
     @property
     def efa_enabled(self) -> bool:
@@ -568,13 +565,7 @@ class SharedLustre:
     def __post_init__(self) -> None:
         check_instance("file_system", self.file_system, LustreFileSystemBase, "an fmconstructs LustreFileSystem")
         _name("name", self.name, SHARED_STORAGE_NAME_MAX_LENGTH)
-        check_str(
-            "mount_dir",
-            self.mount_dir,
-            pattern=_MOUNT_DIR,
-            allowed="a path such as '/fsx' (no part starting with '.'; ParallelCluster's file_path pattern)",
-        )
-        check_mount_dir_not_reserved("mount_dir", self.mount_dir)
+        check_mount_point("mount_dir", self.mount_dir)  # the library's one mount-point rule (fmconstructs._validate)
         fs_id = self.file_system.file_system_id
         check_str("file_system.file_system_id", fs_id, pattern=_FILE_SYSTEM_ID, allowed="an id like 'fs-...'")
         check_bool("efa_clients", self.efa_clients)

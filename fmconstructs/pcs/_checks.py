@@ -19,6 +19,7 @@ from .._validate import (
     check_security_group,
     check_str,
     check_subnet,
+    check_tag_key,
     check_vpc,
     is_token,
 )
@@ -73,7 +74,7 @@ def check_tags(parameter: str, tags: object) -> dict[str, str] | None:
         raise FmTypeError(parameter, tags, f"a mapping of str to str (got a {type(tags).__name__})")
     out: dict[str, str] = {}
     for key, value in tags.items():
-        check_str(f"{parameter} key", key, min_length=1, allowed="a non-empty tag key")
+        check_tag_key(f"{parameter} key", key)  # 1-128 characters, no reserved 'aws:' prefix
         check_str(f"{parameter}[{key}]", value)
         out[key] = value
     return out

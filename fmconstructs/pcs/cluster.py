@@ -59,7 +59,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct, IValidation
 
-from .._validate import check_bool, check_count, check_enum, known
+from .._validate import check_bool, check_count, check_enum, known, located
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..networking import EfaSecurityGroup
 from ._checks import (
@@ -128,6 +128,7 @@ class PcsCluster(Construct):
     :param tags: tags of the cluster resource.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

@@ -25,7 +25,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct, IConstruct
 
-from .._validate import check_bool, check_construct, check_str, is_token
+from .._validate import check_bool, check_construct, check_str, is_token, located
 from ..errors import FmValidationError
 from ..storage.data_repository import normalize_prefix
 from . import _nag
@@ -48,6 +48,7 @@ class PcsInstanceProfile(Construct):
     :param enable_ssm: attach ``AmazonSSMManagedInstanceCore`` (default True).
     """
 
+    @located
     def __init__(self, scope: Construct, id: str, *, cluster_arn: str, enable_ssm: bool = True) -> None:
         check_scope_id(scope, id)
         # A cluster id (pcs_...) or a node group ARN is refused with the fix (.identifiers).

@@ -54,7 +54,6 @@ Block node group, and the block must be scheduled or active at that time.
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -71,19 +70,21 @@ from .._validate import (
     check_bool,
     check_count,
     check_enum,
+    check_mount_point,
     check_optional_count,
     check_sequence,
     check_str,
     check_str_sequence,
     is_token,
     known,
+    located,
     renamed,
     same_zone,
     subnet_zone,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, default_bootstrap_name, step_name
 from ..capacity import Capacity, CapacityKind, OnDemand, default_min_nodes
-from ..catalog import CpuArchitecture, InstanceSpec, get_instance_spec
+from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_instance_spec
 from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeCheck
 from ..errors import FmTypeError, FmValidationError
@@ -124,11 +125,6 @@ NODE_GROUP_ID_TAG = "aws:pcs:compute-node-group-id"
 #: gp3 root volume sizes (GiB): the bound GpuLaunchTemplate enforces (it cites EC2 LaunchTemplateEbsBlockDeviceRequest
 #: VolumeSize, gp3 1-65,536 GiB; UNCONFIRMED here: the SDK reference pages seen still list gp3 1-16,384 GiB).
 ROOT_VOLUME_SIZE_GIB_RANGE = (1, 65536)
-#: An EC2 instance type: family (may contain '-': ``p6e-gb200``, ``c7i-flex``) '.' size (may contain '-':
-#: ``metal-24xl``). Matched whole.
-_INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
-#: A mount point: absolute, no trailing '/', no shell metacharacters (the storage client's rule). Matched whole.
-_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
 
 
 @dataclass(frozen=True)
@@ -384,6 +380,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         asset with a loader when the stack publishes file assets, else inline.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -662,6 +659,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         None, an S3 asset with a loader when the stack publishes file assets, else inline (see the module docstring).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -685,9 +683,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         check_scope_id(scope, id)
         cluster = check_cluster("cluster", cluster)
         ami = _check_ami("ami", ami)
-        check_str(
-            "instance_type", instance_type, pattern=_INSTANCE_TYPE, allowed="an EC2 instance type such as 'm7i.xlarge'"
-        )
+        check_instance_type("instance_type", instance_type)  # catalog or botocore's EC2 InstanceType enum
         nodes = renamed("instance_count", instance_count, "nodes", nodes, default=1)
         nodes = check_count("nodes", nodes, minimum=1)
         subnet = check_optional_subnet("subnet", subnet)
@@ -860,14 +856,7 @@ def _check_mounts(parameter: str, value: object) -> tuple[FileSystemMount, ...]:
 
 
 def _check_mount_point(parameter: str, value: object) -> None:
-    path = check_str(
-        parameter,
-        value,
-        pattern=_MOUNT_POINT,
-        allowed="an absolute path such as '/fsx' (letters, digits, '.', '_', '-', '/'; no trailing '/')",
-    )
-    if is_token(path):
-        raise FmValidationError(parameter, path, "a path known at synthesis (it is written into node scripts)")
+    check_mount_point(parameter, value)  # the library's one mount-point rule (fmconstructs._validate)
 
 
 def _literal_count(parameter: str, value: object) -> Any:

@@ -25,7 +25,7 @@ from aws_cdk import Token
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct
 
-from .._validate import check_sequence, known
+from .._validate import check_sequence, known, located
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ._checks import QUEUE_NAME_LENGTH, check_name, check_scope_id
 from .cluster import check_cluster
@@ -53,6 +53,7 @@ class PcsQueue(Construct):
         ``OverSubscribe=EXCLUSIVE`` unless these already make them exclusive (see the module docstring).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

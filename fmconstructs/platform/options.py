@@ -30,7 +30,9 @@ from .._validate import (
     check_str,
 )
 from ..capacity import CapacityBlockScaling
+from ..catalog import check_instance_type
 from ..eks.node_group import check_mount_point
+from ..eks.versions import check_kubernetes_version
 from ..errors import FmValidationError, is_token
 from ..hyperpod import HYPERPOD_KUBERNETES_VERSIONS, HyperPodCapacity
 from ..hyperpod.eks_dependencies import HyperPodDependenciesChart
@@ -263,6 +265,7 @@ class PlatformObservability:
                 )
         if self.alias is not None:
             check_str("alias", self.alias, min_length=1, max_length=100, allowed="1-100 characters")
+        _refuse_contradictions(self)
 
     @property
     def is_new(self) -> bool:
@@ -293,6 +296,24 @@ class PlatformObservability:
         if prometheus_workspace is None:
             raise FmValidationError("prometheus_workspace", None, "a PrometheusWorkspace")
         return cls(prometheus_workspace=prometheus_workspace, grafana_workspace=grafana_workspace)
+
+
+def _refuse_contradictions(choice: PlatformObservability) -> None:
+    """``create_grafana`` and ``alias`` describe new workspaces: refused beside an existing Prometheus workspace
+    (they would be silently ignored)."""
+    if choice.prometheus_workspace is None:
+        return
+    if choice.create_grafana:
+        raise FmValidationError(
+            "create_grafana",
+            True,
+            "False with an existing prometheus_workspace (a Grafana workspace is created only with "
+            "PlatformObservability.new(); pass an existing one as grafana_workspace=)",
+        )
+    if choice.alias is not None:
+        raise FmValidationError(
+            "alias", choice.alias, "None with an existing prometheus_workspace (alias names a new workspace)"
+        )
 
 
 def _check_name(parameter: str, value: object) -> str:
@@ -331,7 +352,7 @@ class PcsOptions:
         if self.login_ami is not None:
             check_instance("login_ami", self.login_ami, PcsAmi, "a PcsAmi")
         check_count("login_nodes", self.login_nodes)
-        _check_name("login_instance_type", self.login_instance_type)
+        check_instance_type("login_instance_type", self.login_instance_type)
         check_enum("slurm_version", self.slurm_version, SlurmVersion)
         _check_name("queue_name", self.queue_name)
         if self.scale_down_idle_time is not None:
@@ -371,11 +392,11 @@ class ParallelClusterOptions:
     monitoring: Monitoring | None = None
 
     def __post_init__(self) -> None:
-        if self.head_node_instance_type is not None:
-            _check_name("head_node_instance_type", self.head_node_instance_type)
+        if self.head_node_instance_type is not None:  # None: chosen by the GPU type's architecture
+            check_instance_type("head_node_instance_type", self.head_node_instance_type)
         check_count("login_nodes", self.login_nodes)
         if self.login_instance_type is not None:
-            _check_name("login_instance_type", self.login_instance_type)
+            check_instance_type("login_instance_type", self.login_instance_type)
         _check_name("queue_name", self.queue_name)
         if self.cluster_name is not None:
             _check_name("cluster_name", self.cluster_name)
@@ -421,7 +442,7 @@ class EksOptions:
     def __post_init__(self) -> None:
         check_enum("capacity_block_scaling", self.capacity_block_scaling, CapacityBlockScaling)
         if self.version is not None:
-            check_instance("version", self.version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
+            object.__setattr__(self, "version", check_kubernetes_version("version", self.version))
         object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))
         if self.cluster_name is not None:
             _check_name("cluster_name", self.cluster_name)
@@ -482,16 +503,16 @@ class HyperPodOptions:
     def __post_init__(self) -> None:
         check_enum("orchestrator", self.orchestrator, HyperPodOrchestration)
         check_optional_count("efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, minimum=0)
-        _check_name("controller_instance_type", self.controller_instance_type)
+        check_instance_type("controller_instance_type", self.controller_instance_type)
         if self.login_instance_type is not None:
-            _check_name("login_instance_type", self.login_instance_type)
+            check_instance_type("login_instance_type", self.login_instance_type)
         _check_name("gpu_group_name", self.gpu_group_name)
         check_instance("capacity", self.capacity, HyperPodCapacity, "a HyperPodCapacity")
         check_optional_count("extra_ebs_gib", self.extra_ebs_gib, minimum=1)
         if self.base_config_dir is not None:
             _check_name("base_config_dir", self.base_config_dir)
         if self.eks_version is not None:
-            check_instance("eks_version", self.eks_version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
+            object.__setattr__(self, "eks_version", check_kubernetes_version("eks_version", self.eks_version))
             if self.eks_version.version not in HYPERPOD_KUBERNETES_VERSIONS:
                 raise FmValidationError(
                     "eks_version",

@@ -58,12 +58,14 @@ from .._validate import (
     check_scope_id,
     check_str,
     check_vpc,
+    is_local_zone,
     known,
+    located,
     same_zone,
     subnet_zone,
 )
 from ..bootstrap import NodeBootstrap
-from ..capacity import Capacity, CapacityBlockScaling, CapacityKind, OnDemand, UltraServerCapacityBlock
+from ..capacity import Capacity, CapacityBlockScaling, CapacityKind, OnDemand, UltraServerCapacityBlock, subnet_label
 from ..capacity_events import CapacityBlockEvents
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.user_data import nvme_raid_commands
@@ -161,6 +163,7 @@ class TrainingPlatform(Construct):
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -216,6 +219,7 @@ class TrainingPlatform(Construct):
         self._hyperpod_chart = _hyperpod_chart(scope, orchestrator)
         #: The sizing decision for the file system (None without storage).
         self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
+        self.capacity.validate_for(self.instance_spec, max_nodes=self.nodes, parameters=("min_nodes", "nodes"))
         subnet = subnet or _default_subnet(vpc, self.capacity)
         super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
 
@@ -254,6 +258,7 @@ class TrainingPlatform(Construct):
             self._eks(orchestrator)
         else:
             self._hyperpod(orchestrator)
+        _warn_local_zone(self)
         if self.file_system is not None and self.file_system.sizing is not None:  # None: a deploy-time capacity
             alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
             self.file_system.add_saturation_alarms(topic=alerts)
@@ -863,6 +868,32 @@ def _default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
         None,
         f"given: the VPC has no {kinds} subnet in {zone}, the zone of the capacity ({type(capacity).__name__}); "
         f"pass subnet= a subnet in {zone}",
+    )
+
+
+def _warn_local_zone(platform: TrainingPlatform) -> None:
+    """A warning when the platform's subnet is known to be in a Local Zone (or Wavelength Zone): it lists what the
+    library put in that subnet, so the user can judge (or pass ``subnet=`` in a parent-Region zone)."""
+    zone = subnet_zone(platform.subnet)
+    if not is_local_zone(zone):
+        return
+    parts = ["the GPU nodes"]
+    parts += {
+        Backend.PCS: ["the PCS controller's network interface"],
+        Backend.PARALLELCLUSTER: ["the ParallelCluster head node"],
+        Backend.EKS: [],
+        Backend.HYPERPOD: [],
+    }[platform.backend]
+    if platform.login_node_group is not None:
+        parts.append("the login nodes")
+    if platform.file_system is not None:
+        parts.append("the FSx for Lustre file system")
+    add_warning(
+        platform,
+        WarningId.LOCAL_ZONE_SUBNET,
+        f"subnet {subnet_label(platform.subnet)} is in {zone}, a Local Zone or Wavelength Zone; the library puts "
+        f"{', '.join(parts)} there. Check that each is offered in that zone, or pass subnet= in a zone of the "
+        "parent Region.",
     )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from aws_cdk import Token
 
-from .._validate import check_bool, check_count, check_str, check_str_sequence, known
+from .._validate import check_bool, check_count, check_mount_point, check_str, check_str_sequence, known
 from ..catalog import InstanceSpec
 from ..compute.user_data import install_script_commands
 from ..errors import FmTypeError, FmValidationError, is_token
@@ -76,7 +76,6 @@ FSX_CSI_DRIVER = "fsx.csi.aws.com"
 OTHER_MULTI_CARD_EFA_INTERFACES = 2
 OTHER_SINGLE_CARD_EFA_INTERFACES = 1
 
-_MOUNT_POINT = re.compile(r"/[A-Za-z0-9._/-]*[A-Za-z0-9._-]")
 _MOUNT_OPTION = re.compile(r"[A-Za-z0-9_.=:/+-]+")
 _FAMILY = re.compile(r"[a-z][a-z0-9-]*")
 # FSx API (botocore fsx service-2.json): DNSName "^((fs|fc)i?-[0-9a-f]{8,}\..{4,253})$" (16-275 characters),
@@ -349,11 +348,7 @@ def check_mount_name(value: object) -> str:
 
 
 def _check_mount_point(value: object) -> str:
-    checked: str = check_str(
-        "mount_point", value, pattern=_MOUNT_POINT, allowed="an absolute path other than '/' such as '/fsx'"
-    )
-    if known(checked) and ".." in checked.split("/"):
-        raise FmValidationError("mount_point", value, "an absolute path other than '/' such as '/fsx' (no '..')")
+    checked: str = check_mount_point("mount_point", value, allow_token=True)  # the one rule (fmconstructs._validate)
     return checked
 
 

@@ -41,6 +41,7 @@ from .._validate import (
     check_sequence,
     check_str,
     known,
+    located,
 )
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
 from ._checks import check_scope_and_id
@@ -271,6 +272,7 @@ class DataRepositoryAssociation(Construct):
     RETAIN unless set; deleting an association never deletes file-system data).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -387,6 +389,7 @@ class DataRepositoryBucket(Construct):
       first: for throw-away test stacks only, it deletes the data.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,

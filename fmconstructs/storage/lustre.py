@@ -40,11 +40,13 @@ from .._validate import (
     check_construct,
     check_count,
     check_enum,
+    check_metric_period,
     check_number,
     check_sequence,
     check_str,
     check_zone,
     known,
+    located,
     same_zone,
     subnet_zone,
 )
@@ -275,6 +277,7 @@ class LustreFileSystemBase(Construct):
     #: The EFA security group the file system's servers are in (None when not EFA-enabled, or imported without it).
     efa_security_group: ec2.ISecurityGroup | None = None
 
+    @located
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         self._data_repositories: list[DataRepositoryAssociation] = []
@@ -354,7 +357,7 @@ class LustreFileSystemBase(Construct):
         evaluation_periods = check_count("evaluation_periods", evaluation_periods, minimum=1)
         check_instance("period", period, Duration, "a Duration (Duration.minutes(n))")
         period = period or Duration.minutes(5)
-        seconds = int(period.to_seconds())
+        seconds = check_metric_period("period", period, alarm=True)  # CloudWatch PutMetricAlarm Period values
         dimensions = {"FileSystemId": self.file_system_id}
 
         def metric(name: str, statistic: str) -> cloudwatch.Metric:
@@ -794,6 +797,7 @@ class LustreFileSystem(LustreFileSystemBase):
     - ``removal_policy`` default RETAIN (also the default of its data repository associations).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -1069,6 +1073,7 @@ class LustreFileSystem(LustreFileSystemBase):
 
 
 class _ImportedLustreFileSystem(LustreFileSystemBase):
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -1288,7 +1293,9 @@ def _check_capacity(
         return  # reported by _check_throughput
     if not is_valid_capacity(capacity, deployment_type, throughput, efa_enabled=efa_enabled):
         raise FmValidationError(
-            "storage_capacity_gib", capacity, capacity_rule(deployment_type, throughput, efa_enabled=efa_enabled)
+            "storage_capacity_gib",
+            capacity,
+            capacity_rule(deployment_type, throughput, efa_enabled=efa_enabled, near=capacity),
         )
 
 

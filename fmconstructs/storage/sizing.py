@@ -159,18 +159,31 @@ def aggregate_throughput_mbps(storage_capacity_gib: float, throughput_mbps_per_t
 
 
 def capacity_rule(
-    deployment_type: LustreDeploymentType, throughput_mbps_per_tib: int | None = None, *, efa_enabled: bool = False
+    deployment_type: LustreDeploymentType,
+    throughput_mbps_per_tib: int | None = None,
+    *,
+    efa_enabled: bool = False,
+    near: float | None = None,
 ) -> str:
-    """The allowed storage capacities, as the text of an error message."""
+    """The allowed storage capacities, as the text of an error message; with ``near`` (the refused capacity), also
+    the nearest valid capacities below and above it."""
     deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
+    firsts: tuple[int, ...] = ()
     if efa_enabled and throughput_mbps_per_tib in EFA_CAPACITY_MULTIPLE_GIB:
-        multiple = EFA_CAPACITY_MULTIPLE_GIB[throughput_mbps_per_tib]
-        return (
-            f"a multiple of {multiple} for an EFA-enabled {deployment_type.value} file system at "
+        step = EFA_CAPACITY_MULTIPLE_GIB[throughput_mbps_per_tib]
+        text = (
+            f"a multiple of {step} for an EFA-enabled {deployment_type.value} file system at "
             f"{throughput_mbps_per_tib} MB/s/TiB"
         )
-    first, second = _FIRST_CAPACITIES_GIB
-    return f"{first}, {second} or a multiple of {_CAPACITY_INCREMENT_GIB[deployment_type]} for {deployment_type.value}"
+    else:
+        firsts, step = _FIRST_CAPACITIES_GIB, _CAPACITY_INCREMENT_GIB[deployment_type]
+        text = f"{firsts[0]}, {firsts[1]} or a multiple of {step} for {deployment_type.value}"
+    if near is None or not math.isfinite(near) or near <= 0:
+        return text
+    above = next_valid_capacity_gib(near, deployment_type, throughput_mbps_per_tib, efa_enabled=efa_enabled)
+    below = [c for c in (*firsts, (math.ceil(near) - 1) // step * step) if 0 < c < near]
+    nearest = [*([max(below)] if below else []), above]
+    return f"{text} (nearest: {' or '.join(f'{c:,}' for c in nearest)} GiB)"
 
 
 def is_valid_capacity(

@@ -33,7 +33,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from ..._validate import check_bool, check_construct, check_enum, check_sequence, check_str
+from ..._log_groups import encrypted_log_group
+from ..._validate import check_bool, check_construct, check_enum, check_sequence, check_str, located
 from ...errors import FmValidationError, is_token
 from .._checks import check_aps_workspace_arn, check_instance, check_scope
 from ..dashboards import dashboards_digest, load_dashboards
@@ -83,6 +84,7 @@ class GrafanaProvisioner(Construct):
     dashboards that are no longer shipped. On stack deletion it removes what it created (best effort).
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -145,7 +147,7 @@ class GrafanaProvisioner(Construct):
         workspace.allow_query(prometheus_workspace_arn)
         dashboards = load_dashboards()
 
-        self.log_group = logs.LogGroup(
+        self.log_group = encrypted_log_group(
             self, "HandlerLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
         )
         self.role = iam.Role(
@@ -178,7 +180,7 @@ class GrafanaProvisioner(Construct):
             **self._network(vpc, vpc_subnets, security_groups),
         )
 
-        provider_logs = logs.LogGroup(
+        provider_logs = encrypted_log_group(
             self, "ProviderLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
         )
         provider_role = iam.Role(

@@ -25,7 +25,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from ..._validate import check_bool, check_count, check_enum, check_sequence, check_str, check_str_sequence
+from ..._validate import check_bool, check_count, check_enum, check_sequence, check_str, check_str_sequence, located
 from ...errors import FmValidationError, WarningId, add_warning, is_token
 from .._checks import check_aps_workspace_arn, check_instance, check_scope, check_topic
 
@@ -234,6 +234,7 @@ class GrafanaWorkspace(Construct):
     provisioned by :meth:`provision` (a custom resource), so no manual step is needed after ``cdk deploy``.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
