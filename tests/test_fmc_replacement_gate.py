@@ -322,8 +322,8 @@ def _write(root: Path, templates: dict[str, Any], *, manifest: str | None = None
     [
         (("{missing}", "--against", "{good}"), 3, "manifest.json"),
         (("{good}", "--against", "{missing}"), 3, "manifest.json"),
-        (("{broken}", "--against", "{good}"), 3, "readable JSON manifest"),
-        (("{odd}", "--against", "{good}"), 3, "not a cloud assembly fmc can read"),
+        (("{broken}", "--against", "{good}"), 3, "cloud assembly manifest in valid JSON"),
+        (("{odd}", "--against", "{good}"), 3, "must be a CloudFormation template (a JSON object)"),
         (("{good}", "--against", "{good}", "--stack", "Nope"), 3, "--stack Nope is not in"),
         (("{good}",), 2, "exactly one of --against"),
         (("{good}", "--against", "{good}", "--deployed"), 2, "exactly one of --against"),

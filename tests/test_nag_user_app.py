@@ -50,6 +50,7 @@ _CHART = HyperPodDependenciesChart.from_oci(
     "oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/helm-charts/hyperpod-helm-chart", version="0.1.0"
 )
 
+
 @dataclass(frozen=True)
 class Case:
     instance_type: str

@@ -520,6 +520,10 @@ def test_everything_that_may_be_a_deploy_time_value_synthesizes():
         data_source_name=param("DataSourceName"),
         folder_title=param("FolderTitle"),
         service_account_name=param("ServiceAccount"),
+        # network_access: the provisioner runs in a VPC given by deploy-time ids too
+        vpc=ec2.Vpc.from_vpc_attributes(
+            stack, "Vpc", vpc_id=param("VpcId"), availability_zones=["a"], private_subnet_ids=[param("SubnetId")]
+        ),
     )
     template = Template.from_stack(stack)
     text = json.dumps(template.to_json())

@@ -252,7 +252,9 @@ def test_parallelcluster_refuses_the_same_configuration(parallelcluster_results:
 
 @pytest.mark.parametrize("mount_dir", [*sorted(RESERVED_MOUNT_DIRS), "opt/slurm", "tmp"])
 def test_reserved_mount_directories_are_refused(mount_dir: str) -> None:
-    with pytest.raises(FmValidationError, match=r"^mount_dir must be a directory ParallelCluster does not reserve"):
+    with pytest.raises(
+        FmValidationError, match=r"^mount_dir must be (a directory other than '/' and the reserved|an absolute path)"
+    ):
         _storage(new_scene(), (0, "fsx", mount_dir))
 
 

@@ -3,6 +3,7 @@ depends on it."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -20,7 +21,7 @@ def prerequisites() -> str:
 
 def test_identity_center_for_the_default_grafana_sign_in():
     """GrafanaWorkspace signs in with IAM Identity Center by default, which must be enabled in the account."""
-    default = GrafanaWorkspace.__init__.__kwdefaults__["authentication"]  # type: ignore[index]
+    default = inspect.signature(GrafanaWorkspace.__init__).parameters["authentication"].default
     assert default == (GrafanaAuthentication.AWS_SSO,)
     assert "IAM Identity Center" in prerequisites()
 
