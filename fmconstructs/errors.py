@@ -105,6 +105,8 @@ class WarningId(str, Enum):
     PCS_SIZE_UNKNOWN_NODE_COUNT = "pcs-size-unknown-node-count"
     #: An FSx for Lustre file system larger than the default (adjustable) storage capacity quota of its deployment type.
     LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA = "lustre-capacity-above-default-quota"
+    #: A retained log group of the app with a fixed name given to an FSx for Lustre file system: it blocks a redeploy.
+    LUSTRE_LOG_GROUP_RETAINED_FIXED_NAME = "lustre-log-group-retained-fixed-name"
 
     @property
     def qualified(self) -> str:
