@@ -1359,7 +1359,9 @@ def _warn_retained_fixed_name(file_system: Construct, log_group: logs.ILogGroup 
     """A log group of this app with a fixed (literal) name and DeletionPolicy Retain outlives ``cdk destroy`` and
     then blocks a redeploy: CloudFormation cannot create a log group whose name exists (LogGroupName is its
     identifier and create-only: cfn-lint 1.58.0 schema of AWS::Logs::LogGroup)."""
-    created = log_group.node.default_child if log_group is not None else None
+    if log_group is None:
+        return
+    created = log_group.node.default_child
     if not isinstance(created, logs.CfnLogGroup) or created.cfn_options.deletion_policy is not CfnDeletionPolicy.RETAIN:
         return
     name = Stack.of(created).resolve(created.log_group_name)
@@ -1367,7 +1369,7 @@ def _warn_retained_fixed_name(file_system: Construct, log_group: logs.ILogGroup 
         add_warning(
             file_system,
             WarningId.LUSTRE_LOG_GROUP_RETAINED_FIXED_NAME,
-            f"log group {name} ({created.node.path}) is retained (RETAIN) under a fixed name: after cdk destroy it "
+            f"log group {name} ({log_group.node.path}) is retained (RETAIN) under a fixed name: after cdk destroy it "
             "stays, and deploying the stack again fails because a log group of that name exists. Give it "
             "removal_policy=RemovalPolicy.DESTROY, or create it outside the stack and pass "
             "logs.LogGroup.from_log_group_name(...)",
