@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_logs as logs
@@ -24,10 +26,10 @@ _DRA_NOTE = Match.string_like_regexp(
 _LOG_WARNING = WarningId.LUSTRE_LOG_GROUP_RETAINED_FIXED_NAME.qualified
 
 
-def _fs(scene: Scene, **options: object) -> LustreFileSystem:
+def _fs(scene: Scene, **options: Any) -> LustreFileSystem:
     return LustreFileSystem(
         scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200, **options
-    )  # type: ignore[arg-type]
+    )
 
 
 def _bucket(scene: Scene) -> s3.IBucket:

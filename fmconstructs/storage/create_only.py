@@ -23,6 +23,8 @@ Sources, read for this table (cfn-lint 1.58.0, aws-cdk CLI 2.1148.1, botocore 1.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 FILE_SYSTEM = "AWS::FSx::FileSystem"
 DATA_REPOSITORY_ASSOCIATION = "AWS::FSx::DataRepositoryAssociation"
 
@@ -53,14 +55,14 @@ CREATE_ONLY_PROPERTIES: dict[str, tuple[str, ...]] = {
 }
 
 
-def create_only_values(resource_type: str, properties: dict[str, object]) -> dict[str, object]:
+def create_only_values(resource_type: str, properties: Mapping[str, object]) -> dict[str, object]:
     """The create-only properties of one resource's ``Properties`` that are present, by path (absent ones are left
     out: adding one later, even at its default value, is a change of the template)."""
     values: dict[str, object] = {}
     for path in CREATE_ONLY_PROPERTIES.get(resource_type, ()):
         node: object = properties
         for part in path.split("/"):
-            node = node.get(part, _ABSENT) if isinstance(node, dict) else _ABSENT
+            node = node.get(part, _ABSENT) if isinstance(node, Mapping) else _ABSENT
         if node is not _ABSENT:
             values[path] = node
     return values
