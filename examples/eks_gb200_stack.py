@@ -12,12 +12,12 @@ Follows the EKS User Guide "ml-eks-nvidia-ultraserver" (Use P6e-GB200 UltraServe
   (chart >= 0.5.14), the DCGM exporter, the FSx CSI driver, and the NVIDIA DRA driver 25.8.0 with the guide's values
   (ComputeDomains on, GPU allocation off, controller schedulable on EKS).
 - An elastic ComputeDomain (``numNodes: 0``) whose channel claim template pods reference for IMEX channels.
-- FSx for Lustre PERSISTENT_2, EFA-enabled, 4,800 GiB at 1,000 MB/s/TiB, automatic metadata configuration, in the
-  node group's subnet and sharing the cluster's EFA security group; a static PersistentVolume + claim
-  ``fsx-training`` in namespace ``training``. Each GB200 node installs the Lustre client, configures LNet over its 4
-  EFA interfaces (the FSx default of 8 for p6e-gb200, capped by the 4 it attaches) and mounts the file system at
-  ``/fsx/fsx-training`` before kubelet starts (pre-bootstrap user data, as in the EKS User Guide
-  "fsx-csi-tuning-efa").
+- FSx for Lustre PERSISTENT_2, EFA-enabled, 9,600 GiB at 1,000 MB/s/TiB (the size 0.2.0 deployed, kept: FSx cannot
+  shrink), automatic metadata configuration, in the node group's subnet and sharing the cluster's EFA security
+  group; a static PersistentVolume + claim ``fsx-training`` in namespace ``training``. Each GB200 node installs the
+  Lustre client, configures LNet over its 4 EFA interfaces (the FSx default of 8 for p6e-gb200, capped by the 4 it
+  attaches) and mounts the file system at ``/fsx/fsx-training`` before kubelet starts (pre-bootstrap user data, as
+  in the EKS User Guide "fsx-csi-tuning-efa").
 
 The node group starts at its full size (18) like FmEksP5en's; before the block is active, deploy with
 ``min_nodes=0, desired_nodes=0`` and scale to 18 once it is (EKS "capacity-blocks-mng").
@@ -53,6 +53,9 @@ INSTANCE_TYPE = "p6e-gb200.36xlarge"
 #: Aggregate throughput the file system is sized for (GB/s): 4,800 GiB (4.6875 TiB) at 1,000 MB/s/TiB = 4,687.5 MB/s,
 #: the smallest EFA-enabled size at that tier (FSx UG: EFA file systems grow in 4,800 GiB steps at 1,000 MB/s/TiB).
 TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
+#: The capacity fmconstructs 0.2.0 deployed for this file system (4.8 GB/s then: 9,600 GiB). FSx cannot shrink a file
+#: system, so the sizing keeps it as a floor (``min_capacity_gib``): a lower target never shrinks a deployed example.
+DEPLOYED_CAPACITY_GIB = 9_600
 #: Where the volume claim and the ComputeDomain live.
 NAMESPACE = "training"
 
@@ -96,7 +99,10 @@ class EksGb200Stack(Stack):
         )
 
         sizing = size_for_throughput(
-            target_gbytes_per_s=TARGET_THROUGHPUT_GBYTES_PER_S, throughput_mbps_per_tib=1000, efa_enabled=True
+            target_gbytes_per_s=TARGET_THROUGHPUT_GBYTES_PER_S,
+            throughput_mbps_per_tib=1000,
+            efa_enabled=True,
+            min_capacity_gib=DEPLOYED_CAPACITY_GIB,
         )
         self.file_system = LustreFileSystem(
             self,

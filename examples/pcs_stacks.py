@@ -77,6 +77,9 @@ DEFAULT_GB200_AMI_PARAMETER = GB200_AMI_PARAMETER
 #: 4,687.5 MB/s, the smallest EFA-enabled PERSISTENT_2 step at that tier (FSx UG increase-storage-capacity; 4.8 GB/s
 #: would need 9,600 GiB).
 TARGET_THROUGHPUT_GBYTES_PER_S = 4.6875
+#: The capacity fmconstructs 0.2.0 deployed for this file system (4.8 GB/s then: 9,600 GiB). FSx cannot shrink a file
+#: system, so the sizing keeps it as a floor (``min_capacity_gib``): a lower target never shrinks a deployed example.
+DEPLOYED_CAPACITY_GIB = 9_600
 
 
 def _vpc(scope: Stack) -> ec2.IVpc:
@@ -168,7 +171,10 @@ class PcsP5Stack(Stack):
             self, "DataBucket", server_access_logs_bucket=self.access_logs_bucket, server_access_logs_prefix="data/"
         )
         sizing = size_for_throughput(
-            target_gbytes_per_s=TARGET_THROUGHPUT_GBYTES_PER_S, throughput_mbps_per_tib=1000, efa_enabled=True
+            target_gbytes_per_s=TARGET_THROUGHPUT_GBYTES_PER_S,
+            throughput_mbps_per_tib=1000,
+            efa_enabled=True,
+            min_capacity_gib=DEPLOYED_CAPACITY_GIB,
         )
         self.file_system = LustreFileSystem(
             self,

@@ -121,6 +121,8 @@ class WarningId(str, Enum):
     CAPACITY_EVENTS_PCS_DRAIN_NO_LOGIN_NODES = "capacity-events-pcs-drain-no-login-nodes"
     #: The platform's subnet is in a Local Zone or Wavelength Zone: the warning lists what the library puts there.
     LOCAL_ZONE_SUBNET = "local-zone-subnet"
+    #: A retained log group of the app with a fixed name given to an FSx for Lustre file system: it blocks a redeploy.
+    LUSTRE_LOG_GROUP_RETAINED_FIXED_NAME = "lustre-log-group-retained-fixed-name"
 
     @property
     def qualified(self) -> str:

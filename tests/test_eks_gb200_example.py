@@ -135,7 +135,7 @@ def test_compute_domain_after_the_dra_driver(template):
 
 def test_efa_enabled_lustre_file_system(template):
     fs = one(template, "AWS::FSx::FileSystem")["Properties"]
-    assert fs["StorageCapacity"] == 4800
+    assert fs["StorageCapacity"] == 9600  # the 0.2.0 size, kept (FSx cannot shrink)
     config = fs["LustreConfiguration"]
     assert (config["DeploymentType"], config["PerUnitStorageThroughput"], config["EfaEnabled"]) == (
         "PERSISTENT_2",
@@ -175,7 +175,7 @@ def test_static_volume_and_claim_in_the_training_namespace(template):
         if "PersistentVolumeClaim" in json.dumps(r["Properties"]["Manifest"])
     ]
     assert len(volume) == 1
-    assert all(s in volume[0] for s in ("fsx.csi.aws.com", "fsx-training", "4800Gi", '\\"Namespace\\"'))
+    assert all(s in volume[0] for s in ("fsx.csi.aws.com", "fsx-training", "9600Gi", '\\"Namespace\\"'))
     assert one(template, "AWS::EKS::Addon")["Properties"]["AddonName"] == "aws-fsx-csi-driver"
 
 

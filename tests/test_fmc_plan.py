@@ -94,8 +94,8 @@ def test_eks_system_group_range_and_non_catalog_type(plan_json: dict[str, Any]) 
 
 def test_file_system_throughput_and_efa_budget(plan_json: dict[str, Any]) -> None:
     (fs,) = [f for f in plan_json["file_systems"] if f["stack"] == "FmPcsP5"]
-    assert fs["storage_capacity_gib"] == 4800
-    assert fs["aggregate_throughput_mbps"] == aggregate_throughput_mbps(4800, 1000) == 4687.5
+    assert fs["storage_capacity_gib"] == 9600  # the 0.2.0 size, kept (tests/test_example_sizes_since_0_2_0.py)
+    assert fs["aggregate_throughput_mbps"] == aggregate_throughput_mbps(9600, 1000) == 9375.0
     spec = get_instance_spec("p5.48xlarge")
     assert spec.fsx_lustre_efa_interfaces is not None
     assert fs["efa_connections"] == 2 * min(spec.fsx_lustre_efa_interfaces, 32)

@@ -204,13 +204,14 @@ def test_imex_prolog_is_a_no_op_for_shared_jobs(tmp_path):
     assert "the job is not exclusive" in (tmp_path / "prolog.log").read_text()
 
 
-def test_p5_file_system_is_the_smallest_efa_step_at_1000_mbps_per_tib(p5):
-    # 4,800 GiB = 4.6875 TiB x 1,000 MB/s/TiB = 4,687.5 MB/s (FSx UG increase-storage-capacity: EFA-enabled
-    # PERSISTENT_2 at 1,000 MB/s/TiB comes in multiples of 4,800 GiB); asking for 4.8 GB/s would double it.
+def test_p5_file_system_keeps_the_capacity_0_2_0_deployed(p5):
+    # The 4.6875 GB/s target alone needs 4,800 GiB (4.6875 TiB x 1,000 MB/s/TiB; EFA-enabled PERSISTENT_2 at 1,000
+    # MB/s/TiB comes in multiples of 4,800 GiB), but 0.2.0 deployed 9,600 GiB and FSx cannot shrink: the example pins
+    # min_capacity_gib=9,600 (tests/test_example_sizes_since_0_2_0.py).
     p5.has_resource_properties(
         "AWS::FSx::FileSystem",
         {
-            "StorageCapacity": 4800,
+            "StorageCapacity": 9600,
             "LustreConfiguration": Match.object_like({"PerUnitStorageThroughput": 1000, "EfaEnabled": True}),
         },
     )

@@ -313,7 +313,8 @@ def test_backups_off_drop_the_start_time(built):
     props = next(iter(built["no_backups"].template.find_resources(FS).values()))["Properties"]
     assert props["LustreConfiguration"]["AutomaticBackupRetentionDays"] == 0
     assert "DailyAutomaticBackupStartTime" not in props["LustreConfiguration"]
-    assert "CopyTagsToBackups" not in props["LustreConfiguration"]
+    # CopyTagsToBackups is create-only: it stays (tests/test_create_only_fsx.py).
+    assert props["LustreConfiguration"]["CopyTagsToBackups"] is True
 
 
 # --- network ----------------------------------------------------------------------------------------------------

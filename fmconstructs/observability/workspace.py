@@ -100,8 +100,16 @@ class PrometheusWorkspace(Construct):
         :param alias: workspace alias: 1-100 characters of any kind (AMP API ``WorkspaceAlias``; AMP trims blanks at
             either end). Default: none.
         :param encryption_key: customer-managed KMS key for the workspace, as an ``IKey`` or a key ARN (a deploy-time
-            value is fine). Default: AWS-owned key.
-        :param log_group: where AMP writes rule and alerting errors. Default: a new log group (RETAIN, 1 year).
+            value is fine). Default: AWS-owned key. A create-time choice: ``KmsKeyArn`` is create-only (cfn-lint
+            1.58.0 schema of AWS::APS::Workspace; aws-cdk's service spec marks it as replacing), so adding, changing
+            or removing the key after the first deploy REPLACES the workspace: a new, empty workspace with a new id
+            and URLs, and the metric history of the old one is lost to dashboards and queries (with RETAIN the old
+            workspace stays, billed, under its old id). Nothing at synthesis can tell a first deploy from a later one:
+            decide on the key before the first deploy, or check with ``fmc``'s replacement gate, which lists
+            AWS::APS::Workspace as stateful.
+        :param log_group: where AMP writes rule and alerting errors. Default: a new log group (the removal policy
+            below, 1 year) with a name CloudFormation generates, so a destroyed and redeployed stack never collides
+            with a retained one.
         :param enable_logging: default True.
         :param alert_topic: where alerts go, as an ``ITopic`` or a topic ARN (an imported topic's policy is yours to
             manage: it must let ``aps.amazonaws.com`` publish). Default: a new KMS-encrypted, TLS-only SNS topic.

@@ -86,6 +86,12 @@ class PlatformStorage:
 
     Build it with :meth:`for_throughput`, :meth:`for_checkpoint` or :meth:`of_capacity`.
 
+    Create-time choices: ``efa_enabled`` (and what flips it: the orchestrator, HyperPod ``base_config_dir``),
+    ``kms_key``, ``throughput_mbps_per_tib`` and the platform's subnet (zone) make CloudFormation REPLACE the file
+    system when changed after the first deploy (a new, empty ``/fsx``; the old one stays, billed). The size may only
+    grow: once deployed, pass ``min_capacity_gib=<the deployed capacity>``. A ``layout`` link whose path, prefix or
+    bucket changes cannot be replaced in one deploy (see :class:`~fmconstructs.storage.DataRepositoryAssociation`).
+
     :param data_bucket: the bucket the file system links to. Default (None): a new
         :class:`~fmconstructs.storage.DataRepositoryBucket` (versioned, encrypted, TLS only, public access blocked,
         RETAIN).
@@ -166,13 +172,15 @@ class PlatformStorage:
     @classmethod
     def for_throughput(cls, *, target_gbytes_per_s: float, **options: Any) -> PlatformStorage:
         """The smallest file system whose baseline throughput reaches ``target_gbytes_per_s`` GB/s
-        (:func:`~fmconstructs.storage.size_for_throughput`). ``options``: the other fields."""
+        (:func:`~fmconstructs.storage.size_for_throughput`). ``options``: the other fields; once deployed, pass
+        ``min_capacity_gib=<the deployed capacity>`` so that a lower target never shrinks it (FSx cannot)."""
         return cls(objective=StorageObjective.THROUGHPUT, target_gbytes_per_s=target_gbytes_per_s, **options)
 
     @classmethod
     def for_checkpoint(cls, *, checkpoint_bytes: float, checkpoint_seconds: float, **options: Any) -> PlatformStorage:
         """The smallest file system that absorbs a ``checkpoint_bytes`` checkpoint in ``checkpoint_seconds``
-        (:func:`~fmconstructs.storage.size_for_checkpoint`). ``options``: the other fields."""
+        (:func:`~fmconstructs.storage.size_for_checkpoint`). ``options``: the other fields; once deployed, pass
+        ``min_capacity_gib=<the deployed capacity>`` so that a smaller objective never shrinks it (FSx cannot)."""
         return cls(
             objective=StorageObjective.CHECKPOINT,
             checkpoint_bytes=checkpoint_bytes,

@@ -45,6 +45,7 @@ from .._validate import (
 )
 from ..errors import FmTypeError, FmValidationError, WarningId, is_token
 from ._checks import check_scope_and_id
+from .create_only import CREATE_ONLY_PROPERTIES as CREATE_ONLY_PROPERTIES
 
 if TYPE_CHECKING:
     from .lustre import LustreFileSystemBase
@@ -55,6 +56,16 @@ MAX_DATA_REPOSITORIES = 8
 MAX_IMPORTED_FILE_CHUNK_SIZE_MIB = 512_000
 
 WARNING_OVERLAPPING_S3_PATHS = WarningId.LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS.qualified
+
+#: The info message on a retained association (its create-only properties: storage/create_only.py, with sources).
+_RETAINED_CREATE_ONLY_NOTE = (
+    "fmconstructs: this data repository association is retained (RETAIN) and its file_system_path, bucket, "
+    "data_repository_prefix and batch_import_meta_data_on_create are create-only: a change cannot deploy in one step "
+    "(the replacement collides with this association: FSx wants a unique file system path and S3 prefix per "
+    "association). Remove the association from the app and deploy, delete it (aws fsx "
+    "delete-data-repository-association --association-id dra-... --no-delete-data-in-file-system), then add the "
+    "new link and deploy again"
+)
 
 #: Days a noncurrent object version is kept before S3 deletes it (``NoncurrentVersionExpiration.NoncurrentDays``; S3
 #: API reference: "a non-zero positive integer"). Why 7: ``/checkpoints`` exports every change, so each overwritten or
@@ -270,6 +281,18 @@ class DataRepositoryAssociation(Construct):
     Prefer ``file_system.add_data_repository(id, bucket=..., file_system_path=...)``. Settings are those of
     :class:`DataRepositoryLink`, plus ``bucket`` (``s3.IBucket``) and ``removal_policy`` (default: the file system's,
     RETAIN unless set; deleting an association never deletes file-system data).
+
+    Create-time choices: ``file_system_path``, ``bucket`` and ``data_repository_prefix`` (together
+    ``DataRepositoryPath``) and ``batch_import_meta_data_on_create`` are create-only (cfn-lint 1.58.0 schema of
+    AWS::FSx::DataRepositoryAssociation, :data:`CREATE_ONLY_PROPERTIES`). Changing one cannot be deployed in one step:
+    CloudFormation creates the replacement before it removes the old association (CloudFormation User Guide, "Update
+    behaviors of stack resources"), and FSx refuses the new one because "each data repository association must have
+    a unique Amazon FSx file system directory and a unique S3 bucket or prefix" (FSx API
+    CreateDataRepositoryAssociation). To change one: remove the association from the app and deploy (RETAIN leaves
+    it linked on the file system, importing and exporting as before); delete that association (``aws fsx
+    delete-data-repository-association --association-id dra-... --no-delete-data-in-file-system``: the files on the
+    file system stay); then add the new link and deploy again. Import/export events and the chunk size change in
+    place. Every retained association gets an info message saying so (``cdk synth`` prints it).
     """
 
     @located
@@ -355,7 +378,10 @@ class DataRepositoryAssociation(Construct):
             imported_file_chunk_size=imported_file_chunk_size_mib,
             s3=s3_config,
         )
-        self.resource.apply_removal_policy(removal_policy if removal_policy is not None else file_system.removal_policy)
+        policy = removal_policy if removal_policy is not None else file_system.removal_policy
+        self.resource.apply_removal_policy(policy)
+        if policy is RemovalPolicy.RETAIN:
+            Annotations.of(self).add_info(_RETAINED_CREATE_ONLY_NOTE)
 
     @property
     def association_id(self) -> str:

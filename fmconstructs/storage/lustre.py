@@ -24,7 +24,7 @@ from enum import Enum
 from typing import Any
 
 import jsii
-from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, CfnDeletionPolicy, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_ec2 as ec2
@@ -789,12 +789,28 @@ class LustreFileSystem(LustreFileSystemBase):
     - ``log_level`` default WARN_ERROR; ``log_group`` default None (FSx writes to ``/aws/fsx/lustre``); a given log
       group's name must begin with ``/aws/fsx`` (FSx API ``LustreLogCreateConfiguration.Destination``), so a
       ``logs.LogGroup`` of the app needs ``log_group_name="/aws/fsx/..."``; it must be in the file system's account
-      and Region.
+      and Region. That name is fixed and ``logs.LogGroup`` defaults to RETAIN: after ``cdk destroy`` the retained
+      group makes a redeploy fail (a log group of that name exists). Give it ``removal_policy=RemovalPolicy.DESTROY``
+      (its logs go with the stack), or keep it outside the stack and pass ``logs.LogGroup.from_log_group_name(...)``;
+      a retained one gets the warning ``fmconstructs:lustre-log-group-retained-fixed-name``.
     - ``weekly_maintenance_start_time`` default Sunday 02:00 UTC.
     - ``automatic_backup_retention`` default 7 days for persistent types (0-90 days; ``Duration.days(0)`` turns
-      automatic backups off), must be None for scratch; ``daily_automatic_backup_start_time`` default 03:00 UTC;
-      ``copy_tags_to_backups`` default True.
+      automatic backups off), must be None for scratch; ``daily_automatic_backup_start_time`` default 03:00 UTC.
+    - ``copy_tags_to_backups`` default True: emitted on every persistent file system whatever the backup retention
+      (``CopyTagsToBackups`` is create-only, so turning automatic backups off must not drop it); scratch: never
+      emitted. None omits it (FSx's default, false): pass None for a file system that fmconstructs 0.2.x or earlier
+      created with ``automatic_backup_retention=Duration.days(0)``, whose template had no ``CopyTagsToBackups``.
     - ``removal_policy`` default RETAIN (also the default of its data repository associations).
+
+    Create-time choices (changing one after the first deploy makes CloudFormation REPLACE the file system: a new,
+    empty ``/fsx``, the old one left running and billed with RETAIN): ``subnet``/``vpc_subnets`` and the VPC,
+    ``security_group`` (and rewording a description: ``GroupDescription`` is create-only too), ``efa_enabled`` and
+    ``efa_security_group``, ``kms_key``, ``deployment_type``, ``throughput_mbps_per_tib``, ``copy_tags_to_backups``
+    (:data:`~fmconstructs.storage.create_only.CREATE_ONLY_PROPERTIES` lists them, with sources).
+    ``storage_capacity_gib`` may only grow (FSx cannot shrink a file system): size with ``min_capacity_gib=<the
+    deployed capacity>`` (see :func:`~fmconstructs.storage.size_for_throughput`). Changed in place: capacity
+    increases, backups, maintenance window, logging, metadata configuration, data compression, new data repository
+    associations.
     """
 
     @located
@@ -819,7 +835,7 @@ class LustreFileSystem(LustreFileSystemBase):
         weekly_maintenance_start_time: fsx.LustreMaintenanceTime | None = None,
         automatic_backup_retention: Duration | None = None,
         daily_automatic_backup_start_time: fsx.DailyAutomaticBackupStartTime | None = None,
-        copy_tags_to_backups: bool = True,
+        copy_tags_to_backups: bool | None = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         vpc_subnets: ec2.SubnetSelection | None = None,
     ) -> None:
@@ -871,7 +887,8 @@ class LustreFileSystem(LustreFileSystemBase):
             fsx.DailyAutomaticBackupStartTime,
             "an fsx.DailyAutomaticBackupStartTime",
         )
-        copy_tags_to_backups = check_bool("copy_tags_to_backups", copy_tags_to_backups)
+        if copy_tags_to_backups is not None and not isinstance(copy_tags_to_backups, bool):
+            raise FmTypeError("copy_tags_to_backups", copy_tags_to_backups, "True, False or None (not emitted)")
         removal_policy = check_enum("removal_policy", removal_policy, RemovalPolicy)
         selected_subnet = _select_subnet(vpc, subnet, vpc_subnets)
         _check_log_group_environment(scope, log_group)
@@ -897,6 +914,7 @@ class LustreFileSystem(LustreFileSystemBase):
         note = quota_note(storage_capacity_gib, deployment_type)
         if note is not None:
             add_warning(self, WarningId.LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA, note)
+        _warn_retained_fixed_name(self, log_group)
 
         self.vpc = vpc
         self.subnet = selected_subnet
@@ -978,7 +996,8 @@ class LustreFileSystem(LustreFileSystemBase):
                 daily_automatic_backup_start_time=(
                     backup_start.to_timestamp() if backups_on and backup_start is not None else None
                 ),
-                copy_tags_to_backups=copy_tags_to_backups if backups_on else None,
+                # Create-only: the same value whether automatic backups are on or off (never dropped with them).
+                copy_tags_to_backups=copy_tags_to_backups if persistent else None,
             ),
         )
         self.resource.apply_removal_policy(removal_policy)
@@ -1341,6 +1360,27 @@ def _check_logging(log_level: LustreLogLevel, log_group: logs.ILogGroup | None) 
             )
     if isinstance(name, str) and known(name) and not name.startswith(LOG_GROUP_PREFIX):
         raise FmValidationError("log_group", name, _LOG_GROUP_RULE)
+
+
+def _warn_retained_fixed_name(file_system: Construct, log_group: logs.ILogGroup | None) -> None:
+    """A log group of this app with a fixed (literal) name and DeletionPolicy Retain outlives ``cdk destroy`` and
+    then blocks a redeploy: CloudFormation cannot create a log group whose name exists (LogGroupName is its
+    identifier and create-only: cfn-lint 1.58.0 schema of AWS::Logs::LogGroup)."""
+    if log_group is None:
+        return
+    created = log_group.node.default_child
+    if not isinstance(created, logs.CfnLogGroup) or created.cfn_options.deletion_policy is not CfnDeletionPolicy.RETAIN:
+        return
+    name = Stack.of(created).resolve(created.log_group_name)
+    if isinstance(name, str) and known(name):
+        add_warning(
+            file_system,
+            WarningId.LUSTRE_LOG_GROUP_RETAINED_FIXED_NAME,
+            f"log group {name} ({log_group.node.path}) is retained (RETAIN) under a fixed name: after cdk destroy it "
+            "stays, and deploying the stack again fails because a log group of that name exists. Give it "
+            "removal_policy=RemovalPolicy.DESTROY, or create it outside the stack and pass "
+            "logs.LogGroup.from_log_group_name(...)",
+        )
 
 
 def _check_log_group_environment(scope: Construct, log_group: logs.ILogGroup | None) -> None:

@@ -30,6 +30,18 @@ throughput is the bottleneck; it ignores burst credits, client network limits an
 make real writes equal or faster), so the result is conservative.
 
 Scratch file systems have a fixed baseline of 200 MB/s/TiB (bursts are not counted).
+
+Never shrink a deployed file system
+-----------------------------------
+FSx for Lustre can increase a file system's storage capacity but never decrease it (FSx for Lustre User Guide,
+managing-storage-capacity: "You can only increase the amount of storage capacity"): a lower ``StorageCapacity`` in
+the template fails the update (or, with a create-only change beside it, replaces the file system by an empty one).
+A lower objective (a smaller target, a longer checkpoint window, a higher per-unit tier) or a rule change in a new
+fmconstructs release can give a smaller size for a file system that is already deployed. Pin it: pass
+``min_capacity_gib=<the deployed capacity>`` (the ``StorageCapacity`` FSx reports), so the result is never below it;
+raise it when you grow the file system. The sizing rules changed once: fmconstructs 0.2.0 counts a TiB as 1,024 GiB
+(0.1 releases: 1,000), so the same target can need one more step (4.8 GB/s at 1,000 MB/s/TiB: 4,800 GiB in 0.1,
+9,600 GiB from 0.2.0).
 """
 
 from __future__ import annotations
@@ -292,7 +304,9 @@ def size_for_throughput(
 
     ``throughput_mbps_per_tib`` (default: the highest tier of the deployment type, i.e. 1000 for PERSISTENT_2, which
     gives the smallest file system; scratch types use their 200 MB/s/TiB baseline) pins the per-unit tier.
-    ``min_capacity_gib`` (default 0) is the room the data needs; the result holds at least that much.
+    ``min_capacity_gib`` (default 0) is the room the data needs; the result holds at least that much. For a file
+    system that is already deployed, pass its deployed capacity (or more): FSx cannot shrink a file system, so a
+    lower objective must never give a smaller size (see "Never shrink a deployed file system" above).
     ``target_gbps`` is the deprecated name of ``target_gbytes_per_s`` (it was GB/s, not gigabits; removed in 0.3.0).
     """
     target = renamed("target_gbps", target_gbps, "target_gbytes_per_s", target_gbytes_per_s)
@@ -363,7 +377,8 @@ def size_for_checkpoint(
     """The smallest file system that absorbs a ``checkpoint_bytes`` checkpoint within ``seconds``.
 
     The target is ``checkpoint_bytes / seconds`` bytes/s (see the module docstring for the assumptions); the other
-    arguments are those of :func:`size_for_throughput`.
+    arguments are those of :func:`size_for_throughput`: pass ``min_capacity_gib=<the deployed capacity>`` once the
+    file system is deployed, so that a smaller checkpoint or a longer window never shrinks it.
     """
     size = _check_known_number("checkpoint_bytes", checkpoint_bytes, minimum=0, exclusive_minimum=True, unit="bytes")
     duration = _check_known_number("seconds", seconds, minimum=0, exclusive_minimum=True, unit="seconds")
