@@ -103,6 +103,12 @@ class WarningId(str, Enum):
     CAPACITY_EVENTS_NO_API_ROUTE = "capacity-events-no-api-route"
     #: A PCS cluster with a node group whose node count is a deploy-time value: its controller size is not checked.
     PCS_SIZE_UNKNOWN_NODE_COUNT = "pcs-size-unknown-node-count"
+    #: A fixed name on a resource with create-only properties: a change that needs a replacement fails ("already
+    #: exists") instead of replacing it.
+    FIXED_NAME_BLOCKS_REPLACEMENT = "fixed-name-blocks-replacement"
+    #: ParallelCluster settings that are create-time choices: on a running cluster ParallelCluster refuses to change
+    #: them (its update policies); the construct cannot see the deployed values, so it lists them.
+    PARALLELCLUSTER_CREATE_TIME_SETTINGS = "parallelcluster-create-time-settings"
 
     @property
     def qualified(self) -> str:

@@ -11,6 +11,7 @@ from .config import (
     LoginNodePool,
     Monitoring,
     OperatingSystem,
+    QueueUpdateStrategy,
     SharedLustre,
     SlurmQueue,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Monitoring",
     "OperatingSystem",
     "ParallelCluster",
+    "QueueUpdateStrategy",
     "SharedLustre",
     "SlurmQueue",
     "head_node_instance_type_for",
