@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 
+from .._replacement import check_removal_policy
 from .._validate import (
     check_bool,
     check_construct,
@@ -36,7 +37,7 @@ from ..images import GpuNodeImage
 from ..observability.grafana import GrafanaWorkspace
 from ..observability.sources import ExporterSource
 from ..observability.workspace import PrometheusWorkspace
-from ..parallelcluster import Monitoring, OperatingSystem
+from ..parallelcluster import Monitoring, OperatingSystem, QueueUpdateStrategy
 from ..parallelcluster.cluster import DEFAULT_VERSION as PARALLELCLUSTER_DEFAULT_VERSION
 from ..pcs import ControllerSize, PcsAmi, SlurmVersion
 from ..pcs.slurm import DEFAULT_SLURM_VERSION
@@ -245,6 +246,8 @@ class PcsOptions:
     :param exporter_source: where nodes get the collectors (``monitor_pcs_cluster``). Default: its default.
     :param size: the PCS controller size (``PcsCluster.size``). Default None: the smallest that holds the GPU and login
         nodes (at least MEDIUM when a count is a deploy-time value). Changing it replaces the cluster.
+    :param removal_policy: ``PcsCluster.removal_policy``. Default None: RETAIN with Slurm accounting, DESTROY without
+        (the platform's cluster has no accounting, so DESTROY).
     """
 
     ami: PcsAmi
@@ -256,8 +259,11 @@ class PcsOptions:
     scale_down_idle_time: Duration | None = None
     exporter_source: ExporterSource | None = None
     size: ControllerSize | None = None
+    removal_policy: RemovalPolicy | None = None
 
     def __post_init__(self) -> None:
+        if self.removal_policy is not None:
+            check_removal_policy("removal_policy", self.removal_policy)
         check_instance("ami", self.ami, PcsAmi, "a PcsAmi (PcsAmi.from_image_id or .from_ssm_parameter)")
         if self.login_ami is not None:
             check_instance("login_ami", self.login_ami, PcsAmi, "a PcsAmi")
@@ -289,6 +295,9 @@ class ParallelClusterOptions:
     :param custom_ami: an AMI id or a :class:`~fmconstructs.GpuNodeImage`. Default: ParallelCluster's.
     :param version: the ParallelCluster version. Default: the construct's pinned one.
     :param monitoring: default: the construct's (CloudWatch logs and dashboard).
+    :param removal_policy: ``ParallelCluster.removal_policy``. Default RETAIN: deleting the stack keeps the cluster,
+        its head node and ``/home`` (delete it with ``pcluster delete-cluster``).
+    :param queue_update_strategy: ``ParallelCluster.queue_update_strategy``. Default DRAIN.
     """
 
     head_node_instance_type: str | None = None
@@ -300,8 +309,12 @@ class ParallelClusterOptions:
     custom_ami: str | GpuNodeImage | None = None
     version: str = PARALLELCLUSTER_DEFAULT_VERSION
     monitoring: Monitoring | None = None
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    queue_update_strategy: QueueUpdateStrategy = QueueUpdateStrategy.DRAIN
 
     def __post_init__(self) -> None:
+        check_removal_policy("removal_policy", self.removal_policy)
+        check_enum("queue_update_strategy", self.queue_update_strategy, QueueUpdateStrategy)
         if self.head_node_instance_type is not None:
             _check_name("head_node_instance_type", self.head_node_instance_type)
         check_count("login_nodes", self.login_nodes)
@@ -338,6 +351,7 @@ class EksOptions:
         :class:`~fmconstructs.capacity_events.CapacityBlockEvents` scales it to ``nodes`` when the block is delivered
         and to 0 on its expiration warning. ``ON_BLOCK_EVENTS`` needs a Capacity Block given by ``reservation_id``,
         ``observability`` (the events' alert topic) and ``capacity_block_events=True``.
+    :param removal_policy: ``GpuEksCluster.removal_policy``. Default DESTROY.
     """
 
     version: eks.KubernetesVersion | None = None
@@ -348,8 +362,10 @@ class EksOptions:
     namespace: str = "default"
     create_namespace: bool = False
     capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY
+    removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
 
     def __post_init__(self) -> None:
+        check_removal_policy("removal_policy", self.removal_policy)
         check_enum("capacity_block_scaling", self.capacity_block_scaling, CapacityBlockScaling)
         if self.version is not None:
             check_instance("version", self.version, eks.KubernetesVersion, "an aws_eks_v2.KubernetesVersion")
