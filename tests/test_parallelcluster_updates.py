@@ -68,7 +68,7 @@ def test_configuration_sets_queue_update_strategy(given: dict[str, Any], expecte
 
 @pytest.mark.parametrize("value", ["DRAIN", "drain", None, 1])
 def test_queue_update_strategy_must_be_the_enum(value: Any) -> None:
-    with pytest.raises(FmValidationError, match="^queue_update_strategy must be"):
+    with pytest.raises(FmValidationError, match=r"^queue_update_strategy must be"):
         _cluster(new_scene(), queue_update_strategy=value)
 
 
@@ -132,5 +132,5 @@ def test_platform_passes_the_strategy() -> None:
 
 
 def test_platform_options_reject_a_string_strategy() -> None:
-    with pytest.raises(FmValidationError, match="^queue_update_strategy must be"):
+    with pytest.raises(FmValidationError, match=r"^queue_update_strategy must be"):
         ParallelClusterOptions(queue_update_strategy="DRAIN")  # type: ignore[arg-type]
