@@ -11,7 +11,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Annotations, Match, Template
 
 from fmconstructs import FmValidationError
 from fmconstructs.eks import GpuEksCluster
@@ -177,3 +177,20 @@ def test_platform_parallelcluster_is_retained_by_default() -> None:
 def test_platform_eks_takes_removal_policy() -> None:
     template = _platform(EksOptions(removal_policy=cdk.RemovalPolicy.RETAIN))
     assert _policies(template, EKS) == [("Retain", "Retain")]
+
+
+def test_retained_parallelcluster_names_its_node_security_group_the_stack_would_delete() -> None:
+    from aws_cdk import aws_ec2 as ec2
+
+    scene = new_scene()
+    group = ec2.SecurityGroup(scene.stack, "Nodes", vpc=scene.vpc)
+    _pcluster(scene, node_security_group=group)
+    found = Annotations.from_stack(scene.stack).find_warning(
+        "*", Match.string_like_regexp("RETAIN keeps the cluster.*security group Test/Nodes")
+    )
+    assert found
+    retained = new_scene()
+    kept = ec2.SecurityGroup(retained.stack, "Nodes", vpc=retained.vpc)
+    kept.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
+    _pcluster(retained, node_security_group=kept)
+    assert Annotations.from_stack(retained.stack).find_warning("*", Match.string_like_regexp("security group")) == []

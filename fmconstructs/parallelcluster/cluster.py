@@ -471,13 +471,16 @@ class ParallelCluster(Construct):
                 continue
             if isinstance(child, ec2.CfnSubnet):
                 deleted.append(f"subnet {subnet.node.path}")
+        # The nodes' network interfaces keep using node_security_group: deleting it under them fails the stack delete.
+        group = self.node_security_group.node.default_child if self.node_security_group is not None else None
+        if isinstance(group, ec2.CfnSecurityGroup) and group.cfn_options.deletion_policy is None:
+            deleted.append(f"security group {self.node_security_group.node.path}")  # type: ignore[union-attr]
         if deleted:
             add_warning(
                 self,
                 WarningId.PARALLELCLUSTER_RETAIN_DEPENDENCIES,
-                "deletion_policy RETAIN keeps the cluster when the stack is deleted, but the stack would delete "
-                + ", ".join(sorted(set(deleted)))
-                + " under it: give them RemovalPolicy.RETAIN too",
+                "removal_policy/deletion_policy RETAIN keeps the cluster when the stack is deleted, but the stack "
+                "would delete " + ", ".join(sorted(set(deleted))) + " under it: give them RemovalPolicy.RETAIN too",
             )
 
     def _warn_placement_groups_on_blocks(self) -> None:
