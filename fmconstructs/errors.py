@@ -123,6 +123,12 @@ class WarningId(str, Enum):
     LOCAL_ZONE_SUBNET = "local-zone-subnet"
     #: A retained log group of the app with a fixed name given to an FSx for Lustre file system: it blocks a redeploy.
     LUSTRE_LOG_GROUP_RETAINED_FIXED_NAME = "lustre-log-group-retained-fixed-name"
+    #: A fixed name on a resource with create-only properties: a change that needs a replacement fails ("already
+    #: exists") instead of replacing it.
+    FIXED_NAME_BLOCKS_REPLACEMENT = "fixed-name-blocks-replacement"
+    #: ParallelCluster settings that are create-time choices: on a running cluster ParallelCluster refuses to change
+    #: them (its update policies); the construct cannot see the deployed values, so it lists them.
+    PARALLELCLUSTER_CREATE_TIME_SETTINGS = "parallelcluster-create-time-settings"
 
     @property
     def qualified(self) -> str:

@@ -14,6 +14,7 @@ import subprocess
 import tarfile
 from collections.abc import Hashable
 from pathlib import Path
+from typing import Any
 
 import aws_cdk as cdk
 import pytest
@@ -261,7 +262,25 @@ def test_bootstrap_log_group_is_encrypted_with_retention(asset_stack):
     template.has_resource_properties(
         "AWS::Logs::LogGroup",
         {
-            "LogGroupName": "/fmconstructs/node-bootstrap/Boot",
+            "LogGroupName": {
+                "Fn::Join": [
+                    "",
+                    [
+                        "/fmconstructs/node-bootstrap/Boot/",
+                        {
+                            "Fn::Select": [
+                                4,
+                                {
+                                    "Fn::Split": [
+                                        "-",
+                                        {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]},
+                                    ]
+                                },
+                            ]
+                        },
+                    ],
+                ]
+            },
             "RetentionInDays": 365,
             "KmsKeyId": {"Fn::GetAtt": [Match.string_like_regexp("^FmNodeBootstrapLogsKey"), "Arn"]},
         },
@@ -411,10 +430,12 @@ class Sandbox:
         return "".join(p.read_text() for p in sorted((self.root / "var/log/fmconstructs").glob("*.log")))
 
 
-def _deployed_loader(asset_stack, value: str = SPECIAL) -> str:
-    """The loader as CloudFormation would deliver it: the resolved user data with test values for references."""
-    stack, boot = asset_stack["stack"], asset_stack["boot"]
-    resolved = stack.resolve(boot.user_data_script())
+#: A test value for the stack-id suffix of the bootstrap log group's name (``Fn::Select`` on ``AWS::StackId``).
+STACK_SUFFIX = "0123456789ab"
+
+
+def _as_deployed(resolved: Any, value: str = SPECIAL) -> str:
+    """A resolved string as CloudFormation would deliver it, with test values for references."""
     if isinstance(resolved, str):
         return resolved
     out = []
@@ -423,9 +444,17 @@ def _deployed_loader(asset_stack, value: str = SPECIAL) -> str:
             out.append(part)
         elif part == {"Ref": "Value"}:
             out.append(value)
+        elif isinstance(part, dict) and "AWS::StackId" in json.dumps(part):
+            out.append(STACK_SUFFIX)
         else:
             raise AssertionError(part)
     return "".join(out)
+
+
+def _deployed_loader(asset_stack, value: str = SPECIAL) -> str:
+    """The loader as CloudFormation would deliver it: the resolved user data with test values for references."""
+    stack, boot = asset_stack["stack"], asset_stack["boot"]
+    return _as_deployed(stack.resolve(boot.user_data_script()), value)
 
 
 def _s3_object(asset_stack) -> Path:
@@ -453,7 +482,8 @@ def test_loader_fetches_verifies_and_runs_every_step(sandbox):
     # this run's log, locally and to CloudWatch Logs (stream <name>/<instance id>)
     assert "step 001-first: done" in sandbox.logs() and "every step done" in sandbox.logs()
     assert (
-        "--log-group-name /fmconstructs/node-bootstrap/Boot --log-stream-name test-nodes/i-0123456789abcdef0" in calls
+        f"--log-group-name /fmconstructs/node-bootstrap/Boot/{STACK_SUFFIX} --log-stream-name "
+        "test-nodes/i-0123456789abcdef0" in calls
     )
     events = json.loads(sandbox.read("events"))
     assert any("every step done" in e["message"] for e in events)
@@ -490,8 +520,7 @@ def test_a_failing_step_fails_the_boot_and_a_rerun_resumes(asset_stack, tmp_path
     data, _ = boot.archive()
     archive = tmp_path / "a.tgz"
     archive.write_bytes(data)
-    loader = stack.resolve(boot.user_data_script())
-    assert isinstance(loader, str)  # a stack with an environment: every part is known
+    loader = _as_deployed(stack.resolve(boot.user_data_script()))
     box = Sandbox(tmp_path / "root", loader, archive)
     proc = box.run()
     assert proc.returncode == 1

@@ -22,6 +22,8 @@ from fmconstructs.bootstrap.loader import STATIC_LOADER_FIXED_ARGS
 from tests.conftest import ENV, new_app, require_tool
 
 #: Characters that sed, bash pattern replacement or the shell would mangle (see tests/test_bootstrap.py SPECIAL).
+#: A test value for the stack-id suffix of the bootstrap log group's name (``Fn::Select`` on ``AWS::StackId``).
+STACK_SUFFIX = "0123456789ab"
 SPECIAL = 'v&a|l\\ue/q"$HOME@@ with spaces'
 
 FAKE_AWS = r"""#!/bin/bash
@@ -98,6 +100,10 @@ def _resolved_args(stack: cdk.Stack, action: ScriptAction, value: str) -> list[s
             out.append(resolved)
         elif resolved == {"Ref": "Value"}:
             out.append(value)
+        elif "AWS::StackId" in json.dumps(resolved):  # the bootstrap log group's name: prefix + stack-id suffix
+            prefix, suffix = resolved["Fn::Join"][1]
+            assert "Fn::Select" in suffix
+            out.append(prefix + STACK_SUFFIX)
         else:
             raise AssertionError(resolved)
     return out
@@ -117,7 +123,20 @@ def test_action_points_at_the_static_loader_and_passes_every_value(action_stack:
     assert args[0] == "pc-nodes" and args[1] == sha256
     assert args[2].startswith(bucket) and args[2].endswith(".tgz")
     assert args[3] == "us-east-1"
-    assert args[4] == "/fmconstructs/node-bootstrap/Act"
+    assert args[4] == {
+        "Fn::Join": [
+            "",
+            [
+                "/fmconstructs/node-bootstrap/Act/",
+                {
+                    "Fn::Select": [
+                        4,
+                        {"Fn::Split": ["-", {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}]},
+                    ]
+                },
+            ],
+        ]
+    }
     assert args[STATIC_LOADER_FIXED_ARGS:] == [{"Ref": "Value"}]
     assert [stack.resolve(k) for k in action.object_keys] == [script_url.rsplit("/", 1)[1], args[2].rsplit("/", 1)[1]]
     assert "@@FMCONSTRUCTS_VALUE_1@@" in read_tar_gz(archive.read_bytes())["steps/001-first/run.sh"][0].decode()
@@ -226,7 +245,10 @@ def test_static_loader_fetches_verifies_and_runs_every_step(action_stack: dict[s
     calls = sandbox.read("aws-calls")
     assert f"aws s3 cp --region us-east-1 --only-show-errors {args[2]} " in calls
     assert args[2].startswith("s3://cdk-hnb659fds-assets-123456789012-us-east-1/") and args[2].endswith(".tgz")
-    assert "--log-group-name /fmconstructs/node-bootstrap/Act --log-stream-name pc-nodes/i-0123456789abcdef0" in calls
+    assert (
+        f"--log-group-name /fmconstructs/node-bootstrap/Act/{STACK_SUFFIX} --log-stream-name pc-nodes/i-0123456789abcdef0"
+        in calls
+    )
     second = sandbox.run(args)
     assert second.returncode == 0 and "already ran" in second.stdout
     assert sandbox.read("ran") == "first\ncommands ran\n"

@@ -87,7 +87,7 @@ def test_custom_resource_carries_name_token_and_policy(built: tuple[Scene, Paral
         "Custom::PclusterCluster",
         {
             "ClusterName": "train",
-            "DeletionPolicy": "Delete",
+            "DeletionPolicy": "Retain",
             "ServiceToken": {"Fn::GetAtt": [Match.any_value(), "Outputs.ServiceToken"]},
             "ClusterConfiguration": Match.object_like(
                 {"Image": {"Os": "alinux2023"}, "Scheduling": Match.object_like({"Scheduler": "slurm"})}

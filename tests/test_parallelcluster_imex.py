@@ -212,7 +212,8 @@ def test_the_bootstrap_step_carries_the_prolog_with_mode_0755(imex: dict[str, An
 
 def test_slurm_gets_the_pages_prolog_flags_and_message_timeout(imex: dict[str, Any]) -> None:
     assert imex["config"]["Scheduling"]["SlurmSettings"] == {
-        "CustomSlurmSettings": [{"PrologFlags": "Alloc,NoHold"}, {"MessageTimeout": 240}]
+        "QueueUpdateStrategy": "DRAIN",
+        "CustomSlurmSettings": [{"PrologFlags": "Alloc,NoHold"}, {"MessageTimeout": 240}],
     }
 
 

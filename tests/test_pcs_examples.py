@@ -15,6 +15,7 @@ from conftest import new_app
 
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
 from fmconstructs.bootstrap import estimated_size_bytes, read_tar_gz
+from fmconstructs.bootstrap.size import STACK_ID_SUFFIX
 from fmconstructs.pcs import IMEX_PROLOG_SCRIPT, pcs_mime_user_data
 
 
@@ -324,7 +325,10 @@ def test_pcs_examples_output_the_bootstrap_log_group(app_out):
     stacks, _ = app_out
     for name in ("FmPcsP5", "FmPcsGb200"):
         outputs = Template.from_stack(stacks[name]).to_json()["Outputs"]
-        assert outputs["NodeBootstrapLogGroup"]["Value"] == f"/fmconstructs/node-bootstrap/{name}"
+        # the stack id's last UUID group makes the name unique per stack creation (a retained group never blocks)
+        assert outputs["NodeBootstrapLogGroup"]["Value"] == {
+            "Fn::Join": ["", [f"/fmconstructs/node-bootstrap/{name}/", dict(STACK_ID_SUFFIX)]]
+        }
         assert "boot runs" in outputs["NodeBootstrapLogGroup"]["Description"]
 
 

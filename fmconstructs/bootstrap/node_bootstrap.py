@@ -54,6 +54,7 @@ from aws_cdk import (
     BootstraplessSynthesizer,
     CliCredentialsStackSynthesizer,
     DefaultStackSynthesizer,
+    Fn,
     IAspect,
     LegacyStackSynthesizer,
     NestedStack,
@@ -160,8 +161,12 @@ class NodeBootstrapLogs(Construct):
     """The CloudWatch Logs group that node bootstraps of a stack send their runs to, encrypted with its own KMS key.
 
     One per stack (:meth:`of`), id ``FmNodeBootstrapLogs`` at the stack's root. Log group
-    ``/fmconstructs/node-bootstrap/<stack name>``, retention one year, KMS key with rotation; both RETAIN by default
-    (delete the retained group before re-creating a deleted stack of the same name). The key policy lets CloudWatch
+    ``/fmconstructs/node-bootstrap/<stack name>/<suffix>``, retention one year, KMS key with rotation; both RETAIN by
+    default. ``<suffix>`` is the last group of the stack's id (the UUID in ``AWS::StackId``, new each time the stack
+    is created), so a retained group never blocks re-creating the stack: a log group name is create-only
+    (``AWS::Logs::LogGroup`` ``createOnlyProperties``: LogGroupName, CloudFormation schema as bundled by cfn-lint
+    1.58.0) and a fixed one makes the next create fail with "already exists", also after a failed first create
+    rolled back. The key policy lets CloudWatch
     Logs in this Region use the key for this log group only (CloudWatch Logs User Guide "Encrypt log data in
     CloudWatch Logs using AWS KMS": principal ``logs.<region>.amazonaws.com``, ``kms:Encrypt*``, ``kms:Decrypt*``,
     ``kms:ReEncrypt*``, ``kms:GenerateDataKey*``, ``kms:Describe*``, condition ``ArnEquals``
@@ -187,7 +192,9 @@ class NodeBootstrapLogs(Construct):
         check_enum("removal_policy", removal_policy, RemovalPolicy)
         super().__init__(scope, id)
         stack = Stack.of(self)
-        self.log_group_name = f"/fmconstructs/node-bootstrap/{stack.stack_name}"
+        # arn:<partition>:cloudformation:<region>:<account>:stack/<name>/<uuid>: the UUID's last 12 hex digits.
+        suffix = Fn.select(4, Fn.split("-", Fn.select(2, Fn.split("/", Aws.STACK_ID))))
+        self.log_group_name = Fn.join("", [f"/fmconstructs/node-bootstrap/{stack.stack_name}/", suffix])
         arn = stack.format_arn(
             service="logs",
             resource="log-group",
@@ -198,7 +205,7 @@ class NodeBootstrapLogs(Construct):
             self,
             "Key",
             enable_key_rotation=True,
-            description=f"fmconstructs node bootstrap logs ({self.log_group_name})",
+            description=f"fmconstructs node bootstrap logs (/fmconstructs/node-bootstrap/{stack.stack_name}/...)",
             removal_policy=removal_policy,
         )
         allow_cloudwatch_logs(self.encryption_key, arn, exact=True, sid="CloudWatchLogsForTheBootstrapLogGroup")
@@ -465,7 +472,7 @@ class NodeBootstrap(Construct):
         if self._log_group is not None:
             return self._log_group, self._log_group.log_group_name
         shared = NodeBootstrapLogs.of(self)
-        return shared.log_group, shared.log_group_name  # a literal: fewer loader bytes
+        return shared.log_group, shared.log_group_name
 
     def finalize(self) -> None:
         """Package the steps (asset delivery: build the archive, publish it as an asset, grant the role, render the

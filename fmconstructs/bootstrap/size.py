@@ -37,6 +37,12 @@ PSEUDO_PARAMETER_BYTES: Mapping[str, int] = {
 #: The longest value of resource attributes whose API bounds them tightly, by ``Fn::GetAtt`` attribute name: FSx
 #: ``LustreMountName`` (FSx API LustreFileSystemMountName, ``^([A-Za-z0-9_-]{1,8})$``).
 ATTRIBUTE_BYTES: Mapping[str, int] = {"LustreMountName": 8}
+#: The last group of the UUID in ``AWS::StackId`` (``arn:...:stack/<name>/<uuid>``), resolved: 12 hex digits (a UUID's
+#: last group, RFC 9562). The suffix of :class:`~fmconstructs.bootstrap.NodeBootstrapLogs`' log group name.
+STACK_ID_SUFFIX: Mapping[str, object] = {
+    "Fn::Select": [4, {"Fn::Split": ["-", {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}]}]
+}
+STACK_ID_SUFFIX_BYTES = 12
 # Token display names of the pseudo parameters (``Aws.REGION`` prints as ``${Token[AWS.Region.12]}``).
 _PSEUDO_HINTS = {name.replace("::", "."): size for name, size in PSEUDO_PARAMETER_BYTES.items()}
 
@@ -78,6 +84,8 @@ def estimated_size_bytes(resolved: object) -> int:
             return len(str(separator).encode()) * max(len(parts) - 1, 0) + sum(estimated_size_bytes(p) for p in parts)
         if "Fn::Base64" in resolved:
             return estimated_size_bytes(resolved["Fn::Base64"])
+        if resolved == STACK_ID_SUFFIX:
+            return STACK_ID_SUFFIX_BYTES
         if set(resolved) == {"Ref"} and resolved["Ref"] in PSEUDO_PARAMETER_BYTES:
             return PSEUDO_PARAMETER_BYTES[resolved["Ref"]]
         attribute = resolved.get("Fn::GetAtt")

@@ -20,7 +20,18 @@ from types import MappingProxyType
 from typing import Any, Unpack, cast
 
 import jsii
-from aws_cdk import Annotations, Aws, CfnResource, Duration, Fn, IStableStringProducer, Lazy, Stack, Token
+from aws_cdk import (
+    Annotations,
+    Aws,
+    CfnResource,
+    Duration,
+    Fn,
+    IStableStringProducer,
+    Lazy,
+    RemovalPolicy,
+    Stack,
+    Token,
+)
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -28,6 +39,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from .._replacement import check_removal_policy, warn_fixed_name
 from .._validate import (
     NOT_GIVEN,
     check_bool,
@@ -67,6 +79,20 @@ NODE_ROLE_MANAGED_POLICIES: tuple[str, ...] = (
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonEKS_CNI_Policy",
 )
+
+#: ``createOnlyProperties`` of ``AWS::EKS::Cluster`` (CloudFormation registry schema, as bundled by cfn-lint 1.58.0).
+_EKS_CLUSTER_CREATE_ONLY: dict[str, Any] = {
+    "resource_type": "AWS::EKS::Cluster",
+    "create_only": (
+        "Name",
+        "RoleArn",
+        "EncryptionConfig",
+        "KubernetesNetworkConfig.IpFamily/ServiceIpv4Cidr",
+        "AccessConfig.BootstrapClusterCreatorAdminPermissions",
+        "BootstrapSelfManagedAddons",
+        "OutpostConfig",
+    ),
+}
 
 #: The EKS access policy granted to admin roles.
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
@@ -214,6 +240,7 @@ class GpuEksCluster(Construct):
         kubectl_layer: lambda_.ILayerVersion | None = None,
         efa_security_group: EfaSecurityGroup | None = None,
         tags: Mapping[str, str] | None = None,
+        removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
     ) -> None:
         """
         :param vpc: the cluster's VPC.
@@ -233,6 +260,15 @@ class GpuEksCluster(Construct):
         :param kubectl_layer: default: the installed ``aws-cdk.lambda-layer-kubectl-vNN`` of ``version``.
         :param efa_security_group: shared by every GPU node group. Default: a new :class:`EfaSecurityGroup`.
         :param tags: tags of the EKS cluster (EKS API: keys 1-128 characters, values at most 256, at most 50).
+        :param removal_policy: RETAIN or DESTROY, passed to ``aws_eks_v2.Cluster(removal_policy=...)``, which applies it
+            to every resource of that construct (the ``AWS::EKS::Cluster``, its role and security group, the system
+            node group, the kubectl handler, access entries; aws-cdk-lib 2.275 ``ClusterCommonOptions.removalPolicy``);
+            GPU node groups are not retained (retained GPU nodes would keep running). Default DESTROY: the cluster
+            holds Kubernetes objects only, and those this library creates come back from the template; training data
+            and checkpoints live on FSx and S3, which are retained. RETAIN keeps your own objects (workloads, secrets,
+            claims) through a stack deletion or a replacement, but the control plane and system nodes keep billing and
+            their network interfaces keep a VPC of the same stack from being deleted. A ``cluster_name`` warns
+            ``fmconstructs:fixed-name-blocks-replacement`` (Name, RoleArn, EncryptionConfig, ... are create-only).
         """
         check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
         version = check_kubernetes_version("version", version)
@@ -280,6 +316,7 @@ class GpuEksCluster(Construct):
                 f"an EfaSecurityGroup (got a {type(efa_security_group).__name__})",
             )
         checked_tags = check_tags("tags", tags) if tags is not None else None
+        removal_policy = check_removal_policy("removal_policy", removal_policy)
 
         super().__init__(scope, id)
         self.vpc = vpc
@@ -324,7 +361,11 @@ class GpuEksCluster(Construct):
                 kubectl_layer=layer, private_subnets=list(self.subnets)
             ),
             tags=checked_tags or None,
+            removal_policy=None if removal_policy is RemovalPolicy.DESTROY else removal_policy,
         )
+        self.removal_policy = removal_policy
+        if cluster_name is not None:
+            warn_fixed_name(self, parameter="cluster_name", name=cluster_name, **_EKS_CLUSTER_CREATE_ONLY)
 
         self.node_role: iam.IRole = node_role or iam.Role(
             self,

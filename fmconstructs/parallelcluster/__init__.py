@@ -1,7 +1,7 @@
 """AWS ParallelCluster 3 backend: the cluster configuration from typed props (catalog, capacity, storage), deployed
 through ParallelCluster's CloudFormation custom resource or written as YAML for the ``pcluster`` CLI."""
 
-from .cluster import DEFAULT_VERSION, DeletionPolicy, ParallelCluster
+from .cluster import DEFAULT_VERSION, ParallelCluster
 from .config import (
     CapacityType,
     ComputeResource,
@@ -11,10 +11,12 @@ from .config import (
     LoginNodePool,
     Monitoring,
     OperatingSystem,
+    QueueUpdateStrategy,
     SharedLustre,
     SlurmQueue,
 )
 from .limits import head_node_instance_type_for, login_node_instance_type_for
+from .updates import DeletionPolicy
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -28,6 +30,7 @@ __all__ = [
     "Monitoring",
     "OperatingSystem",
     "ParallelCluster",
+    "QueueUpdateStrategy",
     "SharedLustre",
     "SlurmQueue",
     "head_node_instance_type_for",

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +79,7 @@ from .config import (
     LoginNodePool,
     Monitoring,
     OperatingSystem,
+    QueueUpdateStrategy,
     SharedLustre,
     SlurmQueue,
     _security_group,
@@ -87,6 +87,7 @@ from .config import (
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
 from .limits import MAX_NUMBER_OF_QUEUES, check_cluster_limits
 from .review import review_header
+from .updates import DeletionPolicy, create_time_settings, resolve_deletion_policy
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
 DEFAULT_VERSION = "3.16.1"
@@ -120,13 +121,6 @@ LUSTRE_EFA_STEP = "lustre-lnet-efa"
 # User Guide "custom-bootstrap-actions-config-v3": "Using the Sequence setting (added in AWS ParallelCluster version
 # 3.6.0)"; aws-parallelcluster 3.16.1 cluster_schema.py OneOrManyCustomActionField takes Script or Sequence.
 SEQUENCE_MIN_VERSION = (3, 6, 0)
-
-
-class DeletionPolicy(str, Enum):
-    """The custom resource's ``DeletionPolicy`` property (cluster.yaml: ``Retain`` or ``Delete``)."""
-
-    DELETE = "Delete"
-    RETAIN = "Retain"
 
 
 @jsii.implements(IAspect)
@@ -264,8 +258,19 @@ class ParallelCluster(Construct):
         are opened to each other (``allow_efa_clients_from``). This needs ``node_security_group``. Queues that cannot
         (and every queue without ``node_security_group``) mount over TCP, with warning
         ``fmconstructs:parallelcluster-lustre-over-tcp``; the head node and login nodes mount over TCP.
-    :param deletion_policy: :class:`DeletionPolicy` (default DELETE). RETAIN keeps the cluster when the stack goes:
-        a warning names the storage and network that would be deleted under it.
+    :param removal_policy: RETAIN (default) or DESTROY: the provider's ``DeletionPolicy`` property ``Retain`` or
+        ``Delete`` (:mod:`.updates`). RETAIN keeps the cluster, its head node and ``/home`` when the stack is deleted
+        or the resource removed from the app; the cluster keeps running and billing until ``pcluster delete-cluster``.
+        A warning names the storage and network the stack would delete under it. The cluster is never replaced:
+        changing ``cluster_name`` fails the update (the provider refuses to rename).
+    :param deletion_policy: :class:`DeletionPolicy`, the provider's own word for ``removal_policy`` (give one, or both
+        alike). Default: RETAIN.
+    :param queue_update_strategy: ``Scheduling.SlurmSettings.QueueUpdateStrategy`` (:class:`QueueUpdateStrategy`).
+        Default DRAIN, so that a deploy changing a queue's settings is accepted while nodes run and running jobs
+        finish (ParallelCluster's own default, COMPUTE_FLEET_STOP, refuses it). Every cluster warns
+        ``fmconstructs:parallelcluster-create-time-settings`` with the settings ParallelCluster refuses to change once
+        it exists or while its compute nodes run (:func:`.updates.create_time_settings`): the construct does not
+        know the deployed values, so the warning lists create-time choices rather than detecting a change.
     """
 
     @located
@@ -284,7 +289,9 @@ class ParallelCluster(Construct):
         monitoring: Monitoring | None = None,
         tags: Mapping[str, str] | None = None,
         version: str = DEFAULT_VERSION,
-        deletion_policy: DeletionPolicy = DeletionPolicy.DELETE,
+        removal_policy: RemovalPolicy | None = None,
+        deletion_policy: DeletionPolicy | None = None,
+        queue_update_strategy: QueueUpdateStrategy = QueueUpdateStrategy.DRAIN,
         node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None = None,
     ) -> None:
         check_scope_id(scope, id)
@@ -312,7 +319,8 @@ class ParallelCluster(Construct):
         check_str("version", version, pattern=_VERSION, allowed="a ParallelCluster 3 version such as '3.16.1'")
         if not known(version):
             raise FmValidationError("version", version, "a version known at synthesis (it names the template URL)")
-        check_enum("deletion_policy", deletion_policy, DeletionPolicy)
+        deletion_policy = resolve_deletion_policy(removal_policy, deletion_policy)
+        check_enum("queue_update_strategy", queue_update_strategy, QueueUpdateStrategy)
         _check_ultraserver_version(queue_list, version)
         _check_gb200_os(queue_list, os)
         # ParallelCluster's offline validators (architecture, counts, names, mount directories, head node memory).
@@ -352,6 +360,10 @@ class ParallelCluster(Construct):
         self.os = os
         self.tags: tuple[tuple[str, str], ...] = tag_items
         self.deletion_policy = deletion_policy
+        self.removal_policy = (
+            RemovalPolicy.RETAIN if deletion_policy is DeletionPolicy.RETAIN else RemovalPolicy.DESTROY
+        )
+        self.queue_update_strategy = queue_update_strategy
         self._overrides: list[tuple[str, Any]] = []
         # (section kind, name, event) -> (the bootstrap's script action, the ARN of the managed policy its nodes get)
         self._bootstraps: dict[tuple[str, str, CustomActionEvent], tuple[ScriptAction, str]] = {}
@@ -404,6 +416,13 @@ class ParallelCluster(Construct):
         if deletion_policy is DeletionPolicy.RETAIN:
             self._warn_retained_dependencies()
         self._warn_placement_groups_on_blocks()
+        add_warning(
+            self,
+            WarningId.PARALLELCLUSTER_CREATE_TIME_SETTINGS,
+            create_time_settings(
+                head_node=head_node, queues=self.queues, login_nodes=self.login_nodes, strategy=queue_update_strategy
+            ),
+        )
         self._set_up_lustre_over_efa()
         self._mark_lustre_efa()
         Aspects.of(self).add(_WriteYaml(self))
@@ -455,13 +474,16 @@ class ParallelCluster(Construct):
                 continue
             if isinstance(child, ec2.CfnSubnet):
                 deleted.append(f"subnet {subnet.node.path}")
+        # The nodes' network interfaces keep using node_security_group: deleting it under them fails the stack delete.
+        group = self.node_security_group.node.default_child if self.node_security_group is not None else None
+        if isinstance(group, ec2.CfnSecurityGroup) and group.cfn_options.deletion_policy is None:
+            deleted.append(f"security group {self.node_security_group.node.path}")  # type: ignore[union-attr]
         if deleted:
             add_warning(
                 self,
                 WarningId.PARALLELCLUSTER_RETAIN_DEPENDENCIES,
-                "deletion_policy RETAIN keeps the cluster when the stack is deleted, but the stack would delete "
-                + ", ".join(sorted(set(deleted)))
-                + " under it: give them RemovalPolicy.RETAIN too",
+                "removal_policy/deletion_policy RETAIN keeps the cluster when the stack is deleted, but the stack "
+                "would delete " + ", ".join(sorted(set(deleted))) + " under it: give them RemovalPolicy.RETAIN too",
             )
 
     def _warn_placement_groups_on_blocks(self) -> None:
@@ -865,10 +887,10 @@ class ParallelCluster(Construct):
             config["LoginNodes"] = {"Pools": [p.to_config() for p in self.login_nodes]}
         if self.shared_storage:
             config["SharedStorage"] = [s.to_config() for s in self.shared_storage]
+        slurm_settings: dict[str, Any] = {"QueueUpdateStrategy": self.queue_update_strategy.value}
         if self._custom_slurm_settings:
-            config["Scheduling"]["SlurmSettings"] = {
-                "CustomSlurmSettings": [dict(s) for s in self._custom_slurm_settings]
-            }
+            slurm_settings["CustomSlurmSettings"] = [dict(s) for s in self._custom_slurm_settings]
+        config["Scheduling"]["SlurmSettings"] = slurm_settings
         self._apply_bootstraps(config)
         if self.node_security_group is not None:
             group_id = self.node_security_group.security_group_id

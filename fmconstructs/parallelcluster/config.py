@@ -111,6 +111,25 @@ class OperatingSystem(str, Enum):
     ROCKY9 = "rocky9"
 
 
+class QueueUpdateStrategy(str, Enum):
+    """``Scheduling.SlurmSettings.QueueUpdateStrategy``: how ParallelCluster applies a change to a ``SlurmQueues``
+    setting while compute nodes run (User Guide "Scheduling section", SlurmSettings; aws-parallelcluster 3.16.1
+    ``pcluster.config.cluster_config.QueueUpdateStrategy``; the update policies that read it: ``pcluster/config/
+    update_policy.py`` ``QUEUE_UPDATE_STRATEGY`` and ``RESIZE_UPDATE_STRATEGY_ON_REMOVE``).
+
+    - ``DRAIN``: nodes of changed queues are drained (no new jobs) and replaced once their running jobs end.
+    - ``COMPUTE_FLEET_STOP``: ParallelCluster's own default: a queue change is refused while compute nodes run
+      (``pcluster update-compute-fleet --status STOP_REQUESTED`` first). From CloudFormation this fails the deploy.
+    - ``TERMINATE``: nodes of changed queues are terminated at once (their running jobs are requeued or lost); the
+      only strategy that also allows lowering ``MinCount``/``MaxCount`` or removing a queue or compute resource with
+      nodes running (``RESIZE_UPDATE_STRATEGY_ON_REMOVE``).
+    """
+
+    DRAIN = "DRAIN"
+    COMPUTE_FLEET_STOP = "COMPUTE_FLEET_STOP"
+    TERMINATE = "TERMINATE"
+
+
 #: aws-parallelcluster 3.16.1 constants.py UNSUPPORTED_OSES_FOR_P6E_GB200 (ec2_validators.py refuses them on
 #: p6e-gb200).
 UNSUPPORTED_OSES_FOR_P6E_GB200 = frozenset({OperatingSystem.RHEL8, OperatingSystem.ROCKY8, OperatingSystem.RHEL9})

@@ -403,6 +403,7 @@ class TrainingPlatform(Construct):
             enable_imex=isinstance(self.capacity, UltraServerCapacityBlock),
             scale_down_idle_time=options.scale_down_idle_time,
             size=options.size,
+            removal_policy=options.removal_policy,
         )
         self.cluster = cluster
         # PCS GPU node groups always use the cluster's EFA group: the file system joins it.
@@ -472,6 +473,8 @@ class TrainingPlatform(Construct):
             custom_ami=options.custom_ami,
             version=options.version,
             monitoring=options.monitoring,
+            removal_policy=options.removal_policy,
+            queue_update_strategy=options.queue_update_strategy,
             head_node=HeadNode(
                 instance_type=options.head_node_instance_type or head_node_instance_type_for(spec.architecture),
                 subnet=self.subnet,
@@ -532,7 +535,9 @@ class TrainingPlatform(Construct):
     def _eks(self, options: EksOptions) -> None:
         efa = EfaSecurityGroup(self, "EfaSecurityGroup", vpc=self.vpc)
         self.security_group = efa
-        cluster = self._gpu_eks_cluster("Cluster", options.version, options.admin_roles, options.cluster_name, efa)
+        cluster = self._gpu_eks_cluster(
+            "Cluster", options.version, options.admin_roles, options.cluster_name, efa, options.removal_policy
+        )
         self.cluster = cluster
         self.eks_cluster = cluster
         file_system = self._file_system(efa)
@@ -675,8 +680,11 @@ class TrainingPlatform(Construct):
         admin_roles: Any,
         cluster_name: str | None,
         efa: EfaSecurityGroup | None,
+        removal_policy: Any = None,
     ) -> GpuEksCluster:
         extra: dict[str, Any] = {} if version is None else {"version": version}
+        if removal_policy is not None:
+            extra["removal_policy"] = removal_policy
         return GpuEksCluster(
             self,
             id,
