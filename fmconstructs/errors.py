@@ -105,6 +105,9 @@ class WarningId(str, Enum):
     PCS_SIZE_UNKNOWN_NODE_COUNT = "pcs-size-unknown-node-count"
     #: An FSx for Lustre file system larger than the default (adjustable) storage capacity quota of its deployment type.
     LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA = "lustre-capacity-above-default-quota"
+    #: A HyperPod cluster with a fixed ClusterName: a change to a create-only property (ClusterName, VpcConfig,
+    #: Orchestrator.Eks) needs a replacement, which fails on the name ("already exists") and rolls back.
+    HYPERPOD_FIXED_CLUSTER_NAME = "hyperpod-fixed-cluster-name"
 
     @property
     def qualified(self) -> str:
