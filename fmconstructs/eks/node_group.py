@@ -1,9 +1,9 @@
 """GpuNodeGroup: an EKS managed node group of GPU instances on an EFA launch template from the foundation.
 
 - The launch template is a :class:`~fmconstructs.compute.GpuLaunchTemplate` with the EKS managed-node-group interface
-  policy (no ``SubnetId`` in the template, EKS User Guide "device-management-efa"), IMDSv2 with hop limit 2 (pods
-  reach the instance metadata through one more hop), the cluster security group and the EFA security group on the
-  interfaces (a template with security groups replaces the cluster group EKS would add), and MIME multi-part user
+  policy (no ``SubnetId`` in the template, EKS User Guide "device-management-efa"), IMDSv2 with hop limit 1 (only host
+  processes and ``hostNetwork`` pods reach the instance metadata: :data:`EKS_IMDS_HOP_LIMIT`), the cluster security
+  group and the EFA security group on the interfaces (a template with security groups replaces the cluster group EKS would add), and MIME multi-part user
   data (EKS "launch-templates": required when the template has user data but no AMI).
 - The AMI type comes from the catalog (``InstanceSpec.eks_ami_type``): AL2023 NVIDIA x86_64, or ARM for GB200.
 - EFA groups live in one subnet, so one availability zone (EFA traffic cannot cross zones); the subnet must be in the
@@ -94,8 +94,26 @@ from .versions import MIN_ULTRASERVER_VERSION, version_tuple
 if TYPE_CHECKING:
     from .cluster import GpuEksCluster
 
-#: IMDSv2 hop limit for EKS nodes: 2, so that containers (one network hop further) reach the metadata service.
-EKS_IMDS_HOP_LIMIT = 2
+#: IMDSv2 hop limit of GPU nodes: 1, so that only host processes and ``hostNetwork`` pods reach the instance metadata
+#: service and the node role's credentials; a pod on the pod network is one hop further and gets no IMDSv2 token.
+#: EKS User Guide "Amazon EKS security best practices" (best-practices-security, "Restricting access to the IMDS and
+#: Amazon EC2 instance profile credentials": block pod access to IMDS when pods that need AWS have their own roles and
+#: "No pods in your cluster require access to IMDS for other reasons, such as retrieving the current Region"; the
+#: option "block access to IMDSv2 for all containers that don't use host networking", for managed nodes with a custom
+#: launch template: IMDSv2 required and hop limit 1; the AWS Load Balancer Controller then needs its VPC and Region
+#: set) and the EKS User Guide cni-iam-role (the CNI's pods have the node role's permissions "unless you block access to
+#: IMDS"). What runs on fmconstructs GPU nodes and needs no pod-network IMDS: ``aws-node`` (VPC CNI, its own role
+#: through EKS Pod Identity), ``kube-proxy`` and ``eks-pod-identity-agent`` run on the host network; the FSx CSI node
+#: plugin falls back to the Kubernetes API for its instance data when IMDS is unreachable (kubernetes-sigs/aws-fsx-
+#: csi-driver pkg/cloud/metadata.go ``NewMetadataService``), and mounting needs no AWS call; the NVIDIA device plugin,
+#: EFA device plugin, DCGM exporter, NVIDIA DRA driver and fmconstructs' node exporter read the host's devices only
+#: (UNCONFIRMED for each chart's code: no IMDS use found in the values fmconstructs sets); the pre-bootstrap user data
+#: (bootstrap loader, Lustre client) runs on the host. SageMaker HyperPod EKS nodes behave the same way ("Only Pods
+#: with hostNetwork = true have access to the Amazon EC2 Instance Metadata Service (IMDS) by default", SageMaker
+#: Developer Guide sagemaker-hyperpod-eks-prerequisites). Workloads that need AWS credentials use EKS Pod Identity or
+#: IRSA; AWS SDKs that find their Region through IMDS (the Java and Go SDKs do) need ``AWS_REGION`` set in the pod.
+#: Before 0.2.x the limit was 2.
+EKS_IMDS_HOP_LIMIT = 1
 
 #: Labels on every GPU node (besides ``nvidia.com/gpu.present`` and ``vpc.amazonaws.com/efa.present``).
 INSTANCE_TYPE_LABEL = "fmconstructs.io/instance-type"
@@ -472,6 +490,9 @@ class GpuNodeGroup(Construct):
             taints=list(self.taints),
             enable_node_auto_repair=enable_node_auto_repair,
         )
+        # Pod networking on the nodes needs the VPC CNI add-on and its role (the node role no longer carries the CNI
+        # policy).
+        self.nodegroup.node.add_dependency(cluster.vpc_cni_addon)
         # Nodes fetch their pre-bootstrap asset as they boot: the node role's permissions must exist first.
         if self.nodegroup.node.default_child is not None:
             self.launch_template.bootstrap.add_dependent(self.nodegroup.node.default_child)
