@@ -225,9 +225,13 @@ def acknowledge_eks_findings(cluster: GpuEksCluster) -> None:
             "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly]",
             f"{node_policy}: image pulls from ECR (pull only, the narrowest registry policy)",
         ),
+    )
+    _ack(
+        cluster.vpc_cni_role,
         (
             "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEKS_CNI_Policy]",
-            f"{node_policy}: the VPC CNI attaches ENIs and IPs for pods",
+            "the VPC CNI's own role (EKS Pod Identity for aws-node, not the node role): AmazonEKS_CNI_Policy is the "
+            "policy the EKS User Guide names for it (cni-iam-role); it attaches ENIs and IPs for pods",
         ),
     )
 

@@ -13,8 +13,13 @@ _MANAGED_POLICY_REASON = (
     "(sagemaker-hyperpod-prerequisites-iam); a hand-copied policy would drift from what the HyperPod agents need"
 )
 _VPC_ACTIONS_REASON = (
-    "HyperPod creates and describes the nodes' network interfaces in the VpcConfig subnets; EC2 Describe* actions "
-    "and CreateNetworkInterface take no resource scoping (sagemaker-hyperpod-prerequisites-iam)"
+    "HyperPod describes the VPC, subnets, security groups and network interfaces: EC2 Describe* actions take no "
+    "resource scoping (sagemaker-hyperpod-prerequisites-iam)"
+)
+_ENI_REASON = (
+    "HyperPod creates, detaches and deletes its nodes' network interfaces, whose ids are not known in advance, in this "
+    "Region and account; creation is limited to the cluster's subnets and security groups (fmconstructs.hyperpod.iam, "
+    "as AWS's HyperPod EKS Terraform module scopes them)"
 )
 _LIFECYCLE_READ_REASON = (
     "Read only, on the lifecycle prefix of this cluster's own lifecycle bucket: HyperPod downloads every object under "
@@ -51,13 +56,14 @@ def acknowledge_cluster(stack: Stack, cluster: HyperPodCluster) -> None:
     )
     account = stack.account if not Token.is_unresolved(stack.account) else "<AWS::AccountId>"
     region = stack.region if not Token.is_unresolved(stack.region) else "<AWS::Region>"
-    if cluster.orchestrator.kind is OrchestratorKind.EKS:
-        for resource in ("instance/*", "network-interface/*"):
-            acknowledge_nag(
-                cluster.execution_role,
-                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:{region}:{account}:{resource}]",
-                _EKS_CNI_REASON,
-            )
+    eks = cluster.orchestrator.kind is OrchestratorKind.EKS
+    for resource in ("instance/*", "network-interface/*"):
+        acknowledge_nag(
+            cluster.execution_role,
+            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:{region}:{account}:{resource}]",
+            f"{_ENI_REASON}; {_EKS_CNI_REASON}" if eks else _ENI_REASON,
+        )
+    if eks:
         acknowledge_nag(
             cluster.execution_role,
             "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecr:*:*:repository/*]",

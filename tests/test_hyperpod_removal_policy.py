@@ -46,7 +46,9 @@ def test_removal_policy_on_the_cluster(policy, expected):
 
 @pytest.mark.parametrize("bad", [RemovalPolicy.SNAPSHOT, RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE])
 def test_policies_a_cluster_cannot_take_are_refused(bad):
-    with pytest.raises(FmValidationError, match=r"removal_policy must be RemovalPolicy.DESTROY or RemovalPolicy.RETAIN"):
+    with pytest.raises(
+        FmValidationError, match=r"removal_policy must be RemovalPolicy.DESTROY or RemovalPolicy.RETAIN"
+    ):
         _cluster(removal_policy=bad)
 
 

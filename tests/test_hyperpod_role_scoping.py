@@ -78,7 +78,9 @@ def test_interface_changes_scoped_to_the_clusters_subnets_and_security_groups(bu
     assert _arn("vpc/vpc-0123456789abcdef0") in resources
     assert _arn("network-interface/*") in resources
     group = scene.stack.resolve(cluster.efa_security_group.security_group_id)
-    assert {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ec2:us-east-1:123456789012:security-group/", group]]} in resources
+    assert {
+        "Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ec2:us-east-1:123456789012:security-group/", group]]
+    } in resources
 
 
 def test_describe_actions_stay_on_star(built):

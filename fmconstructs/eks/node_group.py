@@ -3,8 +3,9 @@
 - The launch template is a :class:`~fmconstructs.compute.GpuLaunchTemplate` with the EKS managed-node-group interface
   policy (no ``SubnetId`` in the template, EKS User Guide "device-management-efa"), IMDSv2 with hop limit 1 (only host
   processes and ``hostNetwork`` pods reach the instance metadata: :data:`EKS_IMDS_HOP_LIMIT`), the cluster security
-  group and the EFA security group on the interfaces (a template with security groups replaces the cluster group EKS would add), and MIME multi-part user
-  data (EKS "launch-templates": required when the template has user data but no AMI).
+  group and the EFA security group on the interfaces (a template with security groups replaces the cluster group EKS
+  would add), and MIME multi-part user data (EKS "launch-templates": required when the template has user data but no
+  AMI).
 - The AMI type comes from the catalog (``InstanceSpec.eks_ami_type``): AL2023 NVIDIA x86_64, or ARM for GB200.
 - EFA groups live in one subnet, so one availability zone (EFA traffic cannot cross zones); the subnet must be in the
   reservation's zone when both are known.

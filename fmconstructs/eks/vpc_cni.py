@@ -82,5 +82,6 @@ def vpc_cni_with_own_role(scope: Construct, cluster: eks.Cluster) -> tuple[eks_l
         # Removing the add-on from the template must not remove pod networking from a running cluster.
         preserve_on_delete=True,
     )
-    addon.node.add_dependency(agent)
+    if agent is not None:
+        addon.node.add_dependency(agent)
     return addon, role

@@ -283,8 +283,8 @@ class HyperPodEksAddons(Construct):
         self.pod_identity_agent: eks.CfnAddon | None = None
         if needs_pod_identity and install_agent:
             # The cluster's own add-on (aws_eks_v2 Cluster.eks_pod_identity_agent, created by GpuEksCluster).
-            agent = cluster.cluster.eks_pod_identity_agent.node.default_child
-            self.pod_identity_agent = cast(eks.CfnAddon, agent)
+            agent = cluster.cluster.eks_pod_identity_agent
+            self.pod_identity_agent = cast(eks.CfnAddon, agent.node.default_child) if agent is not None else None
         self.cert_manager: eks.CfnAddon | None = None
         if HyperPodEksAddon.TRAINING_OPERATOR in selected and install_cm:
             self.cert_manager = self._addon("CertManager", CERT_MANAGER_ADDON, None, waits_for)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Aws, ArnFormat, Stack
+from aws_cdk import ArnFormat, Aws, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -112,9 +112,7 @@ def vpc_statements(
     scope: Construct, *, vpc_id: str, subnet_ids: Sequence[str], security_group_ids: Sequence[str]
 ) -> list[iam.PolicyStatement]:
     """The execution role's VPC statements: interface changes scoped to the cluster's network, Describe on ``*``."""
-    resources = network_resources(
-        scope, vpc_id=vpc_id, subnet_ids=subnet_ids, security_group_ids=security_group_ids
-    )
+    resources = network_resources(scope, vpc_id=vpc_id, subnet_ids=subnet_ids, security_group_ids=security_group_ids)
     return [
         iam.PolicyStatement(sid="HyperPodNetworkInterfaces", actions=list(VPC_ENI_ACTIONS), resources=resources),
         iam.PolicyStatement(sid="HyperPodDescribeNetwork", actions=list(VPC_DESCRIBE_ACTIONS), resources=["*"]),
