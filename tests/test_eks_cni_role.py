@@ -110,3 +110,27 @@ def test_a_given_node_role_is_used_as_it_is():
     assert "EKS nodes of the fmconstructs GPU cluster" not in descriptions
     _, addon = _addon(template, VPC_CNI_ADDON_NAME)
     assert addon["Properties"]["PodIdentityAssociations"][0]["ServiceAccount"] == "aws-node"
+
+
+def test_hop_limit_2_on_request_for_pod_network_imds_readers():
+    scene = new_scene("CniHop2")
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    cluster.add_gpu_node_group("Gpu", instance_type="p5.48xlarge", max_nodes=1, imds_hop_limit=2)
+    scene.template().has_resource_properties(
+        "AWS::EC2::LaunchTemplate",
+        {
+            "LaunchTemplateData": Match.object_like(
+                {"MetadataOptions": Match.object_like({"HttpPutResponseHopLimit": 2})}
+            )
+        },
+    )
+
+
+@pytest.mark.parametrize("bad", [0, 3, 1.5, "1"])
+def test_hop_limit_outside_1_2_is_refused(bad):
+    from fmconstructs.errors import FmTypeError, FmValidationError
+
+    scene = new_scene("CniHopBad")
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    with pytest.raises((FmTypeError, FmValidationError), match="imds_hop_limit"):
+        cluster.add_gpu_node_group("Gpu", instance_type="p5.48xlarge", max_nodes=1, imds_hop_limit=bad)

@@ -91,3 +91,21 @@ def test_platform_options_take_a_removal_policy():
     assert HyperPodOptions(removal_policy=RemovalPolicy.RETAIN).removal_policy is RemovalPolicy.RETAIN
     with pytest.raises(FmValidationError, match="removal_policy"):
         HyperPodOptions(removal_policy=RemovalPolicy.SNAPSHOT)
+
+
+def test_training_platform_passes_the_policy_to_the_cluster():
+    from fmconstructs.platform import TrainingPlatform
+
+    scene = new_scene("RemovalPlatform")
+    platform = TrainingPlatform(
+        scene.stack,
+        "Platform",
+        vpc=scene.vpc,
+        instance_type="p5.48xlarge",
+        nodes=2,
+        orchestrator=HyperPodOptions(removal_policy=RemovalPolicy.RETAIN),
+        storage=None,
+    )
+    assert isinstance(platform.cluster, HyperPodCluster)
+    assert platform.cluster.removal_policy is RemovalPolicy.RETAIN
+    scene.template().has_resource("AWS::SageMaker::Cluster", {"DeletionPolicy": "Retain"})

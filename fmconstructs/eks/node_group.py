@@ -161,6 +161,7 @@ class GpuNodeGroupOptions(TypedDict, total=False):
     efa_interfaces_for_lustre: int | None
     bootstrap_delivery: BootstrapDelivery | None
     capacity_block_scaling: CapacityBlockScaling
+    imds_hop_limit: int
     max_size: int | float | None
     """Deprecated: ``max_nodes``."""
     min_size: int | float | None
@@ -293,6 +294,7 @@ class GpuNodeGroup(Construct):
         efa_interfaces_for_lustre: int | None = None,
         bootstrap_delivery: BootstrapDelivery | None = None,
         capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
+        imds_hop_limit: int = EKS_IMDS_HOP_LIMIT,
         max_size: int | float | None = None,
         min_size: int | float | None = None,
         desired_size: int | float | None = None,
@@ -339,6 +341,10 @@ class GpuNodeGroup(Construct):
             the block starts) or ``ON_BLOCK_EVENTS`` (an empty group scaled by
             :class:`~fmconstructs.capacity_events.CapacityBlockEvents`, deploy before the block starts; see the module
             docstring). ``ON_BLOCK_EVENTS`` is refused on other capacity.
+        :param imds_hop_limit: the launch template's IMDSv2 hop limit, 1 or 2. Default: 1
+            (:data:`EKS_IMDS_HOP_LIMIT`: pods off the host network cannot reach the instance metadata or the node
+            role). 2 is the limit before 0.2.x, for workloads that still read IMDS from the pod network. Changing it
+            makes a new launch template version, which EKS rolls out by replacing the group's nodes.
         :param max_size: deprecated (removed in 0.3.0): ``max_nodes``.
         :param min_size: deprecated (removed in 0.3.0): ``min_nodes``.
         :param desired_size: deprecated (removed in 0.3.0): ``desired_nodes``.
@@ -394,6 +400,7 @@ class GpuNodeGroup(Construct):
         if bootstrap_delivery is not None:
             check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
         check_enum("capacity_block_scaling", capacity_block_scaling, CapacityBlockScaling)
+        check_count("imds_hop_limit", imds_hop_limit, minimum=1, maximum=2)
 
         super().__init__(scope, id)
         self.cluster = cluster
@@ -437,7 +444,7 @@ class GpuNodeGroup(Construct):
             placement_group=self.placement_group,
             efa_interface_count=efa_interface_count,
             efa_cards=efa_cards,
-            http_put_response_hop_limit=EKS_IMDS_HOP_LIMIT,
+            http_put_response_hop_limit=imds_hop_limit,
             root_volume_size_gib=root_volume_size_gib,  # type: ignore[arg-type]  # int, or a number token
             instance_store_mount_point=None,
             user_data_format=UserDataFormat.MIME_MULTIPART,
