@@ -129,6 +129,9 @@ class WarningId(str, Enum):
     #: ParallelCluster settings that are create-time choices: on a running cluster ParallelCluster refuses to change
     #: them (its update policies); the construct cannot see the deployed values, so it lists them.
     PARALLELCLUSTER_CREATE_TIME_SETTINGS = "parallelcluster-create-time-settings"
+    #: A HyperPod cluster with a fixed ClusterName: a change to a create-only property (ClusterName, VpcConfig,
+    #: Orchestrator.Eks) needs a replacement, which fails on the name ("already exists") and rolls back.
+    HYPERPOD_FIXED_CLUSTER_NAME = "hyperpod-fixed-cluster-name"
 
     @property
     def qualified(self) -> str:

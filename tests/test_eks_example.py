@@ -116,7 +116,9 @@ def test_chart_values_carry_what_we_set(template):
 
 
 def test_fsx_csi_managed_addon_and_static_volume(template):
-    assert one(template, "AWS::EKS::Addon")["AddonName"] == "aws-fsx-csi-driver"
+    # Besides the FSx CSI driver: vpc-cni and the Pod Identity agent (the CNI's own role, fmconstructs.eks.vpc_cni).
+    names = sorted(r["Properties"]["AddonName"] for r in template.find_resources("AWS::EKS::Addon").values())
+    assert names == ["aws-fsx-csi-driver", "eks-pod-identity-agent", "vpc-cni"]
     manifests = [
         json.dumps(r["Properties"]["Manifest"])
         for r in template.find_resources("Custom::AWSCDK-EKS-KubernetesResource").values()
@@ -150,8 +152,10 @@ def test_no_wildcard_actions_on_our_roles(template):
         r for lid, r in template.find_resources("AWS::IAM::Role").items() if lid.startswith("ClusterNodeRole")
     )
     managed = json.dumps(node_role["Properties"]["ManagedPolicyArns"])
-    for policy in ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly", "AmazonEKS_CNI_Policy"):
+    for policy in ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly"):
         assert policy in managed
+    # The VPC CNI has its own role (EKS Pod Identity), not the node role's (fmconstructs.eks.vpc_cni).
+    assert "AmazonEKS_CNI_Policy" not in managed
 
 
 EXPECTED_OUTPUTS = {

@@ -113,12 +113,12 @@ def test_launch_template_interfaces_without_subnet(built, instance_type, efa, ef
 
 
 @pytest.mark.parametrize("instance_type", ["p5en.48xlarge", "p6-b300.48xlarge", "p6e-gb200.36xlarge"])
-def test_launch_template_imdsv2_hop_limit_2_and_mime_user_data(built, instance_type):
+def test_launch_template_imdsv2_hop_limit_1_and_mime_user_data(built, instance_type):
     data = launch_template_data(built[3], instance_type)
     assert data["MetadataOptions"] == {
         "HttpTokens": "required",
         "HttpEndpoint": "enabled",
-        "HttpPutResponseHopLimit": 2,
+        "HttpPutResponseHopLimit": 1,
     }
     assert "ImageId" not in data and "IamInstanceProfile" not in data and "SecurityGroupIds" not in data
     user_data = json.dumps(data["UserData"])

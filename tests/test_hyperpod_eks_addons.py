@@ -229,10 +229,16 @@ def small(addons: list[HyperPodEksAddon], **kwargs: Any) -> tuple[Scene, HyperPo
     return scene, HyperPodEksAddons(scene.stack, "Addons", cluster=cluster, addons=addons, **kwargs)
 
 
+def _names(scene: Scene) -> list[str]:
+    """The add-ons besides the two every GpuEksCluster has (vpc-cni and the Pod Identity agent it uses)."""
+    names = [r["Properties"]["AddonName"] for r in Template.from_stack(scene.stack).find_resources(ADDON).values()]
+    return [n for n in names if n not in ("vpc-cni", "eks-pod-identity-agent")]
+
+
 def test_task_governance_alone_creates_no_prerequisites():
     scene, _ = small([HyperPodEksAddon.TASK_GOVERNANCE])
     template = Template.from_stack(scene.stack)
-    template.resource_count_is(ADDON, 1)
+    assert _names(scene) == ["amazon-sagemaker-hyperpod-taskgovernance"]
     template.resource_count_is("AWS::EKS::PodIdentityAssociation", 0)
     Annotations.from_stack(scene.stack).has_no_warning(
         "*", Match.string_like_regexp(HyperPodAddonsWarning.WITHOUT_HYPERPOD_CLUSTER.value)
@@ -240,9 +246,19 @@ def test_task_governance_alone_creates_no_prerequisites():
 
 
 def test_prerequisite_addons_can_be_left_to_the_cluster():
-    scene, _ = small([HyperPodEksAddon.TRAINING_OPERATOR], install_pod_identity_agent=False, install_cert_manager=False)
+    scene, addons = small(
+        [HyperPodEksAddon.TRAINING_OPERATOR], install_pod_identity_agent=False, install_cert_manager=False
+    )
+    assert _names(scene) == ["amazon-sagemaker-hyperpod-training-operator"]
+    assert addons.pod_identity_agent is None
+
+
+def test_the_clusters_pod_identity_agent_is_reused_not_duplicated():
+    scene, addons = small([HyperPodEksAddon.TRAINING_OPERATOR])
     names = [r["Properties"]["AddonName"] for r in Template.from_stack(scene.stack).find_resources(ADDON).values()]
-    assert names == ["amazon-sagemaker-hyperpod-training-operator"]
+    assert names.count("eks-pod-identity-agent") == 1
+    agent = addons.cluster.cluster.eks_pod_identity_agent.node.default_child
+    assert addons.pod_identity_agent is not None and addons.pod_identity_agent.node.path == agent.node.path
 
 
 def test_training_operator_without_hyperpod_cluster_warns():

@@ -51,6 +51,7 @@ import jsii
 from aws_cdk import (
     ArnFormat,
     Aspects,
+    Aws,
     BootstraplessSynthesizer,
     CliCredentialsStackSynthesizer,
     DefaultStackSynthesizer,

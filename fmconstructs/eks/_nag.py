@@ -22,8 +22,11 @@ _NODE_POLICIES = "EKS nodes need the AWS managed node policies (EKS User Guide c
 _NODE_ROLE_REASONS = {
     "AmazonEKSWorkerNodePolicy": f"{_NODE_POLICIES}: kubelet registration and node describe calls",
     "AmazonEC2ContainerRegistryPullOnly": f"{_NODE_POLICIES}: image pulls from ECR (pull only, the narrowest one)",
-    "AmazonEKS_CNI_Policy": f"{_NODE_POLICIES}: the VPC CNI attaches network interfaces and IP addresses for pods",
 }
+_CNI_ROLE_REASON = (
+    "the VPC CNI's own role (EKS Pod Identity for aws-node, not the node role): AmazonEKS_CNI_Policy is the policy the "
+    "EKS User Guide names for it (cni-iam-role); it attaches network interfaces and IP addresses for pods"
+)
 _CHART_ASSET_REASON = (
     "aws-cdk-lib's HelmChart grants the kubectl handler read on the chart's CDK asset (Asset.grantRead: s3:GetObject*, "
     "s3:GetBucket*, s3:List* on the bootstrap asset bucket) so that it downloads the chart archive"
@@ -41,6 +44,7 @@ def acknowledge_cluster(cluster: GpuEksCluster, *, own_node_role: bool) -> None:
     if own_node_role:
         for policy, reason in _NODE_ROLE_REASONS.items():
             _nag.acknowledge(cluster.node_role, _nag.aws_managed_policy_finding(policy), reason)
+    _nag.acknowledge(cluster.vpc_cni_role, _nag.aws_managed_policy_finding("AmazonEKS_CNI_Policy"), _CNI_ROLE_REASON)
     kubectl = cluster.cluster.node.try_find_child("KubectlProvider")
     if kubectl is not None:
         _acknowledge_kubectl_provider(kubectl)

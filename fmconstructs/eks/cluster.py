@@ -63,6 +63,7 @@ from ._names import EKS_CLUSTER_NAME, check_labels, check_tags
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
 from .versions import DEFAULT_KUBERNETES_VERSION, check_kubernetes_version, kubectl_layer_for
+from .vpc_cni import vpc_cni_with_own_role
 
 #: Every control-plane log type (cdk-nag AwsSolutions-EKS2 asks for all of them).
 ALL_CONTROL_PLANE_LOGS: tuple[eks.ClusterLoggingTypes, ...] = (
@@ -73,11 +74,11 @@ ALL_CONTROL_PLANE_LOGS: tuple[eks.ClusterLoggingTypes, ...] = (
     eks.ClusterLoggingTypes.SCHEDULER,
 )
 
-#: AWS managed policies of the node role (EKS User Guide "create-node-role").
+#: AWS managed policies of the node role (EKS User Guide "create-node-role"), without ``AmazonEKS_CNI_Policy``: the
+#: VPC CNI has a role of its own (:mod:`fmconstructs.eks.vpc_cni`; before 0.2.x the node role carried it).
 NODE_ROLE_MANAGED_POLICIES: tuple[str, ...] = (
     "AmazonEKSWorkerNodePolicy",
     "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonEKS_CNI_Policy",
 )
 
 #: ``createOnlyProperties`` of ``AWS::EKS::Cluster`` (CloudFormation registry schema, as bundled by cfn-lint 1.58.0).
@@ -256,7 +257,9 @@ class GpuEksCluster(Construct):
         :param secrets_encryption_key: KMS key for Kubernetes secrets. Default: a new key with rotation.
         :param control_plane_logging: default: every log type.
         :param system_node_group: the add-on node group; None for none. Default: 2 x m7i.xlarge (AL2023).
-        :param node_role: the role of the system and GPU nodes. Default: a new role with the EKS node policies.
+        :param node_role: the role of the system and GPU nodes. Default: a new role with the EKS node policies
+            (:data:`NODE_ROLE_MANAGED_POLICIES`; not ``AmazonEKS_CNI_Policy``: the VPC CNI add-on has its own role,
+            :attr:`vpc_cni_role`, through EKS Pod Identity). A given role is used as it is.
         :param kubectl_layer: default: the installed ``aws-cdk.lambda-layer-kubectl-vNN`` of ``version``.
         :param efa_security_group: shared by every GPU node group. Default: a new :class:`EfaSecurityGroup`.
         :param tags: tags of the EKS cluster (EKS API: keys 1-128 characters, values at most 256, at most 50).
@@ -374,6 +377,9 @@ class GpuEksCluster(Construct):
             description="EKS nodes of the fmconstructs GPU cluster",
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in NODE_ROLE_MANAGED_POLICIES],
         )
+        #: The ``vpc-cni`` add-on and the role of its ``aws-node`` service account (:mod:`fmconstructs.eks.vpc_cni`);
+        #: node groups wait for it.
+        self.vpc_cni_addon, self.vpc_cni_role = vpc_cni_with_own_role(self, self.cluster)
         self.efa_security_group = efa_security_group or EfaSecurityGroup(self, "EfaSecurityGroup", vpc=vpc)
         for role in roles:
             self.grant_admin(role)
@@ -391,6 +397,7 @@ class GpuEksCluster(Construct):
                 subnets=ec2.SubnetSelection(subnets=list(self.subnets)),
                 node_role=self.node_role,
             )
+            self.system_node_group.node.add_dependency(self.vpc_cni_addon)
 
         self.gpu_node_groups: list[GpuNodeGroup] = []
         self._host_lustre_mounts: list[tuple[LustreFileSystemBase, str]] = []

@@ -1,10 +1,11 @@
 """GpuNodeGroup: an EKS managed node group of GPU instances on an EFA launch template from the foundation.
 
 - The launch template is a :class:`~fmconstructs.compute.GpuLaunchTemplate` with the EKS managed-node-group interface
-  policy (no ``SubnetId`` in the template, EKS User Guide "device-management-efa"), IMDSv2 with hop limit 2 (pods
-  reach the instance metadata through one more hop), the cluster security group and the EFA security group on the
-  interfaces (a template with security groups replaces the cluster group EKS would add), and MIME multi-part user
-  data (EKS "launch-templates": required when the template has user data but no AMI).
+  policy (no ``SubnetId`` in the template, EKS User Guide "device-management-efa"), IMDSv2 with hop limit 1 (only host
+  processes and ``hostNetwork`` pods reach the instance metadata: :data:`EKS_IMDS_HOP_LIMIT`), the cluster security
+  group and the EFA security group on the interfaces (a template with security groups replaces the cluster group EKS
+  would add), and MIME multi-part user data (EKS "launch-templates": required when the template has user data but no
+  AMI).
 - The AMI type comes from the catalog (``InstanceSpec.eks_ami_type``): AL2023 NVIDIA x86_64, or ARM for GB200.
 - EFA groups live in one subnet, so one availability zone (EFA traffic cannot cross zones); the subnet must be in the
   reservation's zone when both are known.
@@ -95,8 +96,26 @@ from .versions import MIN_ULTRASERVER_VERSION, version_tuple
 if TYPE_CHECKING:
     from .cluster import GpuEksCluster
 
-#: IMDSv2 hop limit for EKS nodes: 2, so that containers (one network hop further) reach the metadata service.
-EKS_IMDS_HOP_LIMIT = 2
+#: IMDSv2 hop limit of GPU nodes: 1, so that only host processes and ``hostNetwork`` pods reach the instance metadata
+#: service and the node role's credentials; a pod on the pod network is one hop further and gets no IMDSv2 token.
+#: EKS User Guide "Amazon EKS security best practices" (best-practices-security, "Restricting access to the IMDS and
+#: Amazon EC2 instance profile credentials": block pod access to IMDS when pods that need AWS have their own roles and
+#: "No pods in your cluster require access to IMDS for other reasons, such as retrieving the current Region"; the
+#: option "block access to IMDSv2 for all containers that don't use host networking", for managed nodes with a custom
+#: launch template: IMDSv2 required and hop limit 1; the AWS Load Balancer Controller then needs its VPC and Region
+#: set) and the EKS User Guide cni-iam-role (the CNI's pods have the node role's permissions "unless you block access to
+#: IMDS"). What runs on fmconstructs GPU nodes and needs no pod-network IMDS: ``aws-node`` (VPC CNI, its own role
+#: through EKS Pod Identity), ``kube-proxy`` and ``eks-pod-identity-agent`` run on the host network; the FSx CSI node
+#: plugin falls back to the Kubernetes API for its instance data when IMDS is unreachable (kubernetes-sigs/aws-fsx-
+#: csi-driver pkg/cloud/metadata.go ``NewMetadataService``), and mounting needs no AWS call; the NVIDIA device plugin,
+#: EFA device plugin, DCGM exporter, NVIDIA DRA driver and fmconstructs' node exporter read the host's devices only
+#: (UNCONFIRMED for each chart's code: no IMDS use found in the values fmconstructs sets); the pre-bootstrap user data
+#: (bootstrap loader, Lustre client) runs on the host. SageMaker HyperPod EKS nodes behave the same way ("Only Pods
+#: with hostNetwork = true have access to the Amazon EC2 Instance Metadata Service (IMDS) by default", SageMaker
+#: Developer Guide sagemaker-hyperpod-eks-prerequisites). Workloads that need AWS credentials use EKS Pod Identity or
+#: IRSA; AWS SDKs that find their Region through IMDS (the Java and Go SDKs do) need ``AWS_REGION`` set in the pod.
+#: Before 0.2.x the limit was 2.
+EKS_IMDS_HOP_LIMIT = 1
 
 #: Labels on every GPU node (besides ``nvidia.com/gpu.present`` and ``vpc.amazonaws.com/efa.present``).
 INSTANCE_TYPE_LABEL = "fmconstructs.io/instance-type"
@@ -143,6 +162,7 @@ class GpuNodeGroupOptions(TypedDict, total=False):
     efa_interfaces_for_lustre: int | None
     bootstrap_delivery: BootstrapDelivery | None
     capacity_block_scaling: CapacityBlockScaling
+    imds_hop_limit: int
     max_size: int | float | None
     """Deprecated: ``max_nodes``."""
     min_size: int | float | None
@@ -262,6 +282,7 @@ class GpuNodeGroup(Construct):
         efa_interfaces_for_lustre: int | None = None,
         bootstrap_delivery: BootstrapDelivery | None = None,
         capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
+        imds_hop_limit: int = EKS_IMDS_HOP_LIMIT,
         max_size: int | float | None = None,
         min_size: int | float | None = None,
         desired_size: int | float | None = None,
@@ -308,6 +329,10 @@ class GpuNodeGroup(Construct):
             the block starts) or ``ON_BLOCK_EVENTS`` (an empty group scaled by
             :class:`~fmconstructs.capacity_events.CapacityBlockEvents`, deploy before the block starts; see the module
             docstring). ``ON_BLOCK_EVENTS`` is refused on other capacity.
+        :param imds_hop_limit: the launch template's IMDSv2 hop limit, 1 or 2. Default: 1
+            (:data:`EKS_IMDS_HOP_LIMIT`: pods off the host network cannot reach the instance metadata or the node
+            role). 2 is the limit before 0.2.x, for workloads that still read IMDS from the pod network. Changing it
+            makes a new launch template version, which EKS rolls out by replacing the group's nodes.
         :param max_size: deprecated (removed in 0.3.0): ``max_nodes``.
         :param min_size: deprecated (removed in 0.3.0): ``min_nodes``.
         :param desired_size: deprecated (removed in 0.3.0): ``desired_nodes``.
@@ -363,6 +388,7 @@ class GpuNodeGroup(Construct):
         if bootstrap_delivery is not None:
             check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
         check_enum("capacity_block_scaling", capacity_block_scaling, CapacityBlockScaling)
+        check_count("imds_hop_limit", imds_hop_limit, minimum=1, maximum=2)
 
         super().__init__(scope, id)
         self.cluster: GpuEksCluster = cluster
@@ -406,7 +432,7 @@ class GpuNodeGroup(Construct):
             placement_group=self.placement_group,
             efa_interface_count=efa_interface_count,
             efa_cards=efa_cards,
-            http_put_response_hop_limit=EKS_IMDS_HOP_LIMIT,
+            http_put_response_hop_limit=imds_hop_limit,
             root_volume_size_gib=root_volume_size_gib,  # type: ignore[arg-type]  # int, or a number token
             instance_store_mount_point=None,
             user_data_format=UserDataFormat.MIME_MULTIPART,
@@ -460,6 +486,9 @@ class GpuNodeGroup(Construct):
             taints=list(self.taints),
             enable_node_auto_repair=enable_node_auto_repair,
         )
+        # Pod networking on the nodes needs the VPC CNI add-on and its role (the node role no longer carries the CNI
+        # policy).
+        self.nodegroup.node.add_dependency(cluster.vpc_cni_addon)
         # Nodes fetch their pre-bootstrap asset as they boot: the node role's permissions must exist first.
         if self.nodegroup.node.default_child is not None:
             self.launch_template.bootstrap.add_dependent(self.nodegroup.node.default_child)

@@ -18,9 +18,8 @@ _MANAGED_POLICY_REASON = (
     "(sagemaker-hyperpod-prerequisites-iam); a hand-copied policy would drift from what the HyperPod agents need"
 )
 _VPC_ACTIONS_REASON = (
-    "HyperPod creates, describes and deletes the nodes' network interfaces in the VpcConfig subnets: EC2 Describe* "
-    "actions take no resource scoping and the interfaces' ids are made by HyperPod at run time "
-    "(sagemaker-hyperpod-prerequisites-iam)"
+    "HyperPod describes the VPC, subnets, security groups and network interfaces: EC2 Describe* actions take no "
+    "resource scoping (sagemaker-hyperpod-prerequisites-iam)"
 )
 _LIFECYCLE_READ_REASON = (
     "read only (s3:GetObject), on the lifecycle/ prefix of this cluster's own lifecycle bucket: HyperPod downloads "
@@ -44,11 +43,11 @@ _OBSERVABILITY_LOGS_REASON = (
 _ASSET_BUCKET_OBJECTS = re.compile(r"arn:<AWS::Partition>:s3:::cdk-[a-z0-9]+-assets-[^/]+/\*")
 _LOG_GROUP_PREFIX = re.compile(r"arn:.*:log-group:/aws/sagemaker/Clusters/\*(:log-stream:\*)?")
 _DEPLOYMENT_ACTIONS = ("GetObject", "GetBucket", "List", "DeleteObject", "Abort")
-_EKS_CNI_REASON = (
-    "HyperPod nodes on EKS run the VPC CNI with the execution role: it assigns pod addresses and tags the network "
-    "interfaces of instances HyperPod launches, whose ids are not known in advance; scoped to this Region's and "
-    "account's instances and network interfaces as AWS's HyperPod EKS IAM template does (awsome-distributed-training "
-    "7.sagemaker-hyperpod-eks sagemaker_iam_role/main.tf; fmconstructs.hyperpod.iam)"
+_ENI_REASON = (
+    "HyperPod creates, detaches and deletes its nodes' network interfaces, whose ids are not known in advance, in this "
+    "Region and account (creation limited to the cluster's subnets and security groups); on EKS the nodes' VPC CNI "
+    "also assigns pod addresses and tags those interfaces with this role (AWS's HyperPod EKS IAM template, "
+    "awsome-distributed-training sagemaker_iam_role/main.tf; fmconstructs.hyperpod.iam)"
 )
 _EKS_ECR_REASON = (
     "HyperPod nodes on EKS pull images from ECR registries of AWS accounts (HyperPod's and EKS's add-on images) and of "
@@ -71,8 +70,10 @@ def acknowledge_cluster(cluster: HyperPodCluster) -> None:
     lifecycle_objects = cluster.lifecycle_bucket.arn_for_objects(f"{LIFECYCLE_PREFIX}*")
     _nag.acknowledge(role, _nag.iam5_resource(cluster, lifecycle_objects), _LIFECYCLE_READ_REASON)
     role_policy = role.node.try_find_child("DefaultPolicy")
-    if role_policy is not None:  # HyperPod on EKS: the VPC CNI and ECR statements (fmconstructs.hyperpod.iam)
-        _nag.acknowledge_all(role, _nag.wildcard_resource_findings(role_policy, _EKS_CNI_RESOURCES), _EKS_CNI_REASON)
+    if (
+        role_policy is not None
+    ):  # the network-interface statements, and on EKS the ECR pulls (fmconstructs.hyperpod.iam)
+        _nag.acknowledge_all(role, _nag.wildcard_resource_findings(role_policy, _EKS_CNI_RESOURCES), _ENI_REASON)
         _nag.acknowledge_all(role, _nag.wildcard_resource_findings(role_policy, _ECR_REPOSITORIES), _EKS_ECR_REASON)
 
     handler_role = cluster.lifecycle_deployment.handler_role

@@ -53,7 +53,14 @@ from ..storage.data_repository import check_bucket_name
 from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 from . import _nag
 from .access import session_command
-from .iam import eks_execution_role_statements
+from .data_safety import DEFAULT_REMOVAL_POLICY, check_removal_policy, warn_fixed_cluster_name
+from .iam import (
+    VPC_DESCRIBE_ACTIONS,
+    VPC_ENI_ACTIONS,
+    eks_execution_role_statements,
+    execution_role_principal,
+    vpc_statements,
+)
 from .lifecycle import (
     ON_CREATE,
     ON_INIT_COMPLETE,
@@ -81,19 +88,9 @@ from .types import (
 #: "sagemaker-hyperpod-prerequisites-iam", IAM role for SageMaker HyperPod).
 INSTANCE_ROLE_MANAGED_POLICY = "AmazonSageMakerClusterInstanceRolePolicy"
 #: VPC permissions of the execution role when the cluster has a VpcConfig ("sagemaker-hyperpod-prerequisites-iam";
-#: statement list UNCONFIRMED verbatim: read from the page's summary, not its JSON).
-VPC_ACTIONS = (
-    "ec2:CreateNetworkInterface",
-    "ec2:CreateNetworkInterfacePermission",
-    "ec2:DeleteNetworkInterface",
-    "ec2:DeleteNetworkInterfacePermission",
-    "ec2:DescribeNetworkInterfaces",
-    "ec2:DescribeVpcs",
-    "ec2:DescribeDhcpOptions",
-    "ec2:DescribeSubnets",
-    "ec2:DescribeSecurityGroups",
-    "ec2:DetachNetworkInterface",
-)
+#: statement list UNCONFIRMED verbatim: read from the page's summary, not its JSON). Since 0.2.x the interface
+#: changes are scoped to the cluster's network (:func:`~fmconstructs.hyperpod.iam.vpc_statements`).
+VPC_ACTIONS = (*VPC_ENI_ACTIONS, *VPC_DESCRIBE_ACTIONS)
 #: Kubernetes versions SageMaker HyperPod documents for EKS orchestration: SageMaker Developer Guide "Getting started
 #: with Amazon EKS support in SageMaker HyperPod" (sagemaker-hyperpod-eks-prerequisites,
 #: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-eks-prerequisites.html), "Kubernetes version
@@ -400,6 +397,17 @@ class HyperPodCluster(Construct):
     :param exporter_source: where fmconstructs' collectors come from (an
         :class:`~fmconstructs.observability.sources.ExporterSource`; ``API`` with ``prometheus_workspace``).
         Default: ``ExporterSource.INTERNET``.
+    :param removal_policy: what CloudFormation does with the ``AWS::SageMaker::Cluster`` when it leaves the stack or is
+        replaced (``DeletionPolicy`` and ``UpdateReplacePolicy``): ``RemovalPolicy.DESTROY`` (default, as before this
+        option: the cluster, its nodes and their local storage are deleted; the lifecycle bucket and a file system
+        are retained by their own policies) or ``RemovalPolicy.RETAIN`` (the cluster keeps running, and billing,
+        outside the stack; delete it yourself; its network interfaces keep the subnets and security groups in use).
+        See :mod:`fmconstructs.hyperpod.data_safety`.
+
+    Create-time choices: ``cluster_name``, ``vpc``/``subnets``/``security_groups``/``efa_security_group``
+    (``VpcConfig``) and the EKS cluster of ``orchestrator`` are create-only properties of the resource: changing one
+    replaces the cluster (a new, empty one), which fails and rolls back because the name is fixed (the default name
+    ``<stack>-<id>`` too). A given ``cluster_name`` warns ``fmconstructs:hyperpod-fixed-cluster-name``.
     """
 
     @located
@@ -425,6 +433,7 @@ class HyperPodCluster(Construct):
         exporter_source: ExporterSource | None = None,
         efa_security_group: EfaSecurityGroup | None = None,
         mount_point: str = LUSTRE_MOUNT_POINT,
+        removal_policy: RemovalPolicy = DEFAULT_REMOVAL_POLICY,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
@@ -461,6 +470,7 @@ class HyperPodCluster(Construct):
                 "cluster_name", cluster_name, pattern=NAME_PATTERN, min_length=1, max_length=63, allowed=NAME_ALLOWED
             )
         check_enum("node_recovery", node_recovery, NodeRecovery)
+        removal_policy = check_removal_policy("removal_policy", removal_policy)
         if file_system is not None and not isinstance(file_system, LustreFileSystemBase):
             raise FmTypeError("file_system", file_system, "an fmconstructs LustreFileSystemBase")
         if base_config_dir is not None:
@@ -620,11 +630,18 @@ class HyperPodCluster(Construct):
         self.execution_role = iam.Role(
             self,
             "ExecutionRole",
-            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            assumed_by=execution_role_principal(),
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(INSTANCE_ROLE_MANAGED_POLICY)],
             description="SageMaker HyperPod instance groups",
         )
-        self.execution_role.add_to_policy(iam.PolicyStatement(actions=list(VPC_ACTIONS), resources=["*"]))
+        # Interface changes only in the cluster's subnets and security groups (fmconstructs.hyperpod.iam).
+        for statement in vpc_statements(
+            self,
+            vpc_id=vpc.vpc_id,
+            subnet_ids=[s.subnet_id for s in chosen_subnets],
+            security_group_ids=group_ids,
+        ):
+            self.execution_role.add_to_policy(statement)
         if orchestrator.kind is OrchestratorKind.EKS:
             # The VPC CNI's pod addresses, ECR pulls and EKS Pod Identity, as AWS's HyperPod EKS IAM templates grant
             # (fmconstructs.hyperpod.iam, which cites them).
@@ -678,6 +695,10 @@ class HyperPodCluster(Construct):
             ),
         )
         self.resource.node.add_dependency(self.lifecycle_deployment)
+        self.resource.apply_removal_policy(removal_policy)
+        self.removal_policy: RemovalPolicy = removal_policy
+        if cluster_name is not None:
+            warn_fixed_cluster_name(self, cluster_name)
         own_mount = eks_lustre_efa or (mode is SlurmConfiguration.API and mount is HyperPodLustreMount.NODE_BOOTSTRAP)
         if file_system is not None and file_system.efa_enabled and own_mount:
             counts = {g.name: self.lustre_efa_interfaces.get(g.name, 0) for g in groups}

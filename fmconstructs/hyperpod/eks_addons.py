@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import Annotations, ArnFormat, Stack
 from aws_cdk import aws_eks_v2 as eks
@@ -198,8 +198,11 @@ class HyperPodEksAddons(Construct):
     :param hyperpod_cluster: the :class:`HyperPodCluster` on ``cluster``; every add-on waits for it. Default: none (a
         warning when the training operator or observability is asked for: both need an existing HyperPod cluster).
     :param dependencies: HyperPod's dependencies chart on ``cluster``; every add-on waits for it. Default: none.
-    :param install_pod_identity_agent: create the ``eks-pod-identity-agent`` add-on when the training operator or
-        observability is asked for. Default: True (False when the cluster already has it).
+    :param install_pod_identity_agent: make the training operator and observability add-ons wait for the
+        ``eks-pod-identity-agent`` add-on. Default: True. GpuEksCluster installs that add-on itself (the VPC CNI's role
+        uses EKS Pod Identity, :mod:`fmconstructs.eks.vpc_cni`), so this construct reuses the cluster's
+        (:attr:`pod_identity_agent`) and never creates a second one (EKS takes one add-on of a name per cluster);
+        False: the add-ons do not wait for it.
     :param install_cert_manager: create the ``cert-manager`` community add-on with the training operator.
         Default: True (False when cert-manager is installed another way).
     :param prometheus_workspace_arn: the workspace observability writes to (its role's ``aps:RemoteWrite``);
@@ -281,7 +284,9 @@ class HyperPodEksAddons(Construct):
         needs_pod_identity = HyperPodEksAddon.TRAINING_OPERATOR in selected or observability
         self.pod_identity_agent: eks.CfnAddon | None = None
         if needs_pod_identity and install_agent:
-            self.pod_identity_agent = self._addon("PodIdentityAgent", POD_IDENTITY_AGENT_ADDON, None, waits_for)
+            # The cluster's own add-on (aws_eks_v2 Cluster.eks_pod_identity_agent, created by GpuEksCluster).
+            agent = cluster.cluster.eks_pod_identity_agent
+            self.pod_identity_agent = cast(eks.CfnAddon, agent.node.default_child) if agent is not None else None
         self.cert_manager: eks.CfnAddon | None = None
         if HyperPodEksAddon.TRAINING_OPERATOR in selected and install_cm:
             self.cert_manager = self._addon("CertManager", CERT_MANAGER_ADDON, None, waits_for)

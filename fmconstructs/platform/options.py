@@ -36,6 +36,8 @@ from ..eks.node_group import check_mount_point
 from ..eks.versions import check_kubernetes_version
 from ..errors import FmValidationError, is_token
 from ..hyperpod import HYPERPOD_KUBERNETES_VERSIONS, HyperPodCapacity
+from ..hyperpod.data_safety import DEFAULT_REMOVAL_POLICY as HYPERPOD_DEFAULT_REMOVAL_POLICY
+from ..hyperpod.data_safety import check_removal_policy as check_hyperpod_removal_policy
 from ..hyperpod.eks_dependencies import HyperPodDependenciesChart
 from ..images import GpuNodeImage
 from ..observability.grafana import GrafanaNetworkAccess, GrafanaWorkspace
@@ -512,6 +514,8 @@ class HyperPodOptions:
     :param admin_roles: EKS cluster admins (EKS orchestration). Default: none.
     :param efa_interfaces_for_lustre: EFA interfaces each GPU node uses for Lustre (0 = TCP). Default: the type's
         FSx default from the catalog (8 on p5): lower it to fit more nodes in the file system's 1,024 EFA connections.
+    :param removal_policy: the HyperPod cluster's (``HyperPodCluster(removal_policy=...)``): ``RemovalPolicy.DESTROY``
+        (default) or ``RETAIN``.
     """
 
     orchestrator: HyperPodOrchestration = HyperPodOrchestration.SLURM
@@ -525,9 +529,11 @@ class HyperPodOptions:
     admin_roles: Sequence[iam.IRole] = ()
     efa_interfaces_for_lustre: int | None = None
     dependencies_chart: HyperPodDependenciesChart | None = None
+    removal_policy: RemovalPolicy = HYPERPOD_DEFAULT_REMOVAL_POLICY
 
     def __post_init__(self) -> None:
         check_enum("orchestrator", self.orchestrator, HyperPodOrchestration)
+        check_hyperpod_removal_policy("removal_policy", self.removal_policy)
         check_optional_count("efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, minimum=0)
         check_instance_type("controller_instance_type", self.controller_instance_type)
         if self.login_instance_type is not None:

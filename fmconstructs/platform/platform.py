@@ -600,6 +600,7 @@ class TrainingPlatform(Construct):
             "file_system": file_system,
             "access_logs_bucket": self._access_logs_bucket,
             "efa_security_group": efa,
+            "removal_policy": options.removal_policy,
         }
         if eks_cluster is None:
             cluster = self._hyperpod_slurm(options, gpu, common)
