@@ -191,7 +191,7 @@ class NodeCheckSpec:
             imex=bool(spec.ultraserver_types),
             lustre_mount_point=lustre_mount_point,
             dcgm_level=dcgm_level,
-            budget_seconds=dict(budget_seconds or {}),
+            budget_seconds={} if budget_seconds is None else budget_seconds,
             fatal_xids=fatal_xids,
             prolog_budget_seconds=prolog_budget_seconds,
             log_file_path=log_file_path,
