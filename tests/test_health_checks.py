@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from fmconstructs.catalog import get_instance_spec
 from fmconstructs.errors import FmValidationError
 from fmconstructs.health import (
     DEFAULT_BUDGET_SECONDS,
@@ -23,7 +24,6 @@ from fmconstructs.health import (
     render_node_checks,
 )
 from fmconstructs.networking import EfaCardSelection, plan_network_interfaces
-from fmconstructs.catalog import get_instance_spec
 from tests.conftest import require_tool
 
 # --- stub commands: each answers from FAKE_* variables and records its call in $CALLS -------------------------------
@@ -161,9 +161,7 @@ def test_spec_comes_from_the_catalog_and_the_launch_layout() -> None:
     every_gpu_card = plan_network_interfaces(
         get_instance_spec("p6e-gb200.36xlarge"), efa_cards=EfaCardSelection.EVERY_GPU_CARD
     )
-    other = NodeCheckSpec.for_instance_type(
-        "p6e-gb200.36xlarge", efa_interfaces=every_gpu_card.efa_interface_count
-    )
+    other = NodeCheckSpec.for_instance_type("p6e-gb200.36xlarge", efa_interfaces=every_gpu_card.efa_interface_count)
     assert other.efa_interfaces == 8
 
 
@@ -345,7 +343,9 @@ def test_imex_on_gb200_and_no_fabric_manager(sandbox: Sandbox) -> None:
     assert ok.rc == 0, ok.out
     assert "PASS imex: nvidia-imex is enabled" in ok.out
     assert "fabric-manager" not in ok.out and "systemctl is-active nvidia-fabricmanager" not in ok.calls
-    bad = sandbox.run(render_node_checks(gb200_spec()), FAKE_GPU_COUNT="4", FAKE_EFA_COUNT="4", FAKE_IMEX_STATE="disabled")
+    bad = sandbox.run(
+        render_node_checks(gb200_spec()), FAKE_GPU_COUNT="4", FAKE_EFA_COUNT="4", FAKE_IMEX_STATE="disabled"
+    )
     assert bad.rc == 1
     assert bad.line(CheckName.IMEX).startswith("FAIL imex: nvidia-imex is disabled, not enabled")
 

@@ -58,7 +58,9 @@ if [ "$1" = update ]; then
 fi
 exit 2
 """
-HOSTNAME = '#!/bin/bash\ncase "$1" in -I) echo "${FAKE_IPS-10.0.0.5} " ;; *) echo "${FAKE_HOSTNAME:-gpu-st-p5-1}" ;; esac\n'
+HOSTNAME = (
+    '#!/bin/bash\ncase "$1" in -I) echo "${FAKE_IPS-10.0.0.5} " ;; *) echo "${FAKE_HOSTNAME:-gpu-st-p5-1}" ;; esac\n'
+)
 
 
 class Cluster(Sandbox):
