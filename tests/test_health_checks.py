@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -385,3 +386,9 @@ def test_log_goes_under_the_sandbox_root_by_default(tmp_path: Path) -> None:
     subprocess.run(["bash", str(script)], env=env, capture_output=True, check=False, timeout=60)
     assert "PASS gpu-count" in (box.root / "var/log/fmconstructs/node-checks.log").read_text()
     assert os.path.isdir(box.root / "bin")
+
+
+def test_health_imports_no_aws_cdk() -> None:
+    # backends and the Node-free fmc CLI can render or inspect the checks without starting Node.js
+    code = "import sys, fmconstructs.health; assert 'aws_cdk' not in sys.modules and 'jsii' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
