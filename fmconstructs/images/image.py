@@ -67,6 +67,7 @@ from .components import (
     imex_component,
     lustre_client_component,
     metrics_agents_component,
+    nccl_tests_component,
     nvidia_driver_component,
     pcs_agent_component,
     slurm_component,
@@ -717,6 +718,8 @@ class GpuNodeImage(Construct):
         if any(spec.ultraserver_types for spec in self.instance_specs):
             components.append(imex_component())
         components.append(dcgm_component())
+        # nccl-tests for the scheduled fabric check (fmconstructs.health.nccl), built against the image's EFA/CUDA.
+        components.append(nccl_tests_component())
         if self.slurm_versions:
             components.append(pcs_agent_component(pcs_agent_version))
             components.extend(slurm_component(v, slurm_installer_version) for v in self.slurm_versions)
