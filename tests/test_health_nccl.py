@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import require_tool
+
 from fmconstructs import FmValidationError
 from fmconstructs.errors import FmTypeError
 from fmconstructs.health import (
     NCCL_TESTS_COMMIT,
     NCCL_TESTS_VERSION,
     NcclCheckSpec,
+    nccl_report,
     parse_output,
     render_mpijob_manifests,
     render_publish_units,
@@ -27,7 +28,6 @@ from fmconstructs.health import (
     render_scrontab,
     render_timer_units,
 )
-from fmconstructs.health import nccl_report
 from fmconstructs.images import nccl_tests_component
 
 # all_reduce_perf on 2x p5.48xlarge as `srun --label` prints it: rows from awslabs/awsome-distributed-ai
@@ -365,7 +365,7 @@ def test_mpijob_rejects_bad_input(kwargs, message):
 
 
 def test_mpijob_gpus_per_node_must_match_the_instance_type():
-    with pytest.raises(FmValidationError, match="spec.gpus_per_node must be 8, the GPUs of p5.48xlarge"):
+    with pytest.raises(FmValidationError, match=r"spec\.gpus_per_node must be 8, the GPUs of p5\.48xlarge"):
         render_mpijob_manifests(
             NcclCheckSpec(gpus_per_node=4), image=IMAGE, instance_type="p5.48xlarge", results_claim="c"
         )

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import require_tool
+
 from fmconstructs import FmValidationError
 from fmconstructs.health import NcclAlertOptions, nccl_rule_group
 from fmconstructs.health.nccl_report import METRICS

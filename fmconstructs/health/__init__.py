@@ -4,8 +4,16 @@ This package holds the scheduled NCCL fabric check (:mod:`.nccl`, :mod:`.nccl_ek
 alert rules (:mod:`.nccl_rules`).
 """
 
-from .nccl import NCCL_TESTS_COMMIT, NCCL_TESTS_VERSION, NcclCheckSpec, render_publish_units, render_sbatch
-from .nccl import render_scrontab, render_timer_units, report_script
+from .nccl import (
+    NCCL_TESTS_COMMIT,
+    NCCL_TESTS_VERSION,
+    NcclCheckSpec,
+    render_publish_units,
+    render_sbatch,
+    render_scrontab,
+    render_timer_units,
+    report_script,
+)
 from .nccl_eks import render_mpijob_manifests
 from .nccl_report import NcclResult, SizeResult, parse_output
 from .nccl_rules import NcclAlertOptions, nccl_rule_group

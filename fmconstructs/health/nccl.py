@@ -27,7 +27,6 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .._validate import check_count, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
@@ -41,7 +40,7 @@ NCCL_TESTS_COMMIT = "a0b82b2260cf5152b9f8c061bbf7eaf0ba096432"
 NCCL_TESTS_REPOSITORY = "https://github.com/NVIDIA/nccl-tests.git"
 #: Where the FmImages component installs the binaries (``make`` writes ``build/<test>_perf``: nccl-tests README).
 ALL_REDUCE_PERF = "/opt/nccl-tests/build/all_reduce_perf"
-#: The Open MPI the EFA installer installs (awsome-distributed-ai nccl-tests.Dockerfile ``MPI_HOME=/opt/amazon/openmpi``).
+#: The Open MPI of the EFA installer (awsome-distributed-ai nccl-tests.Dockerfile: ``MPI_HOME=/opt/amazon/openmpi``).
 MPIRUN = "/opt/amazon/openmpi/bin/mpirun"
 #: Environment of every run (awsome-distributed-training nccl-tests-ami.sbatch; NCCL_DEBUG=WARN is ours: INFO
 #: prints every rank's setup, the parser skips it either way).
@@ -130,8 +129,12 @@ class NcclCheckSpec:
             _synth(name, getattr(self, name))
             check_str(name, getattr(self, name), pattern=pattern, allowed=allowed)
         _synth("on_calendar", self.on_calendar)
-        check_str("on_calendar", self.on_calendar, pattern=re.compile(r"[A-Za-z0-9*:/ ,.~-]{1,100}"),
-                  allowed="a systemd OnCalendar expression such as '*-*-* 03:00:00'")
+        check_str(
+            "on_calendar",
+            self.on_calendar,
+            pattern=re.compile(r"[A-Za-z0-9*:/ ,.~-]{1,100}"),
+            allowed="a systemd OnCalendar expression such as '*-*-* 03:00:00'",
+        )
         if self.partition is not None:
             _synth("partition", self.partition)
             check_str("partition", self.partition, pattern=_SLURM_NAME, allowed="a Slurm partition name")
@@ -202,7 +205,7 @@ def render_sbatch(spec: NcclCheckSpec) -> str:
         + f"python={shlex.quote(spec.python)}\n"
         + f"gpus_per_node={spec.gpus_per_node}\n"
         + f"shape={spec.max_bytes}\n"
-        + f"export LD_LIBRARY_PATH={shlex.quote(LD_LIBRARY_PATH)}\"${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"\n"
+        + f'export LD_LIBRARY_PATH={shlex.quote(LD_LIBRARY_PATH)}"${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"\n'
         + r"""nodes=${SLURM_JOB_NUM_NODES:?run this script with sbatch (or scrontab)}
 ranks=$((gpus_per_node * nodes))
 mkdir -p "$state_dir/logs"

@@ -158,14 +158,19 @@ def render_metrics(result: NcclResult, baseline: dict[str, float] | None, now: f
         f"{LAST_SUCCESS} {1 if result.healthy else 0}",
     ]
     if result.sizes:
-        lines += [f"# HELP {BUSBW} nccl-tests all_reduce_perf bus bandwidth per message size (GB/s).",
-                  f"# TYPE {BUSBW} gauge"]
+        lines += [
+            f"# HELP {BUSBW} nccl-tests all_reduce_perf bus bandwidth per message size (GB/s).",
+            f"# TYPE {BUSBW} gauge",
+        ]
         for row in result.sizes:
             for placement, value in (("out_of_place", row.out_of_place_busbw), ("in_place", row.in_place_busbw)):
                 lines.append(f'{BUSBW}{{placement="{placement}",size_bytes="{row.size_bytes}"}} {value:g}')
     if result.avg_busbw is not None:
-        lines += [f"# HELP {AVG_BUSBW} nccl-tests 'Avg bus bandwidth' of the last run (GB/s).",
-                  f"# TYPE {AVG_BUSBW} gauge", f"{AVG_BUSBW} {result.avg_busbw:g}"]
+        lines += [
+            f"# HELP {AVG_BUSBW} nccl-tests 'Avg bus bandwidth' of the last run (GB/s).",
+            f"# TYPE {AVG_BUSBW} gauge",
+            f"{AVG_BUSBW} {result.avg_busbw:g}",
+        ]
     if baseline is not None:
         lines += [
             f"# HELP {BASELINE_BUSBW} 'Avg bus bandwidth' of the cluster's first healthy NCCL check (GB/s).",
