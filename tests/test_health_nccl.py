@@ -416,3 +416,14 @@ def test_nccl_tests_check_passes_on_an_installed_build_and_fails_on_another_comm
 def test_nccl_tests_component_rejects_bad_pins(args, parameter):
     with pytest.raises(FmValidationError, match=parameter):
         nccl_tests_component(*args)
+
+
+def test_the_check_and_its_report_import_without_aws_cdk():
+    code = (
+        "import sys\n"
+        "from fmconstructs.health import NcclCheckSpec, parse_output, render_mpijob_manifests, render_sbatch\n"
+        "render_sbatch(NcclCheckSpec())\n"
+        "assert 'aws_cdk' not in sys.modules, 'aws_cdk was imported'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]

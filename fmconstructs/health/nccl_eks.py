@@ -54,6 +54,51 @@ def _launcher_script(spec: NcclCheckSpec) -> str:
     )
 
 
+def _env() -> list[dict[str, str]]:
+    return [{"name": "LD_LIBRARY_PATH", "value": f"{LD_LIBRARY_PATH}:/opt/nccl/build/lib"}]
+
+
+def _launcher_replica(spec: NcclCheckSpec, image: str, results_claim: str) -> dict[str, Any]:
+    """One launcher pod: mpirun, then the report from the ConfigMap, results on the claim."""
+    container = {
+        "name": "launcher",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "env": _env(),
+        "command": ["/bin/bash", "-c", _launcher_script(spec)],
+        "volumeMounts": [
+            {"name": "report", "mountPath": REPORT_MOUNT, "readOnly": True},
+            {"name": "results", "mountPath": RESULTS_MOUNT},
+        ],
+    }
+    volumes = [
+        {"name": "report", "configMap": {"name": f"{JOB_NAME}-report"}},
+        {"name": "results", "persistentVolumeClaim": {"claimName": results_claim}},
+    ]
+    pod = {"restartPolicy": "Never", "containers": [container], "volumes": volumes}
+    return {"replicas": 1, "template": {"spec": pod}}
+
+
+def _worker_replica(
+    spec: NcclCheckSpec, image: str, instance_type: str, resources: dict[str, int | str]
+) -> dict[str, Any]:
+    """``spec.nodes`` worker pods, each holding a whole node's GPUs and EFA interfaces."""
+    container = {
+        "name": "worker",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "env": _env(),
+        "resources": {"limits": dict(resources), "requests": dict(resources)},
+        "volumeMounts": [{"name": "shmem", "mountPath": "/dev/shm"}],
+    }
+    pod = {
+        "nodeSelector": {"node.kubernetes.io/instance-type": instance_type},
+        "containers": [container],
+        "volumes": [{"name": "shmem", "hostPath": {"path": "/dev/shm"}}],
+    }
+    return {"replicas": spec.nodes, "template": {"spec": pod}}
+
+
 def render_mpijob_manifests(
     spec: NcclCheckSpec,
     *,
@@ -87,54 +132,16 @@ def render_mpijob_manifests(
         "metadata": {"name": f"{JOB_NAME}-report", "namespace": namespace},
         "data": {"nccl_report.py": report_script()},
     }
-    resources = {"nvidia.com/gpu": spec.gpus_per_node, "hugepages-2Mi": "5120Mi", "memory": "32000Mi"}
+    # hugepages and memory as awsome-distributed-training nccl-tests.yaml asks for them.
+    resources: dict[str, int | str] = {
+        "nvidia.com/gpu": spec.gpus_per_node,
+        "hugepages-2Mi": "5120Mi",
+        "memory": "32000Mi",
+    }
     if efa:
         resources["vpc.amazonaws.com/efa"] = efa
-    env = [{"name": "LD_LIBRARY_PATH", "value": f"{LD_LIBRARY_PATH}:/opt/nccl/build/lib"}]
-    launcher = {
-        "replicas": 1,
-        "template": {
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [
-                    {
-                        "name": "launcher",
-                        "image": image,
-                        "imagePullPolicy": "IfNotPresent",
-                        "env": env,
-                        "command": ["/bin/bash", "-c", _launcher_script(spec)],
-                        "volumeMounts": [
-                            {"name": "report", "mountPath": REPORT_MOUNT, "readOnly": True},
-                            {"name": "results", "mountPath": RESULTS_MOUNT},
-                        ],
-                    }
-                ],
-                "volumes": [
-                    {"name": "report", "configMap": {"name": f"{JOB_NAME}-report"}},
-                    {"name": "results", "persistentVolumeClaim": {"claimName": results_claim}},
-                ],
-            }
-        },
-    }
-    worker = {
-        "replicas": spec.nodes,
-        "template": {
-            "spec": {
-                "nodeSelector": {"node.kubernetes.io/instance-type": instance_type},
-                "containers": [
-                    {
-                        "name": "worker",
-                        "image": image,
-                        "imagePullPolicy": "IfNotPresent",
-                        "env": env,
-                        "resources": {"limits": dict(resources), "requests": dict(resources)},
-                        "volumeMounts": [{"name": "shmem", "mountPath": "/dev/shm"}],
-                    }
-                ],
-                "volumes": [{"name": "shmem", "hostPath": {"path": "/dev/shm"}}],
-            }
-        },
-    }
+    launcher = _launcher_replica(spec, image, results_claim)
+    worker = _worker_replica(spec, image, instance_type, resources)
     mpijob = {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",

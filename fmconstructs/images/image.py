@@ -67,12 +67,12 @@ from .components import (
     imex_component,
     lustre_client_component,
     metrics_agents_component,
-    nccl_tests_component,
     nvidia_driver_component,
     pcs_agent_component,
     slurm_component,
 )
 from .cron import check_schedule_expression
+from .nccl_tests import nccl_tests_component
 
 #: Public SSM parameters of the AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Amazon Linux 2023). Name format
 #: ``/aws/service/deeplearning/ami/<architecture>/<ami type>/latest/ami-id`` (DLAMI Developer Guide "Finding the ID
