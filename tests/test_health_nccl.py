@@ -427,3 +427,22 @@ def test_the_check_and_its_report_import_without_aws_cdk():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_scrontab_setting_is_allowed_by_parallelcluster_custom_slurm_settings():
+    from fmconstructs.health import SCRONTAB_SLURM_SETTINGS
+    from fmconstructs.pcs.slurm import ClusterSetting
+
+    assert SCRONTAB_SLURM_SETTINGS == {"ScronParameters": "enable"}
+    assert "ScronParameters" not in {s.value for s in ClusterSetting}  # PCS: use render_timer_units instead
+    pcluster_python = Path(__file__).resolve().parents[1] / ".venv-pcluster" / "bin" / "python"
+    if not pcluster_python.is_file():
+        pytest.skip(".venv-pcluster (aws-parallelcluster) is missing; `make test` creates it")
+    code = (
+        "from pcluster.validators.slurm_settings_validator import SLURM_SETTINGS_DENY_LIST as d\n"
+        "print(sorted(n for levels in d.values() for names in levels.values() for n in names))\n"
+    )
+    proc = subprocess.run([str(pcluster_python), "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "'prolog'" in proc.stdout  # the deny list was read
+    assert "scronparameters" not in proc.stdout

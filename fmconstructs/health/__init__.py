@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .nccl import (
         NCCL_TESTS_COMMIT,
         NCCL_TESTS_VERSION,
+        SCRONTAB_SLURM_SETTINGS,
         NcclCheckSpec,
         render_publish_units,
         render_sbatch,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NCCL_TESTS_COMMIT",
     "NCCL_TESTS_VERSION",
+    "SCRONTAB_SLURM_SETTINGS",
     "NcclAlertOptions",
     "NcclCheckSpec",
     "NcclResult",
@@ -45,6 +47,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".nccl": (
         "NCCL_TESTS_COMMIT",
         "NCCL_TESTS_VERSION",
+        "SCRONTAB_SLURM_SETTINGS",
         "NcclCheckSpec",
         "render_publish_units",
         "render_sbatch",

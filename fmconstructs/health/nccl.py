@@ -8,9 +8,10 @@ Written once, parameterized by :class:`NcclCheckSpec`; backends choose where it 
   (``ScronParameters=enable`` in slurm.conf: Slurm scrontab(1) and slurm.conf(5)) or by :func:`render_timer_units`
   (a systemd timer on the login node that runs ``sbatch``): AWS PCS custom Slurm settings accept a fixed list that
   has no ``ScronParameters`` (PCS User Guide slurm-custom-settings-cluster / API ``SlurmCustomSetting``, as
-  :class:`fmconstructs.pcs.slurm.ClusterSetting` records). :func:`render_publish_units` copies the metrics from the
-  shared state directory into node exporter's textfile directory on the login node, a node that outlives the
-  compute nodes the job ran on.
+  :class:`fmconstructs.pcs.slurm.ClusterSetting` records), so PCS uses the timer; ParallelCluster accepts
+  :data:`SCRONTAB_SLURM_SETTINGS` in ``Scheduling/SlurmSettings/CustomSlurmSettings`` (not in its deny list).
+  :func:`render_publish_units` copies the metrics from the shared state directory into node exporter's textfile
+  directory on the login node, a node that outlives the compute nodes the job ran on.
 - EKS: :func:`render_mpijob_manifests`, a Kubeflow MPI operator ``MPIJob`` (``kubeflow.org/v2beta1``) as
   aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml runs it.
 
@@ -54,6 +55,10 @@ DEFAULT_ENV: Mapping[str, str] = {
 LD_LIBRARY_PATH = "/opt/amazon/efa/lib:/opt/amazon/openmpi/lib:/opt/amazon/ofi-nccl/lib:/usr/local/lib:/usr/lib"
 #: The textfile directory of fmconstructs' node exporter (:data:`fmconstructs.observability.collection.TEXTFILE_DIR`).
 TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
+#: The slurm.conf setting that turns scrontab on (scrontab(1): "ScronParameters=enable"). Allowed by ParallelCluster
+#: CustomSlurmSettings: aws-parallelcluster 3.16.1 pcluster/validators/slurm_settings_validator.py
+#: SLURM_SETTINGS_DENY_LIST does not list it. Not accepted by AWS PCS (see the module docstring).
+SCRONTAB_SLURM_SETTINGS: Mapping[str, str] = {"ScronParameters": "enable"}
 JOB_NAME = "fm-nccl-allreduce"
 SCRIPT_NAME = f"{JOB_NAME}.sbatch"
 METRICS_FILE = "fm_nccl.prom"
