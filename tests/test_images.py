@@ -105,6 +105,7 @@ def test_x86_components_have_fabric_manager_and_no_imex(x86):
             "nvidia-driver",
             "nvidia-fabric-manager",
             "dcgm",
+            "nccl-tests",
             "pcs-agent",
             "pcs-slurm-25-11",
             "metrics-agents",

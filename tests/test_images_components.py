@@ -29,6 +29,7 @@ from fmconstructs.images import (
     imex_component,
     lustre_client_component,
     metrics_agents_component,
+    nccl_tests_component,
     nvidia_driver_component,
     pcs_agent_component,
     slurm_component,
@@ -50,6 +51,7 @@ BUILTIN = {
     "gpu-smoke-test": lambda: gpu_smoke_test_component(),
     "lustre-client": lambda: lustre_client_component(),
     "metrics-agents": lambda: metrics_agents_component(),
+    "nccl-tests": lambda: nccl_tests_component(),
 }
 
 

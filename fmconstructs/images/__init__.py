@@ -33,6 +33,7 @@ from .image import (
     ParentImage,
     PipelineStartCondition,
 )
+from .nccl_tests import nccl_tests_component
 from .schema import COMPONENT_DOCUMENT_SCHEMA, document_problems
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "imex_component",
     "lustre_client_component",
     "metrics_agents_component",
+    "nccl_tests_component",
     "nvidia_driver_component",
     "pcs_agent_component",
     "slurm_component",

@@ -73,6 +73,7 @@ from .components import (
     slurm_component,
 )
 from .cron import check_schedule_expression
+from .nccl_tests import nccl_tests_component
 
 #: Public SSM parameters of the AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Amazon Linux 2023). Name format
 #: ``/aws/service/deeplearning/ami/<architecture>/<ami type>/latest/ami-id`` (DLAMI Developer Guide "Finding the ID
@@ -717,6 +718,8 @@ class GpuNodeImage(Construct):
         if any(spec.ultraserver_types for spec in self.instance_specs):
             components.append(imex_component())
         components.append(dcgm_component())
+        # nccl-tests for the scheduled fabric check (fmconstructs.health.nccl), built against the image's EFA/CUDA.
+        components.append(nccl_tests_component())
         if self.slurm_versions:
             components.append(pcs_agent_component(pcs_agent_version))
             components.extend(slurm_component(v, slurm_installer_version) for v in self.slurm_versions)

@@ -1,0 +1,278 @@
+"""The scheduled NCCL fabric check (issue 20 section 2): nccl-tests ``all_reduce_perf`` across a configurable number of
+nodes, its output turned into metrics, compared with the cluster's own baseline.
+
+Written once, parameterized by :class:`NcclCheckSpec`; backends choose where it plugs in:
+
+- Slurm (PCS, ParallelCluster): :func:`render_sbatch` (one self-contained batch script: mpirun, then the embedded
+  :mod:`~fmconstructs.health.nccl_report`), scheduled by :func:`render_scrontab` where ``scrontab`` is enabled
+  (``ScronParameters=enable`` in slurm.conf: Slurm scrontab(1) and slurm.conf(5)) or by :func:`render_timer_units`
+  (a systemd timer on the login node that runs ``sbatch``): AWS PCS custom Slurm settings accept a fixed list that
+  has no ``ScronParameters`` (PCS User Guide slurm-custom-settings-cluster / API ``SlurmCustomSetting``, as
+  :class:`fmconstructs.pcs.slurm.ClusterSetting` records), so PCS uses the timer; ParallelCluster accepts
+  :data:`SCRONTAB_SLURM_SETTINGS` in ``Scheduling/SlurmSettings/CustomSlurmSettings`` (not in its deny list).
+  :func:`render_publish_units` copies the metrics from the shared state directory into node exporter's textfile
+  directory on the login node, a node that outlives the compute nodes the job ran on.
+- EKS: :func:`render_mpijob_manifests`, a Kubeflow MPI operator ``MPIJob`` (``kubeflow.org/v2beta1``) as
+  aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml runs it.
+
+Launch flags and environment follow aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/slurm/
+nccl-tests-ami.sbatch: ``mpirun -n $((G * SLURM_JOB_NUM_NODES)) -N G -x FI_PROVIDER=efa -x FI_EFA_FORK_SAFE=1
+-x NCCL_SOCKET_IFNAME=^docker,lo,veth --mca pml ^ucx --mca btl tcp,self --mca btl_tcp_if_exclude
+lo,docker0,veth_def_agent --bind-to none all_reduce_perf -b 8 -e 16G -f 2 -g 1 -c 1 -n 100``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._validate import check_count, check_str
+from ..errors import FmTypeError, FmValidationError, is_token
+
+#: nccl-tests, pinned by tag and commit: the newest tag of NVIDIA/nccl-tests in the stored snapshot (tag v2.19.6,
+#: commit a0b82b2260cf5152b9f8c061bbf7eaf0ba096432, 2026-07-09; src/common.h NCCL_TESTS_VERSION "2.19.6").
+#: awslabs/awsome-distributed-ai micro-benchmarks/nccl-tests/README.md pins a newer v2.20.0 that the snapshot did not
+#: hold (UNCONFIRMED here: pass ``version``/``commit`` to use it).
+NCCL_TESTS_VERSION = "v2.19.6"
+NCCL_TESTS_COMMIT = "a0b82b2260cf5152b9f8c061bbf7eaf0ba096432"
+NCCL_TESTS_REPOSITORY = "https://github.com/NVIDIA/nccl-tests.git"
+#: Where the FmImages component installs the binaries (``make`` writes ``build/<test>_perf``: nccl-tests README).
+ALL_REDUCE_PERF = "/opt/nccl-tests/build/all_reduce_perf"
+#: The Open MPI of the EFA installer (awsome-distributed-ai nccl-tests.Dockerfile: ``MPI_HOME=/opt/amazon/openmpi``).
+MPIRUN = "/opt/amazon/openmpi/bin/mpirun"
+#: Environment of every run (awsome-distributed-training nccl-tests-ami.sbatch; NCCL_DEBUG=WARN is ours: INFO
+#: prints every rank's setup, the parser skips it either way).
+DEFAULT_ENV: Mapping[str, str] = {
+    "FI_PROVIDER": "efa",
+    "FI_EFA_FORK_SAFE": "1",
+    "NCCL_SOCKET_IFNAME": "^docker,lo,veth",
+    "NCCL_DEBUG": "WARN",
+}
+#: Library path of the EFA installer's libfabric, Open MPI and aws-ofi-nccl plugin (nccl-tests-ami.sbatch).
+LD_LIBRARY_PATH = "/opt/amazon/efa/lib:/opt/amazon/openmpi/lib:/opt/amazon/ofi-nccl/lib:/usr/local/lib:/usr/lib"
+#: The textfile directory of fmconstructs' node exporter (:data:`fmconstructs.observability.collection.TEXTFILE_DIR`).
+TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
+#: The slurm.conf setting that turns scrontab on (scrontab(1): "ScronParameters=enable"). Allowed by ParallelCluster
+#: CustomSlurmSettings: aws-parallelcluster 3.16.1 pcluster/validators/slurm_settings_validator.py
+#: SLURM_SETTINGS_DENY_LIST does not list it. Not accepted by AWS PCS (see the module docstring).
+SCRONTAB_SLURM_SETTINGS: Mapping[str, str] = {"ScronParameters": "enable"}
+JOB_NAME = "fm-nccl-allreduce"
+SCRIPT_NAME = f"{JOB_NAME}.sbatch"
+METRICS_FILE = "fm_nccl.prom"
+
+_SIZE = re.compile(r"[1-9][0-9]*[KMG]?")
+_ABS_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
+_CRON_FIELD = r"[0-9*/,-]+"
+_CRON = re.compile(rf"{_CRON_FIELD}( {_CRON_FIELD}){{4}}")
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+_SLURM_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def report_script() -> str:
+    """The source of :mod:`fmconstructs.health.nccl_report`, as the job runs it."""
+    return (Path(__file__).parent / "nccl_report.py").read_text()
+
+
+def _synth(parameter: str, value: object) -> None:
+    if is_token(value):
+        raise FmValidationError(parameter, value, "a value known at synth time (it is written into the job script)")
+
+
+@dataclass(frozen=True)
+class NcclCheckSpec:
+    """What the scheduled NCCL check runs, where it keeps its state and when.
+
+    :param nodes: nodes in the all-reduce (at least 2: the check is about the fabric between nodes).
+    :param gpus_per_node: ranks per node, one GPU each (``-g 1``).
+    :param max_bytes: ``-e`` of all_reduce_perf (``16G`` as awsome-distributed-training runs it on P5).
+    :param iterations: ``-n`` (awsome-distributed-training uses 100).
+    :param state_dir: a directory on the shared file system: logs, the baseline JSON and the metrics file.
+    :param schedule: a five-field cron expression for scrontab.
+    :param on_calendar: the same schedule as a systemd ``OnCalendar`` (login-node timer, where scrontab is off).
+    :param partition: the Slurm partition (PCS queue); None: the default partition.
+    :param time_limit_minutes: the job's ``--time``.
+    :param all_reduce_perf: the binary on the nodes (the FmImages component's by default).
+    :param mpirun: Open MPI's mpirun on the nodes.
+    :param python: the interpreter that runs the report.
+    :param extra_env: more variables for every rank (``NCCL_*``, ``FI_*``); they override :data:`DEFAULT_ENV`.
+    """
+
+    nodes: int = 2
+    gpus_per_node: int = 8
+    max_bytes: str = "16G"
+    iterations: int = 100
+    state_dir: str = "/fsx/fmconstructs/nccl"
+    schedule: str = "0 3 * * *"
+    on_calendar: str = "*-*-* 03:00:00"
+    partition: str | None = None
+    time_limit_minutes: int = 30
+    all_reduce_perf: str = ALL_REDUCE_PERF
+    mpirun: str = MPIRUN
+    python: str = "/usr/bin/python3"
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, minimum, maximum in (
+            ("nodes", 2, 4096),
+            ("gpus_per_node", 1, 64),
+            ("iterations", 1, 100000),
+            ("time_limit_minutes", 1, 10080),
+        ):
+            _synth(name, getattr(self, name))
+            check_count(name, getattr(self, name), minimum=minimum, maximum=maximum)
+        for name, pattern, allowed in (
+            ("max_bytes", _SIZE, "a size like '16G', '512M' or '8192'"),
+            ("state_dir", _ABS_PATH, "an absolute path on the shared file system"),
+            ("all_reduce_perf", _ABS_PATH, "an absolute path"),
+            ("mpirun", _ABS_PATH, "an absolute path"),
+            ("python", _ABS_PATH, "an absolute path"),
+            ("schedule", _CRON, "a five-field cron expression such as '0 3 * * *'"),
+        ):
+            _synth(name, getattr(self, name))
+            check_str(name, getattr(self, name), pattern=pattern, allowed=allowed)
+        _synth("on_calendar", self.on_calendar)
+        check_str(
+            "on_calendar",
+            self.on_calendar,
+            pattern=re.compile(r"[A-Za-z0-9*:/ ,.~-]{1,100}"),
+            allowed="a systemd OnCalendar expression such as '*-*-* 03:00:00'",
+        )
+        if self.partition is not None:
+            _synth("partition", self.partition)
+            check_str("partition", self.partition, pattern=_SLURM_NAME, allowed="a Slurm partition name")
+        if not isinstance(self.extra_env, Mapping):
+            raise FmTypeError("extra_env", self.extra_env, "a dict of str to str")
+        for key, value in self.extra_env.items():
+            check_str("extra_env key", key, pattern=_ENV_NAME, allowed="an environment variable name")
+            _synth(f"extra_env[{key!r}]", value)
+            check_str(f"extra_env[{key!r}]", value, pattern=re.compile(r"[^\n'\x00]*"), allowed="one line")
+        object.__setattr__(self, "extra_env", dict(self.extra_env))
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return {**DEFAULT_ENV, **self.extra_env}
+
+    @property
+    def script_path(self) -> str:
+        return f"{self.state_dir}/{SCRIPT_NAME}"
+
+    @property
+    def metrics_path(self) -> str:
+        return f"{self.state_dir}/{METRICS_FILE}"
+
+    def slurm_options(self) -> list[str]:
+        """The sbatch options of the job (``#SBATCH`` lines of the script, ``#SCRON`` line of the crontab)."""
+        options = [
+            f"--job-name={JOB_NAME}",
+            f"--nodes={self.nodes}",
+            f"--ntasks-per-node={self.gpus_per_node}",
+            "--exclusive",
+            f"--time={self.time_limit_minutes}",
+            f"--output={self.state_dir}/slurm-%j.out",
+        ]
+        if self.partition is not None:
+            options.append(f"--partition={self.partition}")
+        return options
+
+    def test_arguments(self) -> list[str]:
+        """all_reduce_perf's arguments: 8 bytes to ``max_bytes``, doubling, one GPU per rank, with a data check."""
+        return ["-b", "8", "-e", self.max_bytes, "-f", "2", "-g", "1", "-c", "1", "-n", str(self.iterations)]
+
+
+def _mpirun_command(spec: NcclCheckSpec, ranks: str) -> list[str]:
+    """mpirun as awsome-distributed-training nccl-tests-ami.sbatch runs it (``ranks`` may be a shell expression)."""
+    command = [spec.mpirun, "-n", ranks, "-N", str(spec.gpus_per_node)]
+    for name, value in spec.environment.items():
+        command += ["-x", f"{name}={value}"]
+    command += ["-x", "LD_LIBRARY_PATH", "--mca", "pml", "^ucx", "--mca", "btl", "tcp,self"]
+    command += ["--mca", "btl_tcp_if_exclude", "lo,docker0,veth_def_agent", "--bind-to", "none"]
+    return [*command, spec.all_reduce_perf, *spec.test_arguments()]
+
+
+def render_sbatch(spec: NcclCheckSpec) -> str:
+    """The batch script: all_reduce_perf over ``spec.nodes`` nodes, then the report (embedded), which writes the
+    metrics and records the baseline on the first healthy run. Exits non-zero when the test or the report fails."""
+    header = "".join(f"#SBATCH {option}\n" for option in spec.slurm_options())
+    mpirun = " ".join(shlex.quote(w) for w in _mpirun_command(spec, "RANKS"))
+    mpirun = mpirun.replace(" RANKS ", ' "$ranks" ')
+    report = report_script()
+    if "FM_NCCL_REPORT" in report:
+        raise AssertionError("the report script contains the heredoc delimiter")
+    return (
+        "#!/bin/bash\n"
+        "# fmconstructs scheduled NCCL all-reduce check (fmconstructs.health.nccl).\n"
+        + header
+        + "set -uo pipefail\n"
+        + f"state_dir={shlex.quote(spec.state_dir)}\n"
+        + f"python={shlex.quote(spec.python)}\n"
+        + f"gpus_per_node={spec.gpus_per_node}\n"
+        + f"shape={spec.max_bytes}\n"
+        + f'export LD_LIBRARY_PATH={shlex.quote(LD_LIBRARY_PATH)}"${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"\n'
+        + r"""nodes=${SLURM_JOB_NUM_NODES:?run this script with sbatch (or scrontab)}
+ranks=$((gpus_per_node * nodes))
+mkdir -p "$state_dir/logs"
+log="$state_dir/logs/allreduce-${SLURM_JOB_ID:-0}.log"
+# One baseline per test shape: a different node count or size range is a different cluster figure.
+baseline="$state_dir/baseline-${nodes}x${gpus_per_node}-${shape}.json"
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+cat >"$report" <<'FM_NCCL_REPORT'
+"""
+        + report
+        + "FM_NCCL_REPORT\n"
+        + mpirun
+        + ' 2>&1 | tee "$log"\n'
+        + r"""test_status=${PIPESTATUS[0]}
+"$python" -I "$report" --log "$log" --baseline "$baseline" --output "$state_dir/fm_nccl.prom"
+report_status=$?
+if [ "$test_status" -ne 0 ]; then
+  echo "fmconstructs nccl: all_reduce_perf exited with $test_status" >&2
+  exit "$test_status"
+fi
+exit "$report_status"
+"""
+    )
+
+
+def render_scrontab(spec: NcclCheckSpec) -> str:
+    """A scrontab entry that runs :func:`render_sbatch`'s script (installed at ``spec.script_path``): ``#SCRON``
+    carries the sbatch options (scrontab(1): "Lines starting with #SCRON allow options to be defined for the single
+    following crontab entry"). Needs ``ScronParameters=enable`` (slurm.conf(5)); install with ``scrontab FILE``."""
+    return (
+        "# fmconstructs scheduled NCCL all-reduce check\n"
+        f"#SCRON {' '.join(spec.slurm_options())}\n"
+        f"{spec.schedule} {spec.script_path}\n"
+    )
+
+
+def render_timer_units(spec: NcclCheckSpec, *, user: str = "root") -> dict[str, str]:
+    """systemd units for the login node that submit the job with ``sbatch`` on ``spec.on_calendar`` (for clusters
+    without scrontab, such as AWS PCS). ``user`` submits it (Slurm runs root's jobs unless DisableRootJobs=YES:
+    slurm.conf(5))."""
+    check_str("user", user, pattern=re.compile(r"[a-z_][a-z0-9_-]{0,31}"), allowed="a Linux user name")
+    script = shlex.quote(spec.script_path)
+    return {
+        "fm-nccl-check.service": "[Unit]\nDescription=fmconstructs: submit the NCCL all-reduce check\n\n"
+        f"[Service]\nType=oneshot\nUser={user}\nExecStart=/usr/bin/sbatch {script}\n",
+        "fm-nccl-check.timer": "[Unit]\nDescription=fmconstructs: NCCL all-reduce check on a schedule\n\n"
+        f"[Timer]\nOnCalendar={spec.on_calendar}\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n",
+    }
+
+
+def render_publish_units(spec: NcclCheckSpec, *, textfile_dir: str = TEXTFILE_DIR) -> dict[str, str]:
+    """systemd units for the login node that copy the job's metrics file from the shared state directory into node
+    exporter's textfile directory every minute (atomically: node exporter never reads a partial file)."""
+    check_str("textfile_dir", textfile_dir, pattern=_ABS_PATH, allowed="an absolute path")
+    source = shlex.quote(spec.metrics_path)
+    tmp = shlex.quote(f"{textfile_dir}/.{METRICS_FILE}.tmp")
+    dest = shlex.quote(f"{textfile_dir}/{METRICS_FILE}")
+    command = f"test ! -f {source} || (install -m 0644 {source} {tmp} && mv -f {tmp} {dest})"
+    return {
+        "fm-nccl-publish.service": "[Unit]\nDescription=fmconstructs: publish the NCCL check metrics\n\n"
+        f"[Service]\nType=oneshot\nExecStart=/bin/sh -c {shlex.quote(command)}\n",
+        "fm-nccl-publish.timer": "[Unit]\nDescription=fmconstructs: publish the NCCL check metrics every minute\n\n"
+        "[Timer]\nOnBootSec=1min\nOnUnitActiveSec=1min\n\n[Install]\nWantedBy=timers.target\n",
+    }

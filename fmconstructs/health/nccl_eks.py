@@ -1,0 +1,155 @@
+"""The scheduled NCCL check on EKS: a Kubeflow MPI operator ``MPIJob`` (``kubeflow.org/v2beta1``) and the ConfigMap
+that carries :mod:`~fmconstructs.health.nccl_report`.
+
+The shape follows aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml
+(launcher running ``mpirun --allow-run-as-root --tag-output``, workers asking for ``nvidia.com/gpu``,
+``vpc.amazonaws.com/efa``, ``hugepages-2Mi: 5120Mi`` and ``memory: 32000Mi``, ``/dev/shm`` from the host). The image
+is a required parameter: AWS publishes no pinned nccl-tests image that this library could verify (the awsome README
+builds ``nccl-tests.Dockerfile`` or names ``public.ecr.aws/hpc-cloud/nccl-tests:<tag>`` "after that tag has been
+published"), so pass the image you built from that Dockerfile, by tag or digest.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from .._validate import check_count, check_str
+from ..catalog import get_instance_spec
+from ..errors import FmValidationError
+from ..networking.interfaces import plan_network_interfaces
+from .nccl import JOB_NAME, LD_LIBRARY_PATH, METRICS_FILE, NcclCheckSpec, _mpirun_command, report_script
+
+_IMAGE = re.compile(r"[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+(:[A-Za-z0-9._-]{1,128}|@sha256:[0-9a-f]{64})")
+_K8S_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+REPORT_MOUNT = "/fm-nccl"
+RESULTS_MOUNT = "/results"
+
+
+def _check_image(image: str) -> str:
+    check_str("image", image, pattern=_IMAGE, allowed="a container image pinned by tag or @sha256 digest")
+    if image.endswith(":latest"):
+        raise FmValidationError("image", image, "a pinned tag or digest, not ':latest'")
+    return image
+
+
+def _launcher_script(spec: NcclCheckSpec) -> str:
+    ranks = str(spec.nodes * spec.gpus_per_node)
+    command = _mpirun_command(spec, ranks)
+    command[1:1] = ["--allow-run-as-root", "--tag-output"]
+    baseline = f"{RESULTS_MOUNT}/baseline-{spec.nodes}x{spec.gpus_per_node}-{spec.max_bytes}.json"
+    return (
+        "set -uo pipefail\n"
+        f"mkdir -p {RESULTS_MOUNT}/logs\n"
+        f'log="{RESULTS_MOUNT}/logs/allreduce-$(date +%s).log"\n'
+        + " ".join(shlex.quote(w) for w in command)
+        + ' 2>&1 | tee "$log"\n'
+        "test_status=${PIPESTATUS[0]}\n"
+        f'python3 -I {REPORT_MOUNT}/nccl_report.py --log "$log" --baseline {baseline} '
+        f"--output {RESULTS_MOUNT}/{METRICS_FILE}\n"
+        "report_status=$?\n"
+        '[ "$test_status" -eq 0 ] || exit "$test_status"\n'
+        'exit "$report_status"\n'
+    )
+
+
+def _env() -> list[dict[str, str]]:
+    return [{"name": "LD_LIBRARY_PATH", "value": f"{LD_LIBRARY_PATH}:/opt/nccl/build/lib"}]
+
+
+def _launcher_replica(spec: NcclCheckSpec, image: str, results_claim: str) -> dict[str, Any]:
+    """One launcher pod: mpirun, then the report from the ConfigMap, results on the claim."""
+    container = {
+        "name": "launcher",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "env": _env(),
+        "command": ["/bin/bash", "-c", _launcher_script(spec)],
+        "volumeMounts": [
+            {"name": "report", "mountPath": REPORT_MOUNT, "readOnly": True},
+            {"name": "results", "mountPath": RESULTS_MOUNT},
+        ],
+    }
+    volumes = [
+        {"name": "report", "configMap": {"name": f"{JOB_NAME}-report"}},
+        {"name": "results", "persistentVolumeClaim": {"claimName": results_claim}},
+    ]
+    pod = {"restartPolicy": "Never", "containers": [container], "volumes": volumes}
+    return {"replicas": 1, "template": {"spec": pod}}
+
+
+def _worker_replica(
+    spec: NcclCheckSpec, image: str, instance_type: str, resources: dict[str, int | str]
+) -> dict[str, Any]:
+    """``spec.nodes`` worker pods, each holding a whole node's GPUs and EFA interfaces."""
+    container = {
+        "name": "worker",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "env": _env(),
+        "resources": {"limits": dict(resources), "requests": dict(resources)},
+        "volumeMounts": [{"name": "shmem", "mountPath": "/dev/shm"}],
+    }
+    pod = {
+        "nodeSelector": {"node.kubernetes.io/instance-type": instance_type},
+        "containers": [container],
+        "volumes": [{"name": "shmem", "hostPath": {"path": "/dev/shm"}}],
+    }
+    return {"replicas": spec.nodes, "template": {"spec": pod}}
+
+
+def render_mpijob_manifests(
+    spec: NcclCheckSpec,
+    *,
+    image: str,
+    instance_type: str,
+    results_claim: str,
+    namespace: str = "default",
+    efa_per_node: int | None = None,
+) -> list[dict[str, Any]]:
+    """The ConfigMap with the report script and the ``MPIJob`` (apply both; delete the MPIJob before the next run).
+
+    :param image: an nccl-tests image with Open MPI, EFA and ``/opt/nccl-tests/build/all_reduce_perf`` (built from
+        awsome-distributed-training ``nccl-tests.Dockerfile``), pinned by tag or digest.
+    :param instance_type: the workers' ``node.kubernetes.io/instance-type``; GPUs per node come from the catalog.
+    :param results_claim: a PersistentVolumeClaim (e.g. FSx for Lustre) for logs, the baseline and the metrics file.
+    :param efa_per_node: ``vpc.amazonaws.com/efa`` per worker; default: the EFA interfaces of the catalog's layout.
+    """
+    _check_image(image)
+    check_str("results_claim", results_claim, pattern=_K8S_NAME, allowed="a PersistentVolumeClaim name")
+    check_str("namespace", namespace, pattern=_K8S_NAME, allowed="a Kubernetes namespace name")
+    instance = get_instance_spec(instance_type)
+    if instance.gpu.count != spec.gpus_per_node:
+        raise FmValidationError(
+            "spec.gpus_per_node", spec.gpus_per_node, f"{instance.gpu.count}, the GPUs of {instance_type}"
+        )
+    default_efa = plan_network_interfaces(instance).efa_interface_count
+    efa = default_efa if efa_per_node is None else check_count("efa_per_node", efa_per_node, minimum=1)
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"{JOB_NAME}-report", "namespace": namespace},
+        "data": {"nccl_report.py": report_script()},
+    }
+    # hugepages and memory as awsome-distributed-training nccl-tests.yaml asks for them.
+    resources: dict[str, int | str] = {
+        "nvidia.com/gpu": spec.gpus_per_node,
+        "hugepages-2Mi": "5120Mi",
+        "memory": "32000Mi",
+    }
+    if efa:
+        resources["vpc.amazonaws.com/efa"] = efa
+    launcher = _launcher_replica(spec, image, results_claim)
+    worker = _worker_replica(spec, image, instance_type, resources)
+    mpijob = {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": JOB_NAME, "namespace": namespace},
+        "spec": {
+            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+            "slotsPerWorker": spec.gpus_per_node,
+            "mpiReplicaSpecs": {"Launcher": launcher, "Worker": worker},
+        },
+    }
+    return [config_map, mpijob]

@@ -1,0 +1,88 @@
+"""Alert rules of the scheduled NCCL check: the fabric against the cluster's own baseline.
+
+No absolute busbw threshold per instance type: published figures differ with node count, NCCL and EFA versions and
+tuning (487 GB/s on 2x p5.48xlarge in awslabs/awsome-distributed-ai micro-benchmarks/nccl-tests/README.md, 377 GB/s
+on 4x p6-b200 untuned in its PCS tests), and fixed gates misfire (NVIDIA/aicr#1256). The rules compare the last run
+with the cluster's first healthy run (:mod:`.nccl_report` writes both gauges into the same file, so the series carry
+the same labels).
+
+Not part of :func:`fmconstructs.observability.rules.default_rule_groups`: add :func:`nccl_rule_group` to the groups
+of a workspace that runs the check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._validate import check_number
+from ..errors import FmValidationError, is_token
+from ..observability._checks import PrometheusDuration, check_prometheus_duration
+from ..observability.rules import AlertRule, RuleGroup, Severity
+from .nccl_report import AVG_BUSBW, BASELINE_BUSBW, LAST_RUN, LAST_SUCCESS
+
+
+@dataclass(frozen=True)
+class NcclAlertOptions:
+    """:param drop_percent: alert when the average bus bandwidth is more than this percentage below the baseline.
+    :param for_: how long the drop must hold (the gauges only change when the check runs).
+    :param stale_after_hours: warn when no check ran for this long (at least the schedule's interval).
+    """
+
+    drop_percent: float = 10.0
+    for_: PrometheusDuration = "15m"
+    stale_after_hours: float = 26.0
+
+    def __post_init__(self) -> None:
+        for name, maximum in (("drop_percent", 100), ("stale_after_hours", 24 * 366)):
+            value = check_number(name, getattr(self, name), minimum=0, exclusive_minimum=True, maximum=maximum)
+            if is_token(value):
+                raise FmValidationError(name, value, "a number known at synth time (it is written into the rules)")
+        if self.drop_percent >= 100:
+            raise FmValidationError("drop_percent", self.drop_percent, "a percentage below 100")
+        object.__setattr__(self, "for_", check_prometheus_duration("for_", self.for_))
+
+
+def nccl_rule_group(options: NcclAlertOptions | None = None) -> RuleGroup:
+    """``fmconstructs-nccl``: busbw below the baseline, a failed check, no recent check."""
+    o = options if options is not None else NcclAlertOptions()
+    if not isinstance(o, NcclAlertOptions):
+        raise FmValidationError("options", o, "an NcclAlertOptions or None")
+    ratio = 1 - o.drop_percent / 100
+    stale_seconds = o.stale_after_hours * 3600
+    return RuleGroup(
+        "fmconstructs-nccl",
+        (
+            AlertRule(
+                "NcclBusBandwidthBelowBaseline",
+                f"{AVG_BUSBW} < {ratio:g} * {BASELINE_BUSBW}",
+                o.for_,
+                Severity.WARNING,
+                "NCCL all-reduce bus bandwidth is {{ $value }} GB/s, more than "
+                f"{o.drop_percent:g}% below the cluster's baseline",
+                "The scheduled nccl-tests all_reduce_perf check measured an average bus bandwidth more than "
+                f"{o.drop_percent:g}% below the cluster's first healthy run: check EFA counters, drained or replaced "
+                "nodes and NCCL/EFA versions. Delete the baseline file after a planned change to record a new one.",
+                (AVG_BUSBW, BASELINE_BUSBW),
+            ),
+            AlertRule(
+                "NcclCheckFailed",
+                f"{LAST_SUCCESS} == 0",
+                "0m",
+                Severity.WARNING,
+                "The scheduled NCCL all-reduce check failed",
+                "all_reduce_perf printed no results, wrong values or out-of-bounds values: read the job's log in "
+                "the check's state directory.",
+                (LAST_SUCCESS,),
+            ),
+            AlertRule(
+                "NcclCheckStale",
+                f"time() - {LAST_RUN} > {stale_seconds:g}",
+                "0m",
+                Severity.WARNING,
+                f"No NCCL all-reduce check in the last {o.stale_after_hours:g} hours",
+                "The scheduled check did not run (scrontab or timer disabled, the job pending or failing before "
+                "the report).",
+                (LAST_RUN,),
+            ),
+        ),
+    )
