@@ -8,7 +8,7 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import boto3
 import pytest
@@ -25,7 +25,12 @@ from fmconstructs.remediation.handler.runtime import NOTICE_ATTRIBUTE, Ledger
 REGION = "us-east-1"
 TABLE = "remediation-state"
 NOW = 1_800_000_000.0  # a fixed clock: every fault of a test falls in the same hour window
-PCS_TARGET = {"backend": "pcs", "cluster": "pcs_c1", "login_node_group_id": "pcs_login", "compute_node_group_ids": ["pcs_gpu"]}
+PCS_TARGET = {
+    "backend": "pcs",
+    "cluster": "pcs_c1",
+    "login_node_group_id": "pcs_login",
+    "compute_node_group_ids": ["pcs_gpu"],
+}
 NO_RETRY = Config(retries={"total_max_attempts": 1})
 
 
@@ -37,7 +42,10 @@ def _policy(**kwargs: Any) -> dict[str, Any]:
 
 def _alert_record(alertname: str, instance: str, *, status: str = "firing", **labels: str) -> dict[str, Any]:
     """An SNS record with an Alertmanager message in AMP's documented JSON template form."""
-    alert = {"status": status, "labels": {"alertname": alertname, "instance_id": instance, "instance": instance, **labels}}
+    alert = {
+        "status": status,
+        "labels": {"alertname": alertname, "instance_id": instance, "instance": instance, **labels},
+    }
     message = {"receiver": "sns", "status": status, "alerts": [alert]}
     return {"EventSource": "aws:sns", "Sns": {"Message": json.dumps(message), "MessageAttributes": {}}}
 
@@ -106,10 +114,19 @@ class World:
                 out.append(json.loads(message["Body"]))
                 self.clients["sqs"].delete_message(QueueUrl=self.queue, ReceiptHandle=message["ReceiptHandle"])
 
-    def run(self, event: dict[str, Any], policy: dict[str, Any], target: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    def run(
+        self, event: dict[str, Any], policy: dict[str, Any], target: dict[str, Any], **kwargs: Any
+    ) -> dict[str, Any]:
         clients = {**self.clients, **kwargs.pop("clients", {})}
         return index.process(
-            event, clients=clients, policy=policy, target=target, topic_arn=self.topic, table=TABLE, clock=lambda: NOW, **kwargs
+            event,
+            clients=clients,
+            policy=policy,
+            target=target,
+            topic_arn=self.topic,
+            table=TABLE,
+            clock=lambda: NOW,
+            **kwargs,
         )
 
 
@@ -240,7 +257,9 @@ def test_auto_scaling_group_replacement_sets_instance_health(world):
     )
     instance = asg.describe_auto_scaling_groups()["AutoScalingGroups"][0]["Instances"][0]["InstanceId"]
     target = json.loads(RemediationTarget.auto_scaling_group(group_name="gpu-asg").to_json())
-    result = world.run(_sns_event(_alert_record("GpuDoubleBitEccErrors", instance)), _policy(job_kill=JobKill.FATAL), target)
+    result = world.run(
+        _sns_event(_alert_record("GpuDoubleBitEccErrors", instance)), _policy(job_kill=JobKill.FATAL), target
+    )
     assert [r["outcome"] for r in result["records"]] == ["replaced"]
     health = asg.describe_auto_scaling_instances(InstanceIds=[instance])["AutoScalingInstances"]
     assert not health or health[0]["HealthStatus"].upper() == "UNHEALTHY"
@@ -252,14 +271,26 @@ def test_auto_scaling_throttling_is_notified_and_the_token_given_back(world):
     iid = "i-0123456789abcdef0"
     stubber.add_response(
         "describe_auto_scaling_instances",
-        {"AutoScalingInstances": [{"InstanceId": iid, "AutoScalingGroupName": "gpu-asg", "AvailabilityZone": "us-east-1a",
-                                   "LifecycleState": "InService", "HealthStatus": "HEALTHY", "ProtectedFromScaleIn": False}]},
+        {
+            "AutoScalingInstances": [
+                {
+                    "InstanceId": iid,
+                    "AutoScalingGroupName": "gpu-asg",
+                    "AvailabilityZone": "us-east-1a",
+                    "LifecycleState": "InService",
+                    "HealthStatus": "HEALTHY",
+                    "ProtectedFromScaleIn": False,
+                }
+            ]
+        },
     )
     stubber.add_client_error("set_instance_health", service_error_code="Throttling", http_status_code=400)
     target = json.loads(RemediationTarget.auto_scaling_group(group_name="gpu-asg").to_json())
     policy = _policy(job_kill=JobKill.FATAL, max_replacements_per_hour=1)
     with stubber:
-        result = world.run(_sns_event(_alert_record("GpuCriticalXid", iid)), policy, target, clients={"autoscaling": autoscaling})
+        result = world.run(
+            _sns_event(_alert_record("GpuCriticalXid", iid)), policy, target, clients={"autoscaling": autoscaling}
+        )
     assert [r["outcome"] for r in result["records"]] == ["throttled"]
     (notice,) = world.notices()
     assert notice["Subject"].startswith("[throttled] replace")
@@ -280,7 +311,10 @@ def test_pcs_termination_access_denied_is_notified(world):
     stubber.add_client_error("terminate_instances", service_error_code="UnauthorizedOperation", http_status_code=403)
     with stubber:
         result = world.run(
-            _sns_event(_alert_record("GpuCriticalXid", gpu)), _policy(job_kill=JobKill.FATAL), PCS_TARGET, clients={"ec2": ec2}
+            _sns_event(_alert_record("GpuCriticalXid", gpu)),
+            _policy(job_kill=JobKill.FATAL),
+            PCS_TARGET,
+            clients={"ec2": ec2},
         )
     assert [r["outcome"] for r in result["records"]] == ["access-denied"]
     (notice,) = world.notices()
@@ -344,8 +378,18 @@ def test_default_plain_text_alertmanager_message_is_parsed():
 
 def test_node_check_failure_reason_prefix_maps_to_its_trigger():
     message = json.dumps(
-        {"alerts": [{"status": "firing", "labels": {"alertname": "SomeDrain", "instance_id": "i-0123456789abcdef0",
-                                                   "reason": "fmconstructs: gpu-count 7 != 8"}}]}
+        {
+            "alerts": [
+                {
+                    "status": "firing",
+                    "labels": {
+                        "alertname": "SomeDrain",
+                        "instance_id": "i-0123456789abcdef0",
+                        "reason": "fmconstructs: gpu-count 7 != 8",
+                    },
+                }
+            ]
+        }
     )
     faults, _ = alert_faults(message, {})
     assert [f.trigger for f in faults] == ["node-check-failed"]
@@ -355,10 +399,10 @@ def test_node_check_failure_reason_prefix_maps_to_its_trigger():
 
 
 class FakeKube(BaseHTTPRequestHandler):
-    nodes: list[dict[str, Any]] = []
-    pods: list[dict[str, Any]] = []
-    protected: set[str] = set()
-    calls: list[tuple[str, str, Any]] = []
+    nodes: ClassVar[list[dict[str, Any]]] = []
+    pods: ClassVar[list[dict[str, Any]]] = []
+    protected: ClassVar[set[str]] = set()
+    calls: ClassVar[list[tuple[str, str, Any]]] = []
 
     def log_message(self, *args: Any) -> None:
         return
@@ -395,7 +439,13 @@ class FakeKube(BaseHTTPRequestHandler):
         FakeKube.calls.append(("POST", self.path, body))
         name = body["metadata"]["name"]
         if name in FakeKube.protected:
-            self._reply(429, {"reason": "TooManyRequests", "message": "Cannot evict pod as it would violate the pod's disruption budget."})
+            self._reply(
+                429,
+                {
+                    "reason": "TooManyRequests",
+                    "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+                },
+            )
         else:
             self._reply(201, {})
 
@@ -412,8 +462,11 @@ def kube_server():
 
 def _pod(name: str, node: str, *, daemonset: bool = False) -> dict[str, Any]:
     owners = [{"kind": "DaemonSet", "name": "dcgm"}] if daemonset else [{"kind": "ReplicaSet", "name": "train"}]
-    return {"metadata": {"name": name, "namespace": "ml", "ownerReferences": owners}, "spec": {"nodeName": node},
-            "status": {"phase": "Running"}}
+    return {
+        "metadata": {"name": name, "namespace": "ml", "ownerReferences": owners},
+        "spec": {"nodeName": node},
+        "status": {"phase": "Running"},
+    }
 
 
 EKS_TARGET = {"backend": "eks", "cluster": "gpu", "login_node_group_id": "", "compute_node_group_ids": []}

@@ -106,10 +106,26 @@ def test_targets_carry_the_backend_specifics():
     ("factory", "kwargs", "parameter"),
     [
         ("pcs", {"cluster_id": "", "login_node_group_id": "l", "compute_node_group_ids": ["g"]}, "cluster_id"),
-        ("pcs", {"cluster_id": "c", "login_node_group_id": "a b", "compute_node_group_ids": ["g"]}, "login_node_group_id"),
-        ("pcs", {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": []}, "compute_node_group_ids"),
-        ("pcs", {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": "g"}, "compute_node_group_ids"),
-        ("pcs", {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": ["l"]}, "compute_node_group_ids"),
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "a b", "compute_node_group_ids": ["g"]},
+            "login_node_group_id",
+        ),
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": []},
+            "compute_node_group_ids",
+        ),
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": "g"},
+            "compute_node_group_ids",
+        ),
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": ["l"]},
+            "compute_node_group_ids",
+        ),
         ("parallelcluster", {"cluster_name": "1train"}, "cluster_name"),
         ("parallelcluster", {"cluster_name": "a_b"}, "cluster_name"),
         ("auto_scaling_group", {"group_name": ""}, "group_name"),

@@ -15,6 +15,7 @@ Jobs are ended only when the policy's ``job_kill`` is ``fatal`` and the trigger 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import time
@@ -27,12 +28,12 @@ from botocore.config import Config
 
 try:  # package import (tests, fmconstructs)
     from . import backends as kb
-    from .faults import Fault, faults_of
-    from .runtime import NOTICE_ATTRIBUTE, Ledger, Notifier, log, outcome_of
-except ImportError:  # Lambda: the asset's root is this directory  # pragma: no cover
-    import backends as kb  # type: ignore[no-redef]
-    from faults import Fault, faults_of  # type: ignore[no-redef]
-    from runtime import NOTICE_ATTRIBUTE, Ledger, Notifier, log, outcome_of  # type: ignore[no-redef]
+    from . import faults as fl
+    from . import runtime as rt
+except ImportError:  # pragma: no cover - Lambda: the asset's root is this directory, index a top-level module
+    kb = importlib.import_module("backends")
+    fl = importlib.import_module("faults")
+    rt = importlib.import_module("runtime")
 
 CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 4})
 SOURCE = "remediation"
@@ -46,8 +47,8 @@ class Context:
     clients: dict[str, Any]
     policy: dict[str, Any]
     target: dict[str, Any]
-    ledger: Ledger
-    notifier: Notifier
+    ledger: rt.Ledger
+    notifier: rt.Notifier
     kube_factory: Callable[[], Any] | None = None
     _kube: Any = field(default=None, init=False)
     taken: bool = field(default=False, init=False)
@@ -72,11 +73,11 @@ class Outcome:
     lines: list[str]
 
 
-def _reason(fault: Fault) -> str:
+def _reason(fault: fl.Fault) -> str:
     return f"{REASON_PREFIX}: {fault.trigger} ({fault.source})"
 
 
-def _slurm(ctx: Context, fault: Fault, instance: dict[str, Any], mode: str) -> str:
+def _slurm(ctx: Context, fault: fl.Fault, instance: dict[str, Any], mode: str) -> str:
     ec2 = ctx.clients["ec2"]
     host = kb.slurm_host(ec2, ctx.target)
     if host is None:
@@ -85,7 +86,7 @@ def _slurm(ctx: Context, fault: Fault, instance: dict[str, Any], mode: str) -> s
     return kb.run_slurm(ctx.clients["ssm"], host, script, f"{mode} {fault.instance_id} ({fault.trigger})")
 
 
-def act_slurm(ctx: Context, fault: Fault, instance: dict[str, Any], action: str, kill: bool) -> Outcome:
+def act_slurm(ctx: Context, fault: fl.Fault, instance: dict[str, Any], action: str, kill: bool) -> Outcome:
     """PCS and ParallelCluster: Slurm state through SSM Run Command; PCS replacement by terminating the instance.
 
     ParallelCluster replaces a static node whose Slurm state is DRAIN or DOWN (User Guide slurm-workload-manager-v3:
@@ -121,7 +122,7 @@ def act_slurm(ctx: Context, fault: Fault, instance: dict[str, Any], action: str,
     return Outcome("replace-requested", [f"Slurm {state} (SSM command {command}): clustermgtd replaces the node."])
 
 
-def act_eks(ctx: Context, fault: Fault, node: str, action: str, kill: bool) -> Outcome:
+def act_eks(ctx: Context, fault: fl.Fault, node: str, action: str, kill: bool) -> Outcome:
     """EKS: cordon and evict through the Eviction API (PodDisruptionBudgets respected), then reboot or terminate."""
     evicted, blocked = kb.drain_node(ctx.kube(), node, _reason(fault))
     lines = [f"Node {node} cordoned; evicted {len(evicted)} pod(s)."]
@@ -141,7 +142,7 @@ def act_eks(ctx: Context, fault: Fault, node: str, action: str, kill: bool) -> O
     return Outcome("replaced", [*lines, "Instance terminated: its node group launches a replacement."])
 
 
-def act_asg(ctx: Context, fault: Fault, action: str, kill: bool) -> Outcome:
+def act_asg(ctx: Context, fault: fl.Fault, action: str, kill: bool) -> Outcome:
     """Self-managed Auto Scaling group: no scheduler to drain; reboot or replace only when jobs may end."""
     if action == "drain":
         return Outcome("notified", ["An Auto Scaling group has no scheduler to drain: notified only."])
@@ -156,7 +157,7 @@ def act_asg(ctx: Context, fault: Fault, action: str, kill: bool) -> Outcome:
     return Outcome("replaced", ["Auto Scaling health set to Unhealthy: the group replaces the instance."])
 
 
-def membership(ctx: Context, fault: Fault) -> tuple[bool, Any]:
+def membership(ctx: Context, fault: fl.Fault) -> tuple[bool, Any]:
     """Whether the instance belongs to the target, and what the action needs (the instance or the node name)."""
     backend = ctx.target["backend"]
     if backend == "eks":
@@ -172,7 +173,7 @@ def membership(ctx: Context, fault: Fault) -> tuple[bool, Any]:
     return member, instance
 
 
-def _act(ctx: Context, fault: Fault, subject: Any, action: str, kill: bool) -> Outcome:
+def _act(ctx: Context, fault: fl.Fault, subject: Any, action: str, kill: bool) -> Outcome:
     if action == "notify":
         return Outcome("notified", ["The policy only notifies for this trigger."])
     backend = ctx.target["backend"]
@@ -183,7 +184,7 @@ def _act(ctx: Context, fault: Fault, subject: Any, action: str, kill: bool) -> O
     return act_slurm(ctx, fault, subject, action, kill)
 
 
-def _header(ctx: Context, fault: Fault, action: str) -> list[str]:
+def _header(ctx: Context, fault: fl.Fault, action: str) -> list[str]:
     lines = [
         f"Cluster {ctx.target['cluster']} ({ctx.target['backend']}): {fault.instance_id}",
         f"Trigger: {fault.trigger} from {fault.source}; policy action: {action}.",
@@ -194,7 +195,7 @@ def _header(ctx: Context, fault: Fault, action: str) -> list[str]:
     return lines
 
 
-def remediate(ctx: Context, fault: Fault) -> dict[str, Any]:
+def remediate(ctx: Context, fault: fl.Fault) -> dict[str, Any]:
     """Steps 1-5 of the module docstring for one fault; returns what happened (also logged)."""
     policy = ctx.policy
     action = str(policy["actions"].get(fault.trigger, "notify"))
@@ -203,12 +204,12 @@ def remediate(ctx: Context, fault: Fault) -> dict[str, Any]:
     member, subject = membership(ctx, fault)
     if not member:
         record["outcome"] = "not-in-cluster"
-        log("skipped", **record)
+        rt.log("skipped", **record)
         return record
     key = f"{fault.instance_id}#{fault.trigger}"
     if not ctx.ledger.claim(key):
         record["outcome"] = "duplicate"
-        log("skipped", **record)
+        rt.log("skipped", **record)
         return record
     header = _header(ctx, fault, action)
     if policy["dry_run"]:
@@ -217,7 +218,7 @@ def remediate(ctx: Context, fault: Fault) -> dict[str, Any]:
             f"[DRY RUN] would {action} {fault.instance_id} ({fault.trigger})",
             [*header, f"Dry run: nothing done. Would {action}{' (jobs may end)' if kill else ''}."],
         )
-        log("remediation", **record)
+        rt.log("remediation", **record)
         return record
     ctx.taken = False
     try:
@@ -226,11 +227,11 @@ def remediate(ctx: Context, fault: Fault) -> dict[str, Any]:
         ctx.ledger.release(key)
         if ctx.taken:  # the replacement it paid for did not happen
             ctx.ledger.give_back(ctx.target["cluster"])
-        result = Outcome(outcome_of(error), [f"{action} FAILED: {error}"[:1000]])
+        result = Outcome(rt.outcome_of(error), [f"{action} FAILED: {error}"[:1000]])
         record["error"] = str(error)[:500]
     record["outcome"] = result.outcome
     ctx.notifier.notify(f"[{result.outcome}] {action} {fault.instance_id} ({fault.trigger})", [*header, *result.lines])
-    log("remediation", **record)
+    rt.log("remediation", **record)
     return record
 
 
@@ -250,18 +251,18 @@ def process(
         clients=clients,
         policy=policy,
         target=target,
-        ledger=Ledger(clients["dynamodb"], table, clock),
-        notifier=Notifier(clients["sns"], topic_arn, SOURCE),
+        ledger=rt.Ledger(clients["dynamodb"], table, clock),
+        notifier=rt.Notifier(clients["sns"], topic_arn, SOURCE),
         kube_factory=kube_factory,
     )
-    faults, skipped = faults_of(event, dict(policy["alert_triggers"]), NOTICE_ATTRIBUTE)
+    faults, skipped = fl.faults_of(event, dict(policy["alert_triggers"]), rt.NOTICE_ATTRIBUTE)
     records = []
     for fault in faults:
         try:
             records.append(remediate(ctx, fault))
         except Exception as error:  # the ledger or a membership lookup failed: notify and go on
-            outcome = outcome_of(error)
-            log(
+            outcome = rt.outcome_of(error)
+            rt.log(
                 "remediation-error",
                 instance=fault.instance_id,
                 trigger=fault.trigger,
@@ -274,13 +275,13 @@ def process(
             )
             records.append({"instance": fault.instance_id, "trigger": fault.trigger, "outcome": outcome})
     result = {"faults": len(faults), "skipped": skipped, "records": records}
-    log("invocation", faults=len(faults), skipped=skipped)
+    rt.log("invocation", faults=len(faults), skipped=skipped)
     return result
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma: no cover - Lambda entry point
     names = ("ec2", "ssm", "sns", "dynamodb", "autoscaling", "eks")
-    clients = {name: boto3.client(name, config=CLIENT_CONFIG) for name in names}
+    clients: dict[str, Any] = {name: boto3.client(name, config=CLIENT_CONFIG) for name in names}  # type: ignore[call-overload]
     clients["sts"] = boto3.client("sts")
     return process(
         event,
