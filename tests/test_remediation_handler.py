@@ -261,8 +261,29 @@ def test_auto_scaling_group_replacement_sets_instance_health(world):
         _sns_event(_alert_record("GpuDoubleBitEccErrors", instance)), _policy(job_kill=JobKill.FATAL), target
     )
     assert [r["outcome"] for r in result["records"]] == ["replaced"]
-    health = asg.describe_auto_scaling_instances(InstanceIds=[instance])["AutoScalingInstances"]
-    assert not health or health[0]["HealthStatus"].upper() == "UNHEALTHY"
+    (health,) = asg.describe_auto_scaling_instances(InstanceIds=[instance])["AutoScalingInstances"]
+    assert health["HealthStatus"] == "Unhealthy"
+
+
+def test_auto_scaling_group_drain_and_non_fatal_replacement_only_notify(world):
+    asg = world.clients["autoscaling"]
+    world.clients["ec2"].create_launch_template(
+        LaunchTemplateName="gpu", LaunchTemplateData={"ImageId": world.image, "InstanceType": "p5.48xlarge"}
+    )
+    asg.create_auto_scaling_group(
+        AutoScalingGroupName="gpu-asg",
+        LaunchTemplate={"LaunchTemplateName": "gpu"},
+        MinSize=1,
+        MaxSize=1,
+        AvailabilityZones=["us-east-1a"],
+    )
+    instance = asg.describe_auto_scaling_groups()["AutoScalingGroups"][0]["Instances"][0]["InstanceId"]
+    target = json.loads(RemediationTarget.auto_scaling_group(group_name="gpu-asg").to_json())
+    event = _sns_event(_alert_record("EfaRdmaWorkRequestErrors", instance), _alert_record("GpuCriticalXid", instance))
+    result = world.run(event, _policy(), target)  # job_kill NEVER
+    assert [r["outcome"] for r in result["records"]] == ["notified", "replace-deferred"]
+    (health,) = asg.describe_auto_scaling_instances(InstanceIds=[instance])["AutoScalingInstances"]
+    assert health["HealthStatus"] == "Healthy"
 
 
 def test_auto_scaling_throttling_is_notified_and_the_token_given_back(world):
