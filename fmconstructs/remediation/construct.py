@@ -2,9 +2,12 @@
 
 Inputs: the alert topic (the Prometheus workspace's Alertmanager publishes there) through an SNS subscription, and an
 EventBridge rule on AWS Health EC2 scheduled-change events. The subscription's filter policy drops the handler's own
-notices (attribute ``fmconstructs_notice``; SNS filter policies match on message attributes by default, and
-``{"exists": false}`` matches a message without the attribute: SNS Developer Guide, "Attribute key matching";
-UNCONFIRMED: the page was not opened for this module). Outputs: notices to the same topic; state (idempotency claims and
+notices (attribute ``fmconstructs_notice``): ``{"exists": false}`` matches a message without that attribute, but
+only a message that has at least one attribute (SNS Developer Guide, attribute-key-matching: '"exists": false only
+matches when at least one attribute is present. If the set of attributes is empty, the filter doesn't match'). The
+Alertmanager configuration of :class:`~fmconstructs.observability.PrometheusWorkspace` gives every alert the attribute
+``severity``, so its alerts pass; a workspace configured elsewhere must set at least one ``attributes`` entry on its
+``sns_configs``. Outputs: notices to the same topic; state (idempotency claims and
 the hourly replacement counters) in a DynamoDB table.
 
 The table holds only disposable state (claims and counters expire after a day through TTL), so it is destroyed with

@@ -31,10 +31,10 @@ _ADDRESS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
 _HOST = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9 _.:/-]")
 
-# Slurm modes: DRAIN keeps running jobs and stops new ones; DOWN ends them (Slurm scontrol man page, "State=DOWN ...
-# All running jobs on the node will be terminated"... UNCONFIRMED wording, not re-read); reboot ASAP drains the node
-# and reboots it when its jobs are done, then resumes it (scontrol man page: "reboot [ASAP] [nextstate={RESUME|DOWN}]
-# [reason=<reason>]"; UNCONFIRMED that PCS configures a RebootProgram).
+# Slurm modes: DRAIN lets running jobs finish and schedules no new ones; DOWN takes the node away now, ending what
+# runs there; reboot ASAP drains the node and reboots it once its jobs are done, then resumes it (Slurm scontrol man
+# page, "update NodeName ... State" and "reboot [ASAP] [nextstate={RESUME|DOWN}] [reason=<reason>]"; UNCONFIRMED: the
+# man page was not re-read for this module, nor whether PCS configures the RebootProgram a reboot needs).
 SLURM_DRAIN, SLURM_DOWN, SLURM_REBOOT = "drain", "down", "reboot"
 
 
