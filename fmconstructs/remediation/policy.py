@@ -1,0 +1,253 @@
+"""What the remediation handler does about a faulty node: :class:`RemediationPolicy` and :class:`RemediationTarget`.
+
+Pure data (no aws_cdk): the construct serializes both into the handler's environment (:meth:`RemediationPolicy.to_json`,
+:meth:`RemediationTarget.to_json`) and the handler (``handler/index.py``) reads them back as plain dicts.
+
+Triggers (:class:`Trigger`) and where they come from:
+
+- ``FATAL_XID``: the critical GPU alerts of :mod:`fmconstructs.observability.rules` (``GpuCriticalXid``,
+  ``GpuRowRemapFailure``, ``GpuDoubleBitEccErrors``), delivered by the Prometheus workspace's Alertmanager to the
+  alert topic (SNS).
+- ``EFA_ERROR``: the critical EFA alerts of the same module (``EfaRdmaWorkRequestErrors``, ``EfaUnresponsiveRemote``).
+- ``NODE_CHECK_FAILED``: a node-join check failed. Any alert whose ``reason`` label starts with ``fmconstructs:`` (the
+  prefix node-join checks drain with) or whose name is ``FmNodeCheckFailed``.
+- ``NCCL_OUTLIER``: an NCCL fabric check found the node in a slow pair: alert ``FmNcclOutlier``.
+  ``FmNodeCheckFailed`` and ``FmNcclOutlier`` are the names the health rules are expected to use; no rule of
+  :mod:`fmconstructs.observability.rules` emits them at this commit (UNCONFIRMED: they depend on issue 20 sections 1-2).
+- ``SCHEDULED_EVENT``: an AWS Health ``scheduledChange`` event for an EC2 instance (retirement, maintenance), from
+  EventBridge. It arrives ahead of its start time (AWS Health User Guide, aws-health-events-eventbridge-schema:
+  events containing MAINTENANCE_SCHEDULED "are usually pushed about two weeks before the start time"), so the drain the
+  handler does on arrival happens ahead of the date.
+
+Any alert can be mapped to a trigger with ``alert_triggers``; an alert label ``fmconstructs_trigger`` (a trigger value)
+overrides the mapping.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
+from ..errors import FmTypeError, FmValidationError, is_token
+
+__all__ = [
+    "DEFAULT_ACTIONS",
+    "DEFAULT_ALERT_TRIGGERS",
+    "Action",
+    "Backend",
+    "JobKill",
+    "RemediationPolicy",
+    "RemediationTarget",
+    "Trigger",
+]
+
+
+class Trigger(str, Enum):
+    """Why a node is remediated (see the module docstring)."""
+
+    FATAL_XID = "fatal-xid"
+    EFA_ERROR = "efa-error"
+    NODE_CHECK_FAILED = "node-check-failed"
+    NCCL_OUTLIER = "nccl-outlier"
+    SCHEDULED_EVENT = "scheduled-event"
+
+
+class Action(str, Enum):
+    """What the handler does: each step includes the ones before it (a reboot or a replacement drains first)."""
+
+    #: Only notify the alert topic.
+    NOTIFY = "notify"
+    #: Stop new work on the node (Slurm DRAIN with a reason; Kubernetes cordon and eviction).
+    DRAIN = "drain"
+    #: Drain, then reboot once the node's work is done (Slurm ``scontrol reboot ASAP``; ec2:RebootInstances).
+    REBOOT = "reboot"
+    #: Drain, then replace the instance (counted against ``max_replacements_per_hour``).
+    REPLACE = "replace"
+
+
+class JobKill(str, Enum):
+    """Whether remediation may end running jobs."""
+
+    #: Never: a drained node waits for its jobs; a replacement that would end them is deferred and notified.
+    NEVER = "never"
+    #: For the policy's ``fatal_triggers`` only: the node is replaced at once (Slurm state DOWN, instance
+    #: terminated, Auto Scaling health Unhealthy), ending what runs there. Other triggers behave as NEVER.
+    FATAL = "fatal"
+
+
+class Backend(str, Enum):
+    PCS = "pcs"
+    PARALLELCLUSTER = "parallelcluster"
+    EKS = "eks"
+    AUTO_SCALING = "auto-scaling"
+
+
+#: The critical alerts of fmconstructs.observability.rules that name one node, and the health alerts to come.
+DEFAULT_ALERT_TRIGGERS: Mapping[str, Trigger] = {
+    "GpuCriticalXid": Trigger.FATAL_XID,
+    "GpuRowRemapFailure": Trigger.FATAL_XID,
+    "GpuDoubleBitEccErrors": Trigger.FATAL_XID,
+    "EfaRdmaWorkRequestErrors": Trigger.EFA_ERROR,
+    "EfaUnresponsiveRemote": Trigger.EFA_ERROR,
+    "FmNodeCheckFailed": Trigger.NODE_CHECK_FAILED,
+    "FmNcclOutlier": Trigger.NCCL_OUTLIER,
+}
+
+#: A fatal GPU fault or a failed node-join check replaces the node; the rest drain it.
+DEFAULT_ACTIONS: Mapping[Trigger, Action] = {
+    Trigger.FATAL_XID: Action.REPLACE,
+    Trigger.EFA_ERROR: Action.DRAIN,
+    Trigger.NODE_CHECK_FAILED: Action.REPLACE,
+    Trigger.NCCL_OUTLIER: Action.DRAIN,
+    Trigger.SCHEDULED_EVENT: Action.DRAIN,
+}
+
+# Prometheus alert names: metric-name characters (Prometheus data model: [a-zA-Z_:][a-zA-Z0-9_:]*).
+_ALERT_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+#: An upper bound that keeps a typo (1000 instead of 10) from turning the limit off.
+MAX_REPLACEMENTS_PER_HOUR_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class RemediationPolicy:
+    """Which triggers drain, reboot or replace a node, and how far the handler may go.
+
+    :param actions: trigger -> action; a trigger not listed only notifies. default: :data:`DEFAULT_ACTIONS`.
+    :param max_replacements_per_hour: replacements per cluster per clock hour (UTC), enforced in the handler with a
+        conditional write; 0 never replaces (a REPLACE drains). default: 2.
+    :param dry_run: only notify what would be done; nothing is drained, rebooted or replaced. default: True.
+    :param job_kill: whether a fatal fault may end running jobs (:class:`JobKill`). default: NEVER.
+    :param fatal_triggers: the triggers ``JobKill.FATAL`` applies to. default: FATAL_XID.
+    :param alert_triggers: alert name -> trigger. default: :data:`DEFAULT_ALERT_TRIGGERS`.
+    """
+
+    actions: Mapping[Trigger, Action] = field(default_factory=lambda: dict(DEFAULT_ACTIONS))
+    max_replacements_per_hour: int = 2
+    dry_run: bool = True
+    job_kill: JobKill = JobKill.NEVER
+    fatal_triggers: frozenset[Trigger] = frozenset({Trigger.FATAL_XID})
+    alert_triggers: Mapping[str, Trigger] = field(default_factory=lambda: dict(DEFAULT_ALERT_TRIGGERS))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.actions, Mapping):
+            raise FmTypeError("actions", self.actions, "a mapping of Trigger to Action")
+        for trigger, action in self.actions.items():
+            check_enum("actions (key)", trigger, Trigger)
+            check_enum(f"actions[{trigger.name}]", action, Action)
+        count = check_count(
+            "max_replacements_per_hour", self.max_replacements_per_hour, maximum=MAX_REPLACEMENTS_PER_HOUR_LIMIT
+        )
+        if is_token(count):
+            raise FmValidationError(
+                "max_replacements_per_hour", count, "a number known at synth time (it is written into the handler)"
+            )
+        check_bool("dry_run", self.dry_run)
+        check_enum("job_kill", self.job_kill, JobKill)
+        if isinstance(self.fatal_triggers, str | bytes) or not isinstance(
+            self.fatal_triggers, Sequence | frozenset | set
+        ):
+            raise FmTypeError("fatal_triggers", self.fatal_triggers, "a set of Trigger")
+        for trigger in self.fatal_triggers:
+            check_enum("fatal_triggers[]", trigger, Trigger)
+        object.__setattr__(self, "fatal_triggers", frozenset(self.fatal_triggers))
+        if not isinstance(self.alert_triggers, Mapping):
+            raise FmTypeError("alert_triggers", self.alert_triggers, "a mapping of alert name to Trigger")
+        for name, trigger in self.alert_triggers.items():
+            check_str("alert_triggers (key)", name, pattern=_ALERT_NAME, allowed="a Prometheus alert name")
+            check_enum(f"alert_triggers[{name}]", trigger, Trigger)
+        object.__setattr__(self, "actions", dict(self.actions))
+        object.__setattr__(self, "alert_triggers", dict(self.alert_triggers))
+
+    def action_for(self, trigger: Trigger) -> Action:
+        return self.actions.get(trigger, Action.NOTIFY)
+
+    def to_json(self) -> str:
+        """The policy as the handler reads it (``POLICY`` environment variable)."""
+        return json.dumps(
+            {
+                "actions": {t.value: a.value for t, a in self.actions.items()},
+                "max_replacements_per_hour": int(self.max_replacements_per_hour),
+                "dry_run": self.dry_run,
+                "job_kill": self.job_kill.value,
+                "fatal_triggers": sorted(t.value for t in self.fatal_triggers),
+                "alert_triggers": {name: t.value for name, t in sorted(self.alert_triggers.items())},
+            },
+            sort_keys=True,
+        )
+
+
+# PCS node group ids (PCS API reference ComputeNodeGroup.id "The generated unique ID"; UNCONFIRMED pattern: any
+# non-empty id without whitespace). ParallelCluster cluster names: letters, digits and hyphens, starting with a letter,
+# at most 60 characters (UNCONFIRMED here: the pcluster CLI's cluster name rule, not re-read for this module).
+_ID = re.compile(r"\S{1,256}")
+_PC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,59}")
+# Auto Scaling group names: 1-255 characters (Auto Scaling API AutoScalingGroupName, XmlStringMaxLen255).
+_ASG_NAME = re.compile(r"[^\n\r\t]{1,255}")
+
+
+@dataclass(frozen=True)
+class RemediationTarget:
+    """One cluster's backend specifics, as data. Build it with :meth:`pcs`, :meth:`parallelcluster`, :meth:`eks` or
+    :meth:`auto_scaling_group`; ``cluster`` names the cluster in notices and keys its rate limit."""
+
+    backend: Backend
+    cluster: str
+    login_node_group_id: str | None = None
+    compute_node_group_ids: tuple[str, ...] = ()
+    eks_cluster: Any = None
+
+    @classmethod
+    def pcs(
+        cls, *, cluster_id: str, login_node_group_id: str, compute_node_group_ids: Sequence[str]
+    ) -> RemediationTarget:
+        """A PCS cluster: Slurm commands run on a login node of ``login_node_group_id`` through SSM Run Command; only
+        instances of ``compute_node_group_ids`` are remediated (tag ``aws:pcs:compute-node-group-id``)."""
+        check_str("cluster_id", cluster_id, pattern=_ID, allowed="a PCS cluster id (non-empty, no whitespace)")
+        check_str("login_node_group_id", login_node_group_id, pattern=_ID, allowed="a PCS compute node group id")
+        ids = check_str_sequence(
+            "compute_node_group_ids",
+            compute_node_group_ids,
+            item=lambda n, v: check_str(n, v, pattern=_ID, allowed="a PCS compute node group id"),
+            min_items=1,
+        )
+        if login_node_group_id in ids:
+            raise FmValidationError("compute_node_group_ids", list(ids), "node groups other than the login node group")
+        return cls(Backend.PCS, cluster_id, login_node_group_id=login_node_group_id, compute_node_group_ids=ids)
+
+    @classmethod
+    def parallelcluster(cls, *, cluster_name: str) -> RemediationTarget:
+        """A ParallelCluster cluster: Slurm commands run on its head node through SSM Run Command."""
+        check_str("cluster_name", cluster_name, pattern=_PC_NAME, allowed="a ParallelCluster cluster name")
+        return cls(Backend.PARALLELCLUSTER, cluster_name)
+
+    @classmethod
+    def eks(cls, *, cluster: Any) -> RemediationTarget:
+        """An EKS cluster (a :class:`~fmconstructs.eks.GpuEksCluster`): cordon, evict, then terminate."""
+        from ..eks import GpuEksCluster
+
+        if not isinstance(cluster, GpuEksCluster):
+            raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
+        return cls(Backend.EKS, cluster.cluster_name, eks_cluster=cluster)
+
+    @classmethod
+    def auto_scaling_group(cls, *, group_name: str) -> RemediationTarget:
+        """A self-managed Auto Scaling group: replaced through autoscaling:SetInstanceHealth (Unhealthy)."""
+        check_str("group_name", group_name, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
+        return cls(Backend.AUTO_SCALING, group_name)
+
+    def to_json(self) -> str:
+        """The target as the handler reads it (``TARGET`` environment variable; deploy-time values are tokens that
+        CloudFormation resolves in the JSON string)."""
+        return json.dumps(
+            {
+                "backend": self.backend.value,
+                "cluster": self.cluster,
+                "login_node_group_id": self.login_node_group_id or "",
+                "compute_node_group_ids": list(self.compute_node_group_ids),
+            }
+        )

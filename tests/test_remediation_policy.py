@@ -1,0 +1,139 @@
+"""RemediationPolicy and RemediationTarget: defaults, serialization for the handler, and bad input refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fmconstructs.errors import FmValidationError
+from fmconstructs.observability.rules import Severity, default_rule_groups
+from fmconstructs.remediation import (
+    DEFAULT_ALERT_TRIGGERS,
+    Action,
+    Backend,
+    JobKill,
+    RemediationPolicy,
+    RemediationTarget,
+    Trigger,
+)
+
+
+def test_defaults_are_a_dry_run_that_never_kills_jobs():
+    policy = RemediationPolicy()
+    assert policy.dry_run is True
+    assert policy.job_kill is JobKill.NEVER
+    assert policy.max_replacements_per_hour == 2
+    assert policy.action_for(Trigger.FATAL_XID) is Action.REPLACE
+    assert policy.action_for(Trigger.SCHEDULED_EVENT) is Action.DRAIN
+
+
+def test_a_trigger_without_an_action_only_notifies():
+    policy = RemediationPolicy(actions={Trigger.FATAL_XID: Action.DRAIN})
+    assert policy.action_for(Trigger.EFA_ERROR) is Action.NOTIFY
+
+
+def test_default_alert_triggers_name_the_critical_per_node_alerts_that_exist():
+    critical = {
+        rule.name for group in default_rule_groups() for rule in group.rules if rule.severity is Severity.CRITICAL
+    }
+    existing = {name for name in DEFAULT_ALERT_TRIGGERS if not name.startswith("Fm")}
+    assert existing <= critical
+    assert {"GpuCriticalXid", "EfaRdmaWorkRequestErrors", "EfaUnresponsiveRemote"} <= existing
+
+
+def test_policy_json_is_what_the_handler_reads():
+    policy = RemediationPolicy(
+        actions={Trigger.FATAL_XID: Action.REPLACE},
+        max_replacements_per_hour=3,
+        dry_run=False,
+        job_kill=JobKill.FATAL,
+        alert_triggers={"MyXid": Trigger.FATAL_XID},
+    )
+    data = json.loads(policy.to_json())
+    assert data == {
+        "actions": {"fatal-xid": "replace"},
+        "max_replacements_per_hour": 3,
+        "dry_run": False,
+        "job_kill": "fatal",
+        "fatal_triggers": ["fatal-xid"],
+        "alert_triggers": {"MyXid": "fatal-xid"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "parameter"),
+    [
+        ({"actions": {"fatal-xid": Action.DRAIN}}, "actions (key)"),
+        ({"actions": {Trigger.FATAL_XID: "drain"}}, "actions[FATAL_XID]"),
+        ({"actions": [Trigger.FATAL_XID]}, "actions"),
+        ({"max_replacements_per_hour": -1}, "max_replacements_per_hour"),
+        ({"max_replacements_per_hour": 1.5}, "max_replacements_per_hour"),
+        ({"max_replacements_per_hour": 101}, "max_replacements_per_hour"),
+        ({"max_replacements_per_hour": True}, "max_replacements_per_hour"),
+        ({"dry_run": "no"}, "dry_run"),
+        ({"job_kill": "fatal"}, "job_kill"),
+        ({"fatal_triggers": "fatal-xid"}, "fatal_triggers"),
+        ({"fatal_triggers": {"fatal-xid"}}, "fatal_triggers[]"),
+        ({"alert_triggers": {"bad name": Trigger.FATAL_XID}}, "alert_triggers (key)"),
+        ({"alert_triggers": {"GpuCriticalXid": "fatal-xid"}}, "alert_triggers[GpuCriticalXid]"),
+    ],
+)
+def test_bad_policy_is_refused_naming_the_parameter(kwargs, parameter):
+    with pytest.raises(FmValidationError) as info:
+        RemediationPolicy(**kwargs)
+    assert info.value.parameter == parameter
+
+
+def test_zero_replacements_is_allowed():
+    assert RemediationPolicy(max_replacements_per_hour=0).max_replacements_per_hour == 0
+
+
+def test_targets_carry_the_backend_specifics():
+    pcs = RemediationTarget.pcs(cluster_id="pcs_abc", login_node_group_id="pcs_l", compute_node_group_ids=["pcs_g"])
+    assert pcs.backend is Backend.PCS
+    assert json.loads(pcs.to_json()) == {
+        "backend": "pcs",
+        "cluster": "pcs_abc",
+        "login_node_group_id": "pcs_l",
+        "compute_node_group_ids": ["pcs_g"],
+    }
+    assert json.loads(RemediationTarget.parallelcluster(cluster_name="train").to_json())["backend"] == "parallelcluster"
+    assert RemediationTarget.auto_scaling_group(group_name="gpu").cluster == "gpu"
+
+
+@pytest.mark.parametrize(
+    ("factory", "kwargs", "parameter"),
+    [
+        ("pcs", {"cluster_id": "", "login_node_group_id": "l", "compute_node_group_ids": ["g"]}, "cluster_id"),
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "a b", "compute_node_group_ids": ["g"]},
+            "login_node_group_id",
+        ),
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": []},
+            "compute_node_group_ids",
+        ),
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": "g"},
+            "compute_node_group_ids",
+        ),
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": ["l"]},
+            "compute_node_group_ids",
+        ),
+        ("parallelcluster", {"cluster_name": "1train"}, "cluster_name"),
+        ("parallelcluster", {"cluster_name": "a_b"}, "cluster_name"),
+        ("auto_scaling_group", {"group_name": ""}, "group_name"),
+        ("auto_scaling_group", {"group_name": 3}, "group_name"),
+        ("eks", {"cluster": "my-cluster"}, "cluster"),
+    ],
+)
+def test_bad_target_is_refused_naming_the_parameter(factory, kwargs, parameter):
+    with pytest.raises(FmValidationError) as info:
+        getattr(RemediationTarget, factory)(**kwargs)
+    assert info.value.parameter == parameter
