@@ -342,6 +342,15 @@ def _register_changes() -> None:
 _register_changes()
 
 
+def _register_health() -> None:
+    from .health import health
+
+    cli.add_command(health)
+
+
+_register_health()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``fmc``): even an error outside a command ends as one line and exit code 70."""
     args = argv if argv is not None else sys.argv[1:]
