@@ -5,6 +5,9 @@ requires a SigV4 `aps` Authorization header and answers Prometheus JSON)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -47,7 +50,7 @@ class FakeWorkspace:
         workspace = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 form = urllib.parse.parse_qs(self.rfile.read(length).decode())
                 auth = self.headers.get("Authorization", "")
@@ -137,7 +140,11 @@ def _template() -> dict[str, Any]:
             ),
             "HyperPod": res(
                 "AWS::SageMaker::Cluster",
-                {"InstanceGroups": [{"InstanceGroupName": "gpu", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 2}]},
+                {
+                    "InstanceGroups": [
+                        {"InstanceGroupName": "gpu", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 2}
+                    ]
+                },
             ),
             "Pcluster": res(
                 "Custom::PclusterCluster",
@@ -205,8 +212,16 @@ def _responses(workspace_url: str) -> dict[str, Any]:
     return {
         "cloudformation": {
             "DescribeStacks": [
-                {"Stacks": [{"StackName": "Fm", "StackStatus": "CREATE_COMPLETE", "CreationTime": "2026-01-01T00:00:00Z"}]},
-                {"Stacks": [{"StackName": "pc1", "StackStatus": "CREATE_COMPLETE", "CreationTime": "2026-01-01T00:00:00Z"}]},
+                {
+                    "Stacks": [
+                        {"StackName": "Fm", "StackStatus": "CREATE_COMPLETE", "CreationTime": "2026-01-01T00:00:00Z"}
+                    ]
+                },
+                {
+                    "Stacks": [
+                        {"StackName": "pc1", "StackStatus": "CREATE_COMPLETE", "CreationTime": "2026-01-01T00:00:00Z"}
+                    ]
+                },
             ],
             "ListStackResources": {
                 "StackResourceSummaries": [
@@ -216,7 +231,9 @@ def _responses(workspace_url: str) -> dict[str, Any]:
                     _summary("EksGpu", "AWS::EKS::Nodegroup", "eks1/gpu"),
                     _summary("HyperPod", "AWS::SageMaker::Cluster", HYPERPOD_ARN),
                     _summary("Pcluster", "Custom::PclusterCluster", "pc1"),
-                    _summary("Workspace", "AWS::APS::Workspace", "arn:aws:aps:us-east-1:123456789012:workspace/ws-test"),
+                    _summary(
+                        "Workspace", "AWS::APS::Workspace", "arn:aws:aps:us-east-1:123456789012:workspace/ws-test"
+                    ),
                 ]
             },
         },
@@ -259,7 +276,9 @@ def _responses(workspace_url: str) -> dict[str, Any]:
             "DescribeCluster": {
                 "ClusterArn": HYPERPOD_ARN,
                 "ClusterStatus": "InService",
-                "InstanceGroups": [{"InstanceGroupName": "gpu", "CurrentCount": 2, "TargetCount": 2, "Status": "InService"}],
+                "InstanceGroups": [
+                    {"InstanceGroupName": "gpu", "CurrentCount": 2, "TargetCount": 2, "Status": "InService"}
+                ],
             },
             "ListClusterNodes": {
                 "ClusterNodeSummaries": [
@@ -270,7 +289,11 @@ def _responses(workspace_url: str) -> dict[str, Any]:
         },
         # ParallelCluster's nodes are read first (clusters before node groups), then the PCS group's
         "ec2": {"DescribeInstances": [pc_instances, _instances(2, [{"Key": PCS_TAG, "Value": PCS_GROUP}])]},
-        "amp": {"DescribeWorkspace": {"workspace": {"workspaceId": "ws-test", "prometheusEndpoint": workspace_url + "api/v1/"}}},
+        "amp": {
+            "DescribeWorkspace": {
+                "workspace": {"workspaceId": "ws-test", "prometheusEndpoint": workspace_url + "api/v1/"}
+            }
+        },
     }
 
 
@@ -378,7 +401,10 @@ def test_nccl_busbw_against_baseline(tmp_path: Path, workspace: FakeWorkspace, b
 
 
 def test_drained_slurm_nodes_are_degraded_and_say_where_reasons_are(tmp_path: Path, workspace: FakeWorkspace) -> None:
-    workspace.answers[f"sum by (state) ({SLURM_NODES})"] = [_sample({"state": "idle"}, 1), _sample({"state": "drained"}, 1)]
+    workspace.answers[f"sum by (state) ({SLURM_NODES})"] = [
+        _sample({"state": "idle"}, 1),
+        _sample({"state": "drained"}, 1),
+    ]
     result = _run(tmp_path, _responses(workspace.url))
     rows = _rows(result, "DEGRADED")
     assert [r["check"] for r in rows] == ["slurm nodes"] and "1 drained" in rows[0]["detail"]
@@ -415,7 +441,9 @@ def test_aws_errors_are_unknown_rows_and_missing_stack_unhealthy(tmp_path: Path,
     responses["eks"]["DescribeNodegroup"] = {"Error": {"Code": "AccessDeniedException", "Message": "no"}}
     result = _run(tmp_path, responses)
     rows = _rows(result, "UNKNOWN")
-    assert [r["target"] for r in rows] == ["Fm/EksGpu"] and "missing permission eks:DescribeNodegroup" in rows[0]["detail"]
+    assert [r["target"] for r in rows] == ["Fm/EksGpu"] and "missing permission eks:DescribeNodegroup" in rows[0][
+        "detail"
+    ]
     # GIVEN the stack not deployed
     responses["cloudformation"]["DescribeStacks"] = {
         "Error": {"Code": "ValidationError", "Message": "Stack with id Fm does not exist"}
@@ -441,7 +469,11 @@ def test_resource_that_failed_to_create_is_unhealthy(tmp_path: Path, workspace: 
 def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
-    for name in ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_WEB_IDENTITY_TOKEN_FILE"):
+    for name in (
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
@@ -450,13 +482,18 @@ def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("no_credentials")
 @pytest.mark.parametrize("as_json", [False, True])
 def test_no_credentials_is_one_line_exit_4(tmp_path: Path, as_json: bool) -> None:
-    result = CliRunner().invoke(cli, ["health", str(_assembly(tmp_path)), "--region", REGION] + (["--json"] if as_json else []))
+    result = CliRunner().invoke(
+        cli, ["health", str(_assembly(tmp_path)), "--region", REGION] + (["--json"] if as_json else [])
+    )
     assert result.exit_code == int(ExitCode.NO_CREDENTIALS) == 4, result.output
     assert "Traceback" not in result.output
     if as_json:
         assert json.loads(result.stdout)["error"]["kind"] == "no-credentials"
     else:
-        assert result.output.strip().startswith("fmc: error: no AWS credentials found") and len(result.output.strip().splitlines()) == 1
+        assert (
+            result.output.strip().startswith("fmc: error: no AWS credentials found")
+            and len(result.output.strip().splitlines()) == 1
+        )
 
 
 @pytest.mark.parametrize(
@@ -503,8 +540,13 @@ def test_unknown_region_exits_5(tmp_path: Path) -> None:
 # --- the query module's parsing --------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "raw",
-    [b"<html>503</html>", b'{"status": "error", "error": "bad query"}', b'{"status": "success", "data": {}}',
-     b'{"status": "success", "data": {"result": [{"metric": {}, "value": [1, "x"]}]}}', b"[]"],
+    [
+        b"<html>503</html>",
+        b'{"status": "error", "error": "bad query"}',
+        b'{"status": "success", "data": {}}',
+        b'{"status": "success", "data": {"result": [{"metric": {}, "value": [1, "x"]}]}}',
+        b"[]",
+    ],
 )
 def test_parse_vector_refuses_other_shapes(raw: bytes) -> None:
     with pytest.raises(QueryProblem):
@@ -523,3 +565,35 @@ def test_parse_vector_refuses_other_shapes(raw: bytes) -> None:
 )
 def test_workspace_base_accepts_every_quoted_form(url: str) -> None:
     assert workspace_base(url) == "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1/"
+
+
+def test_workspace_not_describable_is_unknown_and_metrics_skipped(tmp_path: Path, workspace: FakeWorkspace) -> None:
+    # GIVEN aps:DescribeWorkspace denied and no --workspace-url
+    responses = _responses(workspace.url)
+    responses["amp"]["DescribeWorkspace"] = {"Error": {"Code": "AccessDeniedException", "Message": "no"}}
+    result = _run(tmp_path, responses)
+    # THEN an UNKNOWN row naming the permission, the metric rows skipped with the way out, no traceback
+    assert result.exit_code == 1 and json.loads(result.stdout)["verdict"] == "UNKNOWN"
+    assert "missing permission aps:DescribeWorkspace" in _rows(result, "UNKNOWN")[0]["detail"]
+    assert all("--workspace-url" in r["detail"] for r in _rows(result, "SKIP"))
+    assert not workspace.authorizations
+
+
+def test_health_runs_without_aws_cdk(tmp_path: Path, workspace: FakeWorkspace) -> None:
+    # GIVEN aws_cdk and jsii made unimportable WHEN fmc health runs in a fresh interpreter
+    file = tmp_path / "responses.json"
+    file.write_text(json.dumps(_responses(workspace.url)))
+    code = (
+        "import sys\n"
+        "for name in ('aws_cdk', 'jsii'): sys.modules[name] = None  # importing them now fails\n"
+        "from fmconstructs.cli.main import main\n"
+        f"main(['health', {str(_assembly(tmp_path))!r}, '--responses', {str(file)!r}, '--json'])\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env, check=False
+    )
+    # THEN it answers as usual
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verdict"] == "HEALTHY"

@@ -65,8 +65,9 @@ class _Clients:
         return self._made[service]
 
 
-def _session(profile: str | None, region: str | None, dry_run: bool) -> tuple[Any, Any]:
-    """(boto3 session, credentials); exit 4 without credentials unless a dry run (placeholder credentials)."""
+def _session(profile: str | None, region: str | None, *, replay: bool, endpoint: bool) -> tuple[Any, Any]:
+    """(boto3 session, credentials); exit 4 without credentials. Placeholder credentials with ``--responses`` (no
+    AWS call is sent) and with ``--endpoint-url`` when none are configured (a local endpoint accepts any)."""
     import boto3
 
     try:
@@ -74,16 +75,18 @@ def _session(profile: str | None, region: str | None, dry_run: bool) -> tuple[An
         credentials = session.get_credentials()
     except _CREDENTIAL_ERRORS as error:
         raise FmcError(explain(error, "reading credentials"), ExitCode.NO_CREDENTIALS) from None
-    if credentials is None and not dry_run:
+    if credentials is None and not (replay or endpoint):
         raise FmcError(
             "no AWS credentials found: set AWS_PROFILE or --profile, environment variables, or an instance/SSO role "
             "(or use --responses / --endpoint-url for a dry run)",
             ExitCode.NO_CREDENTIALS,
         )
-    if credentials is None or dry_run:
+    if credentials is None or replay:
         key, secret = DRY_RUN_CREDENTIALS
         session = boto3.Session(aws_access_key_id=key, aws_secret_access_key=secret, region_name=region)
         credentials = session.get_credentials()
+    if credentials is None:  # pragma: no cover - botocore always returns the explicit keys just given
+        raise FmcError("no AWS credentials found", ExitCode.NO_CREDENTIALS)
     try:
         return session, credentials.get_frozen_credentials()
     except _CREDENTIAL_ERRORS as error:
@@ -121,7 +124,9 @@ def _region(region: str | None, stacks: list[Stack], session_region: str | None)
     pinned = sorted({s.region for s in stacks if s.region})
     chosen = region or (pinned[0] if len(pinned) == 1 else None) or session_region
     if chosen is None:
-        raise FmcError("no AWS region: give --region (the stacks pin none and the profile sets none)", ExitCode.AWS_SETUP)
+        raise FmcError(
+            "no AWS region: give --region (the stacks pin none and the profile sets none)", ExitCode.AWS_SETUP
+        )
     return check_region(chosen)
 
 
@@ -182,7 +187,8 @@ def render(report: HealthReport, console: Console) -> None:
     "--responses",
     "responses_file",
     type=click.Path(dir_okay=False),
-    help="Dry run without an account: answer every AWS call from this JSON file of recorded responses.",
+    help="Dry run without an account: answer every AWS call from this JSON file of recorded responses (the workspace "
+    "query still goes to the workspace URL, signed with placeholder credentials).",
 )
 @click.option("--endpoint-url", help="Send every AWS call (not the workspace query) to this endpoint (dry run).")
 def health(
@@ -208,8 +214,7 @@ def health(
     if region is not None:
         check_region(region)
     stacks = _stacks(cdk_out, stack_names)
-    dry_run = responses is not None or endpoint_url is not None
-    session, credentials = _session(profile, region, dry_run)
+    session, credentials = _session(profile, region, replay=responses is not None, endpoint=endpoint_url is not None)
     resolved = _region(region, stacks, session.region_name)
     report = HealthReport(region=resolved)
     aws = HealthAws(_Clients(session, resolved, endpoint_url, responses), report)

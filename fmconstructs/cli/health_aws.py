@@ -155,8 +155,9 @@ class HealthAws:
                 self.report.add("stack", stack.name, Health.SKIP, "a StackSet template: its instances are not read")
                 continue
             try:
-                deployed = _call("cloudformation:DescribeStacks", read_stack, cfn=self.client("cloudformation"),
-                                 name=stack.name)
+                deployed = _call(
+                    "cloudformation:DescribeStacks", read_stack, cfn=self.client("cloudformation"), name=stack.name
+                )
             except AwsProblem as problem:
                 self.report.add("stack", stack.name, Health.UNKNOWN, str(problem))
                 continue
@@ -168,7 +169,7 @@ class HealthAws:
             self._stack(stack, deployed)
 
     def _stack(self, stack: Stack, deployed: Deployed) -> None:
-        self._find_workspaces(stack, deployed)
+        self._guarded(f"{stack.name} workspace", self._find_workspaces, stack, deployed)
         checks: dict[str, Callable[[Stack, Deployed, str, dict[str, Any]], None]] = {
             "AWS::PCS::Cluster": self._pcs_cluster,
             "AWS::EKS::Cluster": self._eks_cluster,
@@ -179,7 +180,7 @@ class HealthAws:
         for lid, resource in resources.items():
             check = checks.get(resource.get("Type"))
             if check is not None:
-                self._guarded(f"{stack.name}/{lid}", lambda c=check, r=resource, i=lid: c(stack, deployed, i, r))
+                self._guarded(f"{stack.name}/{lid}", check, stack, deployed, lid, resource)
         groups: dict[str, Callable[[Stack, NodeGroup, Deployed], None]] = {
             "pcs": self._pcs_group,
             "eks": self._eks_group,
@@ -188,12 +189,13 @@ class HealthAws:
         for group in stack.node_groups:
             group_check = groups.get(group.kind)
             if group_check is not None:
-                self._guarded(f"{stack.name}/{group.name}", lambda c=group_check, g=group: c(stack, g, deployed))
+                self._guarded(f"{stack.name}/{group.name}", group_check, stack, group, deployed)
 
-    def _guarded(self, target: str, step: Callable[[], None]) -> None:
-        """One resource's checks; an AWS error or a malformed answer is an UNKNOWN row (credentials end the run)."""
+    def _guarded(self, target: str, step: Callable[..., None], *args: Any) -> None:
+        """``step(*args)``: one resource's checks; an AWS error or a malformed answer is an UNKNOWN row (missing
+        credentials end the run)."""
         try:
-            step()
+            step(*args)
         except FmcError:
             raise
         except AwsProblem as problem:
@@ -320,8 +322,11 @@ class HealthAws:
         desired = sum(int(g.get("DesiredCapacity", 0)) for g in found)
         instances = [i for g in found for i in g.get("Instances", [])]
         good = [i for i in instances if i.get("LifecycleState") == "InService" and i.get("HealthStatus") == "Healthy"]
-        bad = [f"{i.get('InstanceId')} {i.get('LifecycleState')}/{i.get('HealthStatus')}" for i in instances
-               if i not in good]
+        bad = [
+            f"{i.get('InstanceId')} {i.get('LifecycleState')}/{i.get('HealthStatus')}"
+            for i in instances
+            if i not in good
+        ]
         self._count_row(target, len(good), desired, f"desired {desired}", bad)
 
     # --- HyperPod ----------------------------------------------------------------------------------------------------
@@ -355,8 +360,7 @@ class HealthAws:
         name = name if isinstance(name, str) else physical
         if physical is None or name is None:
             return
-        cluster_stack = _call("cloudformation:DescribeStacks", read_stack, cfn=self.client("cloudformation"),
-                              name=name)
+        cluster_stack = _call("cloudformation:DescribeStacks", read_stack, cfn=self.client("cloudformation"), name=name)
         if cluster_stack is None:
             self.report.add("parallelcluster", target, Health.UNHEALTHY, f"its cluster stack {name} does not exist")
             return

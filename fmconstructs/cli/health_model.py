@@ -63,7 +63,6 @@ class HealthReport:
             "exit_code": int(self.exit_code),
             "workspace_url": self.workspace_url,
             "rows": [
-                {"check": r.check, "target": r.target, "health": r.health.value, "detail": r.detail}
-                for r in self.rows
+                {"check": r.check, "target": r.target, "health": r.health.value, "detail": r.detail} for r in self.rows
             ],
         }

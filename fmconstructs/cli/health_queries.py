@@ -83,7 +83,9 @@ def signing_region(url: str, fallback: str | None) -> str | None:
 class PrometheusQuery:
     """Instant queries against one workspace, signed with SigV4 for service ``aps``."""
 
-    def __init__(self, workspace_url: str, *, credentials: Any, region: str, timeout: float = QUERY_TIMEOUT_SECONDS):
+    def __init__(
+        self, workspace_url: str, *, credentials: Any, region: str, timeout: float = QUERY_TIMEOUT_SECONDS
+    ) -> None:
         self.url = workspace_base(workspace_url) + "api/v1/query"
         self.credentials = credentials
         self.region = region
@@ -103,7 +105,7 @@ class PrometheusQuery:
     def query(self, promql: str) -> list[Sample]:
         """The instant vector of ``promql``; :class:`QueryProblem` for anything but a Prometheus success answer."""
         try:
-            with urllib.request.urlopen(self._signed(promql), timeout=self.timeout) as response:  # noqa: S310
+            with urllib.request.urlopen(self._signed(promql), timeout=self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as error:
             raise QueryProblem(f"the workspace answered HTTP {error.code} {error.reason}: {_snippet(error)}") from None
