@@ -15,10 +15,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from click.testing import CliRunner
 
+from fmconstructs.cli.assembly import read_assembly
 from fmconstructs.cli.errors import ExitCode
+from fmconstructs.cli.health_aws import HealthAws
+from fmconstructs.cli.health_model import Health, HealthReport
 from fmconstructs.cli.health_queries import (
     NCCL_BASELINE,
     NCCL_BUSBW,
@@ -30,6 +34,7 @@ from fmconstructs.cli.health_queries import (
     workspace_base,
 )
 from fmconstructs.cli.main import cli
+from fmconstructs.cli.replay import Recorded, attach, load_responses
 
 REGION = "us-east-1"
 PCS_CLUSTER = "pcs_abc1234567"
@@ -226,7 +231,11 @@ def _responses(workspace_url: str) -> dict[str, Any]:
             "ListStackResources": {
                 "StackResourceSummaries": [
                     _summary("Pcs", "AWS::PCS::Cluster", f"arn:aws:pcs:us-east-1:123456789012:cluster/{PCS_CLUSTER}"),
-                    _summary("PcsGpu", "AWS::PCS::ComputeNodeGroup", PCS_GROUP),
+                    _summary(
+                        "PcsGpu",
+                        "AWS::PCS::ComputeNodeGroup",
+                        f"arn:aws:pcs:us-east-1:123456789012:computenodegroup/{PCS_GROUP}",
+                    ),
                     _summary("Eks", "AWS::EKS::Cluster", "eks1"),
                     _summary("EksGpu", "AWS::EKS::Nodegroup", "eks1/gpu"),
                     _summary("HyperPod", "AWS::SageMaker::Cluster", HYPERPOD_ARN),
@@ -597,3 +606,49 @@ def test_health_runs_without_aws_cdk(tmp_path: Path, workspace: FakeWorkspace) -
     # THEN it answers as usual
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["verdict"] == "HEALTHY"
+
+
+def test_calls_use_the_physical_ids_from_the_stack(tmp_path: Path) -> None:
+    # GIVEN a PCS and an EKS cluster with one node group each; every call's parameters recorded (botocore's
+    # before-parameter-build event) and answered from the recorded responses
+    full = _template()["Resources"]
+    template = {"Resources": {k: full[k] for k in ("Pcs", "PcsGpu", "Eks", "EksGpu")}}
+    stacks = read_assembly(_assembly(tmp_path, template))
+    answers = _responses("http://unused/")
+    answers["cloudformation"]["ListStackResources"]["StackResourceSummaries"][4:] = []
+    answers["ec2"]["DescribeInstances"].pop(0)
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def record(params: dict[str, Any], model: Any, **_: Any) -> None:
+        calls.append((model.name, params))
+
+    clients: dict[str, Any] = {}
+    for service in ("cloudformation", "pcs", "eks", "ec2", "autoscaling"):
+        clients[service] = attach(
+            boto3.client(service, region_name=REGION), service, load_responses_dict(tmp_path, answers)
+        )
+        clients[service].meta.events.register("before-parameter-build", record)
+    report = HealthReport(region=REGION)
+    HealthAws(lambda service: clients[service], report).run(stacks)
+    # THEN each call names the resource by the physical id CloudFormation reports, and everything is healthy
+    running = [
+        {"Name": f"tag:{PCS_TAG}", "Values": [PCS_GROUP]},
+        {"Name": "instance-state-name", "Values": ["pending", "running"]},
+    ]
+    assert calls == [
+        ("DescribeStacks", {"StackName": "Fm"}),
+        ("ListStackResources", {"StackName": "Fm"}),
+        ("GetCluster", {"clusterIdentifier": PCS_CLUSTER}),
+        ("DescribeCluster", {"name": "eks1"}),
+        ("GetComputeNodeGroup", {"clusterIdentifier": PCS_CLUSTER, "computeNodeGroupIdentifier": PCS_GROUP}),
+        ("DescribeInstances", {"Filters": running}),
+        ("DescribeNodegroup", {"clusterName": "eks1", "nodegroupName": "gpu"}),
+        ("DescribeAutoScalingGroups", {"AutoScalingGroupNames": [ASG_NAME]}),
+    ]
+    assert report.verdict is Health.HEALTHY, report.rows
+
+
+def load_responses_dict(where: Path, data: dict[str, Any]) -> Recorded:
+    file = where / "recorded.json"
+    file.write_text(json.dumps(data))
+    return load_responses(str(file))

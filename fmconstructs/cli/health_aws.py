@@ -1,8 +1,13 @@
 """``fmc health``'s read-only AWS calls: what the deployed stacks created and whether it is up.
 
 Physical ids come from CloudFormation (``ListStackResources``: ``LogicalResourceId``, ``PhysicalResourceId``,
-``ResourceStatus``, ``ResourceStatusReason``; ``DescribeStacks``: ``StackStatus``, ``Outputs``). Then, per resource
-type, the service's own read API (status enums as botocore 1.44's service models spell them):
+``ResourceStatus``, ``ResourceStatusReason``; ``DescribeStacks``: ``StackStatus``, ``Outputs``). A physical id is what
+``Ref`` returns, as aws-cdk-lib 2.275's generated ``*Ref()`` methods name it: the ARN for ``AWS::PCS::Cluster``,
+``AWS::PCS::ComputeNodeGroup``, ``AWS::SageMaker::Cluster`` and ``AWS::APS::Workspace``; the name for
+``AWS::EKS::Cluster``; the node group id ``<cluster>/<nodegroup>`` for ``AWS::EKS::Nodegroup`` (aws/aws-cdk#22442).
+A PCS cluster ARN ends in ``cluster/<id>`` (PCS User Guide working-with_cng_get-details); that a compute node group
+ARN ends in its id is UNCONFIRMED (no example seen): the last ``/`` segment is used for both, and a bare id works too.
+Then, per resource type, the service's own read API (status enums as botocore 1.44's service models spell them):
 
 - ``AWS::PCS::Cluster`` / ``AWS::PCS::ComputeNodeGroup``: pcs ``GetCluster`` / ``GetComputeNodeGroup`` ``status``
   (ACTIVE; CREATING, UPDATING, RESUMING are transitions; anything else, e.g. CREATE_FAILED, is unhealthy) and the
@@ -12,7 +17,7 @@ type, the service's own read API (status enums as botocore 1.44's service models
 - ``AWS::EKS::Cluster`` / ``AWS::EKS::Nodegroup``: eks ``DescribeCluster`` / ``DescribeNodegroup`` ``status`` and
   ``health.issues`` (code, message, resourceIds); a node group's nodes are its Auto Scaling groups
   (``resources.autoScalingGroups``) read with autoscaling ``DescribeAutoScalingGroups`` (InService and Healthy
-  instances against ``DesiredCapacity``). A node group's physical id is ``<cluster>/<nodegroup>`` (aws/aws-cdk#22442);
+  instances against ``DesiredCapacity``);
 - ``AWS::AutoScaling::AutoScalingGroup`` (self-managed fleets): its physical id is the group name;
 - ``AWS::SageMaker::Cluster`` (HyperPod): sagemaker ``DescribeCluster`` ``ClusterStatus`` (InService),
   ``InstanceGroups[]`` ``CurrentCount``/``TargetCount``, and ``ListClusterNodes`` ``InstanceStatus.Status`` per node;
