@@ -406,7 +406,7 @@ def test_nccl_busbw_against_baseline(tmp_path: Path, workspace: FakeWorkspace, b
     data = json.loads(result.stdout)
     assert data["verdict"] == verdict, result.output
     row = next(r for r in data["rows"] if r["check"] == "nccl busbw")
-    assert row["target"] == "cluster=c1" and ("20.0% below" in row["detail"] or "5.0% below" in row["detail"])
+    assert row["target"] == "cluster=c1" and f"({'20.0' if verdict == 'DEGRADED' else '5.0'}% below)" in row["detail"]
 
 
 def test_drained_slurm_nodes_are_degraded_and_say_where_reasons_are(tmp_path: Path, workspace: FakeWorkspace) -> None:

@@ -392,7 +392,8 @@ class HealthAws:
             if key.startswith("login/"):
                 continue
             minimum = group.min_nodes if isinstance(group.min_nodes, int) else 0
-            self._count_row(f"{stack.name}/{group.name}", counts.get(key, 0), minimum, f"static (MinCount) {minimum}")
+            what = "head node" if key == "head" else f"MinCount {minimum}"
+            self._count_row(f"{stack.name}/{group.name}", counts.get(key, 0), minimum, what)
 
     # --- shared ------------------------------------------------------------------------------------------------------
     def _running(self, tags: dict[str, str]) -> list[dict[str, Any]]:

@@ -46,6 +46,8 @@ NCCL_BASELINE = "fm_nccl_allreduce_baseline_busbw_gbytes_per_second"
 #: Slurm states (slurm_textfile.KNOWN_STATES) that mean a node is not taking jobs because of a problem.
 SLURM_PROBLEM_STATES = ("drained", "draining", "down", "fail", "failing")
 
+#: Nodes named in the one row of nodes that passed (the failing ones each get their own row).
+_NODES_SHOWN = 10
 #: Seconds to wait for the workspace's answer to one query.
 QUERY_TIMEOUT_SECONDS = 10.0
 
@@ -183,7 +185,10 @@ def check_node_checks(prom: PrometheusQuery, report: HealthReport, *, now: float
             report.add(what, node, Health.DEGRADED, f"failing: {', '.join(sorted(checks))}{_age(ran.get(node), clock)}")
     passed = sorted(n for n, c in failing.items() if not c)
     if passed:
-        report.add(what, "workspace", Health.HEALTHY, f"{len(passed)} node(s) passed every check: {', '.join(passed)}")
+        shown = ", ".join(passed[:_NODES_SHOWN]) + (
+            f" and {len(passed) - _NODES_SHOWN} more" if len(passed) > _NODES_SHOWN else ""
+        )
+        report.add(what, "workspace", Health.HEALTHY, f"{len(passed)} node(s) passed every check: {shown}")
 
 
 def _age(timestamp: float | None, now: float) -> str:
@@ -239,7 +244,8 @@ def check_nccl(prom: PrometheusQuery, report: HealthReport, *, tolerance_percent
             report.add(what, target, Health.SKIP, f"{sample.value:,.1f} GB/s; no baseline recorded yet")
             continue
         below = (base - sample.value) / base * 100
-        detail = f"{sample.value:,.1f} GB/s vs baseline {base:,.1f} GB/s ({below:+.1f}% below)"
+        where = f"{below:.1f}% below" if below >= 0 else f"{-below:.1f}% above"
+        detail = f"{sample.value:,.1f} GB/s vs baseline {base:,.1f} GB/s ({where})"
         if below > tolerance_percent:
             report.add(what, target, Health.DEGRADED, f"{detail}: more than {tolerance_percent:g}% below")
         else:
