@@ -4,7 +4,7 @@ Exit codes (stable, for CI gates):
 
 ====  ======================================================================================================
 0     plan printed / every preflight check passed
-1     a preflight check failed (a FAIL row)
+1     a preflight check failed (a FAIL row); ``fmc health``'s verdict is not HEALTHY
 2     bad command-line usage (click's own code for usage errors)
 3     the cloud assembly cannot be read: a missing or invalid file, JSON of the wrong shape, a nested assembly
       that points at itself, or no GPU node group in it

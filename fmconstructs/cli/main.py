@@ -216,10 +216,10 @@ class _GateGroup(click.Group):
 @click.group(cls=_GateGroup)
 @click.version_option(package_name="fmconstructs", prog_name="fmc")
 def cli() -> None:
-    """fmc: plan a GPU training platform before you deploy it, and preflight it against your account.
+    """fmc: plan a GPU training platform before you deploy it, preflight it against your account, check its health.
 
-    Exit codes: 0 ok, 1 a preflight check failed, 2 bad usage, 3 unreadable cloud assembly (or no GPU node group),
-    4 no AWS credentials, 5 AWS set-up (region, endpoint), 70 internal error.
+    Exit codes: 0 ok, 1 a preflight check failed or health is not HEALTHY, 2 bad usage, 3 unreadable cloud assembly
+    (or no GPU node group), 4 no AWS credentials, 5 AWS set-up (region, endpoint), 70 internal error.
     """
 
 
@@ -340,6 +340,15 @@ def _register_changes() -> None:
 
 
 _register_changes()
+
+
+def _register_health() -> None:
+    from .health import health
+
+    cli.add_command(health)
+
+
+_register_health()
 
 
 def main(argv: list[str] | None = None) -> None:
