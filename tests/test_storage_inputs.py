@@ -257,7 +257,7 @@ LUSTRE_BAD_INPUTS = [
     ("weekly_maintenance_start_time", "1:02:00", FmTypeError, r"^weekly_maintenance_start_time must be an fsx"),
     ("automatic_backup_retention", 7, FmTypeError, r"^automatic_backup_retention must be a Duration"),
     ("daily_automatic_backup_start_time", "03:00", FmTypeError, r"^daily_automatic_backup_start_time must be an"),
-    ("copy_tags_to_backups", "yes", FmTypeError, r"^copy_tags_to_backups must be a bool"),
+    ("copy_tags_to_backups", "yes", FmTypeError, r"^copy_tags_to_backups must be True, False or None"),
     ("removal_policy", "retain", FmTypeError, r"^removal_policy must be a RemovalPolicy"),
 ]
 

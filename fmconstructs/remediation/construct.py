@@ -38,7 +38,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .. import _nag
-from .._validate import check_construct, check_enum, check_instance, check_scope_id
+from .._validate import check_construct, check_enum, check_instance, located
 from .handler.backends import PC_CLUSTER_TAG, PC_HEAD_NODE, PC_NODE_TYPE_TAG, PCS_NODE_GROUP_TAG, RUN_SHELL_DOCUMENT
 from .handler.faults import HEALTH_DETAIL_TYPE, HEALTH_SOURCE, SCHEDULED_CHANGE
 from .handler.runtime import NOTICE_ATTRIBUTE
@@ -76,6 +76,7 @@ class NodeRemediation(Construct):
     :param log_retention: the handler's log retention. default: ONE_MONTH.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -86,7 +87,6 @@ class NodeRemediation(Construct):
         policy: RemediationPolicy | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
     ) -> None:
-        check_scope_id(scope, id)
         check_construct("alert_topic", alert_topic, attribute="topic_arn", expected="an sns.ITopic")
         check_instance("target", target, RemediationTarget, "a RemediationTarget (RemediationTarget.pcs(...), ...)")
         policy = RemediationPolicy() if policy is None else policy
