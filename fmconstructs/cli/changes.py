@@ -402,6 +402,7 @@ class _Cause:
     new: object
     why: str
     source: str
+    basis: str = "create-only per"
 
 
 def _causes(old_res: Mapping[str, Any], new_res: Mapping[str, Any], renewed: set[str]) -> list[_Cause]:
@@ -438,7 +439,7 @@ def _refusals(rtype: str, old_props: object, new_props: object, renewed: set[str
             kind, why = (REFUSED, f"{verdict.why}: the provider refuses this update, the deploy fails and rolls back")
             if verdict.kind != REPLACE:
                 kind, why = MAY_REPLACE, f"{verdict.why}; if it changes, the provider refuses the update"
-            causes.append(_Cause(kind, where, verdict.old, verdict.new, why, source))
+            causes.append(_Cause(kind, where, verdict.old, verdict.new, why, source, "refused per"))
     return causes
 
 
@@ -568,7 +569,7 @@ def compare_templates(stack: str, old_template: Mapping[str, Any], new_template:
         collision = _collision(old[lid], new[lid]) if any(c.kind == REPLACE for c in causes) else None
         for cause in causes:
             collides = collision is not None and cause.kind == REPLACE
-            detail = f"{cause.why}; " + ("per " if cause.kind == REFUSED else "create-only per ") + cause.source
+            detail = f"{cause.why}; {cause.basis} {cause.source}"
             detail += f"; {collision}" if collides else ""
             report.findings.append(
                 Finding(
