@@ -190,11 +190,10 @@ def test_renaming_the_file_system_construct_is_reported_as_a_rename(assembly):
     ("edit", "resource_type", "prop"),
     [
         ({"kms": True}, "AWS::FSx::FileSystem", "KmsKeyId"),
-        ({"backups": False}, "AWS::FSx::FileSystem", "LustreConfiguration/CopyTagsToBackups"),
         ({"own_sg": True}, "AWS::FSx::FileSystem", "SecurityGroupIds"),
         ({"pcs_subnet": 1}, "AWS::PCS::Cluster", "Networking/SubnetIds"),
     ],
-    ids=["fsx-kms-key", "fsx-backups-off", "fsx-own-security-group", "pcs-subnet-move"],
+    ids=["fsx-kms-key", "fsx-own-security-group", "pcs-subnet-move"],
 )
 def test_create_time_choices_from_the_issue_replace(assembly, edit, resource_type, prop):
     code, report = _gate(assembly, **edit)
@@ -218,8 +217,9 @@ def test_a_data_repository_path_change_replaces_the_association(assembly):
 # --- safe edits ------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "edit",
-    [{"capacity": 9600}, {"tier": 500}, {"dra": "/data"}, {"nodes": 4}],
-    ids=["capacity-increase", "throughput-tier", "add-data-repository", "node-count"],
+    # backups off: the library always emits CopyTagsToBackups (create-only), so only the retention days change
+    [{"capacity": 9600}, {"tier": 500}, {"dra": "/data"}, {"nodes": 4}, {"backups": False}],
+    ids=["capacity-increase", "throughput-tier", "add-data-repository", "node-count", "backups-off"],
 )
 def test_safe_edits_pass(assembly, edit):
     code, report = _gate(assembly, **edit)

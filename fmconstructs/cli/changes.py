@@ -19,9 +19,16 @@ How values are compared (a decision, documented in ``fmc changes --help``):
 - any other difference that involves an intrinsic function on either side is reported as ``may-replace``: fmc cannot
   know what CloudFormation resolves it to, so it never calls it equal. It gates like a replacement.
 
+Two more ways a deploy fails rather than replaces, reported as gating (``fails``) whatever the resource:
+
+- a custom resource whose provider refuses an update (:data:`UPDATE_REFUSED`: ParallelCluster's create-time settings)
+  is reported as ``refused``;
+- a resource that keeps its custom name (:data:`NAME_PROPERTIES`) while it is replaced or moved to a new logical id:
+  CloudFormation cannot replace a custom-named resource, and the new one collides with the old one's name.
+
 Limits: an attribute (``Fn::GetAtt``) of a resource updated in place is taken as unchanged, which holds for ids and
-ARNs but not for, e.g., a launch template's ``LatestVersionNumber``; what a custom resource's provider does on update
-(ParallelCluster's cluster updates) is its own business, only its ``ServiceToken`` is create-only; resources inside
+ARNs but not for, e.g., a launch template's ``LatestVersionNumber``; what a custom resource's provider does on update is
+its own business (only its ``ServiceToken`` is create-only) except for the refusals fmc knows; resources inside
 nested stacks are not compared.
 
 Nothing here calls AWS; :mod:`.changes_aws` adds the deployed templates and change sets.
@@ -42,6 +49,7 @@ MAY_REPLACE = "may-replace"
 REMOVE = "remove"
 RENAME = "rename"
 SHRINK = "shrink"
+REFUSED = "refused"
 
 #: Resources whose replacement or removal loses data or running work: file systems and their data repository links,
 #: buckets, keys (data encrypted under a replaced key is unreadable), metric and dashboard workspaces, clusters, node
@@ -86,6 +94,44 @@ DOCUMENTED_CREATE_ONLY: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 
+#: Properties of a custom resource whose change its provider refuses (the update fails and the stack rolls back).
+UPDATE_REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
+    "Custom::PclusterCluster": (
+        (
+            "/properties/ClusterName",
+            "aws-parallelcluster cloudformation/custom_resource/cluster.yaml: 'Cannot update the ClusterName in the "
+            "properties'",
+        ),
+        *(
+            (
+                f"/properties/ClusterConfiguration/{key}",
+                "aws-parallelcluster pcluster/schemas/cluster_schema.py: update_policy UpdatePolicy.UNSUPPORTED "
+                "(as fmconstructs.parallelcluster.updates lists for 3.16.1)",
+            )
+            for key in (
+                "Image",
+                "HeadNode/InstanceType",
+                "HeadNode/DisableSimultaneousMultithreading",
+                "HeadNode/Networking",
+                "HeadNode/Imds",
+                "HeadNode/CustomActions/OnNodeStart",
+                "HeadNode/CustomActions/OnNodeConfigured",
+            )
+        ),
+    ),
+}
+
+#: The property holding a resource's own custom name. CloudFormation Template Reference, "CloudFormation resource
+#: custom naming" (aws-properties-name): "You can't perform an update that causes a custom-named resource to be
+#: replaced. If you must replace the resource, specify a new name." The same name under a new logical id collides too
+#: (the new resource is created before the old one is deleted).
+NAME_PROPERTIES: dict[str, str] = {
+    "AWS::Logs::LogGroup": "LogGroupName",
+    "AWS::S3::Bucket": "BucketName",
+    "AWS::EKS::Cluster": "Name",
+    "AWS::SageMaker::Cluster": "ClusterName",
+}
+
 _SCHEMA_SOURCE = f"resource schema, cfn-lint {CFN_LINT_VERSION}"
 _RETAINED = frozenset({"Retain", "RetainExceptOnCreate"})
 
@@ -108,7 +154,7 @@ class Finding:
     path: str
     """The construct path (``aws:cdk:path`` metadata without the trailing ``/Resource``), else ``stack/logical id``."""
     kind: str
-    """``replace``, ``may-replace``, ``remove``, ``rename`` or ``shrink``."""
+    """``replace``, ``may-replace``, ``remove``, ``rename``, ``shrink`` or ``refused`` (the provider refuses)."""
     detail: str
     prop: str | None = None
     """The create-only property (path under ``Properties``) or ``Type`` / ``StorageCapacity``."""
@@ -120,10 +166,17 @@ class Finding:
     acknowledged: bool = False
     source: str = "template"
     """``template`` (fmc's comparison) or ``change-set`` (CloudFormation's DescribeChangeSet answer)."""
+    fails: bool = False
+    """The deploy fails (and rolls back): a provider refuses the update, or a custom name collides."""
+
+    @property
+    def gating(self) -> bool:
+        """A stateful resource, or a change whose deploy fails: acknowledged with ``--allow`` or the gate fails."""
+        return self.stateful or self.fails
 
     @property
     def blocking(self) -> bool:
-        return self.stateful and not self.acknowledged
+        return self.gating and not self.acknowledged
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -140,6 +193,7 @@ class Finding:
             "stateful": self.stateful,
             "acknowledged": self.acknowledged,
             "blocking": self.blocking,
+            "fails": self.fails,
             "source": self.source,
         }
 
@@ -348,6 +402,7 @@ class _Cause:
     new: object
     why: str
     source: str
+    basis: str = "create-only per"
 
 
 def _causes(old_res: Mapping[str, Any], new_res: Mapping[str, Any], renewed: set[str]) -> list[_Cause]:
@@ -367,7 +422,44 @@ def _causes(old_res: Mapping[str, Any], new_res: Mapping[str, Any], renewed: set
             if verdict is not None:
                 where = f"{key}/{verdict.path}" if verdict.path else key
                 causes.append(_Cause(verdict.kind, where, verdict.old, verdict.new, verdict.why, source))
+    return causes + _refusals(str(new_type), old_props, new_props, renewed)
+
+
+def _refusals(rtype: str, old_props: object, new_props: object, renewed: set[str]) -> list[_Cause]:
+    """Changes to the properties whose update the provider refuses (:data:`UPDATE_REFUSED`)."""
+    causes: list[_Cause] = []
+    for pointer, source in UPDATE_REFUSED.get(rtype, ()):
+        parts = pointer.split("/")[2:]
+        old_values, new_values = values_at(old_props, parts), values_at(new_props, parts)
+        for key in sorted(set(old_values) | set(new_values)):
+            verdict = compare(old_values.get(key, MISSING), new_values.get(key, MISSING), renewed)
+            if verdict is None:
+                continue
+            where = f"{key}/{verdict.path}" if verdict.path else key
+            kind, why = (REFUSED, f"{verdict.why}: the provider refuses this update, the deploy fails and rolls back")
+            if verdict.kind != REPLACE:
+                kind, why = MAY_REPLACE, f"{verdict.why}; if it changes, the provider refuses the update"
+            causes.append(_Cause(kind, where, verdict.old, verdict.new, why, source, "refused per"))
     return causes
+
+
+def fixed_name(resource: Mapping[str, Any]) -> str | None:
+    """The resource's own custom name (:data:`NAME_PROPERTIES`) when it is a literal, else None."""
+    prop = NAME_PROPERTIES.get(str(resource.get("Type")))
+    props = resource.get("Properties")
+    value = props.get(prop) if prop is not None and isinstance(props, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _collision(old_res: Mapping[str, Any], new_res: Mapping[str, Any]) -> str | None:
+    """Why a replacement (or a move to a new logical id) of a resource keeping its custom name fails, else None."""
+    name = fixed_name(new_res)
+    if name is None or fixed_name(old_res) != name:
+        return None
+    return (
+        f"it keeps its custom name {name!r}: CloudFormation cannot create the new one beside the old one, so the "
+        "deploy fails and rolls back (change the name with this edit, or leave it unset)"
+    )
 
 
 def _replacements(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list[_Cause]]:
@@ -407,8 +499,24 @@ def _removals(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> lis
             new_path = resource_path(stack, twin, new[twin])
             how = "same construct path" if new_path == path else "construct renamed or moved"
             detail = f"logical id {lid} -> {twin} ({how}): a new, empty resource is created and {fate}"
+            collision = _collision(resource, new[twin])
+            if collision is not None:
+                detail = f"{detail}; {collision}"
             findings.append(
-                Finding(stack, lid, rtype, path, RENAME, detail, None, lid, twin, new_path, rtype in STATEFUL_TYPES)
+                Finding(
+                    stack,
+                    lid,
+                    rtype,
+                    path,
+                    RENAME,
+                    detail,
+                    None,
+                    lid,
+                    twin,
+                    new_path,
+                    rtype in STATEFUL_TYPES,
+                    fails=collision is not None,
+                )
             )
         else:
             detail = f"logical id {lid} is no longer in the template: {fate}"
@@ -458,7 +566,11 @@ def compare_templates(stack: str, old_template: Mapping[str, Any], new_template:
     report = Report()
     for lid, causes in _replacements(old, new).items():
         rtype = str(new[lid].get("Type"))
+        collision = _collision(old[lid], new[lid]) if any(c.kind == REPLACE for c in causes) else None
         for cause in causes:
+            collides = collision is not None and cause.kind == REPLACE
+            detail = f"{cause.why}; {cause.basis} {cause.source}"
+            detail += f"; {collision}" if collides else ""
             report.findings.append(
                 Finding(
                     stack,
@@ -466,11 +578,12 @@ def compare_templates(stack: str, old_template: Mapping[str, Any], new_template:
                     rtype,
                     resource_path(stack, lid, new[lid]),
                     cause.kind,
-                    f"{cause.why}; create-only per {cause.source}",
+                    detail,
                     cause.pointer,
                     show(cause.old),
                     show(cause.new),
                     stateful=rtype in STATEFUL_TYPES,
+                    fails=cause.kind == REFUSED or collides,
                 )
             )
     report.findings += _removals(stack, old, new) + _shrinks(stack, old, new)

@@ -88,7 +88,7 @@ def _deployed_report(stacks: list[Stack], region: str | None, use_change_set: bo
 
 
 def render_report(report: Report, console: Console) -> None:
-    stateful = [f for f in report.findings if f.stateful]
+    stateful = [f for f in report.findings if f.gating]
     if stateful:
         table = Table(title="Stateful resources this deploy would replace, remove or shrink", title_justify="left")
         for column in ("Stack", "Resource", "Type", "Change", "Property", "Old -> new", "Why", "Allowed"):
@@ -100,7 +100,7 @@ def render_report(report: Report, console: Console) -> None:
         console.print(table)
     else:
         console.print("No stateful resource is replaced, removed or shrunk.")
-    other = [f for f in report.findings if not f.stateful and f.kind in ("replace", "may-replace")]
+    other = [f for f in report.findings if not f.gating and f.kind in ("replace", "may-replace")]
     if other:
         console.print(f"Also replaced (not gating): {len(other)} resource(s):", markup=False)
         for f in other:
@@ -126,14 +126,16 @@ decrease. Create-only properties come from the CloudFormation resource schemas (
 functions are compared structurally: the same expression is the same value unless it refers to a new or replaced
 resource; any other change involving one is "may-replace" and gates like a replacement. A create-only property
 set on one side only is a change. Replacements of other resources (security groups, roles...) are listed, not
-gating.
+gating. Two changes gate whatever the resource, because the deploy fails: an update a custom resource's provider
+refuses ("refused": ParallelCluster's head node, image, cluster name) and a replacement or logical id move of a
+resource that keeps its custom name (a log group, bucket, EKS or HyperPod cluster name).
 
 --allow takes a construct path such as Stack/Platform/FileSystem (or STACK/LOGICAL_ID) and covers everything below it.
 
 \b
 Exit status:
   0  no finding, or every finding acknowledged with --allow
-  1  a stateful resource would be replaced, removed or shrunk (not acknowledged)
+  1  a stateful resource would be replaced, removed or shrunk, or the deploy would fail (not acknowledged)
   2  usage error
   3  unreadable input (no cdk.out, a broken manifest or template, an unknown --stack)
   4  a CloudFormation call failed (credentials, permissions, a failed change set)"""
