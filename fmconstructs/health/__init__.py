@@ -10,6 +10,8 @@ and ParallelCluster allow. No aws_cdk import (the ``fmc`` CLI may render or insp
 """
 
 from .checks import SYSLOG_TAG, render_node_checks
+from .install import BOOT_GATE_UNIT_NAME, render_boot_gate_unit, render_prolog_runner
+from .options import NodeHealthOptions
 from .slurm_gate import (
     CHECKING_REASON,
     PARALLELCLUSTER_SLURM_BIN_DIR,
@@ -29,6 +31,7 @@ from .spec import (
 )
 
 __all__ = [
+    "BOOT_GATE_UNIT_NAME",
     "CHECKING_REASON",
     "DCGM_LEVEL_NOMINAL_SECONDS",
     "DEFAULT_BUDGET_SECONDS",
@@ -41,7 +44,10 @@ __all__ = [
     "CheckMode",
     "CheckName",
     "NodeCheckSpec",
+    "NodeHealthOptions",
     "pcs_slurm_bin_dir",
+    "render_boot_gate_unit",
     "render_node_checks",
+    "render_prolog_runner",
     "render_slurm_boot_gate",
 ]
