@@ -121,6 +121,8 @@ class WarningId(str, Enum):
     CAPACITY_EVENTS_PCS_DRAIN_NO_LOGIN_NODES = "capacity-events-pcs-drain-no-login-nodes"
     #: The platform's subnet is in a Local Zone or Wavelength Zone: the warning lists what the library puts there.
     LOCAL_ZONE_SUBNET = "local-zone-subnet"
+    #: A ParallelCluster queue with both its GPU health check (DCGM in the prolog) and node health's DCGM at boot.
+    PARALLELCLUSTER_DCGM_TWICE = "parallelcluster-dcgm-twice"
 
     @property
     def qualified(self) -> str:

@@ -5,6 +5,9 @@
   requeues the job: Slurm "Prolog and Epilog Guide"). For a scheduler that takes one ``Prolog`` path (PCS custom
   settings carry one value), so the IMEX prolog and the node checks can share it, in the spirit of ParallelCluster's
   ``/opt/slurm/etc/scripts/prolog.d/`` (User Guide "Slurm prolog and epilog"). An empty directory passes.
+- :func:`render_prolog_dispatch`: a prolog for a directory every node shares (ParallelCluster's
+  ``/opt/slurm/etc/scripts/prolog.d/`` lives on the head node) that runs the node's own prolog checks when the node
+  has them (nodes of queues without node health pass at once).
 - :func:`render_boot_gate_unit`: a systemd oneshot service that runs the boot gate at every boot (a node that
   reboots is checked again), for backends whose user data runs before ``slurmd`` starts (PCS: "after the node
   registers with PCS and before slurmd starts", PCS User Guide "Working with Amazon EC2 user data"), so the gate
@@ -19,7 +22,13 @@ import re
 
 from .._validate import check_count, check_str
 
-__all__ = ["BOOT_GATE_UNIT_NAME", "boot_gate_unit_commands", "render_boot_gate_unit", "render_prolog_runner"]
+__all__ = [
+    "BOOT_GATE_UNIT_NAME",
+    "boot_gate_unit_commands",
+    "render_boot_gate_unit",
+    "render_prolog_dispatch",
+    "render_prolog_runner",
+]
 
 #: The systemd service that runs the boot gate.
 BOOT_GATE_UNIT_NAME = "fmconstructs-node-checks.service"
@@ -46,6 +55,16 @@ done
 exit 0
 """
 
+_DISPATCH = r"""#!/bin/bash
+# fmconstructs prolog dispatch (fmconstructs/health/install.py): runs this node's own prolog checks, @CHECKS@, when
+# its node set-up installed them; other nodes pass.
+checks="${FMCONSTRUCTS_ROOT:-}@CHECKS@" # FMCONSTRUCTS_ROOT: tests only
+if [ ! -x "$checks" ]; then
+  exit 0
+fi
+exec "$checks"
+"""
+
 _UNIT = """[Unit]
 Description=fmconstructs node checks and Slurm boot gate (fmconstructs/health)
 After=network-online.target
@@ -69,6 +88,11 @@ def _path(parameter: str, value: object) -> str:
 def render_prolog_runner(directory: str) -> str:
     """The ``Prolog`` program that runs ``directory``'s executables in name order (see the module notes)."""
     return _RUNNER.replace("@DIR@", _path("directory", directory))
+
+
+def render_prolog_dispatch(checks_path: str) -> str:
+    """A shared prolog that runs the node-local ``checks_path`` when it exists (see the module notes)."""
+    return _DISPATCH.replace("@CHECKS@", _path("checks_path", checks_path))
 
 
 def render_boot_gate_unit(gate_path: str, *, timeout_seconds: int) -> str:
