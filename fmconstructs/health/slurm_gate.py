@@ -24,7 +24,7 @@ node's hostname relates to its Slurm node name is UNCONFIRMED; the ``NodeAddr`` 
 their private address, PCS User Guide "(Optional) Test EFA" shows ``scontrol show nodes`` with ``NodeAddr`` and
 ``NodeHostName``).
 
-What each backend allows (for the wiring; nothing here is wired):
+What each backend allows (wired by :mod:`fmconstructs.pcs.health` and :mod:`fmconstructs.parallelcluster.health`):
 
 - PCS: cluster-level custom Slurm settings are a closed list: ``Prolog``, ``Epilog``, ``SelectTypeParameters``,
   ``AccountingStorageEnforce`` (PCS API reference ``SlurmCustomSetting``) and ``PrologFlags`` (PCS User Guide
