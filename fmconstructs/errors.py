@@ -132,6 +132,8 @@ class WarningId(str, Enum):
     #: A HyperPod cluster with a fixed ClusterName: a change to a create-only property (ClusterName, VpcConfig,
     #: Orchestrator.Eks) needs a replacement, which fails on the name ("already exists") and rolls back.
     HYPERPOD_FIXED_CLUSTER_NAME = "hyperpod-fixed-cluster-name"
+    #: A ParallelCluster queue with both its GPU health check (DCGM in the prolog) and node health's DCGM at boot.
+    PARALLELCLUSTER_DCGM_TWICE = "parallelcluster-dcgm-twice"
 
     @property
     def qualified(self) -> str:

@@ -11,6 +11,35 @@
 Backends choose where the scripts plug in (prolog, boot unit, lifecycle script, DaemonSet). Exports resolve lazily
 (PEP 562, :mod:`fmconstructs._lazy`); every module but ``nccl_rules`` imports no aws_cdk, so the Node-free ``fmc``
 can read them.
+
+One option object for every backend, :class:`NodeHealthOptions` (``enabled``, ``dcgm_level``, ``prolog_checks``,
+``budget_seconds``, ``prolog_budget_seconds``, ``fatal_xids``), and how each backend maps it:
+
+============================  ==========================================  ==========================================
+NodeHealthOptions             PCS (``PcsCluster(node_health=...)``,        ParallelCluster
+                              ``PcsGpuNodeGroup(node_health=...)``)        (``ParallelCluster.enable_node_health``)
+============================  ==========================================  ==========================================
+boot gate (BOOT checks)       systemd unit from the user data, waits for   the queue's ``OnNodeConfigured`` action;
+                              ``slurmd``; drains while checking, resumes   never drains while checking (clustermgtd
+                              on pass (:mod:`fmconstructs.pcs.health`)     replaces DRAIN nodes); a failure drains
+                                                                           and fails the bootstrap
+``prolog_checks``             the cluster ``Prolog`` is a runner of        ``prolog.d/85_fmconstructs_node_checks.sh``
+                              ``/opt/fmconstructs/slurm/prolog.d`` (the    on the head node dispatches to the node's
+                              checks, then IMEX)                           own checks; total budget <= 90 s
+``dcgm_level``                at boot; None where PCS deep health checks   at boot; None with ``HealthChecks/Gpu``
+                              run DCGM (QUICK/MEDIUM/LONG = 1/2/3)         (``gpu_health_checks=True``: DCGM L2 in
+                                                                           every prolog)
+============================  ==========================================  ==========================================
+
+HyperPod (read-only mapping; :mod:`fmconstructs.hyperpod` is configured by its own props): HyperPod runs its own
+checks, so there is no gate or prolog to render there. ``DeepHealthCheck`` (``OnStartDeepHealthChecks``:
+``InstanceStress``, ``InstanceConnectivity``; default both on accelerated groups) is the counterpart of the boot gate
+plus ``dcgm_level`` (HyperPod's stress check exercises the GPUs, its connectivity check the EFA fabric between nodes,
+which this package leaves to the scheduled NCCL check). ``NodeRecovery.AUTOMATIC`` (``CreateCluster.NodeRecovery``) is
+the counterpart of "a failing node is drained and replaced" (ParallelCluster's clustermgtd; on PCS, the remediation
+room). Progress shows as node status ``DeepHealthCheckInProgress`` and replacements as ``ShuttingDown`` / ``Failure``
+(:func:`fmconstructs.hyperpod.health.describe_cluster_health`), the counterpart of a drain reason starting with
+:data:`REASON_PREFIX`. The prolog checks have no HyperPod counterpart in fmconstructs.
 """
 
 from typing import TYPE_CHECKING
@@ -19,6 +48,7 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .checks import SYSLOG_TAG, render_node_checks
+    from .install import BOOT_GATE_UNIT_NAME, render_boot_gate_unit, render_prolog_runner
     from .nccl import (
         NCCL_TESTS_COMMIT,
         NCCL_TESTS_VERSION,
@@ -33,6 +63,7 @@ if TYPE_CHECKING:
     from .nccl_eks import render_mpijob_manifests
     from .nccl_report import NcclResult, SizeResult, parse_output
     from .nccl_rules import NcclAlertOptions, nccl_rule_group
+    from .options import NodeHealthOptions
     from .slurm_gate import (
         CHECKING_REASON,
         PARALLELCLUSTER_SLURM_BIN_DIR,
@@ -52,6 +83,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "BOOT_GATE_UNIT_NAME",
     "CHECKING_REASON",
     "DCGM_LEVEL_NOMINAL_SECONDS",
     "DEFAULT_BUDGET_SECONDS",
@@ -70,12 +102,15 @@ __all__ = [
     "NcclCheckSpec",
     "NcclResult",
     "NodeCheckSpec",
+    "NodeHealthOptions",
     "SizeResult",
     "nccl_rule_group",
     "parse_output",
     "pcs_slurm_bin_dir",
+    "render_boot_gate_unit",
     "render_mpijob_manifests",
     "render_node_checks",
+    "render_prolog_runner",
     "render_publish_units",
     "render_sbatch",
     "render_scrontab",
@@ -86,6 +121,8 @@ __all__ = [
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".checks": ("SYSLOG_TAG", "render_node_checks"),
+    ".install": ("BOOT_GATE_UNIT_NAME", "render_boot_gate_unit", "render_prolog_runner"),
+    ".options": ("NodeHealthOptions",),
     ".nccl": (
         "NCCL_TESTS_COMMIT",
         "NCCL_TESTS_VERSION",

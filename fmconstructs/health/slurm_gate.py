@@ -24,7 +24,7 @@ node's hostname relates to its Slurm node name is UNCONFIRMED; the ``NodeAddr`` 
 their private address, PCS User Guide "(Optional) Test EFA" shows ``scontrol show nodes`` with ``NodeAddr`` and
 ``NodeHostName``).
 
-What each backend allows (for the wiring; nothing here is wired):
+What each backend allows (wired by :mod:`fmconstructs.pcs.health` and :mod:`fmconstructs.parallelcluster.health`):
 
 - PCS: cluster-level custom Slurm settings are a closed list: ``Prolog``, ``Epilog``, ``SelectTypeParameters``,
   ``AccountingStorageEnforce`` (PCS API reference ``SlurmCustomSetting``) and ``PrologFlags`` (PCS User Guide
@@ -123,6 +123,10 @@ function node_name() {
 @NODE_NAME@
 }
 
+function node_ready() {
+@READY@
+}
+
 function node_field() {
   sctl show node "$1" 2>/dev/null | sed -n "s/^ *$2=\(.*\)\$/\1/p" | head -n 1
 }
@@ -144,7 +148,10 @@ function ours_to_resume() {
 function wait_for_node() {
   local deadline=$((SECONDS + NODE_WAIT_SECONDS))
   while :; do
-    NODE=$(node_name)
+    NODE=""
+    if node_ready; then
+      NODE=$(node_name)
+    fi
     [ -n "$NODE" ] && return 0
     [ "$SECONDS" -ge "$deadline" ] && return 1
     sleep 5
@@ -197,6 +204,7 @@ def render_slurm_boot_gate(
     node_name_command: str | None = None,
     drain_while_checking: bool = True,
     node_wait_seconds: int = 300,
+    ready_command: str | None = None,
 ) -> str:
     """The boot gate (``#!/bin/bash``): drain, run the BOOT checks, resume or keep drained with the reason.
 
@@ -205,8 +213,15 @@ def render_slurm_boot_gate(
     :param node_name_command: one shell line that prints the node's Slurm name; default: see the module notes.
     :param drain_while_checking: drain the node while the checks run (False on ParallelCluster: see module notes).
     :param node_wait_seconds: how long to wait for ``slurmd`` to register the node before checking without the gate.
+    :param ready_command: one shell line that succeeds once the node may be looked up (e.g. ``pgrep -x slurmd``
+        where the gate starts before ``slurmd``: PCS user data); polled with the node name within
+        ``node_wait_seconds``. Default: none (look the node up at once).
     """
-    for name, value in (("slurm_bin_dir", slurm_bin_dir), ("node_name_command", node_name_command)):
+    for name, value in (
+        ("slurm_bin_dir", slurm_bin_dir),
+        ("node_name_command", node_name_command),
+        ("ready_command", ready_command),
+    ):
         if is_token(value):
             raise FmValidationError(name, value, "a literal value (the gate is rendered at synth time)")
     check_str(
@@ -222,6 +237,13 @@ def render_slurm_boot_gate(
             pattern=_COMMAND,
             allowed="one line of printable ASCII without quotes or '@' (at most 200 characters)",
         )
+    if ready_command is not None:
+        check_str(
+            "ready_command",
+            ready_command,
+            pattern=_COMMAND,
+            allowed="one line of printable ASCII without quotes or '@' (at most 200 characters)",
+        )
     check_bool("drain_while_checking", drain_while_checking)
     check_count("node_wait_seconds", node_wait_seconds, minimum=0, maximum=3600)
     values = {
@@ -231,6 +253,7 @@ def render_slurm_boot_gate(
         "@NODE_WAIT@": str(node_wait_seconds),
         "@DRAIN_WHILE_CHECKING@": "1" if drain_while_checking else "0",
         "@NODE_NAME@": _DEFAULT_NODE_NAME if node_name_command is None else f"  {node_name_command}",
+        "@READY@": "  true" if ready_command is None else f"  {ready_command}",
     }
     gate = _GATE
     for placeholder, value in values.items():

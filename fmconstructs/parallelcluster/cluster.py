@@ -67,6 +67,7 @@ from .._validate import (
 from ..bootstrap import NodeBootstrap, ScriptAction
 from ..catalog import InstanceSpec
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
+from ..health import NodeHealthOptions
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
@@ -821,6 +822,24 @@ class ParallelCluster(Construct):
             self.add_head_node_bootstrap(bootstrap, event=CustomActionEvent.ON_NODE_START)
         self.node.add_validation(_ImexOnHeadNode(self))
         return bootstrap
+
+    def enable_node_health(
+        self,
+        options: NodeHealthOptions | None = None,
+        *,
+        queues: Sequence[str] | None = None,
+        head_bootstrap: NodeBootstrap | None = None,
+    ) -> list[NodeBootstrap]:
+        """Node-join checks on the GPU queues ``queues`` (default: every queue), :mod:`.health`: each node runs the
+        boot gate as its queue's OnNodeConfigured action (never drained while healthy; a failing node fails its
+        bootstrap, drained with the failing check as reason, and is replaced) and, with ``options.prolog_checks``,
+        the PROLOG checks before every job from ``/opt/slurm/etc/scripts/prolog.d/`` (installed by
+        ``head_bootstrap``, default: a new one run as the head node's OnNodeConfigured; give your own to share it,
+        then attach it with :meth:`add_head_node_bootstrap`). ``options`` default: ``NodeHealthOptions()``. Each
+        queue takes no other OnNodeConfigured bootstrap. Returns the bootstraps created or extended."""
+        from .health import enable_node_health
+
+        return enable_node_health(self, options or NodeHealthOptions(), queues=queues, head_bootstrap=head_bootstrap)
 
     def _apply_bootstraps(self, config: dict[str, Any]) -> None:
         sections: dict[tuple[str, str], dict[str, Any]] = {(_HEAD, _HEAD): config["HeadNode"]}

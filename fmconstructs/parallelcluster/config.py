@@ -286,6 +286,13 @@ class LoginNodePool:
         return out
 
 
+def _gpu_health_checks(enabled: object) -> dict[str, Any]:
+    """``HealthChecks: {Gpu: {Enabled: ...}}`` (HealthChecksSchema / GpuHealthCheckSchema), or nothing for None."""
+    if enabled is None:
+        return {}
+    return {"HealthChecks": {"Gpu": {"Enabled": check_bool("gpu_health_checks", enabled)}}}
+
+
 @dataclass(frozen=True, kw_only=True)
 class ComputeResource:
     """One ``SlurmQueues[].ComputeResources[]`` entry (SlurmComputeResourceSchema).
@@ -307,6 +314,8 @@ class ComputeResource:
         warns against a placement group on a block).
     :param disable_simultaneous_multithreading: ``DisableSimultaneousMultithreading`` (default: not set,
         ParallelCluster's default; the User Guide's P6e-GB200 configuration sets True).
+    :param gpu_health_checks: ``HealthChecks.Gpu.Enabled`` of this compute resource (ParallelCluster's DCGM check in
+        the prolog; aws-parallelcluster 3.16.1 ``HealthChecksSchema``). Default: not set (the queue's setting).
     """
 
     name: str
@@ -317,9 +326,11 @@ class ComputeResource:
     efa: bool | None = None
     placement_group: bool | None = None
     disable_simultaneous_multithreading: bool | None = None
+    gpu_health_checks: bool | None = None
 
     def __post_init__(self) -> None:
         _name("name", self.name)
+        _gpu_health_checks(self.gpu_health_checks)
         if self.disable_simultaneous_multithreading is not None:
             check_bool("disable_simultaneous_multithreading", self.disable_simultaneous_multithreading)
         check_instance_type("instance_type", self.instance_type)  # catalog or botocore's EC2 InstanceType enum
@@ -422,6 +433,7 @@ class ComputeResource:
             out["Networking"] = {"PlacementGroup": {"Enabled": enabled}}
         if self.disable_simultaneous_multithreading is not None:
             out["DisableSimultaneousMultithreading"] = self.disable_simultaneous_multithreading
+        out.update(_gpu_health_checks(self.gpu_health_checks))
         if self.capacity.reservation_target_forms:
             form = ReservationTargetForm.RESERVATION_ID if self.capacity.is_capacity_block else None
             target = self.capacity.reservation_target(form, consumer="ParallelCluster")
@@ -445,6 +457,9 @@ class SlurmQueue:
     :param custom_ami: ``Image.CustomAmi`` of this queue (an AMI id or a deploy-time value).
     :param custom_slurm_settings: ``CustomSlurmSettings`` of the partition.
     :param job_exclusive_allocation: ``JobExclusiveAllocation`` (default: not set, ParallelCluster's default).
+    :param gpu_health_checks: ``HealthChecks.Gpu.Enabled`` (ParallelCluster's GPU health check: DCGM level 2 in the
+        prolog; aws-parallelcluster 3.16.1 ``HealthChecksSchema``; mind aws-parallelcluster#6777, long checks in the
+        prolog hang jobs on p4d/p5). Default: not set (ParallelCluster's default, off).
     """
 
     name: str
@@ -458,9 +473,11 @@ class SlurmQueue:
     custom_ami: str | None = None
     custom_slurm_settings: dict[str, Any] | None = None
     job_exclusive_allocation: bool | None = None
+    gpu_health_checks: bool | None = None
 
     def __post_init__(self) -> None:
         _name("name", self.name)
+        _gpu_health_checks(self.gpu_health_checks)
         if self.job_exclusive_allocation is not None:
             check_bool("job_exclusive_allocation", self.job_exclusive_allocation)
         subnets = check_sequence("subnets", self.subnets, _subnet)
@@ -540,6 +557,7 @@ class SlurmQueue:
             out["CustomSlurmSettings"] = dict(self.custom_slurm_settings)
         if self.job_exclusive_allocation is not None:
             out["JobExclusiveAllocation"] = self.job_exclusive_allocation
+        out.update(_gpu_health_checks(self.gpu_health_checks))
         return out
 
 

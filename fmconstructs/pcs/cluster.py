@@ -11,6 +11,8 @@ node groups of the cluster share:
 - **EFA security group** (:attr:`PcsCluster.efa_security_group`, created with the first GPU node group): shared by
   all GPU node groups and by an EFA-enabled FSx for Lustre file system, since EFA traffic only flows inside one group.
 - **Instance profile** (:attr:`PcsCluster.instance_profile`, created on first use): see :mod:`.iam`.
+- **Node health** (``node_health``): the cluster's ``Prolog`` runs the node checks before every job and the GPU
+  node groups gate each node at boot (:mod:`.health`); with IMEX too, the IMEX prolog runs after the checks.
 - **IMEX** (``enable_imex``): sets the cluster's Slurm ``Prolog`` to the IMEX prolog that every node group of the
   cluster installs (:mod:`.user_data`) and ``PrologFlags=Alloc,NoHold``, both as the PCS User Guide "Configure
   UltraServer instances" (capacity-blocks-nvidia-imex) deploys them; required for UltraServer node groups. Jobs on
@@ -74,6 +76,7 @@ from constructs import Construct, IValidation
 from .._replacement import check_removal_policy, warn_fixed_name
 from .._validate import check_bool, check_count, check_enum, known, located
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
+from ..health import NodeHealthOptions
 from ..networking import EfaSecurityGroup
 from ._checks import (
     CLUSTER_NAME_LENGTH,
@@ -86,6 +89,7 @@ from ._checks import (
     idle_seconds,
 )
 from .controller_size import NodeCount, effective_size, room_for, size_problem
+from .health import PROLOG_RUNNER_PATH, check_node_health, cluster_runs_prolog_checks
 from .iam import PcsInstanceProfile
 from .slurm import (
     DEFAULT_SLURM_VERSION,
@@ -134,6 +138,10 @@ class PcsCluster(Construct):
     :param enable_imex: install and run the NVIDIA IMEX prolog (needs Slurm >= 25.05; sets ``Prolog``, so
         ``slurm_settings`` must not, and ``PrologFlags=Alloc,NoHold``, merged with any flags ``slurm_settings``
         gives). Required before adding UltraServer node groups. Default False.
+    :param node_health: node-join checks (:class:`~fmconstructs.health.NodeHealthOptions`): the default of every GPU
+        node group (each may give its own); with ``prolog_checks`` the cluster's ``Prolog`` is the runner of
+        :data:`~fmconstructs.pcs.health.PROLOG_DIR` (so ``slurm_settings`` must not set ``Prolog``). Default None: no
+        checks.
     :param security_group: default: a new group with the rules PCS documents (see the module docstring). A given
         group (may be imported by id) must already have them.
     :param cluster_name: 3-40 characters, a letter then letters, digits or '-' (PCS ``CreateCluster.clusterName``).
@@ -164,6 +172,7 @@ class PcsCluster(Construct):
         cluster_name: str | None = None,
         tags: Mapping[str, str] | None = None,
         removal_policy: RemovalPolicy | None = None,
+        node_health: NodeHealthOptions | None = None,
     ) -> None:
         check_scope_id(scope, id)
         vpc = check_vpc("vpc", vpc)
@@ -172,6 +181,7 @@ class PcsCluster(Construct):
         self.requested_size = None if size is None else check_enum("size", size, ControllerSize)
         self.accounting = check_enum("accounting", accounting, AccountingMode)
         self.imex_enabled = check_bool("enable_imex", enable_imex)
+        self.node_health = check_node_health("node_health", node_health)
         if security_group is not None:
             security_group = check_security_group("security_group", security_group)
         cluster_name = check_name("cluster_name", cluster_name, CLUSTER_NAME_LENGTH)
@@ -192,6 +202,8 @@ class PcsCluster(Construct):
             settings[ClusterSetting.PROLOG_FLAGS] = merge_prolog_flags(
                 IMEX_PROLOG_FLAGS, settings.get(ClusterSetting.PROLOG_FLAGS), parameter="slurm_settings[PrologFlags]"
             )
+        if self.runs_prolog_checks:
+            settings[ClusterSetting.PROLOG] = PROLOG_RUNNER_PATH  # runs the checks, then IMEX (pcs/health.py)
         self._slurm_settings = settings
         self.subnet: ec2.ISubnet = subnet or vpc.private_subnets[0]
 
@@ -279,7 +291,18 @@ class PcsCluster(Construct):
                     f"unset when enable_imex is True (the cluster's Prolog is the IMEX prolog {IMEX_PROLOG_PATH}; "
                     "run your own steps from a node group's user data instead)",
                 )
+        if cluster_runs_prolog_checks(self.node_health) and ClusterSetting.PROLOG in settings:
+            raise FmValidationError(
+                "slurm_settings[Prolog]",
+                settings[ClusterSetting.PROLOG],
+                f"unset when node_health runs prolog checks (the cluster's Prolog is {PROLOG_RUNNER_PATH})",
+            )
         return settings
+
+    @property
+    def runs_prolog_checks(self) -> bool:
+        """Whether the cluster's ``Prolog`` is the node-health runner (:mod:`.health`)."""
+        return cluster_runs_prolog_checks(self.node_health)
 
     # --- what node groups and operators need -----------------------------------------------------------------------
     @property

@@ -36,7 +36,8 @@ derived from them).
 
 Node set-up (:attr:`bootstrap`, a :class:`~fmconstructs.bootstrap.NodeBootstrap`), in order: the NVMe RAID0 scratch
 volume (step ``nvme-raid``, from the launch template), the file-system mounts (``lustre-<mount point>``, via the
-storage construct's ``mount_commands``), the IMEX prolog when the cluster enables it (``imex-prolog``), then
+storage construct's ``mount_commands``), the IMEX prolog when the cluster enables it (``imex-prolog``), the node
+checks and boot gate with node health (``node-health``, :mod:`.health`), then
 ``user_data_commands`` and anything added later with :meth:`add_user_data` (``commands``, the hook for your own
 steps). The user data is the MIME multi-part archive PCS requires (``UserDataFormat.MIME_MULTIPART``); it runs after
 the node registers with PCS, before ``slurmd`` starts.
@@ -88,6 +89,7 @@ from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_in
 from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeCheck
 from ..errors import FmTypeError, FmValidationError
+from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
 from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
@@ -102,6 +104,7 @@ from ._checks import (
 )
 from .ami import PcsAmi
 from .cluster import check_cluster
+from .health import NODE_HEALTH_STEP, check_node_health, pcs_node_health_step
 from .iam import PcsInstanceProfile
 from .slurm import (
     MIN_SLURM_VERSION_FOR_IMEX,
@@ -191,6 +194,7 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
     node_group_name: str | None
     tags: Mapping[str, str] | None
     bootstrap_delivery: BootstrapDelivery | None
+    node_health: NodeHealthOptions | None
     max_instance_count: int | float | None
     """Deprecated: ``max_nodes`` (removed in 0.3.0)."""
     min_instance_count: int | float | None
@@ -378,6 +382,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     :param tags: tags of the node group and of its launch template's instances and volumes.
     :param bootstrap_delivery: how the node set-up reaches the nodes (see the module docstring). Default None: an S3
         asset with a loader when the stack publishes file assets, else inline.
+    :param node_health: node-join checks for this group (:mod:`.health`); ``NodeHealthOptions(enabled=False)`` turns
+        them off here. Default None: the cluster's ``node_health``.
     """
 
     @located
@@ -408,11 +414,13 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         node_group_name: str | None = None,
         tags: Mapping[str, str] | None = None,
         bootstrap_delivery: BootstrapDelivery | None = None,
+        node_health: NodeHealthOptions | None = None,
         max_instance_count: int | float | None = None,
         min_instance_count: int | float | None = None,
     ) -> None:
         check_scope_id(scope, id)
         cluster = check_cluster("cluster", cluster)
+        self.node_health = check_node_health("node_health", node_health) or cluster.node_health
         self.instance_spec: InstanceSpec = _gpu_instance_spec(instance_type)
         ami = _check_ami("ami", ami)
         self.capacity: Capacity = OnDemand() if capacity is None else _check_capacity("capacity", capacity)
@@ -486,6 +494,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
                 IMEX_PROLOG_STEP,
                 imex_prolog_install_commands(IMEX_PROLOG_PATH, slurm_version=cluster.slurm_version.value),
             )
+        self._add_node_health(mounts)
         if commands:
             self.bootstrap.add_commands(*commands)
 
@@ -560,6 +569,23 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
                     f"{MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME.value} or later)",
                 )
         return settings
+
+    def _add_node_health(self, mounts: Sequence[FileSystemMount]) -> None:
+        """The ``node-health`` step: the boot gate, and the prolog runner and checks of a cluster that runs them."""
+        cluster = self.cluster
+        if self.node_health is None:
+            return
+        step = pcs_node_health_step(
+            self.node_health,
+            instance_type=self.instance_spec.instance_type,
+            efa_interfaces=self.efa_interface_count,
+            lustre_mount_point=mounts[0].mount_point if mounts else None,
+            slurm_version=cluster.slurm_version.value,
+            cluster_prolog=cluster.runs_prolog_checks,
+            imex=cluster.imex_enabled,
+        )
+        if step.files or step.commands:
+            self.bootstrap.add_step(NODE_HEALTH_STEP, step.commands, files=step.files)
 
     def _check_subnet_zone(self) -> None:
         """The subnet must be in the reservation's zone, when both zones are known at synthesis."""

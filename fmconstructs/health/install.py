@@ -1,0 +1,113 @@
+"""Node-side files the backends install around the checks: a prolog directory runner and the boot gate's unit.
+
+- :func:`render_prolog_runner`: one Slurm ``Prolog`` program that runs every executable file of a directory in name
+  order and stops at the first that fails, with its exit status (a prolog that exits non-zero drains the node and
+  requeues the job: Slurm "Prolog and Epilog Guide"). For a scheduler that takes one ``Prolog`` path (PCS custom
+  settings carry one value), so the IMEX prolog and the node checks can share it, in the spirit of ParallelCluster's
+  ``/opt/slurm/etc/scripts/prolog.d/`` (User Guide "Slurm prolog and epilog"). An empty directory passes.
+- :func:`render_prolog_dispatch`: a prolog for a directory every node shares (ParallelCluster's
+  ``/opt/slurm/etc/scripts/prolog.d/`` lives on the head node) that runs the node's own prolog checks when the node
+  has them (nodes of queues without node health pass at once).
+- :func:`render_boot_gate_unit`: a systemd oneshot service that runs the boot gate at every boot (a node that
+  reboots is checked again), for backends whose user data runs before ``slurmd`` starts (PCS: "after the node
+  registers with PCS and before slurmd starts", PCS User Guide "Working with Amazon EC2 user data"), so the gate
+  cannot run inline there; it waits for ``slurmd`` itself (``render_slurm_boot_gate(ready_command=...)``).
+
+No aws_cdk import.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._validate import check_count, check_str
+
+__all__ = [
+    "BOOT_GATE_UNIT_NAME",
+    "boot_gate_unit_commands",
+    "render_boot_gate_unit",
+    "render_prolog_dispatch",
+    "render_prolog_runner",
+]
+
+#: The systemd service that runs the boot gate.
+BOOT_GATE_UNIT_NAME = "fmconstructs-node-checks.service"
+
+_ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
+_PATH_TEXT = "an absolute path without a trailing '/' (letters, digits, '.', '_', '-', '/')"
+
+_RUNNER = r"""#!/bin/bash
+# fmconstructs Slurm prolog runner (fmconstructs/health/install.py): runs each executable file of @DIR@ in name order;
+# the first that exits non-zero ends the prolog with its status (Slurm then drains the node and requeues the job).
+set -u
+dir="${FMCONSTRUCTS_ROOT:-}@DIR@" # FMCONSTRUCTS_ROOT: tests only
+for script in "$dir"/*; do
+  if [ ! -f "$script" ] || [ ! -x "$script" ]; then
+    continue
+  fi
+  "$script"
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "prolog ${script##*/} exited ${rc}" >&2
+    exit "$rc"
+  fi
+done
+exit 0
+"""
+
+_DISPATCH = r"""#!/bin/bash
+# fmconstructs prolog dispatch (fmconstructs/health/install.py): runs this node's own prolog checks, @CHECKS@, when
+# its node set-up installed them; other nodes pass.
+checks="${FMCONSTRUCTS_ROOT:-}@CHECKS@" # FMCONSTRUCTS_ROOT: tests only
+if [ ! -x "$checks" ]; then
+  exit 0
+fi
+exec "$checks"
+"""
+
+_UNIT = """[Unit]
+Description=fmconstructs node checks and Slurm boot gate (fmconstructs/health)
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=@GATE@
+TimeoutStartSec=@TIMEOUT@
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def _path(parameter: str, value: object) -> str:
+    path: str = check_str(parameter, value, pattern=_ABSOLUTE_PATH, allowed=_PATH_TEXT)
+    return path
+
+
+def render_prolog_runner(directory: str) -> str:
+    """The ``Prolog`` program that runs ``directory``'s executables in name order (see the module notes)."""
+    return _RUNNER.replace("@DIR@", _path("directory", directory))
+
+
+def render_prolog_dispatch(checks_path: str) -> str:
+    """A shared prolog that runs the node-local ``checks_path`` when it exists (see the module notes)."""
+    return _DISPATCH.replace("@CHECKS@", _path("checks_path", checks_path))
+
+
+def render_boot_gate_unit(gate_path: str, *, timeout_seconds: int) -> str:
+    """The systemd unit running ``gate_path`` once per boot; ``timeout_seconds`` bounds it (the gate's node wait
+    plus its checks' total budget, with a margin)."""
+    gate = _path("gate_path", gate_path)
+    seconds = check_count("timeout_seconds", timeout_seconds, minimum=1, maximum=86_400)
+    return _UNIT.replace("@GATE@", gate).replace("@TIMEOUT@", str(seconds))
+
+
+def boot_gate_unit_commands() -> list[str]:
+    """Enable the unit for later boots and start it now without waiting (user data must not block on the gate: it
+    waits for ``slurmd``, which starts after the user data)."""
+    return [
+        "systemctl daemon-reload",
+        f"systemctl enable {BOOT_GATE_UNIT_NAME}",
+        f"systemctl start --no-block {BOOT_GATE_UNIT_NAME}",
+    ]

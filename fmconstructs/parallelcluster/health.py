@@ -1,0 +1,193 @@
+"""Node-join checks on ParallelCluster: :meth:`ParallelCluster.enable_node_health` (:func:`enable_node_health`).
+
+What it sets up, with the mechanisms ParallelCluster documents:
+
+- **Boot gate** (``OnNodeConfigured``): each targeted queue gets a node bootstrap (``node-health`` step) that installs,
+  per instance type of the queue, the boot gate (:func:`fmconstructs.health.render_slurm_boot_gate`) and the PROLOG
+  checks under ``/opt/fmconstructs/health/<instance type>/``, links the node's type to
+  ``/opt/fmconstructs/health/node`` and runs the gate. OnNodeConfigured runs after the node's own configuration, as
+  root (User Guide "custom-bootstrap-actions-v3"); "If a custom action fails, the instance bootstrap also fails", so
+  a node that fails its checks never joins and ParallelCluster replaces it. The gate runs with
+  ``drain_while_checking=False``: clustermgtd replaces static nodes whose Slurm state turns DRAIN or DOWN (User Guide
+  "Slurm Workload Manager"), so draining a node while it checks would have it replaced; a failing node is drained
+  with ``fmconstructs: <check>: <reason>`` (and replaced), a healthy node is never drained.
+- **Prolog checks**: a head node bootstrap (``node-health-prolog`` step, default ``OnNodeConfigured``) installs
+  :data:`PROLOG_DISPATCH_PATH` in ``/opt/slurm/etc/scripts/prolog.d/``, the prolog directory the head node shares with
+  the compute nodes (User Guide "Slurm prolog and epilog"; :mod:`.imex` installs its prolog there the same way). It
+  runs the node's own ``prolog-checks.sh`` where the node has one (nodes of other queues pass at once); ``85_`` sorts
+  it before ParallelCluster's ``90_pcluster_health_check_manager`` and IMEX's ``91_nvidia_imex_prolog.sh``. The
+  prolog checks' total budget must stay within half of ``BatchStartTimeout=180`` (User Guide "Slurm prolog and
+  epilog": "The default is 3 minutes"): long diagnostics in a prolog hang jobs (aws/aws-parallelcluster#6777), so
+  DCGM never runs there.
+- **ParallelCluster's own GPU health check** (``SlurmQueue(gpu_health_checks=True)`` /
+  ``ComputeResource(gpu_health_checks=True)``: ``HealthChecks/Gpu/Enabled``) runs DCGM level 2 in the prolog
+  (aws-parallelcluster-cookbook CHANGELOG 3.6.0). With both on, DCGM runs at boot and again before every job: the
+  warning ``fmconstructs:parallelcluster-dcgm-twice`` suggests ``NodeHealthOptions(dcgm_level=None)``.
+
+Whether OnNodeConfigured runs again after a node reboots is UNCONFIRMED (not seen in the User Guide): a rebooted
+node is checked again by the prolog before its next job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .._validate import check_instance
+from ..bootstrap import NodeBootstrap
+from ..errors import FmValidationError, WarningId, add_warning
+from ..health import (
+    PARALLELCLUSTER_SLURM_BIN_DIR,
+    CheckMode,
+    NodeHealthOptions,
+    render_node_checks,
+    render_slurm_boot_gate,
+)
+from ..health.install import render_prolog_dispatch
+from .config import CustomActionEvent, SlurmQueue
+
+if TYPE_CHECKING:
+    from .cluster import ParallelCluster
+
+__all__ = [
+    "BATCH_START_TIMEOUT_SECONDS",
+    "HEALTH_DIR",
+    "NODE_HEALTH_STEP",
+    "PROLOG_DISPATCH_PATH",
+    "PROLOG_STEP",
+    "enable_node_health",
+    "node_health_files",
+]
+
+#: The bootstrap steps: on the compute nodes, and on the head node.
+NODE_HEALTH_STEP = "node-health"
+PROLOG_STEP = "node-health-prolog"
+#: Where each compute node keeps its checks (``<instance type>/``, and ``node`` linking its own type).
+HEALTH_DIR = "/opt/fmconstructs/health"
+NODE_DIR = f"{HEALTH_DIR}/node"
+#: The shared prolog (ParallelCluster User Guide "Slurm prolog and epilog": ``/opt/slurm/etc/scripts/prolog.d/``).
+PROLOG_DISPATCH_PATH = "/opt/slurm/etc/scripts/prolog.d/85_fmconstructs_node_checks.sh"
+#: ParallelCluster's ``BatchStartTimeout`` (User Guide "Slurm prolog and epilog": "The default is 3 minutes").
+BATCH_START_TIMEOUT_SECONDS = 180
+#: How long the gate looks for the node in Slurm (ParallelCluster defines every node in slurm.conf up front).
+NODE_WAIT_SECONDS = 120
+_IMDS = "http://169.254.169.254/latest"
+
+
+def node_health_files(options: NodeHealthOptions, queue: SlurmQueue) -> dict[str, tuple[str, int]]:
+    """``{path: (text, mode)}``: the boot gate and the prolog checks of every instance type of ``queue``."""
+    files: dict[str, tuple[str, int]] = {}
+    for instance_type in _instance_types(queue):
+        spec = options.spec_for(instance_type)
+        _check_prolog_budget(options, spec.total_budget_seconds(CheckMode.PROLOG))
+        gate = render_slurm_boot_gate(
+            spec,
+            slurm_bin_dir=PARALLELCLUSTER_SLURM_BIN_DIR,
+            drain_while_checking=False,
+            node_wait_seconds=NODE_WAIT_SECONDS,
+        )
+        files[f"{HEALTH_DIR}/{instance_type}/boot-gate.sh"] = (gate, 0o755)
+        if options.prolog_checks:
+            files[f"{HEALTH_DIR}/{instance_type}/prolog-checks.sh"] = (
+                render_node_checks(spec, CheckMode.PROLOG),
+                0o755,
+            )
+    return files
+
+
+def _node_commands(queue: SlurmQueue) -> list[str]:
+    """Link the node's own instance type to :data:`NODE_DIR`, then run its gate (a failure fails the bootstrap)."""
+    types = _instance_types(queue)
+    if len(types) == 1:
+        select = [f"fm_type={types[0]}"]
+    else:
+        # IMDSv2 (EC2 User Guide "Use the Instance Metadata Service to access instance metadata"): a session token,
+        # then meta-data/instance-type.
+        ttl = '-H "X-aws-ec2-metadata-token-ttl-seconds: 60"'
+        select = [
+            f"fm_token=$(curl -sf --max-time 5 -X PUT {ttl} {_IMDS}/api/token)",
+            f'fm_type=$(curl -sf --max-time 5 -H "X-aws-ec2-metadata-token: $fm_token" '
+            f"{_IMDS}/meta-data/instance-type)",
+        ]
+    return [
+        *select,
+        f'ln -sfn "{HEALTH_DIR}/$fm_type" {NODE_DIR}',
+        f"{NODE_DIR}/boot-gate.sh",
+    ]
+
+
+def _instance_types(queue: SlurmQueue) -> list[str]:
+    types: list[str] = []
+    for resource in queue.compute_resources:
+        if resource.spec is None or resource.spec.gpu.count == 0:
+            raise FmValidationError(
+                f"queues[{queue.name}].compute_resources[{resource.name}].instance_type",
+                resource.instance_type,
+                "a catalog GPU instance type (node health checks GPU nodes)",
+            )
+        if resource.instance_type not in types:
+            types.append(resource.instance_type)
+    return types
+
+
+def _check_prolog_budget(options: NodeHealthOptions, total_seconds: int) -> None:
+    limit = BATCH_START_TIMEOUT_SECONDS // 2
+    if total_seconds > limit:
+        raise FmValidationError(
+            "node_health.prolog_budget_seconds",
+            options.prolog_budget_seconds,
+            f"a budget whose prolog checks total at most {limit} s, half of ParallelCluster's BatchStartTimeout "
+            f"{BATCH_START_TIMEOUT_SECONDS} s (got {total_seconds} s)",
+        )
+
+
+def enable_node_health(
+    cluster: ParallelCluster,
+    options: NodeHealthOptions,
+    *,
+    queues: Sequence[str] | None = None,
+    head_bootstrap: NodeBootstrap | None = None,
+) -> list[NodeBootstrap]:
+    """See :meth:`ParallelCluster.enable_node_health`."""
+    check_instance("options", options, NodeHealthOptions, "a NodeHealthOptions")
+    if head_bootstrap is not None:
+        check_instance("head_bootstrap", head_bootstrap, NodeBootstrap, "a NodeBootstrap")
+    if not options.enabled:
+        return []
+    names = [q.name for q in cluster.queues]
+    targets = cluster._targets("queues", queues, names, "queue")
+    created: list[NodeBootstrap] = []
+    for name in targets:
+        queue = cluster.queues[names.index(name)]
+        _warn_dcgm_twice(cluster, options, queue)
+        bootstrap = NodeBootstrap(cluster, f"NodeHealth{_pascal(name)}", name=f"node-health-{name}"[:40])
+        bootstrap.add_step(NODE_HEALTH_STEP, _node_commands(queue), files=node_health_files(options, queue))
+        cluster.add_node_bootstrap(bootstrap, queues=[name], event=CustomActionEvent.ON_NODE_CONFIGURED)
+        created.append(bootstrap)
+    if options.prolog_checks:
+        head = head_bootstrap or NodeBootstrap(cluster, "NodeHealthProlog", name="node-health-prolog")
+        head.add_step(PROLOG_STEP, files={PROLOG_DISPATCH_PATH: (_dispatch(), 0o755)})
+        if head_bootstrap is None:
+            cluster.add_head_node_bootstrap(head, event=CustomActionEvent.ON_NODE_CONFIGURED)
+        created.append(head)
+    return created
+
+
+def _dispatch() -> str:
+    return render_prolog_dispatch(f"{NODE_DIR}/prolog-checks.sh")
+
+
+def _warn_dcgm_twice(cluster: ParallelCluster, options: NodeHealthOptions, queue: SlurmQueue) -> None:
+    gpu_checks = queue.gpu_health_checks is True or any(r.gpu_health_checks is True for r in queue.compute_resources)
+    if gpu_checks and options.dcgm_level is not None:
+        add_warning(
+            cluster,
+            WarningId.PARALLELCLUSTER_DCGM_TWICE,
+            f"queue {queue.name}: ParallelCluster's GPU health check (HealthChecks/Gpu) runs DCGM in every prolog and "
+            f"node health runs dcgmi diag -r {options.dcgm_level} at boot; give NodeHealthOptions(dcgm_level=None) "
+            "to run DCGM once",
+        )
+
+
+def _pascal(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("-"))

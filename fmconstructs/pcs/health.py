@@ -1,0 +1,137 @@
+"""Node-join checks on PCS: the boot gate at every boot and the prolog checks before every job.
+
+Wiring (``PcsCluster(node_health=NodeHealthOptions(...))``, per group ``PcsGpuNodeGroup(node_health=...)``):
+
+- **Boot gate.** Each GPU node group's bootstrap step ``node-health`` installs
+  :func:`fmconstructs.health.render_slurm_boot_gate` at :data:`BOOT_GATE_PATH` and a systemd oneshot unit
+  (:func:`fmconstructs.health.render_boot_gate_unit`) enabled for every boot and started without blocking. The user
+  data runs "after the node registers with PCS and before slurmd starts" (PCS User Guide "Working with Amazon EC2
+  user data"), so the gate first waits for ``slurmd`` (``ready_command="pgrep -x slurmd"``, up to
+  :data:`PCS_NODE_WAIT_SECONDS`), then drains the node while it checks, resumes it on pass and leaves it drained with
+  ``fmconstructs: <check>: <reason>`` on fail. PCS's own ``nodeReady`` lifecycle stage ("after the Slurm daemon
+  (slurmd) starts and the compute node registers with the Slurm controller", botocore PCS model
+  ``NodeLifecycleStages``) is the documented place for such a script; it takes scripts from S3 with checksums and is
+  not used here yet (UNCONFIRMED in aws-cdk-lib 2.275's ``CfnComputeNodeGroup``).
+- **Prolog checks.** PCS takes one cluster-level ``Prolog`` (custom settings: ``Prolog``, ``Epilog``,
+  ``SelectTypeParameters``, ``AccountingStorageEnforce``, ``PrologFlags``; not ``HealthCheckProgram``: PCS API
+  ``SlurmCustomSetting``). With node health on, the cluster's ``Prolog`` is :data:`PROLOG_RUNNER_PATH`, a runner
+  (:func:`fmconstructs.health.render_prolog_runner`) of :data:`PROLOG_DIR` that every GPU node group installs: the
+  PROLOG checks as ``10-node-checks.sh`` (where the group's options keep them) and, on an IMEX cluster, a link
+  ``91-nvidia-imex.sh`` to the IMEX prolog (:data:`~fmconstructs.pcs.user_data.IMEX_PROLOG_PATH`), run in that
+  order. A failing prolog drains the node and requeues the job (Slurm "Prolog and Epilog Guide"). The budget: each
+  check at most ``prolog_budget_seconds`` (default 10 s, about 70 s for every check at worst); PCS's
+  ``BatchStartTimeout`` is not a custom setting and its value is UNCONFIRMED.
+- **Dynamic nodes.** A node PCS launches for a waiting job gets that job as soon as ``slurmd`` registers, before the
+  boot gate drains it; the prolog checks cover that first job.
+- **PCS instance health checks** (PCS API ``InstanceHealthChecks``: ``deepHealthChecks.onStart.profile``
+  QUICK / MEDIUM / LONG = DCGM level 1 / 2 / 3, ``healthMonitoring`` STANDARD; PCS User Guide "Configuring instance
+  health checks"): not offered as a typed option, because the CloudFormation schema of ``AWS::PCS::ComputeNodeGroup``
+  bundled with cfn-lint (schema date 2026-10-20) has no ``InstanceHealthChecks`` property (nor has aws-cdk-lib
+  2.275's ``CfnComputeNodeGroup``); set it with the PCS API or console and give ``NodeHealthOptions(dcgm_level=None)``
+  so DCGM does not run twice.
+
+No aws_cdk import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._validate import check_instance
+from ..errors import FmValidationError
+from ..health import CheckMode, NodeHealthOptions, pcs_slurm_bin_dir, render_node_checks, render_slurm_boot_gate
+from ..health.install import boot_gate_unit_commands, render_boot_gate_unit, render_prolog_runner
+from .user_data import IMEX_PROLOG_PATH
+
+__all__ = [
+    "BOOT_GATE_PATH",
+    "BOOT_GATE_UNIT_PATH",
+    "NODE_CHECKS_PROLOG_PATH",
+    "NODE_HEALTH_STEP",
+    "PCS_NODE_WAIT_SECONDS",
+    "PROLOG_DIR",
+    "PROLOG_RUNNER_PATH",
+    "PcsNodeHealthStep",
+    "check_node_health",
+    "cluster_runs_prolog_checks",
+    "pcs_node_health_step",
+]
+
+#: The bootstrap step that installs the gate and the prolog files.
+NODE_HEALTH_STEP = "node-health"
+#: Where the boot gate is installed, and its systemd unit.
+BOOT_GATE_PATH = "/opt/fmconstructs/health/boot-gate.sh"
+BOOT_GATE_UNIT_PATH = "/etc/systemd/system/fmconstructs-node-checks.service"
+#: The cluster's ``Prolog`` when node health is on, and the directory it runs.
+PROLOG_RUNNER_PATH = "/opt/fmconstructs/slurm/prolog.sh"
+PROLOG_DIR = "/opt/fmconstructs/slurm/prolog.d"
+NODE_CHECKS_PROLOG_PATH = f"{PROLOG_DIR}/10-node-checks.sh"
+IMEX_PROLOG_LINK = f"{PROLOG_DIR}/91-nvidia-imex.sh"
+#: How long the gate waits for ``slurmd`` (seconds): the rest of the user data runs first (mounts, your steps).
+PCS_NODE_WAIT_SECONDS = 1800
+# The unit's timeout beyond the node wait and the checks' budgets (seconds).
+_UNIT_MARGIN_SECONDS = 300
+
+
+def check_node_health(parameter: str, value: object) -> NodeHealthOptions | None:
+    """None or a :class:`NodeHealthOptions`."""
+    if value is None:
+        return None
+    options: NodeHealthOptions = check_instance(parameter, value, NodeHealthOptions, "a NodeHealthOptions")
+    return options
+
+
+def cluster_runs_prolog_checks(options: NodeHealthOptions | None) -> bool:
+    """Whether a cluster with these options sets its ``Prolog`` to :data:`PROLOG_RUNNER_PATH`."""
+    return options is not None and options.enabled and options.prolog_checks
+
+
+@dataclass(frozen=True)
+class PcsNodeHealthStep:
+    """What one GPU node group installs: ``files`` (``{path: (text, mode)}``) and ``commands`` run after them."""
+
+    files: dict[str, tuple[str, int]]
+    commands: list[str]
+
+
+def pcs_node_health_step(
+    options: NodeHealthOptions,
+    *,
+    instance_type: str,
+    efa_interfaces: int,
+    lustre_mount_point: str | None,
+    slurm_version: str,
+    cluster_prolog: bool,
+    imex: bool,
+) -> PcsNodeHealthStep:
+    """The ``node-health`` step of a GPU node group (see the module notes)."""
+    if options.prolog_checks and options.enabled and not cluster_prolog:
+        raise FmValidationError(
+            "node_health.prolog_checks",
+            True,
+            "False when the cluster runs no prolog checks (the Prolog is cluster-wide: give PcsCluster(node_health=...)"
+            " with prolog_checks=True)",
+        )
+    files: dict[str, tuple[str, int]] = {}
+    commands: list[str] = []
+    if cluster_prolog:
+        files[PROLOG_RUNNER_PATH] = (render_prolog_runner(PROLOG_DIR), 0o755)
+        if imex:
+            commands += [f"mkdir -p {PROLOG_DIR}", f"ln -sfn {IMEX_PROLOG_PATH} {IMEX_PROLOG_LINK}"]
+    if not options.enabled:
+        return PcsNodeHealthStep(files, commands)
+    spec = options.spec_for(instance_type, efa_interfaces=efa_interfaces, lustre_mount_point=lustre_mount_point)
+    if options.prolog_checks:
+        files[NODE_CHECKS_PROLOG_PATH] = (render_node_checks(spec, CheckMode.PROLOG), 0o755)
+    gate = render_slurm_boot_gate(
+        spec,
+        slurm_bin_dir=pcs_slurm_bin_dir(slurm_version),
+        drain_while_checking=True,
+        node_wait_seconds=PCS_NODE_WAIT_SECONDS,
+        ready_command="pgrep -x slurmd >/dev/null",
+    )
+    files[BOOT_GATE_PATH] = (gate, 0o755)
+    timeout = PCS_NODE_WAIT_SECONDS + spec.total_budget_seconds(CheckMode.BOOT) + _UNIT_MARGIN_SECONDS
+    files[BOOT_GATE_UNIT_PATH] = (render_boot_gate_unit(BOOT_GATE_PATH, timeout_seconds=timeout), 0o644)
+    commands += boot_gate_unit_commands()
+    return PcsNodeHealthStep(files, commands)
