@@ -1,0 +1,238 @@
+"""The Slurm boot gate: a node takes no jobs until its boot checks pass, ``render_slurm_boot_gate(spec, ...)``.
+
+The script, run once at boot after ``slurmd`` has registered the node (a boot unit or a backend's lifecycle script):
+
+1. finds the node's Slurm name (``node_name_command``; default below) and waits up to ``node_wait_seconds`` for it;
+2. drains the node with ``reason="fmconstructs: node checks running"`` (``drain_while_checking``);
+3. runs the BOOT checks of :func:`fmconstructs.health.render_node_checks` (the same functions, the same log);
+4. on pass, resumes the node (``scontrol update nodename=<node> state=resume``) only while its drain reason is still
+   one of ours (it starts with ``fmconstructs:``): a node an operator drained meanwhile stays drained;
+5. on fail, drains it with ``reason="fmconstructs: <failing check>: <reason>"`` (the first failing check; quotes and
+   newlines removed, at most 200 characters) and exits 1.
+
+A node already drained by someone else when the gate starts (state ``DRAIN`` with a reason not starting with
+``fmconstructs:``) is never touched: the checks run and log, its state and reason stay. A node Slurm marked ``DOWN``
+for its own reasons (e.g. "Node unexpectedly rebooted") is not "drained by someone": the gate drains it, and resumes
+it when the checks pass. Every ``scontrol`` call runs under ``timeout 30``.
+
+How the node knows its Slurm name (``node_name_command=None``): ``hostname -s`` when ``scontrol show node`` knows that
+name; else the node whose ``NodeAddr`` or ``NodeHostName`` is one of ``hostname -I`` or ``hostname -s``
+(``scontrol -o show node``). ParallelCluster sets a compute node's hostname to its Slurm node name unless
+``Scheduling/SlurmSettings/Dns/UseEc2Hostnames`` is true (ParallelCluster User Guide, Scheduling section: the setting
+exists; that the hostname equals the node name otherwise is UNCONFIRMED from the text seen). PCS: how the compute
+node's hostname relates to its Slurm node name is UNCONFIRMED; the ``NodeAddr`` lookup covers both (PCS nodes register
+their private address, PCS User Guide "(Optional) Test EFA" shows ``scontrol show nodes`` with ``NodeAddr`` and
+``NodeHostName``).
+
+What each backend allows (for the wiring; nothing here is wired):
+
+- PCS: cluster-level custom Slurm settings are a closed list: ``Prolog``, ``Epilog``, ``SelectTypeParameters``,
+  ``AccountingStorageEnforce`` (PCS API reference ``SlurmCustomSetting``) and ``PrologFlags`` (PCS User Guide
+  "slurm-custom-settings-cluster"; :class:`fmconstructs.pcs.slurm.ClusterSetting`). ``HealthCheckProgram`` and
+  ``HealthCheckInterval`` are not on it: on PCS use ``Prolog`` (PROLOG mode) and this gate at boot. PCS also has its
+  own checks per compute node group (PCS API ``InstanceHealthChecks``; PCS User Guide "Configuring instance health
+  checks"): ``deepHealthChecks.onStart.profile`` QUICK / MEDIUM / LONG = DCGM level 1 / 2 / 3, run "each time an
+  instance starts ... before the compute node accepts jobs", after the ``nodeBootstrapped`` scripts of
+  ``nodeLifecycleActions``, with ``repairAction`` AUTO / REPLACE / ISOLATE / NONE; ``healthMonitoring`` (STANDARD)
+  watches running instances. Where that deep health check is on, set ``NodeCheckSpec.dcgm_level=None`` so the gate
+  does not run DCGM twice.
+- ParallelCluster: ``Scheduling/SlurmQueues/HealthChecks/Gpu/Enabled`` and
+  ``.../ComputeResources/HealthChecks/Gpu/Enabled`` (ParallelCluster User Guide, Scheduling section; AWS HPC blog
+  "Introducing GPU health checks in AWS ParallelCluster 3.6") run DCGM level 2 in the prolog
+  (``90_pcluster_health_check_manager``): the typed option, with aws-parallelcluster#6777's hang on p4d/p5.
+  Custom prologs go in ``/opt/slurm/etc/scripts/prolog.d/`` (User Guide "Slurm prolog and epilog";
+  ``BatchStartTimeout=180``). Mind clustermgtd: it replaces static nodes whose Slurm state turns DRAIN or DOWN
+  (User Guide "Slurm Workload Manager": "the change of the Slurm node status to DRAIN or DOWN"), so on ParallelCluster
+  render the gate with ``drain_while_checking=False`` (a node draining for its checks would be replaced) and expect
+  a failed node to be replaced rather than kept drained.
+
+Tests only (unset on nodes): as :mod:`fmconstructs.health.checks`, plus ``$FMCONSTRUCTS_ROOT<slurm_bin_dir>`` on
+``PATH`` before the real one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._validate import check_bool, check_count, check_str
+from ..errors import FmValidationError, is_token
+from .checks import render_check_library
+from .spec import CheckMode, NodeCheckSpec
+
+__all__ = [
+    "CHECKING_REASON",
+    "PARALLELCLUSTER_SLURM_BIN_DIR",
+    "REASON_PREFIX",
+    "pcs_slurm_bin_dir",
+    "render_slurm_boot_gate",
+]
+
+#: Every drain reason the gate sets starts with this; only such a drain is ever resumed.
+REASON_PREFIX = "fmconstructs:"
+#: The drain reason while the checks run.
+CHECKING_REASON = f"{REASON_PREFIX} node checks running"
+#: ParallelCluster's Slurm commands (ParallelCluster User Guide "support-nvidia-imex-p6e-gb200-instance":
+#: ``SCONTROL_CMD="/opt/slurm/bin/scontrol"``; :mod:`fmconstructs.parallelcluster.imex`).
+PARALLELCLUSTER_SLURM_BIN_DIR = "/opt/slurm/bin"
+
+_ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
+# One line of printable ASCII without '@' (the template's placeholder mark) or a quote that would end the function.
+_COMMAND = re.compile(r"[ !#-&(-?A-~]{1,200}")
+_SLURM_VERSION = re.compile(r"[0-9]{2}\.[0-9]{2}")
+
+
+def pcs_slurm_bin_dir(slurm_version: str) -> str:
+    """The Slurm commands of a PCS node: "The Slurm installer provided by AWS PCS stores Slurm in
+    /opt/aws/pcs/scheduler/slurm-version" (PCS User Guide spank_install; :mod:`fmconstructs.pcs.user_data`)."""
+    check_str("slurm_version", slurm_version, pattern=_SLURM_VERSION, allowed="a Slurm version such as '25.05'")
+    return f"/opt/aws/pcs/scheduler/slurm-{slurm_version}/bin"
+
+
+_DEFAULT_NODE_NAME = r"""  local host addr
+  host=$(hostname -s)
+  if sctl show node "$host" >/dev/null 2>&1; then
+    echo "$host"
+    return
+  fi
+  for addr in $(hostname -I 2>/dev/null) "$host"; do
+    sctl -o show node 2>/dev/null | awk -v a="$addr" '{
+      for (i = 2; i <= NF; i++) if ($i == "NodeAddr=" a || $i == "NodeHostName=" a) {
+        sub(/^NodeName=/, "", $1); print $1; exit
+      }
+    }' | grep -m 1 . && return
+  done"""
+
+_GATE = r"""
+# --- Slurm boot gate (fmconstructs/health/slurm_gate.py): no jobs until the checks above pass ---
+if [ -n "$root" ]; then
+  PATH="${root}/bin:${root}@SLURM_BIN@:@SLURM_BIN@:${PATH}"
+else
+  PATH="@SLURM_BIN@:${PATH}"
+fi
+REASON_PREFIX="@REASON_PREFIX@"
+CHECKING_REASON="@CHECKING_REASON@"
+NODE_WAIT_SECONDS=@NODE_WAIT@
+DRAIN_WHILE_CHECKING=@DRAIN_WHILE_CHECKING@
+NODE=""
+
+function sctl() {
+  timeout 30 scontrol "$@"
+}
+
+function node_name() {
+@NODE_NAME@
+}
+
+function node_field() {
+  sctl show node "$1" 2>/dev/null | sed -n "s/^ *$2=\(.*\)\$/\1/p" | head -n 1
+}
+
+function node_state() {
+  node_field "$1" State | awk '{print $1}'
+}
+
+function drained_by_someone_else() {
+  local reason
+  reason=$(node_field "$1" Reason)
+  [[ "$(node_state "$1")" == *DRAIN* ]] && [ -n "$reason" ] && [[ "$reason" != "$REASON_PREFIX"* ]]
+}
+
+function ours_to_resume() {
+  [[ "$(node_field "$1" Reason)" == "$REASON_PREFIX"* ]]
+}
+
+function wait_for_node() {
+  local deadline=$((SECONDS + NODE_WAIT_SECONDS))
+  while :; do
+    NODE=$(node_name)
+    [ -n "$NODE" ] && return 0
+    [ "$SECONDS" -ge "$deadline" ] && return 1
+    sleep 5
+  done
+}
+
+function failure_reason() {
+  printf '%s %s: %s' "$REASON_PREFIX" "$FIRST_FAILED_CHECK" "$FIRST_FAIL_REASON" | tr -d '"\r\n' | cut -c 1-200
+}
+
+if ! wait_for_node; then
+  log "GATE: no Slurm node found for $(hostname -s) within ${NODE_WAIT_SECONDS}s; checks run without the gate"
+  run_checks
+  exit $?
+fi
+if drained_by_someone_else "$NODE"; then
+  log "GATE: ${NODE} is drained by someone else ($(node_field "$NODE" Reason)); checks run, its state stays"
+  run_checks
+  exit $?
+fi
+if [ "$DRAIN_WHILE_CHECKING" -eq 1 ]; then
+  sctl update nodename="$NODE" state=drain reason="$CHECKING_REASON" ||
+    log "GATE: could not drain ${NODE} while the checks run"
+fi
+if run_checks; then
+  if ours_to_resume "$NODE"; then
+    sctl update nodename="$NODE" state=resume && log "GATE: ${NODE} passed its checks and takes jobs"
+  elif drained_by_someone_else "$NODE"; then
+    log "GATE: ${NODE} passed its checks but was drained meanwhile by someone else; left drained"
+  else
+    log "GATE: ${NODE} passed its checks"
+  fi
+  exit 0
+fi
+if drained_by_someone_else "$NODE"; then
+  log "GATE: ${NODE} failed its checks and was drained meanwhile by someone else; reason left as it is"
+else
+  reason=$(failure_reason)
+  sctl update nodename="$NODE" state=drain reason="$reason" || log "GATE: could not drain ${NODE}"
+  log "GATE: ${NODE} drained: ${reason}"
+fi
+exit 1
+"""
+
+
+def render_slurm_boot_gate(
+    spec: NodeCheckSpec,
+    *,
+    slurm_bin_dir: str,
+    node_name_command: str | None = None,
+    drain_while_checking: bool = True,
+    node_wait_seconds: int = 300,
+) -> str:
+    """The boot gate (``#!/bin/bash``): drain, run the BOOT checks, resume or keep drained with the reason.
+
+    :param slurm_bin_dir: the cluster's Slurm commands (:data:`PARALLELCLUSTER_SLURM_BIN_DIR`,
+        :func:`pcs_slurm_bin_dir`).
+    :param node_name_command: one shell line that prints the node's Slurm name; default: see the module notes.
+    :param drain_while_checking: drain the node while the checks run (False on ParallelCluster: see module notes).
+    :param node_wait_seconds: how long to wait for ``slurmd`` to register the node before checking without the gate.
+    """
+    for name, value in (("slurm_bin_dir", slurm_bin_dir), ("node_name_command", node_name_command)):
+        if is_token(value):
+            raise FmValidationError(name, value, "a literal value (the gate is rendered at synth time)")
+    check_str(
+        "slurm_bin_dir",
+        slurm_bin_dir,
+        pattern=_ABSOLUTE_PATH,
+        allowed="an absolute path without a trailing '/' (letters, digits, '.', '_', '-', '/')",
+    )
+    if node_name_command is not None:
+        check_str(
+            "node_name_command",
+            node_name_command,
+            pattern=_COMMAND,
+            allowed="one line of printable ASCII without quotes or '@' (at most 200 characters)",
+        )
+    check_bool("drain_while_checking", drain_while_checking)
+    check_count("node_wait_seconds", node_wait_seconds, minimum=0, maximum=3600)
+    values = {
+        "@SLURM_BIN@": slurm_bin_dir,
+        "@REASON_PREFIX@": REASON_PREFIX,
+        "@CHECKING_REASON@": CHECKING_REASON,
+        "@NODE_WAIT@": str(node_wait_seconds),
+        "@DRAIN_WHILE_CHECKING@": "1" if drain_while_checking else "0",
+        "@NODE_NAME@": _DEFAULT_NODE_NAME if node_name_command is None else f"  {node_name_command}",
+    }
+    gate = _GATE
+    for placeholder, value in values.items():
+        gate = gate.replace(placeholder, value)
+    return render_check_library(spec, CheckMode.BOOT) + gate

@@ -1,0 +1,277 @@
+"""What a node must have to take jobs: :class:`NodeCheckSpec`, built from the instance catalog and the launch layout.
+
+The checks themselves (shell) are rendered by :mod:`fmconstructs.health.checks`; this module holds only the data and
+its validation, so that backends can build and inspect a spec without rendering anything. No aws_cdk import.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+
+from .._validate import check_bool, check_count, check_str
+from ..catalog import CpuArchitecture, get_instance_spec
+from ..errors import FmTypeError, FmValidationError, is_token, one_of
+
+__all__ = [
+    "DCGM_LEVEL_NOMINAL_SECONDS",
+    "DEFAULT_BUDGET_SECONDS",
+    "DEFAULT_FATAL_XIDS",
+    "DEFAULT_LOG_FILE_PATH",
+    "PROLOG_CHECKS",
+    "CheckMode",
+    "CheckName",
+    "NodeCheckSpec",
+]
+
+
+class CheckName(str, Enum):
+    """The node checks, in the order they run; the value is the name in ``PASS <name>`` / ``FAIL <name>: ...``."""
+
+    GPU_COUNT = "gpu-count"
+    """``nvidia-smi`` answers and sees the catalog's GPU count; the driver version is logged."""
+    GPU_MEMORY = "gpu-memory"
+    """No pending row remapping, no row-remapping failure, no pending page retirement."""
+    GPU_XID = "gpu-xid"
+    """No fatal Xid (``NVRM: Xid``) in the kernel log since boot."""
+    FABRIC_MANAGER = "fabric-manager"
+    """``nvidia-fabricmanager`` is active (x86_64 multi-GPU NVSwitch types)."""
+    IMEX = "imex"
+    """``nvidia-imex`` is enabled (UltraServer types)."""
+    EFA_DEVICES = "efa-devices"
+    """``fi_info -p efa -t FI_EP_RDM`` lists as many EFA devices as the launch layout attaches."""
+    LUSTRE_MOUNT = "lustre-mount"
+    """The FSx for Lustre file system is mounted at its mount point."""
+    DCGM_DIAG = "dcgm-diag"
+    """``dcgmi diag -r <level>`` passes (boot only)."""
+
+
+class CheckMode(str, Enum):
+    """Where the checks run: BOOT (every applicable check) or PROLOG (lightweight checks, small budgets)."""
+
+    BOOT = "boot"
+    PROLOG = "prolog"
+
+
+#: Checks a prolog runs: everything but DCGM diagnostics. A prolog must finish on every node of a job before the job
+#: starts; long diagnostics there hang jobs ("Prolog hung on node", aws/aws-parallelcluster#6777: ParallelCluster's
+#: GPU health check runs DCGM in the prolog and takes too long on p4d/p5).
+PROLOG_CHECKS: tuple[CheckName, ...] = tuple(c for c in CheckName if c is not CheckName.DCGM_DIAG)
+
+#: Per-check time budgets (seconds) at boot. Each command of a check runs under ``timeout <budget>``; a command that
+#: runs out of budget fails its check. Chosen here (no AWS figure), except ``dcgm-diag``: see
+#: :data:`DCGM_LEVEL_NOMINAL_SECONDS`.
+DEFAULT_BUDGET_SECONDS: Mapping[CheckName, int] = MappingProxyType(
+    {
+        CheckName.GPU_COUNT: 60,
+        CheckName.GPU_MEMORY: 30,
+        CheckName.GPU_XID: 10,
+        CheckName.FABRIC_MANAGER: 10,
+        CheckName.IMEX: 10,
+        CheckName.EFA_DEVICES: 30,
+        CheckName.LUSTRE_MOUNT: 10,
+        CheckName.DCGM_DIAG: 600,
+    }
+)
+
+#: How long NVIDIA says each ``dcgmi diag -r`` level normally runs (NVIDIA DCGM documentation, "dcgmi diag"
+#: command-line reference: 1 "Quick deployment checks, normally lasting seconds", 2 "Medium validation, normally
+#: lasting approximately two minutes", 3 "Long hardware diagnostics, normally lasting approximately 15 minutes",
+#: 4 "Extended, longer-running"). None: no figure given. A DCGM budget below the figure is refused.
+DCGM_LEVEL_NOMINAL_SECONDS: Mapping[int, int | None] = MappingProxyType({1: None, 2: 120, 3: 900, 4: None})
+
+#: Xids that fail ``gpu-xid``. 48 (double-bit ECC error) and 64 (page retirement failed): NVIDIA "Dynamic Page
+#: Retirement" guide, "Visibility"; 79 ("GPU has fallen off the bus"): NVIDIA Xid catalog (docs.nvidia.com/deploy/
+#: xid-errors). 74 (NVLink error), 94 and 95 (contained / uncontained ECC error) are the usual companions: UNCONFIRMED
+#: against the catalog text (not seen). Application Xids (13, 31, 43 ...) are deliberately absent: a user's job causes
+#: them, and the prolog must not drain a node for them.
+DEFAULT_FATAL_XIDS: tuple[int, ...] = (48, 64, 74, 79, 94, 95)
+
+#: Where the checks log (each line also goes to syslog with the tag ``fmconstructs-node-checks``).
+DEFAULT_LOG_FILE_PATH = "/var/log/fmconstructs/node-checks.log"
+
+#: Per-check cap in the prolog (seconds). Seven checks x 10 s = 70 s at worst, inside ParallelCluster's
+#: ``BatchStartTimeout=180`` (ParallelCluster User Guide "Slurm prolog and epilog": "The default is 3 minutes").
+_DEFAULT_PROLOG_BUDGET_SECONDS = 10
+
+_ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*|/")
+_INSTANCE_TYPE = re.compile(r"[a-z0-9][a-z0-9-]*\.[a-z0-9-]+")
+_LITERAL = "a literal value (the checks are rendered at synth time)"
+
+
+@dataclass(frozen=True)
+class NodeCheckSpec:
+    """The facts the node checks compare a node against; build it with :meth:`for_instance_type`.
+
+    Raises :class:`~fmconstructs.errors.FmValidationError` for a value that cannot go into the script (every value is
+    rendered at synth time: deploy-time tokens are refused).
+    """
+
+    #: The EC2 instance type, named in the log (``p5.48xlarge``).
+    instance_type: str
+    #: GPUs ``nvidia-smi`` must list (catalog ``GpuInfo.Gpus[0].Count``).
+    gpu_count: int
+    #: EFA devices ``fi_info`` must list: the interfaces the launch layout attaches (0: the check is skipped).
+    efa_interfaces: int
+    #: Whether ``nvidia-fabricmanager`` must be active (x86_64 NVSwitch types).
+    fabric_manager: bool
+    #: Whether ``nvidia-imex`` must be enabled (UltraServer types).
+    imex: bool
+    #: Where the FSx for Lustre file system is mounted; None: the node has none and the check is skipped.
+    lustre_mount_point: str | None = None
+    #: ``dcgmi diag -r`` level at boot (1-4); None: no DCGM diagnostics. Never run in the prolog.
+    dcgm_level: int | None = 2
+    #: Xids that fail ``gpu-xid`` (see :data:`DEFAULT_FATAL_XIDS`).
+    fatal_xids: tuple[int, ...] = DEFAULT_FATAL_XIDS
+    #: Per-check budgets (seconds); checks not named keep :data:`DEFAULT_BUDGET_SECONDS`.
+    budget_seconds: Mapping[CheckName, int] = field(default_factory=dict)
+    #: The most any check may take in the prolog (seconds); the boot budget applies when it is smaller.
+    prolog_budget_seconds: int = _DEFAULT_PROLOG_BUDGET_SECONDS
+    #: The checks' log file.
+    log_file_path: str = DEFAULT_LOG_FILE_PATH
+
+    def __post_init__(self) -> None:
+        _refuse_tokens(self)
+        check_str("instance_type", self.instance_type, pattern=_INSTANCE_TYPE, allowed="an EC2 instance type name")
+        check_count("gpu_count", self.gpu_count, minimum=1)
+        check_count("efa_interfaces", self.efa_interfaces, minimum=0)
+        check_bool("fabric_manager", self.fabric_manager)
+        check_bool("imex", self.imex)
+        if self.lustre_mount_point is not None:
+            _check_path("lustre_mount_point", self.lustre_mount_point)
+        _check_path("log_file_path", self.log_file_path)
+        check_count("prolog_budget_seconds", self.prolog_budget_seconds, minimum=1, maximum=60)
+        object.__setattr__(self, "fatal_xids", _check_xids(self.fatal_xids))
+        object.__setattr__(self, "budget_seconds", _merge_budgets(self.budget_seconds))
+        if self.dcgm_level is not None:
+            check_count("dcgm_level", self.dcgm_level, minimum=1, maximum=4)
+            _check_dcgm_budget(self.dcgm_level, self.budget_seconds[CheckName.DCGM_DIAG])
+
+    @classmethod
+    def for_instance_type(
+        cls,
+        instance_type: str,
+        *,
+        efa_interfaces: int | None = None,
+        lustre_mount_point: str | None = None,
+        dcgm_level: int | None = 2,
+        budget_seconds: Mapping[CheckName, int] | None = None,
+        fatal_xids: tuple[int, ...] = DEFAULT_FATAL_XIDS,
+        prolog_budget_seconds: int = _DEFAULT_PROLOG_BUDGET_SECONDS,
+        log_file_path: str = DEFAULT_LOG_FILE_PATH,
+    ) -> NodeCheckSpec:
+        """The spec for ``instance_type`` from the catalog.
+
+        :param efa_interfaces: EFA interfaces the node's launch template attaches; default: the layout
+            :func:`~fmconstructs.networking.plan_network_interfaces` plans for the type (every recommended card).
+            Pass ``layout.efa_interface_count`` when the launch template uses another layout.
+        :param lustre_mount_point: where the node mounts FSx for Lustre; None: no Lustre check.
+        """
+        if is_token(instance_type):
+            raise FmValidationError("instance_type", instance_type, _LITERAL)
+        spec = get_instance_spec(instance_type)
+        if efa_interfaces is None:
+            # networking.interfaces imports aws_cdk only for type checking: safe without Node.js.
+            from ..networking.interfaces import plan_network_interfaces
+
+            efa_interfaces = plan_network_interfaces(spec).efa_interface_count
+        elif not is_token(efa_interfaces):
+            check_count("efa_interfaces", efa_interfaces, maximum=spec.maximum_efa_interfaces)
+        return cls(
+            instance_type=instance_type,
+            gpu_count=spec.gpu.count,
+            efa_interfaces=efa_interfaces,
+            # Every x86_64 multi-GPU type in the catalog is an NVSwitch HGX system that needs Fabric Manager
+            # (fmconstructs.images installs it there; ParallelCluster installs it on x86 only: "NVIDIA Fabric Manager
+            # not present on ARM", aws-parallelcluster-cookbook fabric_manager resource). GB200 (arm64) uses IMEX.
+            fabric_manager=spec.architecture is CpuArchitecture.X86_64 and spec.gpu.count > 1,
+            imex=bool(spec.ultraserver_types),
+            lustre_mount_point=lustre_mount_point,
+            dcgm_level=dcgm_level,
+            budget_seconds={} if budget_seconds is None else budget_seconds,
+            fatal_xids=fatal_xids,
+            prolog_budget_seconds=prolog_budget_seconds,
+            log_file_path=log_file_path,
+        )
+
+    def applies(self, check: CheckName) -> bool:
+        """Whether ``check`` applies to this node at all (in some mode)."""
+        return {
+            CheckName.FABRIC_MANAGER: self.fabric_manager,
+            CheckName.IMEX: self.imex,
+            CheckName.EFA_DEVICES: self.efa_interfaces > 0,
+            CheckName.LUSTRE_MOUNT: self.lustre_mount_point is not None,
+            CheckName.DCGM_DIAG: self.dcgm_level is not None,
+        }.get(check, True)
+
+    def checks(self, mode: CheckMode) -> tuple[CheckName, ...]:
+        """The checks ``mode`` runs for this node, in order."""
+        check_enum_mode(mode)
+        allowed = PROLOG_CHECKS if mode is CheckMode.PROLOG else tuple(CheckName)
+        return tuple(c for c in CheckName if c in allowed and self.applies(c))
+
+    def budget(self, check: CheckName, mode: CheckMode) -> int:
+        """The time budget (seconds) of ``check`` in ``mode``."""
+        seconds = self.budget_seconds[check]
+        return min(seconds, self.prolog_budget_seconds) if mode is CheckMode.PROLOG else seconds
+
+    def total_budget_seconds(self, mode: CheckMode) -> int:
+        """The most the checks of ``mode`` can take (each command at its budget; ``gpu-memory`` runs two)."""
+        return sum(self.budget(c, mode) * (2 if c is CheckName.GPU_MEMORY else 1) for c in self.checks(mode))
+
+
+def check_enum_mode(mode: object) -> CheckMode:
+    if not isinstance(mode, CheckMode):
+        raise FmTypeError("mode", mode, "a CheckMode (CheckMode.BOOT, CheckMode.PROLOG)")
+    return mode
+
+
+def _refuse_tokens(spec: NodeCheckSpec) -> None:
+    for name in ("instance_type", "gpu_count", "efa_interfaces", "lustre_mount_point", "log_file_path"):
+        if is_token(getattr(spec, name)):
+            raise FmValidationError(name, getattr(spec, name), _LITERAL)
+
+
+def _check_path(parameter: str, value: object) -> str:
+    path: str = check_str(
+        parameter,
+        value,
+        pattern=_ABSOLUTE_PATH,
+        allowed="an absolute path without a trailing '/' (letters, digits, '.', '_', '-', '/')",
+    )
+    return path
+
+
+def _check_xids(value: object) -> tuple[int, ...]:
+    if isinstance(value, str | bytes) or not isinstance(value, tuple | list | frozenset | set):
+        raise FmTypeError("fatal_xids", value, "a tuple of Xid numbers")
+    xids = tuple(check_count(f"fatal_xids[{i}]", x, minimum=1, maximum=999) for i, x in enumerate(value))
+    if len(set(xids)) != len(xids):
+        raise FmValidationError("fatal_xids", value, "Xid numbers without repeats")
+    return tuple(sorted(xids))
+
+
+def _merge_budgets(value: object) -> Mapping[CheckName, int]:
+    if not isinstance(value, Mapping):
+        raise FmTypeError("budget_seconds", value, "a dict of CheckName to seconds")
+    merged = dict(DEFAULT_BUDGET_SECONDS)
+    for check, seconds in value.items():
+        if not isinstance(check, CheckName):
+            raise FmTypeError("budget_seconds", check, f"CheckName keys ({one_of(CheckName)})")
+        if is_token(seconds):
+            raise FmValidationError(f"budget_seconds[{check.value}]", seconds, _LITERAL)
+        merged[check] = check_count(f"budget_seconds[{check.value}]", seconds, minimum=1, maximum=7200)
+    return MappingProxyType(merged)
+
+
+def _check_dcgm_budget(level: int, seconds: int) -> None:
+    nominal = DCGM_LEVEL_NOMINAL_SECONDS[level]
+    if nominal is not None and seconds < nominal:
+        raise FmValidationError(
+            "budget_seconds[dcgm-diag]",
+            seconds,
+            f"at least {nominal} s for dcgmi diag level {level} (NVIDIA: it normally runs about that long)",
+        )
