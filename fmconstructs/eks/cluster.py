@@ -46,8 +46,8 @@ from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import EfaSecurityGroup
 from ..storage.lustre import LustreFileSystemBase
 from . import _nag
-from . import health as _health
 from . import addons as _addons
+from . import health as _health
 from ._names import EKS_CLUSTER_NAME, check_labels, check_tags
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point

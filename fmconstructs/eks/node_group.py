@@ -88,8 +88,8 @@ from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
 from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
-from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels
 from . import health as _health
+from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .versions import MIN_ULTRASERVER_VERSION, version_tuple
 
