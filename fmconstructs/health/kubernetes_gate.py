@@ -71,9 +71,13 @@ function api() {
   curl "${args[@]}" "$API"
 }
 
-# The index of our taint in the node's taints ("null" when it has none).
+# The index of our taint in the node's taints ("null" when it has none); fails when the node cannot be read.
 function taint_index() {
-  api GET | jq -r --arg k "$TAINT_KEY" '[(.spec.taints // [])[].key] | index($k)'
+  local node index
+  node=$(api GET) || return 1
+  index=$(jq -r --arg k "$TAINT_KEY" '[(.spec.taints // [])[].key] | index($k)' <<<"$node") || return 1
+  [[ "$index" =~ ^([0-9]+|null)$ ]] || return 1
+  echo "$index"
 }
 
 function annotate() {
