@@ -21,8 +21,8 @@ def template(stack):
     return Template.from_stack(stack)
 
 
-def one(template, type_):
-    found = template.find_resources(type_)
+def one(template, type_, props=None):
+    found = template.find_resources(type_, {"Properties": props} if props else None)
     assert len(found) == 1, f"{len(found)} {type_}"
     return next(iter(found.values()))["Properties"]
 
@@ -116,7 +116,8 @@ def test_chart_values_carry_what_we_set(template):
 
 
 def test_fsx_csi_managed_addon_and_static_volume(template):
-    assert one(template, "AWS::EKS::Addon")["AddonName"] == "aws-fsx-csi-driver"
+    # The node monitoring agent is the other add-on (node auto repair): tests/test_health_eks.py.
+    assert one(template, "AWS::EKS::Addon", {"AddonName": "aws-fsx-csi-driver"})["AddonName"] == "aws-fsx-csi-driver"
     manifests = [
         json.dumps(r["Properties"]["Manifest"])
         for r in template.find_resources("Custom::AWSCDK-EKS-KubernetesResource").values()
