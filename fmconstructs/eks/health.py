@@ -59,6 +59,7 @@ from aws_cdk import IStableStringProducer, Lazy
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
+from ..errors import FmValidationError
 from ..health import NodeCheckSpec
 from ..health.kubernetes_gate import render_kubernetes_node_gate
 from .addons import NODE_CHECKS_TAINT_KEY, check_version, gpu_tolerations
@@ -339,6 +340,8 @@ class EksNodeChecks(Construct):
         """The gate DaemonSet of ``group`` (its nodes carry ``fmconstructs.io/node-checks-group=<name>``); the node
         group waits for it, so no node joins before its gate exists."""
         name = group.node_checks_group
+        if name is None:
+            raise FmValidationError("group.node_checks", False, "True to add the group's node-checks gate")
         if name in self.gates:
             return self.gates[name]
 
