@@ -59,7 +59,8 @@ from aws_cdk import IStableStringProducer, Lazy
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from ..errors import FmValidationError
+from .._validate import located
+from ..errors import FmTypeError, FmValidationError
 from ..health import NodeCheckSpec
 from ..health.kubernetes_gate import render_kubernetes_node_gate
 from .addons import NODE_CHECKS_TAINT_KEY, check_version, gpu_tolerations
@@ -318,7 +319,12 @@ class EksNodeChecks(Construct):
     and one gate DaemonSet per GPU node group. Created once per cluster (child ``NodeChecks``) by
     :meth:`for_cluster`; node groups with ``node_checks=True`` add themselves."""
 
+    @located
     def __init__(self, scope: Construct, id: str, *, cluster: GpuEksCluster) -> None:
+        from .cluster import GpuEksCluster
+
+        if not isinstance(cluster, GpuEksCluster):
+            raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
         super().__init__(scope, id)
         self.cluster = cluster
         self.rbac: eks.KubernetesManifest = cluster.cluster.add_manifest(
