@@ -413,3 +413,14 @@ def test_gate_refuses_keys_that_are_not_kubernetes_keys(kwargs: dict[str, Any], 
     keys = {"taint_key": NODE_CHECKS_TAINT_KEY, "annotation_key": NODE_CHECKS_ANNOTATION, **kwargs}
     with pytest.raises((FmTypeError, FmValidationError), match=parameter):
         render_kubernetes_node_gate(spec, **keys)
+
+
+def test_the_pod_command_passes_shellcheck(tmp_path: Path) -> None:
+    shellcheck = require_tool("shellcheck", "shellcheck")
+    pod = node_checks_daemonset_manifests("p5-48xlarge-0123abcd", "#!/bin/bash\n")[1]["spec"]["template"]["spec"]
+    command = pod["containers"][0]["command"]
+    assert command[:2] == ["sh", "-c"]
+    script = tmp_path / "wrapper.sh"
+    script.write_text("#!/bin/sh\n" + command[2] + "\n")
+    result = subprocess.run([shellcheck, "-s", "sh", str(script)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout

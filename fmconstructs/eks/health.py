@@ -30,9 +30,10 @@ Node-join checks (``GpuNodeGroup(node_checks=True)``, the default):
 RBAC and the own-node restriction: the gate's ServiceAccount has a ClusterRole with ``get`` and ``patch`` on
 ``nodes`` and nothing else. RBAC alone cannot limit that to the node the pod runs on: ``resourceNames`` would have to
 list every node name in advance, and the NodeRestriction admission plugin limits only kubelets (users
-``system:node:<name>`` in ``system:nodes``; Kubernetes "Admission Control", NodeRestriction), not service accounts.
-A ValidatingAdmissionPolicy (``admissionregistration.k8s.io/v1``, GA in Kubernetes 1.30; Kubernetes "Validating
-Admission Policy") can: pod-bound service account tokens carry the node's name in the user's extra field
+``system:node:<name>`` in ``system:nodes``; Kubernetes "Admission Control", NodeRestriction: from memory, page not
+read here, UNCONFIRMED), not service accounts. A ValidatingAdmissionPolicy (``admissionregistration.k8s.io/v1``, GA
+in Kubernetes 1.30 per Kubernetes "Validating Admission Policy": UNCONFIRMED from the text seen; the v1 schema
+validates in kubernetes-validate's 1.35 schemas) can: pod-bound service account tokens carry the node's name in the user's extra field
 ``authentication.kubernetes.io/node-name`` (k8s.io/apiserver ``serviceaccount.NodeNameKey``; feature
 ``ServiceAccountTokenPodNodeInfo``, on by default from 1.30: UNCONFIRMED from the text seen), so the policy denies
 any update by that ServiceAccount to another node, any change to taints other than removing this one, and any change
