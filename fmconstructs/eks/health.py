@@ -33,9 +33,9 @@ list every node name in advance, and the NodeRestriction admission plugin limits
 ``system:node:<name>`` in ``system:nodes``; Kubernetes "Admission Control", NodeRestriction: from memory, page not
 read here, UNCONFIRMED), not service accounts. A ValidatingAdmissionPolicy (``admissionregistration.k8s.io/v1``, GA
 in Kubernetes 1.30 per Kubernetes "Validating Admission Policy": UNCONFIRMED from the text seen; the v1 schema
-validates in kubernetes-validate's 1.35 schemas) can: pod-bound service account tokens carry the node's name in the user's extra field
-``authentication.kubernetes.io/node-name`` (k8s.io/apiserver ``serviceaccount.NodeNameKey``; feature
-``ServiceAccountTokenPodNodeInfo``, on by default from 1.30: UNCONFIRMED from the text seen), so the policy denies
+validates in kubernetes-validate's 1.35 schemas) can: pod-bound service account tokens carry the node's name in
+the user's extra field ``authentication.kubernetes.io/node-name`` (k8s.io/apiserver ``serviceaccount.NodeNameKey``;
+feature ``ServiceAccountTokenPodNodeInfo``, on by default from 1.30: UNCONFIRMED), so the policy denies
 any update by that ServiceAccount to another node, any change to taints other than removing this one, and any change
 to labels, ``unschedulable`` or annotations other than ``fmconstructs.io/node-checks``. It is added on clusters at
 Kubernetes 1.30 or later.
