@@ -327,7 +327,7 @@ class EksNodeChecks(Construct):
         if not isinstance(cluster, GpuEksCluster):
             raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
         super().__init__(scope, id)
-        self.cluster = cluster
+        self.cluster: GpuEksCluster = cluster
         self.rbac: eks.KubernetesManifest = cluster.cluster.add_manifest(
             "FmNodeChecksRbac", *node_checks_rbac_manifests()
         )
@@ -365,7 +365,7 @@ class EksNodeChecks(Construct):
             )
 
         script = Lazy.string(_ScriptProducer(render))
-        manifest = self.cluster.cluster.add_manifest(
+        manifest: eks.KubernetesManifest = self.cluster.cluster.add_manifest(
             f"FmNodeChecks-{name}", *node_checks_daemonset_manifests(name, script)
         )
         manifest.node.add_dependency(self.rbac)
