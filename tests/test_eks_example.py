@@ -21,8 +21,8 @@ def template(stack):
     return Template.from_stack(stack)
 
 
-def one(template, type_):
-    found = template.find_resources(type_)
+def one(template, type_, props=None):
+    found = template.find_resources(type_, {"Properties": props} if props else None)
     assert len(found) == 1, f"{len(found)} {type_}"
     return next(iter(found.values()))["Properties"]
 
@@ -116,9 +116,10 @@ def test_chart_values_carry_what_we_set(template):
 
 
 def test_fsx_csi_managed_addon_and_static_volume(template):
-    # Besides the FSx CSI driver: vpc-cni and the Pod Identity agent (the CNI's own role, fmconstructs.eks.vpc_cni).
+    # Besides the FSx CSI driver: vpc-cni and the Pod Identity agent (the CNI's own role, fmconstructs.eks.vpc_cni),
+    # and the node monitoring agent (node auto repair: tests/test_health_eks.py).
     names = sorted(r["Properties"]["AddonName"] for r in template.find_resources("AWS::EKS::Addon").values())
-    assert names == ["aws-fsx-csi-driver", "eks-pod-identity-agent", "vpc-cni"]
+    assert names == ["aws-fsx-csi-driver", "eks-node-monitoring-agent", "eks-pod-identity-agent", "vpc-cni"]
     manifests = [
         json.dumps(r["Properties"]["Manifest"])
         for r in template.find_resources("Custom::AWSCDK-EKS-KubernetesResource").values()

@@ -176,9 +176,10 @@ def test_static_volume_and_claim_in_the_training_namespace(template):
     ]
     assert len(volume) == 1
     assert all(s in volume[0] for s in ("fsx.csi.aws.com", "fsx-training", "9600Gi", '\\"Namespace\\"'))
-    # Besides the FSx CSI driver: vpc-cni and the Pod Identity agent (the CNI's own role, fmconstructs.eks.vpc_cni).
+    # Besides the FSx CSI driver: vpc-cni and the Pod Identity agent (the CNI's own role, fmconstructs.eks.vpc_cni),
+    # and the node monitoring agent (node auto repair: tests/test_health_eks.py).
     names = sorted(r["Properties"]["AddonName"] for r in template.find_resources("AWS::EKS::Addon").values())
-    assert names == ["aws-fsx-csi-driver", "eks-pod-identity-agent", "vpc-cni"]
+    assert names == ["aws-fsx-csi-driver", "eks-node-monitoring-agent", "eks-pod-identity-agent", "vpc-cni"]
 
 
 def test_gb200_launch_template_cfn_lint_acknowledged_with_reason(template):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 
 import pytest
@@ -160,7 +161,10 @@ def test_capacity_block_group_may_start_at_zero(built):
 
 def test_labels_and_gpu_taint(built):
     props = nodegroup_props(built[3], "p5en.48xlarge")
-    assert props["Labels"] == {
+    labels = dict(props["Labels"])
+    # node checks (default on): the group's gate DaemonSet selects this label (tests/test_health_eks.py)
+    assert re.fullmatch(r"p5en-48xlarge-[0-9a-f]{8}", labels.pop("fmconstructs.io/node-checks-group"))
+    assert labels == {
         "fmconstructs.io/instance-type": "p5en.48xlarge",
         "fmconstructs.io/gpu-count": "8",
         "fmconstructs.io/efa-interface-count": "16",
@@ -168,7 +172,10 @@ def test_labels_and_gpu_taint(built):
         "nvidia.com/gpu.present": "true",
         "vpc.amazonaws.com/efa.present": "true",
     }
-    assert props["Taints"] == [{"Key": "nvidia.com/gpu", "Value": "true", "Effect": "NO_SCHEDULE"}]
+    assert props["Taints"] == [
+        {"Key": "nvidia.com/gpu", "Value": "true", "Effect": "NO_SCHEDULE"},
+        {"Key": "fmconstructs.io/node-checks", "Value": "pending", "Effect": "NO_SCHEDULE"},
+    ]
 
 
 def test_gb200_installs_dra_driver_and_compute_domain(built):

@@ -37,6 +37,10 @@ def check_version(parameter: str, version: object) -> Any:
 #: The taint GPU node groups carry by default; every GPU add-on tolerates it.
 GPU_TAINT_KEY = "nvidia.com/gpu"
 
+#: The taint GPU nodes join with while their node checks run (``fmconstructs.io/node-checks=pending:NoSchedule``,
+#: :mod:`fmconstructs.eks.health`); the GPU add-ons tolerate it, so device plugins and exporters run before it lifts.
+NODE_CHECKS_TAINT_KEY = "fmconstructs.io/node-checks"
+
 #: Node labels set on GPU node groups (see :mod:`fmconstructs.eks.node_group`).
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 EFA_PRESENT_LABEL = "vpc.amazonaws.com/efa.present"
@@ -362,9 +366,11 @@ FSX_CSI_ADDON_NAME = "aws-fsx-csi-driver"
 
 
 def gpu_tolerations(extra: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
-    """Tolerations for pods that must run on tainted GPU nodes."""
+    """Tolerations for pods that must run on tainted GPU nodes (the GPU taint, and the node-checks taint while the
+    node's checks run)."""
     return [
         {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+        {"key": NODE_CHECKS_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
         {"key": "CriticalAddonsOnly", "operator": "Exists"},
         *(dict(t) for t in extra),
     ]

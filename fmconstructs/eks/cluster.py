@@ -59,6 +59,7 @@ from ..networking import EfaSecurityGroup
 from ..storage.lustre import LustreFileSystemBase
 from . import _nag
 from . import addons as _addons
+from . import health as _health
 from ._names import EKS_CLUSTER_NAME, check_labels, check_tags
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
@@ -217,6 +218,7 @@ class GpuAddons:
     efa_device_plugin: eks.HelmChart
     dcgm_exporter: eks.HelmChart
     fsx_csi_driver: eks.Addon
+    node_monitoring_agent: eks.Addon | None = None
 
 
 class GpuEksCluster(Construct):
@@ -652,7 +654,8 @@ class GpuEksCluster(Construct):
         dcgm_exporter_source: _addons.ChartSource | None = None,
         hyperpod_instance_types: Sequence[str] = (),
     ) -> GpuAddons:
-        """The four GPU add-ons: NVIDIA device plugin, EFA device plugin, DCGM exporter and the FSx CSI driver.
+        """The GPU add-ons: NVIDIA device plugin, EFA device plugin, DCGM exporter, the FSx CSI driver and the EKS
+        node monitoring agent.
 
         The ``*_source`` parameters choose where each chart comes from (default: its public repository; see
         :class:`~fmconstructs.eks.addons.ChartSource`). The FSx CSI driver is an EKS managed add-on (images from
@@ -666,7 +669,13 @@ class GpuEksCluster(Construct):
             efa_device_plugin=self.add_efa_device_plugin(source=efa_device_plugin_source),
             dcgm_exporter=self.add_dcgm_exporter(source=dcgm_exporter_source),
             fsx_csi_driver=self.add_fsx_csi_driver(),
+            node_monitoring_agent=self.add_node_monitoring_agent(),
         )
+
+    def add_node_monitoring_agent(self, *, addon_version: str | None = None) -> eks.Addon:
+        """The ``eks-node-monitoring-agent`` EKS add-on (GPU, EFA, kernel faults as node conditions for node auto
+        repair); GPU node groups with auto repair add it themselves. See :mod:`fmconstructs.eks.health`."""
+        return _health.add_node_monitoring_agent(self, addon_version=addon_version)
 
     # --- SageMaker HyperPod nodes -------------------------------------------------------------------------------
     @property

@@ -1,0 +1,376 @@
+"""Node health on EKS: GPU nodes join tainted and a DaemonSet lifts the taint when their checks pass; the EKS node
+monitoring agent add-on that node auto repair acts on.
+
+Node-join checks (``GpuNodeGroup(node_checks=True)``, the default):
+
+- The managed node group adds the taint ``fmconstructs.io/node-checks=pending:NoSchedule`` (EKS API ``Taint``; EKS
+  User Guide "node-taints-managed-node-groups"), so a new node takes no pod that does not tolerate it. The GPU add-ons
+  tolerate it (:func:`fmconstructs.eks.addons.gpu_tolerations`: device plugins, DCGM exporter, DRA kubelet plugin);
+  the FSx CSI node and the node monitoring agent tolerate every taint (their chart defaults).
+- One DaemonSet per node group (``kube-system/fmconstructs-node-checks-<group>``), on that group's nodes only (node
+  label ``fmconstructs.io/node-checks-group``), tolerating every taint, runs the gate of
+  :func:`fmconstructs.health.render_kubernetes_node_gate` on the host: the BOOT checks of the group's
+  :class:`~fmconstructs.health.NodeCheckSpec` (instance type, EFA interfaces of its launch template, its first Lustre
+  mount; DCGM diagnostics off, see below), then removes the taint from its own node on pass, or keeps it and writes
+  ``FAIL <check>: <reason>`` to the node annotation ``fmconstructs.io/node-checks`` (``PASS ...`` on pass).
+- How it reaches the host, and why each setting: the container (``busybox``) runs ``nsenter --target 1 --mount --uts
+  --ipc --net --pid -- /bin/bash -s`` with the script on stdin, so the checks run with the host's own ``nvidia-smi``,
+  ``fi_info``, ``dmesg``, ``systemctl`` and mounts, exactly as on PCS and ParallelCluster, with no host path mounted
+  into the pod. ``hostPID: true`` makes the host's PID 1 visible to ``nsenter --target 1``; ``privileged: true``
+  gives the capabilities ``setns`` into the host's mount namespace needs (CAP_SYS_ADMIN) and the host's GPU and EFA
+  devices; the network namespace is entered too so that a DCGM host engine listening on the host's localhost is
+  reachable. ``nsenter -t 1 -m -u -i -n -p`` from a privileged busybox pod is how NVIDIA's NVSentinel janitor runs
+  host commands (NVIDIA/NVSentinel ``janitor-provider``: ``defaultRebootImage =
+  "public.ecr.aws/docker/library/busybox:1.37.0"``); the image is Docker's official busybox on its ECR Public mirror.
+- DCGM diagnostics are off in the EKS gate (``dcgm_level=None``): the EKS AL2023 NVIDIA AMI's provisioners install
+  the driver, EFA and nodeadm, and ``dcgmi`` on the host is UNCONFIRMED; the node monitoring agent runs its own DCGM
+  host engine (its chart's ``dcgm-server`` DaemonSet) and reports ``DCGMDiagnosticFailure`` (EKS User Guide
+  "node-health-nma", AcceleratedHardware table).
+
+RBAC and the own-node restriction: the gate's ServiceAccount has a ClusterRole with ``get`` and ``patch`` on
+``nodes`` and nothing else. RBAC alone cannot limit that to the node the pod runs on: ``resourceNames`` would have to
+list every node name in advance, and the NodeRestriction admission plugin limits only kubelets (users
+``system:node:<name>`` in ``system:nodes``; Kubernetes "Admission Control", NodeRestriction: from memory, page not
+read here, UNCONFIRMED), not service accounts. A ValidatingAdmissionPolicy (``admissionregistration.k8s.io/v1``, GA
+in Kubernetes 1.30 per Kubernetes "Validating Admission Policy": UNCONFIRMED from the text seen; the v1 schema
+validates in kubernetes-validate's 1.35 schemas) can: pod-bound service account tokens carry the node's name in
+the user's extra field ``authentication.kubernetes.io/node-name`` (k8s.io/apiserver ``serviceaccount.NodeNameKey``;
+feature ``ServiceAccountTokenPodNodeInfo``, on by default from 1.30: UNCONFIRMED), so the policy denies
+any update by that ServiceAccount to another node, any change to taints other than removing this one, and any change
+to labels, ``unschedulable`` or annotations other than ``fmconstructs.io/node-checks``. It is added on clusters at
+Kubernetes 1.30 or later.
+
+Node auto repair (``GpuNodeGroup(enable_node_auto_repair=True)``, the default): EKS "node-health": "By itself, node
+auto repair can react to the ``Ready`` condition of the ``kubelet`` and any node objects that are manually deleted.
+When paired with the node monitoring agent, node auto repair can react to more conditions" (``AcceleratedHardware
+Ready`` among them: GPU Xid, NVLink, double-bit errors; "node-health-nma"). A group with auto repair therefore
+installs the ``eks-node-monitoring-agent`` add-on ("For other cluster types, you can add the monitoring agent as an
+Amazon EKS add-on") and depends on it, so its nodes join with the agent present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import jsii
+from aws_cdk import IStableStringProducer, Lazy
+from aws_cdk import aws_eks_v2 as eks
+from constructs import Construct
+
+from .._validate import located
+from ..errors import FmTypeError, FmValidationError
+from ..health import NodeCheckSpec
+from ..health.kubernetes_gate import render_kubernetes_node_gate
+from .addons import NODE_CHECKS_TAINT_KEY, check_version, gpu_tolerations
+from .versions import version_tuple
+
+if TYPE_CHECKING:
+    from .cluster import GpuEksCluster
+    from .node_group import GpuNodeGroup
+
+__all__ = [
+    "MIN_VALIDATING_ADMISSION_POLICY_VERSION",
+    "NODE_CHECKS_ANNOTATION",
+    "NODE_CHECKS_GROUP_LABEL",
+    "NODE_CHECKS_IMAGE",
+    "NODE_CHECKS_NAMESPACE",
+    "NODE_CHECKS_SERVICE_ACCOUNT",
+    "NODE_CHECKS_TAINT_KEY",
+    "NODE_CHECKS_TAINT_VALUE",
+    "NODE_MONITORING_AGENT_ADDON_NAME",
+    "EksNodeChecks",
+    "add_node_monitoring_agent",
+    "node_checks_daemonset_manifests",
+    "node_checks_policy_manifests",
+    "node_checks_rbac_manifests",
+    "node_checks_taint",
+    "node_monitoring_agent_configuration",
+]
+
+#: The taint's value while the checks have not passed (``fmconstructs.io/node-checks=pending:NoSchedule``).
+NODE_CHECKS_TAINT_VALUE = "pending"
+#: The node annotation with the gate's result: ``PASS <n> checks in <s>s`` or ``FAIL <check>: <reason>``.
+NODE_CHECKS_ANNOTATION = "fmconstructs.io/node-checks"
+#: The node label that selects a group's nodes for its gate DaemonSet.
+NODE_CHECKS_GROUP_LABEL = "fmconstructs.io/node-checks-group"
+#: Where the gate's ServiceAccount, ConfigMaps and DaemonSets live (``system-node-critical`` pods, like the other
+#: node agents).
+NODE_CHECKS_NAMESPACE = "kube-system"
+NODE_CHECKS_SERVICE_ACCOUNT = "fmconstructs-node-checks"
+#: The gate's image: only ``sh``, ``cat``, ``nsenter`` and ``sleep`` are used (the checks run on the host). Docker's
+#: official busybox image on its ECR Public mirror (amd64 and arm64), the tag NVIDIA/NVSentinel's janitor-provider
+#: pins for its nsenter pods (``defaultRebootImage``).
+NODE_CHECKS_IMAGE = "public.ecr.aws/docker/library/busybox:1.37.0"
+#: ValidatingAdmissionPolicy is GA (``admissionregistration.k8s.io/v1``) from Kubernetes 1.30.
+MIN_VALIDATING_ADMISSION_POLICY_VERSION: tuple[int, int] = (1, 30)
+#: The EKS add-on name of the node monitoring agent (EKS User Guide "node-health"; aws/eks-node-monitoring-agent).
+NODE_MONITORING_AGENT_ADDON_NAME = "eks-node-monitoring-agent"
+
+_NAME = "fmconstructs-node-checks"
+_SCRIPT_DIR = "/etc/fmconstructs"
+_SCRIPT_FILE = "node-gate.sh"
+_SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+_NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
+# The pod's command: token and CA into the environment, the gate on the host, then idle (a DaemonSet pod that exits
+# is restarted, which would run the checks again).
+_WRAPPER = (
+    f'KUBE_TOKEN="$(cat {_SA_DIR}/token)"; KUBE_CA_PEM="$(cat {_SA_DIR}/ca.crt)"; export KUBE_TOKEN KUBE_CA_PEM; '
+    f"nsenter --target 1 --mount --uts --ipc --net --pid -- /bin/bash -s < {_SCRIPT_DIR}/{_SCRIPT_FILE}; "
+    'echo "fmconstructs node gate exited $?"; while true; do sleep 3600; done'
+)
+_GROUP_SLUG = re.compile(r"[^a-z0-9-]+")
+
+
+def node_checks_taint() -> eks.TaintSpec:
+    """``fmconstructs.io/node-checks=pending:NoSchedule``: the taint GPU nodes join with while their checks run."""
+    return eks.TaintSpec(key=NODE_CHECKS_TAINT_KEY, value=NODE_CHECKS_TAINT_VALUE, effect=eks.TaintEffect.NO_SCHEDULE)
+
+
+def node_checks_group_name(instance_type: str, construct_path: str) -> str:
+    """A DNS label naming a node group's gate: ``<instance type>-<8 hex of its construct path>``
+    (``p5en-48xlarge-1a2b3c4d``), stable across synths, unique per group."""
+    digest = hashlib.sha256(construct_path.encode()).hexdigest()[:8]
+    slug = _GROUP_SLUG.sub("-", instance_type.lower()).strip("-")[:40]
+    return f"{slug}-{digest}"
+
+
+def node_checks_rbac_manifests() -> list[dict[str, Any]]:
+    """The gate's ServiceAccount, and a ClusterRole with ``get`` and ``patch`` on ``nodes`` only, bound to it."""
+    role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": _NAME}
+    subject = {"kind": "ServiceAccount", "name": NODE_CHECKS_SERVICE_ACCOUNT, "namespace": NODE_CHECKS_NAMESPACE}
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": NODE_CHECKS_SERVICE_ACCOUNT, "namespace": NODE_CHECKS_NAMESPACE},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": _NAME},
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": _NAME},
+            "roleRef": role_ref,
+            "subjects": [subject],
+        },
+    ]
+
+
+def _or_empty(path: str, empty: str) -> str:
+    """CEL: ``path`` when set, else ``empty`` (``object.spec.taints`` is absent on a node without taints)."""
+    parent, _, field = path.rpartition(".")
+    return f"(has({parent}.{field}) ? {path} : {empty})"
+
+
+def node_checks_policy_manifests() -> list[dict[str, Any]]:
+    """A ValidatingAdmissionPolicy and its binding: the gate's ServiceAccount may update only its own node, and only
+    to remove the node-checks taint and set the node-checks annotation (see the module notes)."""
+    taints, old_taints = _or_empty("object.spec.taints", "[]"), _or_empty("oldObject.spec.taints", "[]")
+    labels, old_labels = _or_empty("object.metadata.labels", "{}"), _or_empty("oldObject.metadata.labels", "{}")
+    notes, old_notes = (
+        _or_empty("object.metadata.annotations", "{}"),
+        _or_empty("oldObject.metadata.annotations", "{}"),
+    )
+    key, note = NODE_CHECKS_TAINT_KEY, NODE_CHECKS_ANNOTATION
+    validations = [
+        (
+            f"'{_NODE_NAME_EXTRA}' in request.userInfo.extra && "
+            f"request.userInfo.extra['{_NODE_NAME_EXTRA}'].exists(n, n == object.metadata.name)",
+            "the node-checks service account may update only the node its pod runs on",
+        ),
+        (
+            f"{taints} == {old_taints} || {taints} == {old_taints}.filter(t, t.key != '{key}')",
+            f"the node-checks service account may only remove the {key} taint",
+        ),
+        (f"{labels} == {old_labels}", "the node-checks service account may not change node labels"),
+        (
+            "(has(object.spec.unschedulable) && object.spec.unschedulable) == "
+            "(has(oldObject.spec.unschedulable) && oldObject.spec.unschedulable)",
+            "the node-checks service account may not cordon or uncordon nodes",
+        ),
+        (
+            f"{old_notes}.all(k, k == '{note}' || (k in {notes} && {notes}[k] == {old_notes}[k])) && "
+            f"{notes}.all(k, k == '{note}' || k in {old_notes})",
+            f"the node-checks service account may change only the {note} annotation",
+        ),
+    ]
+    username = f"system:serviceaccount:{NODE_CHECKS_NAMESPACE}:{NODE_CHECKS_SERVICE_ACCOUNT}"
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": _NAME},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["nodes"]}
+                ]
+            },
+            "matchConditions": [
+                {"name": "node-checks-service-account", "expression": f"request.userInfo.username == '{username}'"}
+            ],
+            "validations": [{"expression": expression, "message": message} for expression, message in validations],
+        },
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": _NAME},
+        "spec": {"policyName": _NAME, "validationActions": ["Deny"]},
+    }
+    return [policy, binding]
+
+
+def node_checks_daemonset_manifests(group: str, script: str, *, image: str = NODE_CHECKS_IMAGE) -> list[dict[str, Any]]:
+    """The ConfigMap with ``script`` (the gate) and the DaemonSet that runs it on the host of each node labelled
+    ``fmconstructs.io/node-checks-group=<group>`` (see the module notes for the pod's settings)."""
+    name = f"{_NAME}-{group}"
+    labels = {"app.kubernetes.io/name": _NAME, NODE_CHECKS_GROUP_LABEL: group}
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": NODE_CHECKS_NAMESPACE, "labels": labels},
+        "data": {_SCRIPT_FILE: script},
+    }
+    container = {
+        "name": "gate",
+        "image": image,
+        "command": ["sh", "-c", _WRAPPER],
+        "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+        "securityContext": {"privileged": True},
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "512Mi"}},
+        "volumeMounts": [{"name": "gate", "mountPath": _SCRIPT_DIR, "readOnly": True}],
+    }
+    daemon_set = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": NODE_CHECKS_NAMESPACE, "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": NODE_CHECKS_SERVICE_ACCOUNT,
+                    "hostPID": True,
+                    "priorityClassName": "system-node-critical",
+                    "nodeSelector": {NODE_CHECKS_GROUP_LABEL: group},
+                    "tolerations": [{"operator": "Exists"}],
+                    "terminationGracePeriodSeconds": 5,
+                    "containers": [container],
+                    "volumes": [{"name": "gate", "configMap": {"name": name, "defaultMode": 0o555}}],
+                },
+            },
+        },
+    }
+    return [config_map, daemon_set]
+
+
+def node_monitoring_agent_configuration() -> dict[str, Any]:
+    """The add-on's configuration values: the agent's DCGM host engine (``dcgmAgent``, chart default ``tolerations:
+    []``) also runs on tainted GPU nodes. The agent itself tolerates every taint (chart default ``nodeAgent.
+    tolerations: [{operator: Exists}]``). Keys: aws/eks-node-monitoring-agent ``charts/configuration.schema.json``
+    (``dcgmAgent.tolerations``) and ``charts/eks-node-monitoring-agent/values.yaml``; that every add-on version's
+    schema accepts ``dcgmAgent.tolerations`` is UNCONFIRMED (``aws eks describe-addon-configuration``)."""
+    return {"dcgmAgent": {"tolerations": gpu_tolerations()}}
+
+
+def add_node_monitoring_agent(cluster: GpuEksCluster, *, addon_version: str | None = None) -> eks.Addon:
+    """The ``eks-node-monitoring-agent`` EKS add-on of ``cluster`` (added once; child ``NodeMonitoringAgent``).
+
+    ``addon_version`` default: EKS's default build for the cluster's Kubernetes version, as for the FSx CSI add-on
+    (list them with ``aws eks describe-addon-versions --addon-name eks-node-monitoring-agent``)."""
+    check_version("addon_version", addon_version)
+    existing = cluster.node.try_find_child("NodeMonitoringAgent")
+    if isinstance(existing, eks.Addon):
+        return existing
+    addon = eks.Addon(
+        cluster,
+        "NodeMonitoringAgent",
+        cluster=cluster.icluster,
+        addon_name=NODE_MONITORING_AGENT_ADDON_NAME,
+        addon_version=addon_version,
+        configuration_values=node_monitoring_agent_configuration(),
+        preserve_on_delete=False,
+    )
+    if cluster.system_node_group is not None:
+        addon.node.add_dependency(cluster.system_node_group)
+    return addon
+
+
+@jsii.implements(IStableStringProducer)
+class _ScriptProducer:
+    """The gate of a group, rendered at synthesis (Lustre clients may be added after the group)."""
+
+    def __init__(self, render: Callable[[], str]) -> None:
+        self._render = render
+
+    def produce(self) -> str | None:
+        return self._render()
+
+
+class EksNodeChecks(Construct):
+    """The node-join checks of a :class:`~fmconstructs.eks.GpuEksCluster`: RBAC, the own-node admission policy (1.30+)
+    and one gate DaemonSet per GPU node group. Created once per cluster (child ``NodeChecks``) by
+    :meth:`for_cluster`; node groups with ``node_checks=True`` add themselves."""
+
+    @located
+    def __init__(self, scope: Construct, id: str, *, cluster: GpuEksCluster) -> None:
+        from .cluster import GpuEksCluster
+
+        if not isinstance(cluster, GpuEksCluster):
+            raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
+        super().__init__(scope, id)
+        self.cluster: GpuEksCluster = cluster
+        self.rbac: eks.KubernetesManifest = cluster.cluster.add_manifest(
+            "FmNodeChecksRbac", *node_checks_rbac_manifests()
+        )
+        self.policy: eks.KubernetesManifest | None = None
+        if version_tuple(cluster.version) >= MIN_VALIDATING_ADMISSION_POLICY_VERSION:
+            self.policy = cluster.cluster.add_manifest("FmNodeChecksPolicy", *node_checks_policy_manifests())
+        self.gates: dict[str, eks.KubernetesManifest] = {}
+
+    @classmethod
+    def for_cluster(cls, cluster: GpuEksCluster) -> EksNodeChecks:
+        existing = cluster.node.try_find_child("NodeChecks")
+        if isinstance(existing, EksNodeChecks):
+            return existing
+        return cls(cluster, "NodeChecks", cluster=cluster)
+
+    def add_node_group(self, group: GpuNodeGroup) -> eks.KubernetesManifest:
+        """The gate DaemonSet of ``group`` (its nodes carry ``fmconstructs.io/node-checks-group=<name>``); the node
+        group waits for it, so no node joins before its gate exists."""
+        name = group.node_checks_group
+        if name is None:
+            raise FmValidationError("group.node_checks", False, "True to add the group's node-checks gate")
+        if name in self.gates:
+            return self.gates[name]
+
+        def render() -> str:
+            mounts = group.lustre_clients
+            spec = NodeCheckSpec.for_instance_type(
+                group.instance_spec.instance_type,
+                efa_interfaces=group.efa_interface_count,
+                lustre_mount_point=mounts[0].mount_point if mounts else None,
+                dcgm_level=None,
+            )
+            return render_kubernetes_node_gate(
+                spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION
+            )
+
+        script = Lazy.string(_ScriptProducer(render))
+        manifest: eks.KubernetesManifest = self.cluster.cluster.add_manifest(
+            f"FmNodeChecks-{name}", *node_checks_daemonset_manifests(name, script)
+        )
+        manifest.node.add_dependency(self.rbac)
+        if self.policy is not None:
+            manifest.node.add_dependency(self.policy)
+        group.nodegroup.node.add_dependency(manifest)
+        self.gates[name] = manifest
+        return manifest
