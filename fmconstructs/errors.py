@@ -132,6 +132,9 @@ class WarningId(str, Enum):
     #: A HyperPod cluster with a fixed ClusterName: a change to a create-only property (ClusterName, VpcConfig,
     #: Orchestrator.Eks) needs a replacement, which fails on the name ("already exists") and rolls back.
     HYPERPOD_FIXED_CLUSTER_NAME = "hyperpod-fixed-cluster-name"
+    #: TrainingPlatform(services_subnet=...) in another zone than the GPU nodes: the file system, controller and login
+    #: or head node reach the nodes across zones (TCP for the file system, traffic between zones billed).
+    SERVICES_SUBNET_OTHER_ZONE = "services-subnet-other-zone"
 
     @property
     def qualified(self) -> str:
