@@ -300,7 +300,11 @@ def test_every_log_group_the_library_creates_is_kms_encrypted():
 def _local_zone_platform(zone: str) -> TrainingPlatform:
     stack = cdk.Stack(new_app(), "P", env=ENV)
     vpc = ec2.Vpc.from_vpc_attributes(
-        stack, "Vpc", vpc_id="vpc-0123456789abcdef0", availability_zones=[zone], private_subnet_ids=["subnet-0aaa"]
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=[zone],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1"],
     )
     return TrainingPlatform(
         stack,

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from .._validate import check_optional_subnet, is_local_zone, same_zone, subnet_zone
 from ..capacity import subnet_label
@@ -117,7 +117,7 @@ def _known_ids_equal(subnet_id: str, ids: list[str]) -> bool:
     return not is_token(subnet_id) and subnet_id in ids
 
 
-def _same_id(scope: Construct, a: str, b: str) -> bool | None:
+def _same_id(scope: IConstruct, a: str, b: str) -> bool | None:
     """Whether two ids are equal: literals compared as text, tokens resolved in one stack (two ``Ref``s); else None."""
     if not is_token(a) and not is_token(b):
         return a == b
@@ -144,6 +144,5 @@ def warn_cross_zone(scope: Construct, *, subnet: ec2.ISubnet, services: ec2.ISub
         WarningId.SERVICES_SUBNET_OTHER_ZONE,
         f"services_subnet {subnet_label(services)} is in {zone}, the GPU nodes in {node_zone}: {', '.join(parts)} "
         "reach the nodes across zones (higher latency; traffic between zones is billed as data transfer). A "
-        "file system there is mounted over TCP (EFA does not cross zones); keep checkpoints and hot data sized "
-        "for that, or put the nodes in a Region zone with the file system.",
+        "file system there is mounted over TCP: EFA does not cross zones.",
     )

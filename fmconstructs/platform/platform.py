@@ -8,6 +8,8 @@
   known, else the first; a VPC with none in the reservation's zone is refused (pass ``subnet=``). The storage
   module refuses EFA clients in another known zone (:meth:`~fmconstructs.storage.LustreFileSystemBase.
   register_efa_clients`).
+  ``services_subnet`` moves the file system, the PCS controller, login nodes and the ParallelCluster head node to
+  another subnet (GPU nodes in a Local Zone; :mod:`~fmconstructs.platform.placement`).
 - **One EFA security group** shared by the GPU nodes and the EFA-enabled file system (:attr:`security_group`):
   PCS: the cluster's (:attr:`~fmconstructs.pcs.PcsCluster.efa_security_group`, which PCS node groups always use);
   ParallelCluster and EKS: one the platform creates and passes to the cluster (``node_security_group`` /
