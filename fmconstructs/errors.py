@@ -134,6 +134,9 @@ class WarningId(str, Enum):
     HYPERPOD_FIXED_CLUSTER_NAME = "hyperpod-fixed-cluster-name"
     #: A ParallelCluster queue with both its GPU health check (DCGM in the prolog) and node health's DCGM at boot.
     PARALLELCLUSTER_DCGM_TWICE = "parallelcluster-dcgm-twice"
+    #: TrainingPlatform(services_subnet=...) in another zone than the GPU nodes: the file system, controller and login
+    #: or head node reach the nodes across zones (TCP for the file system, traffic between zones billed).
+    SERVICES_SUBNET_OTHER_ZONE = "services-subnet-other-zone"
 
     @property
     def qualified(self) -> str:

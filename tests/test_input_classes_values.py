@@ -26,7 +26,14 @@ from fmconstructs.observability import GrafanaWorkspace, PrometheusWorkspace
 from fmconstructs.parallelcluster.config import SharedLustre
 from fmconstructs.pcs import PcsAmi, PcsCluster
 from fmconstructs.pcs.node_group import FileSystemMount
-from fmconstructs.platform import EksOptions, PcsOptions, PlatformObservability, PlatformStorage, TrainingPlatform
+from fmconstructs.platform import (
+    EksOptions,
+    ParallelClusterOptions,
+    PcsOptions,
+    PlatformObservability,
+    PlatformStorage,
+    TrainingPlatform,
+)
 from fmconstructs.storage import LustreFileSystem
 from fmconstructs.storage.client import lustre_mount_commands
 
@@ -293,7 +300,11 @@ def test_every_log_group_the_library_creates_is_kms_encrypted():
 def _local_zone_platform(zone: str) -> TrainingPlatform:
     stack = cdk.Stack(new_app(), "P", env=ENV)
     vpc = ec2.Vpc.from_vpc_attributes(
-        stack, "Vpc", vpc_id="vpc-0123456789abcdef0", availability_zones=[zone], private_subnet_ids=["subnet-0aaa"]
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=[zone],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1"],
     )
     return TrainingPlatform(
         stack,
@@ -301,7 +312,9 @@ def _local_zone_platform(zone: str) -> TrainingPlatform:
         vpc=vpc,
         instance_type="p5.48xlarge",
         nodes=2,
-        orchestrator=PcsOptions(ami=AMI),
+        # Not PCS: its controller cannot be in a Local Zone, so PCS refuses it without services_subnet
+        # (tests/test_platform_services_subnet.py).
+        orchestrator=ParallelClusterOptions(cluster_name="lz-pc"),
         storage=PlatformStorage.for_throughput(target_gbytes_per_s=1.0),
     )
 
@@ -311,8 +324,10 @@ def test_a_local_zone_subnet_warns_with_what_goes_there():
     Annotations.from_stack(cdk.Stack.of(platform)).has_warning(
         "/P/Platform",
         Match.string_like_regexp(
-            r"us-east-1-dfw-2a, a Local Zone.*the GPU nodes, the PCS controller's network interface, the login nodes, "
-            r"the FSx for Lustre file system.*\[ack: fmconstructs:" + WarningId.LOCAL_ZONE_SUBNET.value + r"\]"
+            r"us-east-1-dfw-2a, a Local Zone.*the GPU nodes, the ParallelCluster head node, the login nodes, "
+            r"the FSx for Lustre file system there.*services_subnet=.*\[ack: fmconstructs:"
+            + WarningId.LOCAL_ZONE_SUBNET.value
+            + r"\]"
         ),
     )
 

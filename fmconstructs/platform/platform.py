@@ -8,6 +8,8 @@
   known, else the first; a VPC with none in the reservation's zone is refused (pass ``subnet=``). The storage
   module refuses EFA clients in another known zone (:meth:`~fmconstructs.storage.LustreFileSystemBase.
   register_efa_clients`).
+  ``services_subnet`` moves the file system, the PCS controller, login nodes and the ParallelCluster head node to
+  another subnet (GPU nodes in a Local Zone; :mod:`~fmconstructs.platform.placement`).
 - **One EFA security group** shared by the GPU nodes and the EFA-enabled file system (:attr:`security_group`):
   PCS: the cluster's (:attr:`~fmconstructs.pcs.PcsCluster.efa_security_group`, which PCS node groups always use);
   ParallelCluster and EKS: one the platform creates and passes to the cluster (``node_security_group`` /
@@ -110,6 +112,7 @@ from .options import (
     PlatformObservability,
     PlatformStorage,
 )
+from .placement import check_services_subnet, warn_cross_zone
 
 #: The PersistentVolume and claim (namespace ``default``) of the file system on HyperPod's EKS cluster.
 HYPERPOD_EKS_VOLUME = "fsx"
@@ -150,6 +153,13 @@ class TrainingPlatform(Construct):
     :param subnet: the one subnet of the nodes and the file system. Default: the VPC's private subnet (with egress;
         else its isolated subnet, as ``LustreFileSystem`` chooses) in the reservation's zone when both are known, else
         the first; refused when the VPC has none, or none in the reservation's zone.
+    :param services_subnet: where the platform puts what is not a GPU node: the FSx for Lustre file system, the PCS
+        controller's network interface, PCS and ParallelCluster login nodes, the ParallelCluster head node (EKS: the
+        file system only; HyperPod: refused). For GPU nodes in a Local Zone: a subnet of the same VPC in a zone of the
+        parent Region (PCS requires one then: its controller cannot be in a Local Zone). Refused when known to be in a
+        Local Zone or another VPC, or in another zone than ``subnet`` with an EFA-enabled file system (EFA does not
+        cross zones: ``PlatformStorage(efa_enabled=False)`` mounts over TCP); in another zone, a warning
+        (``services-subnet-other-zone``). Default None: ``subnet`` (:mod:`~fmconstructs.platform.placement`).
     :param storage: :class:`PlatformStorage`, or None for no file system. Default None.
     :param observability: :class:`PlatformObservability`, or None for no metrics. Default None.
     :param access_logs_bucket: server access logs of the buckets the platform creates (the new data bucket, HyperPod's
@@ -175,6 +185,7 @@ class TrainingPlatform(Construct):
         orchestrator: Orchestrator,
         capacity: Capacity | None = None,
         subnet: ec2.ISubnet | None = None,
+        services_subnet: ec2.ISubnet | None = None,
         storage: PlatformStorage | None = None,
         observability: PlatformObservability | None = None,
         access_logs_bucket: s3.IBucket | None = None,
@@ -221,10 +232,20 @@ class TrainingPlatform(Construct):
         self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
         self.capacity.validate_for(self.instance_spec, max_nodes=self.nodes, parameters=("min_nodes", "nodes"))
         subnet = subnet or _default_subnet(vpc, self.capacity)
+        services = check_services_subnet(
+            services_subnet,
+            vpc=vpc,
+            subnet=subnet,
+            backend=self.backend.value,
+            storage=storage is not None,
+            efa_storage=efa_storage,
+        )
         super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
 
         self.vpc = vpc
         self.subnet: ec2.ISubnet = subnet
+        #: The file system's, controller's, login and head nodes' subnet (``services_subnet``, else :attr:`subnet`).
+        self.services_subnet: ec2.ISubnet = services or subnet
         self._efa_storage = efa_storage
         self.storage = storage
         self._access_logs_bucket = access_logs_bucket
@@ -335,7 +356,7 @@ class TrainingPlatform(Construct):
                 prometheus_workspace_arn=workspace.workspace_arn,
                 prometheus_endpoint=workspace.workspace_url,
                 vpc=self.vpc if access is not None else None,
-                vpc_subnets=ec2.SubnetSelection(subnets=[self.subnet]) if access is not None else None,
+                vpc_subnets=ec2.SubnetSelection(subnets=[self.services_subnet]) if access is not None else None,
             )
             self.grafana_workspace = grafana
 
@@ -358,7 +379,7 @@ class TrainingPlatform(Construct):
             self,
             "FileSystem",
             vpc=self.vpc,
-            subnet=self.subnet,
+            subnet=self.services_subnet,
             storage_capacity_gib=capacity,
             throughput_mbps_per_tib=throughput,
             # FSx requires a metadata configuration on EFA-enabled file systems (checked by LustreFileSystem).
@@ -397,7 +418,7 @@ class TrainingPlatform(Construct):
             self,
             "Cluster",
             vpc=self.vpc,
-            subnet=self.subnet,
+            subnet=self.services_subnet,  # the controller's; login nodes default to it, GPU nodes get subnet below
             slurm_version=options.slurm_version,
             # PCS UltraServer node groups need the IMEX prolog (PcsCluster enable_imex).
             enable_imex=isinstance(self.capacity, UltraServerCapacityBlock),
@@ -477,14 +498,14 @@ class TrainingPlatform(Construct):
             queue_update_strategy=options.queue_update_strategy,
             head_node=HeadNode(
                 instance_type=options.head_node_instance_type or head_node_instance_type_for(spec.architecture),
-                subnet=self.subnet,
+                subnet=self.services_subnet,
             ),
             login_nodes=(
                 [
                     LoginNodePool(
                         name="login",
                         instance_type=options.login_instance_type or login_node_instance_type_for(spec.architecture),
-                        subnet=self.subnet,
+                        subnet=self.services_subnet,
                         nodes=options.login_nodes,
                     )
                 ]
@@ -881,28 +902,40 @@ def _default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
 
 
 def _warn_local_zone(platform: TrainingPlatform) -> None:
-    """A warning when the platform's subnet is known to be in a Local Zone (or Wavelength Zone): it lists what the
-    library put in that subnet, so the user can judge (or pass ``subnet=`` in a parent-Region zone)."""
+    """Where the services went (:mod:`~fmconstructs.platform.placement`): a warning when the nodes' subnet is known to
+    be in a Local Zone (or Wavelength Zone) listing what the library put in it, naming ``services_subnet``; a warning
+    when ``services_subnet`` is in another known zone than the nodes."""
+    services = [
+        *{
+            Backend.PCS: ["the PCS controller's network interface"],
+            Backend.PARALLELCLUSTER: ["the ParallelCluster head node"],
+            Backend.EKS: [],
+            Backend.HYPERPOD: [],
+        }[platform.backend]
+    ]
+    if platform.login_node_group is not None or getattr(platform.cluster, "login_nodes", None):
+        services.append("the login nodes")
+    if platform.file_system is not None:
+        services.append("the FSx for Lustre file system")
+    apart = platform.services_subnet is not platform.subnet
+    if apart:
+        warn_cross_zone(platform, subnet=platform.subnet, services=platform.services_subnet, parts=services)
     zone = subnet_zone(platform.subnet)
     if not is_local_zone(zone):
         return
-    parts = ["the GPU nodes"]
-    parts += {
-        Backend.PCS: ["the PCS controller's network interface"],
-        Backend.PARALLELCLUSTER: ["the ParallelCluster head node"],
-        Backend.EKS: [],
-        Backend.HYPERPOD: [],
-    }[platform.backend]
-    if platform.login_node_group is not None:
-        parts.append("the login nodes")
-    if platform.file_system is not None:
-        parts.append("the FSx for Lustre file system")
+    parts = ["the GPU nodes", *([] if apart else services)]
     add_warning(
         platform,
         WarningId.LOCAL_ZONE_SUBNET,
         f"subnet {subnet_label(platform.subnet)} is in {zone}, a Local Zone or Wavelength Zone; the library puts "
-        f"{', '.join(parts)} there. Check that each is offered in that zone, or pass subnet= in a zone of the "
-        "parent Region.",
+        f"{', '.join(parts)} there. Check that each is offered in that zone"
+        + (
+            "."
+            if apart
+            else "; pass services_subnet= a subnet of the VPC in a zone of the parent Region to put everything but "
+            "the GPU nodes there (an EFA-enabled file system there needs PlatformStorage(efa_enabled=False)), or "
+            "subnet= in a zone of the parent Region."
+        ),
     )
 
 
