@@ -143,7 +143,9 @@ def test_options_off_mean_no_taint_no_gate_no_agent(off_template: Template) -> N
     assert NODE_CHECKS_GROUP_LABEL not in props["Labels"]
     assert props.get("NodeRepairConfig", {"Enabled": False}) == {"Enabled": False}
     assert manifests(off_template) == []
-    off_template.resource_count_is("AWS::EKS::Addon", 0)
+    # Only the cluster's own add-ons (vpc-cni on its Pod Identity role and the agent): no node monitoring agent.
+    names = {r["Properties"]["AddonName"] for r in off_template.find_resources("AWS::EKS::Addon").values()}
+    assert "eks-node-monitoring-agent" not in names
 
 
 def test_gpu_addons_install_the_agent_once(scene: Any) -> None:
