@@ -22,8 +22,8 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_s3 as s3
 from conftest import ENV, new_app
 
@@ -127,13 +127,6 @@ def ctx() -> Ctx:
 
 
 Row = Callable[[Ctx], object]
-
-
-def _hp() -> Any:
-    import fmconstructs.hyperpod as hp
-    from fmconstructs.hyperpod.cluster import OrchestratorKind
-
-    return hp, OrchestratorKind
 
 
 # --- bad direct-constructor inputs: class -> [(id, build)] ---------------------------------------------------------
