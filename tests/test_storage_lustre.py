@@ -478,26 +478,6 @@ def test_rejects_efa_capacity_off_the_tier_multiple(unit, capacity):
         ({"data_compression": "LZ4"}, r"data_compression must be a LustreDataCompression \("),
         ({"log_level": "WARN_ERROR"}, r"log_level must be a LustreLogLevel \("),
         (
-            {"metadata_configuration": LustreMetadataConfiguration.user_provisioned(2000)},
-            r"metadata_configuration.iops must be 1500, 3000, 6000, 12000 or a multiple of 12000 up to 192000, got 2000",
-        ),
-        (
-            {"metadata_configuration": LustreMetadataConfiguration.user_provisioned(204000)},
-            r"metadata_configuration.iops .* got 204000",
-        ),
-        (
-            {"metadata_configuration": LustreMetadataConfiguration.user_provisioned(18000)},
-            r"metadata_configuration.iops .* got 18000",
-        ),
-        (
-            {"metadata_configuration": LustreMetadataConfiguration(LustreMetadataConfiguration.automatic().mode, 3000)},
-            r"metadata_configuration.iops must be None in AUTOMATIC mode, got 3000",
-        ),
-        (
-            {"metadata_configuration": LustreMetadataConfiguration.user_provisioned(None)},  # type: ignore[arg-type]
-            r"metadata_configuration.iops must be set in USER_PROVISIONED mode, got None",
-        ),
-        (
             {
                 "metadata_configuration": LustreMetadataConfiguration.automatic(),
                 "deployment_type": LustreDeploymentType.PERSISTENT_1,
@@ -536,6 +516,31 @@ def test_rejects_efa_capacity_off_the_tier_multiple(unit, capacity):
 def test_rejects_invalid_props(overrides, match):
     with pytest.raises(FmValidationError, match=match):
         _make(**overrides)
+
+
+# A bad metadata configuration is refused when it is built (issue 18 section 5), before it reaches the file system.
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (
+            lambda: LustreMetadataConfiguration.user_provisioned(2000),
+            r"metadata_configuration.iops must be 1500, 3000, 6000, 12000 or a multiple of 12000 up to 192000, got 2000",
+        ),
+        (lambda: LustreMetadataConfiguration.user_provisioned(204000), r"metadata_configuration.iops .* got 204000"),
+        (lambda: LustreMetadataConfiguration.user_provisioned(18000), r"metadata_configuration.iops .* got 18000"),
+        (
+            lambda: LustreMetadataConfiguration(LustreMetadataConfiguration.automatic().mode, 3000),
+            r"metadata_configuration.iops must be None in AUTOMATIC mode, got 3000",
+        ),
+        (
+            lambda: LustreMetadataConfiguration.user_provisioned(None),  # type: ignore[arg-type]
+            r"metadata_configuration.iops must be set in USER_PROVISIONED mode, got None",
+        ),
+    ],
+)
+def test_rejects_invalid_metadata_configuration(make, match):
+    with pytest.raises(FmValidationError, match=match):
+        make()
 
 
 @pytest.mark.parametrize(

@@ -146,6 +146,12 @@ class HelmChartPin:
     namespace: str
     release: str
 
+    def __post_init__(self) -> None:
+        for name in ("chart", "namespace", "release"):
+            check_str(name, getattr(self, name), min_length=1, allowed="a non-empty str")
+        check_str("repository", self.repository, allowed="a chart repository URL or '' (set by a ChartSource)")
+        check_str("version", self.version, allowed="a chart version such as '0.17.1'")
+
     def with_version(self, version: str | None) -> HelmChartPin:
         """This pin at another version (None keeps it)."""
         check_version("version", version)

@@ -13,7 +13,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from .._validate import check_bool, check_count, check_str
-from ..catalog import CpuArchitecture, get_instance_spec
+from ..catalog import CATALOG, CpuArchitecture, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token, one_of
 
 __all__ = [
@@ -138,6 +138,9 @@ class NodeCheckSpec:
         check_str("instance_type", self.instance_type, pattern=_INSTANCE_TYPE, allowed="an EC2 instance type name")
         check_count("gpu_count", self.gpu_count, minimum=1)
         check_count("efa_interfaces", self.efa_interfaces, minimum=0)
+        if self.instance_type in CATALOG:  # what for_instance_type refuses, for the direct constructor too
+            maximum = CATALOG.get(self.instance_type).maximum_efa_interfaces
+            check_count("efa_interfaces", self.efa_interfaces, maximum=maximum)
         check_bool("fabric_manager", self.fabric_manager)
         check_bool("imex", self.imex)
         if self.lustre_mount_point is not None:

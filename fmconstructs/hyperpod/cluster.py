@@ -166,21 +166,29 @@ class HyperPodOrchestrator:
         :param strategy: ``Orchestrator.Slurm.SlurmConfigStrategy`` (``API`` only). Default:
             :data:`~fmconstructs.hyperpod.types.DEFAULT_SLURM_CONFIG_STRATEGY` (``Managed``).
         """
-        check_str("controller_group", controller_group, pattern=NAME_PATTERN, max_length=63, allowed=NAME_ALLOWED)
-        if login_group is not None:
-            check_str("login_group", login_group, pattern=NAME_PATTERN, max_length=63, allowed=NAME_ALLOWED)
-        if configuration is not None:
-            check_enum("configuration", configuration, SlurmConfiguration)
-        if strategy is not None:
-            check_enum("strategy", strategy, SlurmConfigStrategy)
-            if configuration is SlurmConfiguration.LIFECYCLE_SCRIPTS:
-                raise FmValidationError(
-                    "strategy",
-                    strategy.value,
-                    "None with SlurmConfiguration.LIFECYCLE_SCRIPTS (SlurmConfigStrategy is part of the API-driven "
-                    "Slurm configuration, Orchestrator.Slurm)",
-                )
+        _check_slurm_fields(controller_group, login_group, configuration, strategy, "configuration", "strategy")
         return cls(OrchestratorKind.SLURM, controller_group, login_group, None, configuration, strategy)
+
+    def __post_init__(self) -> None:
+        """The direct constructor refuses what :meth:`slurm` and :meth:`eks` refuse (issue 18 section 5), and the
+        fields of the other orchestrator."""
+        kind = check_enum("kind", self.kind, OrchestratorKind)
+        if kind is OrchestratorKind.SLURM:
+            if self.eks_cluster is not None:
+                raise FmValidationError("eks_cluster", self.eks_cluster, "None for OrchestratorKind.SLURM")
+            _check_slurm_fields(
+                self.controller_group,
+                self.login_group,
+                self.slurm_configuration,
+                self.slurm_config_strategy,
+                "slurm_configuration",
+                "slurm_config_strategy",
+            )
+            return
+        for name in ("controller_group", "login_group", "slurm_configuration", "slurm_config_strategy"):
+            if getattr(self, name) is not None:
+                raise FmValidationError(name, getattr(self, name), "None for OrchestratorKind.EKS (Slurm only)")
+        _check_eks_cluster("eks_cluster", self.eks_cluster)
 
     def slurm_node_type(self, group_name: str) -> SlurmNodeType:
         """``SlurmConfig.NodeType`` of an instance group of this Slurm orchestrator."""
@@ -193,16 +201,47 @@ class HyperPodOrchestrator:
     @classmethod
     def eks(cls, cluster: Any) -> HyperPodOrchestrator:
         """EKS: an fmconstructs ``GpuEksCluster`` (anything with ``cluster_arn``)."""
-        check_construct("cluster", cluster, attribute="cluster_arn", expected="an fmconstructs.eks.GpuEksCluster")
-        mode = _authentication_mode(cluster)
-        if mode is not None and mode not in HYPERPOD_EKS_AUTHENTICATION_MODES:
-            raise FmValidationError(
-                "cluster",
-                f"an EKS cluster with authentication mode {mode}",
-                "an EKS cluster whose authentication mode is API or API_AND_CONFIG_MAP "
-                "(SageMaker Developer Guide, sagemaker-hyperpod-eks-prerequisites)",
-            )
+        _check_eks_cluster("cluster", cluster)
         return cls(OrchestratorKind.EKS, eks_cluster=cluster)
+
+
+def _check_slurm_fields(
+    controller_group: object,
+    login_group: object,
+    configuration: object,
+    strategy: object,
+    configuration_name: str,
+    strategy_name: str,
+) -> None:
+    """What :meth:`HyperPodOrchestrator.slurm` and its direct constructor refuse (parameter names differ)."""
+    check_str("controller_group", controller_group, pattern=NAME_PATTERN, max_length=63, allowed=NAME_ALLOWED)
+    if login_group is not None:
+        check_str("login_group", login_group, pattern=NAME_PATTERN, max_length=63, allowed=NAME_ALLOWED)
+    if configuration is not None:
+        check_enum(configuration_name, configuration, SlurmConfiguration)
+    if strategy is not None:
+        checked = check_enum(strategy_name, strategy, SlurmConfigStrategy)
+        if configuration is SlurmConfiguration.LIFECYCLE_SCRIPTS:
+            raise FmValidationError(
+                strategy_name,
+                checked.value,
+                "None with SlurmConfiguration.LIFECYCLE_SCRIPTS (SlurmConfigStrategy is part of the API-driven "
+                "Slurm configuration, Orchestrator.Slurm)",
+            )
+
+
+def _check_eks_cluster(parameter: str, cluster: object) -> None:
+    """An EKS cluster HyperPod can orchestrate: anything with ``cluster_arn``, in an authentication mode HyperPod
+    supports when known at synthesis."""
+    check_construct(parameter, cluster, attribute="cluster_arn", expected="an fmconstructs.eks.GpuEksCluster")
+    mode = _authentication_mode(cluster)
+    if mode is not None and mode not in HYPERPOD_EKS_AUTHENTICATION_MODES:
+        raise FmValidationError(
+            parameter,
+            f"an EKS cluster with authentication mode {mode}",
+            "an EKS cluster whose authentication mode is API or API_AND_CONFIG_MAP "
+            "(SageMaker Developer Guide, sagemaker-hyperpod-eks-prerequisites)",
+        )
 
 
 def _authentication_mode(cluster: Any) -> str | None:

@@ -254,6 +254,31 @@ class HyperPodCapacity:
         count = None if instance_count is None else check_count("instance_count", instance_count, minimum=1)
         return cls(arn, plan_type, count)
 
+    def __post_init__(self) -> None:
+        """The direct constructor refuses what :meth:`training_plan` refuses (issue 18 section 5), and a plan's type
+        or count without its ARN."""
+        if self.training_plan_arn is None:
+            for name in ("training_plan_instance_type", "training_plan_instance_count"):
+                if getattr(self, name) is not None:
+                    raise FmValidationError(
+                        name, getattr(self, name), "None without training_plan_arn (On-Demand capacity)"
+                    )
+            return
+        check_str(
+            "training_plan_arn",
+            self.training_plan_arn,
+            pattern=TRAINING_PLAN_ARN,
+            min_length=50,
+            max_length=2048,
+            allowed="a training plan ARN (arn:aws:sagemaker:<region>:<account>:training-plan/<name>)",
+        )
+        if self.training_plan_instance_type is not None:
+            plan_type = hyperpod_type("training_plan_instance_type", self.training_plan_instance_type)
+            object.__setattr__(self, "training_plan_instance_type", plan_type)
+        if self.training_plan_instance_count is not None:
+            count = check_count("training_plan_instance_count", self.training_plan_instance_count, minimum=1)
+            object.__setattr__(self, "training_plan_instance_count", count)
+
     @property
     def is_training_plan(self) -> bool:
         return self.training_plan_arn is not None

@@ -240,6 +240,48 @@ class RemediationTarget:
         check_str("group_name", group_name, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
         return cls(Backend.AUTO_SCALING, group_name)
 
+    def __post_init__(self) -> None:
+        """The direct constructor refuses what the factory of its backend refuses (issue 18 section 5), and the
+        fields of other backends."""
+        backend = check_enum("backend", self.backend, Backend)
+        if backend is Backend.PCS:
+            self._check_pcs()
+            return
+        for name, empty in (("login_node_group_id", None), ("compute_node_group_ids", ())):
+            if getattr(self, name):
+                raise FmValidationError(name, getattr(self, name), f"{empty} for Backend.{backend.name} (PCS only)")
+        if backend is not Backend.EKS and self.eks_cluster is not None:
+            raise FmValidationError("eks_cluster", self.eks_cluster, f"None for Backend.{backend.name} (EKS only)")
+        if backend is Backend.PARALLELCLUSTER:
+            check_str("cluster", self.cluster, pattern=_PC_NAME, allowed="a ParallelCluster cluster name")
+        elif backend is Backend.AUTO_SCALING:
+            check_str("cluster", self.cluster, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
+        else:
+            from ..eks import GpuEksCluster
+
+            if not isinstance(self.eks_cluster, GpuEksCluster):
+                raise FmTypeError(
+                    "eks_cluster", self.eks_cluster, f"a GpuEksCluster (got a {type(self.eks_cluster).__name__})"
+                )
+            check_str("cluster", self.cluster, allowed="the EKS cluster's name")
+
+    def _check_pcs(self) -> None:
+        if self.eks_cluster is not None:
+            raise FmValidationError("eks_cluster", self.eks_cluster, "None for Backend.PCS (EKS only)")
+        check_str("cluster", self.cluster, pattern=_ID, allowed="a PCS cluster id (non-empty, no whitespace)")
+        if self.login_node_group_id is None:
+            raise FmValidationError("login_node_group_id", None, "a PCS compute node group id for Backend.PCS")
+        check_str("login_node_group_id", self.login_node_group_id, pattern=_ID, allowed="a PCS compute node group id")
+        ids = check_str_sequence(
+            "compute_node_group_ids",
+            self.compute_node_group_ids,
+            item=lambda n, v: check_str(n, v, pattern=_ID, allowed="a PCS compute node group id"),
+            min_items=1,
+        )
+        if self.login_node_group_id in ids:
+            raise FmValidationError("compute_node_group_ids", list(ids), "node groups other than the login node group")
+        object.__setattr__(self, "compute_node_group_ids", ids)
+
     def to_json(self) -> str:
         """The target as the handler reads it (``TARGET`` environment variable; deploy-time values are tokens that
         CloudFormation resolves in the JSON string)."""

@@ -153,6 +153,11 @@ class LustreMetadataConfiguration:
     def user_provisioned(cls, iops: int) -> LustreMetadataConfiguration:
         return cls(LustreMetadataMode.USER_PROVISIONED, iops)
 
+    def __post_init__(self) -> None:
+        """The direct constructor and both factories refuse a bad mode/IOPS combination at once (issue 18 section 5);
+        the file system checks the deployment type."""
+        self.validate()
+
     def validate(self) -> None:
         mode = check_enum("metadata_configuration.mode", self.mode, LustreMetadataMode)
         if mode is LustreMetadataMode.AUTOMATIC:
@@ -181,6 +186,12 @@ class EfaClientGroup:
     consumer_path: str
     max_nodes: int | float
     efa_interfaces_per_node: int | float
+
+    def __post_init__(self) -> None:
+        """The checks :meth:`LustreFileSystemBase.register_efa_clients` makes, for a group built directly."""
+        check_str("consumer_path", self.consumer_path, allowed="a construct path (a non-empty str)", min_length=1)
+        check_count("max_nodes", self.max_nodes)
+        check_count("efa_interfaces_per_node", self.efa_interfaces_per_node)
 
     @property
     def max_efa_connections(self) -> int | None:
