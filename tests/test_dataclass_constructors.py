@@ -72,6 +72,7 @@ RESULT_TYPES: dict[str, str] = {
     "fmconstructs.catalog.InstanceCatalog": "the registry (CATALOG); InstanceSpec rows are validated",
     "fmconstructs.eks.cluster.GpuAddons": "GpuEksCluster.add_gpu_addons() result",
     "fmconstructs.eks.node_group.LustreClient": "GpuNodeGroup.add_lustre_client() result",
+    "fmconstructs.pcs.health.PcsNodeHealthStep": "pcs_node_health_step() result, installed by PcsGpuNodeGroup",
     "fmconstructs.health.nccl_report.NcclResult": "parse of an nccl-tests report",
     "fmconstructs.health.nccl_report.SizeResult": "one row of a parsed nccl-tests report",
     "fmconstructs.hyperpod.health.ClusterHealth": "read from the SageMaker API by the health reader",
@@ -153,7 +154,16 @@ BACKEND = "fmconstructs.remediation.policy.Backend"
 SLURM_CONF = "fmconstructs.hyperpod.types.SlurmConfiguration"
 SLURM_STRATEGY = "fmconstructs.hyperpod.types.SlurmConfigStrategy"
 
+NHO = "fmconstructs.health.options.NodeHealthOptions"
+
 BAD: dict[str, list[tuple[str, Row]]] = {
+    NHO: [
+        ("enabled-not-bool", lambda c: _m(NHO)(enabled="yes")),
+        ("dcgm-level-5", lambda c: _m(NHO)(dcgm_level=5)),
+        ("prolog-checks-not-bool", lambda c: _m(NHO)(prolog_checks=1)),
+        ("prolog-budget-0", lambda c: _m(NHO)(prolog_budget_seconds=0)),
+        ("prolog-budget-too-long", lambda c: _m(NHO)(prolog_budget_seconds=3600)),
+    ],
     HPC: [
         ("type-without-arn", lambda c: _m(HPC)(training_plan_instance_type="ml.p5.48xlarge")),
         ("count-without-arn", lambda c: _m(HPC)(training_plan_instance_count=2)),
