@@ -31,6 +31,7 @@ from pathlib import Path
 
 from .._validate import check_count, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
+from .metric_names import NODE_EXPORTER_TEXTFILE_DIR
 
 #: nccl-tests, pinned by tag and commit: the newest tag of NVIDIA/nccl-tests in the stored snapshot (tag v2.19.6,
 #: commit a0b82b2260cf5152b9f8c061bbf7eaf0ba096432, 2026-07-09; src/common.h NCCL_TESTS_VERSION "2.19.6").
@@ -54,7 +55,7 @@ DEFAULT_ENV: Mapping[str, str] = {
 #: Library path of the EFA installer's libfabric, Open MPI and aws-ofi-nccl plugin (nccl-tests-ami.sbatch).
 LD_LIBRARY_PATH = "/opt/amazon/efa/lib:/opt/amazon/openmpi/lib:/opt/amazon/ofi-nccl/lib:/usr/local/lib:/usr/lib"
 #: The textfile directory of fmconstructs' node exporter (:data:`fmconstructs.observability.collection.TEXTFILE_DIR`).
-TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
+TEXTFILE_DIR = NODE_EXPORTER_TEXTFILE_DIR
 #: The slurm.conf setting that turns scrontab on (scrontab(1): "ScronParameters=enable"). Allowed by ParallelCluster
 #: CustomSlurmSettings: aws-parallelcluster 3.16.1 pcluster/validators/slurm_settings_validator.py
 #: SLURM_SETTINGS_DENY_LIST does not list it. Not accepted by AWS PCS (see the module docstring).

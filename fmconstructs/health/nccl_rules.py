@@ -6,6 +6,10 @@ on 4x p6-b200 untuned in its PCS tests), and fixed gates misfire (NVIDIA/aicr#12
 with the cluster's first healthy run (:mod:`.nccl_report` writes both gauges into the same file, so the series carry
 the same labels).
 
+No rule here carries the remediation label ``fmconstructs_trigger``: the NCCL metrics are published by the login
+node, so an alert's ``instance`` is the login node; a cluster-wide drop names no faulty node. Remediation's
+``NCCL_OUTLIER`` comes from the pairwise run's per-node attribution (``FmNcclOutlier``, when pairwise runs are on).
+
 Not part of :func:`fmconstructs.observability.rules.default_rule_groups`: add :func:`nccl_rule_group` to the groups
 of a workspace that runs the check.
 """
@@ -18,7 +22,11 @@ from .._validate import check_number
 from ..errors import FmValidationError, is_token
 from ..observability._checks import PrometheusDuration, check_prometheus_duration
 from ..observability.rules import AlertRule, RuleGroup, Severity
-from .nccl_report import AVG_BUSBW, BASELINE_BUSBW, LAST_RUN, LAST_SUCCESS
+from . import metric_names as names
+from .metric_names import NCCL_AVG_BUSBW as AVG_BUSBW
+from .metric_names import NCCL_BASELINE_BUSBW as BASELINE_BUSBW
+from .metric_names import NCCL_LAST_RUN as LAST_RUN
+from .metric_names import NCCL_LAST_SUCCESS as LAST_SUCCESS
 
 
 @dataclass(frozen=True)
@@ -53,7 +61,7 @@ def nccl_rule_group(options: NcclAlertOptions | None = None) -> RuleGroup:
         "fmconstructs-nccl",
         (
             AlertRule(
-                "NcclBusBandwidthBelowBaseline",
+                names.ALERT_NCCL_BELOW_BASELINE,
                 f"{AVG_BUSBW} < {ratio:g} * {BASELINE_BUSBW}",
                 o.for_,
                 Severity.WARNING,
@@ -65,7 +73,7 @@ def nccl_rule_group(options: NcclAlertOptions | None = None) -> RuleGroup:
                 (AVG_BUSBW, BASELINE_BUSBW),
             ),
             AlertRule(
-                "NcclCheckFailed",
+                names.ALERT_NCCL_CHECK_FAILED,
                 f"{LAST_SUCCESS} == 0",
                 "0m",
                 Severity.WARNING,
@@ -75,7 +83,7 @@ def nccl_rule_group(options: NcclAlertOptions | None = None) -> RuleGroup:
                 (LAST_SUCCESS,),
             ),
             AlertRule(
-                "NcclCheckStale",
+                names.ALERT_NCCL_CHECK_STALE,
                 f"time() - {LAST_RUN} > {stale_seconds:g}",
                 "0m",
                 Severity.WARNING,
