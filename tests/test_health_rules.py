@@ -12,6 +12,7 @@ import yaml
 
 from fmconstructs.errors import FmValidationError
 from fmconstructs.health import metric_names as names
+from fmconstructs.health.nccl_rules import nccl_rule_group
 from fmconstructs.observability.rules import AlertThresholds, default_rule_groups, node_check_rules, rules_yaml
 from fmconstructs.remediation.handler.faults import alert_faults
 from fmconstructs.remediation.policy import RemediationPolicy, Trigger
@@ -180,3 +181,98 @@ def test_cluster_wide_nccl_drop_remediates_no_node() -> None:
     policy = json.loads(RemediationPolicy().to_json())
     faults, skipped = alert_faults(_alertmanager_message(labels), policy["alert_triggers"])
     assert (faults, skipped) == ([], 1)
+
+
+# --- FmNcclOutlier: the pairwise NCCL run's suspect, published by the login node ----------------------------------
+
+LOGIN = {"cluster": "training", "instance": "i-0cccccccccccccccc", "instance_id": "i-0cccccccccccccccc", "job": "node"}
+SUSPECT_ID = "i-02222222222222222"
+
+
+def _outlier_cases() -> list[dict]:
+    rule = next(r for r in nccl_rule_group().rules if r.name == names.ALERT_NCCL_OUTLIER)
+    labels = {**LOGIN, "node": "gpu-2", "suspect_instance_id": SUSPECT_ID}
+    fired = {
+        **labels,
+        "instance": SUSPECT_ID,
+        "instance_id": SUSPECT_ID,
+        "severity": "warning",
+        names.TRIGGER_LABEL: names.TRIGGER_NCCL_OUTLIER,
+    }
+    firing = [
+        {
+            "exp_labels": fired,
+            "exp_annotations": {"summary": rule.summary.replace("{{ $labels.node }}", "gpu-2"), "description": rule.description},
+        }
+    ]
+    no_id = {**LOGIN, "node": "gpu-5"}
+    return [
+        {
+            "name": "suspect-then-cleared",
+            "interval": "1m",
+            "input_series": [
+                _series(names.NCCL_SUSPECT_NODE, labels, "0x5 1x10 0x10"),
+                _series(names.NCCL_SUSPECT_NODE, {**LOGIN, "node": "gpu-1", "suspect_instance_id": "i-01111111111111111"}, "0x30"),
+            ],
+            "alert_rule_test": [
+                {"eval_time": "3m", "alertname": names.ALERT_NCCL_OUTLIER, "exp_alerts": []},
+                {"eval_time": "10m", "alertname": names.ALERT_NCCL_OUTLIER, "exp_alerts": firing},
+                {"eval_time": "25m", "alertname": names.ALERT_NCCL_OUTLIER, "exp_alerts": []},
+            ],
+        },
+        {
+            # without the node's instance id the alert would name the login node: nothing fires
+            "name": "suspect-without-instance-id",
+            "interval": "1m",
+            "input_series": [_series(names.NCCL_SUSPECT_NODE, no_id, "1x20")],
+            "alert_rule_test": [{"eval_time": "10m", "alertname": names.ALERT_NCCL_OUTLIER, "exp_alerts": []}],
+        },
+        {
+            # the login node's metrics stop (it was replaced): the alert ends with its series
+            "name": "publisher-gone",
+            "interval": "1m",
+            "input_series": [_series(names.NCCL_SUSPECT_NODE, labels, "1x5")],
+            "alert_rule_test": [
+                {"eval_time": "4m", "alertname": names.ALERT_NCCL_OUTLIER, "exp_alerts": firing},
+                {"eval_time": "20m", "alertname": names.ALERT_NCCL_OUTLIER, "exp_alerts": []},
+            ],
+        },
+    ]
+
+
+def test_nccl_outlier_fires_on_the_suspect_node_itself(tmp_path: Path) -> None:
+    promtool = require_tool("promtool", "prometheus")
+    rules = tmp_path / "nccl.yml"
+    rules.write_text(rules_yaml([nccl_rule_group()]))
+    check = subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+    test_file = tmp_path / "tests.yml"
+    test_file.write_text(
+        yaml.safe_dump(
+            {"rule_files": [str(rules)], "evaluation_interval": "1m", "tests": _outlier_cases()}, sort_keys=False
+        )
+    )
+    proc = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+
+
+def test_the_outlier_alert_drains_the_suspect_not_the_login_node() -> None:
+    rule = next(r for r in nccl_rule_group().rules if r.name == names.ALERT_NCCL_OUTLIER)
+    labels = {
+        "alertname": names.ALERT_NCCL_OUTLIER,
+        **LOGIN,
+        "instance": SUSPECT_ID,
+        "instance_id": SUSPECT_ID,
+        "node": "gpu-2",
+        "severity": "warning",
+        **rule.labels,
+    }
+    policy = RemediationPolicy()
+    faults, _ = alert_faults(_alertmanager_message(labels), json.loads(policy.to_json())["alert_triggers"])
+    assert [(f.instance_id, f.trigger) for f in faults] == [(SUSPECT_ID, Trigger.NCCL_OUTLIER.value)]
+    assert policy.action_for(Trigger.NCCL_OUTLIER).value == "drain"
+
+
+def test_only_the_outlier_rule_carries_a_trigger() -> None:
+    carrying = {r.name for r in nccl_rule_group().rules if names.TRIGGER_LABEL in r.labels}
+    assert carrying == {names.ALERT_NCCL_OUTLIER}
