@@ -92,6 +92,7 @@ FIRST_FAIL_REASON=""
 CHECK_NAME=""
 CHECK_BUDGET=1
 CHECK_STARTED=0
+RESULT_COUNT=0
 RESULT_NAMES=()
 RESULT_STATUS=()
 RESULT_SECONDS=()
@@ -113,6 +114,7 @@ function record() {
   RESULT_STATUS+=("$1")
   RESULT_SECONDS+=("$((SECONDS - CHECK_STARTED))")
   RESULT_REASONS+=("$2")
+  RESULT_COUNT=$((RESULT_COUNT + 1))
 }
 
 function pass() {
@@ -169,12 +171,12 @@ function write_metrics() {
   {
     echo "# HELP @STATUS@ Last result of an fmconstructs node check: 1 pass, 0 fail."
     echo "# TYPE @STATUS@ gauge"
-    for ((i = 0; i < ${#RESULT_NAMES[@]}; i++)); do
+    for ((i = 0; i < RESULT_COUNT; i++)); do
       echo "@STATUS@{check=\"${RESULT_NAMES[$i]}\",mode=\"${mode}\"} ${RESULT_STATUS[$i]}"
     done
     echo "# HELP @DURATION@ Seconds an fmconstructs node check took."
     echo "# TYPE @DURATION@ gauge"
-    for ((i = 0; i < ${#RESULT_NAMES[@]}; i++)); do
+    for ((i = 0; i < RESULT_COUNT; i++)); do
       echo "@DURATION@{check=\"${RESULT_NAMES[$i]}\",mode=\"${mode}\"} ${RESULT_SECONDS[$i]}"
     done
     echo "# HELP @LAST_RUN@ Unix time the fmconstructs node checks of a mode last finished."
@@ -183,7 +185,7 @@ function write_metrics() {
     if [ "$CHECKS_FAILED" -gt 0 ]; then
       echo "# HELP @FAILURE_INFO@ 1 for a failing fmconstructs node check; the label reason says why."
       echo "# TYPE @FAILURE_INFO@ gauge"
-      for ((i = 0; i < ${#RESULT_NAMES[@]}; i++)); do
+      for ((i = 0; i < RESULT_COUNT; i++)); do
         if [ "${RESULT_STATUS[$i]}" -eq 0 ]; then
           reason=$(label_value "${RESULT_REASONS[$i]}")
           echo "@FAILURE_INFO@{check=\"${RESULT_NAMES[$i]}\",mode=\"${mode}\",reason=\"${reason}\"} 1"
