@@ -13,11 +13,16 @@ from fmconstructs.errors import FmValidationError
 from fmconstructs.health import CheckMode, CheckName, NodeCheckSpec, metric_names, render_node_checks
 from fmconstructs.health.slurm_gate import REASON_PREFIX
 from tests.conftest import require_tool
-from tests.test_health_checks import Sandbox, p5_spec, sandbox  # noqa: F401 (fixture)
+from tests.test_health_checks import Sandbox, p5_spec
 
 TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
 SAMPLE = re.compile(r"^(?P<name>[a-z_]+)\{(?P<labels>.*)\} (?P<value>\S+)$")
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Sandbox:
+    return Sandbox(tmp_path)
 
 
 def _textfile(sandbox: Sandbox, mode: CheckMode) -> Path:

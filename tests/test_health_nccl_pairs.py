@@ -44,9 +44,7 @@ def _run(pairs: list[tuple[str, str]], bad: str | None, busbw: float = 190.0) ->
 def test_a_node_in_the_slowest_pair_n_runs_in_a_row_is_suspect_and_its_partners_are_not() -> None:
     streaks: dict[str, int] = {}
     for round_ in range(3):
-        result = attribute_pairs(
-            _run(plan_pairs(HOSTS, round_), "gpu-3"), streaks, suspect_after=3, outlier_percent=10
-        )
+        result = attribute_pairs(_run(plan_pairs(HOSTS, round_), "gpu-3"), streaks, suspect_after=3, outlier_percent=10)
         streaks = result.streaks
     assert result.suspects == {"gpu-3"}
     assert streaks["gpu-3"] == 3 and max(v for k, v in streaks.items() if k != "gpu-3") == 1

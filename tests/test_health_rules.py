@@ -202,7 +202,10 @@ def _outlier_cases() -> list[dict]:
     firing = [
         {
             "exp_labels": fired,
-            "exp_annotations": {"summary": rule.summary.replace("{{ $labels.node }}", "gpu-2"), "description": rule.description},
+            "exp_annotations": {
+                "summary": rule.summary.replace("{{ $labels.node }}", "gpu-2"),
+                "description": rule.description,
+            },
         }
     ]
     no_id = {**LOGIN, "node": "gpu-5"}
@@ -212,7 +215,11 @@ def _outlier_cases() -> list[dict]:
             "interval": "1m",
             "input_series": [
                 _series(names.NCCL_SUSPECT_NODE, labels, "0x5 1x10 0x10"),
-                _series(names.NCCL_SUSPECT_NODE, {**LOGIN, "node": "gpu-1", "suspect_instance_id": "i-01111111111111111"}, "0x30"),
+                _series(
+                    names.NCCL_SUSPECT_NODE,
+                    {**LOGIN, "node": "gpu-1", "suspect_instance_id": "i-01111111111111111"},
+                    "0x30",
+                ),
             ],
             "alert_rule_test": [
                 {"eval_time": "3m", "alertname": names.ALERT_NCCL_OUTLIER, "exp_alerts": []},

@@ -220,7 +220,7 @@ def _mpirun_command(spec: NcclCheckSpec, ranks: str) -> list[str]:
 _INSTANCE_IDS = (
     "# shellcheck disable=SC2016 # expanded on each node\n"
     'srun --nodes="$nodes" --ntasks-per-node=1 bash -c \''
-    't=$(curl -fsS -m 5 -X PUT http://169.254.169.254/latest/api/token '
+    "t=$(curl -fsS -m 5 -X PUT http://169.254.169.254/latest/api/token "
     '-H "X-aws-ec2-metadata-token-ttl-seconds: 60") && echo "$SLURMD_NODENAME $(curl -fsS -m 5 '
     '-H "X-aws-ec2-metadata-token: $t" http://169.254.169.254/latest/meta-data/instance-id)"\' '
     '>"$pairs_dir/instance-ids" 2>/dev/null\n'

@@ -203,7 +203,7 @@ def render_metrics(result: NcclResult, baseline: dict[str, float] | None, now: f
 
 def plan_pairs(hosts: list[str], round_: int) -> list[tuple[str, str]]:
     """Disjoint pairs of ``hosts`` for run ``round_`` (circle method; with an odd count one node sits out)."""
-    ring: list[str | None] = sorted(set(hosts))
+    ring: list[str | None] = [*sorted(set(hosts))]
     if len(ring) % 2:
         ring.append(None)
     if len(ring) < 2:

@@ -182,6 +182,8 @@ class NodeCheckSpec:
             :func:`~fmconstructs.networking.plan_network_interfaces` plans for the type (every recommended card).
             Pass ``layout.efa_interface_count`` when the launch template uses another layout.
         :param lustre_mount_point: where the node mounts FSx for Lustre; None: no Lustre check.
+        :param textfile_dir: node exporter's textfile directory for the checks' metrics; default:
+            :data:`DEFAULT_TEXTFILE_DIR`; None: no metrics.
         """
         if is_token(instance_type):
             raise FmValidationError("instance_type", instance_type, _LITERAL)

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 
-from ..health import metric_names
-
 from ..errors import FmTypeError, FmValidationError
+from ..health import metric_names
 
 # DCGM fields the node-side dcgm-exporter is configured to collect (see dcgm_counters_csv()).
 # (field, Prometheus type, help)
