@@ -53,6 +53,13 @@ Where the script differs from the AWS and NVIDIA procedures above, and why: ever
 (budgets); ``2>&1`` output is kept to name the failure; nothing is repaired (no driver reload, no service restart):
 the checks only report, and the backends' wiring decides what a failure does.
 
+Metrics: at the end of each run the script writes ``fm_node_checks_<mode>.prom`` into
+``NodeCheckSpec.textfile_dir`` (node exporter's textfile directory; skipped when the directory does not exist, e.g. in
+the EKS gate's container): ``fm_node_check_status{check,mode}`` 1/0, ``fm_node_check_duration_seconds{check,mode}``,
+``fm_node_check_last_run_timestamp_seconds{mode}`` and ``fm_node_check_failure_info{check,mode,reason} 1`` per
+failing check (names: :mod:`.metric_names`), through a temporary file renamed into place. The alert on them is
+``FmNodeCheckFailed`` (:func:`fmconstructs.observability.rules.node_check_rules`).
+
 Tests only (unset on nodes): ``FMCONSTRUCTS_ROOT`` puts ``$FMCONSTRUCTS_ROOT/bin`` (stub commands) first on ``PATH``
 and prefixes the log path; ``FMCONSTRUCTS_HEALTH_LOG`` names the log file.
 """

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 # --- where node exporter reads textfiles -----------------------------------------------------------------------------
 #: The textfile directory of fmconstructs' node exporter (``--collector.textfile.directory``; see
-#: :mod:`fmconstructs.observability.collection`). Node exporter reads only ``*.prom`` files there (node_exporter
-#: README, "Textfile Collector").
+#: :mod:`fmconstructs.observability.collection`). Writers write a temporary file and rename it
+#: (prometheus-community/node-exporter-textfile-collector-scripts README: "atomically write the output"); that only
+#: ``*.prom`` files are read and that one metric's HELP/TYPE must agree across files is seen in secondary sources, the
+#: node_exporter README itself was not opened (UNCONFIRMED there).
 NODE_EXPORTER_TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
 
 # --- node checks (fmconstructs.health.checks writes them) ------------------------------------------------------------
@@ -35,7 +37,9 @@ NODE_CHECK_DURATION = "fm_node_check_duration_seconds"
 #: Unix time (seconds) the checks of ``mode`` last finished on the node. Label ``mode``.
 NODE_CHECK_LAST_RUN = "fm_node_check_last_run_timestamp_seconds"
 #: 1 for each failing check, with the failure as label ``reason`` (at most :data:`NODE_CHECK_REASON_MAX_CHARS`
-#: printable ASCII characters, escaped per the text exposition format). Labels ``check``, ``mode``, ``reason``.
+#: printable ASCII characters; ``\`` and ``"`` escaped with a backslash, newlines become spaces: prometheus.io
+#: "UTF-8 metric and label name escaping schemes": inside double quotes ``\``, ``\n`` and ``"`` MUST be escaped).
+#: Labels ``check``, ``mode``, ``reason``.
 NODE_CHECK_FAILURE_INFO = "fm_node_check_failure_info"
 #: Longest ``reason`` label (characters): bounded so a chatty failure cannot blow up the series' size.
 NODE_CHECK_REASON_MAX_CHARS = 120

@@ -229,7 +229,13 @@ _INSTANCE_IDS = (
 
 def _pairwise_section(spec: NcclCheckSpec) -> str:
     """Two-node tests over this run's pairs (``scontrol show hostnames`` expands the job's node list; the report
-    plans the pairs), one after the other, each logged; a manifest lists ``node_a node_b log``."""
+    plans the pairs), one after the other, each logged; a manifest lists ``node_a node_b log``.
+
+    ``--host a:G,b:G``: Open MPI's slot syntax (its "not enough slots" help text: "The --host command line parameter,
+    via a ":N" suffix on the hostname"); within a Slurm allocation it selects those nodes of the job. Each node names
+    itself with ``SLURMD_NODENAME`` (set by slurmd in every task's environment: seen in job environment dumps, the
+    srun(1) list itself not re-read). Not run on a real cluster here: UNCONFIRMED end to end on PCS/ParallelCluster.
+    """
     pair = _mpirun_command(spec, "PAIR_RANKS")
     pair[5:5] = ["--host", "PAIR_HOSTS"]  # after "-n RANKS -N G"
     mpirun = " ".join(shlex.quote(w) for w in pair)
