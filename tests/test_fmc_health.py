@@ -26,6 +26,7 @@ from fmconstructs.cli.health_model import Health, HealthReport
 from fmconstructs.cli.health_queries import (
     NCCL_BASELINE,
     NCCL_BUSBW,
+    NODE_CHECK_FAILURE_INFO,
     NODE_CHECK_LAST_RUN,
     NODE_CHECK_STATUS,
     SLURM_NODES,
@@ -87,9 +88,9 @@ class FakeWorkspace:
     def healthy(self) -> None:
         self.answers = {
             NODE_CHECK_STATUS: [
-                _sample({"__name__": NODE_CHECK_STATUS, "instance": node, "check": check}, 1)
+                _sample({"__name__": NODE_CHECK_STATUS, "instance": node, "check": check, "mode": "boot"}, 1)
                 for node in ("node-1", "node-2")
-                for check in ("gpu-count", "efa-count")
+                for check in ("gpu-count", "efa-devices")
             ],
             f"max by (instance) ({NODE_CHECK_LAST_RUN})": [_sample({"instance": "node-1"}, 1.0)],
             f"sum by (state) ({SLURM_NODES})": [_sample({"state": "idle"}, 2), _sample({"state": "drained"}, 0)],
@@ -386,16 +387,19 @@ def test_missing_nodes_are_degraded(tmp_path: Path, workspace: FakeWorkspace) ->
 
 
 def test_failing_node_check_is_degraded_naming_node_and_check(tmp_path: Path, workspace: FakeWorkspace) -> None:
-    # GIVEN node-2's efa-count check failing
-    workspace.answers[NODE_CHECK_STATUS][3] = _sample(
-        {"__name__": NODE_CHECK_STATUS, "instance": "node-2", "check": "efa-count", "reason": "16 of 32 EFA"}, 0
-    )
+    # GIVEN node-2's efa-devices check failing at boot, its reason in fm_node_check_failure_info (as the node checks
+    # write them: fmconstructs.health.checks)
+    failing = {"instance": "node-2", "check": "efa-devices", "mode": "boot"}
+    workspace.answers[NODE_CHECK_STATUS][3] = _sample({"__name__": NODE_CHECK_STATUS, **failing}, 0)
+    workspace.answers[NODE_CHECK_FAILURE_INFO] = [
+        _sample({"__name__": NODE_CHECK_FAILURE_INFO, **failing, "reason": "16 EFA devices, expected 32"}, 1)
+    ]
     result = _run(tmp_path, _responses(workspace.url))
     # THEN DEGRADED, the row names the node and the check with its reason
     assert result.exit_code == 1 and json.loads(result.stdout)["verdict"] == "DEGRADED"
     rows = _rows(result, "DEGRADED")
     assert [(r["check"], r["target"]) for r in rows] == [("node-join checks", "node-2")]
-    assert "efa-count (16 of 32 EFA)" in rows[0]["detail"]
+    assert "efa-devices (16 EFA devices, expected 32)" in rows[0]["detail"]
 
 
 @pytest.mark.parametrize(("busbw", "verdict"), [(389.6, "DEGRADED"), (462.65, "HEALTHY")])

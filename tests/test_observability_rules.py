@@ -72,6 +72,27 @@ FIRING = {
         {**NODE, "fstype": "lustre", "mountpoint": "/fsx"},
         None,
     ),
+    # A node-join check fails: the failure's reason joins from fm_node_check_failure_info; the trigger label is the
+    # remediation handler's NODE_CHECK_FAILED.
+    "FmNodeCheckFailed": (
+        [
+            ("fm_node_check_status", {**NODE, "check": "efa-devices", "mode": "boot"}, "1x5 0x20"),
+            (
+                "fm_node_check_failure_info",
+                {**NODE, "check": "efa-devices", "mode": "boot", "reason": "16 EFA devices, expected 32"},
+                "_x5 1x20",
+            ),
+        ],
+        "15m",
+        {
+            **NODE,
+            "check": "efa-devices",
+            "mode": "boot",
+            "reason": "16 EFA devices, expected 32",
+            "fmconstructs_trigger": "node-check-failed",
+        },
+        None,
+    ),
     "SlurmNodesDown": (
         [("fm_slurm_nodes", {**SLURM, "state": "down"}, "2x20")],
         "15m",
@@ -115,6 +136,8 @@ HEALTHY = [
     ("fm_slurm_nodes", {**SLURM, "state": "idle"}, "4x60"),
     ("fm_slurm_nodes", {**SLURM, "state": "down"}, "0x60"),
     ("fm_slurm_collector_success", SLURM, "1x60"),
+    ("fm_node_check_status", {**NODE, "check": "efa-devices", "mode": "boot"}, "1x60"),
+    ("fm_node_check_status", {**NODE, "check": "gpu-count", "mode": "prolog"}, "1x60"),
 ]
 
 

@@ -24,24 +24,27 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from ..health import metric_names as names
 from .health_model import Health, HealthReport
 
 # --- metric contract -------------------------------------------------------------------------------------------------
-# The node side (node-join checks, the Slurm textfile collector, the NCCL check) MUST export these exact names: they
-# are the contract between the nodes and `fmc health`. Change them on both sides together.
+# The names are defined once, in fmconstructs.health.metric_names (the node checks, the NCCL job and the alert rules
+# use the same module); the Slurm collector's name lives with it (observability/node/slurm_textfile.py).
 
-#: Result of the last run of one node-join check on one node: 1 pass, 0 fail. Labels ``check`` (the check's name) and
-#: ``instance`` (the node), optionally ``reason`` on a failure.
-NODE_CHECK_STATUS = "fm_node_check_status"
-#: Unix time (seconds) of the last run of a node's checks; labels ``instance`` (and ``check`` when per check).
-NODE_CHECK_LAST_RUN = "fm_node_check_last_run_timestamp_seconds"
+#: Result of the last run of one node-join check on one node: 1 pass, 0 fail. Labels ``check``, ``mode`` (boot or
+#: prolog) and ``instance`` (the node).
+NODE_CHECK_STATUS = names.NODE_CHECK_STATUS
+#: Unix time (seconds) the node's checks of one ``mode`` last finished; label ``instance``.
+NODE_CHECK_LAST_RUN = names.NODE_CHECK_LAST_RUN
+#: 1 per failing check, the failure in label ``reason`` (labels ``check``, ``mode``, ``instance``).
+NODE_CHECK_FAILURE_INFO = names.NODE_CHECK_FAILURE_INFO
 #: Slurm nodes per state (``state`` label), written today by fmconstructs/observability/node/slurm_textfile.py from
 #: ``sinfo --format='%T %D'``. It carries counts only: per-node drain reasons are not exported.
 SLURM_NODES = "fm_slurm_nodes"
 #: Average all-reduce bus bandwidth (GB/s) of the latest scheduled nccl-tests run.
-NCCL_BUSBW = "fm_nccl_allreduce_avg_busbw_gbytes_per_second"
+NCCL_BUSBW = names.NCCL_AVG_BUSBW
 #: The cluster's own baseline bus bandwidth (GB/s): the first healthy run's average.
-NCCL_BASELINE = "fm_nccl_allreduce_baseline_busbw_gbytes_per_second"
+NCCL_BASELINE = names.NCCL_BASELINE_BUSBW
 
 #: Slurm states (slurm_textfile.KNOWN_STATES) that mean a node is not taking jobs because of a problem.
 SLURM_PROBLEM_STATES = ("drained", "draining", "down", "fail", "failing")
@@ -164,6 +167,7 @@ def check_node_checks(prom: PrometheusQuery, report: HealthReport, *, now: float
     try:
         status = prom.query(NODE_CHECK_STATUS)
         last = prom.query(f"max by (instance) ({NODE_CHECK_LAST_RUN})")
+        info = prom.query(NODE_CHECK_FAILURE_INFO)
     except QueryProblem as problem:
         report.add(what, "workspace", Health.UNKNOWN, str(problem))
         return
@@ -171,24 +175,30 @@ def check_node_checks(prom: PrometheusQuery, report: HealthReport, *, now: float
         report.add(what, "workspace", Health.SKIP, f"no {NODE_CHECK_STATUS} series: no node has reported checks yet")
         return
     ran = {s.labels.get("instance", "?"): s.value for s in last}
+    reasons = {_check_key(s.labels): s.labels["reason"] for s in info if s.labels.get("reason")}
     clock = time.time() if now is None else now
     failing: dict[str, list[str]] = {}
     for sample in status:
         node = sample.labels.get("instance", "?")
         failing.setdefault(node, [])
         if sample.value < 1:
-            reason = sample.labels.get("reason")
+            reason = sample.labels.get("reason") or reasons.get(_check_key(sample.labels))
             name = sample.labels.get("check", "?")
             failing[node].append(f"{name} ({reason})" if reason else name)
     for node, checks in sorted(failing.items()):
         if checks:
-            report.add(what, node, Health.DEGRADED, f"failing: {', '.join(sorted(checks))}{_age(ran.get(node), clock)}")
+            shown = ", ".join(sorted(set(checks)))
+            report.add(what, node, Health.DEGRADED, f"failing: {shown}{_age(ran.get(node), clock)}")
     passed = sorted(n for n, c in failing.items() if not c)
     if passed:
         shown = ", ".join(passed[:_NODES_SHOWN]) + (
             f" and {len(passed) - _NODES_SHOWN} more" if len(passed) > _NODES_SHOWN else ""
         )
         report.add(what, "workspace", Health.HEALTHY, f"{len(passed)} node(s) passed every check: {shown}")
+
+
+def _check_key(labels: dict[str, str]) -> tuple[str, str, str]:
+    return (labels.get("instance", "?"), labels.get("check", "?"), labels.get("mode", ""))
 
 
 def _age(timestamp: float | None, now: float) -> str:

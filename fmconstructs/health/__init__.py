@@ -8,6 +8,9 @@
 - The scheduled NCCL fabric check (:mod:`.nccl`, :mod:`.nccl_eks`, the job's stdlib-only :mod:`.nccl_report`) and its
   alert rules (:mod:`.nccl_rules`).
 
+The names the loop speaks (metrics, alerts, the remediation trigger label) are defined once in
+:mod:`.metric_names` (stdlib only).
+
 Backends choose where the scripts plug in (prolog, boot unit, lifecycle script, DaemonSet). Exports resolve lazily
 (PEP 562, :mod:`fmconstructs._lazy`); every module but ``nccl_rules`` imports no aws_cdk, so the Node-free ``fmc``
 can read them.

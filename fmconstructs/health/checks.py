@@ -53,6 +53,13 @@ Where the script differs from the AWS and NVIDIA procedures above, and why: ever
 (budgets); ``2>&1`` output is kept to name the failure; nothing is repaired (no driver reload, no service restart):
 the checks only report, and the backends' wiring decides what a failure does.
 
+Metrics: at the end of each run the script writes ``fm_node_checks_<mode>.prom`` into
+``NodeCheckSpec.textfile_dir`` (node exporter's textfile directory; skipped when the directory does not exist, e.g. in
+the EKS gate's container): ``fm_node_check_status{check,mode}`` 1/0, ``fm_node_check_duration_seconds{check,mode}``,
+``fm_node_check_last_run_timestamp_seconds{mode}`` and ``fm_node_check_failure_info{check,mode,reason} 1`` per
+failing check (names: :mod:`.metric_names`), through a temporary file renamed into place. The alert on them is
+``FmNodeCheckFailed`` (:func:`fmconstructs.observability.rules.node_check_rules`).
+
 Tests only (unset on nodes): ``FMCONSTRUCTS_ROOT`` puts ``$FMCONSTRUCTS_ROOT/bin`` (stub commands) first on ``PATH``
 and prefixes the log path; ``FMCONSTRUCTS_HEALTH_LOG`` names the log file.
 """
@@ -63,6 +70,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from ..errors import FmTypeError
+from . import metric_names as names
 from .spec import CheckMode, CheckName, NodeCheckSpec, check_enum_mode
 
 __all__ = ["SYSLOG_TAG", "render_node_checks"]
@@ -83,6 +91,7 @@ fi
 export PATH
 NODE_CHECKS_LOG="${FMCONSTRUCTS_HEALTH_LOG:-${root}@LOG_FILE@}"
 mkdir -p "$(dirname "$NODE_CHECKS_LOG")" 2>/dev/null || true
+NODE_CHECKS_TEXTFILE_DIR="@TEXTFILE_DIR@" # empty: no metrics
 CHECKS_PASSED=0
 CHECKS_FAILED=0
 FIRST_FAILED_CHECK=""
@@ -90,6 +99,11 @@ FIRST_FAIL_REASON=""
 CHECK_NAME=""
 CHECK_BUDGET=1
 CHECK_STARTED=0
+RESULT_COUNT=0
+RESULT_NAMES=()
+RESULT_STATUS=()
+RESULT_SECONDS=()
+RESULT_REASONS=()
 
 function log() {
   echo "$1"
@@ -101,8 +115,18 @@ function elapsed() {
   echo "[$((SECONDS - CHECK_STARTED))s/${CHECK_BUDGET}s]"
 }
 
+# Keeps the current check's result for the metrics: status (1 pass, 0 fail), seconds taken, the reason of a failure.
+function record() {
+  RESULT_NAMES+=("$CHECK_NAME")
+  RESULT_STATUS+=("$1")
+  RESULT_SECONDS+=("$((SECONDS - CHECK_STARTED))")
+  RESULT_REASONS+=("$2")
+  RESULT_COUNT=$((RESULT_COUNT + 1))
+}
+
 function pass() {
   CHECKS_PASSED=$((CHECKS_PASSED + 1))
+  record 1 ""
   log "PASS ${CHECK_NAME}: $1 $(elapsed)"
 }
 
@@ -112,6 +136,7 @@ function fail() {
     FIRST_FAILED_CHECK="$CHECK_NAME"
     FIRST_FAIL_REASON="$1"
   fi
+  record 0 "$1"
   log "FAIL ${CHECK_NAME}: $1 $(elapsed)"
 }
 
@@ -131,6 +156,54 @@ function over_budget() {
 
 function first_line() {
   echo "$1" | grep -m 1 . | tr -d '"' | cut -c 1-120
+}
+
+# A label value (text exposition format): printable ASCII only, at most @REASON_MAX@ characters, then \\ and \" escaped
+# (the format's escapes for backslash and double quote; newlines were turned into spaces before).
+function label_value() {
+  local value
+  value=$(printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' ' ' | tr -s ' ' | cut -c 1-@REASON_MAX@)
+  value="${value//\\/\\\\}"
+  printf '%s' "${value//\"/\\\"}"
+}
+
+# node exporter's textfile collector format, written to a temporary file and renamed (node exporter never reads a
+# partial file). Skipped when the textfile directory does not exist (no node exporter on this node).
+function write_metrics() {
+  local dir="${root}${NODE_CHECKS_TEXTFILE_DIR}" tmp i reason mode="@MODE@"
+  if [ -z "$NODE_CHECKS_TEXTFILE_DIR" ] || [ ! -d "$dir" ]; then
+    return 0
+  fi
+  tmp=$(mktemp "${dir}/.@TEXTFILE@.XXXXXX") || return 0
+  {
+    echo "# HELP @STATUS@ Last result of an fmconstructs node check: 1 pass, 0 fail."
+    echo "# TYPE @STATUS@ gauge"
+    for ((i = 0; i < RESULT_COUNT; i++)); do
+      echo "@STATUS@{check=\"${RESULT_NAMES[$i]}\",mode=\"${mode}\"} ${RESULT_STATUS[$i]}"
+    done
+    echo "# HELP @DURATION@ Seconds an fmconstructs node check took."
+    echo "# TYPE @DURATION@ gauge"
+    for ((i = 0; i < RESULT_COUNT; i++)); do
+      echo "@DURATION@{check=\"${RESULT_NAMES[$i]}\",mode=\"${mode}\"} ${RESULT_SECONDS[$i]}"
+    done
+    echo "# HELP @LAST_RUN@ Unix time the fmconstructs node checks of a mode last finished."
+    echo "# TYPE @LAST_RUN@ gauge"
+    echo "@LAST_RUN@{mode=\"${mode}\"} $(date +%s)"
+    if [ "$CHECKS_FAILED" -gt 0 ]; then
+      echo "# HELP @FAILURE_INFO@ 1 for a failing fmconstructs node check; the label reason says why."
+      echo "# TYPE @FAILURE_INFO@ gauge"
+      for ((i = 0; i < RESULT_COUNT; i++)); do
+        if [ "${RESULT_STATUS[$i]}" -eq 0 ]; then
+          reason=$(label_value "${RESULT_REASONS[$i]}")
+          echo "@FAILURE_INFO@{check=\"${RESULT_NAMES[$i]}\",mode=\"${mode}\",reason=\"${reason}\"} 1"
+        fi
+      done
+    fi
+  } >"$tmp"
+  if ! { chmod 0644 "$tmp" && mv -f "$tmp" "${dir}/@TEXTFILE@"; }; then
+    rm -f "$tmp"
+  fi
+  return 0
 }
 
 function start_check() {
@@ -295,6 +368,7 @@ function run_checks() {
   log "fmconstructs node checks (@MODE@) on @INSTANCE_TYPE@: @CHECK_LIST@ (budget at most @TOTAL@s)"
 @RUN_LINES@
   log "fmconstructs node checks (@MODE@): ${CHECKS_PASSED} passed, ${CHECKS_FAILED} failed in $((SECONDS - started))s"
+  write_metrics
   if [ "$CHECKS_FAILED" -gt 0 ]; then
     log "fmconstructs node checks (@MODE@): first failure: ${FIRST_FAILED_CHECK}: ${FIRST_FAIL_REASON}"
     return 1
@@ -337,6 +411,13 @@ def render_check_library(spec: NodeCheckSpec, mode: CheckMode) -> str:
         "@DCGM_LEVEL@": str(spec.dcgm_level or 0),
         "@CHECK_LIST@": ", ".join(c.value for c in checks) or "none",
         "@TOTAL@": str(spec.total_budget_seconds(mode)),
+        "@TEXTFILE_DIR@": spec.textfile_dir or "",
+        "@TEXTFILE@": names.NODE_CHECK_TEXTFILE.format(mode=mode.value),
+        "@STATUS@": names.NODE_CHECK_STATUS,
+        "@DURATION@": names.NODE_CHECK_DURATION,
+        "@LAST_RUN@": names.NODE_CHECK_LAST_RUN,
+        "@FAILURE_INFO@": names.NODE_CHECK_FAILURE_INFO,
+        "@REASON_MAX@": str(names.NODE_CHECK_REASON_MAX_CHARS),
         "@RUN_LINES@": "\n".join(
             f"  start_check {c.value} {spec.budget(c, mode)}\n  check_{c.name.lower()}" for c in checks
         ),

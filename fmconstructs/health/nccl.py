@@ -29,8 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._validate import check_count, check_str
+from .._validate import check_bool, check_count, check_number, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
+from .metric_names import NODE_EXPORTER_TEXTFILE_DIR
 
 #: nccl-tests, pinned by tag and commit: the newest tag of NVIDIA/nccl-tests in the stored snapshot (tag v2.19.6,
 #: commit a0b82b2260cf5152b9f8c061bbf7eaf0ba096432, 2026-07-09; src/common.h NCCL_TESTS_VERSION "2.19.6").
@@ -54,7 +55,7 @@ DEFAULT_ENV: Mapping[str, str] = {
 #: Library path of the EFA installer's libfabric, Open MPI and aws-ofi-nccl plugin (nccl-tests-ami.sbatch).
 LD_LIBRARY_PATH = "/opt/amazon/efa/lib:/opt/amazon/openmpi/lib:/opt/amazon/ofi-nccl/lib:/usr/local/lib:/usr/lib"
 #: The textfile directory of fmconstructs' node exporter (:data:`fmconstructs.observability.collection.TEXTFILE_DIR`).
-TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
+TEXTFILE_DIR = NODE_EXPORTER_TEXTFILE_DIR
 #: The slurm.conf setting that turns scrontab on (scrontab(1): "ScronParameters=enable"). Allowed by ParallelCluster
 #: CustomSlurmSettings: aws-parallelcluster 3.16.1 pcluster/validators/slurm_settings_validator.py
 #: SLURM_SETTINGS_DENY_LIST does not list it. Not accepted by AWS PCS (see the module docstring).
@@ -98,6 +99,13 @@ class NcclCheckSpec:
     :param mpirun: Open MPI's mpirun on the nodes.
     :param python: the interpreter that runs the report.
     :param extra_env: more variables for every rank (``NCCL_*``, ``FI_*``); they override :data:`DEFAULT_ENV`.
+    :param pairwise: after the all-node test, run a two-node test on each pair of a rotating schedule, one pair after
+        the other, and attribute the slowest pair to its nodes (:mod:`.nccl_report`): a node in the slowest pair
+        ``suspect_after_runs`` runs in a row gets ``fm_nccl_suspect_node 1`` and alert ``FmNcclOutlier``. Needs at
+        least 4 nodes; ``time_limit_minutes`` must cover ``nodes // 2`` more tests. Slurm only. default: False.
+    :param suspect_after_runs: runs in a row in the slowest pair that make a node suspect. default: 3.
+    :param outlier_percent: the slowest pair counts only when its average is more than this far below the median of
+        the run's pairs (pairs within noise of each other implicate nobody). default: 10.
     """
 
     nodes: int = 2
@@ -113,6 +121,9 @@ class NcclCheckSpec:
     mpirun: str = MPIRUN
     python: str = "/usr/bin/python3"
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    pairwise: bool = False
+    suspect_after_runs: int = 3
+    outlier_percent: float = 10.0
 
     def __post_init__(self) -> None:
         for name, minimum, maximum in (
@@ -150,6 +161,18 @@ class NcclCheckSpec:
             _synth(f"extra_env[{key!r}]", value)
             check_str(f"extra_env[{key!r}]", value, pattern=re.compile(r"[^\n'\x00]*"), allowed="one line")
         object.__setattr__(self, "extra_env", dict(self.extra_env))
+        self._validate_pairwise()
+
+    def _validate_pairwise(self) -> None:
+        check_bool("pairwise", self.pairwise)
+        _synth("suspect_after_runs", self.suspect_after_runs)
+        check_count("suspect_after_runs", self.suspect_after_runs, minimum=1, maximum=100)
+        _synth("outlier_percent", self.outlier_percent)
+        check_number("outlier_percent", self.outlier_percent, minimum=0, maximum=99)
+        if self.pairwise and self.nodes < 4:
+            raise FmValidationError(
+                "nodes", self.nodes, "at least 4 with pairwise=True (with fewer, the slowest pair blames no one node)"
+            )
 
     @property
     def environment(self) -> dict[str, str]:
@@ -192,6 +215,54 @@ def _mpirun_command(spec: NcclCheckSpec, ranks: str) -> list[str]:
     return [*command, spec.all_reduce_perf, *spec.test_arguments()]
 
 
+# Each node's EC2 instance id (IMDSv2, as fmconstructs.observability.collection reads it for the instance label), so
+# that FmNcclOutlier names the instance the remediation handler acts on.
+_INSTANCE_IDS = (
+    "# shellcheck disable=SC2016 # expanded on each node\n"
+    'srun --nodes="$nodes" --ntasks-per-node=1 bash -c \''
+    "t=$(curl -fsS -m 5 -X PUT http://169.254.169.254/latest/api/token "
+    '-H "X-aws-ec2-metadata-token-ttl-seconds: 60") && echo "$SLURMD_NODENAME $(curl -fsS -m 5 '
+    '-H "X-aws-ec2-metadata-token: $t" http://169.254.169.254/latest/meta-data/instance-id)"\' '
+    '>"$pairs_dir/instance-ids" 2>/dev/null\n'
+)
+
+
+def _pairwise_section(spec: NcclCheckSpec) -> str:
+    """Two-node tests over this run's pairs (``scontrol show hostnames`` expands the job's node list; the report
+    plans the pairs), one after the other, each logged; a manifest lists ``node_a node_b log``.
+
+    ``--host a:G,b:G``: Open MPI's slot syntax (its "not enough slots" help text: "The --host command line parameter,
+    via a ":N" suffix on the hostname"); within a Slurm allocation it selects those nodes of the job. Each node names
+    itself with ``SLURMD_NODENAME`` (set by slurmd in every task's environment: seen in job environment dumps, the
+    srun(1) list itself not re-read). Not run on a real cluster here: UNCONFIRMED end to end on PCS/ParallelCluster.
+    """
+    pair = _mpirun_command(spec, "PAIR_RANKS")
+    pair[5:5] = ["--host", "PAIR_HOSTS"]  # after "-n RANKS -N G"
+    mpirun = " ".join(shlex.quote(w) for w in pair)
+    mpirun = mpirun.replace(" PAIR_RANKS ", " $((2 * gpus_per_node)) ").replace(
+        " PAIR_HOSTS ", ' "${node_a}:${gpus_per_node},${node_b}:${gpus_per_node}" '
+    )
+    return (
+        r"""pairs_dir="$state_dir/logs/pairs-${SLURM_JOB_ID:-0}"
+pair_state="$state_dir/pairs-state.json"
+mkdir -p "$pairs_dir"
+: >"$pairs_dir/manifest"
+scontrol show hostnames "${SLURM_JOB_NODELIST:-}" >"$pairs_dir/hosts"
+"""
+        + _INSTANCE_IDS
+        + r""""$python" -I "$report" --plan-pairs "$pairs_dir/hosts" --pair-state "$pair_state" >"$pairs_dir/plan"
+while read -r node_a node_b; do
+  pair_log="$pairs_dir/${node_a}_${node_b}.log"
+"""
+        + "  "
+        + mpirun
+        + r""" </dev/null >"$pair_log" 2>&1
+  echo "$node_a $node_b $pair_log" >>"$pairs_dir/manifest"
+done <"$pairs_dir/plan"
+"""
+    )
+
+
 def render_sbatch(spec: NcclCheckSpec) -> str:
     """The batch script: all_reduce_perf over ``spec.nodes`` nodes, then the report (embedded), which writes the
     metrics and records the baseline on the first healthy run. Exits non-zero when the test or the report fails."""
@@ -199,6 +270,14 @@ def render_sbatch(spec: NcclCheckSpec) -> str:
     mpirun = " ".join(shlex.quote(w) for w in _mpirun_command(spec, "RANKS"))
     mpirun = mpirun.replace(" RANKS ", ' "$ranks" ')
     report = report_script()
+    pairs = ""
+    pair_args = ""
+    if spec.pairwise:
+        pairs = _pairwise_section(spec)
+        pair_args = (
+            ' --pairs "$pairs_dir/manifest" --pair-state "$pair_state" --instance-ids "$pairs_dir/instance-ids"'
+            f" --suspect-after {spec.suspect_after_runs} --outlier-percent {spec.outlier_percent:g}"
+        )
     if "FM_NCCL_REPORT" in report:
         raise AssertionError("the report script contains the heredoc delimiter")
     return (
@@ -225,8 +304,11 @@ cat >"$report" <<'FM_NCCL_REPORT'
         + "FM_NCCL_REPORT\n"
         + mpirun
         + ' 2>&1 | tee "$log"\n'
-        + r"""test_status=${PIPESTATUS[0]}
-"$python" -I "$report" --log "$log" --baseline "$baseline" --output "$state_dir/fm_nccl.prom"
+        + "test_status=${PIPESTATUS[0]}\n"
+        + pairs
+        + '"$python" -I "$report" --log "$log" --baseline "$baseline" --output "$state_dir/fm_nccl.prom"'
+        + pair_args
+        + r"""
 report_status=$?
 if [ "$test_status" -ne 0 ]; then
   echo "fmconstructs nccl: all_reduce_perf exited with $test_status" >&2

@@ -117,6 +117,9 @@ def render_mpijob_manifests(
     :param efa_per_node: ``vpc.amazonaws.com/efa`` per worker; default: the EFA interfaces of the catalog's layout.
     """
     _check_image(image)
+    if spec.pairwise:
+        # Not rendered for the MPIJob: its launcher runs one all-node test (per-node attribution is Slurm only).
+        raise FmValidationError("spec.pairwise", True, "False on EKS (pairwise runs are rendered for Slurm only)")
     check_str("results_claim", results_claim, pattern=_K8S_NAME, allowed="a PersistentVolumeClaim name")
     check_str("namespace", namespace, pattern=_K8S_NAME, allowed="a Kubernetes namespace name")
     instance = get_instance_spec(instance_type)

@@ -15,6 +15,19 @@ The first *healthy* run (parsed, a positive average, no wrong values, no out-of-
 baseline file; later runs never overwrite it (delete the file to record a new baseline, e.g. after a planned change
 of instance type, node count or NCCL version). No absolute threshold is applied here: the alert compares with the
 baseline (:mod:`fmconstructs.health.nccl_rules`).
+
+Per-node attribution (``NcclCheckSpec(pairwise=True)``): after the all-node run, the job runs a two-node test on
+each pair of a round-robin schedule (:func:`plan_pairs`, the "circle method": node 0 fixed, the others rotate one
+place per run, so a node meets a different partner each run) one pair after the other, and lists ``node_a node_b
+log`` in a manifest. :func:`attribute_pairs` takes the slowest pair of the run, when its average bus bandwidth is
+more than ``outlier_percent`` below the median of the run's pairs (a pair whose test printed no average counts as
+0 GB/s), and adds one to the streak of both its nodes; every other node's streak goes back to 0 and nodes not in the
+run are forgotten. A node whose streak reaches ``suspect_after`` runs is suspect: ``fm_nccl_suspect_node{node=...}``
+is 1. A bad node is in the slowest pair with every partner; a good node that met it once is not in the slowest pair
+the run after, so its streak ends. The round counter and the streaks live in a JSON state file next to the baseline.
+
+The metric names are copies of :mod:`fmconstructs.health.metric_names` (this script is shipped alone);
+``tests/test_health_metrics.py`` keeps them equal.
 """
 
 from __future__ import annotations
@@ -36,8 +49,13 @@ BASELINE_BUSBW = f"{PREFIX}allreduce_baseline_busbw_gbytes_per_second"
 LAST_RUN = f"{PREFIX}last_run_timestamp_seconds"
 LAST_SUCCESS = f"{PREFIX}last_run_success"
 BASELINE_TIME = f"{PREFIX}baseline_timestamp_seconds"
+PAIR_BUSBW = f"{PREFIX}pair_avg_busbw_gbytes_per_second"
+SUSPECT_NODE = f"{PREFIX}suspect_node"
+SLOWEST_STREAK = f"{PREFIX}slowest_pair_streak"
 #: Every metric this script writes (the rules read only these).
-METRICS = frozenset({BUSBW, AVG_BUSBW, BASELINE_BUSBW, LAST_RUN, LAST_SUCCESS, BASELINE_TIME})
+METRICS = frozenset(
+    {BUSBW, AVG_BUSBW, BASELINE_BUSBW, LAST_RUN, LAST_SUCCESS, BASELINE_TIME, PAIR_BUSBW, SUSPECT_NODE, SLOWEST_STREAK}
+)
 
 # "0: ", "12: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) before the text.
 _LAUNCHER_PREFIX = re.compile(r"^\s*(?:\d+:\s?|\[\d+,\d+\]<std(?:out|err)>:)")
@@ -183,6 +201,146 @@ def render_metrics(result: NcclResult, baseline: dict[str, float] | None, now: f
     return "\n".join(lines) + "\n"
 
 
+def plan_pairs(hosts: list[str], round_: int) -> list[tuple[str, str]]:
+    """Disjoint pairs of ``hosts`` for run ``round_`` (circle method; with an odd count one node sits out)."""
+    ring: list[str | None] = [*sorted(set(hosts))]
+    if len(ring) % 2:
+        ring.append(None)
+    if len(ring) < 2:
+        return []
+    rest = ring[1:]
+    shift = round_ % len(rest)
+    order = [ring[0], *rest[shift:], *rest[:shift]]
+    half = len(order) // 2
+    pairs = [(order[i], order[-1 - i]) for i in range(half)]
+    return [(a, b) if a < b else (b, a) for a, b in pairs if a is not None and b is not None]
+
+
+@dataclass(frozen=True)
+class PairRun:
+    """One two-node test: its nodes and the parsed average bus bandwidth (None: no average printed)."""
+
+    node_a: str
+    node_b: str
+    avg_busbw: float | None
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """The pairwise result of one run: the pairs, the slowest pair if it is an outlier, every node's streak."""
+
+    pairs: tuple[PairRun, ...]
+    slowest: PairRun | None
+    streaks: dict[str, int]
+    suspects: frozenset[str]
+
+
+def read_state(path: Path) -> tuple[int, dict[str, int]]:
+    """The round and the streaks of ``{"round": int, "streaks": {node: int}}``; a fresh state when the file is
+    missing or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+        return int(data["round"]), {str(k): int(v) for k, v in dict(data["streaks"]).items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0, {}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def attribute_pairs(
+    pairs: list[PairRun], streaks: dict[str, int], *, suspect_after: int, outlier_percent: float
+) -> Attribution:
+    """The slowest pair (when more than ``outlier_percent`` below the median) extends its nodes' streaks."""
+    values = [p.avg_busbw or 0.0 for p in pairs]
+    slowest: PairRun | None = None
+    if len(pairs) >= 2:
+        index = min(range(len(pairs)), key=lambda i: values[i])
+        if values[index] < _median(values) * (1 - outlier_percent / 100):
+            slowest = pairs[index]
+    nodes = sorted({n for p in pairs for n in (p.node_a, p.node_b)})
+    slow = {slowest.node_a, slowest.node_b} if slowest else set()
+    new = {n: streaks.get(n, 0) + 1 if n in slow else 0 for n in nodes}
+    suspects = frozenset(n for n, k in new.items() if k >= suspect_after)
+    return Attribution(tuple(pairs), slowest, new, suspects)
+
+
+def read_manifest(manifest: Path) -> list[PairRun]:
+    """``node_a node_b log`` lines written by the job: one two-node test each."""
+    pairs: list[PairRun] = []
+    for line in manifest.read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 3:
+            continue
+        try:
+            text = Path(parts[2]).read_text(errors="replace")
+        except OSError:
+            text = ""
+        result = parse_output(text)
+        pairs.append(PairRun(parts[0], parts[1], result.avg_busbw if result.healthy else None))
+    return pairs
+
+
+def read_instance_ids(path: Path | None) -> dict[str, str]:
+    """``node instance-id`` lines (the job asks each node's IMDS); unknown nodes have no id."""
+    if path is None:
+        return {}
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    ids = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 2 and re.fullmatch(r"i-[0-9a-f]{8,17}", parts[1]):
+            ids[parts[0]] = parts[1]
+    return ids
+
+
+def _label(value: str) -> str:
+    """A label value escaped per the text exposition format (backslash, double quote, newline)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def render_pair_metrics(attribution: Attribution, instance_ids: dict[str, str]) -> str:
+    """Prometheus text of the pairwise run: per-pair busbw, per-node streak and suspect flag."""
+    lines = [
+        f"# HELP {PAIR_BUSBW} nccl-tests all_reduce_perf 'Avg bus bandwidth' of one two-node test (GB/s).",
+        f"# TYPE {PAIR_BUSBW} gauge",
+    ]
+    for index, pair in enumerate(attribution.pairs):
+        labels = f'node_a="{_label(pair.node_a)}",node_b="{_label(pair.node_b)}",pair="{index}"'
+        lines.append(f"{PAIR_BUSBW}{{{labels}}} {pair.avg_busbw or 0:g}")
+    for name, help_text in (
+        (SLOWEST_STREAK, "Pairwise NCCL runs in a row in which the node was in the slowest (outlier) pair."),
+        (SUSPECT_NODE, "1 when the node was in the slowest pairwise NCCL pair too many runs in a row."),
+    ):
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
+        for node, streak in sorted(attribution.streaks.items()):
+            labels = f'node="{_label(node)}"'
+            if node in instance_ids:
+                labels += f',suspect_instance_id="{instance_ids[node]}"'
+            value = streak if name == SLOWEST_STREAK else int(node in attribution.suspects)
+            lines.append(f"{name}{{{labels}}} {value}")
+    return "\n".join(lines) + "\n"
+
+
+def report_pairs(
+    manifest: Path, state_path: Path, *, suspect_after: int, outlier_percent: float, instance_ids: Path | None
+) -> tuple[Attribution, str]:
+    """Attribute the run's pairs, save the next round and the streaks, and return the metrics text."""
+    round_, streaks = read_state(state_path)
+    attribution = attribute_pairs(
+        read_manifest(manifest), streaks, suspect_after=suspect_after, outlier_percent=outlier_percent
+    )
+    state = {"round": round_ + 1, "streaks": attribution.streaks}
+    write_atomically(json.dumps(state, sort_keys=True) + "\n", state_path)
+    return attribution, render_pair_metrics(attribution, read_instance_ids(instance_ids))
+
+
 def write_atomically(text: str, output: Path) -> None:
     """Write via a temporary file and rename, so node exporter never reads a partial file."""
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -193,8 +351,8 @@ def write_atomically(text: str, output: Path) -> None:
     os.replace(tmp, output)
 
 
-def report(log: Path, baseline_path: Path, output: Path, now: float | None = None) -> NcclResult:
-    """Parse ``log``, record the baseline on the first healthy run, write the metrics to ``output``."""
+def report(log: Path, baseline_path: Path, output: Path, now: float | None = None, extra: str = "") -> NcclResult:
+    """Parse ``log``, record the baseline on the first healthy run, write the metrics (and ``extra``) to ``output``."""
     when = time.time() if now is None else now
     try:
         text = log.read_text(errors="replace")
@@ -203,17 +361,50 @@ def report(log: Path, baseline_path: Path, output: Path, now: float | None = Non
         print(f"fmconstructs nccl: cannot read {log}: {error}", file=sys.stderr)
     result = parse_output(text)
     baseline = record_baseline(baseline_path, result, when)
-    write_atomically(render_metrics(result, baseline, when), output)
+    write_atomically(render_metrics(result, baseline, when) + extra, output)
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--log", type=Path, required=True, help="all_reduce_perf output")
-    parser.add_argument("--baseline", type=Path, required=True, help="JSON file on the shared file system")
-    parser.add_argument("--output", type=Path, required=True, help="a .prom file for the textfile collector")
+    parser.add_argument("--log", type=Path, help="all_reduce_perf output")
+    parser.add_argument("--baseline", type=Path, help="JSON file on the shared file system")
+    parser.add_argument("--output", type=Path, help="a .prom file for the textfile collector")
+    parser.add_argument("--plan-pairs", type=Path, help="print this run's pairs of the host names in this file")
+    parser.add_argument("--pairs", type=Path, help="manifest of the two-node tests ('node_a node_b log' lines)")
+    parser.add_argument("--pair-state", type=Path, help="JSON file: the pairing round and the streaks")
+    parser.add_argument("--instance-ids", type=Path, help="'node instance-id' lines")
+    parser.add_argument("--suspect-after", type=int, default=3, help="runs in a row in the slowest pair")
+    parser.add_argument("--outlier-percent", type=float, default=10.0, help="below the median of the pairs")
     args = parser.parse_args(argv)
-    result = report(args.log, args.baseline, args.output)
+    if args.plan_pairs is None and None in (args.log, args.baseline, args.output):
+        parser.error("--log, --baseline and --output are required (or --plan-pairs)")
+    if (args.plan_pairs is not None or args.pairs is not None) and args.pair_state is None:
+        parser.error("--pair-state is required with --plan-pairs and --pairs")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    if args.plan_pairs is not None:
+        round_, _ = read_state(args.pair_state)
+        for node_a, node_b in plan_pairs(args.plan_pairs.read_text().split(), round_):
+            print(node_a, node_b)
+        return 0
+    extra = ""
+    if args.pairs is not None:
+        attribution, extra = report_pairs(
+            args.pairs,
+            args.pair_state,
+            suspect_after=args.suspect_after,
+            outlier_percent=args.outlier_percent,
+            instance_ids=args.instance_ids,
+        )
+        slow = attribution.slowest
+        where = f"{slow.node_a}+{slow.node_b} ({slow.avg_busbw} GB/s)" if slow else "none below the median"
+        print(f"fmconstructs nccl: {len(attribution.pairs)} pairs, slowest outlier {where}", end="")
+        print(f", suspect: {', '.join(sorted(attribution.suspects)) or 'none'}")
+    result = report(args.log, args.baseline, args.output, extra=extra)
     summary = "healthy" if result.healthy else "NOT healthy: " + ", ".join(result.errors or ("wrong values",))
     print(f"fmconstructs nccl: avg busbw {result.avg_busbw} GB/s over {len(result.sizes)} sizes, {summary}")
     return 0 if result.healthy else 1

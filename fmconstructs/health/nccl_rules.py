@@ -6,6 +6,13 @@ on 4x p6-b200 untuned in its PCS tests), and fixed gates misfire (NVIDIA/aicr#12
 with the cluster's first healthy run (:mod:`.nccl_report` writes both gauges into the same file, so the series carry
 the same labels).
 
+The NCCL metrics are published by the login node, so their ``instance`` is the login node: the cluster-wide
+rules carry no remediation trigger (a drop names no faulty node). Only ``FmNcclOutlier`` does
+(``fmconstructs_trigger="nccl-outlier"``, remediation's NCCL_OUTLIER): it reads ``fm_nccl_suspect_node`` of the
+pairwise run (``NcclCheckSpec(pairwise=True)``) and rewrites ``instance`` and ``instance_id`` to the suspect's own
+instance id (label ``suspect_instance_id``, read from each node's IMDS by the job), so the handler acts on that node;
+a suspect without a known instance id raises nothing (its metric still shows it).
+
 Not part of :func:`fmconstructs.observability.rules.default_rule_groups`: add :func:`nccl_rule_group` to the groups
 of a workspace that runs the check.
 """
@@ -18,7 +25,11 @@ from .._validate import check_number
 from ..errors import FmValidationError, is_token
 from ..observability._checks import PrometheusDuration, check_prometheus_duration
 from ..observability.rules import AlertRule, RuleGroup, Severity
-from .nccl_report import AVG_BUSBW, BASELINE_BUSBW, LAST_RUN, LAST_SUCCESS
+from . import metric_names as names
+from .metric_names import NCCL_AVG_BUSBW as AVG_BUSBW
+from .metric_names import NCCL_BASELINE_BUSBW as BASELINE_BUSBW
+from .metric_names import NCCL_LAST_RUN as LAST_RUN
+from .metric_names import NCCL_LAST_SUCCESS as LAST_SUCCESS
 
 
 @dataclass(frozen=True)
@@ -42,8 +53,31 @@ class NcclAlertOptions:
         object.__setattr__(self, "for_", check_prometheus_duration("for_", self.for_))
 
 
+def _outlier_expr() -> str:
+    suspect = f'{names.NCCL_SUSPECT_NODE}{{suspect_instance_id=~"i-.+"}} == 1'
+    for target in ("instance_id", "instance"):
+        suspect = f'label_replace({suspect}, "{target}", "$1", "suspect_instance_id", "(.+)")'
+    return suspect
+
+
+def _outlier_rule() -> AlertRule:
+    return AlertRule(
+        names.ALERT_NCCL_OUTLIER,
+        _outlier_expr(),
+        "0m",
+        Severity.WARNING,
+        "{{ $labels.node }} was in the slowest NCCL pair too many runs in a row",
+        "The pairwise NCCL check put this node in the slowest two-node pair, well below the other pairs, in "
+        "several runs in a row with different partners: its GPUs, NVLink or EFA are suspect. The remediation "
+        "handler drains it per its policy (trigger nccl-outlier).",
+        (names.NCCL_SUSPECT_NODE,),
+        labels={names.TRIGGER_LABEL: names.TRIGGER_NCCL_OUTLIER},
+    )
+
+
 def nccl_rule_group(options: NcclAlertOptions | None = None) -> RuleGroup:
-    """``fmconstructs-nccl``: busbw below the baseline, a failed check, no recent check."""
+    """``fmconstructs-nccl``: busbw below the baseline, a node in the slowest pair too often, a failed check, no
+    recent check."""
     o = options if options is not None else NcclAlertOptions()
     if not isinstance(o, NcclAlertOptions):
         raise FmValidationError("options", o, "an NcclAlertOptions or None")
@@ -53,7 +87,7 @@ def nccl_rule_group(options: NcclAlertOptions | None = None) -> RuleGroup:
         "fmconstructs-nccl",
         (
             AlertRule(
-                "NcclBusBandwidthBelowBaseline",
+                names.ALERT_NCCL_BELOW_BASELINE,
                 f"{AVG_BUSBW} < {ratio:g} * {BASELINE_BUSBW}",
                 o.for_,
                 Severity.WARNING,
@@ -64,8 +98,9 @@ def nccl_rule_group(options: NcclAlertOptions | None = None) -> RuleGroup:
                 "nodes and NCCL/EFA versions. Delete the baseline file after a planned change to record a new one.",
                 (AVG_BUSBW, BASELINE_BUSBW),
             ),
+            _outlier_rule(),
             AlertRule(
-                "NcclCheckFailed",
+                names.ALERT_NCCL_CHECK_FAILED,
                 f"{LAST_SUCCESS} == 0",
                 "0m",
                 Severity.WARNING,
@@ -75,7 +110,7 @@ def nccl_rule_group(options: NcclAlertOptions | None = None) -> RuleGroup:
                 (LAST_SUCCESS,),
             ),
             AlertRule(
-                "NcclCheckStale",
+                names.ALERT_NCCL_CHECK_STALE,
                 f"time() - {LAST_RUN} > {stale_seconds:g}",
                 "0m",
                 Severity.WARNING,

@@ -57,6 +57,7 @@ import re
 from .._validate import check_bool, check_count, check_str
 from ..errors import FmValidationError, is_token
 from .checks import render_check_library
+from .metric_names import NODE_CHECK_REASON_PREFIX
 from .spec import CheckMode, NodeCheckSpec
 
 __all__ = [
@@ -68,7 +69,7 @@ __all__ = [
 ]
 
 #: Every drain reason the gate sets starts with this; only such a drain is ever resumed.
-REASON_PREFIX = "fmconstructs:"
+REASON_PREFIX = NODE_CHECK_REASON_PREFIX
 #: The drain reason while the checks run.
 CHECKING_REASON = f"{REASON_PREFIX} node checks running"
 #: ParallelCluster's Slurm commands (ParallelCluster User Guide "support-nvidia-imex-p6e-gb200-instance":

@@ -15,12 +15,14 @@ from types import MappingProxyType
 from .._validate import check_bool, check_count, check_str
 from ..catalog import CATALOG, CpuArchitecture, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token, one_of
+from .metric_names import NODE_EXPORTER_TEXTFILE_DIR
 
 __all__ = [
     "DCGM_LEVEL_NOMINAL_SECONDS",
     "DEFAULT_BUDGET_SECONDS",
     "DEFAULT_FATAL_XIDS",
     "DEFAULT_LOG_FILE_PATH",
+    "DEFAULT_TEXTFILE_DIR",
     "PROLOG_CHECKS",
     "CheckMode",
     "CheckName",
@@ -93,6 +95,11 @@ DEFAULT_FATAL_XIDS: tuple[int, ...] = (48, 64, 74, 79, 94, 95)
 #: Where the checks log (each line also goes to syslog with the tag ``fmconstructs-node-checks``).
 DEFAULT_LOG_FILE_PATH = "/var/log/fmconstructs/node-checks.log"
 
+#: Where the checks write their metrics: node exporter's textfile directory on fmconstructs nodes
+#: (:data:`fmconstructs.health.metric_names.NODE_EXPORTER_TEXTFILE_DIR`, the directory
+#: :mod:`fmconstructs.observability.collection` configures).
+DEFAULT_TEXTFILE_DIR = NODE_EXPORTER_TEXTFILE_DIR
+
 #: Per-check cap in the prolog (seconds). Seven checks x 10 s = 70 s at worst, inside ParallelCluster's
 #: ``BatchStartTimeout=180`` (ParallelCluster User Guide "Slurm prolog and epilog": "The default is 3 minutes").
 _DEFAULT_PROLOG_BUDGET_SECONDS = 10
@@ -132,6 +139,9 @@ class NodeCheckSpec:
     prolog_budget_seconds: int = _DEFAULT_PROLOG_BUDGET_SECONDS
     #: The checks' log file.
     log_file_path: str = DEFAULT_LOG_FILE_PATH
+    #: node exporter's textfile directory: each run writes ``fm_node_checks_<mode>.prom`` there (status, duration,
+    #: last run, failure reason; :mod:`.metric_names`). Skipped on a node without the directory; None: never.
+    textfile_dir: str | None = DEFAULT_TEXTFILE_DIR
 
     def __post_init__(self) -> None:
         _refuse_tokens(self)
@@ -146,6 +156,8 @@ class NodeCheckSpec:
         if self.lustre_mount_point is not None:
             _check_path("lustre_mount_point", self.lustre_mount_point)
         _check_path("log_file_path", self.log_file_path)
+        if self.textfile_dir is not None:
+            _check_path("textfile_dir", self.textfile_dir)
         check_count("prolog_budget_seconds", self.prolog_budget_seconds, minimum=1, maximum=60)
         object.__setattr__(self, "fatal_xids", _check_xids(self.fatal_xids))
         object.__setattr__(self, "budget_seconds", _merge_budgets(self.budget_seconds))
@@ -165,6 +177,7 @@ class NodeCheckSpec:
         fatal_xids: tuple[int, ...] = DEFAULT_FATAL_XIDS,
         prolog_budget_seconds: int = _DEFAULT_PROLOG_BUDGET_SECONDS,
         log_file_path: str = DEFAULT_LOG_FILE_PATH,
+        textfile_dir: str | None = DEFAULT_TEXTFILE_DIR,
     ) -> NodeCheckSpec:
         """The spec for ``instance_type`` from the catalog.
 
@@ -172,6 +185,8 @@ class NodeCheckSpec:
             :func:`~fmconstructs.networking.plan_network_interfaces` plans for the type (every recommended card).
             Pass ``layout.efa_interface_count`` when the launch template uses another layout.
         :param lustre_mount_point: where the node mounts FSx for Lustre; None: no Lustre check.
+        :param textfile_dir: node exporter's textfile directory for the checks' metrics; default:
+            :data:`DEFAULT_TEXTFILE_DIR`; None: no metrics.
         """
         if is_token(instance_type):
             raise FmValidationError("instance_type", instance_type, _LITERAL)
@@ -198,6 +213,7 @@ class NodeCheckSpec:
             fatal_xids=fatal_xids,
             prolog_budget_seconds=prolog_budget_seconds,
             log_file_path=log_file_path,
+            textfile_dir=textfile_dir,
         )
 
     def applies(self, check: CheckName) -> bool:
@@ -233,7 +249,7 @@ def check_enum_mode(mode: object) -> CheckMode:
 
 
 def _refuse_tokens(spec: NodeCheckSpec) -> None:
-    for name in ("instance_type", "gpu_count", "efa_interfaces", "lustre_mount_point", "log_file_path"):
+    for name in ("instance_type", "gpu_count", "efa_interfaces", "lustre_mount_point", "log_file_path", "textfile_dir"):
         if is_token(getattr(spec, name)):
             raise FmValidationError(name, getattr(spec, name), _LITERAL)
 

@@ -26,6 +26,7 @@ import yaml
 from .._validate import check_bool, check_str
 from ..compute.user_data import embedded_files_commands
 from ..errors import FmValidationError, is_token
+from ..health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration, duration_milliseconds
 from .metrics import dcgm_counters_csv
 from .sources import ExporterSource, check_exporter_source, dcgm_exporter_commands, install_commands
@@ -44,7 +45,7 @@ DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.1-ubuntu22.04"
 
 DCGM_EXPORTER_PORT = 9400  # dcgm-exporter default listen address :9400
 NODE_EXPORTER_PORT = 9100  # node_exporter default :9100
-TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
+TEXTFILE_DIR = NODE_EXPORTER_TEXTFILE_DIR  # one definition: fmconstructs.health.metric_names
 LIFECYCLE_TEXTFILE = "fm_node_lifecycle.prom"  # fm_node_shutting_down, written by NODE_LIFECYCLE_SCRIPT
 INSTANCE_ID_PLACEHOLDER = "__FM_INSTANCE_ID__"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ..errors import FmTypeError, FmValidationError
+from ..health import metric_names
 
 # DCGM fields the node-side dcgm-exporter is configured to collect (see dcgm_counters_csv()).
 # (field, Prometheus type, help)
@@ -104,7 +105,19 @@ NODE_METRICS = frozenset(
     }
 )
 
-ALL_METRICS = DCGM_METRICS | EFA_METRICS | SLURM_METRICS | LIFECYCLE_METRICS | BOOTSTRAP_METRICS | NODE_METRICS
+NODE_CHECK_METRICS = metric_names.NODE_CHECK_METRICS
+"""``fm_node_check_status{check,mode}`` and companions: the node-join checks' results (written by
+:mod:`fmconstructs.health.checks` into the textfile directory; names in :mod:`fmconstructs.health.metric_names`)."""
+
+ALL_METRICS = (
+    DCGM_METRICS
+    | EFA_METRICS
+    | SLURM_METRICS
+    | LIFECYCLE_METRICS
+    | BOOTSTRAP_METRICS
+    | NODE_METRICS
+    | NODE_CHECK_METRICS
+)
 
 
 def dcgm_counters_csv() -> str:

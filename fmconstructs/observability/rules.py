@@ -21,6 +21,7 @@ import yaml
 
 from .._validate import check_enum, check_number, check_sequence, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
+from ..health import metric_names as names
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
 from .metrics import ALL_METRICS, efa_metric
 
@@ -46,6 +47,7 @@ _DURATION_FIELDS = (
     "node_stopped_for",
     "filesystem_for",
     "slurm_for",
+    "node_check_for",
 )
 #: Used as range selectors (``[window]``): PromQL refuses a zero range ("parse error: duration must be greater than
 #: 0", promtool check rules 2.42 on ``changes(up[0s])``).
@@ -89,6 +91,7 @@ class AlertThresholds:
     filesystem_free_ratio: float = 0.10
     filesystem_for: PrometheusDuration = "15m"
     slurm_for: PrometheusDuration = "10m"
+    node_check_for: PrometheusDuration = "2m"  # a node-join check failing this long pages (and remediates)
 
     def __post_init__(self) -> None:
         for name in _DURATION_FIELDS:
@@ -496,12 +499,49 @@ def slurm_rules(t: AlertThresholds) -> RuleGroup:
     )
 
 
+def _node_check_failed_expr() -> str:
+    """Each failing check of a node (``fm_node_check_status == 0``), with the failure's ``reason`` label from
+    ``fm_node_check_failure_info`` when the node wrote one (the ``or`` keeps a failure without it). A node that is
+    gone (scale-down, replacement) has no series, so nothing fires for it: no ``absent()``, no staleness alert."""
+    status, info = names.NODE_CHECK_STATUS, names.NODE_CHECK_FAILURE_INFO
+    on = "on(cluster, job, instance, check, mode)"
+    return f"({status} == 0) * {on} group_left(reason) {info} or {on} {status} == 0"
+
+
+def node_check_rules(t: AlertThresholds) -> RuleGroup:
+    """``FmNodeCheckFailed``: remediation's NODE_CHECK_FAILED trigger (label ``fmconstructs_trigger``)."""
+    return RuleGroup(
+        "fmconstructs-node-checks",
+        (
+            AlertRule(
+                names.ALERT_NODE_CHECK_FAILED,
+                _node_check_failed_expr(),
+                t.node_check_for,
+                Severity.CRITICAL,
+                "Node check {{ $labels.check }} ({{ $labels.mode }}) fails on {{ $labels.instance }}",
+                "A node-join check failed on this node: {{ $labels.reason }}. The Slurm gate or prolog drained it "
+                "(EKS: the node keeps its taint); the remediation handler replaces it per its policy. The node's "
+                "/var/log/fmconstructs/node-checks.log has every line.",
+                (names.NODE_CHECK_STATUS, names.NODE_CHECK_FAILURE_INFO),
+                labels={names.TRIGGER_LABEL: names.TRIGGER_NODE_CHECK_FAILED},
+            ),
+        ),
+    )
+
+
 def default_rule_groups(thresholds: AlertThresholds | None = None) -> tuple[RuleGroup, ...]:
     """All rule groups fmconstructs ships."""
     if thresholds is not None:
         check_instance("thresholds", thresholds, AlertThresholds, "an AlertThresholds or None")
     t = thresholds or AlertThresholds()
-    groups = (gpu_health_rules(t), gpu_utilization_rules(t), efa_rules(t), node_rules(t), slurm_rules(t))
+    groups = (
+        gpu_health_rules(t),
+        gpu_utilization_rules(t),
+        efa_rules(t),
+        node_rules(t),
+        slurm_rules(t),
+        node_check_rules(t),
+    )
     _check_metrics(groups)
     return groups
 

@@ -9,11 +9,14 @@ Triggers (:class:`Trigger`) and where they come from:
   ``GpuRowRemapFailure``, ``GpuDoubleBitEccErrors``), delivered by the Prometheus workspace's Alertmanager to the
   alert topic (SNS).
 - ``EFA_ERROR``: the critical EFA alerts of the same module (``EfaRdmaWorkRequestErrors``, ``EfaUnresponsiveRemote``).
-- ``NODE_CHECK_FAILED``: a node-join check failed. Any alert whose ``reason`` label starts with ``fmconstructs:`` (the
-  prefix node-join checks drain with) or whose name is ``FmNodeCheckFailed``.
-- ``NCCL_OUTLIER``: an NCCL fabric check found the node in a slow pair: alert ``FmNcclOutlier``.
-  ``FmNodeCheckFailed`` and ``FmNcclOutlier`` are the names the health rules are expected to use; no rule of
-  :mod:`fmconstructs.observability.rules` emits them at this commit (UNCONFIRMED: they depend on issue 20 sections 1-2).
+- ``NODE_CHECK_FAILED``: a node-join check failed: alert ``FmNodeCheckFailed`` of
+  :func:`fmconstructs.observability.rules.node_check_rules` (in the default rule groups; it carries
+  ``fmconstructs_trigger="node-check-failed"``), or any alert whose ``reason`` label starts with ``fmconstructs:``
+  (the prefix node-join checks drain with).
+- ``NCCL_OUTLIER``: the pairwise NCCL check found the node in the slowest pair too many runs in a row: alert
+  ``FmNcclOutlier`` of :func:`fmconstructs.health.nccl_rules.nccl_rule_group` (``fmconstructs_trigger="nccl-outlier"``).
+  ``NcclBusBandwidthBelowBaseline`` maps to no trigger on purpose: it is a cluster-wide figure published by the login
+  node, so its ``instance`` is the login node, not a faulty one.
 - ``SCHEDULED_EVENT``: an AWS Health ``scheduledChange`` event for an EC2 instance (retirement, maintenance), from
   EventBridge. It arrives ahead of its start time (AWS Health User Guide, aws-health-events-eventbridge-schema:
   events containing MAINTENANCE_SCHEDULED "are usually pushed about two weeks before the start time"), so the drain the
@@ -34,6 +37,7 @@ from typing import Any
 
 from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
 from ..errors import FmTypeError, FmValidationError, is_token
+from ..health import metric_names as names
 
 __all__ = [
     "DEFAULT_ACTIONS",
@@ -52,8 +56,8 @@ class Trigger(str, Enum):
 
     FATAL_XID = "fatal-xid"
     EFA_ERROR = "efa-error"
-    NODE_CHECK_FAILED = "node-check-failed"
-    NCCL_OUTLIER = "nccl-outlier"
+    NODE_CHECK_FAILED = names.TRIGGER_NODE_CHECK_FAILED
+    NCCL_OUTLIER = names.TRIGGER_NCCL_OUTLIER
     SCHEDULED_EVENT = "scheduled-event"
 
 
@@ -94,8 +98,8 @@ DEFAULT_ALERT_TRIGGERS: Mapping[str, Trigger] = {
     "GpuDoubleBitEccErrors": Trigger.FATAL_XID,
     "EfaRdmaWorkRequestErrors": Trigger.EFA_ERROR,
     "EfaUnresponsiveRemote": Trigger.EFA_ERROR,
-    "FmNodeCheckFailed": Trigger.NODE_CHECK_FAILED,
-    "FmNcclOutlier": Trigger.NCCL_OUTLIER,
+    names.ALERT_NODE_CHECK_FAILED: Trigger.NODE_CHECK_FAILED,
+    names.ALERT_NCCL_OUTLIER: Trigger.NCCL_OUTLIER,
 }
 
 #: A fatal GPU fault or a failed node-join check replaces the node; the rest drain it.

@@ -29,9 +29,14 @@ from typing import Any
 
 #: EC2 instance ids (8 or 17 hex digits after "i-"; the form EC2 API responses use).
 INSTANCE_ID = re.compile(r"i-[0-9a-f]{8}(?:[0-9a-f]{9})?")
+# Copies of fmconstructs.health.metric_names (this directory is the Lambda asset: it cannot import the package);
+# tests/test_health_metrics.py keeps them equal.
 #: The prefix node-join checks drain a node with (the Slurm reason; also an alert label ``reason``).
 NODE_CHECK_REASON_PREFIX = "fmconstructs:"
+#: The alert label naming the trigger (``Trigger`` value); it wins over the alert-name mapping.
 TRIGGER_LABEL = "fmconstructs_trigger"
+#: ``Trigger.NODE_CHECK_FAILED.value``.
+NODE_CHECK_FAILED_TRIGGER = "node-check-failed"
 HEALTH_SOURCE = "aws.health"
 HEALTH_DETAIL_TYPE = "AWS Health Event"
 SCHEDULED_CHANGE = "scheduledChange"
@@ -68,7 +73,7 @@ def trigger_of(labels: dict[str, str], alert_triggers: dict[str, str]) -> str:
     if explicit:
         return explicit
     if str(labels.get("reason") or "").startswith(NODE_CHECK_REASON_PREFIX):
-        return "node-check-failed"
+        return NODE_CHECK_FAILED_TRIGGER
     return alert_triggers.get(str(labels.get("alertname") or ""), "")
 
 

@@ -1,0 +1,97 @@
+"""The names the health loop speaks, defined once: metrics the nodes export, alerts the rules raise, the labels
+remediation reads. Standard library only (no imports at all), so every side can import it: the node checks' renderer
+(:mod:`.checks`), the alert rules (:mod:`fmconstructs.observability.rules`, :mod:`.nccl_rules`), ``fmc health``
+(:mod:`fmconstructs.cli.health_queries`) and the remediation policy (:mod:`fmconstructs.remediation.policy`).
+
+Two consumers cannot import it and keep a copy that a test compares with this module
+(``tests/test_health_metrics.py``): the NCCL job's report script (:mod:`.nccl_report`, shipped alone to the nodes)
+and the remediation handler (``fmconstructs/remediation/handler/faults.py``, the Lambda asset holds only its own
+directory).
+
+The loop, by name::
+
+    node checks  --textfile-->  fm_node_check_status{check,mode} == 0  --rule-->  FmNodeCheckFailed
+    NCCL job     --textfile-->  fm_nccl_suspect_node{node} == 1         --rule-->  FmNcclOutlier
+    each alert carries fmconstructs_trigger="<Trigger value>" --> the remediation handler's action for that trigger
+"""
+
+from __future__ import annotations
+
+# --- where node exporter reads textfiles -----------------------------------------------------------------------------
+#: The textfile directory of fmconstructs' node exporter (``--collector.textfile.directory``; see
+#: :mod:`fmconstructs.observability.collection`). Writers write a temporary file and rename it
+#: (prometheus-community/node-exporter-textfile-collector-scripts README: "atomically write the output"); that only
+#: ``*.prom`` files are read and that one metric's HELP/TYPE must agree across files is seen in secondary sources, the
+#: node_exporter README itself was not opened (UNCONFIRMED there).
+NODE_EXPORTER_TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
+
+# --- node checks (fmconstructs.health.checks writes them) ------------------------------------------------------------
+#: The file of one mode's node checks: ``fm_node_checks_boot.prom`` or ``fm_node_checks_prolog.prom``. One file per
+#: mode, so a prolog run never erases the boot results (each series carries ``mode``: node exporter refuses the same
+#: series from two files).
+NODE_CHECK_TEXTFILE = "fm_node_checks_{mode}.prom"
+#: Last result of one check on one node: 1 pass, 0 fail. Labels ``check`` (a CheckName value), ``mode``.
+NODE_CHECK_STATUS = "fm_node_check_status"
+#: How long the check took (whole seconds). Labels ``check``, ``mode``.
+NODE_CHECK_DURATION = "fm_node_check_duration_seconds"
+#: Unix time (seconds) the checks of ``mode`` last finished on the node. Label ``mode``.
+NODE_CHECK_LAST_RUN = "fm_node_check_last_run_timestamp_seconds"
+#: 1 for each failing check, with the failure as label ``reason`` (at most :data:`NODE_CHECK_REASON_MAX_CHARS`
+#: printable ASCII characters; ``\`` and ``"`` escaped with a backslash, newlines become spaces: prometheus.io
+#: "UTF-8 metric and label name escaping schemes": inside double quotes ``\``, ``\n`` and ``"`` MUST be escaped).
+#: Labels ``check``, ``mode``, ``reason``.
+NODE_CHECK_FAILURE_INFO = "fm_node_check_failure_info"
+#: Longest ``reason`` label (characters): bounded so a chatty failure cannot blow up the series' size.
+NODE_CHECK_REASON_MAX_CHARS = 120
+#: Every node-check metric.
+NODE_CHECK_METRICS = frozenset({NODE_CHECK_STATUS, NODE_CHECK_DURATION, NODE_CHECK_LAST_RUN, NODE_CHECK_FAILURE_INFO})
+#: The prefix of every Slurm drain reason the node checks set (``scontrol update ... Reason="fmconstructs: ..."``).
+NODE_CHECK_REASON_PREFIX = "fmconstructs:"
+
+# --- the scheduled NCCL check (fmconstructs.health.nccl_report writes them; it keeps a copy) -------------------------
+NCCL_PREFIX = "fm_nccl_"
+#: all_reduce_perf bus bandwidth per message size (GB/s). Labels ``placement``, ``size_bytes``.
+NCCL_BUSBW = f"{NCCL_PREFIX}allreduce_busbw_gbytes_per_second"
+#: The run's ``Avg bus bandwidth`` (GB/s).
+NCCL_AVG_BUSBW = f"{NCCL_PREFIX}allreduce_avg_busbw_gbytes_per_second"
+#: The cluster's first healthy run's average (GB/s).
+NCCL_BASELINE_BUSBW = f"{NCCL_PREFIX}allreduce_baseline_busbw_gbytes_per_second"
+NCCL_LAST_RUN = f"{NCCL_PREFIX}last_run_timestamp_seconds"
+NCCL_LAST_SUCCESS = f"{NCCL_PREFIX}last_run_success"
+NCCL_BASELINE_TIME = f"{NCCL_PREFIX}baseline_timestamp_seconds"
+#: Average bus bandwidth of one two-node test (GB/s). Labels ``pair`` (index), ``node_a``, ``node_b``.
+NCCL_PAIR_BUSBW = f"{NCCL_PREFIX}pair_avg_busbw_gbytes_per_second"
+#: 1 when the node was in the slowest pair of the last ``N`` pairwise runs in a row. Labels ``node`` (Slurm host
+#: name), ``instance_id`` of the node when known (``suspect_instance_id``: the scrape's own ``instance_id`` wins).
+NCCL_SUSPECT_NODE = f"{NCCL_PREFIX}suspect_node"
+#: How many pairwise runs in a row the node was in the slowest pair.
+NCCL_SLOWEST_STREAK = f"{NCCL_PREFIX}slowest_pair_streak"
+NCCL_METRICS = frozenset(
+    {
+        NCCL_BUSBW,
+        NCCL_AVG_BUSBW,
+        NCCL_BASELINE_BUSBW,
+        NCCL_LAST_RUN,
+        NCCL_LAST_SUCCESS,
+        NCCL_BASELINE_TIME,
+        NCCL_PAIR_BUSBW,
+        NCCL_SUSPECT_NODE,
+        NCCL_SLOWEST_STREAK,
+    }
+)
+
+# --- alerts and the remediation contract ----------------------------------------------------------------------------
+#: A node failed a node-join check (critical, per instance, labels ``check``, ``mode``, ``reason``).
+ALERT_NODE_CHECK_FAILED = "FmNodeCheckFailed"
+#: A node was in the slowest pair of the pairwise NCCL check too many runs in a row.
+ALERT_NCCL_OUTLIER = "FmNcclOutlier"
+#: The cluster's NCCL busbw fell below its baseline (cluster-wide: no node to remediate).
+ALERT_NCCL_BELOW_BASELINE = "NcclBusBandwidthBelowBaseline"
+ALERT_NCCL_CHECK_FAILED = "NcclCheckFailed"
+ALERT_NCCL_CHECK_STALE = "NcclCheckStale"
+#: The alert label that names the remediation trigger (a ``Trigger`` value); it overrides the alert-name mapping.
+TRIGGER_LABEL = "fmconstructs_trigger"
+#: ``Trigger.NODE_CHECK_FAILED.value``.
+TRIGGER_NODE_CHECK_FAILED = "node-check-failed"
+#: ``Trigger.NCCL_OUTLIER.value``.
+TRIGGER_NCCL_OUTLIER = "nccl-outlier"
