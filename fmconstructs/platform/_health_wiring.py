@@ -1,0 +1,110 @@
+"""How :class:`~fmconstructs.platform.TrainingPlatform` wires :class:`~fmconstructs.platform.PlatformHealth` into each
+backend (see :mod:`fmconstructs.platform.health`): one function per place the platform calls."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..bootstrap import NodeBootstrap
+from ..health import nccl_rule_group
+from ..observability.rules import RuleGroup
+from ..parallelcluster import ParallelCluster
+from ..remediation import NodeRemediation, RemediationTarget
+from .health import (
+    add_remediation,
+    parallelcluster_head_collectors,
+    parallelcluster_head_steps,
+    pcs_target,
+    warn_pcs_nccl_skipped,
+    wire_eks_nccl,
+    wire_pcs_nccl,
+)
+from .options import EksOptions, ParallelClusterOptions, PcsOptions
+
+if TYPE_CHECKING:
+    from .platform import TrainingPlatform
+
+
+def rule_groups(platform: TrainingPlatform) -> list[RuleGroup]:
+    """The NCCL rule group for a new workspace when a Slurm backend runs the check (EKS results stay on the claim)."""
+    health = platform.health
+    if health is None or platform.nccl_check is None or platform.backend.value not in ("pcs", "parallelcluster"):
+        return []
+    return [nccl_rule_group(health.nccl_alerts)]
+
+
+def pcs_nccl(platform: TrainingPlatform, options: PcsOptions) -> None:
+    """The NCCL check on the login node group, or the warning that it is skipped."""
+    health = platform.health
+    if platform.nccl_check is not None:
+        wire_pcs_nccl(platform.login_node_group, platform.nccl_check, slurm_version=options.slurm_version.value)
+    elif (
+        health is not None
+        and health.nccl not in (None, False)
+        and platform.login_node_group is None
+        and platform.file_system is not None
+    ):
+        warn_pcs_nccl_skipped(platform)
+
+
+def parallelcluster(
+    platform: TrainingPlatform, cluster: ParallelCluster, gpu_bootstrap: NodeBootstrap, options: ParallelClusterOptions
+) -> NodeBootstrap | None:
+    """Node checks in the GPU queue's bootstrap; the head node's bootstrap (prolog dispatch, NCCL check and the
+    collectors that publish its metrics), attached as the head node's OnNodeConfigured. Returns that bootstrap."""
+    health = platform.health
+    if health is None:
+        return None
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", platform.node.id)[:51] or "platform"
+    head = NodeBootstrap(platform, "HeadBootstrap", name=f"{name}-head")
+    statements: list[Any] = []
+    spec = platform.nccl_check
+    workspace = platform.prometheus_workspace
+    if spec is not None:
+        if workspace is not None:
+            statements = parallelcluster_head_collectors(
+                head, workspace, cluster_name=cluster.cluster_name, instance_type=cluster.head_node.instance_type
+            )
+        parallelcluster_head_steps(head, cluster, spec)
+    if health.node_checks is not None:
+        cluster.enable_node_health(
+            health.node_checks, queues=[options.queue_name], head_bootstrap=head, node_bootstrap=gpu_bootstrap
+        )
+    if head.is_empty:
+        return None
+    cluster.add_head_node_bootstrap(head, statements=statements)
+    return head
+
+
+def eks_nccl(platform: TrainingPlatform, cluster: Any, volume: Any, options: EksOptions) -> None:
+    """The NCCL MPIJob on the storage claim when an image is given."""
+    health, spec = platform.health, platform.nccl_check
+    if health is None or spec is None or health.nccl_image is None:
+        return
+    manifest = wire_eks_nccl(
+        platform,
+        cluster,
+        spec,
+        image=health.nccl_image,
+        instance_type=platform.instance_spec.instance_type,
+        claim=options.volume_name,
+        namespace=options.namespace,
+    )
+    manifest.node.add_dependency(volume)
+
+
+def remediation(platform: TrainingPlatform) -> NodeRemediation | None:
+    """The remediation handler with the backend's target (HyperPod: none, it recovers nodes itself)."""
+    health, workspace = platform.health, platform.prometheus_workspace
+    if health is None or health.remediation is None or workspace is None:
+        return None
+    target: RemediationTarget | None = None
+    if isinstance(platform.orchestrator, PcsOptions):
+        target = pcs_target(platform, cluster=platform.cluster, login=platform.login_node_group, gpu=platform.node_group)
+    elif isinstance(platform.orchestrator, ParallelClusterOptions):
+        assert isinstance(platform.cluster, ParallelCluster)
+        target = RemediationTarget.parallelcluster(cluster_name=platform.cluster.cluster_name)
+    elif isinstance(platform.orchestrator, EksOptions):
+        target = RemediationTarget.eks(cluster=platform.eks_cluster)
+    return add_remediation(platform, health, workspace=workspace, target=target)
