@@ -252,9 +252,7 @@ def render_scrontab(spec: NcclCheckSpec) -> str:
     )
 
 
-def render_timer_units(
-    spec: NcclCheckSpec, *, user: str = "root", sbatch: str = "/usr/bin/sbatch"
-) -> dict[str, str]:
+def render_timer_units(spec: NcclCheckSpec, *, user: str = "root", sbatch: str = "/usr/bin/sbatch") -> dict[str, str]:
     """systemd units for the login node that submit the job with ``sbatch`` on ``spec.on_calendar`` (for clusters
     without scrontab, such as AWS PCS). ``user`` submits it (Slurm runs root's jobs unless DisableRootJobs=YES:
     slurm.conf(5)); ``sbatch`` is the command's path (PCS: :func:`~fmconstructs.health.pcs_slurm_bin_dir`)."""

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..bootstrap import NodeBootstrap
-from ..health import nccl_rule_group
+from ..health import NcclCheckSpec, nccl_rule_group
 from ..observability.rules import RuleGroup
 from ..parallelcluster import ParallelCluster
 from ..remediation import NodeRemediation, RemediationTarget
@@ -16,13 +16,15 @@ from .health import (
     parallelcluster_head_collectors,
     parallelcluster_head_steps,
     pcs_target,
+    platform_nccl_spec,
     warn_pcs_nccl_skipped,
     wire_eks_nccl,
     wire_pcs_nccl,
 )
-from .options import EksOptions, ParallelClusterOptions, PcsOptions
+from .options import EksOptions, Orchestrator, ParallelClusterOptions, PcsOptions, PlatformStorage
 
 if TYPE_CHECKING:
+    from .health import PlatformHealth
     from .platform import TrainingPlatform
 
 
@@ -101,10 +103,28 @@ def remediation(platform: TrainingPlatform) -> NodeRemediation | None:
         return None
     target: RemediationTarget | None = None
     if isinstance(platform.orchestrator, PcsOptions):
-        target = pcs_target(platform, cluster=platform.cluster, login=platform.login_node_group, gpu=platform.node_group)
+        target = pcs_target(
+            platform, cluster=platform.cluster, login=platform.login_node_group, gpu=platform.node_group
+        )
     elif isinstance(platform.orchestrator, ParallelClusterOptions):
         assert isinstance(platform.cluster, ParallelCluster)
         target = RemediationTarget.parallelcluster(cluster_name=platform.cluster.cluster_name)
     elif isinstance(platform.orchestrator, EksOptions):
         target = RemediationTarget.eks(cluster=platform.eks_cluster)
     return add_remediation(platform, health, workspace=workspace, target=target)
+
+
+def nccl_spec(
+    platform: TrainingPlatform, options: Orchestrator, health: PlatformHealth | None, storage: PlatformStorage | None
+) -> NcclCheckSpec | None:
+    """The NCCL check this platform runs (:func:`~fmconstructs.platform.health.platform_nccl_spec`)."""
+    queue = getattr(options, "queue_name", None)
+    return platform_nccl_spec(
+        health,
+        backend=platform.backend.value,
+        nodes=platform.nodes,
+        gpus_per_node=platform.instance_spec.gpu.count,
+        mount_point=storage.mount_point if storage is not None else None,
+        queue=queue if isinstance(options, PcsOptions | ParallelClusterOptions) else None,
+        login_nodes=getattr(options, "login_nodes", 0),
+    )

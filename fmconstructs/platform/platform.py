@@ -103,6 +103,8 @@ from ..storage import (
     LustreMetadataConfiguration,
     LustreSizing,
 )
+from . import _health_wiring as _health
+from .health import PlatformHealth
 from .options import (
     ORCHESTRATOR_TYPES,
     EksOptions,
@@ -114,8 +116,6 @@ from .options import (
     PlatformObservability,
     PlatformStorage,
 )
-from . import _health_wiring as _health
-from .health import PlatformHealth, platform_nccl_spec
 from .placement import check_services_subnet, warn_cross_zone
 
 #: The PersistentVolume and claim (namespace ``default``) of the file system on HyperPod's EKS cluster.
@@ -178,8 +178,9 @@ class TrainingPlatform(Construct):
         (:class:`~fmconstructs.capacity_events.CapacityBlockEvents`, as FmPcsP5 wires it); with
         ``EksOptions(capacity_block_scaling=CapacityBlockScaling.ON_BLOCK_EVENTS)`` it also scales the EKS GPU node
         group to ``nodes`` when the block is delivered and to 0 on the expiration warning. Default True.
-    :param health: cluster health (:class:`~fmconstructs.platform.PlatformHealth`, :mod:`~fmconstructs.platform.health`):
-        node-join checks, the scheduled NCCL check and node remediation (a dry run unless ``replace_nodes=True``).
+    :param health: cluster health (:class:`~fmconstructs.platform.PlatformHealth`, see
+        :mod:`~fmconstructs.platform.health`): node-join checks, the scheduled NCCL check and node remediation (a dry
+        run unless ``replace_nodes=True``).
         Default ``PlatformHealth()``; None turns them off.
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
     """
@@ -254,7 +255,7 @@ class TrainingPlatform(Construct):
             storage=storage is not None,
             efa_storage=efa_storage,
         )
-        nccl_check = _nccl_spec(self, orchestrator, health, storage)
+        nccl_check = _health.nccl_spec(self, orchestrator, health, storage)
         super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
 
         self.vpc = vpc
@@ -978,19 +979,3 @@ def _cluster_label(scope: Construct) -> str:
 def _bootstrap_name(scope: Construct) -> str:
     """A node bootstrap name (1-64 letters, digits, '.', '_' or '-') from the construct id."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", scope.node.id)[:56] or "platform"
-
-
-def _nccl_spec(
-    platform: TrainingPlatform, options: Orchestrator, health: PlatformHealth | None, storage: PlatformStorage | None
-) -> NcclCheckSpec | None:
-    """The NCCL check this platform runs (:func:`~fmconstructs.platform.health.platform_nccl_spec`)."""
-    queue = getattr(options, "queue_name", None)
-    return platform_nccl_spec(
-        health,
-        backend=platform.backend.value,
-        nodes=platform.nodes,
-        gpus_per_node=platform.instance_spec.gpu.count,
-        mount_point=storage.mount_point if storage is not None else None,
-        queue=queue if isinstance(options, PcsOptions | ParallelClusterOptions) else None,
-        login_nodes=getattr(options, "login_nodes", 0),
-    )
