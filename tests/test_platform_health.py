@@ -411,3 +411,35 @@ def test_parallelcluster_node_bootstrap_takes_one_queue():
     )
     with pytest.raises(FmValidationError, match=r"^queues must be exactly one queue"):
         cluster.enable_node_health(NodeHealthOptions(), node_bootstrap=NodeBootstrap(scene.stack, "B"))
+
+
+def test_a_stack_without_file_assets_skips_pcs_node_checks_and_remediation_with_warnings():
+    """A StackSetStack-like stack: the GPU set-up goes inline (the checks would pass EC2's 16 KB) and the handler's
+    Lambda code is an asset nobody publishes."""
+    from aws_cdk import aws_ec2 as ec2
+
+    from tests.conftest import ENV, new_app
+
+    stack = cdk.Stack(new_app(), "Bare", env=ENV, synthesizer=cdk.BootstraplessSynthesizer())
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1"],
+    )
+    platform = TrainingPlatform(
+        stack,
+        "Platform",
+        vpc=vpc,
+        instance_type="p5.48xlarge",
+        nodes=2,
+        orchestrator=PcsOptions(ami=AMI),
+        observability=PlatformObservability.new(grafana=False),
+    )
+    assert platform.cluster.node_health is None and platform.remediation is None  # type: ignore[union-attr]
+    built = Built(platform, stack)
+    messages = [str(w.entry.data) for w in _warnings(built, WarningId.PLATFORM_HEALTH_SKIPPED)]
+    assert any("Node-join checks are off" in m for m in messages)
+    assert any("Node remediation is off" in m for m in messages)
+    assert _remediation_functions(built) == 0

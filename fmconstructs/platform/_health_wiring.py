@@ -6,8 +6,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from aws_cdk import Stack
+
 from ..bootstrap import NodeBootstrap
-from ..health import NcclCheckSpec, nccl_rule_group
+from ..bootstrap.node_bootstrap import synthesizer_publishes_file_assets
+from ..errors import WarningId, add_warning
+from ..health import NcclCheckSpec, NodeHealthOptions, nccl_rule_group
 from ..observability.rules import RuleGroup
 from ..parallelcluster import ParallelCluster
 from ..remediation import NodeRemediation, RemediationTarget
@@ -34,6 +38,24 @@ def rule_groups(platform: TrainingPlatform) -> list[RuleGroup]:
     if health is None or platform.nccl_check is None or platform.backend.value not in ("pcs", "parallelcluster"):
         return []
     return [nccl_rule_group(health.nccl_alerts)]
+
+
+def pcs_node_health(platform: TrainingPlatform) -> NodeHealthOptions | None:
+    """The PCS cluster's ``node_health``: off, with a warning, in a stack that publishes no file assets (the node
+    set-up is then inline user data, and the checks with the mounts and collectors pass EC2's 16 KB)."""
+    health = platform.health
+    if health is None or health.node_checks is None:
+        return None
+    if not synthesizer_publishes_file_assets(Stack.of(platform)):
+        add_warning(
+            platform,
+            WarningId.PLATFORM_HEALTH_SKIPPED,
+            "Node-join checks are off: this stack's synthesizer publishes no file assets (e.g. a StackSetStack's), "
+            "so the GPU nodes' set-up is inline user data, and the checks' scripts with the mounts and collectors "
+            "exceed EC2's 16 KB. Bake the checks into the AMI, or deploy from a bootstrapped stack.",
+        )
+        return None
+    return health.node_checks
 
 
 def pcs_nccl(platform: TrainingPlatform, options: PcsOptions) -> None:
@@ -100,6 +122,15 @@ def remediation(platform: TrainingPlatform) -> NodeRemediation | None:
     """The remediation handler with the backend's target (HyperPod: none, it recovers nodes itself)."""
     health, workspace = platform.health, platform.prometheus_workspace
     if health is None or health.remediation is None or workspace is None:
+        return None
+    if not synthesizer_publishes_file_assets(Stack.of(platform)):
+        add_warning(
+            platform,
+            WarningId.PLATFORM_HEALTH_SKIPPED,
+            "Node remediation is off: its handler is a Lambda function whose code is a file asset, and this stack's "
+            f"synthesizer ({type(Stack.of(platform).synthesizer).__name__}, e.g. a StackSetStack's) publishes none. "
+            "Deploy NodeRemediation in a bootstrapped stack of the account, or pass PlatformHealth(remediation=None).",
+        )
         return None
     target: RemediationTarget | None = None
     if isinstance(platform.orchestrator, PcsOptions):

@@ -449,7 +449,7 @@ class TrainingPlatform(Construct):
             scale_down_idle_time=options.scale_down_idle_time,
             size=options.size,
             removal_policy=options.removal_policy,
-            node_health=self.health.node_checks if self.health is not None else None,
+            node_health=_health.pcs_node_health(self),
         )
         self.cluster = cluster
         # PCS GPU node groups always use the cluster's EFA group: the file system joins it.
