@@ -35,6 +35,7 @@ from fmconstructs.capacity_events import CapacityBlockEvents
 from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
 from fmconstructs.observability.eks import AmpEksScraper
 from fmconstructs.observability.workspace import PrometheusWorkspace
+from fmconstructs.remediation import NodeRemediation, RemediationPolicy, RemediationTarget
 from fmconstructs.storage import LustreFileSystem
 
 from .network import example_vpc
@@ -89,6 +90,20 @@ class EksStack(Stack):
         self.capacity_events = (
             CapacityBlockEvents(
                 self, "CapacityBlockEvents", alert_topic=workspace.alert_topic, eks_cluster=self.cluster
+            )
+            if workspace is not None
+            else None
+        )
+        # The GPU groups join tainted until their node checks pass (GpuNodeGroup(node_checks=True), the default) and
+        # node auto repair acts on the node monitoring agent's conditions. Critical GPU/EFA alerts -> cordon, evict,
+        # replace: a dry run that only notifies the alert topic.
+        self.remediation = (
+            NodeRemediation(
+                self,
+                "NodeRemediation",
+                alert_topic=workspace.alert_topic,
+                target=RemediationTarget.eks(cluster=self.cluster),
+                policy=RemediationPolicy(dry_run=True),
             )
             if workspace is not None
             else None

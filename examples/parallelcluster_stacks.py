@@ -39,6 +39,7 @@ from constructs import Construct
 from fmconstructs import CapacityBlock, EfaSecurityGroup, UltraServerCapacityBlock, get_instance_spec
 from fmconstructs.bootstrap import NodeBootstrap
 from fmconstructs.compute.user_data import nvme_raid_commands
+from fmconstructs.health import NodeHealthOptions
 from fmconstructs.observability.collection import NodeLabels, node_collection_commands
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.parallelcluster import (
@@ -52,6 +53,7 @@ from fmconstructs.parallelcluster import (
     SlurmQueue,
     head_node_instance_type_for,
 )
+from fmconstructs.remediation import NodeRemediation, RemediationPolicy, RemediationTarget
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, size_for_throughput
 
 from .network import example_vpc
@@ -158,14 +160,12 @@ class ParallelClusterP5enStack(Stack):
                 ),
             )
             statements.append(iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn]))
-        self.gpu_bootstrap_policy = self.cluster.add_node_bootstrap(
-            self.gpu_bootstrap, queues=["gpu"], statements=statements
-        )
-        # The head node's collectors (node exporter, EFA textfile, Prometheus agent; the DCGM exporter starts only
-        # where nvidia-smi exists): the same observability commands, run as its OnNodeConfigured custom action.
-        self.head_bootstrap: NodeBootstrap | None = None
+        # The head node's OnNodeConfigured custom action: its collectors (node exporter, EFA textfile, Prometheus
+        # agent; the DCGM exporter starts only where nvidia-smi exists) with a workspace, and the prolog dispatch of
+        # the node-join checks.
+        self.head_bootstrap = NodeBootstrap(self, "HeadBootstrap", name="parallelcluster-head")
+        head_statements: list[iam.PolicyStatement] = []
         if workspace is not None:
-            self.head_bootstrap = NodeBootstrap(self, "HeadBootstrap", name="parallelcluster-head")
             head_labels = NodeLabels(cluster=cluster_name, node_group="head-node", instance_type=HEAD_NODE_TYPE)
             self.head_bootstrap.add_step(
                 "observability",
@@ -173,10 +173,30 @@ class ParallelClusterP5enStack(Stack):
                     remote_write_url=workspace.remote_write_url, region=self.region, labels=head_labels
                 ),
             )
-            self.cluster.add_head_node_bootstrap(
-                self.head_bootstrap,
-                statements=[iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn])],
+            head_statements.append(
+                iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn])
             )
+        # Node-join checks (issue 20): the boot gate runs last in the gpu queue's OnNodeConfigured bootstrap (a
+        # failing node fails its bootstrap and is replaced), the lightweight checks in the prolog before every job.
+        self.cluster.enable_node_health(
+            NodeHealthOptions(), queues=["gpu"], head_bootstrap=self.head_bootstrap, node_bootstrap=self.gpu_bootstrap
+        )
+        self.gpu_bootstrap_policy = self.cluster.add_node_bootstrap(
+            self.gpu_bootstrap, queues=["gpu"], statements=statements
+        )
+        self.cluster.add_head_node_bootstrap(self.head_bootstrap, statements=head_statements)
+        # Critical alerts and failed node checks -> drain or replace through Slurm on the head node; a dry run.
+        self.remediation = (
+            NodeRemediation(
+                self,
+                "NodeRemediation",
+                alert_topic=workspace.alert_topic,
+                target=RemediationTarget.parallelcluster(cluster_name=cluster_name),
+                policy=RemediationPolicy(dry_run=True),
+            )
+            if workspace is not None
+            else None
+        )
         self.file_system.add_saturation_alarms(topic=workspace.alert_topic if workspace is not None else None)
         add_cluster_outputs(self, self.cluster)
         CfnOutput(

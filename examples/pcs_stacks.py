@@ -43,6 +43,7 @@ from constructs import Construct
 from fmconstructs import CapacityBlock, CpuArchitecture, UltraServerCapacityBlock
 from fmconstructs.bootstrap import NodeBootstrapLogs
 from fmconstructs.capacity_events import CapacityBlockEvents
+from fmconstructs.health import NodeHealthOptions
 from fmconstructs.observability.pcs import monitor_pcs_cluster
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.pcs import (
@@ -55,6 +56,7 @@ from fmconstructs.pcs import (
     QueueSetting,
     SlurmVersion,
 )
+from fmconstructs.remediation import NodeRemediation, RemediationPolicy, RemediationTarget
 from fmconstructs.storage import (
     DataRepositoryBucket,
     LustreFileSystem,
@@ -163,6 +165,9 @@ class PcsP5Stack(Stack):
             slurm_version=SlurmVersion.V25_11,
             accounting=AccountingMode.NONE,
             scale_down_idle_time=cdk.Duration.minutes(10),
+            # Node-join checks (issue 20): a boot gate drains a GPU node until its checks pass, the cluster Prolog
+            # runs the lightweight checks before every job (fmconstructs.pcs.health).
+            node_health=NodeHealthOptions(),
         )
 
         # Storage: EFA-enabled PERSISTENT_2 sharing the cluster's EFA group, linked to a secure bucket.
@@ -213,6 +218,19 @@ class PcsP5Stack(Stack):
                 "CapacityBlockEvents",
                 alert_topic=workspace.alert_topic,
                 pcs_login_node_group_id=self.login.node_group_id,
+            )
+            # Critical GPU/EFA alerts and failed node checks -> drain, reboot or replace the node. A dry run: the
+            # handler only notifies the alert topic of what it would do (RemediationPolicy(dry_run=False) acts).
+            self.remediation = NodeRemediation(
+                self,
+                "NodeRemediation",
+                alert_topic=workspace.alert_topic,
+                target=RemediationTarget.pcs(
+                    cluster_id=self.cluster.cluster_id,
+                    login_node_group_id=self.login.node_group_id,
+                    compute_node_group_ids=[self.gpu.node_group_id],
+                ),
+                policy=RemediationPolicy(dry_run=True),
             )
         # FSx throughput and capacity saturation (CloudWatch metrics), to the shared alert topic when there is one.
         self.file_system.add_saturation_alarms(topic=workspace.alert_topic if workspace is not None else None)

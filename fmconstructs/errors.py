@@ -137,6 +137,12 @@ class WarningId(str, Enum):
     #: TrainingPlatform(services_subnet=...) in another zone than the GPU nodes: the file system, controller and login
     #: or head node reach the nodes across zones (TCP for the file system, traffic between zones billed).
     SERVICES_SUBNET_OTHER_ZONE = "services-subnet-other-zone"
+    #: TrainingPlatform health: the scheduled NCCL check or node remediation was skipped (a PCS platform without a login
+    #: node group: both run Slurm commands there).
+    PLATFORM_HEALTH_SKIPPED = "platform-health-skipped"
+    #: TrainingPlatform health on EKS: the NCCL MPIJob needs the Kubeflow MPI operator (kubeflow.org/v2beta1), which
+    #: the platform does not install; it runs once per deploy, and its results stay on the claim.
+    PLATFORM_HEALTH_EKS_NCCL = "platform-health-eks-nccl"
 
     @property
     def qualified(self) -> str:

@@ -80,6 +80,7 @@ def _platform(scaling: CapacityBlockScaling, **overrides: Any) -> tuple[Training
         "capacity": CapacityBlock(reservation_id=BLOCK, instance_count=2),
         "orchestrator": EksOptions(capacity_block_scaling=scaling, gpu_addons=False),
         "observability": PlatformObservability.existing(prometheus_workspace=workspace),
+        "health": None,  # the node remediation handler also subscribes to the alert topic
     }
     props.update(overrides)
     platform = TrainingPlatform(stack, "Platform", **props)

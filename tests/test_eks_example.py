@@ -216,7 +216,12 @@ def test_capacity_block_events_notify_the_alert_topic_and_cordon(with_workspace)
     stack, template = with_workspace
     events = stack.capacity_events
     assert events is not None and events.eks_cluster is stack.cluster
-    rule = one(template, "AWS::Events::Rule")
+    # the events' own rule (the node remediation handler has one for AWS Health scheduled changes)
+    rule = next(
+        r["Properties"]
+        for lid, r in template.find_resources("AWS::Events::Rule").items()
+        if lid.startswith("CapacityBlockEvents")
+    )
     assert rule["EventPattern"]["source"] == ["aws.ec2"]
     assert "Capacity Block Expiration Warning" in rule["EventPattern"]["detail-type"]
     function = next(
@@ -228,7 +233,11 @@ def test_capacity_block_events_notify_the_alert_topic_and_cordon(with_workspace)
     assert "Fn::ImportValue" in json.dumps(variables["TOPIC_ARN"])  # the workspace's topic, from FmObservability
     assert variables["EKS_CLUSTER_NAME"]["Ref"].startswith("Cluster")
     assert "VpcConfig" in function  # the endpoint is private
-    entries = [r["Properties"] for r in template.find_resources("AWS::EKS::AccessEntry").values()]
+    entries = [
+        r["Properties"]
+        for lid, r in template.find_resources("AWS::EKS::AccessEntry").items()
+        if lid.startswith("CapacityBlockEvents")
+    ]
     assert [e["KubernetesGroups"] for e in entries if "KubernetesGroups" in e] == [[events.kubernetes_group]]
     manifests = [
         json.loads(r["Properties"]["Manifest"])

@@ -221,7 +221,8 @@ def test_p5en_gpu_queue_runs_nvme_scratch_and_the_collectors(p5en_with_workspace
     assert action["Args"][0] == "parallelcluster-gpu"
     data, values = stack.gpu_bootstrap.archive()
     steps = {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")}
-    assert steps == {"001-nvme-scratch", "002-observability"}
+    # node-join checks (enable_node_health(node_bootstrap=...)) run last, after the scratch and the collectors
+    assert steps == {"001-nvme-scratch", "002-observability", "003-node-health"}
     assert values  # the workspace's remote-write URL travels as an argument, not in the archive
     assert len(action["Args"]) == 5 + len(values)
     # the loader (one object), this archive and the Lustre-over-EFA step's archive (OnNodeStart: the file system is
@@ -255,7 +256,8 @@ def test_p5en_without_workspace_still_has_nvme_scratch() -> None:
 
     stack = ParallelClusterP5enStack(new_app(), "FmParallelClusterP5en")
     data, values = stack.gpu_bootstrap.archive()
-    assert {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")} == {"001-nvme-scratch"}
+    steps = {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")}
+    assert steps == {"001-nvme-scratch", "002-node-health"}
     assert values == []
     (queue,) = stack.cluster.to_dict()["Scheduling"]["SlurmQueues"]
     assert len(queue["CustomActions"]["OnNodeConfigured"]["Args"]) == 5
@@ -484,9 +486,12 @@ def test_p5en_head_node_runs_the_collectors(p5en_with_workspace: dict[str, Any])
     action = head["CustomActions"]["OnNodeConfigured"]
     assert action["Args"][0] == "parallelcluster-head"
     data, values = stack.head_bootstrap.archive()
-    assert {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")} == {"001-observability"}
+    steps = {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")}
+    assert steps == {"001-observability", "002-node-health-prolog"}  # and the node checks' prolog dispatch
     script = next(
-        body.decode() for name, (body, _) in read_tar_gz(data).items() if name.endswith("/run.sh") and "steps/" in name
+        body.decode()
+        for name, (body, _) in read_tar_gz(data).items()
+        if name.endswith("/run.sh") and "steps/001-observability" in name
     )
     assert "fm-node-exporter.service" in script and "fm-prometheus-agent.service" in script
     assert "fm-slurm-textfile.timer" not in script  # the Slurm collector is for login nodes (sinfo on PATH)
@@ -494,9 +499,11 @@ def test_p5en_head_node_runs_the_collectors(p5en_with_workspace: dict[str, Any])
     assert len(head["Iam"]["S3Access"]) == 2 and len(head["Iam"]["AdditionalIamPolicies"]) == 1
 
 
-def test_p5en_without_workspace_has_no_head_node_bootstrap() -> None:
+def test_p5en_without_workspace_head_node_only_installs_the_prolog_checks() -> None:
     from examples.parallelcluster_stacks import ParallelClusterP5enStack
 
     stack = ParallelClusterP5enStack(new_app(), "FmParallelClusterP5en")
-    assert stack.head_bootstrap is None
-    assert "CustomActions" not in stack.cluster.to_dict()["HeadNode"]
+    data, values = stack.head_bootstrap.archive()
+    assert {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")} == {"001-node-health-prolog"}
+    assert values == []
+    assert list(stack.cluster.to_dict()["HeadNode"]["CustomActions"]) == ["OnNodeConfigured"]

@@ -282,6 +282,7 @@ def test_capacity_block_events_can_be_turned_off(scene):
         capacity=CapacityBlock(reservation_id=BLOCK, instance_count=2),
         observability=PlatformObservability.existing(prometheus_workspace=workspace),
         capacity_block_events=False,
+        health=None,  # the remediation handler has its own EventBridge rule (AWS Health scheduled changes)
     )
     assert platform.capacity_events is None
     template = scene.template()

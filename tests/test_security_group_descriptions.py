@@ -37,6 +37,7 @@ EXAMPLE_APP_DESCRIPTIONS: dict[str, str] = {
     "FmEksP5en/Cluster/EfaSecurityGroup/Resource/Resource": "EFA: all traffic to and from members of this group only",
     "FmEksP5en/Cluster/Resource/ControlPlaneSecurityGroup/Resource": "EKS Control Plane Security Group",
     "FmEksP5en/Lustre/SecurityGroup/Resource": "FSx for Lustre: Lustre ports (TCP 988, 1018-1023) from its clients only",
+    "FmEksP5en/NodeRemediation/HandlerSecurityGroup/Resource": "Node remediation handler",
     "FmHyperPodEks/Cluster/EfaSecurityGroup/Resource/Resource": "EFA: all traffic to and from members of this group only",
     "FmHyperPodEks/Cluster/Resource/ControlPlaneSecurityGroup/Resource": "EKS Control Plane Security Group",
     "FmHyperPodEks/HyperPod/EfaSecurityGroup/Resource/Resource": "HyperPod nodes: EFA within the group, HTTPS out",

@@ -285,6 +285,10 @@ def render_sbatch(spec: NcclCheckSpec) -> str:
         "# fmconstructs scheduled NCCL all-reduce check (fmconstructs.health.nccl).\n"
         + header
         + "set -uo pipefail\n"
+        # Open MPI's mpirun refuses root unless both variables are 1 (open-mpi/ompi PR 6911, orterun.c: getenv
+        # OMPI_ALLOW_RUN_AS_ROOT and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM); the login-node timer and root's scrontab submit
+        # as root.
+        + "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
         + f"state_dir={shlex.quote(spec.state_dir)}\n"
         + f"python={shlex.quote(spec.python)}\n"
         + f"gpus_per_node={spec.gpus_per_node}\n"
@@ -330,15 +334,16 @@ def render_scrontab(spec: NcclCheckSpec) -> str:
     )
 
 
-def render_timer_units(spec: NcclCheckSpec, *, user: str = "root") -> dict[str, str]:
+def render_timer_units(spec: NcclCheckSpec, *, user: str = "root", sbatch: str = "/usr/bin/sbatch") -> dict[str, str]:
     """systemd units for the login node that submit the job with ``sbatch`` on ``spec.on_calendar`` (for clusters
     without scrontab, such as AWS PCS). ``user`` submits it (Slurm runs root's jobs unless DisableRootJobs=YES:
-    slurm.conf(5))."""
+    slurm.conf(5)); ``sbatch`` is the command's path (PCS: :func:`~fmconstructs.health.pcs_slurm_bin_dir`)."""
     check_str("user", user, pattern=re.compile(r"[a-z_][a-z0-9_-]{0,31}"), allowed="a Linux user name")
+    check_str("sbatch", sbatch, pattern=_ABS_PATH, allowed="an absolute path")
     script = shlex.quote(spec.script_path)
     return {
         "fm-nccl-check.service": "[Unit]\nDescription=fmconstructs: submit the NCCL all-reduce check\n\n"
-        f"[Service]\nType=oneshot\nUser={user}\nExecStart=/usr/bin/sbatch {script}\n",
+        f"[Service]\nType=oneshot\nUser={user}\nExecStart={sbatch} {script}\n",
         "fm-nccl-check.timer": "[Unit]\nDescription=fmconstructs: NCCL all-reduce check on a schedule\n\n"
         f"[Timer]\nOnCalendar={spec.on_calendar}\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n",
     }

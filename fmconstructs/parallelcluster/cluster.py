@@ -829,6 +829,7 @@ class ParallelCluster(Construct):
         *,
         queues: Sequence[str] | None = None,
         head_bootstrap: NodeBootstrap | None = None,
+        node_bootstrap: NodeBootstrap | None = None,
     ) -> list[NodeBootstrap]:
         """Node-join checks on the GPU queues ``queues`` (default: every queue), :mod:`.health`: each node runs the
         boot gate as its queue's OnNodeConfigured action (never drained while healthy; a failing node fails its
@@ -836,10 +837,30 @@ class ParallelCluster(Construct):
         the PROLOG checks before every job from ``/opt/slurm/etc/scripts/prolog.d/`` (installed by
         ``head_bootstrap``, default: a new one run as the head node's OnNodeConfigured; give your own to share it,
         then attach it with :meth:`add_head_node_bootstrap`). ``options`` default: ``NodeHealthOptions()``. Each
-        queue takes no other OnNodeConfigured bootstrap. Returns the bootstraps created or extended."""
+        queue takes no other OnNodeConfigured bootstrap. ``node_bootstrap``: for one queue, add the ``node-health``
+        step to this bootstrap (the queue's OnNodeConfigured, which you attach with :meth:`add_node_bootstrap` after
+        this call) instead of a new one, so the checks run after your own steps. Returns the bootstraps created or
+        extended."""
         from .health import enable_node_health
 
-        return enable_node_health(self, options or NodeHealthOptions(), queues=queues, head_bootstrap=head_bootstrap)
+        return enable_node_health(
+            self,
+            options or NodeHealthOptions(),
+            queues=queues,
+            head_bootstrap=head_bootstrap,
+            node_bootstrap=node_bootstrap,
+        )
+
+    def add_custom_slurm_settings(self, settings: Mapping[str, str]) -> None:
+        """Add ``Scheduling.SlurmSettings.CustomSlurmSettings`` entries (one ``{name: value}`` item each), e.g.
+        :data:`fmconstructs.health.SCRONTAB_SLURM_SETTINGS`. ParallelCluster refuses the settings of its deny list
+        (aws-parallelcluster pcluster/validators/slurm_settings_validator.py ``SLURM_SETTINGS_DENY_LIST``)."""
+        if not isinstance(settings, Mapping):
+            raise FmTypeError("settings", settings, "a mapping of Slurm setting name to value")
+        for name, value in settings.items():
+            check_str("settings (name)", name, pattern=re.compile(r"[A-Za-z][A-Za-z0-9]*"), allowed="a Slurm name")
+            check_str(f"settings[{name!r}]", value, pattern=re.compile(r"[^\n]*"), allowed="one line")
+            self._custom_slurm_settings.append({name: value})
 
     def _apply_bootstraps(self, config: dict[str, Any]) -> None:
         sections: dict[tuple[str, str], dict[str, Any]] = {(_HEAD, _HEAD): config["HeadNode"]}

@@ -147,22 +147,30 @@ def enable_node_health(
     *,
     queues: Sequence[str] | None = None,
     head_bootstrap: NodeBootstrap | None = None,
+    node_bootstrap: NodeBootstrap | None = None,
 ) -> list[NodeBootstrap]:
     """See :meth:`ParallelCluster.enable_node_health`."""
     check_instance("options", options, NodeHealthOptions, "a NodeHealthOptions")
     if head_bootstrap is not None:
         check_instance("head_bootstrap", head_bootstrap, NodeBootstrap, "a NodeBootstrap")
+    if node_bootstrap is not None:
+        check_instance("node_bootstrap", node_bootstrap, NodeBootstrap, "a NodeBootstrap")
     if not options.enabled:
         return []
     names = [q.name for q in cluster.queues]
     targets = cluster._targets("queues", queues, names, "queue")
+    if node_bootstrap is not None and len(targets) != 1:
+        raise FmValidationError("queues", list(targets), "exactly one queue with node_bootstrap (its OnNodeConfigured)")
     created: list[NodeBootstrap] = []
     for name in targets:
         queue = cluster.queues[names.index(name)]
         _warn_dcgm_twice(cluster, options, queue)
-        bootstrap = NodeBootstrap(cluster, f"NodeHealth{_pascal(name)}", name=f"node-health-{name}"[:40])
+        bootstrap = node_bootstrap or NodeBootstrap(
+            cluster, f"NodeHealth{_pascal(name)}", name=f"node-health-{name}"[:40]
+        )
         bootstrap.add_step(NODE_HEALTH_STEP, _node_commands(queue), files=node_health_files(options, queue))
-        cluster.add_node_bootstrap(bootstrap, queues=[name], event=CustomActionEvent.ON_NODE_CONFIGURED)
+        if node_bootstrap is None:
+            cluster.add_node_bootstrap(bootstrap, queues=[name], event=CustomActionEvent.ON_NODE_CONFIGURED)
         created.append(bootstrap)
     if options.prolog_checks:
         head = head_bootstrap or NodeBootstrap(cluster, "NodeHealthProlog", name="node-health-prolog")

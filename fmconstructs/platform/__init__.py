@@ -2,6 +2,7 @@
 orchestrator (AWS PCS, AWS ParallelCluster, Amazon EKS or SageMaker HyperPod) and observability, sharing one EFA
 security group between the GPU nodes and the file system. It sits above the backends (style: "Growing the house")."""
 
+from .health import PlatformHealth
 from .options import (
     DEFAULT_THROUGHPUT_MBPS_PER_TIB,
     EksOptions,
@@ -25,6 +26,7 @@ __all__ = [
     "Orchestrator",
     "ParallelClusterOptions",
     "PcsOptions",
+    "PlatformHealth",
     "PlatformObservability",
     "PlatformStorage",
     "StorageObjective",

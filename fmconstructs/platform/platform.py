@@ -73,6 +73,7 @@ from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.user_data import nvme_raid_commands
 from ..eks import GpuEksCluster
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..health import NcclCheckSpec
 from ..hyperpod import LUSTRE_MOUNT_POINT, HyperPodCluster, HyperPodInstanceGroup, HyperPodOrchestrator
 from ..hyperpod.cluster import HYPERPOD_DEFAULT_KUBERNETES_VERSION
 from ..hyperpod.eks_dependencies import CHART_CONTEXT, HyperPodDependenciesChart, HyperPodEksDependencies
@@ -94,6 +95,7 @@ from ..parallelcluster import (
     login_node_instance_type_for,
 )
 from ..pcs import FileSystemMount, PcsCluster
+from ..remediation import NodeRemediation
 from ..storage import (
     DataRepositoryAssociation,
     DataRepositoryBucket,
@@ -101,6 +103,8 @@ from ..storage import (
     LustreMetadataConfiguration,
     LustreSizing,
 )
+from . import _health_wiring as _health
+from .health import PlatformHealth
 from .options import (
     ORCHESTRATOR_TYPES,
     EksOptions,
@@ -118,6 +122,10 @@ from .placement import check_services_subnet, warn_cross_zone
 HYPERPOD_EKS_VOLUME = "fsx"
 #: ``cluster`` label values the collectors accept (1-128 letters, digits or ``_.:/+-``, observability._checks).
 _LABEL_DROP = re.compile(r"[^A-Za-z0-9_.:/+-]+")
+
+
+#: ``TrainingPlatform(health=...)``'s default: node checks, the NCCL check where it can run, remediation in dry run.
+_DEFAULT_HEALTH = PlatformHealth()
 
 
 class Backend(str, Enum):
@@ -170,6 +178,10 @@ class TrainingPlatform(Construct):
         (:class:`~fmconstructs.capacity_events.CapacityBlockEvents`, as FmPcsP5 wires it); with
         ``EksOptions(capacity_block_scaling=CapacityBlockScaling.ON_BLOCK_EVENTS)`` it also scales the EKS GPU node
         group to ``nodes`` when the block is delivered and to 0 on the expiration warning. Default True.
+    :param health: cluster health (:class:`~fmconstructs.platform.PlatformHealth`, see
+        :mod:`~fmconstructs.platform.health`): node-join checks, the scheduled NCCL check and node remediation (a dry
+        run unless ``replace_nodes=True``).
+        Default ``PlatformHealth()``; None turns them off.
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
     """
 
@@ -190,6 +202,7 @@ class TrainingPlatform(Construct):
         observability: PlatformObservability | None = None,
         access_logs_bucket: s3.IBucket | None = None,
         capacity_block_events: bool = True,
+        health: PlatformHealth | None = _DEFAULT_HEALTH,
         outputs: bool = True,
     ) -> None:
         check_scope_id(scope, id)
@@ -221,6 +234,8 @@ class TrainingPlatform(Construct):
         if access_logs_bucket is not None:
             check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
         check_bool("capacity_block_events", capacity_block_events)
+        if health is not None:
+            check_instance("health", health, PlatformHealth, "a PlatformHealth or None")
         check_bool("outputs", outputs)
         self.backend: Backend = _BACKENDS[type(orchestrator)]
         self.orchestrator: Orchestrator = orchestrator
@@ -240,6 +255,7 @@ class TrainingPlatform(Construct):
             storage=storage is not None,
             efa_storage=efa_storage,
         )
+        nccl_check = _health.nccl_spec(self, orchestrator, health, storage)
         super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
 
         self.vpc = vpc
@@ -250,6 +266,11 @@ class TrainingPlatform(Construct):
         self.storage = storage
         self._access_logs_bucket = access_logs_bucket
         self.cluster_label: str = _cluster_label(self)
+        #: Cluster health as given (None: off), the NCCL check the platform runs (None: none) and the remediation
+        #: handler (None without a policy or observability).
+        self.health: PlatformHealth | None = health
+        self.nccl_check: NcclCheckSpec | None = nccl_check
+        self.remediation: NodeRemediation | None = None
 
         # What every backend fills in (None where a backend has no such part).
         self.security_group: EfaSecurityGroup
@@ -285,6 +306,7 @@ class TrainingPlatform(Construct):
             self.file_system.add_saturation_alarms(topic=alerts)
         if capacity_block_events:
             self._capacity_block_events()
+        self.remediation = _health.remediation(self)
         if outputs:
             self._emit_outputs()
 
@@ -339,7 +361,9 @@ class TrainingPlatform(Construct):
             self.prometheus_workspace = choice.prometheus_workspace
             self.grafana_workspace = choice.grafana_workspace
             return
-        workspace = PrometheusWorkspace(self, "Prometheus", alias=choice.alias)
+        workspace = PrometheusWorkspace(
+            self, "Prometheus", alias=choice.alias, extra_rule_groups=_health.rule_groups(self)
+        )
         self.prometheus_workspace = workspace
         if choice.create_grafana:
             access = choice.grafana_network_access
@@ -425,6 +449,7 @@ class TrainingPlatform(Construct):
             scale_down_idle_time=options.scale_down_idle_time,
             size=options.size,
             removal_policy=options.removal_policy,
+            node_health=_health.pcs_node_health(self),
         )
         self.cluster = cluster
         # PCS GPU node groups always use the cluster's EFA group: the file system joins it.
@@ -450,6 +475,7 @@ class TrainingPlatform(Construct):
         )
         self.node_group = gpu
         self.queue = gpu.add_queue("Queue", queue_name=options.queue_name)
+        _health.pcs_nccl(self, options)
         if self.prometheus_workspace is not None:
             monitor_pcs_cluster(
                 cluster,
@@ -540,6 +566,8 @@ class TrainingPlatform(Construct):
                 ),
             )
             statements.append(iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn]))
+        #: The head node's OnNodeConfigured bootstrap (prolog checks, NCCL check, collectors; None when empty).
+        self.head_bootstrap = _health.parallelcluster(self, cluster, bootstrap, options)
         cluster.add_node_bootstrap(bootstrap, queues=[options.queue_name], statements=statements)
         self.node_bootstrap = bootstrap
         self._outputs.update(
@@ -569,12 +597,13 @@ class TrainingPlatform(Construct):
             max_nodes=self.nodes,
             subnets=[self.subnet],
             capacity_block_scaling=options.capacity_block_scaling,
+            node_checks=self.health is not None and self.health.node_checks_on,
         )
         if options.gpu_addons:
             cluster.add_gpu_addons()
         if file_system is not None:
             # Registers the GPU nodes as Lustre (EFA) clients and mounts on the hosts; pods use the claim.
-            cluster.add_lustre_volume(
+            volume = cluster.add_lustre_volume(
                 "FsxVolume",
                 file_system,
                 name=options.volume_name,
@@ -586,6 +615,7 @@ class TrainingPlatform(Construct):
                 f"{options.namespace}/{options.volume_name}",
                 "PersistentVolumeClaim (namespace/name) that pods mount for the file system",
             )
+            _health.eks_nccl(self, cluster, volume, options)
         self._eks_scraper(cluster)
         self._eks_outputs(cluster)
 

@@ -1,0 +1,338 @@
+"""Cluster health for :class:`~fmconstructs.platform.TrainingPlatform`: :class:`PlatformHealth` and its wiring.
+
+``TrainingPlatform(health=PlatformHealth())`` (the default) turns on, per backend, what issue 20 built below and above
+the backends; ``health=None`` turns all of it off.
+
+- **PCS**: node-join checks through ``PcsCluster(node_health=...)`` (boot gate and prolog checks on the GPU group);
+  the NCCL check on the login node group: a systemd timer submits :func:`~fmconstructs.health.render_sbatch`'s job
+  with the PCS ``sbatch`` (PCS custom Slurm settings have no ``ScronParameters``) and publish units copy its metrics
+  into node exporter's textfile directory (the collectors' own); remediation ``RemediationTarget.pcs`` (the login
+  node group runs the Slurm commands, the GPU group is remediated). No login node group: no NCCL check and no
+  remediation, with the warning ``platform-health-skipped``.
+- **ParallelCluster**: ``enable_node_health`` with the ``node-health`` step in the GPU queue's own OnNodeConfigured
+  bootstrap (after the NVMe scratch and the collectors) and the prolog dispatch on the head node; the NCCL check as
+  root's scrontab on the head node (``ScronParameters=enable`` in ``CustomSlurmSettings``), with the collectors and
+  the publish units there, all in one head node OnNodeConfigured bootstrap; remediation
+  ``RemediationTarget.parallelcluster``.
+- **EKS**: ``GpuNodeGroup(node_checks=True)`` (nodes join tainted, the gate DaemonSet lifts the taint); node auto
+  repair with the EKS node monitoring agent stays the node group's default whatever ``health`` says; the NCCL check
+  only with ``nccl_image`` (the ConfigMap and ``MPIJob`` of :func:`~fmconstructs.health.render_mpijob_manifests` on
+  the storage claim; the Kubeflow MPI operator must be installed: warning ``platform-health-eks-nccl``); remediation
+  ``RemediationTarget.eks``.
+- **HyperPod**: nothing new. HyperPod runs its own deep health checks (``OnStartDeepHealthChecks``: stress and
+  connectivity, the counterparts of the boot gate and the NCCL check) and node recovery (``NodeRecovery``), configured
+  on :class:`~fmconstructs.hyperpod.HyperPodCluster` (see :mod:`fmconstructs.health` for the mapping); a
+  ``PlatformHealth`` with node checks or remediation is accepted and changes nothing there; an explicit NCCL spec is
+  refused.
+
+- **NCCL default** (``nccl=True``): a 2-node check (``gpus_per_node`` = the type's GPUs, partition = the platform's
+  queue, state in ``<mount point>/fmconstructs/nccl``) on PCS and ParallelCluster when ``nodes`` is known and >= 2
+  and the platform has a file system (the job keeps its logs, baseline and metrics there); on PCS also a login node
+  group. Anything missing turns the default off quietly; an explicit :class:`~fmconstructs.health.NcclCheckSpec`
+  where it cannot run is refused. Every run takes ``nodes`` whole nodes for up to ``time_limit_minutes`` (with
+  On-Demand capacity scaled to zero, it launches them). The binary is FmImages' ``/opt/nccl-tests`` build: another
+  AMI fails the check (alert ``NcclCheckFailed``) unless the spec's ``all_reduce_perf`` points at its own.
+- **NCCL alerts**: :func:`~fmconstructs.health.nccl_rule_group` joins a *new* workspace's rule groups when the Slurm
+  check is on; with an existing workspace, add it there yourself (``extra_rule_groups``).
+- **Remediation**: :class:`~fmconstructs.remediation.NodeRemediation` on the workspace's alert topic, only with
+  observability (no alert topic, nothing triggers it). The policy is a dry run (notices only) unless
+  ``replace_nodes=True``, the explicit opt-in that turns the policy's ``dry_run`` off; a
+  ``RemediationPolicy(dry_run=False)`` without ``replace_nodes=True`` is refused, so replacement is never turned on
+  by a policy passed around for another purpose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from .._validate import check_bool, check_instance, known
+from ..bootstrap import NodeBootstrap
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
+from ..health import (
+    PARALLELCLUSTER_SLURM_BIN_DIR,
+    SCRONTAB_SLURM_SETTINGS,
+    NcclAlertOptions,
+    NcclCheckSpec,
+    NodeHealthOptions,
+    pcs_slurm_bin_dir,
+    render_mpijob_manifests,
+    render_publish_units,
+    render_sbatch,
+    render_scrontab,
+    render_timer_units,
+)
+from ..health.nccl import JOB_NAME, SCRIPT_NAME, TEXTFILE_DIR
+from ..health.nccl_eks import _check_image
+from ..observability.collection import NodeLabels, node_collection_commands
+from ..observability.workspace import PrometheusWorkspace
+from ..remediation import NodeRemediation, RemediationPolicy, RemediationTarget
+
+__all__ = ["NCCL_DIR", "NCCL_STEP", "PlatformHealth", "platform_nccl_spec"]
+
+#: Where the NCCL job's files are installed on the login or head node (the script is then copied to the state dir).
+NCCL_DIR = "/opt/fmconstructs/nccl"
+#: The bootstrap step that installs the NCCL check on the login (PCS) or head (ParallelCluster) node.
+NCCL_STEP = "nccl-check"
+_SUBMIT = f"{NCCL_DIR}/submit.sh"
+_UNIT_DIR = "/etc/systemd/system"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlatformHealth:
+    """What :class:`~fmconstructs.platform.TrainingPlatform` turns on for cluster health (see the module docstring).
+
+    :param node_checks: node-join checks (:class:`~fmconstructs.health.NodeHealthOptions`) on PCS and
+        ParallelCluster; on EKS only on/off (the EKS gate has its own checks). None: off. Default
+        ``NodeHealthOptions()``. HyperPod: its own deep health checks (not changed here).
+    :param nccl: the scheduled NCCL all-reduce check: True (default) for the default check where the platform can run
+        it, False or None for none, or a :class:`~fmconstructs.health.NcclCheckSpec` (refused where it cannot run;
+        ``partition`` None becomes the platform's queue).
+    :param nccl_image: EKS only: the nccl-tests container image, pinned by tag or digest (no AWS image is
+        published that the library could verify, :mod:`fmconstructs.health.nccl_eks`). Without it EKS runs no NCCL
+        check. Default None.
+    :param nccl_alerts: the NCCL rule group's options (:class:`~fmconstructs.health.NcclAlertOptions`). Default: its
+        defaults (10 % below the baseline).
+    :param remediation: the remediation handler's :class:`~fmconstructs.remediation.RemediationPolicy`, wired only
+        with observability (the alert topic). None: no handler. Default ``RemediationPolicy()`` (dry run).
+    :param replace_nodes: the opt-in to act on nodes: True turns the policy's ``dry_run`` off (drain, reboot and
+        replace within ``max_replacements_per_hour``). Default False: notices only.
+    """
+
+    node_checks: NodeHealthOptions | None = field(default_factory=NodeHealthOptions)
+    nccl: NcclCheckSpec | bool | None = True
+    nccl_image: str | None = None
+    nccl_alerts: NcclAlertOptions = field(default_factory=NcclAlertOptions)
+    remediation: RemediationPolicy | None = field(default_factory=RemediationPolicy)
+    replace_nodes: bool = False
+
+    def __post_init__(self) -> None:
+        if self.node_checks is not None:
+            check_instance("node_checks", self.node_checks, NodeHealthOptions, "a NodeHealthOptions or None")
+        if self.nccl is not None and not isinstance(self.nccl, bool | NcclCheckSpec):
+            raise FmTypeError("nccl", self.nccl, "an NcclCheckSpec, True (the default check), False or None")
+        if self.nccl_image is not None:
+            _check_image(self.nccl_image)
+            if self.nccl is False or self.nccl is None:
+                raise FmValidationError("nccl_image", self.nccl_image, "None when nccl is off")
+        check_instance("nccl_alerts", self.nccl_alerts, NcclAlertOptions, "an NcclAlertOptions")
+        if self.remediation is not None:
+            check_instance("remediation", self.remediation, RemediationPolicy, "a RemediationPolicy or None")
+        check_bool("replace_nodes", self.replace_nodes)
+        if self.replace_nodes and self.remediation is None:
+            raise FmValidationError("replace_nodes", True, "False when remediation is None (nothing to replace with)")
+        if self.remediation is not None and not self.remediation.dry_run and not self.replace_nodes:
+            raise FmValidationError(
+                "remediation.dry_run",
+                False,
+                "True unless replace_nodes=True (the explicit opt-in to drain, reboot and replace nodes)",
+            )
+
+    @property
+    def remediation_policy(self) -> RemediationPolicy | None:
+        """The policy the handler gets: ``remediation`` with ``dry_run`` off when ``replace_nodes`` is True."""
+        if self.remediation is None:
+            return None
+        return dataclasses.replace(self.remediation, dry_run=not self.replace_nodes)
+
+    @property
+    def node_checks_on(self) -> bool:
+        return self.node_checks is not None and self.node_checks.enabled
+
+
+# --- NCCL: which check, if any ------------------------------------------------------------------------------------
+def platform_nccl_spec(
+    health: PlatformHealth | None,
+    *,
+    backend: str,
+    nodes: Any,
+    gpus_per_node: int,
+    mount_point: str | None,
+    queue: str | None,
+    login_nodes: int,
+) -> NcclCheckSpec | None:
+    """The NCCL check the platform runs (None: none): the default where it can run, an explicit spec checked."""
+    if health is None or health.nccl is None or health.nccl is False:
+        return None
+    if health.nccl_image is not None and backend != "eks":
+        raise FmValidationError("health.nccl_image", health.nccl_image, "None except with EksOptions")
+    explicit = isinstance(health.nccl, NcclCheckSpec)
+    problem = _nccl_problem(health, backend=backend, nodes=nodes, mount_point=mount_point, explicit=explicit)
+    if problem is not None:
+        if explicit or health.nccl_image is not None:
+            raise FmValidationError("health.nccl", health.nccl, problem)
+        return None
+    assert mount_point is not None
+    if backend == "pcs" and login_nodes == 0:
+        return None  # skipped with a warning once the platform exists (warn_pcs_nccl_skipped)
+    if isinstance(health.nccl, NcclCheckSpec):
+        spec = health.nccl
+        _check_explicit(spec, gpus_per_node=gpus_per_node, nodes=nodes, mount_point=mount_point)
+        return spec if spec.partition is not None or queue is None else dataclasses.replace(spec, partition=queue)
+    return NcclCheckSpec(
+        nodes=2, gpus_per_node=gpus_per_node, state_dir=f"{mount_point}/fmconstructs/nccl", partition=queue
+    )
+
+
+def _nccl_problem(
+    health: PlatformHealth, *, backend: str, nodes: Any, mount_point: str | None, explicit: bool
+) -> str | None:
+    """Why no NCCL check can run here (None: it can)."""
+    if backend == "hyperpod":
+        return "None or False with HyperPod (its InstanceConnectivity deep health check tests the fabric)"
+    if backend == "eks" and health.nccl_image is None:
+        return "None or False on EKS without PlatformHealth(nccl_image=...) (the MPIJob needs a pinned image)"
+    if mount_point is None:
+        return "None or False without storage (the check keeps its logs, baseline and metrics on the file system)"
+    if not known(nodes):
+        return None if explicit else "a platform whose node count is known at synthesis"
+    if nodes < 2:
+        return f"None or False with {nodes} node (the check runs across at least 2 nodes)"
+    return None
+
+
+def _check_explicit(spec: NcclCheckSpec, *, gpus_per_node: int, nodes: Any, mount_point: str) -> None:
+    if spec.gpus_per_node > gpus_per_node:
+        raise FmValidationError(
+            "health.nccl.gpus_per_node", spec.gpus_per_node, f"at most {gpus_per_node}, the instance type's GPUs"
+        )
+    if known(nodes) and spec.nodes > nodes:
+        raise FmValidationError("health.nccl.nodes", spec.nodes, f"at most the platform's {nodes} nodes")
+    if not (spec.state_dir + "/").startswith(mount_point.rstrip("/") + "/"):
+        raise FmValidationError(
+            "health.nccl.state_dir", spec.state_dir, f"a directory under the file system's mount point {mount_point}"
+        )
+
+
+# --- NCCL: how each backend runs it ---------------------------------------------------------------------------------
+def _submit_script(sbatch: str, squeue: str) -> str:
+    """Submit unless a run is pending or running (one per cluster when several login nodes have the timer)."""
+    return (
+        "#!/bin/sh\n# fmconstructs: submit the NCCL check unless one is queued or running.\n"
+        f'if [ -n "$({shlex.quote(squeue)} -h -n {JOB_NAME} -o %i)" ]; then exit 0; fi\n'
+        f'exec {shlex.quote(sbatch)} "$@"\n'
+    )
+
+
+def _units(units: dict[str, str]) -> dict[str, tuple[str, int]]:
+    return {f"{_UNIT_DIR}/{name}": (body, 0o644) for name, body in units.items()}
+
+
+def _install_script(spec: NcclCheckSpec) -> list[str]:
+    local = f"{NCCL_DIR}/{SCRIPT_NAME}"
+    state = shlex.quote(spec.state_dir)
+    return [f"mkdir -p {state} {TEXTFILE_DIR}", f"install -m 0755 {local} {shlex.quote(spec.script_path)}"]
+
+
+def wire_pcs_nccl(login_group: Any, spec: NcclCheckSpec, *, slurm_version: str) -> None:
+    """PCS: the job script, a timer that submits it with the PCS ``sbatch`` and the publish units, on the login
+    node group (PCS custom Slurm settings have no ``ScronParameters``, :mod:`fmconstructs.health.nccl`)."""
+    bin_dir = pcs_slurm_bin_dir(slurm_version)
+    files = {
+        f"{NCCL_DIR}/{SCRIPT_NAME}": (render_sbatch(spec), 0o755),
+        _SUBMIT: (_submit_script(f"{bin_dir}/sbatch", f"{bin_dir}/squeue"), 0o755),
+        **_units(render_timer_units(spec, sbatch=_SUBMIT)),
+        **_units(render_publish_units(spec)),
+    }
+    commands = [
+        *_install_script(spec),
+        "systemctl daemon-reload",
+        "systemctl enable --now fm-nccl-check.timer fm-nccl-publish.timer",
+    ]
+    login_group.bootstrap.add_step(NCCL_STEP, commands, files=files)
+
+
+def parallelcluster_head_steps(head: NodeBootstrap, cluster: Any, spec: NcclCheckSpec) -> None:
+    """ParallelCluster: root's scrontab on the head node (``ScronParameters=enable`` added to the cluster's
+    ``CustomSlurmSettings``) and the publish units there. Scrontab is installed from the head node's
+    ``OnNodeConfigured`` action, after ParallelCluster configured Slurm (whether slurmctld already answers then is
+    UNCONFIRMED: the step retries for five minutes)."""
+    scrontab = f"{NCCL_DIR}/scrontab"
+    files = {
+        f"{NCCL_DIR}/{SCRIPT_NAME}": (render_sbatch(spec), 0o755),
+        scrontab: (render_scrontab(spec), 0o644),
+        **_units(render_publish_units(spec)),
+    }
+    install = f"{PARALLELCLUSTER_SLURM_BIN_DIR}/scrontab {scrontab}"
+    commands = [
+        *_install_script(spec),
+        f"for i in $(seq 30); do {install} && break; sleep 10; done",
+        "systemctl daemon-reload",
+        "systemctl enable --now fm-nccl-publish.timer",
+    ]
+    head.add_step(NCCL_STEP, commands, files=files)
+    cluster.add_custom_slurm_settings(SCRONTAB_SLURM_SETTINGS)
+
+
+def parallelcluster_head_collectors(
+    head: NodeBootstrap, workspace: PrometheusWorkspace, *, cluster_name: str, instance_type: str
+) -> list[iam.PolicyStatement]:
+    """The collectors on the head node (its node exporter publishes the NCCL metrics); returns its statements."""
+    labels = NodeLabels(cluster=cluster_name, queue="head", instance_type=instance_type)
+    head.add_step(
+        "observability",
+        node_collection_commands(
+            remote_write_url=workspace.remote_write_url, region=Stack.of(head).region, labels=labels
+        ),
+    )
+    return [iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn])]
+
+
+def wire_eks_nccl(
+    scope: Construct, cluster: Any, spec: NcclCheckSpec, *, image: str, instance_type: str, claim: str, namespace: str
+) -> Any:
+    """EKS: the ConfigMap and MPIJob of :func:`~fmconstructs.health.render_mpijob_manifests`, after the claim."""
+    manifests = render_mpijob_manifests(
+        spec, image=image, instance_type=instance_type, results_claim=claim, namespace=namespace
+    )
+    manifest = cluster.cluster.add_manifest("NcclCheck", *manifests)
+    add_warning(
+        scope,
+        WarningId.PLATFORM_HEALTH_EKS_NCCL,
+        "The NCCL check on EKS is a Kubeflow MPIJob (kubeflow.org/v2beta1): install the MPI operator on the cluster "
+        "before deploying, or the manifest fails. It runs once per deploy (delete the MPIJob to run it again); its "
+        f"logs, baseline and metrics file stay on the claim {namespace}/{claim} (not sent to the workspace).",
+    )
+    return manifest
+
+
+# --- remediation ----------------------------------------------------------------------------------------------------
+def add_remediation(
+    scope: Construct, health: PlatformHealth | None, *, workspace: PrometheusWorkspace | None, target: Any
+) -> NodeRemediation | None:
+    """A :class:`NodeRemediation` on the workspace's alert topic (None without a policy, a workspace or a target)."""
+    policy = health.remediation_policy if health is not None else None
+    if policy is None or workspace is None or target is None:
+        return None
+    return NodeRemediation(scope, "NodeRemediation", alert_topic=workspace.alert_topic, target=target, policy=policy)
+
+
+def pcs_target(scope: Construct, *, cluster: Any, login: Any, gpu: Any) -> RemediationTarget | None:
+    if login is None:
+        add_warning(
+            scope,
+            WarningId.PLATFORM_HEALTH_SKIPPED,
+            "Node remediation is off: the PCS platform has no login node group (PcsOptions(login_nodes=0)) and the "
+            "handler runs Slurm commands (drain, reboot) on a login node through SSM Run Command. Keep login_nodes=1.",
+        )
+        return None
+    return RemediationTarget.pcs(
+        cluster_id=cluster.cluster_id,
+        login_node_group_id=login.node_group_id,
+        compute_node_group_ids=[gpu.node_group_id],
+    )
+
+
+def warn_pcs_nccl_skipped(scope: Construct) -> None:
+    add_warning(
+        scope,
+        WarningId.PLATFORM_HEALTH_SKIPPED,
+        "The scheduled NCCL check is off: the PCS platform has no login node group (PcsOptions(login_nodes=0)) to "
+        "submit it from (PCS has no scrontab). Keep login_nodes=1, or pass PlatformHealth(nccl=False).",
+    )
