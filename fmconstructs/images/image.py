@@ -326,7 +326,12 @@ class GpuNodeImage(Construct):
     :param server_access_logs_bucket: server access logs of the new logs bucket. Default: none.
     :param security_groups: of the build instances. Default: a new group with no ingress and all egress.
     :param additional_components: your own components, run after the built-in ones.
-    :param removal_policy: of the key, the logs bucket and the log groups. Default RETAIN.
+    :param removal_policy: of the key and the logs bucket. Default RETAIN.
+    :param log_removal_policy: of the build and pipeline log groups. Default DESTROY: their names are fixed by Image
+        Builder's convention (``/aws/imagebuilder/<image name>``), so a retained group would make the next stack with
+        this image name fail with "already exists" after ``cdk destroy`` (CloudFormation cannot create a named resource
+        that exists); the build logs that matter are also in ``logs_bucket``. RETAIN keeps them (then delete the groups
+        before re-creating the stack).
     :param log_retention: of the build and pipeline log groups. Default one year.
     """
 
@@ -356,6 +361,7 @@ class GpuNodeImage(Construct):
         security_groups: Sequence[ec2.ISecurityGroup] | None = None,
         additional_components: Sequence[ImageComponent] = (),
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        log_removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,
     ) -> None:
         super().__init__(scope, id)
@@ -402,6 +408,7 @@ class GpuNodeImage(Construct):
                 raise FmValidationError("security_groups", [], "at least one security group, or None")
         extra = check_sequence("additional_components", additional_components, _check_component)
         check_enum("removal_policy", removal_policy, RemovalPolicy)
+        check_enum("log_removal_policy", log_removal_policy, RemovalPolicy)
         check_enum("log_retention", log_retention, logs.RetentionDays)
 
         self.image_name: str = self._image_name(image_name)
@@ -602,14 +609,14 @@ class GpuNodeImage(Construct):
             "ImageLogs",
             log_group_name=f"/aws/imagebuilder/{self.image_name}",
             retention=log_retention,
-            removal_policy=removal_policy,
+            removal_policy=log_removal_policy,
         )
         self.pipeline_log_group: logs.LogGroup = encrypted_log_group(
             self,
             "PipelineLogs",
             log_group_name=f"/aws/imagebuilder/pipeline/{self.image_name}",
             retention=log_retention,
-            removal_policy=removal_policy,
+            removal_policy=log_removal_policy,
         )
         self.pipeline: imagebuilder.CfnImagePipeline = imagebuilder.CfnImagePipeline(
             self,
