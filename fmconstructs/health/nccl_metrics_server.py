@@ -20,7 +20,7 @@ def handler(metrics_file: Path) -> type[BaseHTTPRequestHandler]:
     """A request handler serving ``metrics_file`` on ``GET /metrics`` and 404 elsewhere."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_GET(self) -> None:
             if self.path.split("?", 1)[0] != "/metrics":
                 self.send_error(404)
                 return
@@ -34,7 +34,7 @@ def handler(metrics_file: Path) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's signature)
+        def log_message(self, format: str, *args: object) -> None:
             """Quiet: one line per scrape would fill the pod's log."""
 
     return Handler

@@ -16,11 +16,10 @@ the backends; ``health=None`` turns all of it off.
   ``RemediationTarget.parallelcluster``.
 - **EKS**: ``GpuNodeGroup(node_checks=True)`` (nodes join tainted, the gate DaemonSet lifts the taint); node auto
   repair with the EKS node monitoring agent stays the node group's default whatever ``health`` says; the NCCL check
-  only with ``nccl_image`` (a CronJob that creates the ``MPIJob`` of :func:`~fmconstructs.health.render_mpijob_manifests`
-  on ``spec.schedule``, results on the storage claim, served to the workspace's scraper by
-  :func:`~fmconstructs.health.render_scheduled_nccl_manifests`; the Kubeflow MPI operator must be installed: warning
-  ``platform-health-eks-nccl``); remediation
-  ``RemediationTarget.eks``.
+  only with ``nccl_image`` (a CronJob that creates the ``MPIJob`` of
+  :func:`~fmconstructs.health.render_mpijob_manifests` on ``spec.schedule``, results on the storage claim, served
+  to the workspace's scraper by :func:`~fmconstructs.health.render_scheduled_nccl_manifests`; the Kubeflow MPI
+  operator must be installed: warning ``platform-health-eks-nccl``); remediation ``RemediationTarget.eks``.
 - **HyperPod**: nothing new. HyperPod runs its own deep health checks (``OnStartDeepHealthChecks``: stress and
   connectivity, the counterparts of the boot gate and the NCCL check) and node recovery (``NodeRecovery``), configured
   on :class:`~fmconstructs.hyperpod.HyperPodCluster` (see :mod:`fmconstructs.health` for the mapping); a
