@@ -9,9 +9,10 @@
 - Image of that pod: the Kubernetes project's own kubectl image, ``registry.k8s.io/kubectl`` (kubernetes/kubernetes
   PR #116672 "Add an image for kubectl", release note "Added a container image for kubectl at
   registry.k8s.io/kubectl"; kubernetes/sig-release PR #2260: "Starting 1.28, a standalone image for kubectl will be
-  released as part of the official images"). Its base is distroless (kubernetes ``build/common.sh``:
-  ``KUBECTL_BASE_IMAGE`` is ``gcr.io/distroless/static-debian13`` for the statically linked kubectl), so there is no
-  shell: each container runs one ``kubectl`` command. kubectl uses the pod's service account (in-cluster config).
+  released as part of the official images"). Its base may have no shell (kubernetes ``build/common.sh`` on master:
+  ``KUBECTL_BASE_IMAGE`` is ``gcr.io/distroless/static-debian13`` when kubectl is statically linked; that it is, per
+  ``kube::golang::is_statically_linked``, is UNCONFIRMED), so each container runs one ``kubectl`` command, no shell.
+  kubectl uses the pod's service account (in-cluster config).
 - Metrics: the launcher's report writes ``fm_nccl.prom`` on the results claim; a one-replica Deployment mounts the
   claim read-only and serves that file on ``/metrics`` (:mod:`.nccl_metrics_server`) behind a Service annotated
   ``prometheus.io/scrape: "true"``, the way the managed scraper's jobs select their targets
