@@ -140,8 +140,8 @@ class WarningId(str, Enum):
     #: TrainingPlatform health: the scheduled NCCL check or node remediation was skipped (a PCS platform without a login
     #: node group: both run Slurm commands there).
     PLATFORM_HEALTH_SKIPPED = "platform-health-skipped"
-    #: TrainingPlatform health on EKS: the NCCL MPIJob needs the Kubeflow MPI operator (kubeflow.org/v2beta1), which
-    #: the platform does not install; it runs once per deploy, and its results stay on the claim.
+    #: TrainingPlatform health on EKS: the NCCL MPIJob (created on a schedule by a CronJob) needs the Kubeflow MPI
+    #: operator (kubeflow.org/v2beta1), which the platform does not install.
     PLATFORM_HEALTH_EKS_NCCL = "platform-health-eks-nccl"
 
     @property

@@ -274,7 +274,8 @@ def test_nccl_off_keeps_node_checks():
 def test_eks_with_an_image_adds_the_mpijob_on_the_claim_and_warns():
     built = _build(Backend.EKS, health=PlatformHealth(nccl_image=IMAGE))
     assert built.platform.nccl_check is not None
-    assert '\\"kind\\":\\"MPIJob\\"' in built.text and IMAGE in built.text
+    # the MPIJob is created by a CronJob from a ConfigMap (tests/test_health_eks_nccl.py)
+    assert '\\"kind\\":\\"CronJob\\"' in built.text and "MPIJob" in built.text and IMAGE in built.text
     assert _warnings(built, WarningId.PLATFORM_HEALTH_EKS_NCCL)
 
 

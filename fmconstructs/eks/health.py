@@ -81,6 +81,7 @@ __all__ = [
     "NODE_CHECKS_TAINT_KEY",
     "NODE_CHECKS_TAINT_VALUE",
     "NODE_MONITORING_AGENT_ADDON_NAME",
+    "NODE_MONITORING_AGENT_ADDON_VERSION",
     "EksNodeChecks",
     "add_node_monitoring_agent",
     "node_checks_daemonset_manifests",
@@ -108,6 +109,13 @@ NODE_CHECKS_IMAGE = "public.ecr.aws/docker/library/busybox:1.37.0"
 MIN_VALIDATING_ADMISSION_POLICY_VERSION: tuple[int, int] = (1, 30)
 #: The EKS add-on name of the node monitoring agent (EKS User Guide "node-health"; aws/eks-node-monitoring-agent).
 NODE_MONITORING_AGENT_ADDON_NAME = "eks-node-monitoring-agent"
+#: The add-on version installed by default. Source: aws/eks-node-monitoring-agent tag v1.7.0 (CHANGELOG "[v1.7.0] -
+#: 2026-08-04"), ``charts/eks-node-monitoring-agent/values.yaml`` ``nodeAgent.image.tag: v1.7.0-eksbuild.1``, the
+#: build of the agent image the add-on runs (every release tag v1.6.0 ... v1.7.0 has ``<tag>-eksbuild.1`` there).
+#: That EKS lists the add-on under the same ``addonVersion`` string, and for every Kubernetes version and Region, is
+#: UNCONFIRMED (``aws eks describe-addon-versions --addon-name eks-node-monitoring-agent`` not seen): if a deploy
+#: reports the version unknown, pass ``addon_version=`` with one that command lists.
+NODE_MONITORING_AGENT_ADDON_VERSION = "v1.7.0-eksbuild.1"
 
 _NAME = "fmconstructs-node-checks"
 _SCRIPT_DIR = "/etc/fmconstructs"
@@ -284,8 +292,8 @@ def node_monitoring_agent_configuration() -> dict[str, Any]:
 def add_node_monitoring_agent(cluster: GpuEksCluster, *, addon_version: str | None = None) -> eks.Addon:
     """The ``eks-node-monitoring-agent`` EKS add-on of ``cluster`` (added once; child ``NodeMonitoringAgent``).
 
-    ``addon_version`` default: EKS's default build for the cluster's Kubernetes version, as for the FSx CSI add-on
-    (list them with ``aws eks describe-addon-versions --addon-name eks-node-monitoring-agent``)."""
+    ``addon_version`` default: :data:`NODE_MONITORING_AGENT_ADDON_VERSION` (pinned, with its source there; list the
+    others with ``aws eks describe-addon-versions --addon-name eks-node-monitoring-agent``)."""
     check_version("addon_version", addon_version)
     existing = cluster.node.try_find_child("NodeMonitoringAgent")
     if isinstance(existing, eks.Addon):
@@ -295,7 +303,7 @@ def add_node_monitoring_agent(cluster: GpuEksCluster, *, addon_version: str | No
         "NodeMonitoringAgent",
         cluster=cluster.icluster,
         addon_name=NODE_MONITORING_AGENT_ADDON_NAME,
-        addon_version=addon_version,
+        addon_version=NODE_MONITORING_AGENT_ADDON_VERSION if addon_version is None else addon_version,
         configuration_values=node_monitoring_agent_configuration(),
         preserve_on_delete=False,
     )

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         report_script,
     )
     from .nccl_eks import render_mpijob_manifests
+    from .nccl_eks_schedule import render_scheduled_nccl_manifests
     from .nccl_report import NcclResult, SizeResult, parse_output
     from .nccl_rules import NcclAlertOptions, nccl_rule_group
     from .options import NodeHealthOptions
@@ -116,6 +117,7 @@ __all__ = [
     "render_prolog_runner",
     "render_publish_units",
     "render_sbatch",
+    "render_scheduled_nccl_manifests",
     "render_scrontab",
     "render_slurm_boot_gate",
     "render_timer_units",
@@ -138,6 +140,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "report_script",
     ),
     ".nccl_eks": ("render_mpijob_manifests",),
+    ".nccl_eks_schedule": ("render_scheduled_nccl_manifests",),
     ".nccl_report": ("NcclResult", "SizeResult", "parse_output"),
     ".nccl_rules": ("NcclAlertOptions", "nccl_rule_group"),
     ".slurm_gate": (

@@ -28,6 +28,7 @@ from .._validate import check_bool, check_construct, check_sequence, check_str, 
 from ..eks import GpuEksCluster
 from ..eks.versions import version_tuple
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..health.nccl_eks_schedule import NCCL_METRICS_SERVICE
 from ._checks import (
     PrometheusDuration,
     check_aps_workspace_arn,
@@ -89,7 +90,8 @@ def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
 
 
 def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration = "30s") -> dict[str, Any]:
-    """The managed scraper's Prometheus configuration: DCGM exporter and node exporter (with EFA counters).
+    """The managed scraper's Prometheus configuration: DCGM exporter, node exporter (with EFA counters) and the
+    scheduled NCCL check's metrics Service (:mod:`fmconstructs.health.nccl_eks_schedule`; no target without it).
 
     :param scrape_interval: a positive Prometheus duration (``'30s'``, ``'1m30s'``) or ``Duration``. The AMP managed
         collector's own minimum, if any, is not in its API reference (UNCONFIRMED); CreateScraper reports it.
@@ -101,6 +103,7 @@ def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration
         "scrape_configs": [
             _job("dcgm", DCGM_EXPORTER_SERVICE, cluster_label),
             _job("node", NODE_EXPORTER_SERVICE, cluster_label),
+            _job("nccl", NCCL_METRICS_SERVICE, cluster_label),
         ],
     }
 

@@ -33,9 +33,12 @@ if TYPE_CHECKING:
 
 
 def rule_groups(platform: TrainingPlatform) -> list[RuleGroup]:
-    """The NCCL rule group for a new workspace when a Slurm backend runs the check (EKS results stay on the claim)."""
+    """The NCCL rule group for a new workspace when the platform runs the check (Slurm backends; EKS with an image)."""
     health = platform.health
-    if health is None or platform.nccl_check is None or platform.backend.value not in ("pcs", "parallelcluster"):
+    if health is None or platform.nccl_check is None:
+        return []
+    backend = platform.backend.value
+    if backend not in ("pcs", "parallelcluster") and not (backend == "eks" and health.nccl_image is not None):
         return []
     return [nccl_rule_group(health.nccl_alerts)]
 

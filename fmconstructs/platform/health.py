@@ -16,9 +16,10 @@ the backends; ``health=None`` turns all of it off.
   ``RemediationTarget.parallelcluster``.
 - **EKS**: ``GpuNodeGroup(node_checks=True)`` (nodes join tainted, the gate DaemonSet lifts the taint); node auto
   repair with the EKS node monitoring agent stays the node group's default whatever ``health`` says; the NCCL check
-  only with ``nccl_image`` (the ConfigMap and ``MPIJob`` of :func:`~fmconstructs.health.render_mpijob_manifests` on
-  the storage claim; the Kubeflow MPI operator must be installed: warning ``platform-health-eks-nccl``); remediation
-  ``RemediationTarget.eks``.
+  only with ``nccl_image`` (a CronJob that creates the ``MPIJob`` of
+  :func:`~fmconstructs.health.render_mpijob_manifests` on ``spec.schedule``, results on the storage claim, served
+  to the workspace's scraper by :func:`~fmconstructs.health.render_scheduled_nccl_manifests`; the Kubeflow MPI
+  operator must be installed: warning ``platform-health-eks-nccl``); remediation ``RemediationTarget.eks``.
 - **HyperPod**: nothing new. HyperPod runs its own deep health checks (``OnStartDeepHealthChecks``: stress and
   connectivity, the counterparts of the boot gate and the NCCL check) and node recovery (``NodeRecovery``), configured
   on :class:`~fmconstructs.hyperpod.HyperPodCluster` (see :mod:`fmconstructs.health` for the mapping); a
@@ -62,9 +63,9 @@ from ..health import (
     NcclCheckSpec,
     NodeHealthOptions,
     pcs_slurm_bin_dir,
-    render_mpijob_manifests,
     render_publish_units,
     render_sbatch,
+    render_scheduled_nccl_manifests,
     render_scrontab,
     render_timer_units,
 )
@@ -287,17 +288,19 @@ def parallelcluster_head_collectors(
 def wire_eks_nccl(
     scope: Construct, cluster: Any, spec: NcclCheckSpec, *, image: str, instance_type: str, claim: str, namespace: str
 ) -> Any:
-    """EKS: the ConfigMap and MPIJob of :func:`~fmconstructs.health.render_mpijob_manifests`, after the claim."""
-    manifests = render_mpijob_manifests(
+    """EKS: the CronJob, MPIJob manifest and metrics Service of
+    :func:`~fmconstructs.health.render_scheduled_nccl_manifests`, after the claim."""
+    manifests = render_scheduled_nccl_manifests(
         spec, image=image, instance_type=instance_type, results_claim=claim, namespace=namespace
     )
     manifest = cluster.cluster.add_manifest("NcclCheck", *manifests)
     add_warning(
         scope,
         WarningId.PLATFORM_HEALTH_EKS_NCCL,
-        "The NCCL check on EKS is a Kubeflow MPIJob (kubeflow.org/v2beta1): install the MPI operator on the cluster "
-        "before deploying, or the manifest fails. It runs once per deploy (delete the MPIJob to run it again); its "
-        f"logs, baseline and metrics file stay on the claim {namespace}/{claim} (not sent to the workspace).",
+        "The NCCL check on EKS creates a Kubeflow MPIJob (kubeflow.org/v2beta1) from the CronJob "
+        f"{namespace}/{JOB_NAME} on '{spec.schedule}' (UTC): install the MPI operator on the cluster, or each run "
+        f"fails. Run it now with `kubectl create job --from=cronjob/{JOB_NAME} -n {namespace} <name>`. Logs and "
+        f"baseline stay on the claim {namespace}/{claim}; the metrics are scraped from the Service fm-nccl-metrics.",
     )
     return manifest
 
