@@ -155,8 +155,16 @@ SLURM_CONF = "fmconstructs.hyperpod.types.SlurmConfiguration"
 SLURM_STRATEGY = "fmconstructs.hyperpod.types.SlurmConfigStrategy"
 
 NHO = "fmconstructs.health.options.NodeHealthOptions"
+PH = "fmconstructs.platform.health.PlatformHealth"
 
 BAD: dict[str, list[tuple[str, Row]]] = {
+    PH: [
+        ("node-checks-not-options", lambda c: _m(PH)(node_checks=True)),
+        ("nccl-not-spec", lambda c: _m(PH)(nccl="daily")),
+        ("nccl-image-latest", lambda c: _m(PH)(nccl_image="example.com/nccl-tests:latest")),
+        ("replace-without-remediation", lambda c: _m(PH)(remediation=None, replace_nodes=True)),
+        ("replace-not-bool", lambda c: _m(PH)(replace_nodes="yes")),
+    ],
     NHO: [
         ("enabled-not-bool", lambda c: _m(NHO)(enabled="yes")),
         ("dcgm-level-5", lambda c: _m(NHO)(dcgm_level=5)),
