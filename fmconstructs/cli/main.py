@@ -63,6 +63,7 @@ def render_plan(plan: Plan, console: Console) -> None:
             "Capacity",
             "Reservation",
             "Zone",
+            "Topology",
         ):
             table.add_column(column, overflow="fold")
         for g in plan.node_groups:
@@ -82,6 +83,7 @@ def render_plan(plan: Plan, console: Console) -> None:
                 g.capacity,
                 _short_reservation(g.reservation),
                 _fmt(g.zone),
+                _fmt(g.topology),
             )
         console.print(table)
     _render_cost(plan, console)

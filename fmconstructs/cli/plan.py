@@ -36,6 +36,7 @@ from .assembly import (
 from .ip_consumers import IpConsumer, ip_consumers
 from .pcs_size import PcsSizePlan, plan_pcs_clusters
 from .pcs_size import unknowns as pcs_size_unknowns
+from .topology import tight_placement, topology_mechanism
 
 Count = int | str | None
 """A count: an int, :data:`DEPLOY_TIME`, or None (not applicable)."""
@@ -77,6 +78,10 @@ class NodeGroupPlan:
     cost_per_hour: float | str | None = None
     subnets: list[str] = field(default_factory=list)
     image: str | None = None
+    topology: str | None = None
+    """The topology mechanism active on the group's backend (:func:`fmconstructs.cli.topology.topology_mechanism`)."""
+    tight_placement: str | None = None
+    """Why the group's nodes should share network nodes (a cluster placement group, a Capacity Block), or None."""
 
 
 @dataclass
@@ -263,6 +268,9 @@ def plan_group(group: NodeGroup, stack: Stack, prices: dict[str, float], unknown
         n = group.lustre_efa_interfaces
         plan.lustre_efa_interfaces_per_node = DECIDED_ON_NODE if n is None else n
     plan.capacity, plan.reservation = _capacity(group, spec)
+    plan.topology = topology_mechanism(group, stack.template)
+    block = plan.capacity if "Capacity Block" in plan.capacity else None
+    plan.tight_placement = tight_placement(group, stack.template) or block
     target = (
         group.reservation
         if group.reservation is not None

@@ -13,8 +13,9 @@ Exit codes: see :mod:`fmconstructs.cli.errors` (1 when a check fails, 3 for an u
 GPU node group, 4 without credentials, 5 for an unknown region or unreachable endpoint).
 
 IAM (all read-only): ``ec2:DescribeCapacityReservations``, ``ec2:DescribeCapacityBlocks``, ``ec2:DescribeSubnets``,
-``ec2:DescribeInstanceTypeOfferings``, ``ec2:DescribeImages``, ``ec2:DescribeCapacityBlockOfferings`` (with
-``--find-block``), ``servicequotas:GetServiceQuota``, ``pricing:GetProducts`` (with ``--prices``).
+``ec2:DescribeInstanceTypeOfferings``, ``ec2:DescribeImages``, ``ec2:DescribeCapacityReservationTopology``,
+``ec2:DescribeCapacityBlockOfferings`` (with ``--find-block``), ``servicequotas:GetServiceQuota``,
+``pricing:GetProducts`` (with ``--prices``).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ from .plan import NodeGroupPlan, Plan, plan_stacks
 from .preflight_options import check_region, credentials_problem, parse_find_block
 from .replay import Recorded, attach, load_responses
 from .subnet_ips import check_subnet_ips, subnets_to_load
+from .topology_aws import ACTION as TOPOLOGY_ACTION
+from .topology_aws import Fetched, fetch_topology, reservation_topology_rows
 
 T = TypeVar("T")
 
@@ -219,6 +222,7 @@ class Preflight:
             ("subnet IPs", self.check_ips),
             ("image", self.check_images),
             ("FSx EFA budget", self.check_efa_budget),
+            ("topology", self.check_topology),
         ]
         for instance_type, count, days in find_blocks or []:
             steps.append(("block offerings", partial(self.find_block, instance_type, count, days)))
@@ -447,6 +451,21 @@ class Preflight:
                         )
                         continue
                 self.report.add("image", f"{_target(g)} {image_id}", Status.PASS, f"{image.get('State', '?')}, {arch}")
+
+    # -- reservation topology (cli.topology_aws) --------------------------------------------------------------------
+    def check_topology(self) -> None:
+        """Layer-3 network nodes each reservation spans; an AWS error is a WARN (advisory check)."""
+
+        def fetch(ids: list[str]) -> Fetched:
+            return _call(TOPOLOGY_ACTION, fetch_topology, ec2=self.ec2, reservation_ids=ids)
+
+        try:
+            rows = reservation_topology_rows(self.plan, fetch)
+        except AwsProblem as problem:
+            self.report.add("topology", "-", Status.WARN, str(problem))
+            return
+        for check, target, status, detail in rows:
+            self.report.add(check, target, Status(status), detail)
 
     # -- FSx -------------------------------------------------------------------------------------------------------
     def check_efa_budget(self) -> None:
