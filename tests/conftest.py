@@ -13,6 +13,18 @@ for _var in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_S
 os.environ["AWS_ACCESS_KEY_ID"] = "testing"  # moto; nothing here may reach AWS
 os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
 
+# Every cdk.App without an outdir synthesizes into a new os.tmpdir()/cdk.outXXXX that nobody deletes (about 95 MB for
+# the example app); thousands of tests filled /tmp on a shared machine. The jsii runtime (Node) inherits TMPDIR when
+# aws_cdk is first imported below, so each test process gets one private temporary directory, removed at its exit.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+_TEST_TMP = tempfile.mkdtemp(prefix="fmconstructs-tests-")
+os.environ["TMPDIR"] = _TEST_TMP
+tempfile.tempdir = None  # tempfile.gettempdir() reads TMPDIR again
+atexit.register(shutil.rmtree, _TEST_TMP, True)
+
 from dataclasses import dataclass  # noqa: E402
 
 import aws_cdk as cdk  # noqa: E402
