@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "InstanceTopology",
     "ROOT_SWITCH",
     "UNPLACED_SWITCH",
+    "InstanceTopology",
     "describe_instance_topology",
     "hostlist",
     "node_features_for_topology",
@@ -205,8 +205,8 @@ def render_topology_conf(
     for instance, name in _placed(instances, node_names, 1):
         path = instance.network_nodes
         tops.add(path[0])
-        for parent, child in zip(path, path[1:], strict=False):
-            children.setdefault(parent, set()).add(child)
+        for depth in range(1, len(path)):  # no zip(strict=)/pairwise: the head node's python3 may be 3.9 (AL2023)
+            children.setdefault(path[depth - 1], set()).add(path[depth])
         leaves.setdefault(path[-1], set()).add(name)
         placed_names.add(name)
     unplaced = sorted({n for n in all_nodes if n not in placed_names}, key=_natural)
