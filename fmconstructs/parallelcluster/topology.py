@@ -19,7 +19,8 @@ What it sets up:
   DescribeInstanceTopology on ``NextToken``), and ``scontrol show nodes --oneliner``; nodes are matched to instances by
   ``NodeAddr`` = private IP (:func:`fmconstructs.topology.slurm.slurm_node_names`). The file is replaced and ``scontrol
   reconfigure`` run only when the text changed (topology.conf(5): changes take effect on ``scontrol reconfigure``).
-  Nodes that leave drop out; nodes without topology (powered down) sit under ``fm-unplaced``.
+  Nodes that leave drop out; nodes without topology (powered down) sit under ``fm-unplaced``, so each power-up or
+  power-down of a dynamic node changes the file and costs one ``scontrol reconfigure`` at the next run.
 - The head node's managed policy gets ``ec2:DescribeInstanceTopology`` and ``ec2:DescribeInstances`` on ``*``: both
   are List actions the EC2 User Guide's topology prerequisites ("IAM permissions") grant without a resource (that
   they support no resource-level permission: UNCONFIRMED, the Service Authorization Reference table was not read).

@@ -25,8 +25,8 @@ Facts used, with where they were read:
 - ``topology.yaml`` (several topologies per cluster, read instead of topology.conf when present: topology.yaml(5)) is
   NOT rendered: its tree/block field names were not read in full here (UNCONFIRMED), and ParallelCluster writes
   topology.conf itself for GB200, which a topology.yaml would silently override.
-- Job side (Slurm sbatch(1)): ``--switches=<count>[@<max-time>]`` for topology/tree, ``--segment=<n>`` for
-  topology/block, ``--exclusive=topo`` for blocks (named in aws-parallelcluster-cookbook#3123).
+- Job-side options (``--switches``, ``--segment``, ``--exclusive=topo``) and what each backend does: the
+  :mod:`fmconstructs.topology` package docstring.
 
 Ordering is stable (switches and nodes sorted, numbers in names compared as numbers), so the same fleet gives the same
 text and the head node can compare files to decide whether ``scontrol reconfigure`` is needed. Instances missing from
