@@ -11,7 +11,9 @@ ParallelCluster's CloudFormation custom resource (:class:`fmconstructs.parallelc
   volume at ``/scratch`` and, when a workspace is given, the observability collectors sending to it (the nodes'
   role gets ``aps:RemoteWrite`` on that workspace through the bootstrap's managed policy). With a workspace the head
   node runs the collectors too (node exporter, EFA textfile collector and the Prometheus agent; no GPU, so no DCGM
-  exporter), as its ``OnNodeConfigured`` custom action (:meth:`ParallelCluster.add_head_node_bootstrap`).
+  exporter), as its ``OnNodeConfigured`` custom action (:meth:`ParallelCluster.add_head_node_bootstrap`). The head
+  node's ``OnNodeStart`` installs the Slurm topology refresher (:meth:`ParallelCluster.enable_slurm_topology`:
+  ``topology/tree`` from EC2 DescribeInstanceTopology, ``scontrol reconfigure`` when nodes join or leave).
   Lustre goes over EFA on the ``gpu`` queue: its ``OnNodeStart`` configures LNet over EFA (8 interfaces on p5en)
   before ParallelCluster mounts ``/fsx``, and the queue's 2 nodes x 8 count against the file system's 1,024 EFA
   connections (see :class:`~fmconstructs.parallelcluster.SharedLustre`); the head and login nodes mount over TCP.
@@ -185,6 +187,8 @@ class ParallelClusterP5enStack(Stack):
             self.gpu_bootstrap, queues=["gpu"], statements=statements
         )
         self.cluster.add_head_node_bootstrap(self.head_bootstrap, statements=head_statements)
+        # Slurm topology/tree from EC2 DescribeInstanceTopology, refreshed on the head node (issue 21).
+        self.topology_bootstrap = self.cluster.enable_slurm_topology()
         # Critical alerts and failed node checks -> drain or replace through Slurm on the head node; a dry run.
         self.remediation = (
             NodeRemediation(

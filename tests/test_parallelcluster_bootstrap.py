@@ -496,7 +496,8 @@ def test_p5en_head_node_runs_the_collectors(p5en_with_workspace: dict[str, Any])
     assert "fm-node-exporter.service" in script and "fm-prometheus-agent.service" in script
     assert "fm-slurm-textfile.timer" not in script  # the Slurm collector is for login nodes (sinfo on PATH)
     assert values  # the remote-write URL travels as an argument
-    assert len(head["Iam"]["S3Access"]) == 2 and len(head["Iam"]["AdditionalIamPolicies"]) == 1
+    # the shared loader and two archives (this bootstrap; the Slurm topology refresher's OnNodeStart), two policies
+    assert len(head["Iam"]["S3Access"]) == 3 and len(head["Iam"]["AdditionalIamPolicies"]) == 2
 
 
 def test_p5en_without_workspace_head_node_only_installs_the_prolog_checks() -> None:
@@ -506,4 +507,5 @@ def test_p5en_without_workspace_head_node_only_installs_the_prolog_checks() -> N
     data, values = stack.head_bootstrap.archive()
     assert {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")} == {"001-node-health-prolog"}
     assert values == []
-    assert list(stack.cluster.to_dict()["HeadNode"]["CustomActions"]) == ["OnNodeConfigured"]
+    # OnNodeStart: the Slurm topology refresher (enable_slurm_topology)
+    assert set(stack.cluster.to_dict()["HeadNode"]["CustomActions"]) == {"OnNodeConfigured", "OnNodeStart"}

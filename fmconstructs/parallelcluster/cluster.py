@@ -851,6 +851,24 @@ class ParallelCluster(Construct):
             node_bootstrap=node_bootstrap,
         )
 
+    def enable_slurm_topology(
+        self,
+        *,
+        bootstrap: NodeBootstrap | None = None,
+        event: CustomActionEvent = CustomActionEvent.ON_NODE_START,
+        interval_minutes: int = 5,
+    ) -> NodeBootstrap:
+        """Slurm ``topology/tree`` for the P5/P6 queues, refreshed every ``interval_minutes`` on the head node from
+        EC2 DescribeInstanceTopology (:mod:`.topology`): ``TopologyPlugin: topology/tree`` in CustomSlurmSettings, a
+        head node bootstrap (default: a new one run as the head node's ``event``, OnNodeStart) installing a systemd
+        timer that rewrites ``/opt/slurm/etc/topology.conf`` and runs ``scontrol reconfigure`` when nodes join or
+        leave. Refused on clusters with p6e-gb200 queues (ParallelCluster writes their topology/block itself). With
+        your own ``bootstrap``, attach it with :meth:`add_head_node_bootstrap` after this call, giving
+        ``statements=fmconstructs.parallelcluster.topology.topology_statements()``. Returns the bootstrap."""
+        from .topology import enable_slurm_topology
+
+        return enable_slurm_topology(self, bootstrap=bootstrap, event=event, interval_minutes=interval_minutes)
+
     def add_custom_slurm_settings(self, settings: Mapping[str, str]) -> None:
         """Add ``Scheduling.SlurmSettings.CustomSlurmSettings`` entries (one ``{name: value}`` item each), e.g.
         :data:`fmconstructs.health.SCRONTAB_SLURM_SETTINGS`. ParallelCluster refuses the settings of its deny list
