@@ -23,9 +23,12 @@ from .addons import (
 from .cluster import ALL_CONTROL_PLANE_LOGS, EksWarning, GpuAddons, GpuEksCluster, SystemNodeGroupOptions
 from .manifests import compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, LustreClient, eks_ami_type, eks_capacity_type
+from .scheduling import KueueScheduling, render_sample_training_job
 from .versions import DEFAULT_KUBERNETES_VERSION, MIN_ULTRASERVER_VERSION, kubectl_layer_for
 
 __all__ = [
+    "KueueScheduling",
+    "render_sample_training_job",
     "ALL_CONTROL_PLANE_LOGS",
     "DCGM_EXPORTER",
     "DEFAULT_KUBERNETES_VERSION",
