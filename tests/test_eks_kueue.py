@@ -16,7 +16,6 @@ from aws_cdk.assertions import Annotations, Match, Template
 from conftest import ENV, new_app, new_scene
 
 from fmconstructs import CapacityBlock, FmValidationError
-from fmconstructs.platform import EksOptions, TrainingPlatform
 from fmconstructs.eks import GpuEksCluster, KueueScheduling, render_sample_training_job
 from fmconstructs.eks.scheduling import (
     JOBSET,
@@ -26,6 +25,7 @@ from fmconstructs.eks.scheduling import (
     topology_levels,
 )
 from fmconstructs.errors import WarningId
+from fmconstructs.platform import EksOptions, TrainingPlatform
 
 CRDS = Path(__file__).parent / "data" / "kueue_crds"
 SCHEMA_FILES = {
@@ -41,8 +41,10 @@ def _strict(schema: Any) -> Any:
     """The CRD schema with unknown fields refused (the API server prunes them silently: a typo would be lost)."""
     if isinstance(schema, dict):
         out = {k: _strict(v) for k, v in schema.items()}
-        if "properties" in out and "additionalProperties" not in out and not out.get(
-            "x-kubernetes-preserve-unknown-fields"
+        if (
+            "properties" in out
+            and "additionalProperties" not in out
+            and not out.get("x-kubernetes-preserve-unknown-fields")
         ):
             out["additionalProperties"] = False
         return out
@@ -158,7 +160,10 @@ def test_a_flavor_per_node_group_selects_its_nodes_and_tolerates_the_gpu_taint(p
     flavors = {f["metadata"]["name"]: f["spec"] for f in of_kind(kueue_objects(template), "ResourceFlavor")}
     assert flavors["p5en-48xlarge-capacity-block"]["topologyName"] == "aws-network-3-layers"
     assert flavors["p6-b300-48xlarge-capacity-reservation"]["topologyName"] == "aws-network-4-layers"
-    for group, name in ((stack.p5en, "p5en-48xlarge-capacity-block"), (stack.p6_b300, "p6-b300-48xlarge-capacity-reservation")):
+    for group, name in (
+        (stack.p5en, "p5en-48xlarge-capacity-block"),
+        (stack.p6_b300, "p6-b300-48xlarge-capacity-reservation"),
+    ):
         for key, value in flavors[name]["nodeLabels"].items():
             assert group.labels[key] == value  # labels the node group puts on its nodes
         assert flavors[name]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
@@ -200,7 +205,10 @@ def test_gb200_queue_holds_the_ultraserver_gpus_in_a_three_layer_topology(gb200)
     assert flavor["spec"]["nodeLabels"]["fmconstructs.io/instance-type"] == "p6e-gb200.36xlarge"
     (queue,) = of_kind(objects, "ClusterQueue")
     resources = {r["name"]: r["nominalQuota"] for r in queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
-    assert resources == {"nvidia.com/gpu": 4 * stack.gb200.max_nodes, "vpc.amazonaws.com/efa": 4 * stack.gb200.max_nodes}
+    assert resources == {
+        "nvidia.com/gpu": 4 * stack.gb200.max_nodes,
+        "vpc.amazonaws.com/efa": 4 * stack.gb200.max_nodes,
+    }
     assert resources["nvidia.com/gpu"] == 72
     # The NVLink-domain label is not a level (nvidia.com/gpu.clique on EKS is UNCONFIRMED).
     assert all("clique" not in json.dumps(t) for t in of_kind(objects, "Topology"))
@@ -216,7 +224,9 @@ def test_gb200_queue_holds_the_ultraserver_gpus_in_a_three_layer_topology(gb200)
     ],
 )
 def test_sample_job_is_a_schema_valid_jobset_on_one_network_node(instance_type, gpus, efa, level):
-    job = render_sample_training_job(instance_type=instance_type, nodes=4, image="public.ecr.aws/x/train:1", namespace="training")
+    job = render_sample_training_job(
+        instance_type=instance_type, nodes=4, image="public.ecr.aws/x/train:1", namespace="training"
+    )
     validate(job)
     assert job["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "fm-gpu"}
     (replicated,) = job["spec"]["replicatedJobs"]
@@ -285,7 +295,7 @@ def test_unknown_instance_type_is_refused():
 def test_network_layers_follow_the_ec2_topology_prerequisites():
     assert [network_layers(t) for t in ("p5.48xlarge", "p5en.48xlarge", "p6e-gb200.36xlarge")] == [3, 3, 3]
     assert [network_layers(t) for t in ("p6-b200.48xlarge", "p6-b300.48xlarge")] == [4, 4]
-    with pytest.raises(FmValidationError, match="^layers"):
+    with pytest.raises(FmValidationError, match=r"^layers"):
         topology_levels(5)
 
 
@@ -363,7 +373,7 @@ def test_scheduling_bad_input(options, parameter):
 def test_scheduling_is_added_once_per_cluster():
     _, cluster = _cluster()
     cluster.add_topology_scheduling()
-    with pytest.raises(FmValidationError, match="^add_topology_scheduling"):
+    with pytest.raises(FmValidationError, match=r"^add_topology_scheduling"):
         cluster.add_topology_scheduling()
     assert isinstance(cluster.topology_scheduling, KueueScheduling)
 
@@ -414,5 +424,5 @@ def test_platform_schedules_through_kueue_by_default_and_can_opt_out():
     assert local["metadata"]["namespace"] == "default"
     off = _platform(scheduling=False)
     assert not off.find_resources("Custom::AWSCDK-EKS-HelmChart", {"Properties": {"Chart": "kueue"}})
-    with pytest.raises(FmValidationError, match="^scheduling"):
+    with pytest.raises(FmValidationError, match=r"^scheduling"):
         EksOptions(scheduling="yes")  # type: ignore[arg-type]

@@ -27,8 +27,6 @@ from .scheduling import KueueScheduling, render_sample_training_job
 from .versions import DEFAULT_KUBERNETES_VERSION, MIN_ULTRASERVER_VERSION, kubectl_layer_for
 
 __all__ = [
-    "KueueScheduling",
-    "render_sample_training_job",
     "ALL_CONTROL_PLANE_LOGS",
     "DCGM_EXPORTER",
     "DEFAULT_KUBERNETES_VERSION",
@@ -46,6 +44,7 @@ __all__ = [
     "GpuNodeGroup",
     "GpuNodeGroupOptions",
     "HelmChartPin",
+    "KueueScheduling",
     "LustreClient",
     "SystemNodeGroupOptions",
     "check_hyperpod_instance_types",
@@ -58,4 +57,5 @@ __all__ = [
     "lustre_static_volume_manifests",
     "nvidia_device_plugin_values",
     "nvidia_dra_driver_values",
+    "render_sample_training_job",
 ]

@@ -436,7 +436,9 @@ class KueueScheduling(Construct):
         jobset: bool,
     ) -> None:
         # The image is set through the chart's own key (kueue_values); the source keeps the chart location and values.
-        chart_source = None if kueue_source is None else _addons.ChartSource(kueue_source.repository, values=kueue_source.values)
+        chart_source = (
+            None if kueue_source is None else _addons.ChartSource(kueue_source.repository, values=kueue_source.values)
+        )
         # wait: the webhooks must serve before the queues are applied (they validate Kueue objects); only with nodes
         # for the controller (the system node group).
         wait = self.cluster.system_node_group is not None
@@ -455,12 +457,12 @@ class KueueScheduling(Construct):
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
                 for namespace in self._namespaces
             ]
-        queue = cluster_queue_manifest(
-            self.cluster_queue_name, [FlavorQuota("placeholder", {}, 3, 0, 0)]
-        )
+        queue = cluster_queue_manifest(self.cluster_queue_name, [FlavorQuota("placeholder", {}, 3, 0, 0)])
         queue["spec"]["resourceGroups"] = Lazy.any(_LazyValue(self._resource_groups))
         manifests.append(queue)
-        manifests += [local_queue_manifest(self.local_queue_name, ns, self.cluster_queue_name) for ns in self._namespaces]
+        manifests += [
+            local_queue_manifest(self.local_queue_name, ns, self.cluster_queue_name) for ns in self._namespaces
+        ]
         manifest = self.cluster.cluster.add_manifest("KueueQueues", *manifests)
         manifest.node.add_dependency(self.kueue_chart)
         return manifest
@@ -494,7 +496,11 @@ class KueueScheduling(Construct):
         known = self._flavors.get(key)
         if known is not None:
             flavor = FlavorQuota(
-                known.name, known.node_labels, known.layers, known.gpus + gpus, known.efa_interfaces + efa,
+                known.name,
+                known.node_labels,
+                known.layers,
+                known.gpus + gpus,
+                known.efa_interfaces + efa,
                 known.tolerations,
             )
             self._flavors[key] = flavor
@@ -523,9 +529,9 @@ def _tolerations(group: GpuNodeGroup) -> tuple[Mapping[str, str], ...]:
     """Tolerations for the group's taints, except the node-checks gate (pods must wait for it)."""
     out: list[Mapping[str, str]] = []
     for taint in group.taints:
-        if taint.key == _addons.NODE_CHECKS_TAINT_KEY or is_token(taint.key):
+        key = taint.key
+        if key is None or key == _addons.NODE_CHECKS_TAINT_KEY or is_token(key):
             continue
         effect = _TAINT_EFFECTS.get(str(getattr(taint.effect, "value", taint.effect)), "NoSchedule")
-        toleration = {"key": taint.key, "operator": "Exists", "effect": effect}
-        out.append(toleration)
+        out.append({"key": key, "operator": "Exists", "effect": effect})
     return tuple(out)

@@ -19,11 +19,7 @@ import yaml
 
 def strip_descriptions(node: Any) -> Any:
     if isinstance(node, dict):
-        return {
-            k: strip_descriptions(v)
-            for k, v in node.items()
-            if not (k == "description" and isinstance(v, str))
-        }
+        return {k: strip_descriptions(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))}
     if isinstance(node, list):
         return [strip_descriptions(v) for v in node]
     return node
