@@ -378,6 +378,17 @@ def test_scheduling_is_added_once_per_cluster():
     assert isinstance(cluster.topology_scheduling, KueueScheduling)
 
 
+def test_no_second_kueue_next_to_hyperpod_task_governance():
+    _, cluster = _cluster()
+    cluster.add_hyperpod_instance_types(["ml.p5en.48xlarge"])
+    with pytest.raises(FmValidationError, match=r"^add_topology_scheduling"):
+        cluster.add_topology_scheduling()
+    _, other = _cluster()
+    other.add_topology_scheduling()
+    with pytest.raises(FmValidationError, match=r"^instance_types"):
+        other.add_hyperpod_instance_types(["ml.p5en.48xlarge"])
+
+
 def test_kueue_configuration_timeout():
     assert kueue_configuration(pods_ready_timeout_minutes=45)["waitForPodsReady"]["timeout"] == "45m"
     assert (KUEUE.version, JOBSET.version) == ("0.19.2", "0.12.0")

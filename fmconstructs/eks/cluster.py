@@ -519,6 +519,13 @@ class GpuEksCluster(Construct):
         :class:`~fmconstructs.eks.scheduling.KueueScheduling` for ``options``. Once per cluster."""
         if self.topology_scheduling is not None:
             raise FmValidationError("add_topology_scheduling", "a second call", "one call per cluster")
+        if self._hyperpod_instance_types:
+            raise FmValidationError(
+                "add_topology_scheduling",
+                f"a cluster with HyperPod nodes {self.hyperpod_instance_types}",
+                "a cluster without SageMaker HyperPod nodes (HyperPod task governance installs its own Kueue; "
+                "use its topology annotations, see fmconstructs.eks.scheduling)",
+            )
         self.topology_scheduling = KueueScheduling(self, "TopologyScheduling", cluster=self, **options)
         return self.topology_scheduling
 
@@ -722,6 +729,12 @@ class GpuEksCluster(Construct):
         for the instance groups of the HyperPod cluster it precedes.
         """
         types = _addons.check_hyperpod_instance_types("instance_types", instance_types)
+        if types and self.topology_scheduling is not None:
+            raise FmValidationError(
+                "instance_types",
+                list(types),
+                "none on a cluster with add_topology_scheduling (HyperPod task governance installs its own Kueue)",
+            )
         for hyperpod_type in types:
             if hyperpod_type not in self._hyperpod_instance_types:
                 self._hyperpod_instance_types.append(hyperpod_type)
