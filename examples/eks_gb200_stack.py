@@ -12,6 +12,8 @@ Follows the EKS User Guide "ml-eks-nvidia-ultraserver" (Use P6e-GB200 UltraServe
   (chart >= 0.5.14), the DCGM exporter, the FSx CSI driver, and the NVIDIA DRA driver 25.8.0 with the guide's values
   (ComputeDomains on, GPU allocation off, controller schedulable on EKS).
 - An elastic ComputeDomain (``numNodes: 0``) whose channel claim template pods reference for IMEX channels.
+- Topology-aware, all-or-nothing scheduling: Kueue with a Topology of the EKS network-node labels, JobSet, a
+  ClusterQueue of the group's 72 GPUs and the LocalQueue ``fm-gpu`` in ``training``.
 - FSx for Lustre PERSISTENT_2, EFA-enabled, 9,600 GiB at 1,000 MB/s/TiB (the size 0.2.0 deployed, kept: FSx cannot
   shrink), automatic metadata configuration, in the node group's subnet and sharing the cluster's EFA security
   group; a static PersistentVolume + claim ``fsx-training`` in namespace ``training``. Each GB200 node installs the
@@ -120,6 +122,9 @@ class EksGb200Stack(Stack):
         )
         self.compute_domain = self.cluster.add_compute_domain("ComputeDomain", name="gb200-imex", namespace=NAMESPACE)
         self.compute_domain.node.add_dependency(self.volume)  # the volume's manifest creates the namespace
+        # Kueue over the EKS network-node labels (3 layers for p6e-gb200), JobSet, LocalQueue fm-gpu.
+        self.scheduling = self.cluster.add_topology_scheduling(namespaces=[NAMESPACE])
+        self.scheduling.queues.node.add_dependency(self.volume)
 
         add_eks_outputs(self, self.cluster, node_groups={"Gb200": self.gb200})
         add_lustre_outputs(self, self.file_system, volume_name="fsx-training", namespace=NAMESPACE)

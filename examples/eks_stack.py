@@ -9,6 +9,8 @@
   reserves capacity in a cluster placement group only for reservations created in it, EC2 User Guide "cr-cpg").
 - The four GPU add-ons and a static PersistentVolume + claim for an FSx for Lustre file system from the storage
   construct.
+- Topology-aware, all-or-nothing scheduling: Kueue with a Topology per network depth (EKS network-node labels),
+  JobSet, one ClusterQueue (GPU and EFA quotas of both groups) and the LocalQueue ``fm-gpu`` in ``training``.
 - With the shared workspace: :class:`~fmconstructs.capacity_events.CapacityBlockEvents` sends Capacity Block
   delivered / expiration-warning events to the workspace's alert topic and, on the warning (forty minutes before the
   block ends), cordons the block's nodes (``spec.unschedulable``, annotated ``fmconstructs.io/capacity-block-ends-at``)
@@ -120,6 +122,9 @@ class EksStack(Stack):
         self.volume = self.cluster.add_lustre_volume(
             "FsxVolume", self.file_system, name="fsx-training", namespace="training", create_namespace=True
         )
+        # Kueue over the EKS network-node labels (3 layers for p5en, 4 for p6-b300), JobSet, LocalQueue fm-gpu.
+        self.scheduling = self.cluster.add_topology_scheduling(namespaces=["training"])
+        self.scheduling.queues.node.add_dependency(self.volume)  # the volume's manifest creates the namespace
 
         add_eks_outputs(self, self.cluster, node_groups={"P5en": self.p5en, "P6B300": self.p6_b300})
         add_lustre_outputs(self, self.file_system, volume_name="fsx-training", namespace="training")

@@ -143,6 +143,9 @@ class WarningId(str, Enum):
     #: TrainingPlatform health on EKS: the NCCL MPIJob (created on a schedule by a CronJob) needs the Kubeflow MPI
     #: operator (kubeflow.org/v2beta1), which the platform does not install.
     PLATFORM_HEALTH_EKS_NCCL = "platform-health-eks-nccl"
+    #: EKS topology scheduling: a GPU node group's ``max_nodes`` is a deploy-time value, so its GPUs are not in the
+    #: Kueue ClusterQueue quota (the quota is a number written at synthesis).
+    EKS_SCHEDULING_QUOTA = "eks-scheduling-quota"
 
     @property
     def qualified(self) -> str:

@@ -23,6 +23,7 @@ from .addons import (
 from .cluster import ALL_CONTROL_PLANE_LOGS, EksWarning, GpuAddons, GpuEksCluster, SystemNodeGroupOptions
 from .manifests import compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, LustreClient, eks_ami_type, eks_capacity_type
+from .scheduling import KueueScheduling, render_sample_training_job
 from .versions import DEFAULT_KUBERNETES_VERSION, MIN_ULTRASERVER_VERSION, kubectl_layer_for
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "GpuNodeGroup",
     "GpuNodeGroupOptions",
     "HelmChartPin",
+    "KueueScheduling",
     "LustreClient",
     "SystemNodeGroupOptions",
     "check_hyperpod_instance_types",
@@ -55,4 +57,5 @@ __all__ = [
     "lustre_static_volume_manifests",
     "nvidia_device_plugin_values",
     "nvidia_dra_driver_values",
+    "render_sample_training_job",
 ]

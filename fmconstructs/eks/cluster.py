@@ -63,6 +63,7 @@ from . import health as _health
 from ._names import EKS_CLUSTER_NAME, check_labels, check_tags
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
+from .scheduling import KueueScheduling
 from .versions import DEFAULT_KUBERNETES_VERSION, check_kubernetes_version, kubectl_layer_for
 from .vpc_cni import vpc_cni_with_own_role
 
@@ -404,6 +405,8 @@ class GpuEksCluster(Construct):
         self.gpu_node_groups: list[GpuNodeGroup] = []
         self._host_lustre_mounts: list[tuple[LustreFileSystemBase, str]] = []
         self._charts: dict[str, eks.HelmChart] = {}
+        #: :meth:`add_topology_scheduling`'s construct, once added.
+        self.topology_scheduling: KueueScheduling | None = None
         self._chart_sources: dict[str, _addons.ChartSource] = {}
         self._fsx_csi_driver: eks.Addon | None = None
         self._hyperpod_instance_types: list[str] = []
@@ -506,7 +509,25 @@ class GpuEksCluster(Construct):
             group.add_lustre_client(file_system, mount_point=mount_point)
         if group.instance_spec.ultraserver_types:
             self.add_nvidia_dra_driver()
+        if self.topology_scheduling is not None:
+            self.topology_scheduling.add_node_group(group)
         return group
+
+    def add_topology_scheduling(self, **options: Any) -> KueueScheduling:
+        """Kueue (Topology Aware Scheduling over the EKS network-node labels, all-or-nothing admission), JobSet, and
+        a ClusterQueue for the GPU node groups with a LocalQueue per namespace; see
+        :class:`~fmconstructs.eks.scheduling.KueueScheduling` for ``options``. Once per cluster."""
+        if self.topology_scheduling is not None:
+            raise FmValidationError("add_topology_scheduling", "a second call", "one call per cluster")
+        if self._hyperpod_instance_types:
+            raise FmValidationError(
+                "add_topology_scheduling",
+                f"a cluster with HyperPod nodes {self.hyperpod_instance_types}",
+                "a cluster without SageMaker HyperPod nodes (HyperPod task governance installs its own Kueue; "
+                "use its topology annotations, see fmconstructs.eks.scheduling)",
+            )
+        self.topology_scheduling = KueueScheduling(self, "TopologyScheduling", cluster=self, **options)
+        return self.topology_scheduling
 
     # --- add-ons ------------------------------------------------------------------------------------------------
     def _chart(
@@ -515,9 +536,12 @@ class GpuEksCluster(Construct):
         pin: _addons.HelmChartPin,
         values: Mapping[str, Any],
         source: _addons.ChartSource | None = None,
+        *,
+        wait: bool = False,
     ) -> eks.HelmChart:
         """The chart ``id`` (installed once). ``source``: where the chart and its image come from (default the pin's
-        public repository); a chart already added from another source is refused (add it with its source first)."""
+        public repository); a chart already added from another source is refused (add it with its source first).
+        ``wait``: ``helm --wait`` (controllers whose webhooks must serve before their objects are applied)."""
         _addons.check_chart_source("source", source)
         if id in self._charts:
             if source is not None and source != self._chart_sources[id]:
@@ -539,7 +563,7 @@ class GpuEksCluster(Construct):
             create_namespace=pin.namespace != "kube-system",
             values=dict(values),
             # DaemonSets on GPU nodes that may not exist yet (a Capacity Block not yet active): do not wait for pods.
-            wait=False,
+            wait=wait,
             timeout=Duration.minutes(10),
         )
         if _addons.contains_null(values):
@@ -705,6 +729,12 @@ class GpuEksCluster(Construct):
         for the instance groups of the HyperPod cluster it precedes.
         """
         types = _addons.check_hyperpod_instance_types("instance_types", instance_types)
+        if types and self.topology_scheduling is not None:
+            raise FmValidationError(
+                "instance_types",
+                list(types),
+                "none on a cluster with add_topology_scheduling (HyperPod task governance installs its own Kueue)",
+            )
         for hyperpod_type in types:
             if hyperpod_type not in self._hyperpod_instance_types:
                 self._hyperpod_instance_types.append(hyperpod_type)

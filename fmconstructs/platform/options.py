@@ -454,6 +454,9 @@ class EksOptions:
         and to 0 on its expiration warning. ``ON_BLOCK_EVENTS`` needs a Capacity Block given by ``reservation_id``,
         ``observability`` (the events' alert topic) and ``capacity_block_events=True``.
     :param removal_policy: ``GpuEksCluster.removal_policy``. Default DESTROY.
+    :param scheduling: topology-aware, all-or-nothing scheduling (``GpuEksCluster.add_topology_scheduling``): Kueue
+        with a Topology of the EKS network-node labels, JobSet, a ClusterQueue of the GPU node group and the
+        LocalQueue ``fm-gpu`` in ``namespace``. Default True.
     """
 
     version: eks.KubernetesVersion | None = None
@@ -465,10 +468,12 @@ class EksOptions:
     create_namespace: bool = False
     capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY
     removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
+    scheduling: bool = True
 
     def __post_init__(self) -> None:
         check_removal_policy("removal_policy", self.removal_policy)
         check_enum("capacity_block_scaling", self.capacity_block_scaling, CapacityBlockScaling)
+        check_bool("scheduling", self.scheduling)
         if self.version is not None:
             object.__setattr__(self, "version", check_kubernetes_version("version", self.version))
         object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))

@@ -616,6 +616,12 @@ class TrainingPlatform(Construct):
                 "PersistentVolumeClaim (namespace/name) that pods mount for the file system",
             )
             _health.eks_nccl(self, cluster, volume, options)
+        if options.scheduling:
+            scheduling = cluster.add_topology_scheduling(
+                namespaces=[options.namespace], create_namespaces=options.create_namespace and file_system is None
+            )
+            if file_system is not None:
+                scheduling.queues.node.add_dependency(volume)  # the volume's manifest may create the namespace
         self._eks_scraper(cluster)
         self._eks_outputs(cluster)
 
