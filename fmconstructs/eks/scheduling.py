@@ -33,7 +33,7 @@ from aws_cdk import IStableAnyProducer, Lazy
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from .._validate import check_bool, check_count, check_str, check_str_sequence
+from .._validate import check_bool, check_count, check_str, check_str_sequence, located
 from ..catalog import get_instance_spec
 from ..errors import FmValidationError, WarningId, add_warning, is_token
 from . import addons as _addons
@@ -371,6 +371,7 @@ class KueueScheduling(Construct):
     """Kueue with Topology Aware Scheduling and all-or-nothing admission, JobSet, and queues for the GPU node groups
     of ``cluster`` (groups added later join). Use :meth:`GpuEksCluster.add_topology_scheduling`."""
 
+    @located
     def __init__(
         self,
         scope: Construct,
