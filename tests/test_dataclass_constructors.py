@@ -73,6 +73,7 @@ RESULT_TYPES: dict[str, str] = {
     "fmconstructs.eks.cluster.GpuAddons": "GpuEksCluster.add_gpu_addons() result",
     "fmconstructs.eks.node_group.LustreClient": "GpuNodeGroup.add_lustre_client() result",
     "fmconstructs.pcs.health.PcsNodeHealthStep": "pcs_node_health_step() result, installed by PcsGpuNodeGroup",
+    "fmconstructs.topology.slurm.InstanceTopology": "parse_instance_topology() result (a DescribeInstanceTopology row)",
     "fmconstructs.health.nccl_report.NcclResult": "parse of an nccl-tests report",
     "fmconstructs.health.nccl_report.SizeResult": "one row of a parsed nccl-tests report",
     "fmconstructs.hyperpod.health.ClusterHealth": "read from the SageMaker API by the health reader",
