@@ -70,7 +70,7 @@ def _check_variable(parameter: str, value: object) -> GpuIdVariable:
     return check_enum(parameter, value, GpuIdVariable)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JobMappingSpec:
     """Where the GPU-to-job files live and how the prolog finds a job's GPUs.
 
