@@ -239,3 +239,23 @@ def test_module_does_not_import_aws_cdk() -> None:
     }
     assert not any(name.startswith("aws_cdk") for name in imported)
     assert os.path.basename(job_mapping.__file__) == "job_mapping.py"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 file")
+def test_unreadable_file_is_left_alone(spec: JobMappingSpec, tmp_path: Path) -> None:
+    env = {"SLURM_JOB_ID": "11", "SLURM_JOB_GPUS": "0"}
+    assert _run(render_job_mapping_prolog(spec), tmp_path, env).returncode == 0
+    mapped = Path(spec.mapping_dir) / "0"
+    mapped.write_text("11\n22\n")
+    mapped.chmod(0)
+    try:
+        assert _run(render_job_mapping_epilog(spec), tmp_path, env).returncode == 0
+        assert (
+            _run(render_job_mapping_prolog(spec), tmp_path, {"SLURM_JOB_ID": "33", "SLURM_JOB_GPUS": "0"}).returncode
+            == 0
+        )
+        assert mapped.exists()
+        assert [p.name for p in Path(spec.mapping_dir).iterdir()] == ["0"]  # no temporary file left behind
+    finally:
+        mapped.chmod(0o644)
+    assert mapped.read_text() == "11\n22\n"
