@@ -138,7 +138,7 @@ def test_pcs_example_alarms_on_fsx_saturation_to_the_shared_topic(example_stacks
     from aws_cdk.assertions import Template
 
     alarms = Template.from_stack(example_stacks["FmPcsP5"]).find_resources("AWS::CloudWatch::Alarm")
-    assert len(alarms) == 2
+    assert len(alarms) == 3  # throughput, aggregate free capacity, fullest storage target (OST)
     for alarm in alarms.values():
         assert "Fn::ImportValue" in str(alarm["Properties"]["AlarmActions"])  # FmObservability's topic
 

@@ -14,8 +14,8 @@ def test_alarms_for_a_new_file_system(scene):
     topic = sns.Topic(scene.stack, "Alerts")
     fs.add_saturation_alarms(topic=topic)
     alarms = scene.template().find_resources("AWS::CloudWatch::Alarm")
-    assert len(alarms) == 2
-    throughput = next(p for p in alarms.values() if "Metrics" in p["Properties"])["Properties"]
+    assert len(alarms) == 3  # and the fullest-storage-target alarm (tests/test_storage_ost_alarm.py)
+    throughput = next(p for p in alarms.values() if "throughput" in p["Properties"]["AlarmDescription"])["Properties"]
     # 2400 GiB = 2.34375 TiB at 500 MB/s/TiB = 1,171.875 MB/s baseline; 300 s periods
     expression = next(m["Expression"] for m in throughput["Metrics"] if "Expression" in m)
     assert expression == "(r + w) / 300 / 1171875000"
@@ -48,7 +48,7 @@ def test_alarms_for_an_imported_file_system_with_facts(scene):
     )
     throughput_alarm, capacity_alarm = fs.add_saturation_alarms(throughput_ratio=0.8)
     assert throughput_alarm is not None and capacity_alarm is not None
-    scene.template().resource_count_is("AWS::CloudWatch::Alarm", 2)
+    scene.template().resource_count_is("AWS::CloudWatch::Alarm", 3)
 
 
 def test_throughput_baseline_is_tib_times_per_unit_throughput(scene):
@@ -57,7 +57,7 @@ def test_throughput_baseline_is_tib_times_per_unit_throughput(scene):
     fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, storage_capacity_gib=4800, throughput_mbps_per_tib=1000)
     fs.add_saturation_alarms()
     alarms = scene.template().find_resources("AWS::CloudWatch::Alarm")
-    throughput = next(p for p in alarms.values() if "Metrics" in p["Properties"])["Properties"]
+    throughput = next(p for p in alarms.values() if "throughput" in p["Properties"]["AlarmDescription"])["Properties"]
     expression = next(m["Expression"] for m in throughput["Metrics"] if "Expression" in m)
     assert expression == "(r + w) / 300 / 4687500000"  # 4,687.5 MB/s in bytes per second
     assert "4,687.5 MB/s baseline" in throughput["AlarmDescription"]

@@ -12,6 +12,7 @@ NVIDIA GPU deployment and management documentation).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -169,19 +170,54 @@ class AlertRule:
         }
 
 
+_RECORD_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")  # prometheus/prometheus model/rulefmt: a valid metric name
+
+
+@dataclass(frozen=True)
+class RecordingRule:
+    """A Prometheus recording rule: ``expr`` evaluated every group interval and stored as the series ``record``."""
+
+    record: str
+    expr: str
+    metrics: tuple[str, ...]
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_str("record", self.record, pattern=_RECORD_NAME, allowed="a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+        check_str("expr", self.expr, min_length=1, allowed="a non-empty PromQL expression")
+        object.__setattr__(self, "metrics", check_sequence("metrics", self.metrics, check_str))
+        object.__setattr__(self, "labels", _check_label_map("labels", self.labels))
+
+    @property
+    def name(self) -> str:
+        return self.record
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"record": self.record, "expr": self.expr}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        return out
+
+
+def _check_rule(parameter: str, value: object) -> AlertRule | RecordingRule:
+    if not isinstance(value, AlertRule | RecordingRule):
+        raise FmTypeError(parameter, value, "an AlertRule or a RecordingRule")
+    return value
+
+
 @dataclass(frozen=True)
 class RuleGroup:
     """A named group of alert rules evaluated every ``interval`` (a Prometheus duration; ``'0'`` means the
     evaluator's default)."""
 
     name: str
-    rules: tuple[AlertRule, ...]
+    rules: tuple[AlertRule | RecordingRule, ...]
     interval: PrometheusDuration = "1m"
 
     def __post_init__(self) -> None:
         # prometheus/prometheus model/rulefmt/rulefmt.go: "Groupname must not be empty".
         check_str("name", self.name, min_length=1, allowed="a non-empty rule group name")
-        rules = check_sequence("rules", self.rules, lambda n, v: check_instance(n, v, AlertRule, "an AlertRule"))
+        rules = check_sequence("rules", self.rules, _check_rule)
         object.__setattr__(self, "rules", rules)
         object.__setattr__(self, "interval", check_prometheus_duration("interval", self.interval))
 
@@ -579,6 +615,8 @@ def alerts_table_markdown(groups: Iterable[RuleGroup] | None = None) -> str:
     rows = ["| Alert | Group | Severity | For | Meaning |", "|---|---|---|---|---|"]
     for group in check_rule_groups("groups", groups) if groups is not None else default_rule_groups():
         for rule in group.rules:
+            if not isinstance(rule, AlertRule):
+                continue  # recording rules page no one
             meaning = rule.description.replace("|", "\\|")
             rows.append(
                 f"| `{rule.name}` | {group.name.removeprefix('fmconstructs-')} | {rule.severity.value} | "

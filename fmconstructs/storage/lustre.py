@@ -92,6 +92,7 @@ from .sizing import (
     # which the ``fmc`` command imports without aws_cdk).
     MAX_EFA_CONNECTIONS as MAX_EFA_CONNECTIONS,
 )
+from .target_alarm import DEFAULT_STORAGE_TARGET_USED_PERCENT, add_storage_target_alarm, check_used_percent
 
 #: FileSystemTypeVersion: EFA and metadata configurations need 2.15.
 LUSTRE_VERSION = "2.15"
@@ -342,6 +343,7 @@ class LustreFileSystemBase(Construct):
         free_capacity_ratio: float = 0.1,
         period: Duration | None = None,
         evaluation_periods: int = 3,
+        storage_target_used_percent: float | None = DEFAULT_STORAGE_TARGET_USED_PERCENT,
     ) -> tuple[cloudwatch.Alarm, cloudwatch.Alarm]:
         """CloudWatch alarms for throughput and capacity saturation (FSx publishes these to CloudWatch only).
 
@@ -349,6 +351,10 @@ class LustreFileSystemBase(Construct):
         throughput (FSx for Lustre User Guide "Monitoring with Amazon CloudWatch": both metrics are Sums per period,
         in bytes; FSx's MB/s are 10^6 bytes per second). Capacity: ``FreeDataStorageCapacity`` (bytes) below
         ``free_capacity_ratio`` of the storage capacity. Alarms go to ``topic`` when given.
+
+        Storage target: unless ``storage_target_used_percent`` is None, a third alarm on the fullest storage target
+        (OST), which fills before the aggregate (:func:`fmconstructs.storage.target_alarm.add_storage_target_alarm`);
+        it is kept as :attr:`storage_target_alarm`.
 
         :param period: default 5 minutes.
         """
@@ -359,12 +365,7 @@ class LustreFileSystemBase(Construct):
                 (self.storage_capacity_gib, self.deployment_type),
                 "known (pass them to from_lustre_file_system_attributes) to size saturation alarms",
             )
-        if topic is not None:
-            check_construct("topic", topic, attribute="topic_arn", expected="an sns.ITopic")
-        for name, ratio in (("throughput_ratio", throughput_ratio), ("free_capacity_ratio", free_capacity_ratio)):
-            checked = check_number(name, ratio)
-            if not known(checked) or not 0 < checked < 1:
-                raise FmValidationError(name, ratio, "a ratio between 0 and 1 (exclusive) known at synthesis")
+        _check_saturation_inputs(topic, throughput_ratio, free_capacity_ratio, storage_target_used_percent)
         evaluation_periods = check_count("evaluation_periods", evaluation_periods, minimum=1)
         check_instance("period", period, Duration, "a Duration (Duration.minutes(n))")
         period = period or Duration.minutes(5)
@@ -411,6 +412,15 @@ class LustreFileSystemBase(Construct):
         if topic is not None:
             for alarm in (throughput_alarm, capacity_alarm):
                 alarm.add_alarm_action(cloudwatch_actions.SnsAction(topic))
+        if storage_target_used_percent is not None:
+            self.storage_target_alarm: cloudwatch.Alarm | None = add_storage_target_alarm(
+                self,
+                file_system_id=self.file_system_id,
+                topic=topic,
+                used_percent=storage_target_used_percent,
+                period=period,
+                evaluation_periods=evaluation_periods,
+            )
         return throughput_alarm, capacity_alarm
 
     @property
@@ -775,6 +785,19 @@ def _id_from_path(path: str) -> str:
     if _PLAIN_PATH.fullmatch(path):
         return name
     return f"{name}{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+
+
+def _check_saturation_inputs(
+    topic: object, throughput_ratio: object, free_capacity_ratio: object, storage_target_used_percent: object
+) -> None:
+    if topic is not None:
+        check_construct("topic", topic, attribute="topic_arn", expected="an sns.ITopic")
+    for name, ratio in (("throughput_ratio", throughput_ratio), ("free_capacity_ratio", free_capacity_ratio)):
+        checked = check_number(name, ratio)
+        if not known(checked) or not 0 < checked < 1:
+            raise FmValidationError(name, ratio, "a ratio between 0 and 1 (exclusive) known at synthesis")
+    if storage_target_used_percent is not None:
+        check_used_percent("storage_target_used_percent", storage_target_used_percent)
 
 
 class LustreFileSystem(LustreFileSystemBase):
