@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import click
 from rich.console import Console
@@ -45,9 +45,11 @@ def _instant(text: str, option: str) -> float:
     try:
         parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise click.BadParameter(f"{text!r}: an ISO 8601 time such as 2026-11-01T00:00:00Z", param_hint=option) from None
+        raise click.BadParameter(
+            f"{text!r}: an ISO 8601 time such as 2026-11-01T00:00:00Z", param_hint=option
+        ) from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
 
 
@@ -85,8 +87,8 @@ def _credentials(profile: str | None) -> object:
 
 
 def render(usage: Usage, console: Console) -> None:
-    start = datetime.fromtimestamp(usage.start, timezone.utc).isoformat(timespec="seconds")
-    end = datetime.fromtimestamp(usage.end, timezone.utc).isoformat(timespec="seconds")
+    start = datetime.fromtimestamp(usage.start, UTC).isoformat(timespec="seconds")
+    end = datetime.fromtimestamp(usage.end, UTC).isoformat(timespec="seconds")
     table = Table(title=f"GPU-hours by {usage.by} ({usage.label}), {start} to {end}", show_footer=True)
     total = usage.total_cost_usd
     footers = {
@@ -167,7 +169,7 @@ def usage(
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--step") from None
     begin, finish = period(since, start, end, now=time.time())
-    span = int(round(finish - begin))
+    span = round(finish - begin)
     if step_seconds > span:
         raise click.BadParameter("longer than the period", param_hint="--step")
     if region is not None:
@@ -181,7 +183,9 @@ def usage(
     try:
         samples = prom.query_at(promql, finish)
     except CredentialsRefused as problem:
-        raise FmcError(f"{problem}: the caller needs aps:QueryMetrics on the workspace", ExitCode.NO_CREDENTIALS)
+        raise FmcError(
+            f"{problem}: the caller needs aps:QueryMetrics on the workspace", ExitCode.NO_CREDENTIALS
+        ) from None
     except QueryProblem as problem:
         raise FmcError(str(problem), ExitCode.AWS_SETUP) from None
     build_rows(result, samples, prices=prices, price_per_gpu_hour=price_per_gpu_hour)

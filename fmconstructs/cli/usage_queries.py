@@ -79,9 +79,7 @@ def gpu_hours_query(label: str, *, period_seconds: int, step_seconds: int, end: 
     """PromQL for GPU-hours per ``label`` (and instance type) over ``period_seconds`` ending at ``end`` (unix s)."""
     by = label if label == INSTANCE_TYPE_LABEL else f"{label}, {INSTANCE_TYPE_LABEL}"
     window = f"[{period_seconds}s:{step_seconds}s] @ {end:.3f}"
-    return (
-        f'sum by ({by}) (count_over_time({GPU_SERIES}{{{label}!=""}}{window})) * {step_seconds} / 3600'
-    )
+    return f'sum by ({by}) (count_over_time({GPU_SERIES}{{{label}!=""}}{window})) * {step_seconds} / 3600'
 
 
 class UsageQuery(PrometheusQuery):
@@ -153,7 +151,8 @@ class Usage:
         data["total_gpu_hours"] = self.total_gpu_hours
         data["total_cost_usd"] = self.total_cost_usd
         data["unpriced_rows"] = sum(1 for r in self.rows if r.cost_usd is None)
-        return json.loads(json.dumps(data))
+        clean: dict[str, Any] = json.loads(json.dumps(data))
+        return clean
 
 
 def _gpus_per_node(instance_type: str) -> int | None:
