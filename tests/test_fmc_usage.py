@@ -10,6 +10,7 @@ import urllib.parse
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -258,3 +259,59 @@ def _unsigned(self: Any, promql: str, at: float) -> Any:
 
     body = urllib.parse.urlencode({"query": promql}).encode()
     return urllib.request.Request(self.url, data=body, method="POST")
+
+
+# --- CDK_OUT: the workspace the deployed stacks created (recorded AWS responses, as fmc health) ---------------------
+def _assembly(root: Path) -> Path:
+    out = root / "cdk.out"
+    out.mkdir()
+    template = {"Resources": {"Ws": {"Type": "AWS::APS::Workspace", "Properties": {}}}}
+    (out / "Fm.template.json").write_text(json.dumps(template))
+    stack = {
+        "type": "aws:cloudformation:stack",
+        "environment": f"aws://123456789012/{REGION}",
+        "properties": {"templateFile": "Fm.template.json"},
+    }
+    (out / "manifest.json").write_text(json.dumps({"artifacts": {"Fm": stack}}))
+    return out
+
+
+def _responses(root: Path, endpoint: str | None) -> Path:
+    arn = f"arn:aws:aps:{REGION}:123456789012:workspace/ws-test"
+    summary = {"LogicalResourceId": "Ws", "ResourceType": "AWS::APS::Workspace", "PhysicalResourceId": arn}
+    recorded: dict[str, dict[str, Any]] = {
+        "cloudformation": {
+            "DescribeStacks": {"Stacks": [{"StackName": "Fm", "StackStatus": "CREATE_COMPLETE"}]},
+            "ListStackResources": {"StackResourceSummaries": [{**summary, "ResourceStatus": "CREATE_COMPLETE"}]},
+        },
+        "amp": {"DescribeWorkspace": {"workspace": {"workspaceId": "ws-test", "prometheusEndpoint": endpoint}}},
+    }
+    if endpoint is None:
+        recorded["cloudformation"]["ListStackResources"] = {"StackResourceSummaries": []}
+    file = root / "responses.json"
+    file.write_text(json.dumps(recorded))
+    return file
+
+
+def test_workspace_found_in_the_deployed_stacks(workspace: FakeWorkspace, tmp_path: Path) -> None:
+    responses = _responses(tmp_path, workspace.url + "api/v1/")
+    result = CliRunner().invoke(cli, ["usage", str(_assembly(tmp_path)), "--responses", str(responses), "--json"])
+    assert _json(result)["total_gpu_hours"] == 208.0 and workspace.forms
+    assert f"/{REGION}/aps/aws4_request" in workspace.authorizations[-1]
+
+
+def test_no_workspace_in_the_stacks_exit_5(workspace: FakeWorkspace, tmp_path: Path) -> None:
+    responses = _responses(tmp_path, None)
+    result = CliRunner().invoke(cli, ["usage", str(_assembly(tmp_path)), "--responses", str(responses)])
+    assert result.exit_code == 5 and "give --workspace-url" in result.output and "Traceback" not in result.output
+
+
+def test_unreadable_assembly_exit_3(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["usage", str(tmp_path / "missing"), "--region", REGION])
+    assert result.exit_code == int(ExitCode.ASSEMBLY) == 3, result.output
+    assert "Traceback" not in result.output
+
+
+def test_responses_with_workspace_url_exit_2(workspace: FakeWorkspace, tmp_path: Path) -> None:
+    result = _run(workspace.url, "--responses", str(_responses(tmp_path, workspace.url)))
+    assert result.exit_code == 2 and not workspace.forms

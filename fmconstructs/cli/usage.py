@@ -1,11 +1,13 @@
 """``fmc usage``: GPU-hours per team (namespace), Slurm job or instance type over a period, and their cost.
 
-It asks the Amazon Managed Prometheus workspace (``--workspace-url``) one PromQL instant query, signed with SigV4 for
+It asks the Amazon Managed Prometheus workspace (``--workspace-url``, else the one the deployed stacks of CDK_OUT
+created: :mod:`fmconstructs.cli.usage_workspace`) one PromQL instant query, signed with SigV4 for
 service ``aps`` (:mod:`fmconstructs.cli.health_queries`: IAM ``aps:QueryMetrics``). The formula and the pricing are
 in :mod:`fmconstructs.cli.usage_queries`. Prices come from you, as for ``fmc plan``: ``--price-per-hour TYPE=USD`` per
 node-hour (divided by the catalog's GPUs per node) or ``--price-per-gpu-hour USD``.
 
-Exit codes (:mod:`fmconstructs.cli.errors`): 0 printed, 2 bad usage (period, prices, ``--by``), 4 no credentials or
+Exit codes (:mod:`fmconstructs.cli.errors`): 0 printed, 2 bad usage (period, prices, ``--by``), 3 unreadable
+assembly (CDK_OUT without ``--workspace-url``), 4 no credentials or
 credentials the workspace refused, 5 AWS set-up (no region, a workspace that cannot be reached or answers an error).
 """
 
@@ -35,6 +37,7 @@ from .usage_queries import (
     gpu_hours_query,
     parse_duration,
 )
+from .usage_workspace import find_workspace
 
 #: Default period (``--since``).
 DEFAULT_SINCE = "7d"
@@ -118,7 +121,12 @@ def render(usage: Usage, console: Console) -> None:
 
 
 @click.command()
-@click.option("--workspace-url", required=True, help="The Prometheus workspace (https://aps-workspaces.<region>...).")
+@click.argument("cdk_out", required=False, default="cdk.out", type=click.Path(file_okay=False))
+@click.option(
+    "--workspace-url",
+    help="The Prometheus workspace (https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>/); default: the one "
+    "the deployed stacks of CDK_OUT created.",
+)
 @click.option("--region", help="Signing region (default: the workspace URL's, else the profile's).")
 @click.option("--profile", help="AWS profile from ~/.aws/config.")
 @click.option("--since", help=f"The period ending now (or at --end): <n>s|m|h|d|w [default: {DEFAULT_SINCE}].")
@@ -136,8 +144,15 @@ def render(usage: Usage, console: Console) -> None:
 @click.option("--price-per-hour", multiple=True, help="USD per node-hour as for fmc plan: TYPE=USD. Repeatable.")
 @click.option("--price-per-gpu-hour", type=float, help="USD per GPU-hour for every row (instead of --price-per-hour).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of a table; errors too.")
+@click.option(
+    "--responses",
+    "responses_file",
+    type=click.Path(dir_okay=False),
+    help="Find the workspace from recorded AWS responses (as fmc health --responses); the query still goes to it.",
+)
 def usage(
-    workspace_url: str,
+    cdk_out: str,
+    workspace_url: str | None,
     region: str | None,
     profile: str | None,
     since: str | None,
@@ -148,6 +163,7 @@ def usage(
     price_per_hour: tuple[str, ...],
     price_per_gpu_hour: float | None,
     as_json: bool,
+    responses_file: str | None,
 ) -> None:
     """GPU-hours per team, job or instance type over a period, from the workspace's DCGM series, and their cost.
 
@@ -157,8 +173,10 @@ def usage(
     """
     if group_by in NOT_JOINABLE:
         raise click.BadParameter(f"{NOT_JOINABLE[group_by]}; use team, job or instance_type", param_hint="--by")
-    if not workspace_url.startswith(("http://", "https://")):
+    if workspace_url is not None and not workspace_url.startswith(("http://", "https://")):
         raise click.BadParameter(f"{workspace_url!r}: an http:// or https:// URL", param_hint="--workspace-url")
+    if workspace_url is not None and responses_file is not None:
+        raise click.UsageError("--responses finds the workspace in CDK_OUT: not with --workspace-url")
     if price_per_gpu_hour is not None and not (math.isfinite(price_per_gpu_hour) and price_per_gpu_hour >= 0):
         raise click.BadParameter("a finite number >= 0", param_hint="--price-per-gpu-hour")
     if price_per_gpu_hour is not None and price_per_hour:
@@ -174,7 +192,14 @@ def usage(
         raise click.BadParameter("longer than the period", param_hint="--step")
     if region is not None:
         check_region(region)
-    credentials = _credentials(profile)
+    notes: list[str] = []
+    if workspace_url is None:
+        found = find_workspace(cdk_out, region=region, profile=profile, responses_file=responses_file)
+        workspace_url, credentials, region = found.url, found.credentials, region or found.region
+        if found.others:
+            notes.append(f"{len(found.others) + 1} workspaces found; read {found.url} (--workspace-url)")
+    else:
+        credentials = _credentials(profile)
     signing = signing_region(workspace_url, region) or _profile_region(profile)
     label = GROUP_LABELS[group_by]
     promql = gpu_hours_query(label, period_seconds=span, step_seconds=step_seconds, end=finish)
@@ -189,6 +214,7 @@ def usage(
     except QueryProblem as problem:
         raise FmcError(str(problem), ExitCode.AWS_SETUP) from None
     build_rows(result, samples, prices=prices, price_per_gpu_hour=price_per_gpu_hour)
+    result.notes[:0] = notes
     if as_json:
         click.echo(json.dumps({"ok": True, **result.to_json()}, indent=2))
     else:
