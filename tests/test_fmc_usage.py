@@ -102,10 +102,9 @@ def _json(result: Result) -> dict[str, Any]:
 
 # --- the query ----------------------------------------------------------------------------------------------------
 def test_query_counts_labelled_gpu_series_per_step() -> None:
-    query = gpu_hours_query(NAMESPACE_LABEL, period_seconds=7 * 86400, step_seconds=60, end=1_700_000_000)
+    query = gpu_hours_query(NAMESPACE_LABEL, period_seconds=7 * 86400, step_seconds=60)
     assert query == (
-        f'sum by (namespace, instance_type) (count_over_time({GPU_SERIES}{{namespace!=""}}'
-        "[604800s:60s] @ 1700000000.000)) * 60 / 3600"
+        f'sum by (namespace, instance_type) (count_over_time({GPU_SERIES}{{namespace!=""}}[604800s:60s])) * 60 / 3600'
     )
 
 

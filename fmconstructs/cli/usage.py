@@ -202,7 +202,7 @@ def usage(
         credentials = _credentials(profile)
     signing = signing_region(workspace_url, region) or _profile_region(profile)
     label = GROUP_LABELS[group_by]
-    promql = gpu_hours_query(label, period_seconds=span, step_seconds=step_seconds, end=finish)
+    promql = gpu_hours_query(label, period_seconds=span, step_seconds=step_seconds)
     result = Usage(group_by, label, begin, finish, step_seconds, promql)
     prom = UsageQuery(workspace_url, credentials=credentials, region=signing, timeout=USAGE_QUERY_TIMEOUT_SECONDS)
     try:

@@ -8,8 +8,10 @@ period, so ``count_over_time`` counts, per GPU series, the steps it was present 
 3600 that is GPU-hours::
 
     sum by (<label>, instance_type) (
-      count_over_time(DCGM_FI_DEV_GPU_UTIL{<label>!=""}[<period>s:<step>s] @ <end>)
+      count_over_time(DCGM_FI_DEV_GPU_UTIL{<label>!=""}[<period>s:<step>s])
     ) * <step> / 3600
+
+evaluated as an instant query at ``time=<end>`` (Prometheus HTTP API ``/api/v1/query``).
 
 It counts allocated GPUs, busy or idle (an idle allocated GPU is still paid for). Precision is one ``step`` per
 allocation; a series counts as present up to Prometheus's 5-minute lookback after its last sample unless a staleness
@@ -75,10 +77,11 @@ def parse_duration(text: str) -> int:
     return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
 
 
-def gpu_hours_query(label: str, *, period_seconds: int, step_seconds: int, end: float) -> str:
-    """PromQL for GPU-hours per ``label`` (and instance type) over ``period_seconds`` ending at ``end`` (unix s)."""
+def gpu_hours_query(label: str, *, period_seconds: int, step_seconds: int) -> str:
+    """PromQL for GPU-hours per ``label`` (and instance type) over the ``period_seconds`` before the query's
+    evaluation time (the API's ``time`` parameter: the period's end; no ``@`` modifier, which older engines lack)."""
     by = label if label == INSTANCE_TYPE_LABEL else f"{label}, {INSTANCE_TYPE_LABEL}"
-    window = f"[{period_seconds}s:{step_seconds}s] @ {end:.3f}"
+    window = f"[{period_seconds}s:{step_seconds}s]"
     return f'sum by ({by}) (count_over_time({GPU_SERIES}{{{label}!=""}}{window})) * {step_seconds} / 3600'
 
 
