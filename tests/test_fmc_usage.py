@@ -4,7 +4,9 @@ http.server that requires a SigV4 `aps` Authorization header and answers Prometh
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import subprocess
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from fmconstructs.catalog import get_instance_spec
@@ -314,3 +317,48 @@ def test_unreadable_assembly_exit_3(tmp_path: Path) -> None:
 def test_responses_with_workspace_url_exit_2(workspace: FakeWorkspace, tmp_path: Path) -> None:
     result = _run(workspace.url, "--responses", str(_responses(tmp_path, workspace.url)))
     assert result.exit_code == 2 and not workspace.forms
+
+
+# --- the formula, evaluated by promtool on series of a running, an idle allocated and a finished job -----------------
+def test_formula_with_promtool(tmp_path: Path) -> None:
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing: `make test` installs it (Debian package prometheus)"
+    expr = gpu_hours_query(NAMESPACE_LABEL, period_seconds=3600, step_seconds=60)
+    (tmp_path / "rules.yml").write_text(
+        yaml.safe_dump({"groups": [{"name": "usage", "rules": [{"record": "usage:gpu_hours", "expr": expr}]}]})
+    )
+    gpu = "DCGM_FI_DEV_GPU_UTIL"
+    series = [
+        # team-a: one GPU busy from minute 65 to the end, one busy from 90 to 110 then gone (stale)
+        (f'{gpu}{{namespace="team-a", instance_type="{P5}", gpu="0"}}', "_x65 90x55"),
+        (f'{gpu}{{namespace="team-a", instance_type="{P5}", gpu="2"}}', "_x90 90x20 stale"),
+        # team-b: an idle allocated GPU (0 % is still allocated) from minute 100
+        (f'{gpu}{{namespace="team-b", instance_type="{P5}", gpu="1"}}', "_x100 0x20"),
+        # team-c: a job that finished before the period; and a GPU without an owner
+        (f'{gpu}{{namespace="team-c", instance_type="{P5}", gpu="3"}}', "50x30 stale"),
+        (f'{gpu}{{namespace="", gpu="4"}}', "0x120"),
+    ]
+    labels = f'instance_type="{P5}"'
+    test = {
+        "rule_files": ["rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": s, "values": v} for s, v in series],
+                "promql_expr_test": [
+                    {
+                        "expr": "usage:gpu_hours",
+                        "eval_time": "2h",
+                        "exp_samples": [
+                            {"labels": f'usage:gpu_hours{{namespace="team-a", {labels}}}', "value": (56 + 21) / 60},
+                            {"labels": f'usage:gpu_hours{{namespace="team-b", {labels}}}', "value": 21 / 60},
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    (tmp_path / "test.yml").write_text(yaml.safe_dump(test))
+    proc = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
