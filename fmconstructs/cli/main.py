@@ -353,6 +353,15 @@ def _register_health() -> None:
 _register_health()
 
 
+def _register_usage() -> None:
+    from .usage import usage
+
+    cli.add_command(usage)
+
+
+_register_usage()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``fmc``): even an error outside a command ends as one line and exit code 70."""
     args = argv if argv is not None else sys.argv[1:]
