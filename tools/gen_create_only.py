@@ -98,7 +98,7 @@ def render() -> str:
         "the resource.",
         '"""',
         "",
-        f'CFN_LINT_VERSION = "{version}"',
+        f'CFN_LINT_VERSION = "{version}"  # the installed cfn-lint package these schemas come from',
         f'REGION = "{REGION}"',
         "",
         "CREATE_ONLY: dict[str, tuple[str, ...]] = {",

@@ -115,7 +115,7 @@ NODE_MONITORING_AGENT_ADDON_NAME = "eks-node-monitoring-agent"
 #: That EKS lists the add-on under the same ``addonVersion`` string, and for every Kubernetes version and Region, is
 #: UNCONFIRMED (``aws eks describe-addon-versions --addon-name eks-node-monitoring-agent`` not seen): if a deploy
 #: reports the version unknown, pass ``addon_version=`` with one that command lists.
-NODE_MONITORING_AGENT_ADDON_VERSION = "v1.7.0-eksbuild.1"
+NODE_MONITORING_AGENT_ADDON_VERSION = "v1.7.0-eksbuild.1"  # agent repo values.yaml; add-on id UNCONFIRMED
 
 _NAME = "fmconstructs-node-checks"
 _SCRIPT_DIR = "/etc/fmconstructs"

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 KUEUE = _addons.HelmChartPin(
     chart="kueue",
     repository="oci://registry.k8s.io/kueue/charts/kueue",
-    version="0.19.2",
+    version="0.19.2",  # kubernetes-sigs/kueue v0.19.2 charts/kueue/Chart.yaml
     namespace="kueue-system",
     release="kueue",
 )
@@ -68,7 +68,7 @@ KUEUE_IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
 JOBSET = _addons.HelmChartPin(
     chart="jobset",
     repository="oci://registry.k8s.io/jobset/charts/jobset",
-    version="0.12.0",
+    version="0.12.0",  # kubernetes-sigs/jobset v0.12.0 charts/jobset/Chart.yaml
     namespace="jobset-system",
     release="jobset",
 )

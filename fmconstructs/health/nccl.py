@@ -37,7 +37,7 @@ from .metric_names import NODE_EXPORTER_TEXTFILE_DIR
 #: commit a0b82b2260cf5152b9f8c061bbf7eaf0ba096432, 2026-07-09; src/common.h NCCL_TESTS_VERSION "2.19.6").
 #: awslabs/awsome-distributed-ai micro-benchmarks/nccl-tests/README.md pins a newer v2.20.0 that the snapshot did not
 #: hold (UNCONFIRMED here: pass ``version``/``commit`` to use it).
-NCCL_TESTS_VERSION = "v2.19.6"
+NCCL_TESTS_VERSION = "v2.19.6"  # NVIDIA/nccl-tests tag (src/common.h "2.19.6")
 NCCL_TESTS_COMMIT = "a0b82b2260cf5152b9f8c061bbf7eaf0ba096432"
 NCCL_TESTS_REPOSITORY = "https://github.com/NVIDIA/nccl-tests.git"
 #: Where the FmImages component installs the binaries (``make`` writes ``build/<test>_perf``: nccl-tests README).

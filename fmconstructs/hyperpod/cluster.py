@@ -96,12 +96,12 @@ VPC_ACTIONS = (*VPC_ENI_ACTIONS, *VPC_DESCRIBE_ACTIONS)
 #: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-eks-prerequisites.html), "Kubernetes version
 #: support": "SageMaker HyperPod supports Kubernetes versions 1.30, 1.31, 1.32, 1.33, 1.34, and 1.35" (the page's
 #: newest text seen, its Markdown source, 2026; older copies list 1.28-1.32, 1.28-1.33 and 1.28-1.34).
-HYPERPOD_KUBERNETES_VERSIONS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35")
+HYPERPOD_KUBERNETES_VERSIONS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35")  # sagemaker-hyperpod-eks-prerequisites
 #: The version ``TrainingPlatform`` gives HyperPod's EKS cluster: the newest one listed above, which aws-cdk-lib 2.275
 #: offers (``aws_eks_v2.KubernetesVersion.V1_35``) with the kubectl layer package ``aws-cdk.lambda-layer-kubectl-v35``
 #: (installed with fmconstructs; GpuEksCluster's own default, :data:`~fmconstructs.eks.versions.
 #: DEFAULT_KUBERNETES_VERSION`).
-HYPERPOD_DEFAULT_KUBERNETES_VERSION = "1.35"
+HYPERPOD_DEFAULT_KUBERNETES_VERSION = "1.35"  # newest of the above; aws_eks_v2.KubernetesVersion.V1_35
 #: EKS authentication modes HyperPod supports (same page): API and API_AND_CONFIG_MAP. API mode is what HyperPod needs
 #: for its access entries, which it creates itself: the execution role's and its service-linked role's (SageMaker API
 #: reference, ClusterMetadata: ``EksRoleAccessEntries`` and ``SlrAccessEntry`` are "created by HyperPod on your
