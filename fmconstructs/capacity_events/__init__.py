@@ -96,6 +96,7 @@ from .._validate import (
 )
 from ..compute.fleet import GpuAutoScalingGroup
 from ..eks import GpuEksCluster, GpuNodeGroup
+from ..eks.handler_network import ENI_POLICY, in_cluster_network
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking.endpoints import ClusterBackend, EndpointService, GpuClusterEndpoints, services_for
 from ..pcs.node_group import NODE_GROUP_ID_TAG
@@ -129,8 +130,6 @@ CORDON_RULES: tuple[dict[str, Any], ...] = (
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
 )
 # Kubernetes API server port of the EKS endpoint (EKS User Guide sec-group-reqs: the control plane is reached on 443).
-_API_SERVER_PORT = 443
-_ENI_POLICY = "service-role/AWSLambdaENIManagementAccess"
 
 
 _CORDON_FAILS = "the Capacity Block cordon {verb} fail at run time (the notice still goes out)"
@@ -641,35 +640,10 @@ class CapacityBlockEvents(Construct):
         """Function props that put the handler in the cluster's subnets, allowed into the API server on 443."""
         if cluster is None:
             return {}
-        # A function in a VPC needs ENI permissions on its execution role (Lambda Developer Guide configuration-vpc);
-        # AWSLambdaENIManagementAccess is the AWS managed policy with exactly those (ec2:Create/Describe/Delete
-        # NetworkInterface, Assign/UnassignPrivateIpAddresses, Resource "*"; AWS Managed Policy reference page), without
-        # the log permissions AWSLambdaVPCAccessExecutionRole adds (the role already writes to its own log group).
-        self.role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(_ENI_POLICY))
-        self.security_group = ec2.SecurityGroup(
-            self,
-            "HandlerSecurityGroup",
-            vpc=cluster.vpc,
-            description="Capacity Block events handler: EKS API server (443) and AWS APIs",
-            allow_all_outbound=True,
+        self.security_group, props = in_cluster_network(
+            self, cluster, self.role, description="Capacity Block events handler: EKS API server (443) and AWS APIs"
         )
-        # The EKS-created cluster security group is on the control plane's network interfaces (EKS User Guide
-        # sec-group-reqs, "Default cluster security group"); admit the handler there on 443 only.
-        ec2.CfnSecurityGroupIngress(
-            self,
-            "ApiServerFromHandler",
-            group_id=cluster.cluster_security_group.security_group_id,
-            source_security_group_id=self.security_group.security_group_id,
-            ip_protocol="tcp",
-            from_port=_API_SERVER_PORT,
-            to_port=_API_SERVER_PORT,
-            description="Capacity Block events handler to the Kubernetes API server",
-        )
-        return {
-            "vpc": cluster.vpc,
-            "vpc_subnets": ec2.SubnetSelection(subnets=list(cluster.subnets)),
-            "security_groups": [self.security_group],
-        }
+        return props
 
     def _acknowledge(self) -> None:
         """cdk-nag AwsSolutions-IAM5 acknowledgements, one per wildcard finding, each with its reason."""
@@ -707,7 +681,7 @@ class CapacityBlockEvents(Construct):
         if self.eks_in_vpc:
             cdk.Validations.of(self.role).acknowledge(
                 cdk.Acknowledgment(
-                    id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{_ENI_POLICY}]",
+                    id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{ENI_POLICY}]",
                     reason="the handler runs in the cluster's VPC to reach the private EKS endpoint; Lambda creates "
                     "its network interfaces with the execution role, and AWSLambdaENIManagementAccess holds only those "
                     "ENI actions (their Resource must be *)",

@@ -39,6 +39,7 @@ from constructs import Construct
 
 from .. import _nag
 from .._validate import check_construct, check_enum, check_instance, located
+from ..eks.handler_network import ENI_POLICY, in_cluster_network
 from .handler.backends import PC_CLUSTER_TAG, PC_HEAD_NODE, PC_NODE_TYPE_TAG, PCS_NODE_GROUP_TAG, RUN_SHELL_DOCUMENT
 from .handler.faults import HEALTH_DETAIL_TYPE, HEALTH_SOURCE, SCHEDULED_CHANGE
 from .handler.runtime import NOTICE_ATTRIBUTE
@@ -61,8 +62,6 @@ EKS_CLUSTER_TAG = "eks:cluster-name"
 # "Tag Auto Scaling groups and instances": "Amazon EC2 Auto Scaling adds a tag ... aws:autoscaling:groupName";
 # UNCONFIRMED: page not opened for this module).
 ASG_TAG = "aws:autoscaling:groupName"
-_ENI_POLICY = "service-role/AWSLambdaENIManagementAccess"
-_API_SERVER_PORT = 443
 
 
 class NodeRemediation(Construct):
@@ -267,30 +266,10 @@ class NodeRemediation(Construct):
         """For EKS: the handler in the cluster's subnets, admitted to the API server on 443 (as CapacityBlockEvents)."""
         if self.target.backend is not Backend.EKS:
             return {}
-        cluster = self.target.eks_cluster
-        self.role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(_ENI_POLICY))
-        self.security_group = ec2.SecurityGroup(
-            self,
-            "HandlerSecurityGroup",
-            vpc=cluster.vpc,
-            description="Node remediation handler",
-            allow_all_outbound=True,
+        self.security_group, props = in_cluster_network(
+            self, self.target.eks_cluster, self.role, description="Node remediation handler"
         )
-        ec2.CfnSecurityGroupIngress(
-            self,
-            "ApiServerFromHandler",
-            group_id=cluster.cluster_security_group.security_group_id,
-            source_security_group_id=self.security_group.security_group_id,
-            ip_protocol="tcp",
-            from_port=_API_SERVER_PORT,
-            to_port=_API_SERVER_PORT,
-            description="Node remediation handler to the Kubernetes API server",
-        )
-        return {
-            "vpc": cluster.vpc,
-            "vpc_subnets": ec2.SubnetSelection(subnets=list(cluster.subnets)),
-            "security_groups": [self.security_group],
-        }
+        return props
 
     def _create_function(self) -> lambda_.Function:
         function = lambda_.Function(
@@ -361,7 +340,7 @@ class NodeRemediation(Construct):
         if self.target.backend is Backend.EKS:
             _nag.acknowledge(
                 self.role,
-                _nag.aws_managed_policy_finding(_ENI_POLICY),
+                _nag.aws_managed_policy_finding(ENI_POLICY),
                 "the handler runs in the cluster's VPC to reach the private EKS endpoint; Lambda creates its network "
                 "interfaces with the execution role, and AWSLambdaENIManagementAccess holds only those ENI actions",
             )
