@@ -35,8 +35,8 @@ from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct, IConstruct
 
-from .._validate import check_optional_subnet, is_local_zone, same_zone, subnet_zone
-from ..capacity import subnet_label
+from .._validate import check_optional_subnet, is_local_zone, known, same_zone, subnet_zone
+from ..capacity import Capacity, subnet_label
 from ..errors import FmValidationError, WarningId, add_warning, is_token
 
 #: Backends (``Backend`` values) that take ``services_subnet``.
@@ -145,4 +145,42 @@ def warn_cross_zone(scope: Construct, *, subnet: ec2.ISubnet, services: ec2.ISub
         f"services_subnet {subnet_label(services)} is in {zone}, the GPU nodes in {node_zone}: {', '.join(parts)} "
         "reach the nodes across zones (higher latency; traffic between zones is billed as data transfer). A "
         "file system there is mounted over TCP: EFA does not cross zones.",
+    )
+
+
+def default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
+    """The VPC's private subnets (with egress), then its isolated ones, as LustreFileSystem chooses: the first in the
+    capacity's zone when that zone is known, else the first. Refused, naming what to pass, when there is none or when
+    every candidate is known to be in another zone (EFA and the file system stay in the nodes' zone)."""
+    pools = [
+        (kind, tuple(subnets))
+        for kind, subnets in (("private", vpc.private_subnets), ("isolated", vpc.isolated_subnets))
+        if subnets
+    ]
+    if not pools:
+        raise FmValidationError(
+            "subnet",
+            None,
+            "given (subnet=ec2.Subnet.from_subnet_attributes(...)): the VPC has no private or isolated subnet to "
+            "default to (public subnets are not used for GPU nodes and FSx)",
+        )
+    first = pools[0][1][0]
+    zone = capacity.zone
+    if not known(zone):
+        return first
+    unknown = False
+    for _kind, subnets in pools:
+        for subnet in subnets:
+            match = same_zone(subnet_zone(subnet), zone)
+            if match is True:
+                return subnet
+            unknown = unknown or match is None
+    if unknown:
+        return first  # zones unknown at synthesis: the first, as before
+    kinds = " or ".join(kind for kind, _ in pools)
+    raise FmValidationError(
+        "subnet",
+        None,
+        f"given: the VPC has no {kinds} subnet in {zone}, the zone of the capacity ({type(capacity).__name__}); "
+        f"pass subnet= a subnet in {zone}",
     )

@@ -63,7 +63,6 @@ from .._validate import (
     is_local_zone,
     known,
     located,
-    same_zone,
     subnet_zone,
 )
 from ..bootstrap import NodeBootstrap
@@ -76,7 +75,7 @@ from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_
 from ..health import NcclCheckSpec
 from ..hyperpod import LUSTRE_MOUNT_POINT, HyperPodCluster, HyperPodInstanceGroup, HyperPodOrchestrator
 from ..hyperpod.cluster import HYPERPOD_DEFAULT_KUBERNETES_VERSION
-from ..hyperpod.eks_dependencies import CHART_CONTEXT, HyperPodDependenciesChart, HyperPodEksDependencies
+from ..hyperpod.eks_dependencies import HyperPodEksDependencies
 from ..hyperpod.types import hyperpod_type
 from ..networking import EfaSecurityGroup
 from ..observability.collection import NodeLabels, node_collection_commands
@@ -104,6 +103,7 @@ from ..storage import (
     LustreSizing,
 )
 from . import _health_wiring as _health
+from ._hyperpod_rules import HYPERPOD_EKS_VOLUME, check_hyperpod_storage, hyperpod_chart
 from .health import PlatformHealth
 from .options import (
     ORCHESTRATOR_TYPES,
@@ -116,10 +116,8 @@ from .options import (
     PlatformObservability,
     PlatformStorage,
 )
-from .placement import check_services_subnet, warn_cross_zone
+from .placement import check_services_subnet, default_subnet, warn_cross_zone
 
-#: The PersistentVolume and claim (namespace ``default``) of the file system on HyperPod's EKS cluster.
-HYPERPOD_EKS_VOLUME = "fsx"
 #: ``cluster`` label values the collectors accept (1-128 letters, digits or ``_.:/+-``, observability._checks).
 _LABEL_DROP = re.compile(r"[^A-Za-z0-9_.:/+-]+")
 
@@ -242,11 +240,11 @@ class TrainingPlatform(Construct):
         self._observability_choice = observability
         self._events_on = capacity_block_events
         efa_storage = self._validate(orchestrator, storage)
-        self._hyperpod_chart = _hyperpod_chart(scope, orchestrator)
+        self._hyperpod_chart = hyperpod_chart(scope, orchestrator)
         #: The sizing decision for the file system (None without storage).
         self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
         self.capacity.validate_for(self.instance_spec, max_nodes=self.nodes, parameters=("min_nodes", "nodes"))
-        subnet = subnet or _default_subnet(vpc, self.capacity)
+        subnet = subnet or default_subnet(vpc, self.capacity)
         services = check_services_subnet(
             services_subnet,
             vpc=vpc,
@@ -272,7 +270,14 @@ class TrainingPlatform(Construct):
         self.nccl_check: NcclCheckSpec | None = nccl_check
         self.remediation: NodeRemediation | None = None
 
-        # What every backend fills in (None where a backend has no such part).
+        self._declare_parts()
+        self._observability(observability)
+        self._build_backend(orchestrator)
+        self._finish(capacity_block_events=capacity_block_events, outputs=outputs)
+
+    # --- build steps ------------------------------------------------------------------------------------------------
+    def _declare_parts(self) -> None:
+        """What every backend fills in (None where a backend has no such part)."""
         self.security_group: EfaSecurityGroup
         self.file_system: LustreFileSystem | None = None
         self.data_bucket: s3.IBucket | None = None
@@ -291,7 +296,7 @@ class TrainingPlatform(Construct):
         self.hyperpod_dependencies: HyperPodEksDependencies | None = None
         self._outputs: dict[str, tuple[str, str]] = {}
 
-        self._observability(observability)
+    def _build_backend(self, orchestrator: Orchestrator) -> None:
         if isinstance(orchestrator, PcsOptions):
             self._pcs(orchestrator)
         elif isinstance(orchestrator, ParallelClusterOptions):
@@ -300,6 +305,9 @@ class TrainingPlatform(Construct):
             self._eks(orchestrator)
         else:
             self._hyperpod(orchestrator)
+
+    def _finish(self, *, capacity_block_events: bool, outputs: bool) -> None:
+        """What every backend shares once its parts exist: warnings, alarms, events, remediation and outputs."""
         _warn_local_zone(self)
         if self.file_system is not None and self.file_system.sizing is not None:  # None: a deploy-time capacity
             alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
@@ -319,7 +327,7 @@ class TrainingPlatform(Construct):
             self._check_hyperpod_capacity()
             hyperpod_type("instance_type", self.instance_spec.instance_type)
         if isinstance(orchestrator, HyperPodOptions):
-            _check_hyperpod_storage(orchestrator, storage)
+            check_hyperpod_storage(orchestrator, storage)
         if storage is None or storage.efa_enabled is None:
             return True
         return storage.efa_enabled
@@ -836,105 +844,11 @@ class TrainingPlatform(Construct):
             CfnOutput(self, output_id, value=value, description=description)
 
 
-def _check_hyperpod_storage(options: HyperPodOptions, storage: PlatformStorage | None) -> None:
-    """HyperPod's storage rules: the published lifecycle scripts mount at /fsx over TCP, so ``base_config_dir`` takes
-    neither another mount point nor an EFA-enabled file system (refused rather than changed behind your back); on EKS
-    pods mount the claim, so no other mount point either."""
-    # HyperPod on EKS mounts over EFA: HyperPodCluster(file_system=<EFA-enabled>) configures LNet over EFA in the GPU
-    # groups' OnCreate lifecycle (as EKS User Guide fsx-csi-tuning-efa does on the node before the FSx CSI driver
-    # mounts, and as awsome-distributed-training's HyperPod EKS on_create_main.sh at ef3d0b1 does in OnCreate).
-    if storage is None:
-        return
-    if storage.mount_point != LUSTRE_MOUNT_POINT:
-        if options.base_config_dir is not None:
-            raise FmValidationError(
-                "storage.mount_point",
-                storage.mount_point,
-                f"{LUSTRE_MOUNT_POINT!r} with HyperPodOptions(base_config_dir=...): the published lifecycle_script.py "
-                "mounts the file system at /fsx and takes no other path (drop base_config_dir to mount elsewhere)",
-            )
-        if options.orchestrator is HyperPodOrchestration.EKS:
-            raise FmValidationError(
-                "storage.mount_point",
-                storage.mount_point,
-                f"{LUSTRE_MOUNT_POINT!r} with HyperPod on EKS: nothing mounts the file system on the HyperPod nodes; "
-                f"pods mount the PersistentVolumeClaim default/{HYPERPOD_EKS_VOLUME} at their own volumeMounts path",
-            )
-    if options.base_config_dir is not None and storage.efa_enabled is not False:
-        # awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/LifecycleScripts/base-config/mount_fsx.sh
-        # (commit 98dde54): modprobe lnet, then mount -t lustre <dns>@tcp:/<name>; no LNet over EFA is configured
-        # (the storage module's EFA client set-up does that with lnetctl, fmconstructs/storage/client.py).
-        raise FmValidationError(
-            "storage.efa_enabled",
-            storage.efa_enabled,
-            "False, given explicitly as PlatformStorage(efa_enabled=False), with HyperPodOptions(base_config_dir=...): "
-            "the published lifecycle scripts' mount_fsx.sh configures no LNet over EFA (it loads lnet and mounts "
-            "<dns>@tcp:/<name>), so the nodes reach the file system over TCP only; or drop base_config_dir to keep "
-            "EFA (fmconstructs' node set-up mounts over EFA)",
-        )
-
-
-def _hyperpod_chart(scope: Construct, options: Orchestrator) -> HyperPodDependenciesChart | None:
-    """HyperPod on EKS: the dependencies chart (the options', else CDK context), refused when there is none."""
-    if not isinstance(options, HyperPodOptions) or options.orchestrator is not HyperPodOrchestration.EKS:
-        return None
-    chart = options.dependencies_chart or HyperPodDependenciesChart.from_context(scope)
-    if chart is None:
-        raise FmValidationError(
-            "orchestrator.dependencies_chart",
-            None,
-            "a HyperPodDependenciesChart (.from_directory, .from_oci, .from_ecr or .from_helm_repository), or CDK "
-            f"context -c {CHART_CONTEXT}=<HyperPodHelmChart directory or oci:// reference>: SageMaker HyperPod "
-            "requires its dependencies chart on the EKS cluster before the HyperPod cluster is created (SageMaker "
-            "Developer Guide sagemaker-hyperpod-eks-install-packages-using-helm-chart), and the chart is published "
-            "only in git (aws/sagemaker-hyperpod-cli helm_chart/HyperPodHelmChart)",
-        )
-    return chart
-
-
 def options_mount(platform: TrainingPlatform) -> str:
     """The storage mount point (only called when there is storage)."""
     point = platform.mount_point
     assert point is not None
     return point
-
-
-def _default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:
-    """The VPC's private subnets (with egress), then its isolated ones, as LustreFileSystem chooses: the first in the
-    capacity's zone when that zone is known, else the first. Refused, naming what to pass, when there is none or when
-    every candidate is known to be in another zone (EFA and the file system stay in the nodes' zone)."""
-    pools = [
-        (kind, tuple(subnets))
-        for kind, subnets in (("private", vpc.private_subnets), ("isolated", vpc.isolated_subnets))
-        if subnets
-    ]
-    if not pools:
-        raise FmValidationError(
-            "subnet",
-            None,
-            "given (subnet=ec2.Subnet.from_subnet_attributes(...)): the VPC has no private or isolated subnet to "
-            "default to (public subnets are not used for GPU nodes and FSx)",
-        )
-    first = pools[0][1][0]
-    zone = capacity.zone
-    if not known(zone):
-        return first
-    unknown = False
-    for _kind, subnets in pools:
-        for subnet in subnets:
-            match = same_zone(subnet_zone(subnet), zone)
-            if match is True:
-                return subnet
-            unknown = unknown or match is None
-    if unknown:
-        return first  # zones unknown at synthesis: the first, as before
-    kinds = " or ".join(kind for kind, _ in pools)
-    raise FmValidationError(
-        "subnet",
-        None,
-        f"given: the VPC has no {kinds} subnet in {zone}, the zone of the capacity ({type(capacity).__name__}); "
-        f"pass subnet= a subnet in {zone}",
-    )
 
 
 def _warn_local_zone(platform: TrainingPlatform) -> None:
