@@ -45,79 +45,41 @@ def _short_reservation(value: str | None) -> str:
     return value
 
 
+_GROUP_COLUMNS = (
+    "Group",
+    "Instance type",
+    "Nodes",
+    "GPUs/node",
+    "GPU GiB/node",
+    "GPUs",
+    "EFA/node",
+    "EFA Gbit/s/node",
+    "EFA Gbit/s",
+    "NVMe GB/node",
+    "Capacity",
+    "Reservation",
+    "Zone",
+    "Topology",
+)
+_FILE_SYSTEM_COLUMNS = (
+    "Stack",
+    "File system",
+    "Capacity (GiB)",
+    "Deployment",
+    "MB/s/TiB",
+    "Throughput (MB/s)",
+    "EFA",
+    "EFA connections",
+)
+
+
 def render_plan(plan: Plan, console: Console) -> None:
-    stacks = list(dict.fromkeys(g.stack for g in plan.node_groups))
-    for stack in stacks:
-        table = Table(title=f"{stack}: node groups" if stack != "-" else "Planned nodes", title_justify="left")
-        for column in (
-            "Group",
-            "Instance type",
-            "Nodes",
-            "GPUs/node",
-            "GPU GiB/node",
-            "GPUs",
-            "EFA/node",
-            "EFA Gbit/s/node",
-            "EFA Gbit/s",
-            "NVMe GB/node",
-            "Capacity",
-            "Reservation",
-            "Zone",
-            "Topology",
-        ):
-            table.add_column(column, overflow="fold")
-        for g in plan.node_groups:
-            if g.stack != stack:
-                continue
-            table.add_row(
-                g.group,
-                g.instance_type,
-                _nodes(g.min_nodes, g.max_nodes),
-                f"{g.gpus_per_node} x {g.gpu_model}" if g.gpus_per_node else "-",
-                _fmt(g.gpu_memory_gib_per_node),
-                _fmt(g.gpus_total),
-                _fmt(g.efa_interfaces_per_node),
-                _fmt(g.efa_gbps_per_node),
-                _fmt(g.efa_gbps_total),
-                _fmt(g.nvme_gb_per_node),
-                g.capacity,
-                _short_reservation(g.reservation),
-                _fmt(g.zone),
-                _fmt(g.topology),
-            )
-        console.print(table)
+    """Every table of a plan: node groups per stack, cost, FSx, PCS controller size, then unknowns and notes."""
+    for stack in dict.fromkeys(g.stack for g in plan.node_groups):
+        console.print(_node_group_table(plan, stack))
     _render_cost(plan, console)
     if plan.file_systems:
-        storage = Table(title="FSx for Lustre")
-        for column in (
-            "Stack",
-            "File system",
-            "Capacity (GiB)",
-            "Deployment",
-            "MB/s/TiB",
-            "Throughput (MB/s)",
-            "EFA",
-            "EFA connections",
-        ):
-            storage.add_column(column, overflow="fold")
-        for f in plan.file_systems:
-            if f.efa_connections is None:
-                budget = "-"
-            else:
-                budget = f"{_fmt(f.efa_connections)} / {f.efa_connection_limit:,}"
-                if f.within_budget is False:
-                    budget += " OVER"
-            storage.add_row(
-                f.stack,
-                f.file_system,
-                _fmt(f.storage_capacity_gib),
-                _fmt(f.deployment_type),
-                _fmt(f.throughput_mbps_per_tib),
-                _fmt(f.aggregate_throughput_mbps, 1),
-                _fmt(f.efa_enabled),
-                budget,
-            )
-        console.print(storage)
+        console.print(_file_system_table(plan))
     if plan.pcs_clusters:
         pcs = Table(title="PCS controller size (login nodes count)")
         for column in PCS_SIZE_COLUMNS:
@@ -131,6 +93,54 @@ def render_plan(plan: Plan, console: Console) -> None:
             console.print(f"  - {unknown}", markup=False)
     for note in plan.notes:
         console.print(f"Note: {note}", markup=False)
+
+
+def _node_group_table(plan: Plan, stack: str) -> Table:
+    table = Table(title=f"{stack}: node groups" if stack != "-" else "Planned nodes", title_justify="left")
+    for column in _GROUP_COLUMNS:
+        table.add_column(column, overflow="fold")
+    for g in (g for g in plan.node_groups if g.stack == stack):
+        table.add_row(
+            g.group,
+            g.instance_type,
+            _nodes(g.min_nodes, g.max_nodes),
+            f"{g.gpus_per_node} x {g.gpu_model}" if g.gpus_per_node else "-",
+            _fmt(g.gpu_memory_gib_per_node),
+            _fmt(g.gpus_total),
+            _fmt(g.efa_interfaces_per_node),
+            _fmt(g.efa_gbps_per_node),
+            _fmt(g.efa_gbps_total),
+            _fmt(g.nvme_gb_per_node),
+            g.capacity,
+            _short_reservation(g.reservation),
+            _fmt(g.zone),
+            _fmt(g.topology),
+        )
+    return table
+
+
+def _file_system_table(plan: Plan) -> Table:
+    storage = Table(title="FSx for Lustre")
+    for column in _FILE_SYSTEM_COLUMNS:
+        storage.add_column(column, overflow="fold")
+    for f in plan.file_systems:
+        if f.efa_connections is None:
+            budget = "-"
+        else:
+            budget = f"{_fmt(f.efa_connections)} / {f.efa_connection_limit:,}"
+            if f.within_budget is False:
+                budget += " OVER"
+        storage.add_row(
+            f.stack,
+            f.file_system,
+            _fmt(f.storage_capacity_gib),
+            _fmt(f.deployment_type),
+            _fmt(f.throughput_mbps_per_tib),
+            _fmt(f.aggregate_throughput_mbps, 1),
+            _fmt(f.efa_enabled),
+            budget,
+        )
+    return storage
 
 
 def cost_total(plan: Plan) -> float | str | None:
