@@ -29,32 +29,6 @@ pf = importlib.import_module("fmconstructs.cli.preflight")
 
 REGION = "us-east-1"
 SUBNET = "subnet-0123456789abcdef0"
-NO_CREDENTIALS = {
-    "AWS_CONFIG_FILE": "/nonexistent/config",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
-    "AWS_EC2_METADATA_DISABLED": "true",
-    "AWS_DEFAULT_REGION": REGION,
-}
-
-
-@pytest.fixture
-def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Every source of botocore's default credential chain removed for this test process only.
-    for name in (
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_ROLE_ARN",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in NO_CREDENTIALS.items():
-        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture

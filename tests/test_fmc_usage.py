@@ -226,20 +226,6 @@ def test_workspace_error_page_exit_5(workspace: FakeWorkspace) -> None:
     assert result.exit_code == 5 and "HTTP 503" in result.output and "Traceback" not in result.output
 
 
-@pytest.fixture
-def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    for name in (
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-
-
 @pytest.mark.usefixtures("no_credentials")
 @pytest.mark.parametrize("as_json", [False, True])
 def test_no_credentials_exit_4(workspace: FakeWorkspace, as_json: bool) -> None:
