@@ -29,6 +29,15 @@ from ..errors import FmValidationError, is_token
 from ..health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration, duration_milliseconds
 from .metrics import dcgm_counters_csv
+from .slurm_exporter import (
+    SLURM_EXPORTER_PORT,
+    SLURM_EXPORTER_UNIT,
+    SLURM_EXPORTER_VERSION,
+    SLURM_PATH_ENV_FILE,
+    slurm_exporter_install_commands,
+    slurm_exporter_unit,
+    slurm_path_commands,
+)
 from .sources import ExporterSource, check_exporter_source, dcgm_exporter_commands, install_commands
 
 # Pinned versions. Each tarball is checked at boot against the sha256sums.txt of the same GitHub release (integrity
@@ -123,6 +132,8 @@ def agent_config(
     check_bool("login_node", login_node)
     target_labels = labels.as_dict(instance_id)
     jobs = [("dcgm", DCGM_EXPORTER_PORT), ("node", NODE_EXPORTER_PORT)]
+    if login_node:  # the Slurm exporter runs on the login node only (one per cluster, not one per GPU node)
+        jobs.append(("slurm", SLURM_EXPORTER_PORT))
     return {
         "global": {"scrape_interval": interval, "scrape_timeout": scrape_timeout(interval)},
         "scrape_configs": [
@@ -251,14 +262,16 @@ def _units(login_node: bool, scrape_interval: PrometheusDuration = "30s") -> dic
     }
     if login_node:
         units["fm-slurm-textfile.service"] = (
-            "[Unit]\nDescription=fmconstructs Slurm node states to the textfile directory\n\n[Service]\n"
-            "Type=oneshot\nExecStart=/usr/bin/python3 -I /opt/fmconstructs/slurm_textfile.py "
+            "[Unit]\nDescription=fmconstructs Slurm node states and jobs to the textfile directory\n\n[Service]\n"
+            f"Type=oneshot\nEnvironmentFile=-{SLURM_PATH_ENV_FILE}\n"
+            "ExecStart=/usr/bin/python3 -I /opt/fmconstructs/slurm_textfile.py "
             f"{TEXTFILE_DIR}/fm_slurm.prom\n"
         )
         units["fm-slurm-textfile.timer"] = (
             "[Unit]\nDescription=Refresh Slurm node states every 30 s\n\n[Timer]\nOnBootSec=60s\n"
             "OnUnitActiveSec=30s\n\n[Install]\nWantedBy=timers.target\n"
         )
+        units[SLURM_EXPORTER_UNIT] = slurm_exporter_unit()
     return units
 
 
@@ -276,6 +289,17 @@ def node_files(*, login_node: bool, scrape_interval: PrometheusDuration = "30s")
     return files
 
 
+def _slurm_exporter_lines(source: ExporterSource, region: str, version: str) -> list[str]:
+    """Login node: the Slurm exporter (installed and reported like the others) and the Slurm PATH file."""
+    return [
+        *slurm_exporter_install_commands(source, region=region),
+        f"fm_slurm_exporter {version}",
+        f"ln -sfn /opt/fmconstructs/slurm_exporter-{version}.linux-$goarch/slurm_exporter "
+        "/usr/local/bin/fm-slurm-exporter",
+        *slurm_path_commands(),
+    ]
+
+
 def node_collection_commands(
     *,
     remote_write_url: str,
@@ -287,6 +311,7 @@ def node_collection_commands(
     prometheus_version: str = PROMETHEUS_VERSION,
     dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE,
     exporter_source: ExporterSource = ExporterSource.INTERNET,
+    slurm_exporter_version: str = SLURM_EXPORTER_VERSION,
 ) -> list[str]:
     """User-data lines that install and start the collectors and the agent (idempotent; safe to run twice).
 
@@ -296,7 +321,11 @@ def node_collection_commands(
     role what the source needs with ``exporter_source.grant_read(role)``).
     """
     check_exporter_source("exporter_source", exporter_source)
-    for name, value in (("node_exporter_version", node_exporter_version), ("prometheus_version", prometheus_version)):
+    for name, value in (
+        ("node_exporter_version", node_exporter_version),
+        ("prometheus_version", prometheus_version),
+        ("slurm_exporter_version", slurm_exporter_version),
+    ):
         _check_synth_str(name, value, _VERSION, "a release version such as '1.9.1'")
     _check_synth_str("dcgm_exporter_image", dcgm_exporter_image, _IMAGE, "a container image reference")
     scrape_interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
@@ -321,6 +350,7 @@ def node_collection_commands(
         "/usr/local/bin/fm-node-exporter",
         f"ln -sfn /opt/fmconstructs/prometheus-{prometheus_version}.linux-$goarch/prometheus "
         "/usr/local/bin/fm-prometheus",
+        *(_slurm_exporter_lines(exporter_source, region, slurm_exporter_version) if login_node else []),
         *embedded_files_commands(
             node_files(login_node=login_node, scrape_interval=scrape_interval), name="fmconstructs-observability"
         ),
@@ -336,7 +366,7 @@ def node_collection_commands(
         "systemctl daemon-reload",
         "systemctl enable --now fm-node-exporter.service fm-efa-textfile.timer fm-prometheus-agent.service "
         "fm-node-lifecycle.service",
-        *(["systemctl enable --now fm-slurm-textfile.timer"] if login_node else []),
+        *([f"systemctl enable --now fm-slurm-textfile.timer {SLURM_EXPORTER_UNIT}"] if login_node else []),
         *dcgm_exporter_commands(
             exporter_source,
             image=exporter_source.dcgm_exporter_image(dcgm_exporter_image),

@@ -80,8 +80,20 @@ def efa_metric(counter: str) -> str:
 
 EFA_METRICS = frozenset(efa_metric(c) for c in EFA_COUNTERS) | {"fm_efa_collector_success"}
 
-SLURM_METRICS = frozenset({"fm_slurm_nodes", "fm_slurm_collector_success"})
-"""``fm_slurm_nodes{state=...}``: node counts per Slurm state, from ``sinfo`` on the login node."""
+SLURM_METRICS = frozenset(
+    {
+        "fm_slurm_nodes",
+        "fm_slurm_collector_success",
+        "fm_slurm_job_info",
+        "fm_slurm_job_gpus",
+        "fm_slurm_jobs_pending",
+        "fm_slurm_jobs_collector_success",
+    }
+)
+"""From ``sinfo`` and ``squeue`` on the login node: ``fm_slurm_nodes{state=...}`` (node counts per Slurm state),
+``fm_slurm_job_info{hpc_job,user,account,partition}`` (1 per RUNNING job), ``fm_slurm_job_gpus{hpc_job}`` (GPUs
+allocated to a RUNNING job), ``fm_slurm_jobs_pending{partition,reason}`` (pending jobs; reason from a fixed list
+or ``other``)."""
 
 LIFECYCLE_METRICS = frozenset({"fm_node_shutting_down"})
 """``fm_node_shutting_down``: 1 once a clean shutdown began (written by
