@@ -3,8 +3,8 @@
 Two pipelines, one per architecture, on the AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Amazon Linux 2023):
 
 - **X86**: P5, P5en and P6-B200 nodes (x86_64): PCS agent, Slurm 25.11, EFA, Fabric Manager, Lustre client, DCGM,
-  the dcgm-exporter image, node_exporter and the Prometheus agent; rebuilt on Monday mornings when a new DLAMI or
-  component version is out; AMI id in ``/imagebuilder/fmconstructs/pcs/x86_64-slurm-25.11``.
+  the dcgm-exporter image, node_exporter, the Prometheus agent and the Slurm exporter; rebuilt on Monday mornings
+  when a new DLAMI or component version is out; AMI id in ``/imagebuilder/fmconstructs/pcs/x86_64-slurm-25.11``.
 - **Gb200**: P6e-GB200 UltraServer nodes (arm64), with IMEX instead of Fabric Manager; built on demand
   (``aws imagebuilder start-image-pipeline-execution``, the ``Gb200StartCommand`` output); AMI id in
   ``/imagebuilder/fmconstructs/pcs/gb200-arm64-slurm-25.11``.

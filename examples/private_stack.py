@@ -8,9 +8,10 @@
   EFA interfaces.
 - Node AMIs from FmImages' x86_64 SSM parameter (``/imagebuilder/fmconstructs/pcs/x86_64-slurm-25.11``, override with
   ``-c fmconstructs:pcs-ami-x86-parameter=...``): the image carries the PCS agent, Slurm, EFA, the NVIDIA driver,
-  node_exporter, the Prometheus agent and the dcgm-exporter image, so the nodes download nothing at boot
-  (``ExporterSource.IMAGE``). A node whose image lacks an exporter logs ``FMCONSTRUCTS-DOWNLOAD-FAILED`` and raises
-  the ``NodeBootstrapDownloadFailed`` alert instead of reaching for the internet.
+  node_exporter, the Prometheus agent, the dcgm-exporter image and the Slurm exporter (login node), so the nodes
+  download nothing at boot (``ExporterSource.IMAGE``). A node whose image lacks an exporter logs
+  ``FMCONSTRUCTS-DOWNLOAD-FAILED`` and raises the ``NodeBootstrapDownloadFailed`` alert instead of reaching for the
+  internet.
 - Node metrics go to an Amazon Managed Prometheus workspace (FmObservability's in the example app, a new one when the
   stack stands alone) through the ``aps-workspaces`` endpoint.
 

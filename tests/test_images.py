@@ -108,6 +108,7 @@ def test_x86_components_have_fabric_manager_and_no_imex(x86):
             "nccl-tests",
             "pcs-agent",
             "pcs-slurm-25-11",
+            "slurm-exporter",
             "metrics-agents",
             "gpu-smoke-test",
         )

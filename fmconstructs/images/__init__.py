@@ -35,6 +35,7 @@ from .image import (
 )
 from .nccl_tests import nccl_tests_component
 from .schema import COMPONENT_DOCUMENT_SCHEMA, document_problems
+from .slurm_exporter import slurm_exporter_component
 
 __all__ = [
     "COMPONENT_DOCUMENT_SCHEMA",
@@ -62,4 +63,5 @@ __all__ = [
     "nvidia_driver_component",
     "pcs_agent_component",
     "slurm_component",
+    "slurm_exporter_component",
 ]

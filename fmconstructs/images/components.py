@@ -32,7 +32,9 @@ Downloads happen at build time only and are verified (nodes need no internet at 
   ``4E90 91BC BB97 A96B 26B1 5E59 A054 80B1 DD2D 3CCC``, then ``./efa_installer.sh -y``; check with ``fi_info``.
 - Prometheus node_exporter and agent: the GitHub releases and ``sha256sums.txt`` that
   :mod:`fmconstructs.observability.collection` uses at boot, unpacked into the same directories, so that its
-  ``fm_release`` finds them and downloads nothing.
+  ``fm_release`` finds them and downloads nothing. The Slurm exporter of the login node (SckyzO/slurm_exporter, its
+  GitHub release and ``slurm_exporter_checksums.txt``) is the ``slurm-exporter`` component
+  (:mod:`fmconstructs.images.slurm_exporter`).
 """
 
 from __future__ import annotations

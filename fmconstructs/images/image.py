@@ -74,6 +74,7 @@ from .components import (
 )
 from .cron import check_schedule_expression
 from .nccl_tests import nccl_tests_component
+from .slurm_exporter import slurm_exporter_component
 
 #: Public SSM parameters of the AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Amazon Linux 2023). Name format
 #: ``/aws/service/deeplearning/ami/<architecture>/<ami type>/latest/ami-id`` (DLAMI Developer Guide "Finding the ID
@@ -730,6 +731,7 @@ class GpuNodeImage(Construct):
         if self.slurm_versions:
             components.append(pcs_agent_component(pcs_agent_version))
             components.extend(slurm_component(v, slurm_installer_version) for v in self.slurm_versions)
+            components.append(slurm_exporter_component())  # used on the login node (ExporterSource.IMAGE)
         components.append(metrics_agents_component())
         if self.validate_on_gpu:
             components.append(gpu_smoke_test_component())

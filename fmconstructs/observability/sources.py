@@ -113,8 +113,16 @@ class ExporterSource:
               aws s3 cp $f s3://BUCKET/fmconstructs/exporters/node_exporter/v1.9.1/$f
             done
 
-        (and the same for ``prometheus`` at its pinned version, for each architecture the nodes use). The bucket
-        must be in the nodes' Region (the S3 gateway endpoint serves that Region only).
+        (and the same for ``prometheus`` at its pinned version, for each architecture the nodes use). The login node
+        also reads the Slurm exporter (:mod:`fmconstructs.observability.slurm_exporter`) from
+        ``<prefix>slurm_exporter/v<version>/``, its GitHub release files unchanged::
+
+            for f in slurm_exporter-1.8.4-linux-amd64.tar.gz slurm_exporter_checksums.txt; do
+              curl -fsSLO https://github.com/SckyzO/slurm_exporter/releases/download/v1.8.4/$f
+              aws s3 cp $f s3://BUCKET/fmconstructs/exporters/slurm_exporter/v1.8.4/$f
+            done
+
+        The bucket must be in the nodes' Region (the S3 gateway endpoint serves that Region only).
 
         :param prefix: '' or '/'-terminated key segments. Default ``fmconstructs/exporters/``.
         """

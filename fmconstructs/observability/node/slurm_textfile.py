@@ -22,11 +22,37 @@ _FLAGS = re.compile(r"[*~#!%$@^+-]+$")
 # squeue(1) --Format "type:size|" (minimum width, stripped; "|" ends the field). JobID is unique per array element.
 RUNNING_FORMAT = "JobID:24|,UserName:64|,Account:128|,Partition:128|,tres-alloc:1024|"
 PENDING_FORMAT = "%P|%r"
+# squeue(1) JOB REASON CODES reported by name; any other reason counts as "other" (bounded label).
 PENDING_REASONS = frozenset(
-    "AssociationJobLimit AssociationResourceLimit AssociationTimeLimit BadConstraints BeginTime Cleaning Dependency "
-    "InvalidAccount InvalidQOS JobHeldAdmin JobHeldUser Licenses NodeDown None PartitionDown PartitionInactive "
-    "PartitionNodeLimit PartitionTimeLimit Priority Prolog QOSJobLimit QOSResourceLimit QOSTimeLimit "
-    "ReqNodeNotAvail Reservation Resources WaitingForScheduling".split()
+    {
+        "AssociationJobLimit",
+        "AssociationResourceLimit",
+        "AssociationTimeLimit",
+        "BadConstraints",
+        "BeginTime",
+        "Cleaning",
+        "Dependency",
+        "InvalidAccount",
+        "InvalidQOS",
+        "JobHeldAdmin",
+        "JobHeldUser",
+        "Licenses",
+        "NodeDown",
+        "None",
+        "PartitionDown",
+        "PartitionInactive",
+        "PartitionNodeLimit",
+        "PartitionTimeLimit",
+        "Priority",
+        "Prolog",
+        "QOSJobLimit",
+        "QOSResourceLimit",
+        "QOSTimeLimit",
+        "ReqNodeNotAvail",
+        "Reservation",
+        "Resources",
+        "WaitingForScheduling",
+    }
 )
 Job = tuple[str, str, str, str, int]  # job id, user, account, partition, GPUs
 Jobs = tuple[list[Job], dict[tuple[str, str], int]]  # running jobs, (partition, reason) -> pending jobs
