@@ -15,15 +15,14 @@ from tests.conftest import require_tool
 
 PKG = Path(slurm_textfile.__file__).parent
 
-# squeue --Format "JobID:24|,UserName:64|,...": fields padded to their minimum width, each followed by "|".
+# squeue --Format "JobID:0|,UserName:0|,...": each value whole, followed by "|".
 ODD_ACCOUNT = 'a"b\\c'  # a double quote and a backslash: escaped in the label value
 RUNNING = (
-    f"{'1001':<24}|{'alice':<64}|{'ml-team':<128}|{'gpu':<128}|"
-    f"{'cpu=192,mem=2000G,node=1,billing=192,gres/gpu=8,gres/gpu:h100=8':<1024}|\n"
-    f"{'1002':<24}|{'bob':<64}|{'research':<128}|{'gpu':<128}|{'cpu=2,mem=4G,node=1,billing=2':<1024}|\n"
-    f"{'1003':<24}|{'carol':<64}|{ODD_ACCOUNT:<128}|{'gpu':<128}|{'cpu=4,gres/gpu:a100=2,gres/gpu:h100=4':<1024}|\n"
+    "1001|alice|ml-team|gpu|cpu=192,mem=2000G,node=1,billing=192,gres/gpu=8,gres/gpu:h100=8|\n"
+    "1002|bob|research|gpu|cpu=2,mem=4G,node=1,billing=2|\n"
+    f"1003|carol|{ODD_ACCOUNT}|gpu|cpu=4,gres/gpu:a100=2,gres/gpu:h100=4|\n"
     "garbage\n"
-    f"{'notanid':<24}|x|y|z|w|\n"
+    "notanid|x|y|z|w|\n"
 )
 PENDING = "gpu|Priority\ngpu|Priority\ngpu|Resources\ncpu|QOSMaxGRESPerUser\ngpu,cpu|ReqNodeNotAvail, UnavailableNodes:n[1-2]\n"
 

@@ -19,8 +19,9 @@ from pathlib import Path
 # States reported even when zero, so that alerts can tell "none down" from "not collected".
 KNOWN_STATES = ("allocated", "completing", "down", "drained", "draining", "fail", "failing", "idle", "mixed")
 _FLAGS = re.compile(r"[*~#!%$@^+-]+$")
-# squeue(1) --Format "type:size|" (minimum width, stripped; "|" ends the field). JobID is unique per array element.
-RUNNING_FORMAT = "JobID:24|,UserName:64|,Account:128|,Partition:128|,tres-alloc:1024|"
+# squeue(1) --Format "type[:[.][size][suffix]]": size 0 prints the value whole, neither padded nor cut
+# (src/squeue/print.c _print_str), "|" ends each field. JobID is unique per array element (the SLURM_JOB_ID).
+RUNNING_FORMAT = "JobID:0|,UserName:0|,Account:0|,Partition:0|,tres-alloc:0|"
 PENDING_FORMAT = "%P|%r"
 # squeue(1) JOB REASON CODES reported by name; any other reason counts as "other" (bounded label).
 PENDING_REASONS = frozenset(
