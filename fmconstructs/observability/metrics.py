@@ -41,6 +41,8 @@ DCGM_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active"),
     ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor pipe is active"),
     ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the memory interface is active"),
+    # NVIDIA/dcgm-exporter etc/default-counters.csv: "The ratio of cycles an SM has at least 1 warp assigned".
+    ("DCGM_FI_PROF_SM_ACTIVE", "gauge", "Ratio of cycles an SM has at least one warp assigned"),
 )
 DCGM_METRICS = frozenset(name for name, _, _ in DCGM_FIELDS)
 
@@ -105,6 +107,14 @@ NODE_METRICS = frozenset(
     }
 )
 
+SLURM_JOB_METRICS = frozenset({"fm_slurm_job_info", "fm_slurm_job_gpus"})
+"""``fm_slurm_job_info{hpc_job,user,account,partition}`` (1 per running job) and ``fm_slurm_job_gpus{hpc_job}``:
+written on the login/head node by :mod:`fmconstructs.observability.node.slurm_textfile` (issue 22 contract)."""
+
+KUBE_STATE_METRICS = frozenset({"kube_pod_labels", "kube_namespace_labels"})
+"""kube-state-metrics (kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, cluster/namespace-metrics.md)
+with ``--metric-labels-allowlist`` for ``team`` and the Job/JobSet name labels: the EKS job and team joins."""
+
 NODE_CHECK_METRICS = metric_names.NODE_CHECK_METRICS
 """``fm_node_check_status{check,mode}`` and companions: the node-join checks' results (written by
 :mod:`fmconstructs.health.checks` into the textfile directory; names in :mod:`fmconstructs.health.metric_names`)."""
@@ -117,6 +127,8 @@ ALL_METRICS = (
     | BOOTSTRAP_METRICS
     | NODE_METRICS
     | NODE_CHECK_METRICS
+    | SLURM_JOB_METRICS
+    | KUBE_STATE_METRICS
 )
 
 
