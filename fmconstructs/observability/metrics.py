@@ -82,8 +82,20 @@ def efa_metric(counter: str) -> str:
 
 EFA_METRICS = frozenset(efa_metric(c) for c in EFA_COUNTERS) | {"fm_efa_collector_success"}
 
-SLURM_METRICS = frozenset({"fm_slurm_nodes", "fm_slurm_collector_success"})
-"""``fm_slurm_nodes{state=...}``: node counts per Slurm state, from ``sinfo`` on the login node."""
+SLURM_METRICS = frozenset(
+    {
+        "fm_slurm_nodes",
+        "fm_slurm_collector_success",
+        "fm_slurm_job_info",
+        "fm_slurm_job_gpus",
+        "fm_slurm_jobs_pending",
+        "fm_slurm_jobs_collector_success",
+    }
+)
+"""From ``sinfo`` and ``squeue`` on the login node: ``fm_slurm_nodes{state=...}`` (node counts per Slurm state),
+``fm_slurm_job_info{hpc_job,user,account,partition}`` (1 per RUNNING job), ``fm_slurm_job_gpus{hpc_job}`` (GPUs
+allocated to a RUNNING job), ``fm_slurm_jobs_pending{partition,reason}`` (pending jobs; reason from a fixed list
+or ``other``)."""
 
 LIFECYCLE_METRICS = frozenset({"fm_node_shutting_down"})
 """``fm_node_shutting_down``: 1 once a clean shutdown began (written by
@@ -107,13 +119,24 @@ NODE_METRICS = frozenset(
     }
 )
 
-SLURM_JOB_METRICS = frozenset({"fm_slurm_job_info", "fm_slurm_job_gpus"})
-"""``fm_slurm_job_info{hpc_job,user,account,partition}`` (1 per running job) and ``fm_slurm_job_gpus{hpc_job}``:
-written on the login/head node by :mod:`fmconstructs.observability.node.slurm_textfile` (issue 22 contract)."""
-
 KUBE_STATE_METRICS = frozenset({"kube_pod_labels", "kube_namespace_labels"})
 """kube-state-metrics (kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, cluster/namespace-metrics.md)
 with ``--metric-labels-allowlist`` for ``team`` and the Job/JobSet name labels: the EKS job and team joins."""
+
+KUEUE_METRICS = frozenset(
+    {
+        "kueue_pending_workloads",
+        "kueue_admitted_active_workloads",
+        "kueue_cluster_queue_resource_usage",
+        "kueue_cluster_queue_nominal_quota",
+        "kueue_admission_wait_time_seconds_bucket",
+    }
+)
+"""Kueue's own metrics read by the Queue dashboard (kubernetes-sigs/kueue v0.19.2 pkg/metrics/metrics.go, subsystem
+``kueue``: ``pending_workloads{cluster_queue,status}``, ``admitted_active_workloads{cluster_queue}``,
+``cluster_queue_resource_usage`` and ``cluster_queue_nominal_quota{cohort,cluster_queue,flavor,resource}``,
+histogram ``admission_wait_time_seconds{cluster_queue}``). Not in :data:`ALL_METRICS`: fmconstructs does not scrape
+Kueue's metrics endpoint; the dashboard's Kueue panels fill once a scrape job for it exists."""
 
 NODE_CHECK_METRICS = metric_names.NODE_CHECK_METRICS
 """``fm_node_check_status{check,mode}`` and companions: the node-join checks' results (written by
@@ -127,7 +150,6 @@ ALL_METRICS = (
     | BOOTSTRAP_METRICS
     | NODE_METRICS
     | NODE_CHECK_METRICS
-    | SLURM_JOB_METRICS
     | KUBE_STATE_METRICS
 )
 
