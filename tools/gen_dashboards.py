@@ -74,8 +74,8 @@ def _panel(p: P, pid: int, x: int, y: int) -> Any:
     if p.kind == "stat":
         panel = panel.reduce_options(common_b.ReduceDataOptions().calcs(["lastNotNull"]))
     if p.kind == "timeseries":
-        legend = common_b.VizLegendOptions().show_legend(True).display_mode(common.LegendDisplayMode.TABLE)
-        panel = panel.legend(legend.placement(common.LegendPlacement.BOTTOM))
+        options = common_b.VizLegendOptions().show_legend(True).display_mode(common.LegendDisplayMode.TABLE)
+        panel = panel.legend(options.placement(common.LegendPlacement.BOTTOM))
     return panel
 
 
