@@ -293,7 +293,7 @@ def training_job() -> dict[str, Any]:
                     "service discovery with hpc_job; EKS: annotated pods). Empty when the job publishes nothing.",
                     "short",
                     [
-                        (f'up{{job="fm-app", {CL}, hpc_job=~"$fm_job"}}', "{{instance}}"),
+                        (f'up{{job="fm-app", {CL}, hpc_job!="", hpc_job=~"$fm_job"}}', "{{instance}}"),
                         (f'up{{job="fm-app", {CL}}} and on(cluster, namespace, pod) fm_job:pod:info{{{s}}}', "{{pod}}"),
                     ],
                 ),
@@ -303,7 +303,10 @@ def training_job() -> dict[str, Any]:
                     "Every series the job publishes (step time, tokens/s, loss, checkpoint duration...), by name.",
                     "short",
                     [
-                        (f'{{__name__=~".+", job="fm-app", {CL}, hpc_job=~"$fm_job"}}', "{{__name__}} {{instance}}"),
+                        (
+                            f'{{__name__=~".+", job="fm-app", {CL}, hpc_job!="", hpc_job=~"$fm_job"}}',
+                            "{{__name__}} {{instance}}",
+                        ),
                         (f"{app} and on(cluster, namespace, pod) fm_job:pod:info{{{s}}}", "{{__name__}} {{pod}}"),
                     ],
                 ),
