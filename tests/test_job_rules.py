@@ -315,3 +315,32 @@ def test_idle_threshold_and_duration_are_options(tmp_path):
 def test_rejects_bad_alert_options(kwargs, match):
     with pytest.raises(FmValidationError, match=match):
         job_alert_rule_group(**kwargs)
+
+
+def test_unallocated_gpus_are_not_jobs_and_a_job_with_two_team_labels_still_counts_once(tmp_path):
+    # GIVEN a Slurm GPU with no job, an EKS GPU with no pod, and one JobSet whose two pods carry different team labels
+    free_slurm = {**SLURM, "gpu": "5"}
+    free_eks = {**EKS, "gpu": "5", "namespace": "", "pod": ""}
+    inputs = [{"series": _s("DCGM_FI_DEV_GPU_UTIL", labels), "values": "0x30"} for labels in (free_slurm, free_eks)]
+    for gpu, pod, team in (("0", "js-0", "a"), ("1", "js-1", "b")):
+        inputs.append(
+            {"series": _s("DCGM_FI_DEV_GPU_UTIL", {**EKS, "gpu": gpu, "namespace": "n", "pod": pod}), "values": "50x30"}
+        )
+        pod_labels = {"namespace": "n", "pod": pod, "label_jobset_sigs_k8s_io_jobset_name": "js", "label_team": team}
+        inputs.append({"series": _s("kube_pod_labels", {**KSM, **pod_labels}), "values": "1x30"})
+    count = "fm_job:gpus_allocated:count"
+    tests = [
+        # THEN only the JobSet is a job, with both GPUs
+        {
+            "expr": count,
+            "eval_time": "10m",
+            "exp_samples": [{"labels": _s(count, {**_job("kubernetes", "js"), "namespace": "n"}), "value": 2}],
+        },
+        # AND its GPUs are counted once, under one of its teams (the join does not fail with many-to-many)
+        {
+            "expr": "sum(fm_job:gpus_allocated:sum_by_team)",
+            "eval_time": "10m",
+            "exp_samples": [{"labels": "{}", "value": 2}],
+        },
+    ]
+    _promtool(tmp_path, [job_rule_group()], [{"interval": "1m", "input_series": inputs, "promql_expr_test": tests}])

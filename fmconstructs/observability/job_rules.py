@@ -158,10 +158,9 @@ def _usage_rules() -> list[RecordingRule]:
         if scope == "namespace":
             expr = f'sum by (cluster, scheduler, namespace) ({_GAUGE}{{namespace!=""}})'
         else:
-            expr = (
-                f"sum by (cluster, scheduler, {scope}) ({_GAUGE} * {_ON_JOB} group_left({scope}) "
-                f'fm_job:info{{{scope}!=""}})'
-            )
+            # topk(1) per job: pods of one job labelled with two teams must not fail the whole rule (many-to-many)
+            info = f'topk by (cluster, scheduler, namespace, fm_job) (1, fm_job:info{{{scope}!=""}})'
+            expr = f"sum by (cluster, scheduler, {scope}) ({_GAUGE} * {_ON_JOB} group_left({scope}) {info})"
         rules.append(RecordingRule(gauge, expr, ()))
         rules.append(
             RecordingRule(f"fm_job:gpu_hours:sum_by_{scope}_1h", f"sum_over_time({gauge}[1h]) / {_PER_HOUR}", ())
