@@ -33,7 +33,8 @@ GPU series go stale when the epilog or pod deletion removes them; the ``_1h`` GP
 are keyed by one of ``user``, ``account``, ``team`` or ``namespace``: as many series as there are of those.
 ``fm_job:pod:info`` is one series per pod that has GPU series (not per pod of the cluster). :data:`RECORD_NAMES`
 lists every record name (30 rules, 21 names: eight names have a Slurm and a Kubernetes rule each, and
-``fm_job:info`` too).
+``fm_job:info`` too). Slurm job ids only grow, so every new job starts new series: the head block holds those of
+the jobs run in its window, while the live set stays (running jobs x names).
 """
 
 from __future__ import annotations
