@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fmconstructs.errors import FmValidationError
-from fmconstructs.observability.rules import Severity, default_rule_groups
+from fmconstructs.observability.rules import AlertRule, Severity, default_rule_groups
 from fmconstructs.remediation import (
     DEFAULT_ALERT_TRIGGERS,
     Action,
@@ -35,7 +35,10 @@ def test_a_trigger_without_an_action_only_notifies():
 
 def test_default_alert_triggers_name_the_critical_per_node_alerts_that_exist():
     critical = {
-        rule.name for group in default_rule_groups() for rule in group.rules if rule.severity is Severity.CRITICAL
+        rule.name
+        for group in default_rule_groups()
+        for rule in group.rules
+        if isinstance(rule, AlertRule) and rule.severity is Severity.CRITICAL
     }
     existing = {name for name in DEFAULT_ALERT_TRIGGERS if not name.startswith("Fm")}
     assert existing <= critical

@@ -14,6 +14,9 @@ the per-job series.
 
 Not part of :func:`fmconstructs.observability.rules.default_rule_groups`: add :func:`gpu_hours_rule_group` to the
 groups of a workspace whose GPU nodes map jobs (its recording rules are cheap; its alert needs the job label).
+
+The same GPU-hours per job, user, account, team and namespace on Slurm and Kubernetes, keyed by one ``fm_job`` label,
+are in the default per-job layer :mod:`fmconstructs.observability.job_rules` (``fm_job:gpu_hours:*``).
 """
 
 from __future__ import annotations

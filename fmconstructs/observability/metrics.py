@@ -41,6 +41,8 @@ DCGM_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active"),
     ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor pipe is active"),
     ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the memory interface is active"),
+    # NVIDIA/dcgm-exporter etc/default-counters.csv: "The ratio of cycles an SM has at least 1 warp assigned".
+    ("DCGM_FI_PROF_SM_ACTIVE", "gauge", "Ratio of cycles an SM has at least one warp assigned"),
 )
 DCGM_METRICS = frozenset(name for name, _, _ in DCGM_FIELDS)
 
@@ -117,6 +119,25 @@ NODE_METRICS = frozenset(
     }
 )
 
+KUBE_STATE_METRICS = frozenset({"kube_pod_labels", "kube_namespace_labels"})
+"""kube-state-metrics (kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, cluster/namespace-metrics.md)
+with ``--metric-labels-allowlist`` for ``team`` and the Job/JobSet name labels: the EKS job and team joins."""
+
+KUEUE_METRICS = frozenset(
+    {
+        "kueue_pending_workloads",
+        "kueue_admitted_active_workloads",
+        "kueue_cluster_queue_resource_usage",
+        "kueue_cluster_queue_nominal_quota",
+        "kueue_admission_wait_time_seconds_bucket",
+    }
+)
+"""Kueue's own metrics read by the Queue dashboard (kubernetes-sigs/kueue v0.19.2 pkg/metrics/metrics.go, subsystem
+``kueue``: ``pending_workloads{cluster_queue,status}``, ``admitted_active_workloads{cluster_queue}``,
+``cluster_queue_resource_usage`` and ``cluster_queue_nominal_quota{cohort,cluster_queue,flavor,resource}``,
+histogram ``admission_wait_time_seconds{cluster_queue}``). Not in :data:`ALL_METRICS`: fmconstructs does not scrape
+Kueue's metrics endpoint; the dashboard's Kueue panels fill once a scrape job for it exists."""
+
 NODE_CHECK_METRICS = metric_names.NODE_CHECK_METRICS
 """``fm_node_check_status{check,mode}`` and companions: the node-join checks' results (written by
 :mod:`fmconstructs.health.checks` into the textfile directory; names in :mod:`fmconstructs.health.metric_names`)."""
@@ -129,6 +150,7 @@ ALL_METRICS = (
     | BOOTSTRAP_METRICS
     | NODE_METRICS
     | NODE_CHECK_METRICS
+    | KUBE_STATE_METRICS
 )
 
 

@@ -570,6 +570,8 @@ def default_rule_groups(thresholds: AlertThresholds | None = None) -> tuple[Rule
     if thresholds is not None:
         check_instance("thresholds", thresholds, AlertThresholds, "an AlertThresholds or None")
     t = thresholds or AlertThresholds()
+    from .job_rules import job_rule_group  # here: job_rules imports this module
+
     groups = (
         gpu_health_rules(t),
         gpu_utilization_rules(t),
@@ -577,6 +579,7 @@ def default_rule_groups(thresholds: AlertThresholds | None = None) -> tuple[Rule
         node_rules(t),
         slurm_rules(t),
         node_check_rules(t),
+        job_rule_group(),
     )
     _check_metrics(groups)
     return groups
