@@ -274,6 +274,32 @@ def test_agent_config_and_the_files_the_prolog_wrote_pass_promtool(spec: AppMetr
     assert proc.returncode != 0
 
 
+def test_discovered_targets_carry_the_job_and_node_labels_after_relabelling(
+    spec: AppMetricsSpec, tmp_path: Path
+) -> None:
+    """promtool runs the agent's file discovery and relabelling on the files the prolog wrote."""
+    promtool = require_tool("promtool", "prometheus")
+    env = {"SLURM_JOB_ID": "77", "SLURM_JOB_COMMENT": "fm_metrics_ports=9300-9301"}
+    assert _run(render_app_metrics_prolog(spec), tmp_path, env).returncode == 0
+    text = agent_config_yaml(remote_write_url=URL, region="us-east-1", labels=LABELS, instance_id="i-0abc")
+    path = tmp_path / "agent.yml"
+    path.write_text(text.replace(f"{DEFAULT_APP_METRICS_SD_DIR}/*.json", f"{spec.sd_dir}/*.json"))
+    proc = subprocess.run(
+        [promtool, "check", "service-discovery", "--timeout=5s", str(path), "fm-app"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    targets = json.loads(proc.stdout)
+    labels = [{k: v for k, v in t["labels"].items() if not k.startswith("__")} for t in targets]
+    node = {"cluster": "training", "queue": "gpu", "node_group": "p5", "instance_type": "p5.48xlarge"}
+    assert labels == [
+        {**node, "job": "fm-app", "hpc_job": "77", "instance_id": "i-0abc", "instance": f"i-0abc:{port}"}
+        for port in (9300, 9301)
+    ]
+
+
 def test_scrape_config_keeps_the_instance_label_per_port() -> None:
     job = app_metrics_scrape_config({"cluster": "c", "instance": "i-1", "instance_id": "i-1"}, instance_id="i-1")
     assert yaml.safe_load(yaml.safe_dump(job)) == job

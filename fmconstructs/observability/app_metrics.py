@@ -49,14 +49,15 @@ from enum import Enum
 
 from fmconstructs._validate import check_count, check_enum, check_sequence, check_str
 from fmconstructs.errors import FmValidationError, is_token
+from fmconstructs.observability.job_mapping import HPC_JOB_LABEL
 
 #: The shared contract of issue 22 (the coordinator fixed the job name and the directory).
 APP_METRICS_JOB_NAME = "fm-app"
 DEFAULT_APP_METRICS_SD_DIR = "/var/run/fmconstructs/app-metrics-sd"
 #: The word a job puts in its comment: ``fm_metrics_ports=9300-9307`` (a library choice).
 DEFAULT_DECLARATION_KEY = "fm_metrics_ports"
-#: The label every target carries (dcgm-exporter's HPC job label, job_mapping.HPC_JOB_LABEL).
-APP_METRICS_JOB_LABEL = "hpc_job"
+#: The label every target carries: dcgm-exporter's HPC job label, so application and GPU series join on it.
+APP_METRICS_JOB_LABEL = HPC_JOB_LABEL
 #: Samples accepted per scrape of one target; more fails the scrape (Prometheus configuration docs, ``<scrape_config>``
 #: ``sample_limit``: "If more than this number of samples are present after metric relabeling the entire scrape will
 #: be treated as failed"). A library choice: a training job's step time, throughput, loss and checkpoint series (a few
