@@ -6,8 +6,9 @@ How a job declares its ports: a ``fm_metrics_ports=<ports>`` word in its ``--com
 Prolog and Epilog Guide (https://slurm.schedmd.com/prolog_epilog.html, SchedMD/slurm doc/html/prolog_epilog.shtml,
 "Last modified 6 February 2023") lists ``SLURM_JOB_COMMENT`` ("Comment added to the job. Available in Prolog,
 PrologSlurmctld, Epilog and EpilogSlurmctld") and ``SLURM_JOB_EXTRA`` ("Extra field added to the job. Available in
-Prolog, PrologSlurmctld, Epilog, EpilogSlurmctld, ..."); the job's own environment is not passed to the Prolog, and
-the guide advises against calling Slurm commands (``scontrol``) from it, so these variables are the documented path.
+Prolog, PrologSlurmctld, Epilog, EpilogSlurmctld, ..."); the job's own environment variables are not in the guide's
+list for the Prolog, and the guide says Prolog and Epilog "should not call Slurm commands (e.g. squeue, scontrol, ...)",
+so these two variables are the documented path.
 ``<ports>`` is a comma-separated list of ports or ranges (``9300``, ``9300-9307``, ``9300,9310``); the word is
 separated from other comment text by whitespace or ``;``. Ports below 1024, the node's own collectors (9090 agent,
 9100 node_exporter, 9400 dcgm-exporter) and more than :attr:`AppMetricsSpec.max_ports_per_job` distinct ports make
@@ -24,9 +25,10 @@ Epilog drains the node (same guide, "Failure Handling").
 
 The node agent's ``fm-app`` scrape job (:func:`app_metrics_scrape_config`, added to
 :func:`~fmconstructs.observability.collection.agent_config` on GPU nodes) reads ``<sd_dir>/*.json``. Prometheus
-watches the directory, not the files (prometheus/prometheus discovery/file/file.go ``watchFiles``: it watches the
-parent directory and only logs "Error adding file watch" when it is missing), so the agent's systemd unit creates the
-directory before the agent starts and the scripts never remove it.
+watches the parent directory ("to handle atomic renaming efficiently and to detect new files", same docs;
+prometheus/prometheus discovery/file/file.go ``watchFiles`` only logs "Error adding file watch" when it is missing and
+then falls back to the refresh interval), so the agent's systemd unit creates the directory before the agent starts
+and the scripts never remove it.
 
 Bounded cardinality: the only label a target carries from the job is ``hpc_job`` (the numeric Slurm job id, the label
 dcgm-exporter puts on GPU series); the agent adds the node labels it puts on every job (cluster, queue, node_group,
