@@ -39,8 +39,8 @@ def test_agent_config_passes_promtool(tmp_path):
 def test_targets_carry_the_cluster_labels():
     config = agent_config(remote_write_url=URL, region="us-east-1", labels=LABELS, instance_id="i-0abc")
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}  # type: ignore[index,union-attr]
-    assert set(jobs) == {"dcgm", "node"}
-    for job in jobs.values():
+    assert set(jobs) == {"dcgm", "node", "fm-app"}  # fm-app: file discovery, its labels in tests/test_app_metrics.py
+    for job in (jobs["dcgm"], jobs["node"]):
         labels = job["static_configs"][0]["labels"]
         assert labels == {
             "cluster": "training",

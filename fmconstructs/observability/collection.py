@@ -28,6 +28,7 @@ from ..compute.user_data import embedded_files_commands
 from ..errors import FmValidationError, is_token
 from ..health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration, duration_milliseconds
+from .app_metrics import DEFAULT_APP_METRICS_SD_DIR, app_metrics_scrape_config
 from .metrics import dcgm_counters_csv
 from .slurm_exporter import (
     SLURM_EXPORTER_PORT,
@@ -121,6 +122,9 @@ def agent_config(
 ) -> dict[str, object]:
     """Prometheus agent-mode configuration: scrape the local exporters, remote-write to AMP with SigV4.
 
+    GPU nodes (not the login node) also scrape the ports training jobs declare (job ``fm-app``, file discovery
+    written by the Slurm prolog: :mod:`fmconstructs.observability.app_metrics`).
+
     :param remote_write_url: the workspace's remote-write URL (a deploy-time value is fine: user data resolves it).
     :param scrape_interval: a positive Prometheus duration (``'30s'``, ``'1m30s'``, ``'500ms'``) or ``Duration``.
     """
@@ -134,15 +138,18 @@ def agent_config(
     jobs = [("dcgm", DCGM_EXPORTER_PORT), ("node", NODE_EXPORTER_PORT)]
     if login_node:  # the Slurm exporter runs on the login node only (one per cluster, not one per GPU node)
         jobs.append(("slurm", SLURM_EXPORTER_PORT))
+    scrape_configs: list[dict[str, object]] = [
+        {
+            "job_name": job,
+            "static_configs": [{"targets": [f"localhost:{port}"], "labels": dict(target_labels)}],
+        }
+        for job, port in jobs
+    ]
+    if not login_node:  # training jobs' own metrics (app_metrics: ports the Slurm prolog discovered)
+        scrape_configs.append(app_metrics_scrape_config(target_labels, instance_id=instance_id))
     return {
         "global": {"scrape_interval": interval, "scrape_timeout": scrape_timeout(interval)},
-        "scrape_configs": [
-            {
-                "job_name": job,
-                "static_configs": [{"targets": [f"localhost:{port}"], "labels": dict(target_labels)}],
-            }
-            for job, port in jobs
-        ],
+        "scrape_configs": scrape_configs,
         "remote_write": [
             {
                 "url": remote_write_url,
@@ -243,7 +250,9 @@ def _units(login_node: bool, scrape_interval: PrometheusDuration = "30s") -> dic
         "fm-efa-textfile.timer": "[Unit]\nDescription=Refresh EFA counters every 15 s\n\n[Timer]\nOnBootSec=30s\n"
         "OnUnitActiveSec=15s\nAccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n",
         "fm-prometheus-agent.service": "[Unit]\nDescription=fmconstructs Prometheus agent (remote write to Amazon "
-        "Managed Prometheus)\nAfter=network-online.target\n\n[Service]\nExecStart=/usr/local/bin/fm-prometheus --agent "
+        "Managed Prometheus)\nAfter=network-online.target\n\n[Service]\n"
+        # The fm-app job watches this directory (app_metrics): it must exist when the agent starts; /var/run is tmpfs.
+        f"ExecStartPre=-/bin/mkdir -p {DEFAULT_APP_METRICS_SD_DIR}\nExecStart=/usr/local/bin/fm-prometheus --agent "
         "--config.file=/etc/fmconstructs/prometheus-agent.yml --storage.agent.path=/var/lib/fm-prometheus-agent "
         "--web.listen-address=127.0.0.1:9090\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n",
         # Clean-shutdown marker for NodeStoppedReporting. Ordered after the exporter and the agent, so systemd stops
