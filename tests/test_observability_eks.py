@@ -66,7 +66,13 @@ def test_scraper_resource(scraped):
     assert len(eks["SecurityGroupIds"]) == 1
     blob = yaml.safe_load(base64.b64decode(props["ScrapeConfiguration"]["ConfigurationBlob"]))
     assert blob == eks_scrape_config(cluster_label="eks-training")
-    assert {job["job_name"] for job in blob["scrape_configs"]} == {"dcgm", "node", "nccl", "kube-state-metrics", "fm-app"}
+    assert {job["job_name"] for job in blob["scrape_configs"]} == {
+        "dcgm",
+        "node",
+        "nccl",
+        "kube-state-metrics",
+        "fm-app",
+    }
 
 
 def test_access_entry_maps_the_scraper_role_to_its_user(scraped):
