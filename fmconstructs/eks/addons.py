@@ -494,8 +494,10 @@ def dcgm_exporter_pod_attribution_values() -> dict[str, Any]:
     - ``pkg/cmd/app.go``: ``--kubernetes`` (env ``DCGM_EXPORTER_KUBERNETES``, default false) maps GPUs to pods
       through the kubelet pod-resources socket (``--pod-resources-kubelet-socket``, default
       ``/var/lib/kubelet/pod-resources/kubelet.sock``); ``--kubernetes-gpu-id-type`` (default ``uid``, the other
-      value ``device-name``) says how the device plugin names GPUs: the NVIDIA device plugin's default device ids are
-      GPU UUIDs (its ``deviceIDStrategy`` default ``uuid``, UNCONFIRMED for chart 0.17.1: not read here).
+      value ``device-name``) says how the device plugin names GPUs. The NVIDIA device plugin chart leaves
+      ``deviceIDStrategy: null`` (its values.yaml), so the plugin's own ``--device-id-strategy`` default ``uuid``
+      applies (k8s-device-plugin cmd/nvidia-device-plugin/main.go, seen in the code index, not at tag v0.17.1:
+      UNCONFIRMED for that exact version), which matches ``uid``.
     - ``internal/pkg/transformation/const.go`` / ``kubernetes.go``: the labels are ``pod``, ``namespace``,
       ``container`` (``pod_name``/``pod_namespace``/``container_name`` only with ``--use-old-namespace``).
     - ``deployment/templates/daemonset.yaml``: the chart always sets ``DCGM_EXPORTER_KUBERNETES=true`` and mounts
