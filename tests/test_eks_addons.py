@@ -44,6 +44,8 @@ CHART_KEYS = {
         "podAnnotations", "podSecurityContext", "securityContext", "service", "resources", "serviceMonitor",
         "mapPodsMetrics", "nodeSelector", "tolerations", "affinity", "extraHostVolumes", "extraConfigMapVolumes",
         "extraVolumeMounts", "extraEnv",
+        # deployment/values.yaml at NVIDIA/dcgm-exporter tag 4.4.1-4.6.0 (chart 4.6.0): pod attribution
+        "kubeletPath", "kubernetes",
     },
 }  # fmt: skip
 

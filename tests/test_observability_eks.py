@@ -48,7 +48,8 @@ def test_scrape_config_passes_promtool(tmp_path):
     assert promtool, "promtool is missing: `make test` installs it"
     config = eks_scrape_config(cluster_label="eks-training")
     for job in config["scrape_configs"]:
-        assert job.pop("kubernetes_sd_configs") == [{"role": "endpoints"}]
+        role = "pod" if job["job_name"] == "fm-app" else "endpoints"  # fm-app: pod discovery (annotations)
+        assert job.pop("kubernetes_sd_configs") == [{"role": role}]
         job["static_configs"] = [{"targets": ["localhost:9100"]}]
     path = tmp_path / "scrape.yml"
     path.write_text(yaml.safe_dump(config))
@@ -65,7 +66,13 @@ def test_scraper_resource(scraped):
     assert len(eks["SecurityGroupIds"]) == 1
     blob = yaml.safe_load(base64.b64decode(props["ScrapeConfiguration"]["ConfigurationBlob"]))
     assert blob == eks_scrape_config(cluster_label="eks-training")
-    assert {job["job_name"] for job in blob["scrape_configs"]} == {"dcgm", "node", "nccl"}
+    assert {job["job_name"] for job in blob["scrape_configs"]} == {
+        "dcgm",
+        "node",
+        "nccl",
+        "kube-state-metrics",
+        "fm-app",
+    }
 
 
 def test_access_entry_maps_the_scraper_role_to_its_user(scraped):

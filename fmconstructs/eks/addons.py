@@ -458,7 +458,8 @@ def dcgm_exporter_values(
 
     The metrics endpoint is ready for scraping: a ClusterIP Service on ``port`` with ``prometheus.io/*`` annotations
     on the Service and the pods (for annotation-based scrapers such as the Amazon Managed Service for Prometheus
-    collector). ``serviceMonitor`` stays off unless asked for, because it needs the Prometheus Operator CRDs.
+    collector). ``serviceMonitor`` stays off unless asked for, because it needs the Prometheus Operator CRDs. GPU
+    series carry the pod holding the GPU (:func:`dcgm_exporter_pod_attribution_values`).
     ``hyperpod_instance_types``: also on SageMaker HyperPod nodes of these types (see
     :func:`nvidia_device_plugin_values`); HyperPod's dependencies chart installs no DCGM exporter.
     """
@@ -472,8 +473,46 @@ def dcgm_exporter_values(
         "serviceMonitor": {"enabled": service_monitor},
         "nodeSelector": {GPU_PRESENT_LABEL: "true"},
         "tolerations": gpu_tolerations(),
+        **dcgm_exporter_pod_attribution_values(),
     }
     return _cover_hyperpod(values, hyperpod_instance_types)
+
+
+#: The kubelet's pod-resources directory on the node (its socket ``kubelet.sock`` answers which pod holds which
+#: device): the kubelet default root directory ``/var/lib/kubelet`` (Kubernetes docs "Local Files And Paths Used By
+#: The Kubelet"); that the EKS AL2023 AMIs keep the default root directory is UNCONFIRMED.
+KUBELET_POD_RESOURCES_PATH = "/var/lib/kubelet/pod-resources"
+#: dcgm-exporter's default counters file (the chart's ``arguments`` default, deployment/values.yaml at 4.4.1-4.6.0).
+DCGM_EXPORTER_COUNTERS_ARGS: tuple[str, ...] = ("-f", "/etc/dcgm-exporter/default-counters.csv")
+
+
+def dcgm_exporter_pod_attribution_values() -> dict[str, Any]:
+    """The values that make every GPU series carry ``namespace``, ``pod`` and ``container`` of the pod holding the GPU.
+
+    From dcgm-exporter tag 4.4.1-4.6.0 (chart 4.6.0, the pin :data:`DCGM_EXPORTER`):
+
+    - ``pkg/cmd/app.go``: ``--kubernetes`` (env ``DCGM_EXPORTER_KUBERNETES``, default false) maps GPUs to pods
+      through the kubelet pod-resources socket (``--pod-resources-kubelet-socket``, default
+      ``/var/lib/kubelet/pod-resources/kubelet.sock``); ``--kubernetes-gpu-id-type`` (default ``uid``, the other
+      value ``device-name``) says how the device plugin names GPUs. The NVIDIA device plugin chart leaves
+      ``deviceIDStrategy: null`` (its values.yaml), so the plugin's own ``--device-id-strategy`` default ``uuid``
+      applies (k8s-device-plugin cmd/nvidia-device-plugin/main.go, seen in the code index, not at tag v0.17.1:
+      UNCONFIRMED for that exact version), which matches ``uid``.
+    - ``internal/pkg/transformation/const.go`` / ``kubernetes.go``: the labels are ``pod``, ``namespace``,
+      ``container`` (``pod_name``/``pod_namespace``/``container_name`` only with ``--use-old-namespace``).
+    - ``deployment/templates/daemonset.yaml``: the chart always sets ``DCGM_EXPORTER_KUBERNETES=true`` and mounts
+      ``kubeletPath`` (hostPath, read-only) at ``/var/lib/kubelet/pod-resources`` in the exporter container.
+
+    Set explicitly here (even where they equal the defaults): ``--kubernetes=true`` and
+    ``--kubernetes-gpu-id-type=uid`` in ``arguments`` (after the chart's default counters file) and ``kubeletPath``.
+    ``kubernetes.enablePodLabels``/``enablePodUID`` stay off: they would copy every pod label (or the UID) onto GPU
+    series and need a ClusterRole; team and job labels come from kube-state-metrics instead (bounded cardinality).
+    """
+    return {
+        "arguments": [*DCGM_EXPORTER_COUNTERS_ARGS, "--kubernetes=true", "--kubernetes-gpu-id-type=uid"],
+        "kubeletPath": KUBELET_POD_RESOURCES_PATH,
+        "kubernetes": {"enablePodLabels": False, "enablePodUID": False},
+    }
 
 
 #: Node affinity of the DRA kubelet plugin (EKS User Guide "ml-eks-nvidia-ultraserver" ``dra-values.yaml``): nodes

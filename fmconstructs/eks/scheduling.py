@@ -274,6 +274,19 @@ def hyperpod_local_queue_name(team: str) -> str:
 
 
 # --- the sample job --------------------------------------------------------------------------------------------------
+def _sample_attribution(
+    team: str | None, metrics_port: int | None, metrics_path: str
+) -> tuple[dict[str, str], dict[str, str], list[dict[str, Any]]]:
+    """The sample's ``team`` label, ``fm-app`` scrape annotations and metrics container port (each empty if unset)."""
+    from ..observability.eks_attribution import TEAM_LABEL, app_metrics_annotations, check_team
+
+    labels = {} if team is None else {TEAM_LABEL: check_team("team", team)}
+    if metrics_port is None:
+        return labels, {}, []
+    annotations = app_metrics_annotations(port=metrics_port, path=metrics_path)
+    return labels, annotations, [{"name": "metrics", "containerPort": metrics_port}]
+
+
 def render_sample_training_job(
     *,
     instance_type: str,
@@ -285,6 +298,9 @@ def render_sample_training_job(
     command: Sequence[str] | None = None,
     topology_level: str | None = None,
     required: bool = True,
+    team: str | None = None,
+    metrics_port: int | None = None,
+    metrics_path: str = "/metrics",
 ) -> dict[str, Any]:
     """A JobSet of ``nodes`` pods (one per node, every GPU and EFA interface of ``instance_type`` from the catalog)
     submitted to the LocalQueue ``queue_name`` and placed under one network node.
@@ -293,6 +309,10 @@ def render_sample_training_job(
         ``podset-preferred-topology`` with ``required=False``). Default: the bottom network-node layer of the type
         (``topology.k8s.aws/network-node-layer-3``; ``-4`` on p6-b200/p6-b300).
     :param command: the container command; default the image's entrypoint.
+    :param team: the ``team`` label on the JobSet and its pods (kube-state-metrics joins GPU series to it); default
+        none.
+    :param metrics_port: the port where the trainer serves Prometheus metrics: the pods get the ``fm-app`` scrape
+        annotations (:mod:`fmconstructs.observability.eks_attribution`); default none. ``metrics_path``: its path.
     """
     from ..networking.interfaces import plan_network_interfaces
     from .node_group import INSTANCE_TYPE_LABEL
@@ -304,6 +324,7 @@ def render_sample_training_job(
     check_name("name", name, label=True)
     check_name("namespace", namespace, label=True)
     check_bool("required", required)
+    labels, scrape, ports = _sample_attribution(team, metrics_port, metrics_path)
     layers = network_layers(spec.instance_type)
     level = NETWORK_NODE_LAYER_LABEL.format(layer=layers) if topology_level is None else topology_level
     if level not in topology_levels(layers):
@@ -319,7 +340,10 @@ def render_sample_training_job(
     }
     if command is not None:
         container["command"] = list(check_str_sequence("command", command, min_items=1))
+    if ports:
+        container["ports"] = ports
     annotation = PODSET_REQUIRED_TOPOLOGY if required else PODSET_PREFERRED_TOPOLOGY
+    pod_labels = {"labels": dict(labels)} if labels else {}
     pod_spec = {
         "restartPolicy": "Never",
         "nodeSelector": {INSTANCE_TYPE_LABEL: spec.instance_type},
@@ -329,7 +353,7 @@ def render_sample_training_job(
     return {
         "apiVersion": JOBSET_API_VERSION,
         "kind": "JobSet",
-        "metadata": {"name": name, "namespace": namespace, "labels": {QUEUE_NAME_LABEL: queue_name}},
+        "metadata": {"name": name, "namespace": namespace, "labels": {QUEUE_NAME_LABEL: queue_name, **labels}},
         "spec": {
             "failurePolicy": {"maxRestarts": 0},
             "replicatedJobs": [
@@ -342,7 +366,10 @@ def render_sample_training_job(
                             "completions": count,
                             "completionMode": "Indexed",
                             "backoffLimit": 0,
-                            "template": {"metadata": {"annotations": {annotation: level}}, "spec": pod_spec},
+                            "template": {
+                                "metadata": {"annotations": {annotation: level, **scrape}, **pod_labels},
+                                "spec": pod_spec,
+                            },
                         }
                     },
                 }

@@ -26,6 +26,7 @@ from constructs import Construct
 
 from .._validate import check_bool, check_construct, check_sequence, check_str, located
 from ..eks import GpuEksCluster
+from ..eks.addons import ChartSource, check_chart_source
 from ..eks.versions import version_tuple
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..health.nccl_eks_schedule import NCCL_METRICS_SERVICE
@@ -44,6 +45,7 @@ from .collection import (
     scrape_timeout,
     shutdown_wait_seconds,
 )
+from .eks_attribution import add_kube_state_metrics, app_metrics_job, dcgm_job, kube_state_metrics_job
 from .workspace import PrometheusWorkspace
 
 SCRAPER_USERNAME = "aps-collector-user"
@@ -90,8 +92,10 @@ def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
 
 
 def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration = "30s") -> dict[str, Any]:
-    """The managed scraper's Prometheus configuration: DCGM exporter, node exporter (with EFA counters) and the
-    scheduled NCCL check's metrics Service (:mod:`fmconstructs.health.nccl_eks_schedule`; no target without it).
+    """The managed scraper's Prometheus configuration: DCGM exporter (its pod attribution labels kept), node exporter
+    (with EFA counters), the scheduled NCCL check's metrics Service (:mod:`fmconstructs.health.nccl_eks_schedule`; no
+    target without it), kube-state-metrics and the pods that opt in to application metrics (``fm-app``), see
+    :mod:`fmconstructs.observability.eks_attribution`.
 
     :param scrape_interval: a positive Prometheus duration (``'30s'``, ``'1m30s'``) or ``Duration``. The AMP managed
         collector's own minimum, if any, is not in its API reference (UNCONFIRMED); CreateScraper reports it.
@@ -101,9 +105,11 @@ def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration
     return {
         "global": {"scrape_interval": interval, "scrape_timeout": scrape_timeout(interval)},
         "scrape_configs": [
-            _job("dcgm", DCGM_EXPORTER_SERVICE, cluster_label),
+            dcgm_job(DCGM_EXPORTER_SERVICE, cluster_label),
             _job("node", NODE_EXPORTER_SERVICE, cluster_label),
             _job("nccl", NCCL_METRICS_SERVICE, cluster_label),
+            kube_state_metrics_job(cluster_label),
+            app_metrics_job(cluster_label),
         ],
     }
 
@@ -286,6 +292,8 @@ class AmpEksScraper(Construct):
         subnets: Sequence[ec2.ISubnet] | None = None,
         scrape_interval: PrometheusDuration = "30s",
         install_node_exporter: bool = True,
+        install_kube_state_metrics: bool = True,
+        kube_state_metrics_source: ChartSource | None = None,
     ) -> None:
         """
         :param workspace: the destination: a :class:`PrometheusWorkspace` or a workspace ARN (a deploy-time value
@@ -297,6 +305,9 @@ class AmpEksScraper(Construct):
         :param install_node_exporter: add the node-exporter + EFA collector DaemonSet. Default True. Its clean-stop
             marker relies on graceful node shutdown: on a cluster older than Kubernetes 1.34 the construct warns
             (``eks-no-graceful-node-shutdown``).
+        :param install_kube_state_metrics: install kube-state-metrics (pinned chart, team/job label allowlist; see
+            :func:`~fmconstructs.observability.eks_attribution.add_kube_state_metrics`). Default True.
+        :param kube_state_metrics_source: where its chart and image come from (a private registry); default public.
         """
         check_scope(scope, id)
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
@@ -309,6 +320,8 @@ class AmpEksScraper(Construct):
                 "workspace", workspace, f"a PrometheusWorkspace or a workspace ARN (got a {type(workspace).__name__})"
             )
         check_bool("install_node_exporter", install_node_exporter)
+        check_bool("install_kube_state_metrics", install_kube_state_metrics)
+        check_chart_source("kube_state_metrics_source", kube_state_metrics_source)
         scrape_config = eks_scrape_config(cluster_label=cluster_label, scrape_interval=scrape_interval)
         chosen = (
             list(cluster.vpc.private_subnets)
@@ -358,6 +371,9 @@ class AmpEksScraper(Construct):
         )
         if install_node_exporter:
             self._warn_without_graceful_shutdown(cluster)
+        self.kube_state_metrics = (
+            add_kube_state_metrics(cluster, source=kube_state_metrics_source) if install_kube_state_metrics else None
+        )
 
     def _warn_without_graceful_shutdown(self, cluster: GpuEksCluster) -> None:
         version = _known_version(cluster)
