@@ -456,6 +456,8 @@ class TrainingPlatform(Construct):
             enable_imex=isinstance(self.capacity, UltraServerCapacityBlock),
             scale_down_idle_time=options.scale_down_idle_time,
             size=options.size,
+            accounting=options.accounting,
+            accounting_purge_time_days=options.accounting_purge_time_days,
             removal_policy=options.removal_policy,
             node_health=_health.pcs_node_health(self),
         )
