@@ -51,7 +51,7 @@ from constructs import Construct, IValidation
 
 from .._nag import acknowledge
 from .._replacement import check_removal_policy
-from .._validate import check_construct, check_count, check_number, check_str, known
+from .._validate import check_construct, check_count, check_number, check_scope_id, check_str, known, located
 from ..errors import FmTypeError, FmValidationError
 
 #: DatabaseUriValidator: "Assuming the use of port 3306" when the Uri has none (the MySQL port).
@@ -263,6 +263,7 @@ class SlurmAccountingDatabase(Construct):
         it.
     """
 
+    @located
     def __init__(
         self,
         scope: Construct,
@@ -276,6 +277,7 @@ class SlurmAccountingDatabase(Construct):
         user_name: str = DEFAULT_USER_NAME,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
     ) -> None:
+        check_scope_id(scope, id)
         check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
         if not isinstance(engine_version, rds.AuroraMysqlEngineVersion):
             raise FmTypeError("engine_version", engine_version, "an rds.AuroraMysqlEngineVersion")
