@@ -33,7 +33,7 @@ from fmconstructs.parallelcluster import (
     SlurmQueue,
 )
 from fmconstructs.pcs import AccountingMode, PcsAmi
-from fmconstructs.platform import PcsOptions, TrainingPlatform
+from fmconstructs.platform import ParallelClusterOptions, PcsOptions, TrainingPlatform
 from tests.conftest import ENV, Scene, new_scene
 from tests.test_parallelcluster_schema import check_configs, error_text, replace_intrinsics
 
@@ -419,3 +419,19 @@ def test_created_database_has_no_unacknowledged_nag_findings(tmp_path: Path, rem
     app.synth()  # raises on any unacknowledged cdk-nag error
     report = json.loads((tmp_path / "validation-report.json").read_text())
     assert [r for r in report["pluginReports"] if r.get("conclusion") != "success"] == []
+
+
+# --- through the platform -----------------------------------------------------------------------------------------------
+def test_parallelcluster_options_slurm_accounting_reaches_the_cluster() -> None:
+    scene = new_scene()
+    database = SlurmAccountingDatabase(scene.stack, "Accounting", vpc=scene.vpc)
+    options = ParallelClusterOptions(cluster_name="train", slurm_accounting=database.slurm_database)
+    TrainingPlatform(scene.stack, "Platform", vpc=scene.vpc, instance_type="p5.48xlarge", nodes=2, orchestrator=options)
+    resource = next(iter(scene.template().find_resources("Custom::PclusterCluster").values()))
+    settings = resource["Properties"]["ClusterConfiguration"]["Scheduling"]["SlurmSettings"]
+    assert settings["Database"]["UserName"] == "clusteradmin"
+
+
+def test_parallelcluster_options_bad_slurm_accounting_refused() -> None:
+    with pytest.raises(FmValidationError, match=r"^slurm_accounting must be"):
+        ParallelClusterOptions(slurm_accounting="db.example.internal:3306")

@@ -44,6 +44,7 @@ from ..observability.grafana import GrafanaNetworkAccess, GrafanaWorkspace
 from ..observability.sources import ExporterSource
 from ..observability.workspace import PrometheusWorkspace
 from ..parallelcluster import Monitoring, OperatingSystem, QueueUpdateStrategy
+from ..parallelcluster.accounting import ExternalSlurmdbd, SlurmDatabase, check_slurm_accounting
 from ..parallelcluster.cluster import DEFAULT_VERSION as PARALLELCLUSTER_DEFAULT_VERSION
 from ..pcs import AccountingMode, ControllerSize, PcsAmi, SlurmVersion
 from ..pcs.cluster import check_accounting_purge_days
@@ -409,6 +410,11 @@ class ParallelClusterOptions:
     :param removal_policy: ``ParallelCluster.removal_policy``. Default RETAIN: deleting the stack keeps the cluster,
         its head node and ``/home`` (delete it with ``pcluster delete-cluster``).
     :param queue_update_strategy: ``ParallelCluster.queue_update_strategy``. Default DRAIN.
+    :param slurm_accounting: ``ParallelCluster.slurm_accounting``: a
+        :class:`~fmconstructs.parallelcluster.SlurmDatabase` (an existing MySQL server, or
+        :class:`~fmconstructs.parallelcluster.SlurmAccountingDatabase` ``.slurm_database``) or an
+        :class:`~fmconstructs.parallelcluster.ExternalSlurmdbd`, so ``sacct`` keeps each job's user and account.
+        Default: none.
     """
 
     head_node_instance_type: str | None = None
@@ -422,10 +428,12 @@ class ParallelClusterOptions:
     monitoring: Monitoring | None = None
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     queue_update_strategy: QueueUpdateStrategy = QueueUpdateStrategy.DRAIN
+    slurm_accounting: SlurmDatabase | ExternalSlurmdbd | None = None
 
     def __post_init__(self) -> None:
         check_removal_policy("removal_policy", self.removal_policy)
         check_enum("queue_update_strategy", self.queue_update_strategy, QueueUpdateStrategy)
+        check_slurm_accounting("slurm_accounting", self.slurm_accounting)
         if self.head_node_instance_type is not None:  # None: chosen by the GPU type's architecture
             check_instance_type("head_node_instance_type", self.head_node_instance_type)
         check_count("login_nodes", self.login_nodes)

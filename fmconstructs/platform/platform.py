@@ -532,6 +532,7 @@ class TrainingPlatform(Construct):
             monitoring=options.monitoring,
             removal_policy=options.removal_policy,
             queue_update_strategy=options.queue_update_strategy,
+            slurm_accounting=options.slurm_accounting,
             head_node=HeadNode(
                 instance_type=options.head_node_instance_type or head_node_instance_type_for(spec.architecture),
                 subnet=self.services_subnet,
