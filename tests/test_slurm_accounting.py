@@ -278,6 +278,14 @@ def test_bad_slurm_accounting_type_refused() -> None:
         _pc(scene, slurm_accounting={"Uri": "db:3306"})
 
 
+@pytest.mark.parametrize(("kind", "version"), [("database", "3.2.0"), ("external", "3.9.3")])
+def test_accounting_needs_a_parallelcluster_version_that_has_it(kind: str, version: str) -> None:
+    scene = new_scene()
+    accounting = _database(scene) if kind == "database" else _external(scene)
+    with pytest.raises(FmValidationError, match=r"^version must be 3\.(3|10)\.0 or later"):
+        _pc(scene, version=version, slurm_accounting=accounting)
+
+
 def test_accounting_cluster_name_over_40_characters_refused() -> None:
     scene = new_scene()
     with pytest.raises(FmValidationError, match=r"^cluster_name must be at most 40"):

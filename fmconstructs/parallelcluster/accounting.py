@@ -201,6 +201,28 @@ def apply_slurm_accounting(accounting: SlurmAccounting, config: dict[str, Any]) 
         groups.append(accounting.client_security_group.security_group_id)
 
 
+#: User Guide slurm-accounting-v3: "Starting with version 3.3.0" (Database) and "Starting with version 3.10.0"
+#: (ExternalSlurmdbd).
+DATABASE_MIN_VERSION = (3, 3, 0)
+EXTERNAL_SLURMDBD_MIN_VERSION = (3, 10, 0)
+
+
+def check_accounting_version(accounting: SlurmAccounting, version: str) -> None:
+    """The ParallelCluster ``version`` supports the accounting kind (a malformed version is checked elsewhere)."""
+    if not known(version) or not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        return
+    parsed = tuple(int(part) for part in version.split("."))
+    kind, minimum = (
+        ("SlurmDatabase", DATABASE_MIN_VERSION)
+        if isinstance(accounting, SlurmDatabase)
+        else ("ExternalSlurmdbd", EXTERNAL_SLURMDBD_MIN_VERSION)
+    )
+    if parsed < minimum:
+        raise FmValidationError(
+            "version", version, f"{'.'.join(map(str, minimum))} or later with a {kind} (slurm-accounting-v3)"
+        )
+
+
 def check_accounting_cluster_name(name: str) -> None:
     """ClusterNameValidator: at most 40 characters when the cluster has Slurm accounting."""
     if known(name) and len(name) > CLUSTER_NAME_MAX_LENGTH_WITH_ACCOUNTING:
@@ -241,7 +263,7 @@ DEFAULT_MIN_CAPACITY_ACUS = 1.0
 DEFAULT_MAX_CAPACITY_ACUS = 4.0
 #: serverless-database.yaml ClusterAdmin default.
 DEFAULT_USER_NAME = "clusteradmin"
-# serverless-database.yaml's cluster parameter group: TLS required; 900 s lock wait (slurmdbd's long transactions).
+# serverless-database.yaml's cluster parameter group, as it is: TLS required, innodb_lock_wait_timeout 900.
 _PARAMETERS = {"require_secure_transport": "ON", "innodb_lock_wait_timeout": "900"}
 
 
@@ -252,7 +274,8 @@ class SlurmAccountingDatabase(Construct):
     the database port. Pass :attr:`slurm_database` to ``ParallelCluster(slurm_accounting=...)``.
 
     :param vpc: the VPC of the cluster.
-    :param vpc_subnets: default: the VPC's private subnets (Aurora needs subnets in at least two zones).
+    :param vpc_subnets: default: the VPC's private subnets (else its isolated ones); the template takes two subnets
+        in two zones.
     :param engine_version: default Aurora MySQL 3.10.0 (:data:`DEFAULT_ENGINE_VERSION`, LTS).
     :param min_capacity_acus: / max_capacity_acus: Serverless v2 capacity. Default 1 and 4 (the template's).
     :param user_name: the admin user ParallelCluster connects as. Default ``clusteradmin``.
@@ -322,7 +345,8 @@ class SlurmAccountingDatabase(Construct):
 
     def _create_secret(self) -> secretsmanager.Secret:
         # A plain-text password (no secret_string_template): ParallelCluster reads the secret as the password.
-        # Excluded characters: the template's password rule refuses # / ' " @ (serverless-database.yaml).
+        # Excluded characters: the template's password rule refuses # / ' " @ (serverless-database.yaml); backslash,
+        # backtick and space are left out too (this construct's choice: no quoting surprises in configuration files).
         secret = secretsmanager.Secret(
             self,
             "Password",

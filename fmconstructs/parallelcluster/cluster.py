@@ -79,6 +79,7 @@ from .accounting import (
     SlurmDatabase,
     apply_slurm_accounting,
     check_accounting_cluster_name,
+    check_accounting_version,
     check_slurm_accounting,
 )
 from .config import (
@@ -341,6 +342,8 @@ class ParallelCluster(Construct):
         # ParallelCluster's offline validators (architecture, counts, names, mount directories, head node memory).
         check_cluster_limits(head_node=head_node, queues=queue_list, login_nodes=pools, shared_storage=storage)
         accounting = check_slurm_accounting("slurm_accounting", slurm_accounting)
+        if accounting is not None:
+            check_accounting_version(accounting, version)
         if node_security_group is not None:
             _security_group(
                 "node_security_group",
