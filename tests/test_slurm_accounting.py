@@ -410,7 +410,7 @@ def test_bad_created_database_refused(props: dict[str, Any], parameter: str) -> 
 
 
 @pytest.mark.parametrize("removal_policy", [cdk.RemovalPolicy.RETAIN, cdk.RemovalPolicy.DESTROY])
-def test_created_database_has_no_unacknowledged_nag_findings(tmp_path: Path, removal_policy: cdk.RemovalPolicy) -> None:
+def test_created_database_is_nag_and_cfn_lint_clean(tmp_path: Path, removal_policy: cdk.RemovalPolicy) -> None:
     from cdk_nag import AwsSolutionsChecks
 
     app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=False)
@@ -427,6 +427,10 @@ def test_created_database_has_no_unacknowledged_nag_findings(tmp_path: Path, rem
     app.synth()  # raises on any unacknowledged cdk-nag error
     report = json.loads((tmp_path / "validation-report.json").read_text())
     assert [r for r in report["pluginReports"] if r.get("conclusion") != "success"] == []
+    from cfnlint.api import lint_file
+
+    matches = lint_file(tmp_path / "FmAccounting.template.json")
+    assert [f"{m.rule.id} {m.message[:200]}" for m in matches if m.rule.severity == "error"] == []
 
 
 # --- through the platform -----------------------------------------------------------------------------------------------
