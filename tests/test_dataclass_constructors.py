@@ -389,6 +389,25 @@ BAD: dict[str, list[tuple[str, Row]]] = {
             ),
         )
     ],
+    "fmconstructs.parallelcluster.accounting.SlurmDatabase": [
+        (
+            "password-secret-str",
+            lambda c: _m("fmconstructs.parallelcluster.accounting.SlurmDatabase")(
+                host="db.example.internal",
+                user_name="clusteradmin",
+                password_secret="arn:aws:secretsmanager:us-east-1:123456789012:secret:db",
+            ),
+        )
+    ],
+    "fmconstructs.parallelcluster.accounting.ExternalSlurmdbd": [
+        (
+            "munge-key-secret-str",
+            lambda c: _m("fmconstructs.parallelcluster.accounting.ExternalSlurmdbd")(
+                host="slurmdbd.example.internal",
+                munge_key_secret="arn:aws:secretsmanager:us-east-1:123456789012:secret:munge",
+            ),
+        )
+    ],
     "fmconstructs.pcs.ami.PcsAmi": [
         ("neither", lambda c: _m("fmconstructs.pcs.ami.PcsAmi")()),
         ("both", lambda c: _m("fmconstructs.pcs.ami.PcsAmi")("ami-0123456789abcdef0", "/pcs/ami")),

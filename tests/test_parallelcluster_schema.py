@@ -208,6 +208,9 @@ _PLACEHOLDERS: dict[str, Any] = {
     "Value": "placeholder",
     "DomainAddr": "ldaps://placeholder.example.com",
     "PasswordSecretArn": f"arn:aws:secretsmanager:us-east-1:{_ACCOUNT}:secret:placeholder",
+    "MungeKeySecretArn": f"arn:aws:secretsmanager:us-east-1:{_ACCOUNT}:secret:munge",
+    "Uri": "db.example.internal:3306",  # SlurmSettings.Database.Uri: host:port, no scheme
+    "Host": "slurmdbd.example.internal",  # SlurmSettings.ExternalSlurmdbd.Host
     "CustomS3Bucket": "placeholder-bucket",
     "AdditionalResources": "https://placeholder-bucket.s3.amazonaws.com/placeholder.yaml",
     "MinCount": 1,

@@ -146,6 +146,12 @@ OFFLINE_VALIDATORS = frozenset(
         "DuplicateNameValidator",
         # cluster_validators.py: queue, compute resource and login pool names: pattern, 25 characters, not "default"
         "NameValidator",
+        # database_validators.py: SlurmSettings.Database.Uri without scheme or leading '/' (registered by Database)
+        "DatabaseUriValidator",
+        # slurm_settings_validator.py: not both Database and ExternalSlurmdbd; ExternalSlurmdbd needs
+        # MungeKeySecretArn (registered by SlurmSettings; read only the configuration)
+        "ExternalSlurmdbdVsDatabaseIncompatibility",
+        "ExternalSlurmdbdRequiresCustomMungeKey",
     }
 )
 

@@ -1,6 +1,7 @@
 """AWS ParallelCluster 3 backend: the cluster configuration from typed props (catalog, capacity, storage), deployed
 through ParallelCluster's CloudFormation custom resource or written as YAML for the ``pcluster`` CLI."""
 
+from .accounting import ExternalSlurmdbd, SlurmAccountingDatabase, SlurmDatabase
 from .cluster import DEFAULT_VERSION, ParallelCluster
 from .config import (
     CapacityType,
@@ -25,6 +26,7 @@ __all__ = [
     "CustomAction",
     "CustomActionEvent",
     "DeletionPolicy",
+    "ExternalSlurmdbd",
     "HeadNode",
     "LoginNodePool",
     "Monitoring",
@@ -32,6 +34,8 @@ __all__ = [
     "ParallelCluster",
     "QueueUpdateStrategy",
     "SharedLustre",
+    "SlurmAccountingDatabase",
+    "SlurmDatabase",
     "SlurmQueue",
     "head_node_instance_type_for",
     "login_node_instance_type_for",

@@ -72,6 +72,16 @@ from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
 from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
+from .accounting import (
+    CLUSTER_NAME_MAX_LENGTH_WITH_ACCOUNTING,
+    AccountingSettingsCheck,
+    SlurmAccounting,
+    SlurmDatabase,
+    apply_slurm_accounting,
+    check_accounting_cluster_name,
+    check_accounting_version,
+    check_slurm_accounting,
+)
 from .config import (
     QUEUE_EVENTS,
     UNSUPPORTED_OSES_FOR_P6E_GB200,
@@ -272,6 +282,10 @@ class ParallelCluster(Construct):
         ``fmconstructs:parallelcluster-create-time-settings`` with the settings ParallelCluster refuses to change once
         it exists or while its compute nodes run (:func:`.updates.create_time_settings`): the construct does not
         know the deployed values, so the warning lists create-time choices rather than detecting a change.
+    :param slurm_accounting: Slurm accounting (:mod:`.accounting`): a :class:`~.accounting.SlurmDatabase`
+        (``SlurmSettings.Database``; :class:`~.accounting.SlurmAccountingDatabase` creates one) or an
+        :class:`~.accounting.ExternalSlurmdbd`; its ``client_security_group`` joins the head node. With accounting the
+        cluster name has at most 40 characters (the default name is trimmed to fit). Default: none.
     """
 
     @located
@@ -294,6 +308,7 @@ class ParallelCluster(Construct):
         deletion_policy: DeletionPolicy | None = None,
         queue_update_strategy: QueueUpdateStrategy = QueueUpdateStrategy.DRAIN,
         node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None = None,
+        slurm_accounting: SlurmAccounting | None = None,
     ) -> None:
         check_scope_id(scope, id)
         check_instance("head_node", head_node, HeadNode, "a HeadNode")
@@ -326,6 +341,9 @@ class ParallelCluster(Construct):
         _check_gb200_os(queue_list, os)
         # ParallelCluster's offline validators (architecture, counts, names, mount directories, head node memory).
         check_cluster_limits(head_node=head_node, queues=queue_list, login_nodes=pools, shared_storage=storage)
+        accounting = check_slurm_accounting("slurm_accounting", slurm_accounting)
+        if accounting is not None:
+            check_accounting_version(accounting, version)
         if node_security_group is not None:
             _security_group(
                 "node_security_group",
@@ -336,7 +354,9 @@ class ParallelCluster(Construct):
         super().__init__(scope, id)
         stack = Stack.of(self)
         if cluster_name is None:
-            cluster_name = self._default_name(stack)
+            cluster_name = self._default_name(
+                stack, 60 if accounting is None else CLUSTER_NAME_MAX_LENGTH_WITH_ACCOUNTING
+            )
         check_str(
             "cluster_name",
             cluster_name,
@@ -350,6 +370,8 @@ class ParallelCluster(Construct):
                 f"different from the stack name {stack.stack_name!r} (ParallelCluster "
                 "creates a stack named after the cluster)",
             )
+        if accounting is not None:
+            check_accounting_cluster_name(cluster_name)
 
         self.cluster_name: str = cluster_name
         self.version = version
@@ -365,6 +387,8 @@ class ParallelCluster(Construct):
             RemovalPolicy.RETAIN if deletion_policy is DeletionPolicy.RETAIN else RemovalPolicy.DESTROY
         )
         self.queue_update_strategy = queue_update_strategy
+        #: Slurm accounting (``SlurmSettings.Database`` or ``ExternalSlurmdbd``), or None.
+        self.slurm_accounting = accounting
         self._overrides: list[tuple[str, Any]] = []
         # (section kind, name, event) -> (the bootstrap's script action, the ARN of the managed policy its nodes get)
         self._bootstraps: dict[tuple[str, str, CustomActionEvent], tuple[ScriptAction, str]] = {}
@@ -372,6 +396,8 @@ class ParallelCluster(Construct):
         self._bootstrap_policies: list[iam.ManagedPolicy] = []
         self._imex_bootstrap: NodeBootstrap | None = None
         self._custom_slurm_settings: list[dict[str, Any]] = []
+        if isinstance(accounting, SlurmDatabase):
+            self.node.add_validation(AccountingSettingsCheck(self._custom_slurm_settings))
         # queue name -> the Lustre-over-EFA bootstrap's script action and the ARN of the policy its nodes get
         self._lustre_efa: dict[str, tuple[ScriptAction, str]] = {}
         self._lustre_efa_policy: iam.ManagedPolicy | None = None
@@ -437,13 +463,13 @@ class ParallelCluster(Construct):
 
     # --- names and tags -------------------------------------------------------------------------------------------
     @staticmethod
-    def _default_name(stack: Stack) -> str:
+    def _default_name(stack: Stack, max_length: int = 60) -> str:
         if Token.is_unresolved(stack.stack_name):
             raise FmValidationError("cluster_name", None, "given when the stack name is a deploy-time value")
         name = re.sub(r"[^a-zA-Z0-9-]", "-", stack.stack_name)
         if not name[:1].isalpha():
             name = "c" + name
-        return (name[:52] + "-cluster")[:60]
+        return (name[: max_length - 8] + "-cluster")[:max_length]
 
     @staticmethod
     def _check_tags(tags: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
@@ -949,6 +975,8 @@ class ParallelCluster(Construct):
         if self._custom_slurm_settings:
             slurm_settings["CustomSlurmSettings"] = [dict(s) for s in self._custom_slurm_settings]
         config["Scheduling"]["SlurmSettings"] = slurm_settings
+        if self.slurm_accounting is not None:
+            apply_slurm_accounting(self.slurm_accounting, config)
         self._apply_bootstraps(config)
         if self.node_security_group is not None:
             group_id = self.node_security_group.security_group_id

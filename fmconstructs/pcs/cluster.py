@@ -129,7 +129,12 @@ class PcsCluster(Construct):
         node groups' maximum node counts, login nodes included (at least MEDIUM when a count is a deploy-time value);
         see the module docstring. Changing it (also by adding nodes past a size's limit when automatic) **replaces
         the cluster, and with it every node group and queue** (CloudFormation: "Update requires: Replacement").
-    :param accounting: Slurm accounting; default NONE (STANDARD runs slurmdbd, billed by PCS).
+    :param accounting: Slurm accounting (``SlurmConfiguration.Accounting.Mode``); default NONE. STANDARD: PCS runs
+        slurmdbd and an accounting database it manages (in an AWS-owned account; ``slurmdbd.conf`` is not yours), so
+        ``sacct`` shows each job's user, account, duration and resources, and ``sacctmgr`` users, accounts and QOS give
+        limits and fair-share (``AccountingStorageEnforce`` in ``slurm_settings``). Needs Slurm 24.11 or later (every
+        :class:`SlurmVersion` is); accounting "incurs additional charges" and cannot be turned off on a cluster that
+        has it: turning it off needs a new cluster (PCS User Guide "Slurm accounting in AWS PCS", slurm-accounting).
     :param accounting_purge_time_days: ``DefaultPurgeTimeInDays`` (-1 = keep forever, or 1 .. 10000); STANDARD only.
         Default: PCS's (-1).
     :param scale_down_idle_time: how long a dynamic node may idle before PCS terminates it (1 s .. 10,000,000 s, whole
@@ -187,7 +192,7 @@ class PcsCluster(Construct):
         cluster_name = check_name("cluster_name", cluster_name, CLUSTER_NAME_LENGTH)
         tag_map = check_tags("tags", tags)
         idle = idle_seconds("scale_down_idle_time", scale_down_idle_time)
-        purge_days = _check_purge_days(self.accounting, accounting_purge_time_days)
+        purge_days = check_accounting_purge_days(self.accounting, accounting_purge_time_days)
         if removal_policy is None:
             removal_policy = (
                 RemovalPolicy.RETAIN if self.accounting is AccountingMode.STANDARD else RemovalPolicy.DESTROY
@@ -460,7 +465,9 @@ def check_cluster(parameter: str, value: object) -> PcsCluster:
     return value
 
 
-def _check_purge_days(accounting: AccountingMode, days: object) -> Any:
+def check_accounting_purge_days(accounting: AccountingMode, days: object) -> Any:
+    """``accounting_purge_time_days``: None, or -1 / 1 .. 10000 with ``accounting=STANDARD`` (PCS API reference
+    ``AccountingRequest.defaultPurgeTimeInDays``)."""
     if days is None:
         return None
     days = check_count("accounting_purge_time_days", days, minimum=-1, maximum=_MAX_PURGE_DAYS)

@@ -44,8 +44,10 @@ from ..observability.grafana import GrafanaNetworkAccess, GrafanaWorkspace
 from ..observability.sources import ExporterSource
 from ..observability.workspace import PrometheusWorkspace
 from ..parallelcluster import Monitoring, OperatingSystem, QueueUpdateStrategy
+from ..parallelcluster.accounting import ExternalSlurmdbd, SlurmDatabase, check_slurm_accounting
 from ..parallelcluster.cluster import DEFAULT_VERSION as PARALLELCLUSTER_DEFAULT_VERSION
-from ..pcs import ControllerSize, PcsAmi, SlurmVersion
+from ..pcs import AccountingMode, ControllerSize, PcsAmi, SlurmVersion
+from ..pcs.cluster import check_accounting_purge_days
 from ..pcs.slurm import DEFAULT_SLURM_VERSION
 from ..storage import (
     DEFAULT_LAYOUT,
@@ -346,8 +348,13 @@ class PcsOptions:
     :param exporter_source: where nodes get the collectors (``monitor_pcs_cluster``). Default: its default.
     :param size: the PCS controller size (``PcsCluster.size``). Default None: the smallest that holds the GPU and login
         nodes (at least MEDIUM when a count is a deploy-time value). Changing it replaces the cluster.
-    :param removal_policy: ``PcsCluster.removal_policy``. Default None: RETAIN with Slurm accounting, DESTROY without
-        (the platform's cluster has no accounting, so DESTROY).
+    :param removal_policy: ``PcsCluster.removal_policy``. Default None: RETAIN with Slurm accounting (the cluster holds
+        the job history), DESTROY without.
+    :param accounting: ``PcsCluster.accounting``: :class:`~fmconstructs.pcs.AccountingMode` STANDARD turns on PCS
+        managed Slurm accounting (``sacct`` job history with user and account; ``sacctmgr`` users, accounts, limits);
+        billed by PCS, and it cannot be turned off again without a new cluster. Default NONE.
+    :param accounting_purge_time_days: ``PcsCluster.accounting_purge_time_days``: how long accounting records are kept,
+        -1 (forever) or 1 .. 10000 days; STANDARD only. Default: PCS's (-1).
     """
 
     ami: PcsAmi
@@ -360,10 +367,14 @@ class PcsOptions:
     exporter_source: ExporterSource | None = None
     size: ControllerSize | None = None
     removal_policy: RemovalPolicy | None = None
+    accounting: AccountingMode = AccountingMode.NONE
+    accounting_purge_time_days: int | None = None
 
     def __post_init__(self) -> None:
         if self.removal_policy is not None:
             check_removal_policy("removal_policy", self.removal_policy)
+        check_enum("accounting", self.accounting, AccountingMode)
+        check_accounting_purge_days(self.accounting, self.accounting_purge_time_days)
         check_instance("ami", self.ami, PcsAmi, "a PcsAmi (PcsAmi.from_image_id or .from_ssm_parameter)")
         if self.login_ami is not None:
             check_instance("login_ami", self.login_ami, PcsAmi, "a PcsAmi")
@@ -399,6 +410,11 @@ class ParallelClusterOptions:
     :param removal_policy: ``ParallelCluster.removal_policy``. Default RETAIN: deleting the stack keeps the cluster,
         its head node and ``/home`` (delete it with ``pcluster delete-cluster``).
     :param queue_update_strategy: ``ParallelCluster.queue_update_strategy``. Default DRAIN.
+    :param slurm_accounting: ``ParallelCluster.slurm_accounting``: a
+        :class:`~fmconstructs.parallelcluster.SlurmDatabase` (an existing MySQL server, or
+        :class:`~fmconstructs.parallelcluster.SlurmAccountingDatabase` ``.slurm_database``) or an
+        :class:`~fmconstructs.parallelcluster.ExternalSlurmdbd`, so ``sacct`` keeps each job's user and account.
+        Default: none.
     """
 
     head_node_instance_type: str | None = None
@@ -412,10 +428,12 @@ class ParallelClusterOptions:
     monitoring: Monitoring | None = None
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     queue_update_strategy: QueueUpdateStrategy = QueueUpdateStrategy.DRAIN
+    slurm_accounting: SlurmDatabase | ExternalSlurmdbd | None = None
 
     def __post_init__(self) -> None:
         check_removal_policy("removal_policy", self.removal_policy)
         check_enum("queue_update_strategy", self.queue_update_strategy, QueueUpdateStrategy)
+        check_slurm_accounting("slurm_accounting", self.slurm_accounting)
         if self.head_node_instance_type is not None:  # None: chosen by the GPU type's architecture
             check_instance_type("head_node_instance_type", self.head_node_instance_type)
         check_count("login_nodes", self.login_nodes)

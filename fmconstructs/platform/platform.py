@@ -456,6 +456,8 @@ class TrainingPlatform(Construct):
             enable_imex=isinstance(self.capacity, UltraServerCapacityBlock),
             scale_down_idle_time=options.scale_down_idle_time,
             size=options.size,
+            accounting=options.accounting,
+            accounting_purge_time_days=options.accounting_purge_time_days,
             removal_policy=options.removal_policy,
             node_health=_health.pcs_node_health(self),
         )
@@ -530,6 +532,7 @@ class TrainingPlatform(Construct):
             monitoring=options.monitoring,
             removal_policy=options.removal_policy,
             queue_update_strategy=options.queue_update_strategy,
+            slurm_accounting=options.slurm_accounting,
             head_node=HeadNode(
                 instance_type=options.head_node_instance_type or head_node_instance_type_for(spec.architecture),
                 subnet=self.services_subnet,
