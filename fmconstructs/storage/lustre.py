@@ -76,6 +76,13 @@ from .data_repository import (
     paths_overlap,
     warn_overlapping_s3_paths,
 )
+from .export_alarm import (
+    DEFAULT_EXPORT_BACKLOG_AGE_SECONDS,
+    ExportAlarms,
+    ExportAlarmSettings,
+    add_export_alarms,
+    check_export_alarm_settings,
+)
 from .sizing import (
     EFA_CAPACITY_MULTIPLE_GIB,
     MAX_STORAGE_CAPACITY_GIB,
@@ -288,6 +295,12 @@ class LustreFileSystemBase(Construct):
     security_group: ec2.ISecurityGroup
     #: The EFA security group the file system's servers are in (None when not EFA-enabled, or imported without it).
     efa_security_group: ec2.ISecurityGroup | None = None
+    #: The log group FSx writes data repository events to (None: FSx's shared ``/aws/fsx/lustre``, or imported).
+    log_group: logs.ILogGroup | None = None
+    #: ``LogConfiguration.Level`` (None when imported).
+    log_level: str | None = None
+    #: The automatic export alarms (:meth:`add_export_alarms`), once an association exports to S3.
+    export_alarms: ExportAlarms | None = None
 
     @located
     def __init__(self, scope: Construct, id: str) -> None:
@@ -296,6 +309,7 @@ class LustreFileSystemBase(Construct):
         self._connections: LustreConnections | None = None
         self._efa_clients: dict[str, EfaClientGroup] = {}
         self._efa_client_security_groups: list[ec2.ISecurityGroup] = []
+        self._export_alarm_settings: ExportAlarmSettings | None = None
 
     @property
     def zone(self) -> str | None:
@@ -422,6 +436,50 @@ class LustreFileSystemBase(Construct):
                 evaluation_periods=evaluation_periods,
             )
         return throughput_alarm, capacity_alarm
+
+    def add_export_alarms(
+        self,
+        *,
+        topic: sns.ITopic | None = None,
+        export_backlog_age_seconds: float = DEFAULT_EXPORT_BACKLOG_AGE_SECONDS,
+        period: Duration | None = None,
+        evaluation_periods: int = 3,
+        export_failures: bool = True,
+        log_group: logs.ILogGroup | None = None,
+    ) -> ExportAlarms | None:
+        """CloudWatch alarms on automatic export to S3 (:mod:`fmconstructs.storage.export_alarm`): the oldest change
+        not yet exported older than ``export_backlog_age_seconds``, and any export error in the file system's log
+        group (``log_group``, default the one given to the file system; none: no failure alarm, with a warning).
+
+        Only for a file system with a data repository association whose ``auto_export_events`` are set (the default
+        ``/checkpoints`` link): created now if one exists, else when the first one is added. Returns the alarms, or
+        None until then (see :attr:`export_alarms`). Alarms go to ``topic`` when given. ``period`` default 5 minutes.
+        """
+        if self._export_alarm_settings is not None:
+            raise FmValidationError("add_export_alarms", "a second call", "called once per file system")
+        self._export_alarm_settings = check_export_alarm_settings(
+            topic=topic,
+            backlog_age_seconds=export_backlog_age_seconds,
+            period=period,
+            evaluation_periods=evaluation_periods,
+            failures=export_failures,
+            log_group=log_group if log_group is not None else self.log_group,
+        )
+        self._create_export_alarms()
+        return self.export_alarms
+
+    def _create_export_alarms(self) -> None:
+        settings = self._export_alarm_settings
+        exporting = [a for a in self._data_repositories if a.exports_to_s3]
+        if settings is None or self.export_alarms is not None or not exporting:
+            return
+        self.export_alarms = add_export_alarms(
+            self,
+            file_system_id=self.file_system_id,
+            settings=settings,
+            log_level=self.log_level,
+            paths=tuple(a.file_system_path for a in exporting),
+        )
 
     @property
     def aggregate_throughput_mbps(self) -> float | None:
@@ -764,6 +822,7 @@ class LustreFileSystemBase(Construct):
         """Record a new association (checked by :meth:`_check_new_data_repository`)."""
         warn_overlapping_s3_paths(association, association, self._data_repositories)
         self._data_repositories.append(association)
+        self._create_export_alarms()
 
 
 def _check_link(parameter: str, value: object) -> DataRepositoryLink:
@@ -960,6 +1019,8 @@ class LustreFileSystem(LustreFileSystemBase):
         self.efa_enabled = efa_enabled
         self.kms_key = kms_key
         self.removal_policy = removal_policy
+        self.log_group = log_group
+        self.log_level = log_level.value
 
         # Network: the file system's own group, Lustre ports to itself; EFA: all traffic to and from itself.
         if security_group is None:
