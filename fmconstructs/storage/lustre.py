@@ -363,8 +363,9 @@ class LustreFileSystemBase(Construct):
 
         Throughput: ``(DataReadBytes + DataWriteBytes) / period`` against the file system's aggregate baseline
         throughput (FSx for Lustre User Guide "Monitoring with Amazon CloudWatch": both metrics are Sums per period,
-        in bytes; FSx's MB/s are 10^6 bytes per second). Capacity: ``FreeDataStorageCapacity`` (bytes) below
-        ``free_capacity_ratio`` of the storage capacity. Alarms go to ``topic`` when given.
+        in bytes; FSx's MB/s are 10^6 bytes per second). Capacity: the file system's free bytes
+        (``FreeDataStorageCapacity`` Sum per minute: every storage target together) below ``free_capacity_ratio`` of
+        the storage capacity. Alarms go to ``topic`` when given.
 
         Storage target: unless ``storage_target_used_percent`` is None, a third alarm on the fullest storage target
         (OST), which fills before the aggregate (:func:`fmconstructs.storage.target_alarm.add_storage_target_alarm`);
@@ -414,7 +415,21 @@ class LustreFileSystemBase(Construct):
             ),
         )
         capacity_bytes = sizing.storage_capacity_gib * 1024**3
-        capacity_alarm = metric("FreeDataStorageCapacity", "Minimum").create_alarm(
+        # FreeDataStorageCapacity is one data point per storage target (disk) per minute; its Sum is the bytes free in
+        # the whole file system and its Minimum only those of the fullest target (FSx for Lustre User Guide
+        # "Monitoring with Amazon CloudWatch", awsdocs/amazon-fsx-lustre-user-guide doc_source/monitoring-cloudwatch.md;
+        # the current "Amazon FSx for Lustre metrics and dimensions" page says the same of Minimum for the I/O
+        # metrics: "on a single OST"). Against a share of the whole capacity the aggregate is the Sum of ONE minute:
+        # the Sum over the period divided by its minutes (a shorter period holds at most one point per target). The
+        # fullest target has its own alarm (storage_target_used_percent).
+        minutes = max(seconds / 60, 1) if known(seconds) else 1
+        free_bytes = cloudwatch.MathExpression(
+            expression=f"free / {minutes:g}",
+            using_metrics={"free": metric("FreeDataStorageCapacity", "Sum")},
+            label="Free bytes in the file system",
+            period=period,
+        )
+        capacity_alarm = free_bytes.create_alarm(
             self,
             "FreeCapacityAlarm",
             threshold=capacity_bytes * free_capacity_ratio,
