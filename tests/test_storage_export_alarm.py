@@ -205,3 +205,25 @@ def test_second_call_is_refused(scene):
     fs.add_export_alarms()
     with pytest.raises(FmValidationError, match="add_export_alarms must be called once per file system"):
         fs.add_export_alarms()
+
+
+# --- the platform: its /checkpoints link gets the backlog alarm --------------------------------------------------------
+def test_platform_alarms_on_the_checkpoints_export_backlog(scene):
+    from fmconstructs.pcs import PcsAmi
+    from fmconstructs.platform import PcsOptions, PlatformStorage, TrainingPlatform
+
+    platform = TrainingPlatform(
+        scene.stack,
+        "Platform",
+        vpc=scene.vpc,
+        instance_type="p5.48xlarge",
+        nodes=2,
+        orchestrator=PcsOptions(ami=PcsAmi.from_image_id("ami-0123456789abcdef0")),
+        storage=PlatformStorage.for_throughput(target_gbytes_per_s=4.6875),
+    )
+    assert platform.file_system is not None and platform.file_system.export_alarms is not None
+    assert platform.file_system.export_alarms.failures is None  # FSx's shared default log group: not watched
+    backlog = _backlog(scene)
+    assert "/checkpoints" in backlog["AlarmDescription"]
+    assert backlog["Dimensions"][1] == {"Name": "Publisher", "Value": "AutoExport"}
+    scene.template().resource_count_is(FILTER, 0)
