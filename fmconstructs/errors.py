@@ -146,6 +146,9 @@ class WarningId(str, Enum):
     #: EKS topology scheduling: a GPU node group's ``max_nodes`` is a deploy-time value, so its GPUs are not in the
     #: Kueue ClusterQueue quota (the quota is a number written at synthesis).
     EKS_SCHEDULING_QUOTA = "eks-scheduling-quota"
+    #: FSx for Lustre automatic export: no alarm on export failures (FSx logs them only to CloudWatch Logs, and the
+    #: file system has no log group of its own, or its log level does not log errors).
+    LUSTRE_EXPORT_FAILURES_NOT_WATCHED = "lustre-export-failures-not-watched"
 
     @property
     def qualified(self) -> str:

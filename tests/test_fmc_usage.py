@@ -34,6 +34,7 @@ class FakeWorkspace:
     def __init__(self) -> None:
         self.result: list[dict[str, Any]] = []
         self.status = 200
+        self.error_body = b"<html>oops</html>"
         self.forms: list[dict[str, list[str]]] = []
         self.authorizations: list[str] = []
         workspace = self
@@ -47,7 +48,7 @@ class FakeWorkspace:
                 if not auth.startswith("AWS4-HMAC-SHA256 ") or "/aps/aws4_request" not in auth:
                     return self._send(403, b'{"message": "Missing Authentication Token"}')
                 if workspace.status != 200 or not self.path.endswith("/api/v1/query"):
-                    return self._send(workspace.status if workspace.status != 200 else 404, b"<html>oops</html>")
+                    return self._send(workspace.status if workspace.status != 200 else 404, workspace.error_body)
                 body = {"status": "success", "data": {"resultType": "vector", "result": workspace.result}}
                 return self._send(200, json.dumps(body).encode())
 
@@ -122,18 +123,18 @@ def test_signed_query_groups_by_the_chosen_label_at_the_period_end(workspace: Fa
 
 
 def test_grouping_and_totals(workspace: FakeWorkspace) -> None:
-    data = _json(_run(workspace.url, "--json"))
+    data = _json(_run(workspace.url, "--by", "namespace", "--json"))
     assert [(r["group"], r["instance_type"], r["gpu_hours"]) for r in data["rows"]] == [
         ("team-a", P5, 160.0),
         ("team-b", P5, 40.0),
         ("team-b", "-", 8.0),
     ]
-    assert data["total_gpu_hours"] == 208.0 and data["total_cost_usd"] is None and data["by"] == "team"
+    assert data["total_gpu_hours"] == 208.0 and data["total_cost_usd"] is None and data["by"] == "namespace"
 
 
 def test_price_per_node_hour_divides_by_catalog_gpus(workspace: FakeWorkspace) -> None:
     gpus = get_instance_spec(P5).gpu.count
-    data = _json(_run(workspace.url, "--price-per-hour", f"{P5}=55.04", "--json"))
+    data = _json(_run(workspace.url, "--by", "namespace", "--price-per-hour", f"{P5}=55.04", "--json"))
     team_a = data["rows"][0]
     assert team_a["gpus_per_node"] == gpus and team_a["usd_per_node_hour"] == 55.04
     assert team_a["cost_usd"] == pytest.approx(160 / gpus * 55.04)
@@ -143,12 +144,12 @@ def test_price_per_node_hour_divides_by_catalog_gpus(workspace: FakeWorkspace) -
 
 
 def test_price_per_gpu_hour_prices_every_row(workspace: FakeWorkspace) -> None:
-    data = _json(_run(workspace.url, "--price-per-gpu-hour", "2.5", "--json"))
+    data = _json(_run(workspace.url, "--by", "namespace", "--price-per-gpu-hour", "2.5", "--json"))
     assert data["total_cost_usd"] == pytest.approx(208 * 2.5) and data["unpriced_rows"] == 0
 
 
 def test_table_has_totals(workspace: FakeWorkspace) -> None:
-    result = _run(workspace.url, "--price-per-hour", f"{P5}=80")
+    result = _run(workspace.url, "--by", "namespace", "--price-per-hour", f"{P5}=80")
     assert result.exit_code == 0, result.output
     assert "team-a" in result.output and "Total" in result.output and "208.0" in result.output
     assert f"{200 / get_instance_spec(P5).gpu.count * 80:,.2f}" in result.output
@@ -180,8 +181,6 @@ def test_durations(text: str, seconds: int) -> None:
         ["--start", "2026-11-01", "--end", "2999-01-01"],
         ["--step", "0s"],
         ["--since", "1h", "--step", "2h"],
-        ["--by", "user"],
-        ["--by", "account"],
         ["--by", "pod"],
         ["--price-per-hour", "p5.48xlarge=abc"],
         ["--price-per-hour", "55.04"],
@@ -193,11 +192,6 @@ def test_bad_values_exit_2(workspace: FakeWorkspace, args: list[str]) -> None:
     result = _run(workspace.url, *args)
     assert result.exit_code == int(ExitCode.USAGE) == 2, result.output
     assert "Traceback" not in result.output and not workspace.forms
-
-
-def test_user_is_refused_with_the_reason(workspace: FakeWorkspace) -> None:
-    result = _run(workspace.url, "--by", "user")
-    assert "not a label of the DCGM series" in result.output
 
 
 # --- the workspace fails: one line, exit 5 (unreachable) or 4 (refused) ----------------------------------------------
@@ -283,7 +277,9 @@ def _responses(root: Path, endpoint: str | None) -> Path:
 
 def test_workspace_found_in_the_deployed_stacks(workspace: FakeWorkspace, tmp_path: Path) -> None:
     responses = _responses(tmp_path, workspace.url + "api/v1/")
-    result = CliRunner().invoke(cli, ["usage", str(_assembly(tmp_path)), "--responses", str(responses), "--json"])
+    result = CliRunner().invoke(
+        cli, ["usage", str(_assembly(tmp_path)), "--by", "namespace", "--responses", str(responses), "--json"]
+    )
     assert _json(result)["total_gpu_hours"] == 208.0 and workspace.forms
     assert f"/{REGION}/aps/aws4_request" in workspace.authorizations[-1]
 

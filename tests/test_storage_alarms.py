@@ -23,11 +23,13 @@ def test_alarms_for_a_new_file_system(scene):
     assert names == {"DataReadBytes", "DataWriteBytes"}
     assert throughput["Threshold"] == 0.9
     assert throughput["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
-    capacity = next(p for p in alarms.values() if p["Properties"].get("MetricName") == "FreeDataStorageCapacity")
+    capacity = next(p for p in alarms.values() if "free" in p["Properties"]["AlarmDescription"])
     props = capacity["Properties"]
     assert props["Threshold"] == 2400 * 1024**3 * 0.1
     assert props["ComparisonOperator"] == "LessThanThreshold"
-    assert props["Namespace"] == "AWS/FSx"
+    (free,) = [m["MetricStat"] for m in props["Metrics"] if "MetricStat" in m]
+    assert free["Metric"]["Namespace"] == "AWS/FSx" and free["Metric"]["MetricName"] == "FreeDataStorageCapacity"
+    assert free["Stat"] == "Sum"  # the whole file system (tests/test_storage_free_capacity_sum.py)
     for p in (throughput, props):
         assert p["AlarmActions"] == [scene.stack.resolve(topic.topic_arn)]
         assert p["TreatMissingData"] == "notBreaching"

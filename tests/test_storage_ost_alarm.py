@@ -33,7 +33,7 @@ def test_new_file_system_gets_the_target_alarm_next_to_the_aggregate(scene):
     fs.add_saturation_alarms(topic=topic)
     props, alarms = _target_alarm(scene)
     assert len(alarms) == 3  # throughput, aggregate free capacity, fullest target
-    assert any(p["Properties"].get("MetricName") == "FreeDataStorageCapacity" for p in alarms.values())
+    assert any("FreeDataStorageCapacity" in str(p["Properties"].get("Metrics")) for p in alarms.values())
     query = _expression(props)
     assert query["ReturnData"] is True and query["Period"] == 300
     # The file system id is a deploy-time Ref: the query is joined around it.

@@ -1,9 +1,11 @@
-"""``fmc usage``: GPU-hours per team (namespace), Slurm job or instance type over a period, and their cost.
+"""``fmc usage``: GPU-hours per team, Slurm user or account, namespace, Slurm job or instance type over a period, and
+their cost.
 
 It asks the Amazon Managed Prometheus workspace (``--workspace-url``, else the one the deployed stacks of CDK_OUT
 created: :mod:`fmconstructs.cli.usage_workspace`) one PromQL instant query, signed with SigV4 for
 service ``aps`` (:mod:`fmconstructs.cli.health_queries`: IAM ``aps:QueryMetrics``). The formula and the pricing are
-in :mod:`fmconstructs.cli.usage_queries`. Prices come from you, as for ``fmc plan``: ``--price-per-hour TYPE=USD`` per
+in :mod:`fmconstructs.cli.usage_queries`; the query-time joins of ``--by team|user|account`` in
+:mod:`fmconstructs.cli.usage_joins`. Prices come from you, as for ``fmc plan``: ``--price-per-hour TYPE=USD`` per
 node-hour (divided by the catalog's GPUs per node) or ``--price-per-gpu-hour USD``.
 
 Exit codes (:mod:`fmconstructs.cli.errors`): 0 printed, 2 bad usage (period, prices, ``--by``), 3 unreadable
@@ -25,12 +27,15 @@ from rich.table import Table
 from .errors import ExitCode, FmcError
 from .health_queries import QueryProblem, signing_region
 from .preflight_options import check_region
+from .usage_joins import JOINS, UNKNOWN, joined_gpu_hours_query
 from .usage_queries import (
     DEFAULT_STEP_SECONDS,
     GROUP_LABELS,
-    NOT_JOINABLE,
+    HPC_JOB_LABEL,
+    NAMESPACE_LABEL,
     USAGE_QUERY_TIMEOUT_SECONDS,
     CredentialsRefused,
+    NoCredentials,
     Usage,
     UsageQuery,
     build_rows,
@@ -135,10 +140,11 @@ def render(usage: Usage, console: Console) -> None:
 @click.option(
     "--by",
     "group_by",
-    type=click.Choice([*GROUP_LABELS, *NOT_JOINABLE]),
+    type=click.Choice([*JOINS, *GROUP_LABELS]),
     default="team",
     show_default=True,
-    help="team = Kubernetes namespace (EKS); job = Slurm job id (dcgm-exporter hpc_job); instance_type.",
+    help="team = Kubernetes label team of the pod, else of its namespace (EKS, kube-state-metrics); user, account = "
+    "Slurm's (fm_slurm_job_info); namespace; job = Slurm job id (dcgm-exporter hpc_job); instance_type.",
 )
 @click.option("--step", default=f"{DEFAULT_STEP_SECONDS}s", show_default=True, help="Sampling step (<n>s|m|h).")
 @click.option("--price-per-hour", multiple=True, help="USD per node-hour as for fmc plan: TYPE=USD. Repeatable.")
@@ -165,14 +171,15 @@ def usage(
     as_json: bool,
     responses_file: str | None,
 ) -> None:
-    """GPU-hours per team, job or instance type over a period, from the workspace's DCGM series, and their cost.
+    """GPU-hours per team, user, account, namespace, job or instance type over a period, from the workspace's DCGM
+    series, and their cost.
 
     GPU-hours = for each GPU series carrying the label, the number of --step samples in the period at which it was
-    present x step / 3600 (allocated GPUs, busy or idle). Cost = GPU-hours / GPUs per node (catalog) x
-    --price-per-hour of the series' instance_type, or GPU-hours x --price-per-gpu-hour.
+    present x step / 3600 (allocated GPUs, busy or idle). team, user and account are joined at each step from
+    kube-state-metrics' kube_pod_labels/kube_namespace_labels (a pod's team wins over its namespace's) or the login
+    node's fm_slurm_job_info; GPU-hours without an owner are the row "unknown". Cost = GPU-hours / GPUs per node
+    (catalog) x --price-per-hour of the series' instance_type, or GPU-hours x --price-per-gpu-hour.
     """
-    if group_by in NOT_JOINABLE:
-        raise click.BadParameter(f"{NOT_JOINABLE[group_by]}; use team, job or instance_type", param_hint="--by")
     if workspace_url is not None and not workspace_url.startswith(("http://", "https://")):
         raise click.BadParameter(f"{workspace_url!r}: an http:// or https:// URL", param_hint="--workspace-url")
     if workspace_url is not None and responses_file is not None:
@@ -201,12 +208,13 @@ def usage(
     else:
         credentials = _credentials(profile)
     signing = signing_region(workspace_url, region) or _profile_region(profile)
-    label = GROUP_LABELS[group_by]
-    promql = gpu_hours_query(label, period_seconds=span, step_seconds=step_seconds)
-    result = Usage(group_by, label, begin, finish, step_seconds, promql)
+    result = _usage(group_by, begin, finish, span=span, step_seconds=step_seconds)
+    promql = result.query
     prom = UsageQuery(workspace_url, credentials=credentials, region=signing, timeout=USAGE_QUERY_TIMEOUT_SECONDS)
     try:
         samples = prom.query_at(promql, finish)
+    except NoCredentials as problem:
+        raise FmcError(str(problem), ExitCode.NO_CREDENTIALS) from None
     except CredentialsRefused as problem:
         raise FmcError(
             f"{problem}: the caller needs aps:QueryMetrics on the workspace", ExitCode.NO_CREDENTIALS
@@ -222,10 +230,35 @@ def usage(
         render(result, console if console.is_terminal else Console(width=200))
 
 
+def _usage(group_by: str, begin: float, finish: float, *, span: int, step_seconds: int) -> Usage:
+    """The empty result of ``--by group_by`` with its query: a series label, or a join (usage_joins)."""
+    join = JOINS.get(group_by)
+    if join is None:
+        label = GROUP_LABELS[group_by]
+        promql = gpu_hours_query(label, period_seconds=span, step_seconds=step_seconds)
+        return Usage(group_by, label, begin, finish, step_seconds, promql)
+    promql = joined_gpu_hours_query(group_by, period_seconds=span, step_seconds=step_seconds)
+    series_label = NAMESPACE_LABEL if group_by == "team" else HPC_JOB_LABEL
+    return Usage(
+        group_by,
+        join.label,
+        begin,
+        finish,
+        step_seconds,
+        promql,
+        series_label=series_label,
+        unknown=(UNKNOWN, join.missing),
+    )
+
+
 def _profile_region(profile: str | None) -> str:
     import boto3
+    from botocore.exceptions import BotoCoreError
 
-    name = boto3.Session(profile_name=profile).region_name
+    try:
+        name = boto3.Session(profile_name=profile).region_name
+    except BotoCoreError as error:
+        raise FmcError(f"reading the profile's region failed: {error}", ExitCode.AWS_SETUP) from None
     if name is None:
         raise FmcError("no AWS region to sign for: give --region (the workspace URL names none)", ExitCode.AWS_SETUP)
     return check_region(name)

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..catalog import CATALOG
-from .health_queries import PrometheusQuery, QueryProblem, Sample, parse_vector
+from .health_queries import PrometheusQuery, QueryProblem, Sample, _snippet, parse_vector
 
 #: One series per GPU (dcgm-exporter's default counters; fmconstructs collects it: observability/metrics.py).
 GPU_SERIES = "DCGM_FI_DEV_GPU_UTIL"
@@ -46,17 +46,12 @@ NAMESPACE_LABEL = "namespace"
 HPC_JOB_LABEL = "hpc_job"
 #: The instance type label fmconstructs' node agents put on every series (observability/collection.py NodeLabels).
 INSTANCE_TYPE_LABEL = "instance_type"
-#: ``--by`` choices -> the series label grouped by. Slurm ``user``/``account`` are not on the DCGM series (they live
-#: in the scheduler's accounting, joined only by a recording rule), so they are refused with a reason.
+#: ``--by`` choices whose label is on the GPU series -> that label. ``team``, ``user`` and ``account`` are not on
+#: the DCGM series: they are joined at query time (:mod:`fmconstructs.cli.usage_joins`).
 GROUP_LABELS = {
-    "team": NAMESPACE_LABEL,
     "namespace": NAMESPACE_LABEL,
     "job": HPC_JOB_LABEL,
     "instance_type": INSTANCE_TYPE_LABEL,
-}
-NOT_JOINABLE = {
-    "user": "Slurm users are not a label of the DCGM series (dcgm-exporter's HPC job mapping writes only hpc_job)",
-    "account": "Slurm accounts are not a label of the DCGM series (they are in slurmdbd accounting, not in metrics)",
 }
 #: Default subquery resolution in seconds (one sample per GPU per minute over the period).
 DEFAULT_STEP_SECONDS = 60
@@ -101,20 +96,30 @@ class UsageQuery(PrometheusQuery):
         return urllib.request.Request(self.url, data=body, headers=dict(request.headers.items()), method="POST")
 
     def query_at(self, promql: str, at: float) -> list[Sample]:
+        from botocore.exceptions import BotoCoreError, NoCredentialsError
+
         try:
             with urllib.request.urlopen(self._signed_at(promql, at), timeout=self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as error:
             if error.code in (401, 403):
                 raise CredentialsRefused(f"the workspace refused the credentials (HTTP {error.code})") from None
-            raise QueryProblem(f"the workspace answered HTTP {error.code} {error.reason}") from None
+            raise QueryProblem(f"the workspace answered HTTP {error.code} {error.reason}: {_snippet(error)}") from None
         except (urllib.error.URLError, OSError, ValueError) as error:
             raise QueryProblem(f"the workspace is unreachable ({error})") from None
+        except NoCredentialsError:
+            raise NoCredentials("no AWS credentials to sign the query with") from None
+        except BotoCoreError as error:
+            raise QueryProblem(f"signing the query failed ({type(error).__name__}: {error})") from None
         return parse_vector(raw)
 
 
 class CredentialsRefused(QueryProblem):
     """The workspace answered 401/403: missing ``aps:QueryMetrics`` or bad credentials."""
+
+
+class NoCredentials(QueryProblem):
+    """botocore found no credentials to sign the query with."""
 
 
 @dataclass
@@ -138,6 +143,10 @@ class Usage:
     query: str
     rows: list[UsageRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The label that must be on a GPU series for it to count (``label`` itself unless the group is joined).
+    series_label: str = ""
+    #: For a joined group: the row name of GPU-hours without an owner, and why they have none.
+    unknown: tuple[str, str] | None = None
 
     @property
     def total_gpu_hours(self) -> float:
@@ -180,7 +189,9 @@ def build_rows(
         if not math.isfinite(sample.value):
             continue
         labels = sample.labels
-        row = UsageRow(labels.get(usage.label, "") or "-", labels.get(INSTANCE_TYPE_LABEL) or NO_TYPE, sample.value)
+        missing = usage.unknown[0] if usage.unknown is not None else "-"
+        group = labels.get(usage.label, "") or missing
+        row = UsageRow(group, labels.get(INSTANCE_TYPE_LABEL) or NO_TYPE, sample.value)
         if row.instance_type != NO_TYPE:
             row.gpus_per_node = _gpus_per_node(row.instance_type)
         if price_per_gpu_hour is not None:
@@ -199,11 +210,17 @@ def build_rows(
 
 
 def _notes(usage: Usage, unpriced: set[str], prices: dict[str, float], price_per_gpu_hour: float | None) -> None:
+    label = usage.series_label or usage.label
     if not usage.rows:
         usage.notes.append(
-            f'no {GPU_SERIES}{{{usage.label}!=""}} series in the period: no GPU was allocated, or the GPU series do '
-            f"not carry the {usage.label} label"
+            f'no {GPU_SERIES}{{{label}!=""}} series in the period: no GPU was allocated, or the GPU series do '
+            f"not carry the {label} label"
         )
+    if usage.unknown is not None:
+        name, why = usage.unknown
+        hours = sum(r.gpu_hours for r in usage.rows if r.group == name)
+        if hours:
+            usage.notes.append(f"{name}: {hours:,.1f} GPU-hours of {why}")
     for name in sorted(unpriced):
         if name == NO_TYPE:
             usage.notes.append(

@@ -309,9 +309,11 @@ class TrainingPlatform(Construct):
     def _finish(self, *, capacity_block_events: bool, outputs: bool) -> None:
         """What every backend shares once its parts exist: warnings, alarms, events, remediation and outputs."""
         _warn_local_zone(self)
+        alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
         if self.file_system is not None and self.file_system.sizing is not None:  # None: a deploy-time capacity
-            alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
             self.file_system.add_saturation_alarms(topic=alerts)
+        if self.file_system is not None:  # /checkpoints exports to S3: alarm on its backlog (failures need a log group)
+            self.file_system.add_export_alarms(topic=alerts, export_failures=self.file_system.log_group is not None)
         if capacity_block_events:
             self._capacity_block_events()
         self.remediation = _health.remediation(self)

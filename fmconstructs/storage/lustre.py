@@ -76,6 +76,13 @@ from .data_repository import (
     paths_overlap,
     warn_overlapping_s3_paths,
 )
+from .export_alarm import (
+    DEFAULT_EXPORT_BACKLOG_AGE_SECONDS,
+    ExportAlarms,
+    ExportAlarmSettings,
+    add_export_alarms,
+    check_export_alarm_settings,
+)
 from .sizing import (
     EFA_CAPACITY_MULTIPLE_GIB,
     MAX_STORAGE_CAPACITY_GIB,
@@ -288,6 +295,12 @@ class LustreFileSystemBase(Construct):
     security_group: ec2.ISecurityGroup
     #: The EFA security group the file system's servers are in (None when not EFA-enabled, or imported without it).
     efa_security_group: ec2.ISecurityGroup | None = None
+    #: The log group FSx writes data repository events to (None: FSx's shared ``/aws/fsx/lustre``, or imported).
+    log_group: logs.ILogGroup | None = None
+    #: ``LogConfiguration.Level`` (None when imported).
+    log_level: str | None = None
+    #: The automatic export alarms (:meth:`add_export_alarms`), once an association exports to S3.
+    export_alarms: ExportAlarms | None = None
 
     @located
     def __init__(self, scope: Construct, id: str) -> None:
@@ -296,6 +309,7 @@ class LustreFileSystemBase(Construct):
         self._connections: LustreConnections | None = None
         self._efa_clients: dict[str, EfaClientGroup] = {}
         self._efa_client_security_groups: list[ec2.ISecurityGroup] = []
+        self._export_alarm_settings: ExportAlarmSettings | None = None
 
     @property
     def zone(self) -> str | None:
@@ -349,8 +363,9 @@ class LustreFileSystemBase(Construct):
 
         Throughput: ``(DataReadBytes + DataWriteBytes) / period`` against the file system's aggregate baseline
         throughput (FSx for Lustre User Guide "Monitoring with Amazon CloudWatch": both metrics are Sums per period,
-        in bytes; FSx's MB/s are 10^6 bytes per second). Capacity: ``FreeDataStorageCapacity`` (bytes) below
-        ``free_capacity_ratio`` of the storage capacity. Alarms go to ``topic`` when given.
+        in bytes; FSx's MB/s are 10^6 bytes per second). Capacity: the file system's free bytes
+        (``FreeDataStorageCapacity`` Sum per minute: every storage target together) below ``free_capacity_ratio`` of
+        the storage capacity. Alarms go to ``topic`` when given.
 
         Storage target: unless ``storage_target_used_percent`` is None, a third alarm on the fullest storage target
         (OST), which fills before the aggregate (:func:`fmconstructs.storage.target_alarm.add_storage_target_alarm`);
@@ -400,7 +415,21 @@ class LustreFileSystemBase(Construct):
             ),
         )
         capacity_bytes = sizing.storage_capacity_gib * 1024**3
-        capacity_alarm = metric("FreeDataStorageCapacity", "Minimum").create_alarm(
+        # FreeDataStorageCapacity is one data point per storage target (disk) per minute; its Sum is the bytes free in
+        # the whole file system and its Minimum only those of the fullest target (FSx for Lustre User Guide
+        # "Monitoring with Amazon CloudWatch", awsdocs/amazon-fsx-lustre-user-guide doc_source/monitoring-cloudwatch.md;
+        # the current "Amazon FSx for Lustre metrics and dimensions" page says the same of Minimum for the I/O
+        # metrics: "on a single OST"). Against a share of the whole capacity the aggregate is the Sum of ONE minute:
+        # the Sum over the period divided by its minutes (a shorter period holds at most one point per target). The
+        # fullest target has its own alarm (storage_target_used_percent).
+        minutes = max(seconds / 60, 1) if known(seconds) else 1
+        free_bytes = cloudwatch.MathExpression(
+            expression=f"free / {minutes:g}",
+            using_metrics={"free": metric("FreeDataStorageCapacity", "Sum")},
+            label="Free bytes in the file system",
+            period=period,
+        )
+        capacity_alarm = free_bytes.create_alarm(
             self,
             "FreeCapacityAlarm",
             threshold=capacity_bytes * free_capacity_ratio,
@@ -422,6 +451,50 @@ class LustreFileSystemBase(Construct):
                 evaluation_periods=evaluation_periods,
             )
         return throughput_alarm, capacity_alarm
+
+    def add_export_alarms(
+        self,
+        *,
+        topic: sns.ITopic | None = None,
+        export_backlog_age_seconds: float = DEFAULT_EXPORT_BACKLOG_AGE_SECONDS,
+        period: Duration | None = None,
+        evaluation_periods: int = 3,
+        export_failures: bool = True,
+        log_group: logs.ILogGroup | None = None,
+    ) -> ExportAlarms | None:
+        """CloudWatch alarms on automatic export to S3 (:mod:`fmconstructs.storage.export_alarm`): the oldest change
+        not yet exported older than ``export_backlog_age_seconds``, and any export error in the file system's log
+        group (``log_group``, default the one given to the file system; none: no failure alarm, with a warning).
+
+        Only for a file system with a data repository association whose ``auto_export_events`` are set (the default
+        ``/checkpoints`` link): created now if one exists, else when the first one is added. Returns the alarms, or
+        None until then (see :attr:`export_alarms`). Alarms go to ``topic`` when given. ``period`` default 5 minutes.
+        """
+        if self._export_alarm_settings is not None:
+            raise FmValidationError("add_export_alarms", "a second call", "called once per file system")
+        self._export_alarm_settings = check_export_alarm_settings(
+            topic=topic,
+            backlog_age_seconds=export_backlog_age_seconds,
+            period=period,
+            evaluation_periods=evaluation_periods,
+            failures=export_failures,
+            log_group=log_group if log_group is not None else self.log_group,
+        )
+        self._create_export_alarms()
+        return self.export_alarms
+
+    def _create_export_alarms(self) -> None:
+        settings = self._export_alarm_settings
+        exporting = [a for a in self._data_repositories if a.exports_to_s3]
+        if settings is None or self.export_alarms is not None or not exporting:
+            return
+        self.export_alarms = add_export_alarms(
+            self,
+            file_system_id=self.file_system_id,
+            settings=settings,
+            log_level=self.log_level,
+            paths=tuple(a.file_system_path for a in exporting),
+        )
 
     @property
     def aggregate_throughput_mbps(self) -> float | None:
@@ -764,6 +837,7 @@ class LustreFileSystemBase(Construct):
         """Record a new association (checked by :meth:`_check_new_data_repository`)."""
         warn_overlapping_s3_paths(association, association, self._data_repositories)
         self._data_repositories.append(association)
+        self._create_export_alarms()
 
 
 def _check_link(parameter: str, value: object) -> DataRepositoryLink:
@@ -960,6 +1034,8 @@ class LustreFileSystem(LustreFileSystemBase):
         self.efa_enabled = efa_enabled
         self.kms_key = kms_key
         self.removal_policy = removal_policy
+        self.log_group = log_group
+        self.log_level = log_level.value
 
         # Network: the file system's own group, Lustre ports to itself; EFA: all traffic to and from itself.
         if security_group is None:
