@@ -23,7 +23,7 @@ XIDs: DCGM's XID gauge holds the last XID and never resets (see :mod:`.rules`), 
 series (they carry the job label), so ``changes()`` over them counts the XIDs raised while the job held the GPU.
 
 Evaluation every minute (the group ``interval``): GPU-hours are ``sum_over_time(<GPUs gauge>[1h]) / 60``, as in
-:mod:`.gpu_hours`; over any other range ``R`` a dashboard uses ``sum_over_time(<gauge>[R]) / 60``.
+the layer; over any other range ``R`` a dashboard uses ``sum_over_time(<gauge>[R]) / 60``.
 
 Bounded cardinality (no per-GPU, per-pod or per-step label survives aggregation): per-job series are keyed by
 ``(cluster, scheduler, namespace, fm_job)``, so they number (running jobs x record names) and end with the job (its
@@ -177,9 +177,9 @@ def job_rule_group() -> RuleGroup:
 
 
 def job_alert_rule_group(*, idle_util_percent: float = 5.0, idle_for: PrometheusDuration = "30m") -> RuleGroup:
-    """Opt-in alerts on the per-job layer: ``FmJobGpusIdle`` (a job's GPUs average below ``idle_util_percent`` for
-    ``idle_for``: allocated but wasted) and ``FmJobGpuXid`` (a GPU of the job raised an XID in the last 15 minutes).
-    Needs :func:`job_rule_group` in the same workspace."""
+    """Alerts on the per-job layer, a default group (:func:`~.rules.default_rule_groups`): ``FmJobGpusIdle`` (a
+    job's GPUs average below ``idle_util_percent`` for ``idle_for``: allocated but wasted) and ``FmJobGpuXid`` (a GPU
+    of the job raised an XID in the last 15 minutes). Needs :func:`job_rule_group` in the same workspace."""
     checked = check_number("idle_util_percent", idle_util_percent)
     if is_token(checked) or not 0 < checked <= 100:
         raise FmValidationError("idle_util_percent", idle_util_percent, "a percentage in (0, 100] known at synthesis")

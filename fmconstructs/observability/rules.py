@@ -570,7 +570,7 @@ def default_rule_groups(thresholds: AlertThresholds | None = None) -> tuple[Rule
     if thresholds is not None:
         check_instance("thresholds", thresholds, AlertThresholds, "an AlertThresholds or None")
     t = thresholds or AlertThresholds()
-    from .job_rules import job_rule_group  # here: job_rules imports this module
+    from .job_rules import job_alert_rule_group, job_rule_group  # here: job_rules imports this module
 
     groups = (
         gpu_health_rules(t),
@@ -580,6 +580,7 @@ def default_rule_groups(thresholds: AlertThresholds | None = None) -> tuple[Rule
         slurm_rules(t),
         node_check_rules(t),
         job_rule_group(),
+        job_alert_rule_group(),
     )
     _check_metrics(groups)
     return groups
