@@ -146,6 +146,9 @@ class WarningId(str, Enum):
     #: EKS topology scheduling: a GPU node group's ``max_nodes`` is a deploy-time value, so its GPUs are not in the
     #: Kueue ClusterQueue quota (the quota is a number written at synthesis).
     EKS_SCHEDULING_QUOTA = "eks-scheduling-quota"
+    #: monitor_pcs_cluster: the cluster's own ``slurm_settings[Prolog]``/``[Epilog]`` leave no place for the
+    #: dcgm-exporter job mapping's pieces, so GPU series carry no ``hpc_job`` (pass job_mapping=False to silence).
+    JOB_MAPPING_SKIPPED = "job-mapping-skipped"
 
     @property
     def qualified(self) -> str:
