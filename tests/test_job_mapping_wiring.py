@@ -261,7 +261,11 @@ def test_pcs_order_node_checks_then_job_mapping_then_imex(tmp_path: Path) -> Non
     prolog_d = sorted(Path(p).name for p in files if p.startswith("/opt/fmconstructs/slurm/prolog.d/"))
     commands = "\n".join(c for step in group.bootstrap.steps for c in step.commands)
     assert "/opt/fmconstructs/slurm/prolog.d/91-nvidia-imex.sh" in commands  # the IMEX link, after the others
-    assert sorted([*prolog_d, "91-nvidia-imex.sh"]) == ["10-node-checks.sh", "20-dcgm-job-mapping.sh", "91-nvidia-imex.sh"]
+    assert sorted([*prolog_d, "91-nvidia-imex.sh"]) == [
+        "10-node-checks.sh",
+        "20-dcgm-job-mapping.sh",
+        "91-nvidia-imex.sh",
+    ]
     assert pcs.slurm_settings[ClusterSetting.PROLOG] == "/opt/fmconstructs/slurm/prolog.sh"
     assert pcs.slurm_settings[ClusterSetting.PROLOG_FLAGS] == "Alloc,NoHold"  # IMEX's flags already hold Alloc
 
@@ -328,7 +332,11 @@ def test_pcs_token_prolog_flags_refused_when_alloc_is_needed() -> None:
     scene = new_scene()
     flags = cdk.CfnParameter(scene.stack, "Flags").value_as_string
     pcs = PcsCluster(
-        scene.stack, "Cluster", vpc=scene.vpc, subnet=scene.subnet_a, slurm_settings={ClusterSetting.PROLOG_FLAGS: flags}
+        scene.stack,
+        "Cluster",
+        vpc=scene.vpc,
+        subnet=scene.subnet_a,
+        slurm_settings={ClusterSetting.PROLOG_FLAGS: flags},
     )
     workspace = PrometheusWorkspace(cdk.Stack(scene.app, "Metrics", env=ENV), "Prometheus")
     with pytest.raises(FmValidationError, match="a literal value"):
@@ -362,7 +370,10 @@ def test_job_mapping_values() -> None:
 def test_node_collection_refuses_a_non_spec() -> None:
     with pytest.raises(FmTypeError, match="job_mapping must be a JobMappingSpec or None"):
         node_collection_commands(
-            remote_write_url="https://x", region="us-east-1", labels=NodeLabels(cluster="c"), job_mapping="/var/run/x"  # type: ignore[arg-type]
+            remote_write_url="https://x",
+            region="us-east-1",
+            labels=NodeLabels(cluster="c"),
+            job_mapping="/var/run/x",  # type: ignore[arg-type]
         )
 
 

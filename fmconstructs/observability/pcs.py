@@ -12,9 +12,9 @@ import jsii
 from aws_cdk import Aspects, IAspect, Stack
 from constructs import IConstruct
 
+from ..errors import FmValidationError, WarningId, add_warning
 from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
-from ..errors import FmValidationError, WarningId, add_warning
 from .collection import NodeLabels, check_cluster_label, node_collection_commands
 from .job_mapping import JobMappingSpec
 from .slurm_job_mapping import JOB_MAPPING_PROLOG_FLAGS, PCS_JOB_MAPPING_NAME, check_job_mapping, job_mapping_pieces
@@ -115,9 +115,7 @@ def monitor_pcs_cluster(
     source = ExporterSource.INTERNET if exporter_source is None else exporter_source
     check_instance("exporter_source", source, ExporterSource, "an ExporterSource")
     spec = _register_job_mapping(cluster, job_mapping)
-    Aspects.of(Stack.of(cluster)).add(
-        _MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval, source, spec)
-    )
+    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval, source, spec))
 
 
 def _register_job_mapping(cluster: PcsCluster, job_mapping: object) -> JobMappingSpec | None:

@@ -65,8 +65,8 @@ from .._validate import (
     subnet_zone,
 )
 from ..bootstrap import NodeBootstrap, ScriptAction
-from ..compute.slurm_scripts import SlurmScriptPiece
 from ..catalog import InstanceSpec
+from ..compute.slurm_scripts import SlurmScriptPiece
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..health import NodeHealthOptions
 from ..images import GpuNodeImage
@@ -87,9 +87,9 @@ from .config import (
     _security_group,
 )
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
-from .slurm_scripts import merge_prolog_flag_settings
 from .limits import MAX_NUMBER_OF_QUEUES, check_cluster_limits
 from .review import review_header
+from .slurm_scripts import merge_prolog_flag_settings
 from .updates import DeletionPolicy, create_time_settings, resolve_deletion_policy
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).

@@ -95,7 +95,6 @@ from ._checks import (
 from .controller_size import NodeCount, effective_size, room_for, size_problem
 from .health import PROLOG_RUNNER_PATH, check_node_health, cluster_runs_prolog_checks
 from .iam import PcsInstanceProfile
-from .slurm_scripts import EPILOG_RUNNER_PATH, RESERVED_PROLOG_NAMES, InstallSlurmScripts
 from .slurm import (
     DEFAULT_SLURM_VERSION,
     MIN_SLURM_VERSION_FOR_IMEX,
@@ -109,6 +108,7 @@ from .slurm import (
     merge_prolog_flags,
     to_cfn_settings,
 )
+from .slurm_scripts import EPILOG_RUNNER_PATH, RESERVED_PROLOG_NAMES, InstallSlurmScripts
 from .user_data import IMEX_PROLOG_FLAGS, IMEX_PROLOG_PATH
 
 if TYPE_CHECKING:

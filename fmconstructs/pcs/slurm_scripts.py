@@ -41,7 +41,9 @@ SLURM_SCRIPTS_STEP = "slurm-scripts"
 RESERVED_PROLOG_NAMES = ("10-node-checks.sh", IMEX_PROLOG_LINK.rsplit("/", 1)[1])
 
 
-def node_group_files(cluster: PcsCluster, pieces: tuple[SlurmScriptPiece, ...]) -> tuple[dict[str, tuple[str, int]], list[str]]:
+def node_group_files(
+    cluster: PcsCluster, pieces: tuple[SlurmScriptPiece, ...]
+) -> tuple[dict[str, tuple[str, int]], list[str]]:
     """What a GPU node group installs for ``pieces``: the runners (the prolog runner and the IMEX link only when node
     health does not install them already), then the pieces."""
     files: dict[str, tuple[str, int]] = {}
