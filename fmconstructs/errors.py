@@ -147,7 +147,8 @@ class WarningId(str, Enum):
     #: Kueue ClusterQueue quota (the quota is a number written at synthesis).
     EKS_SCHEDULING_QUOTA = "eks-scheduling-quota"
     #: monitor_pcs_cluster: the cluster's own ``slurm_settings[Prolog]``/``[Epilog]`` leave no place for the
-    #: dcgm-exporter job mapping's pieces, so GPU series carry no ``hpc_job`` (pass job_mapping=False to silence).
+    #: dcgm-exporter job mapping's pieces, or the stack publishes no file assets (inline user data has no room for
+    #: them), so GPU series carry no ``hpc_job`` (pass job_mapping=False to silence).
     JOB_MAPPING_SKIPPED = "job-mapping-skipped"
 
     @property

@@ -12,6 +12,7 @@ import jsii
 from aws_cdk import Aspects, IAspect, Stack
 from constructs import IConstruct
 
+from ..bootstrap.node_bootstrap import synthesizer_publishes_file_assets
 from ..errors import FmValidationError, WarningId, add_warning
 from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
@@ -106,7 +107,8 @@ def monitor_pcs_cluster(
         mapping (:mod:`~fmconstructs.observability.slurm_job_mapping`). ``True`` (default): the default
         :class:`~fmconstructs.observability.job_mapping.JobMappingSpec`; a spec to choose its directory; ``False`` or
         None: off. With the default, a cluster whose own ``slurm_settings`` set ``Prolog`` or ``Epilog`` is warned
-        (``fmconstructs:job-mapping-skipped``) and left without the mapping; a spec given explicitly raises then.
+        (``fmconstructs:job-mapping-skipped``) and left without the mapping (a spec given explicitly raises then),
+        as is a stack whose synthesizer publishes no file assets (inline user data: no room within EC2's 16 KB).
     """
     check_instance("cluster", cluster, PcsCluster, "a PcsCluster")
     check_instance("workspace", workspace, PrometheusWorkspace, "a PrometheusWorkspace")
@@ -122,6 +124,16 @@ def _register_job_mapping(cluster: PcsCluster, job_mapping: object) -> JobMappin
     """The job mapping's pieces on the cluster (see ``monitor_pcs_cluster``); the spec, or None when off."""
     spec = check_job_mapping("job_mapping", job_mapping)
     if spec is None:
+        return None
+    if job_mapping is True and not synthesizer_publishes_file_assets(Stack.of(cluster)):
+        # As the platform's node checks (platform/_health_wiring.py): inline user data has no room for the pieces.
+        add_warning(
+            cluster,
+            WarningId.JOB_MAPPING_SKIPPED,
+            "GPU series carry no hpc_job label: this stack's synthesizer publishes no file assets (e.g. a "
+            "StackSetStack's), so the GPU nodes' set-up is inline user data and the job mapping's prolog and epilog "
+            "would take it past EC2's 16 KB; pass job_mapping=JobMappingSpec() to force it, False to silence this",
+        )
         return None
     pieces = job_mapping_pieces(spec, name=PCS_JOB_MAPPING_NAME)
     try:
