@@ -10,6 +10,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk.assertions import Annotations, Match, Template
 
 from examples.parallelcluster_stacks import ParallelClusterP5enStack
@@ -417,3 +418,20 @@ def test_parallelcluster_prolog_flags_merge_with_imex() -> None:
         {"PrologFlags": "Contain,Alloc"}
     ]
     assert merge_prolog_flag_settings([{"A": "1"}]) == [{"A": "1"}]
+
+
+def test_pcs_default_skipped_with_a_warning_where_user_data_is_inline() -> None:
+    app = new_app()
+    stack = cdk.Stack(app, "Inline", env=ENV, synthesizer=cdk.BootstraplessSynthesizer())
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1"],
+    )
+    workspace = PrometheusWorkspace(cdk.Stack(app, "Metrics", env=ENV), "Prometheus")
+    pcs = PcsCluster(stack, "Cluster", vpc=vpc)
+    monitor_pcs_cluster(pcs, workspace, cluster_label="t")
+    assert pcs.slurm_script_pieces == ()
+    Annotations.from_stack(stack).has_warning("/Inline/Cluster", Match.string_like_regexp("publishes no file assets"))
