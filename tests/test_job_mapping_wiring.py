@@ -435,3 +435,33 @@ def test_pcs_default_skipped_with_a_warning_where_user_data_is_inline() -> None:
     monitor_pcs_cluster(pcs, workspace, cluster_label="t")
     assert pcs.slurm_script_pieces == ()
     Annotations.from_stack(stack).has_warning("/Inline/Cluster", Match.string_like_regexp("publishes no file assets"))
+
+
+# --- TrainingPlatform: the same wiring where it installs collectors on Slurm GPU nodes ------------------------------
+
+
+def test_platform_parallelcluster_installs_the_mapping() -> None:
+    from fmconstructs.platform import Backend
+    from tests.test_platform import _built
+
+    built = _built(Backend.PARALLELCLUSTER)
+    platform: Any = built.platform
+    assert FLAG in "\n".join(_step(platform.node_bootstrap, "observability").commands)
+    config = platform.cluster.to_dict()
+    assert config["HeadNode"]["CustomActions"]["OnNodeStart"]["Args"][0] == "slurm-scripts"
+    custom = config["Scheduling"]["SlurmSettings"]["CustomSlurmSettings"]
+    assert [s for s in custom if "PrologFlags" in s] == [{"PrologFlags": "Alloc"}]
+    (bootstrap,) = [
+        c for c in platform.cluster.node.children if isinstance(c, NodeBootstrap) and c.name == "slurm-scripts"
+    ]
+    assert {PC_PROLOG, PC_EPILOG} <= set(_files(bootstrap))
+
+
+def test_platform_pcs_installs_the_mapping() -> None:
+    from fmconstructs.platform import Backend
+    from tests.test_platform import _built
+
+    built = _built(Backend.PCS)
+    assert _settings(built.template)["Epilog"] == "/opt/fmconstructs/slurm/epilog.sh"
+    platform: Any = built.platform
+    assert PCS_EPILOG in _files(platform.node_group.bootstrap)

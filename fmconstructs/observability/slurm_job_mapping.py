@@ -29,7 +29,7 @@ from .job_mapping import JobMappingSpec, render_job_mapping_epilog, render_job_m
 
 if TYPE_CHECKING:
     from ..bootstrap import NodeBootstrap
-    from ..parallelcluster import ParallelCluster
+    from ..parallelcluster import CustomActionEvent, ParallelCluster
 
 __all__ = [
     "JOB_MAPPING_PROLOG_FLAGS",
@@ -67,12 +67,18 @@ def job_mapping_pieces(spec: JobMappingSpec, *, name: str) -> tuple[SlurmScriptP
 
 
 def enable_parallelcluster_job_mapping(
-    cluster: ParallelCluster, spec: JobMappingSpec | None = None, *, bootstrap: NodeBootstrap | None = None
+    cluster: ParallelCluster,
+    spec: JobMappingSpec | None = None,
+    *,
+    bootstrap: NodeBootstrap | None = None,
+    event: CustomActionEvent | None = None,
 ) -> NodeBootstrap:
     """Install the job mapping's prolog and epilog in ParallelCluster's shared ``prolog.d``/``epilog.d`` (a head node
-    bootstrap: ``bootstrap``, or a new one run as the head node's OnNodeConfigured) and merge ``PrologFlags=Alloc``.
+    bootstrap: ``bootstrap``, or a new one run as the head node's ``event``, default OnNodeConfigured; OnNodeStart
+    when that event has another bootstrap, as the IMEX prolog does: ParallelCluster User Guide
+    "support-nvidia-imex-p6e-gb200-instance") and merge ``PrologFlags=Alloc``.
     Give the same ``spec`` to the GPU queues' ``node_collection_commands(job_mapping=...)``. Returns the bootstrap."""
-    from ..parallelcluster import ParallelCluster
+    from ..parallelcluster import CustomActionEvent, ParallelCluster
 
     if not isinstance(cluster, ParallelCluster):
         raise FmTypeError("cluster", cluster, f"a ParallelCluster (got a {type(cluster).__name__})")
@@ -82,4 +88,5 @@ def enable_parallelcluster_job_mapping(
         *job_mapping_pieces(checked, name=PARALLELCLUSTER_JOB_MAPPING_NAME),
         prolog_flags=JOB_MAPPING_PROLOG_FLAGS,
         bootstrap=bootstrap,
+        event=event or CustomActionEvent.ON_NODE_CONFIGURED,
     )

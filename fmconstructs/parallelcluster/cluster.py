@@ -887,15 +887,17 @@ class ParallelCluster(Construct):
         *pieces: SlurmScriptPiece,
         prolog_flags: Sequence[str] = (),
         bootstrap: NodeBootstrap | None = None,
+        event: CustomActionEvent = CustomActionEvent.ON_NODE_CONFIGURED,
     ) -> NodeBootstrap:
         """Run ``pieces`` around every job (:mod:`.slurm_scripts`): a head node bootstrap (default: a new one run as
-        the head node's OnNodeConfigured; give your own, then attach it with :meth:`add_head_node_bootstrap`) copies
+        the head node's ``event``, OnNodeConfigured; give your own, then attach it with
+        :meth:`add_head_node_bootstrap`) copies
         them into ``/opt/slurm/etc/scripts/prolog.d/`` and ``epilog.d/``, which ParallelCluster's ``slurm.conf``
         runs on every compute node; ``prolog_flags`` are merged into one ``PrologFlags`` custom setting. Returns the
         bootstrap."""
         from .slurm_scripts import add_slurm_scripts
 
-        return add_slurm_scripts(self, pieces, prolog_flags=prolog_flags, bootstrap=bootstrap)
+        return add_slurm_scripts(self, pieces, prolog_flags=prolog_flags, bootstrap=bootstrap, event=event)
 
     def _apply_bootstraps(self, config: dict[str, Any]) -> None:
         sections: dict[tuple[str, str], dict[str, Any]] = {(_HEAD, _HEAD): config["HeadNode"]}

@@ -47,6 +47,7 @@ def add_slurm_scripts(
     *,
     prolog_flags: Sequence[str],
     bootstrap: NodeBootstrap | None,
+    event: CustomActionEvent = CustomActionEvent.ON_NODE_CONFIGURED,
 ) -> NodeBootstrap:
     """See :meth:`ParallelCluster.add_slurm_scripts`."""
     checked = check_pieces("pieces", pieces)
@@ -62,7 +63,7 @@ def add_slurm_scripts(
     if flags:
         cluster.add_custom_slurm_settings({_FLAGS: merge_flags(flags)})
     if own:
-        cluster.add_head_node_bootstrap(bootstrap, event=CustomActionEvent.ON_NODE_CONFIGURED)
+        cluster.add_head_node_bootstrap(bootstrap, event=event)
     return bootstrap
 
 
