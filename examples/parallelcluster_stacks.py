@@ -11,7 +11,9 @@ ParallelCluster's CloudFormation custom resource (:class:`fmconstructs.parallelc
   volume at ``/scratch`` and, when a workspace is given, the observability collectors sending to it (the nodes'
   role gets ``aps:RemoteWrite`` on that workspace through the bootstrap's managed policy). With a workspace the head
   node runs the collectors too (node exporter, EFA textfile collector and the Prometheus agent; no GPU, so no DCGM
-  exporter), as its ``OnNodeConfigured`` custom action (:meth:`ParallelCluster.add_head_node_bootstrap`). The head
+  exporter), as its ``OnNodeConfigured`` custom action (:meth:`ParallelCluster.add_head_node_bootstrap`), which
+  also installs the dcgm-exporter job mapping prolog and epilog in ``/opt/slurm/etc/scripts/prolog.d``/``epilog.d``
+  (GPU series labelled ``hpc_job``; ``PrologFlags=Alloc``). The head
   node's ``OnNodeStart`` installs the Slurm topology refresher (:meth:`ParallelCluster.enable_slurm_topology`:
   ``topology/tree`` from EC2 DescribeInstanceTopology, ``scontrol reconfigure`` when nodes join or leave).
   Lustre goes over EFA on the ``gpu`` queue: its ``OnNodeStart`` configures LNet over EFA (8 interfaces on p5en)
@@ -43,6 +45,8 @@ from fmconstructs.bootstrap import NodeBootstrap
 from fmconstructs.compute.user_data import nvme_raid_commands
 from fmconstructs.health import NodeHealthOptions
 from fmconstructs.observability.collection import NodeLabels, node_collection_commands
+from fmconstructs.observability.job_mapping import JobMappingSpec
+from fmconstructs.observability.slurm_job_mapping import enable_parallelcluster_job_mapping
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.parallelcluster import (
     ComputeResource,
@@ -151,14 +155,20 @@ class ParallelClusterP5enStack(Stack):
         )
         # The gpu queue's node-side set-up: one fmconstructs bootstrap, run as the OnNodeConfigured custom action.
         self.gpu_bootstrap = NodeBootstrap(self, "GpuBootstrap", name="parallelcluster-gpu")
+        # GPU-to-job labels (issue 22) wherever the collectors run: None turns them off.
+        self.job_mapping: JobMappingSpec | None = JobMappingSpec() if workspace is not None else None
         self.gpu_bootstrap.add_step("nvme-scratch", nvme_raid_commands("/scratch"))
         statements: list[iam.PolicyStatement] = []
         if workspace is not None:
             labels = NodeLabels(cluster=cluster_name, queue="gpu", instance_type="p5en.48xlarge")
+            # dcgm-exporter reads the Slurm job mapping kept by the prolog/epilog below: GPU series carry hpc_job.
             self.gpu_bootstrap.add_step(
                 "observability",
                 node_collection_commands(
-                    remote_write_url=workspace.remote_write_url, region=self.region, labels=labels
+                    remote_write_url=workspace.remote_write_url,
+                    region=self.region,
+                    labels=labels,
+                    job_mapping=self.job_mapping,
                 ),
             )
             statements.append(iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn]))
@@ -183,6 +193,9 @@ class ParallelClusterP5enStack(Stack):
         self.cluster.enable_node_health(
             NodeHealthOptions(), queues=["gpu"], head_bootstrap=self.head_bootstrap, node_bootstrap=self.gpu_bootstrap
         )
+        if self.job_mapping is not None:
+            # The job mapping's prolog and epilog in the shared prolog.d/epilog.d, PrologFlags=Alloc.
+            enable_parallelcluster_job_mapping(self.cluster, self.job_mapping, bootstrap=self.head_bootstrap)
         self.gpu_bootstrap_policy = self.cluster.add_node_bootstrap(
             self.gpu_bootstrap, queues=["gpu"], statements=statements
         )

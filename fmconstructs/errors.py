@@ -149,6 +149,10 @@ class WarningId(str, Enum):
     #: FSx for Lustre automatic export: no alarm on export failures (FSx logs them only to CloudWatch Logs, and the
     #: file system has no log group of its own, or its log level does not log errors).
     LUSTRE_EXPORT_FAILURES_NOT_WATCHED = "lustre-export-failures-not-watched"
+    #: monitor_pcs_cluster: the cluster's own ``slurm_settings[Prolog]``/``[Epilog]`` leave no place for the
+    #: dcgm-exporter job mapping's pieces, or the stack publishes no file assets (inline user data has no room for
+    #: them), so GPU series carry no ``hpc_job`` (pass job_mapping=False to silence).
+    JOB_MAPPING_SKIPPED = "job-mapping-skipped"
 
     @property
     def qualified(self) -> str:

@@ -158,7 +158,20 @@ SLURM_STRATEGY = "fmconstructs.hyperpod.types.SlurmConfigStrategy"
 NHO = "fmconstructs.health.options.NodeHealthOptions"
 PH = "fmconstructs.platform.health.PlatformHealth"
 
+SSP = "fmconstructs.compute.slurm_scripts.SlurmScriptPiece"
+SSD = "fmconstructs.compute.slurm_scripts.SlurmScriptDirs"
+_PROLOG = "fmconstructs.compute.slurm_scripts.SlurmHook"
+
 BAD: dict[str, list[tuple[str, Row]]] = {
+    SSP: [
+        ("name-without-order", lambda c: _m(SSP)(hook=_enum(_PROLOG, "PROLOG"), name="x.sh", text="#!/bin/sh\n")),
+        ("text-without-shebang", lambda c: _m(SSP)(hook=_enum(_PROLOG, "PROLOG"), name="20-x.sh", text="exit 0")),
+        ("hook-as-str", lambda c: _m(SSP)(hook="Prolog", name="20-x.sh", text="#!/bin/sh\n")),
+    ],
+    SSD: [
+        ("relative-dir", lambda c: _m(SSD)(prolog_dir="prolog.d", epilog_dir="/e")),
+        ("same-dirs", lambda c: _m(SSD)(prolog_dir="/p", epilog_dir="/p")),
+    ],
     PH: [
         ("node-checks-not-options", lambda c: _m(PH)(node_checks=True)),
         ("nccl-not-spec", lambda c: _m(PH)(nccl="daily")),

@@ -487,7 +487,8 @@ def test_p5en_head_node_runs_the_collectors(p5en_with_workspace: dict[str, Any])
     assert action["Args"][0] == "parallelcluster-head"
     data, values = stack.head_bootstrap.archive()
     steps = {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")}
-    assert steps == {"001-observability", "002-node-health-prolog"}  # and the node checks' prolog dispatch
+    # and the node checks' prolog dispatch, and the job mapping's prolog/epilog pieces (issue 22)
+    assert steps == {"001-observability", "002-node-health-prolog", "003-slurm-scripts"}
     script = next(
         body.decode()
         for name, (body, _) in read_tar_gz(data).items()

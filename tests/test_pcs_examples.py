@@ -287,8 +287,16 @@ def test_p5_gpu_steps_are_an_asset_in_the_manifest(app_out):
     assert f"h={hashlib.sha256(data).hexdigest()} " in loader
     steps = sorted({name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")})
     # the collectors get their own step (monitor_pcs_cluster); the user's hook is the commands step;
-    # node-join checks (node_health) install the boot gate and prolog files before your commands
-    assert steps == ["001-nvme-raid", "002-lustre-fsx", "003-node-health", "004-commands", "005-observability"]
+    # node-join checks (node_health) install the boot gate and prolog files before your commands; the job mapping's
+    # prolog/epilog pieces (monitor_pcs_cluster, issue 22) are installed by the cluster's slurm-scripts step
+    assert steps == [
+        "001-nvme-raid",
+        "002-lustre-fsx",
+        "003-node-health",
+        "004-commands",
+        "005-slurm-scripts",
+        "006-observability",
+    ]
 
 
 def test_p5_gpu_node_group_template_bytes(app_out):

@@ -5,6 +5,9 @@
   requeues the job: Slurm "Prolog and Epilog Guide"). For a scheduler that takes one ``Prolog`` path (PCS custom
   settings carry one value), so the IMEX prolog and the node checks can share it, in the spirit of ParallelCluster's
   ``/opt/slurm/etc/scripts/prolog.d/`` (User Guide "Slurm prolog and epilog"). An empty directory passes.
+- :func:`render_epilog_runner`: the ``Epilog`` counterpart: runs EVERY executable file of a directory in name order
+  (clean-up must not be skipped because an earlier piece failed) and exits with the first non-zero status (a failing
+  epilog drains the node: Slurm "Prolog and Epilog Guide"). An empty directory passes.
 - :func:`render_prolog_dispatch`: a prolog for a directory every node shares (ParallelCluster's
   ``/opt/slurm/etc/scripts/prolog.d/`` lives on the head node) that runs the node's own prolog checks when the node
   has them (nodes of queues without node health pass at once).
@@ -26,6 +29,7 @@ __all__ = [
     "BOOT_GATE_UNIT_NAME",
     "boot_gate_unit_commands",
     "render_boot_gate_unit",
+    "render_epilog_runner",
     "render_prolog_dispatch",
     "render_prolog_runner",
 ]
@@ -53,6 +57,28 @@ for script in "$dir"/*; do
   fi
 done
 exit 0
+"""
+
+_EPILOG_RUNNER = r"""#!/bin/bash
+# fmconstructs Slurm epilog runner (fmconstructs/health/install.py): runs every executable file of @DIR@ in name order,
+# then exits with the first non-zero status (Slurm then drains the node).
+set -u
+dir="${FMCONSTRUCTS_ROOT:-}@DIR@" # FMCONSTRUCTS_ROOT: tests only
+status=0
+for script in "$dir"/*; do
+  if [ ! -f "$script" ] || [ ! -x "$script" ]; then
+    continue
+  fi
+  "$script"
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "epilog ${script##*/} exited ${rc}" >&2
+    if [ "$status" -eq 0 ]; then
+      status=$rc
+    fi
+  fi
+done
+exit "$status"
 """
 
 _DISPATCH = r"""#!/bin/bash
@@ -88,6 +114,11 @@ def _path(parameter: str, value: object) -> str:
 def render_prolog_runner(directory: str) -> str:
     """The ``Prolog`` program that runs ``directory``'s executables in name order (see the module notes)."""
     return _RUNNER.replace("@DIR@", _path("directory", directory))
+
+
+def render_epilog_runner(directory: str) -> str:
+    """The ``Epilog`` program that runs every executable of ``directory`` in name order (see the module notes)."""
+    return _EPILOG_RUNNER.replace("@DIR@", _path("directory", directory))
 
 
 def render_prolog_dispatch(checks_path: str) -> str:

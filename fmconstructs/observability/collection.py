@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from ..errors import FmValidationError, is_token
 from ..health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration, duration_milliseconds
 from .app_metrics import DEFAULT_APP_METRICS_SD_DIR, app_metrics_scrape_config
+from .job_mapping import JobMappingSpec, dcgm_exporter_job_mapping_args
 from .metrics import dcgm_counters_csv
 from .slurm_exporter import (
     SLURM_EXPORTER_PORT,
@@ -309,6 +311,15 @@ def _slurm_exporter_lines(source: ExporterSource, region: str, version: str) -> 
     ]
 
 
+def _job_mapping_options(job_mapping: object) -> tuple[str, str, str]:
+    """What ``job_mapping`` adds to the ``mkdir`` line, the exporter's ``docker run`` options and its arguments."""
+    if job_mapping is None:
+        return "", "", ""
+    spec = check_instance("job_mapping", job_mapping, JobMappingSpec, "a JobMappingSpec or None")
+    args = dcgm_exporter_job_mapping_args(spec)
+    return f" {shlex.quote(spec.mapping_dir)}", f" {args.docker_run_options}", f" {args.exporter_arguments}"
+
+
 def node_collection_commands(
     *,
     remote_write_url: str,
@@ -321,6 +332,7 @@ def node_collection_commands(
     dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE,
     exporter_source: ExporterSource = ExporterSource.INTERNET,
     slurm_exporter_version: str = SLURM_EXPORTER_VERSION,
+    job_mapping: JobMappingSpec | None = None,
 ) -> list[str]:
     """User-data lines that install and start the collectors and the agent (idempotent; safe to run twice).
 
@@ -328,8 +340,12 @@ def node_collection_commands(
     ``exporter_source``: where the exporters come from (default ``ExporterSource.INTERNET``, GitHub and nvcr.io;
     ``ExporterSource.IMAGE`` or ``ExporterSource.s3_mirror(...)`` for subnets without an internet route; give the node
     role what the source needs with ``exporter_source.grant_read(role)``).
+    ``job_mapping``: on a Slurm GPU node whose prolog and epilog write dcgm-exporter's HPC job mapping
+    (:mod:`~fmconstructs.observability.job_mapping`), the exporter reads that directory (created here, mounted
+    read-only) and labels every series of a job's GPUs with ``hpc_job``. Default None: no job label.
     """
     check_exporter_source("exporter_source", exporter_source)
+    mapping_dirs, mapping_options, mapping_arguments = _job_mapping_options(job_mapping)
     for name, value in (
         ("node_exporter_version", node_exporter_version),
         ("prometheus_version", prometheus_version),
@@ -349,7 +365,7 @@ def node_collection_commands(
         "# --- fmconstructs observability: exporters + Prometheus agent -> Amazon Managed Prometheus ---",
         "fm_obs() {",
         "set -euo pipefail",
-        "mkdir -p /opt/fmconstructs /etc/fmconstructs " + TEXTFILE_DIR + " /var/lib/fm-prometheus-agent",
+        "mkdir -p /opt/fmconstructs /etc/fmconstructs " + TEXTFILE_DIR + " /var/lib/fm-prometheus-agent" + mapping_dirs,
         'case "$(uname -m)" in x86_64) goarch=amd64 ;; aarch64) goarch=arm64 ;; '
         '*) echo "unsupported arch"; return 1 ;; esac',
         *install_commands(exporter_source, textfile_dir=TEXTFILE_DIR, region=region),
@@ -380,8 +396,9 @@ def node_collection_commands(
             exporter_source,
             image=exporter_source.dcgm_exporter_image(dcgm_exporter_image),
             run_options="--restart=always --name fm-dcgm-exporter --gpus all --cap-add SYS_ADMIN --net host "
-            "-v /etc/fmconstructs/dcgm-counters.csv:/etc/dcgm-exporter/fm-counters.csv:ro",
-            run_arguments=f"-f /etc/dcgm-exporter/fm-counters.csv -a 127.0.0.1:{DCGM_EXPORTER_PORT}",
+            "-v /etc/fmconstructs/dcgm-counters.csv:/etc/dcgm-exporter/fm-counters.csv:ro" + mapping_options,
+            run_arguments=f"-f /etc/dcgm-exporter/fm-counters.csv -a 127.0.0.1:{DCGM_EXPORTER_PORT}"
+            + mapping_arguments,
         ),
         "}",
         'fm_obs || echo "fmconstructs: observability set-up failed; training continues without node metrics" >&2',

@@ -1,6 +1,7 @@
 """One call to monitor an AWS PCS cluster: every node group of the cluster (present or added later) installs the
 exporters, the EFA collector and a Prometheus agent that remote-writes to the workspace; the login node also
-collects Slurm node states; the node role gets ``aps:RemoteWrite`` on that workspace only.
+collects Slurm node states; the node role gets ``aps:RemoteWrite`` on that workspace only. By default the GPU nodes'
+prolog and epilog keep dcgm-exporter's HPC job mapping, so every GPU series carries ``hpc_job`` (``job_mapping``).
 
 Implemented as an Aspect on the cluster's stack so that node groups created after the call are covered too.
 """
@@ -11,9 +12,13 @@ import jsii
 from aws_cdk import Aspects, IAspect, Stack
 from constructs import IConstruct
 
+from ..bootstrap.node_bootstrap import synthesizer_publishes_file_assets
+from ..errors import FmValidationError, WarningId, add_warning
 from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
 from .collection import NodeLabels, check_cluster_label, node_collection_commands
+from .job_mapping import JobMappingSpec
+from .slurm_job_mapping import JOB_MAPPING_PROLOG_FLAGS, PCS_JOB_MAPPING_NAME, check_job_mapping, job_mapping_pieces
 from .sources import ExporterSource
 from .workspace import PrometheusWorkspace
 
@@ -27,8 +32,10 @@ class _MonitorPcsNodeGroups:
         cluster_label: str,
         scrape_interval: str,
         exporter_source: ExporterSource,
+        job_mapping: JobMappingSpec | None,
     ) -> None:
         self._cluster = cluster
+        self._job_mapping = job_mapping
         self._exporter_source = exporter_source
         self._workspace = workspace
         self._cluster_label = cluster_label
@@ -59,6 +66,7 @@ class _MonitorPcsNodeGroups:
                 login_node=login,
                 scrape_interval=self._scrape_interval,
                 exporter_source=self._exporter_source,
+                job_mapping=None if login else self._job_mapping,
             ),
         )
         self._workspace.grant_remote_write(node.instance_profile.role)
@@ -82,6 +90,7 @@ def monitor_pcs_cluster(
     cluster_label: str,
     scrape_interval: PrometheusDuration = "30s",
     exporter_source: ExporterSource | None = None,
+    job_mapping: JobMappingSpec | bool | None = True,
 ) -> None:
     """Send metrics from every node group of ``cluster`` to ``workspace``, labelled ``cluster=<cluster_label>``.
 
@@ -92,6 +101,14 @@ def monitor_pcs_cluster(
         ``ExporterSource.IMAGE`` (installed by ``GpuNodeImage``; nothing is downloaded), ``ExporterSource.s3_mirror``
         (read on that prefix only) or ``ExporterSource.INTERNET`` (GitHub and nvcr.io at boot; the default). A failed
         install is logged and raises ``NodeBootstrapDownloadFailed``.
+    :param job_mapping: label every GPU series with the Slurm job using the GPU (``hpc_job``, the numeric job id:
+        bounded cardinality, no user or job name on GPU series): the cluster's ``Prolog``/``Epilog`` run the
+        dcgm-exporter job mapping pieces on the GPU nodes, ``PrologFlags`` gets ``Alloc`` and the exporter reads the
+        mapping (:mod:`~fmconstructs.observability.slurm_job_mapping`). ``True`` (default): the default
+        :class:`~fmconstructs.observability.job_mapping.JobMappingSpec`; a spec to choose its directory; ``False`` or
+        None: off. With the default, a cluster whose own ``slurm_settings`` set ``Prolog`` or ``Epilog`` is warned
+        (``fmconstructs:job-mapping-skipped``) and left without the mapping (a spec given explicitly raises then),
+        as is a stack whose synthesizer publishes no file assets (inline user data: no room within EC2's 16 KB).
     """
     check_instance("cluster", cluster, PcsCluster, "a PcsCluster")
     check_instance("workspace", workspace, PrometheusWorkspace, "a PrometheusWorkspace")
@@ -99,4 +116,35 @@ def monitor_pcs_cluster(
     interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
     source = ExporterSource.INTERNET if exporter_source is None else exporter_source
     check_instance("exporter_source", source, ExporterSource, "an ExporterSource")
-    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval, source))
+    spec = _register_job_mapping(cluster, job_mapping)
+    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval, source, spec))
+
+
+def _register_job_mapping(cluster: PcsCluster, job_mapping: object) -> JobMappingSpec | None:
+    """The job mapping's pieces on the cluster (see ``monitor_pcs_cluster``); the spec, or None when off."""
+    spec = check_job_mapping("job_mapping", job_mapping)
+    if spec is None:
+        return None
+    if job_mapping is True and not synthesizer_publishes_file_assets(Stack.of(cluster)):
+        # As the platform's node checks (platform/_health_wiring.py): inline user data has no room for the pieces.
+        add_warning(
+            cluster,
+            WarningId.JOB_MAPPING_SKIPPED,
+            "GPU series carry no hpc_job label: this stack's synthesizer publishes no file assets (e.g. a "
+            "StackSetStack's), so the GPU nodes' set-up is inline user data and the job mapping's prolog and epilog "
+            "would take it past EC2's 16 KB; pass job_mapping=JobMappingSpec() to force it, False to silence this",
+        )
+        return None
+    pieces = job_mapping_pieces(spec, name=PCS_JOB_MAPPING_NAME)
+    try:
+        cluster.add_slurm_scripts(*pieces, prolog_flags=JOB_MAPPING_PROLOG_FLAGS)
+    except FmValidationError as error:
+        if job_mapping is not True:
+            raise
+        add_warning(
+            cluster,
+            WarningId.JOB_MAPPING_SKIPPED,
+            f"GPU series carry no hpc_job label: {error} (pass job_mapping=False to monitor_pcs_cluster to silence)",
+        )
+        return None
+    return spec

@@ -66,6 +66,7 @@ from .._validate import (
 )
 from ..bootstrap import NodeBootstrap, ScriptAction
 from ..catalog import InstanceSpec
+from ..compute.slurm_scripts import SlurmScriptPiece
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..health import NodeHealthOptions
 from ..images import GpuNodeImage
@@ -98,6 +99,7 @@ from .config import (
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
 from .limits import MAX_NUMBER_OF_QUEUES, check_cluster_limits
 from .review import review_header
+from .slurm_scripts import merge_prolog_flag_settings
 from .updates import DeletionPolicy, create_time_settings, resolve_deletion_policy
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
@@ -906,6 +908,23 @@ class ParallelCluster(Construct):
             check_str(f"settings[{name!r}]", value, pattern=re.compile(r"[^\n]*"), allowed="one line")
             self._custom_slurm_settings.append({name: value})
 
+    def add_slurm_scripts(
+        self,
+        *pieces: SlurmScriptPiece,
+        prolog_flags: Sequence[str] = (),
+        bootstrap: NodeBootstrap | None = None,
+        event: CustomActionEvent = CustomActionEvent.ON_NODE_CONFIGURED,
+    ) -> NodeBootstrap:
+        """Run ``pieces`` around every job (:mod:`.slurm_scripts`): a head node bootstrap (default: a new one run as
+        the head node's ``event``, OnNodeConfigured; give your own, then attach it with
+        :meth:`add_head_node_bootstrap`) copies
+        them into ``/opt/slurm/etc/scripts/prolog.d/`` and ``epilog.d/``, which ParallelCluster's ``slurm.conf``
+        runs on every compute node; ``prolog_flags`` are merged into one ``PrologFlags`` custom setting. Returns the
+        bootstrap."""
+        from .slurm_scripts import add_slurm_scripts
+
+        return add_slurm_scripts(self, pieces, prolog_flags=prolog_flags, bootstrap=bootstrap, event=event)
+
     def _apply_bootstraps(self, config: dict[str, Any]) -> None:
         sections: dict[tuple[str, str], dict[str, Any]] = {(_HEAD, _HEAD): config["HeadNode"]}
         for queue in config["Scheduling"]["SlurmQueues"]:
@@ -973,7 +992,7 @@ class ParallelCluster(Construct):
             config["SharedStorage"] = [s.to_config() for s in self.shared_storage]
         slurm_settings: dict[str, Any] = {"QueueUpdateStrategy": self.queue_update_strategy.value}
         if self._custom_slurm_settings:
-            slurm_settings["CustomSlurmSettings"] = [dict(s) for s in self._custom_slurm_settings]
+            slurm_settings["CustomSlurmSettings"] = merge_prolog_flag_settings(self._custom_slurm_settings)
         config["Scheduling"]["SlurmSettings"] = slurm_settings
         if self.slurm_accounting is not None:
             apply_slurm_accounting(self.slurm_accounting, config)

@@ -13,6 +13,9 @@ node groups of the cluster share:
 - **Instance profile** (:attr:`PcsCluster.instance_profile`, created on first use): see :mod:`.iam`.
 - **Node health** (``node_health``): the cluster's ``Prolog`` runs the node checks before every job and the GPU
   node groups gate each node at boot (:mod:`.health`); with IMEX too, the IMEX prolog runs after the checks.
+- **Prolog and epilog pieces** (:meth:`PcsCluster.add_slurm_scripts`, :mod:`.slurm_scripts`): with a piece, the
+  ``Prolog``/``Epilog`` become runners of ``/opt/fmconstructs/slurm/prolog.d``/``epilog.d`` that every GPU node group
+  installs (``monitor_pcs_cluster`` registers the dcgm-exporter job mapping this way).
 - **IMEX** (``enable_imex``): sets the cluster's Slurm ``Prolog`` to the IMEX prolog that every node group of the
   cluster installs (:mod:`.user_data`) and ``PrologFlags=Alloc,NoHold``, both as the PCS User Guide "Configure
   UltraServer instances" (capacity-blocks-nvidia-imex) deploys them; required for UltraServer node groups. Jobs on
@@ -68,13 +71,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack
 
 import jsii
-from aws_cdk import Aws, Duration, IResolvable, IResolveContext, IStringProducer, Lazy, RemovalPolicy
+from aws_cdk import Aws, Duration, IAnyProducer, IResolvable, IResolveContext, IStringProducer, Lazy, RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct, IValidation
 
 from .._replacement import check_removal_policy, warn_fixed_name
-from .._validate import check_bool, check_count, check_enum, known, located
+from .._validate import check_bool, check_count, check_enum, check_str_sequence, known, located
+from ..compute.slurm_scripts import SlurmHook, SlurmScriptPiece, check_pieces
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..health import NodeHealthOptions
 from ..networking import EfaSecurityGroup
@@ -104,6 +108,7 @@ from .slurm import (
     merge_prolog_flags,
     to_cfn_settings,
 )
+from .slurm_scripts import EPILOG_RUNNER_PATH, RESERVED_PROLOG_NAMES, InstallSlurmScripts
 from .user_data import IMEX_PROLOG_FLAGS, IMEX_PROLOG_PATH
 
 if TYPE_CHECKING:
@@ -201,6 +206,7 @@ class PcsCluster(Construct):
         super().__init__(scope, id)
         self.vpc = vpc
         settings = self._validate(subnet=subnet, slurm_settings=slurm_settings)
+        self._given_settings = frozenset(settings)
         if self.imex_enabled:
             # PCS User Guide capacity-blocks-nvidia-imex, "Deploy the prolog script": Prolog AND PrologFlags.
             settings[ClusterSetting.PROLOG] = IMEX_PROLOG_PATH
@@ -242,13 +248,8 @@ class PcsCluster(Construct):
                     mode=self.accounting.value, default_purge_time_in_days=purge_days
                 ),
                 scale_down_idle_time_in_seconds=idle,
-                slurm_custom_settings=[
-                    pcs.CfnCluster.SlurmCustomSettingProperty(
-                        parameter_name=s["ParameterName"], parameter_value=s["ParameterValue"]
-                    )
-                    for s in to_cfn_settings(settings)
-                ]
-                or None,
+                # Lazy: add_slurm_scripts may set Prolog, Epilog and PrologFlags after construction.
+                slurm_custom_settings=Lazy.uncached_any(_SettingsProducer(self), omit_empty_array=True),
             ),
             tags=tag_map or None,
         )
@@ -267,6 +268,7 @@ class PcsCluster(Construct):
         self._queue_names: set[str] = set()
         self._login_node_groups: list[PcsLoginNodeGroup] = []
         self._node_counts: list[NodeCount] = []
+        self._slurm_script_pieces: list[SlurmScriptPiece] = []
         self.node.add_validation(_SizeCheck(self))
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
@@ -404,6 +406,46 @@ class PcsCluster(Construct):
     def _register_login_node_group(self, group: PcsLoginNodeGroup) -> None:
         self._login_node_groups.append(group)
 
+    # --- prolog and epilog pieces (:mod:`.slurm_scripts`) -----------------------------------------------------------
+    def add_slurm_scripts(self, *pieces: SlurmScriptPiece, prolog_flags: Sequence[str] = ()) -> None:
+        """Run ``pieces`` around every job on the cluster's GPU nodes (:mod:`.slurm_scripts`): the cluster's
+        ``Prolog`` (``Epilog``) becomes the runner of the prolog (epilog) directory, every GPU node group installs
+        the runners and the pieces, and ``prolog_flags`` are merged into ``PrologFlags``. Refused when you set
+        ``slurm_settings[Prolog]`` (``[Epilog]``) yourself, for a name already registered, or for the cluster's own
+        ``10-node-checks.sh`` and ``91-nvidia-imex.sh``."""
+        checked = check_pieces("pieces", [*self._slurm_script_pieces, *pieces])[len(self._slurm_script_pieces) :]
+        flags = check_str_sequence("prolog_flags", prolog_flags)
+        for index, piece in enumerate(checked):
+            setting = ClusterSetting(piece.hook.value)
+            if setting in self._given_settings:
+                raise FmValidationError(
+                    f"slurm_settings[{setting.value}]",
+                    self._slurm_settings[setting],
+                    f"unset when the cluster runs {piece.hook.value} pieces ({piece.name}); run your script as a "
+                    "piece instead",
+                )
+            if piece.hook is SlurmHook.PROLOG and piece.name in RESERVED_PROLOG_NAMES:
+                raise FmValidationError(f"pieces[{index}].name", piece.name, "not a name the cluster uses itself")
+        settings = dict(self._slurm_settings)
+        if flags:
+            settings[ClusterSetting.PROLOG_FLAGS] = merge_prolog_flags(
+                flags, settings.get(ClusterSetting.PROLOG_FLAGS), parameter="slurm_settings[PrologFlags]"
+            )
+        hooks = {piece.hook for piece in checked}
+        if SlurmHook.PROLOG in hooks:
+            settings[ClusterSetting.PROLOG] = PROLOG_RUNNER_PATH
+        if SlurmHook.EPILOG in hooks:
+            settings[ClusterSetting.EPILOG] = EPILOG_RUNNER_PATH
+        if checked and not self._slurm_script_pieces:
+            InstallSlurmScripts.register(self)
+        self._slurm_settings = settings
+        self._slurm_script_pieces += checked
+
+    @property
+    def slurm_script_pieces(self) -> tuple[SlurmScriptPiece, ...]:
+        """The prolog and epilog pieces registered with :meth:`add_slurm_scripts`, in order."""
+        return tuple(self._slurm_script_pieces)
+
     # --- factories -------------------------------------------------------------------------------------------------
     def add_gpu_node_group(self, id: str, **options: Unpack[PcsGpuNodeGroupOptions]) -> PcsGpuNodeGroup:
         """A GPU compute node group of this cluster; the options are those of :class:`PcsGpuNodeGroup`
@@ -444,6 +486,19 @@ class _SizeProducer:
 
     def produce(self, context: IResolveContext) -> str:
         return self._cluster.size.value
+
+
+@jsii.implements(IAnyProducer)
+class _SettingsProducer:
+    """``SlurmConfiguration.SlurmCustomSettings`` at synthesis (pieces may set Prolog, Epilog and PrologFlags)."""
+
+    def __init__(self, cluster: PcsCluster) -> None:
+        self._cluster = cluster
+
+    def produce(self, context: IResolveContext) -> Any:
+        # The L1's own (camelCase) shape: CfnCluster checks the resolved value against its props, then renders it.
+        settings = to_cfn_settings(self._cluster._slurm_settings)
+        return [{"parameterName": s["ParameterName"], "parameterValue": s["ParameterValue"]} for s in settings] or None
 
 
 @jsii.implements(IValidation)

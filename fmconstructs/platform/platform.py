@@ -81,10 +81,13 @@ from ..networking import EfaSecurityGroup
 from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.eks import AmpEksScraper
 from ..observability.grafana import GrafanaWorkspace
+from ..observability.job_mapping import JobMappingSpec
 from ..observability.pcs import monitor_pcs_cluster
+from ..observability.slurm_job_mapping import enable_parallelcluster_job_mapping
 from ..observability.workspace import PrometheusWorkspace
 from ..parallelcluster import (
     ComputeResource,
+    CustomActionEvent,
     HeadNode,
     LoginNodePool,
     ParallelCluster,
@@ -575,12 +578,18 @@ class TrainingPlatform(Construct):
             bootstrap.add_step(
                 "observability",
                 node_collection_commands(
-                    remote_write_url=workspace.remote_write_url, region=Stack.of(self).region, labels=labels
+                    remote_write_url=workspace.remote_write_url,
+                    region=Stack.of(self).region,
+                    labels=labels,
+                    job_mapping=JobMappingSpec(),
                 ),
             )
             statements.append(iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn]))
         #: The head node's OnNodeConfigured bootstrap (prolog checks, NCCL check, collectors; None when empty).
         self.head_bootstrap = _health.parallelcluster(self, cluster, bootstrap, options)
+        if workspace is not None:
+            # GPU series labelled hpc_job: the job mapping's prolog/epilog from the head node's OnNodeStart.
+            enable_parallelcluster_job_mapping(cluster, JobMappingSpec(), event=CustomActionEvent.ON_NODE_START)
         cluster.add_node_bootstrap(bootstrap, queues=[options.queue_name], statements=statements)
         self.node_bootstrap = bootstrap
         self._outputs.update(
