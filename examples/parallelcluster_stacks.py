@@ -181,8 +181,10 @@ class ParallelClusterP5enStack(Stack):
             head_labels = NodeLabels(cluster=cluster_name, node_group="head-node", instance_type=HEAD_NODE_TYPE)
             self.head_bootstrap.add_step(
                 "observability",
+                # login_node=True: the head node is the Slurm client that runs the Slurm exporter and writes the
+                # per-job info (fm_slurm_job_info) the GPU series join on.
                 node_collection_commands(
-                    remote_write_url=workspace.remote_write_url, region=self.region, labels=head_labels
+                    remote_write_url=workspace.remote_write_url, region=self.region, labels=head_labels, login_node=True
                 ),
             )
             head_statements.append(

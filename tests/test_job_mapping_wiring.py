@@ -265,6 +265,7 @@ def test_pcs_order_node_checks_then_job_mapping_then_imex(tmp_path: Path) -> Non
     assert sorted([*prolog_d, "91-nvidia-imex.sh"]) == [
         "10-node-checks.sh",
         "20-dcgm-job-mapping.sh",
+        "30-fm-app-metrics.sh",  # the application metrics' discovery (installed with the job mapping)
         "91-nvidia-imex.sh",
     ]
     assert pcs.slurm_settings[ClusterSetting.PROLOG] == "/opt/fmconstructs/slurm/prolog.sh"

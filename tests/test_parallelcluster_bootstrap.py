@@ -495,7 +495,8 @@ def test_p5en_head_node_runs_the_collectors(p5en_with_workspace: dict[str, Any])
         if name.endswith("/run.sh") and "steps/001-observability" in name
     )
     assert "fm-node-exporter.service" in script and "fm-prometheus-agent.service" in script
-    assert "fm-slurm-textfile.timer" not in script  # the Slurm collector is for login nodes (sinfo on PATH)
+    # the head node is the cluster's Slurm client: Slurm node states, per-job info and the Slurm exporter (issue 22)
+    assert "fm-slurm-textfile.timer fm-slurm-exporter.service" in script
     assert values  # the remote-write URL travels as an argument
     # the shared loader and two archives (this bootstrap; the Slurm topology refresher's OnNodeStart), two policies
     assert len(head["Iam"]["S3Access"]) == 3 and len(head["Iam"]["AdditionalIamPolicies"]) == 2

@@ -16,9 +16,18 @@ from ..bootstrap.node_bootstrap import synthesizer_publishes_file_assets
 from ..errors import FmValidationError, WarningId, add_warning
 from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
 from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
+from .app_metrics import AppMetricsSpec
 from .collection import NodeLabels, check_cluster_label, node_collection_commands
 from .job_mapping import JobMappingSpec
-from .slurm_job_mapping import JOB_MAPPING_PROLOG_FLAGS, PCS_JOB_MAPPING_NAME, check_job_mapping, job_mapping_pieces
+from .slurm_job_mapping import (
+    JOB_MAPPING_PROLOG_FLAGS,
+    PCS_APP_METRICS_NAME,
+    PCS_JOB_MAPPING_NAME,
+    app_metrics_pieces,
+    check_app_metrics,
+    check_job_mapping,
+    job_mapping_pieces,
+)
 from .sources import ExporterSource
 from .workspace import PrometheusWorkspace
 
@@ -91,6 +100,7 @@ def monitor_pcs_cluster(
     scrape_interval: PrometheusDuration = "30s",
     exporter_source: ExporterSource | None = None,
     job_mapping: JobMappingSpec | bool | None = True,
+    app_metrics: AppMetricsSpec | bool | None = True,
 ) -> None:
     """Send metrics from every node group of ``cluster`` to ``workspace``, labelled ``cluster=<cluster_label>``.
 
@@ -109,6 +119,10 @@ def monitor_pcs_cluster(
         None: off. With the default, a cluster whose own ``slurm_settings`` set ``Prolog`` or ``Epilog`` is warned
         (``fmconstructs:job-mapping-skipped``) and left without the mapping (a spec given explicitly raises then),
         as is a stack whose synthesizer publishes no file assets (inline user data: no room within EC2's 16 KB).
+    :param app_metrics: with the job mapping, also install the prolog/epilog that turn a job's declared metrics
+        ports (``sbatch --comment="fm_metrics_ports=9300-9307"``) into targets the GPU nodes' agent scrapes as job
+        ``fm-app`` (:mod:`~fmconstructs.observability.app_metrics`). ``True`` (default), an
+        :class:`~fmconstructs.observability.app_metrics.AppMetricsSpec`, or ``False``/None: off.
     """
     check_instance("cluster", cluster, PcsCluster, "a PcsCluster")
     check_instance("workspace", workspace, PrometheusWorkspace, "a PrometheusWorkspace")
@@ -116,11 +130,14 @@ def monitor_pcs_cluster(
     interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
     source = ExporterSource.INTERNET if exporter_source is None else exporter_source
     check_instance("exporter_source", source, ExporterSource, "an ExporterSource")
-    spec = _register_job_mapping(cluster, job_mapping)
+    app = check_app_metrics("app_metrics", app_metrics)
+    spec = _register_job_mapping(cluster, job_mapping, app)
     Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval, source, spec))
 
 
-def _register_job_mapping(cluster: PcsCluster, job_mapping: object) -> JobMappingSpec | None:
+def _register_job_mapping(
+    cluster: PcsCluster, job_mapping: object, app: AppMetricsSpec | None
+) -> JobMappingSpec | None:
     """The job mapping's pieces on the cluster (see ``monitor_pcs_cluster``); the spec, or None when off."""
     spec = check_job_mapping("job_mapping", job_mapping)
     if spec is None:
@@ -135,7 +152,7 @@ def _register_job_mapping(cluster: PcsCluster, job_mapping: object) -> JobMappin
             "would take it past EC2's 16 KB; pass job_mapping=JobMappingSpec() to force it, False to silence this",
         )
         return None
-    pieces = job_mapping_pieces(spec, name=PCS_JOB_MAPPING_NAME)
+    pieces = (*job_mapping_pieces(spec, name=PCS_JOB_MAPPING_NAME), *app_metrics_pieces(app, name=PCS_APP_METRICS_NAME))
     try:
         cluster.add_slurm_scripts(*pieces, prolog_flags=JOB_MAPPING_PROLOG_FLAGS)
     except FmValidationError as error:

@@ -114,7 +114,8 @@ def slurm_exporter_install_commands(source: ExporterSource, *, region: str) -> l
 def slurm_path_commands() -> list[str]:
     """Write :data:`SLURM_PATH_ENV_FILE`: PATH with the Slurm ``bin`` directories found on this node first."""
     return [
-        "fm_sp=$(ls -d /opt/aws/pcs/scheduler/slurm-*/bin /opt/slurm/bin 2>/dev/null | tr '\\n' :)",
+        'fm_sp=; for fm_d in /opt/aws/pcs/scheduler/slurm-*/bin /opt/slurm/bin; do if [ -d "$fm_d" ]; then '
+        'fm_sp="$fm_sp$fm_d:"; fi; done',
         f'echo "PATH=${{fm_sp}}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" >{SLURM_PATH_ENV_FILE}',
     ]
 

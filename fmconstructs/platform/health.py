@@ -274,12 +274,13 @@ def parallelcluster_head_steps(head: NodeBootstrap, cluster: Any, spec: NcclChec
 def parallelcluster_head_collectors(
     head: NodeBootstrap, workspace: PrometheusWorkspace, *, cluster_name: str, instance_type: str
 ) -> list[iam.PolicyStatement]:
-    """The collectors on the head node (its node exporter publishes the NCCL metrics); returns its statements."""
+    """The collectors on the head node (its node exporter publishes the NCCL metrics; as the cluster's Slurm client
+    it also runs the Slurm exporter and the per-job textfile, ``login_node=True``); returns its statements."""
     labels = NodeLabels(cluster=cluster_name, queue="head", instance_type=instance_type)
     head.add_step(
         "observability",
         node_collection_commands(
-            remote_write_url=workspace.remote_write_url, region=Stack.of(head).region, labels=labels
+            remote_write_url=workspace.remote_write_url, region=Stack.of(head).region, labels=labels, login_node=True
         ),
     )
     return [iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn])]
