@@ -1,0 +1,1 @@
+"""Serving foundation models on the training platform's EKS clusters (issue 23)."""
