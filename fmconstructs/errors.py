@@ -153,6 +153,9 @@ class WarningId(str, Enum):
     #: dcgm-exporter job mapping's pieces, or the stack publishes no file assets (inline user data has no room for
     #: them), so GPU series carry no ``hpc_job`` (pass job_mapping=False to silence).
     JOB_MAPPING_SKIPPED = "job-mapping-skipped"
+    #: monitor_pcs_cluster: the stack publishes no file assets (inline user data, e.g. a StackSet), so the login nodes
+    #: run no Slurm exporter (about 1.2 KB over EC2's 16 KB); the per-job textfile (fm_slurm_job_info) still runs.
+    SLURM_EXPORTER_SKIPPED = "slurm-exporter-skipped"
 
     @property
     def qualified(self) -> str:

@@ -1,7 +1,8 @@
 """One call to monitor an AWS PCS cluster: every node group of the cluster (present or added later) installs the
 exporters, the EFA collector and a Prometheus agent that remote-writes to the workspace; the login node also
-collects Slurm node states; the node role gets ``aps:RemoteWrite`` on that workspace only. By default the GPU nodes'
-prolog and epilog keep dcgm-exporter's HPC job mapping, so every GPU series carries ``hpc_job`` (``job_mapping``).
+collects Slurm node states and jobs and runs the Slurm exporter; the node role gets ``aps:RemoteWrite`` on that
+workspace only. By default the GPU nodes' prolog and epilog keep dcgm-exporter's HPC job mapping, so every GPU
+series carries ``hpc_job`` (``job_mapping``).
 
 Implemented as an Aspect on the cluster's stack so that node groups created after the call are covered too.
 """
@@ -42,8 +43,10 @@ class _MonitorPcsNodeGroups:
         scrape_interval: str,
         exporter_source: ExporterSource,
         job_mapping: JobMappingSpec | None,
+        slurm_exporter: bool,
     ) -> None:
         self._cluster = cluster
+        self._slurm_exporter = slurm_exporter
         self._job_mapping = job_mapping
         self._exporter_source = exporter_source
         self._workspace = workspace
@@ -76,6 +79,7 @@ class _MonitorPcsNodeGroups:
                 scrape_interval=self._scrape_interval,
                 exporter_source=self._exporter_source,
                 job_mapping=None if login else self._job_mapping,
+                slurm_exporter=self._slurm_exporter,
             ),
         )
         self._workspace.grant_remote_write(node.instance_profile.role)
@@ -132,7 +136,24 @@ def monitor_pcs_cluster(
     check_instance("exporter_source", source, ExporterSource, "an ExporterSource")
     app = check_app_metrics("app_metrics", app_metrics)
     spec = _register_job_mapping(cluster, job_mapping, app)
-    Aspects.of(Stack.of(cluster)).add(_MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval, source, spec))
+    exporter = _slurm_exporter_fits(cluster)
+    Aspects.of(Stack.of(cluster)).add(
+        _MonitorPcsNodeGroups(cluster, workspace, cluster_label, interval, source, spec, exporter)
+    )
+
+
+def _slurm_exporter_fits(cluster: PcsCluster) -> bool:
+    """Whether the login nodes run the Slurm exporter: not where the node set-up is inline user data (warned)."""
+    if synthesizer_publishes_file_assets(Stack.of(cluster)):
+        return True
+    add_warning(
+        cluster,
+        WarningId.SLURM_EXPORTER_SKIPPED,
+        "The login nodes run no Slurm exporter: this stack's synthesizer publishes no file assets (e.g. a "
+        "StackSetStack's), so their set-up is inline user data and the exporter would take it past EC2's 16 KB; "
+        "the per-job metrics (fm_slurm_job_info, fm_slurm_jobs_pending) and node states still run",
+    )
+    return False
 
 
 def _register_job_mapping(
