@@ -8,9 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk.assertions import Annotations, Match, Template
 
 from fmconstructs.observability.collection import node_files
+from fmconstructs.observability.pcs import monitor_pcs_cluster
+from fmconstructs.observability.workspace import PrometheusWorkspace
+from fmconstructs.pcs import PcsAmi, PcsCluster
+from tests.conftest import ENV, new_app
 from tests.test_slurm_jobs_textfile import FAKE_SQUEUE
 
 PKG = Path(__file__).resolve().parent.parent / "fmconstructs" / "observability" / "node"
@@ -62,3 +69,36 @@ def test_login_node_without_the_slurm_exporter() -> None:
     files = node_files(login_node=True, slurm_exporter=False)
     assert "/etc/systemd/system/fm-slurm-exporter.service" not in files
     assert "/opt/fmconstructs/slurm_textfile.py" in files  # the per-job info stays
+
+
+def _monitored_login(synthesizer: cdk.IStackSynthesizer | None) -> tuple[cdk.Stack, str]:
+    app = new_app()
+    stack = cdk.Stack(app, "Login", env=ENV, synthesizer=synthesizer)
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1"],
+    )
+    workspace = PrometheusWorkspace(cdk.Stack(app, "Metrics", env=ENV), "Prometheus")
+    pcs = PcsCluster(stack, "Cluster", vpc=vpc)
+    login = pcs.add_login_node_group("Login", ami=PcsAmi.from_image_id("ami-0123456789abcdef0"), nodes=1)
+    monitor_pcs_cluster(pcs, workspace, cluster_label="t")
+    Template.from_stack(stack)
+    (step,) = [s for s in login.bootstrap.steps if s.name == "observability"]
+    return stack, "\n".join(step.commands)
+
+
+def test_inline_user_data_login_nodes_skip_the_slurm_exporter_with_a_warning() -> None:
+    stack, commands = _monitored_login(cdk.BootstraplessSynthesizer())
+    assert "fm_slurm_exporter " not in commands and "fm-slurm-textfile.timer" in commands
+    Annotations.from_stack(stack).has_warning(
+        "/Login/Cluster", Match.string_like_regexp("login nodes run no Slurm exporter")
+    )
+
+
+def test_asset_user_data_login_nodes_run_the_slurm_exporter() -> None:
+    stack, commands = _monitored_login(None)
+    assert "fm_slurm_exporter 1.8.4" in commands
+    assert not Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("run no Slurm exporter"))
