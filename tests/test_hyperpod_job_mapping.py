@@ -253,3 +253,18 @@ def test_controller_failure_is_logged_not_fatal(tmp_path: Path) -> None:
         timeout=60,
     )
     assert again.returncode == 0 and "PrologFlags not updated" in again.stderr
+
+
+def test_no_gpu_compute_group_leaves_slurm_conf_alone() -> None:
+    scene = new_scene()
+    cluster = HyperPodCluster(
+        scene.stack,
+        "HyperPod",
+        vpc=scene.vpc,
+        instance_groups=[_groups()[0], _groups()[3]],
+        orchestrator=HyperPodOrchestrator.slurm(controller_group="controller"),
+        prometheus_workspace=PrometheusWorkspace(scene.stack, "Amp"),
+    )
+    assert cluster.job_mapping is not None
+    assert PROLOG_FLAGS_STEP not in _step_names(cluster.node_bootstraps["controller"])
+    assert SLURM_SCRIPTS_STEP not in _step_names(cluster.node_bootstraps["cpu"])

@@ -881,7 +881,9 @@ class HyperPodCluster(Construct):
         if node_type is SlurmNodeType.COMPUTE and group.gpu:
             pieces = hyperpod_slurm_pieces(self.job_mapping, self.app_metrics)
             bootstrap.add_step(SLURM_SCRIPTS_STEP, files=hyperpod_slurm_script_files(pieces))
-        elif node_type is SlurmNodeType.CONTROLLER:
+        elif node_type is SlurmNodeType.CONTROLLER and any(
+            g.gpu and self.orchestrator.slurm_node_type(g.name) is SlurmNodeType.COMPUTE for g in self.instance_groups
+        ):
             bootstrap.add_step(PROLOG_FLAGS_STEP, prolog_flags_commands(JOB_MAPPING_PROLOG_FLAGS))
 
     def _eks_group_bootstrap(
