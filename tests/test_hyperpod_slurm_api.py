@@ -190,8 +190,13 @@ def test_base_config_observability_not_used_with_api(api_scene):
 
 def test_user_commands_run_after_mount_and_collectors(api_scene):
     _, cluster, *_ = api_scene
-    assert [s.name for s in cluster.node_bootstraps["gpu"].steps] == ["lustre", "observability", "commands"]
-    assert [s.name for s in cluster.node_bootstraps["controller"].steps] == ["lustre", "commands"]
+    assert [s.name for s in cluster.node_bootstraps["gpu"].steps] == [
+        "lustre",
+        "observability",
+        "slurm-scripts",
+        "commands",
+    ]
+    assert [s.name for s in cluster.node_bootstraps["controller"].steps] == ["lustre", "slurm-prolog-flags", "commands"]
 
 
 def test_execution_role_can_remote_write(api_scene):

@@ -209,7 +209,10 @@ def kueue_configuration(*, pods_ready_timeout_minutes: int = 30) -> dict[str, An
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
+        # enableClusterQueueResources: report kueue_cluster_queue_resource_usage and _nominal_quota (the Queue
+        # dashboard's quota panel; apis/config/v1beta2/configuration_types.go ControllerMetrics at v0.19.2; one
+        # series per ClusterQueue, flavor and resource).
+        "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {

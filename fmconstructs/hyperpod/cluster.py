@@ -45,7 +45,10 @@ from .._validate import (
 from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking import EfaSecurityGroup
+from ..observability.app_metrics import AppMetricsSpec
 from ..observability.collection import NodeLabels, node_collection_commands
+from ..observability.job_mapping import JobMappingSpec
+from ..observability.slurm_job_mapping import JOB_MAPPING_PROLOG_FLAGS, check_app_metrics, check_job_mapping
 from ..observability.sources import ExporterSource, check_exporter_source
 from ..storage import LustreFileSystemBase
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
@@ -67,6 +70,13 @@ from .lifecycle import (
     lifecycle_files,
     observability_commands,
     slurm_provisioning_parameters,
+)
+from .slurm_scripts import (
+    PROLOG_FLAGS_STEP,
+    SLURM_SCRIPTS_STEP,
+    hyperpod_slurm_pieces,
+    hyperpod_slurm_script_files,
+    prolog_flags_commands,
 )
 from .storage_rules import LUSTRE_MOUNT_POINT, api_lustre_efa_interfaces, check_cluster_mount_point
 from .types import (
@@ -288,6 +298,25 @@ def _slurm_configuration(orchestrator: HyperPodOrchestrator, base_config_dir: st
     return mode
 
 
+def _job_mapping(
+    job_mapping: object, app_metrics: object, mode: SlurmConfiguration | None, workspace: Any
+) -> tuple[JobMappingSpec | None, AppMetricsSpec | None]:
+    """The job mapping and application metrics in effect: only with ``SlurmConfiguration.API`` and a workspace
+    (fmconstructs' collectors); a spec given explicitly elsewhere is refused, the default ``True`` is dropped."""
+    spec = check_job_mapping("job_mapping", job_mapping)
+    app = check_app_metrics("app_metrics", app_metrics)
+    if mode is SlurmConfiguration.API and workspace is not None:
+        return spec, app
+    if isinstance(job_mapping, JobMappingSpec):
+        raise FmValidationError(
+            "job_mapping",
+            "a JobMappingSpec",
+            "True, False or None without SlurmConfiguration.API and a prometheus_workspace (the job mapping labels "
+            "fmconstructs' dcgm-exporter, which runs only then)",
+        )
+    return None, None
+
+
 def _check_api_partitions(groups: Sequence[HyperPodInstanceGroup], orchestrator: HyperPodOrchestrator) -> None:
     """Partition names of compute groups must fit ``ClusterPartitionName`` (API-driven configuration)."""
     for index, group in enumerate(groups):
@@ -436,6 +465,16 @@ class HyperPodCluster(Construct):
     :param exporter_source: where fmconstructs' collectors come from (an
         :class:`~fmconstructs.observability.sources.ExporterSource`; ``API`` with ``prometheus_workspace``).
         Default: ``ExporterSource.INTERNET``.
+    :param job_mapping: ``SlurmConfiguration.API`` with ``prometheus_workspace``: label every GPU series with the Slurm
+        job using the GPU (``hpc_job``, the numeric job id), as ``monitor_pcs_cluster`` does on PCS: each GPU compute
+        group's set-up copies the dcgm-exporter job mapping pieces into the HyperPod AMI's ``/opt/slurm/etc/prolog.d``
+        and ``epilog.d`` and its exporter reads the mapping; the controller group's set-up adds ``Alloc`` to
+        ``PrologFlags`` in ``slurm.conf`` (:mod:`fmconstructs.hyperpod.slurm_scripts`). ``True`` (default): the
+        default :class:`~fmconstructs.observability.job_mapping.JobMappingSpec`; a spec to choose its directory (refused
+        without the API configuration and a workspace); ``False`` or None: off.
+    :param app_metrics: with the job mapping, also install the pieces that turn a job's declared metrics ports
+        (``sbatch --comment="fm_metrics_ports=9300-9307"``) into ``fm-app`` targets of the GPU node's agent
+        (:mod:`~fmconstructs.observability.app_metrics`). ``True`` (default), an ``AppMetricsSpec``, or ``False``/None.
     :param removal_policy: what CloudFormation does with the ``AWS::SageMaker::Cluster`` when it leaves the stack or is
         replaced (``DeletionPolicy`` and ``UpdateReplacePolicy``): ``RemovalPolicy.DESTROY`` (default, as before this
         option: the cluster, its nodes and their local storage are deleted; the lifecycle bucket and a file system
@@ -473,6 +512,8 @@ class HyperPodCluster(Construct):
         efa_security_group: EfaSecurityGroup | None = None,
         mount_point: str = LUSTRE_MOUNT_POINT,
         removal_policy: RemovalPolicy = DEFAULT_REMOVAL_POLICY,
+        job_mapping: JobMappingSpec | bool | None = True,
+        app_metrics: AppMetricsSpec | bool | None = True,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
@@ -554,6 +595,7 @@ class HyperPodCluster(Construct):
         mount = _lustre_mount(lustre_mount, mode, file_system)
         check_cluster_mount_point(mount_point, mode, file_system)
         source = _exporter_source(exporter_source, mode, prometheus_workspace)
+        mapping, app = _job_mapping(job_mapping, app_metrics, mode, prometheus_workspace)
         eks_lustre_efa = (
             orchestrator.kind is OrchestratorKind.EKS and file_system is not None and file_system.efa_enabled
         )
@@ -561,6 +603,9 @@ class HyperPodCluster(Construct):
         self.instance_groups: tuple[HyperPodInstanceGroup, ...] = groups
         self.orchestrator = orchestrator
         self.file_system = file_system
+        #: The dcgm-exporter job mapping the GPU compute groups keep (None: off) and the application metrics' spec.
+        self.job_mapping: JobMappingSpec | None = mapping
+        self.app_metrics: AppMetricsSpec | None = app
 
         # --- network: the EFA rules HyperPod documents (sagemaker-hyperpod-prerequisites: the security group allows
         # all inbound and outbound traffic to and from itself, for EFA) + HTTPS out for AWS APIs and S3. A given
@@ -819,11 +864,27 @@ class HyperPodCluster(Construct):
                     labels=labels,
                     login_node=slurm_states,
                     exporter_source=source,
+                    job_mapping=self.job_mapping if node_type is SlurmNodeType.COMPUTE and group.gpu else None,
                 ),
             )
+        if workspace is not None and source is not None and self.job_mapping is not None:
+            self._add_slurm_scripts(bootstrap, group, node_type)
         if commands:
             bootstrap.add_commands(*commands)
         return bootstrap
+
+    def _add_slurm_scripts(
+        self, bootstrap: NodeBootstrap, group: HyperPodInstanceGroup, node_type: SlurmNodeType | None
+    ) -> None:
+        """The job mapping's pieces on a GPU compute group, the ``PrologFlags`` merge on the controller group
+        (:mod:`fmconstructs.hyperpod.slurm_scripts`)."""
+        if node_type is SlurmNodeType.COMPUTE and group.gpu:
+            pieces = hyperpod_slurm_pieces(self.job_mapping, self.app_metrics)
+            bootstrap.add_step(SLURM_SCRIPTS_STEP, files=hyperpod_slurm_script_files(pieces))
+        elif node_type is SlurmNodeType.CONTROLLER and any(
+            g.gpu and self.orchestrator.slurm_node_type(g.name) is SlurmNodeType.COMPUTE for g in self.instance_groups
+        ):
+            bootstrap.add_step(PROLOG_FLAGS_STEP, prolog_flags_commands(JOB_MAPPING_PROLOG_FLAGS))
 
     def _eks_group_bootstrap(
         self,

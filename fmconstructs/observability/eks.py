@@ -46,6 +46,7 @@ from .collection import (
     shutdown_wait_seconds,
 )
 from .eks_attribution import add_kube_state_metrics, app_metrics_job, dcgm_job, kube_state_metrics_job
+from .kueue_metrics import kueue_job
 from .workspace import PrometheusWorkspace
 
 SCRAPER_USERNAME = "aps-collector-user"
@@ -91,7 +92,9 @@ def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
     }
 
 
-def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration = "30s") -> dict[str, Any]:
+def eks_scrape_config(
+    *, cluster_label: str, scrape_interval: PrometheusDuration = "30s", kueue: bool = False
+) -> dict[str, Any]:
     """The managed scraper's Prometheus configuration: DCGM exporter (its pod attribution labels kept), node exporter
     (with EFA counters), the scheduled NCCL check's metrics Service (:mod:`fmconstructs.health.nccl_eks_schedule`; no
     target without it), kube-state-metrics and the pods that opt in to application metrics (``fm-app``), see
@@ -99,9 +102,12 @@ def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration
 
     :param scrape_interval: a positive Prometheus duration (``'30s'``, ``'1m30s'``) or ``Duration``. The AMP managed
         collector's own minimum, if any, is not in its API reference (UNCONFIRMED); CreateScraper reports it.
+    :param kueue: also scrape Kueue's metrics Service (job ``kueue``, :mod:`fmconstructs.observability.kueue_metrics`,
+        whose notes say what is UNCONFIRMED). Default False.
     """
     cluster_label = _synth_label(cluster_label)
     interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
+    check_bool("kueue", kueue)
     return {
         "global": {"scrape_interval": interval, "scrape_timeout": scrape_timeout(interval)},
         "scrape_configs": [
@@ -110,6 +116,7 @@ def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration
             _job("nccl", NCCL_METRICS_SERVICE, cluster_label),
             kube_state_metrics_job(cluster_label),
             app_metrics_job(cluster_label),
+            *([kueue_job(cluster_label)] if kueue else []),
         ],
     }
 
@@ -294,6 +301,7 @@ class AmpEksScraper(Construct):
         install_node_exporter: bool = True,
         install_kube_state_metrics: bool = True,
         kube_state_metrics_source: ChartSource | None = None,
+        scrape_kueue: bool = False,
     ) -> None:
         """
         :param workspace: the destination: a :class:`PrometheusWorkspace` or a workspace ARN (a deploy-time value
@@ -308,6 +316,11 @@ class AmpEksScraper(Construct):
         :param install_kube_state_metrics: install kube-state-metrics (pinned chart, team/job label allowlist; see
             :func:`~fmconstructs.observability.eks_attribution.add_kube_state_metrics`). Default True.
         :param kube_state_metrics_source: where its chart and image come from (a private registry); default public.
+        :param scrape_kueue: also scrape the metrics of the Kueue that ``cluster.add_topology_scheduling`` installs
+            (job ``kueue``: HTTPS with the scraper's own token, the self-signed certificate not verified) for the
+            Queue dashboard's Kueue panels. Default False: whether the managed scraper's token passes Kueue's
+            authentication and whether CreateScraper accepts ``insecure_skip_verify`` are UNCONFIRMED
+            (:mod:`fmconstructs.observability.kueue_metrics`).
         """
         check_scope(scope, id)
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
@@ -322,7 +335,10 @@ class AmpEksScraper(Construct):
         check_bool("install_node_exporter", install_node_exporter)
         check_bool("install_kube_state_metrics", install_kube_state_metrics)
         check_chart_source("kube_state_metrics_source", kube_state_metrics_source)
-        scrape_config = eks_scrape_config(cluster_label=cluster_label, scrape_interval=scrape_interval)
+        check_bool("scrape_kueue", scrape_kueue)
+        scrape_config = eks_scrape_config(
+            cluster_label=cluster_label, scrape_interval=scrape_interval, kueue=scrape_kueue
+        )
         chosen = (
             list(cluster.vpc.private_subnets)
             if subnets is None

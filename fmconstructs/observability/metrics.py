@@ -135,8 +135,9 @@ KUEUE_METRICS = frozenset(
 """Kueue's own metrics read by the Queue dashboard (kubernetes-sigs/kueue v0.19.2 pkg/metrics/metrics.go, subsystem
 ``kueue``: ``pending_workloads{cluster_queue,status}``, ``admitted_active_workloads{cluster_queue}``,
 ``cluster_queue_resource_usage`` and ``cluster_queue_nominal_quota{cohort,cluster_queue,flavor,resource}``,
-histogram ``admission_wait_time_seconds{cluster_queue}``). Not in :data:`ALL_METRICS`: fmconstructs does not scrape
-Kueue's metrics endpoint; the dashboard's Kueue panels fill once a scrape job for it exists."""
+histogram ``admission_wait_time_seconds{cluster_queue}``). Not in :data:`ALL_METRICS`: the managed scraper's ``kueue``
+job is opt-in (``AmpEksScraper(scrape_kueue=True)``, :mod:`fmconstructs.observability.kueue_metrics`); the dashboard's
+Kueue panels fill once it runs."""
 
 NODE_CHECK_METRICS = metric_names.NODE_CHECK_METRICS
 """``fm_node_check_status{check,mode}`` and companions: the node-join checks' results (written by
