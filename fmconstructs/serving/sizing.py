@@ -162,9 +162,13 @@ def _parallelism(
     if tensor_parallel is None:
         if pipeline_parallel is None:
             return gpus_per_node, nodes
-        if total % pipeline_parallel:
-            raise FmValidationError("pipeline_parallel", pipeline_parallel, f"a divisor of the {total} GPUs")
         tensor_parallel = total // pipeline_parallel
+        if total % pipeline_parallel or tensor_parallel not in degrees:
+            raise FmValidationError(
+                "pipeline_parallel",
+                pipeline_parallel,
+                f"a divisor of the {total} GPUs that leaves a tensor-parallel degree of {', '.join(map(str, degrees))}",
+            )
     if tensor_parallel not in degrees:
         raise FmValidationError(
             "tensor_parallel",
