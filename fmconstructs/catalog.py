@@ -638,8 +638,9 @@ def gpu_performance(instance_type: str) -> GpuPerformance:
     performance = spec.gpu_performance
     if performance is None:
         raise FmValidationError(
-            "instance_type", instance_type, "a type whose GPU model has sourced performance figures (H100, H200, "
-            "B200, B300, GB200)"
+            "instance_type",
+            instance_type,
+            "a type whose GPU model has sourced performance figures (H100, H200, B200, B300, GB200)",
         )
     return performance
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from fmconstructs._gpu_performance import EFA_GENERATION, GPU_PERFORMANCE, Precision
 from fmconstructs.catalog import BUILTIN_INSTANCE_TYPES, get_instance_spec, gpu_performance
 from fmconstructs.errors import FmValidationError
-from fmconstructs._gpu_performance import EFA_GENERATION, GPU_PERFORMANCE, Precision
 
 
 @pytest.mark.parametrize("instance_type", BUILTIN_INSTANCE_TYPES)

@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import FmValidationError
+from ..serving.sizing import DEFAULT_KV_CACHE_FRACTION, ModelDtype, smallest_serving_layout
 from .errors import ExitCode, FmcError, as_fmc_error, require_gpu_groups
 from .pcs_size import COLUMNS as PCS_SIZE_COLUMNS
 from .pcs_size import table_rows as pcs_size_rows
-from ..serving.sizing import DEFAULT_KV_CACHE_FRACTION, ModelDtype, smallest_serving_layout
 from .plan import NodeGroupPlan, Plan, plan_assembly, plan_instances
 from .plan_models import plan_serving, plan_training, render_models
 
@@ -316,7 +316,9 @@ def plan(
         nodes = _serving_nodes(model_params, ModelDtype(dtype), instance_type, kv_cache_fraction)
     if instance_type is not None or nodes is not None:
         if instance_type is None or nodes is None:
-            raise click.UsageError("--instance-type and --nodes go together (--nodes may be left out with --model-params)")
+            raise click.UsageError(
+                "--instance-type and --nodes go together (--nodes may be left out with --model-params)"
+            )
         try:
             result = plan_instances(
                 instance_type,
@@ -361,7 +363,9 @@ def _check_model_options(
     if (tokens is None) != (mfu is None):
         raise FmcError("--tokens and --mfu go together (training time needs both)", ExitCode.USAGE)
     if tokens is not None and model_params is None:
-        raise FmcError("--tokens/--mfu need --model-params (training FLOPs are 6 x parameters x tokens)", ExitCode.USAGE)
+        raise FmcError(
+            "--tokens/--mfu need --model-params (training FLOPs are 6 x parameters x tokens)", ExitCode.USAGE
+        )
     if tokens is not None and not (tokens > 0 and tokens != float("inf")):
         raise FmcError(f"--tokens must be a positive number such as 15e12, got {tokens:g}", ExitCode.USAGE)
     if mfu is not None and not 0 < mfu <= 1:
@@ -413,7 +417,11 @@ def _plan_models(
         raise FmcError(str(error), ExitCode.USAGE) from None
     if tokens is not None and mfu is not None and result.compute_total is not None:
         result.training = plan_training(
-            parameters=model_params, tokens=tokens, mfu=mfu, total=result.compute_total, cost_per_hour=cost_total(result)
+            parameters=model_params,
+            tokens=tokens,
+            mfu=mfu,
+            total=result.compute_total,
+            cost_per_hour=cost_total(result),
         )
 
 

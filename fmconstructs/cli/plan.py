@@ -35,8 +35,8 @@ from .assembly import (
 )
 from .ip_consumers import IpConsumer, ip_consumers
 from .pcs_size import PcsSizePlan, plan_pcs_clusters
-from .plan_models import ComputeTotal, ServingPlan, TrainingPlan, compute_total, group_compute
 from .pcs_size import unknowns as pcs_size_unknowns
+from .plan_models import ComputeTotal, ServingPlan, TrainingPlan, compute_total, group_compute
 from .topology import tight_placement, topology_mechanism
 
 Count = int | str | None

@@ -1,4 +1,4 @@
-"""``fmc plan``'s model questions: compute per precision, "does this model fit for serving", "how long does training take".
+"""``fmc plan``'s model questions: compute per precision, "does it fit for serving", "how long does training take".
 
 Peak figures come from the catalog (:attr:`fmconstructs.catalog.InstanceSpec.gpu_performance`, each with its
 source); the serving fit from :mod:`fmconstructs.serving.sizing`. Training time is the usual estimate

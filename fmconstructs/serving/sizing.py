@@ -100,10 +100,10 @@ class ServingLayout:
 
     def describe(self) -> str:
         """``2 x p5.48xlarge, TP=8 x PP=2 (16 GPUs): 754.2 GiB weights, 361.4 GiB KV cache of 1280.0 GiB HBM``."""
+        gpus = f"{self.gpus} GPU{'s' if self.gpus > 1 else ''}"
         return (
-            f"{self.nodes} x {self.instance_type}, TP={self.tensor_parallel} x PP={self.pipeline_parallel} "
-            f"({self.gpus} GPU{'s' if self.gpus > 1 else ''}): {self.weights_gib:,.1f} GiB weights, {self.kv_cache_gib:,.1f} GiB KV cache of "
-            f"{self.hbm_gib:,.1f} GiB HBM"
+            f"{self.nodes} x {self.instance_type}, TP={self.tensor_parallel} x PP={self.pipeline_parallel} ({gpus}): "
+            f"{self.weights_gib:,.1f} GiB weights, {self.kv_cache_gib:,.1f} GiB KV cache of {self.hbm_gib:,.1f} GiB HBM"
         )
 
 
