@@ -18,7 +18,7 @@ from typing import Any
 from rich.table import Table
 
 from .._gpu_performance import Precision
-from ..catalog import CATALOG, get_instance_spec
+from ..catalog import get_instance_spec
 from ..serving.sizing import (
     RUNTIME_OVERHEAD_GIB_PER_GPU,
     VLLM_GPU_MEMORY_UTILIZATION,
@@ -215,14 +215,6 @@ def compute_table(groups: list[Any], total: ComputeTotal, fmt: Any) -> Table:
             fmt(g.efa_generation),
         )
     return table
-
-
-def compute_note() -> str:
-    types = ", ".join(s.instance_type for s in CATALOG if s.gpu_performance is not None)
-    return (
-        "Compute: vendor peak dense (no sparsity) tensor-core figures per GPU x GPUs at max nodes (FP64 in PFLOPS too),"
-        f" with their sources in fmconstructs._gpu_performance; known for {types}."
-    )
 
 
 def render_models(plan: Any, console: Any, fmt: Any) -> None:
