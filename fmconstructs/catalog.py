@@ -17,10 +17,13 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._validate import check_bool, check_enum, check_number, check_str, check_str_sequence
 from .errors import FmTypeError, FmValidationError, is_token
+
+if TYPE_CHECKING:
+    from ._gpu_performance import GpuPerformance
 
 
 class InterfaceType(str, Enum):
@@ -218,6 +221,21 @@ class InstanceSpec:
     def gpu_efa_cards(self) -> tuple[int, ...]:
         """Every card some GPU reaches directly (p6e-gb200: 1, 3, ..., 15); empty where the mapping is unpublished."""
         return tuple(sorted({i for group in self.gpu_card_groups for i in group.cards}))
+
+    @property
+    def gpu_performance(self) -> GpuPerformance | None:
+        """Peak dense FLOPS per precision and HBM of this type's GPU model (:mod:`fmconstructs._gpu_performance`,
+        each figure with its source); None for a registered type whose GPU model the library has no figures for."""
+        from ._gpu_performance import GPU_PERFORMANCE
+
+        return GPU_PERFORMANCE.get(self.gpu.model)
+
+    @property
+    def efa_generation(self) -> int | None:
+        """The EFA generation of this type (2, 3, 4); None when the library has no sourced figure for it."""
+        from ._gpu_performance import EFA_GENERATION
+
+        return EFA_GENERATION.get(self.instance_type)
 
     def card_efa_bandwidth_gbps(self, index: int) -> float:
         """EFA bandwidth card ``index`` supports on its own: the card's documented figure; else the instance's EFA
@@ -611,6 +629,20 @@ BUILTIN_INSTANCE_TYPES: tuple[str, ...] = tuple(spec.instance_type for spec in _
 def get_instance_spec(instance_type: str) -> InstanceSpec:
     """Look up ``instance_type`` in the default catalog."""
     return CATALOG.get(instance_type)
+
+
+def gpu_performance(instance_type: str) -> GpuPerformance:
+    """Peak dense FLOPS per precision and HBM of one GPU of ``instance_type`` (a catalog type); refuses a type whose
+    GPU model has no sourced figures."""
+    spec = get_instance_spec(instance_type)
+    performance = spec.gpu_performance
+    if performance is None:
+        raise FmValidationError(
+            "instance_type",
+            instance_type,
+            "a type whose GPU model has sourced performance figures (H100, H200, B200, B300, GB200)",
+        )
+    return performance
 
 
 def register_instance_type(spec: InstanceSpec, *, replace: bool = False) -> InstanceSpec:

@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import FmValidationError
+from ..serving.sizing import DEFAULT_KV_CACHE_FRACTION, ModelDtype, smallest_serving_layout
 from .errors import ExitCode, FmcError, as_fmc_error, require_gpu_groups
 from .pcs_size import COLUMNS as PCS_SIZE_COLUMNS
 from .pcs_size import table_rows as pcs_size_rows
 from .plan import NodeGroupPlan, Plan, plan_assembly, plan_instances
+from .plan_models import plan_serving, plan_training, render_models
 
 
 def _fmt(value: object, digits: int = 0) -> str:
@@ -78,6 +80,7 @@ def render_plan(plan: Plan, console: Console) -> None:
     for stack in dict.fromkeys(g.stack for g in plan.node_groups):
         console.print(_node_group_table(plan, stack))
     _render_cost(plan, console)
+    render_models(plan, console, _fmt)
     if plan.file_systems:
         console.print(_file_system_table(plan))
     if plan.pcs_clusters:
@@ -264,6 +267,28 @@ def check_prices_in_plan(prices: dict[str, float], plan: Plan) -> None:
     multiple=True,
     help="USD per node-hour, from you (nothing is hard-coded): TYPE=USD, or USD with --instance-type. Repeatable.",
 )
+@click.option(
+    "--model-params",
+    type=float,
+    help="Model parameters (e.g. 70e9). With --instance-type: does it fit for serving (without --nodes: the smallest "
+    "layout that fits). With --tokens and --mfu: training time and cost.",
+)
+@click.option(
+    "--dtype",
+    type=click.Choice([d.value for d in ModelDtype]),
+    default=ModelDtype.BF16.value,
+    show_default=True,
+    help="Weights dtype for the serving fit.",
+)
+@click.option(
+    "--kv-cache-fraction",
+    type=float,
+    default=DEFAULT_KV_CACHE_FRACTION,
+    show_default=True,
+    help="Share of usable GPU memory the serving fit keeps for the KV cache (the library's assumption).",
+)
+@click.option("--tokens", type=float, help="Training tokens (e.g. 15e12), with --model-params and --mfu.")
+@click.option("--mfu", type=float, help="Model FLOPs utilization in (0, 1], your assumption (e.g. 0.4).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of tables.")
 def plan(
     cdk_out: str,
@@ -274,13 +299,26 @@ def plan(
     throughput_gbytes_per_s: float | None,
     lustre_efa: bool,
     price_per_hour: tuple[str, ...],
+    model_params: float | None,
+    dtype: str,
+    kv_cache_fraction: float,
+    tokens: float | None,
+    mfu: float | None,
     as_json: bool,
 ) -> None:
-    """What the cloud assembly CDK_OUT (default ./cdk.out) gives you, or --instance-type x --nodes without an app."""
+    """What the cloud assembly CDK_OUT (default ./cdk.out) gives you, or --instance-type x --nodes without an app.
+
+    Training time = 6 x parameters x tokens / (GPUs x peak dense BF16 FLOPS per GPU x MFU); MFU is your assumption.
+    """
     prices = _prices(price_per_hour, instance_type)
+    _check_model_options(model_params, tokens, mfu, kv_cache_fraction, instance_type)
+    if instance_type is not None and nodes is None and model_params is not None:
+        nodes = _serving_nodes(model_params, ModelDtype(dtype), instance_type, kv_cache_fraction)
     if instance_type is not None or nodes is not None:
         if instance_type is None or nodes is None:
-            raise click.UsageError("--instance-type and --nodes go together")
+            raise click.UsageError(
+                "--instance-type and --nodes go together (--nodes may be left out with --model-params)"
+            )
         try:
             result = plan_instances(
                 instance_type,
@@ -303,12 +341,88 @@ def plan(
             raise FmcError(str(error), ExitCode.ASSEMBLY) from None
         require_gpu_groups(result, cdk_out)
     check_prices_in_plan(prices, result)
+    _plan_models(result, instance_type, nodes, model_params, ModelDtype(dtype), kv_cache_fraction, tokens, mfu)
     if as_json:
         data = result.to_json()
         data["cost_per_hour_total"] = cost_total(result)
         _emit_json(data)
     else:
         render_plan(result, _console())
+
+
+def _check_model_options(
+    model_params: float | None,
+    tokens: float | None,
+    mfu: float | None,
+    kv_cache_fraction: float,
+    instance_type: str | None,
+) -> None:
+    """Refuse model options that cannot give an answer (exit code 2, one line)."""
+    if model_params is not None and not (model_params > 0 and model_params != float("inf")):
+        raise FmcError(f"--model-params must be a positive number such as 70e9, got {model_params:g}", ExitCode.USAGE)
+    if (tokens is None) != (mfu is None):
+        raise FmcError("--tokens and --mfu go together (training time needs both)", ExitCode.USAGE)
+    if tokens is not None and model_params is None:
+        raise FmcError(
+            "--tokens/--mfu need --model-params (training FLOPs are 6 x parameters x tokens)", ExitCode.USAGE
+        )
+    if tokens is not None and not (tokens > 0 and tokens != float("inf")):
+        raise FmcError(f"--tokens must be a positive number such as 15e12, got {tokens:g}", ExitCode.USAGE)
+    if mfu is not None and not 0 < mfu <= 1:
+        raise FmcError(f"--mfu must be in (0, 1] (model FLOPs utilization, e.g. 0.4), got {mfu:g}", ExitCode.USAGE)
+    if not 0 <= kv_cache_fraction < 1:
+        raise FmcError(f"--kv-cache-fraction must be in [0, 1), got {kv_cache_fraction:g}", ExitCode.USAGE)
+    if model_params is not None and tokens is None and instance_type is None:
+        raise FmcError(
+            "--model-params answers the serving fit with --instance-type, or the training time with --tokens and "
+            "--mfu: give one of them",
+            ExitCode.USAGE,
+        )
+
+
+def _serving_nodes(parameters: float, dtype: ModelDtype, instance_type: str, kv_cache_fraction: float) -> int:
+    """The node count of the smallest serving layout that fits (1 when none does)."""
+    try:
+        smallest = smallest_serving_layout(
+            parameters=parameters, dtype=dtype, instance_type=instance_type, kv_cache_fraction=kv_cache_fraction
+        )
+    except FmValidationError as error:
+        raise FmcError(str(error), ExitCode.USAGE) from None
+    return 1 if smallest is None else smallest.nodes
+
+
+def _plan_models(
+    result: Plan,
+    instance_type: str | None,
+    nodes: int | None,
+    model_params: float | None,
+    dtype: ModelDtype,
+    kv_cache_fraction: float,
+    tokens: float | None,
+    mfu: float | None,
+) -> None:
+    """Attach the serving fit and the training estimate the options ask for."""
+    if model_params is None:
+        return
+    try:
+        if instance_type is not None:
+            result.serving = plan_serving(
+                parameters=model_params,
+                dtype=dtype,
+                instance_type=instance_type,
+                nodes=nodes,
+                kv_cache_fraction=kv_cache_fraction,
+            )
+    except FmValidationError as error:
+        raise FmcError(str(error), ExitCode.USAGE) from None
+    if tokens is not None and mfu is not None and result.compute_total is not None:
+        result.training = plan_training(
+            parameters=model_params,
+            tokens=tokens,
+            mfu=mfu,
+            total=result.compute_total,
+            cost_per_hour=cost_total(result),
+        )
 
 
 def _note_storage(

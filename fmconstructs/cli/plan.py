@@ -36,6 +36,7 @@ from .assembly import (
 from .ip_consumers import IpConsumer, ip_consumers
 from .pcs_size import PcsSizePlan, plan_pcs_clusters
 from .pcs_size import unknowns as pcs_size_unknowns
+from .plan_models import ComputeTotal, ServingPlan, TrainingPlan, compute_total, group_compute
 from .topology import tight_placement, topology_mechanism
 
 Count = int | str | None
@@ -82,6 +83,11 @@ class NodeGroupPlan:
     """The topology mechanism active on the group's backend (:func:`fmconstructs.cli.topology.topology_mechanism`)."""
     tight_placement: str | None = None
     """Why the group's nodes should share network nodes (a cluster placement group, a Capacity Block), or None."""
+    dense_pflops_per_node: dict[str, float] | None = None
+    """Peak dense tensor PFLOPS per precision of one node (catalog ``gpu_performance`` x GPUs)."""
+    dense_pflops_total: dict[str, float | str] | None = None
+    """The same at max nodes (``deploy-time`` when the node count is)."""
+    efa_generation: int | None = None
 
 
 @dataclass
@@ -108,6 +114,12 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     ip_consumers: list[IpConsumer] = field(default_factory=list)
     """Everything that takes private IPs from a subnet (node groups, FSx, PCS controllers, interface endpoints)."""
+    compute_total: ComputeTotal | None = None
+    """GPUs, peak dense PFLOPS per precision and GPU memory of every GPU group (:mod:`.plan_models`)."""
+    serving: ServingPlan | None = None
+    """``--model-params``: does the model fit for serving, and the smallest layout that does."""
+    training: TrainingPlan | None = None
+    """``--model-params --tokens --mfu``: training time and cost."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -213,6 +225,8 @@ def _fill_from_spec(plan: NodeGroupPlan, spec: InstanceSpec, nodes: Count, efa: 
     plan.vcpus_per_node = spec.vcpus
     plan.vcpus_total = _count(_times(nodes, spec.vcpus))
     plan.nvme_gb_per_node = spec.instance_store.total_gb if spec.instance_store else 0
+    plan.dense_pflops_per_node, plan.dense_pflops_total = group_compute(spec.gpu.count, spec.instance_type, nodes)
+    plan.efa_generation = spec.efa_generation
     if gbps is not None:
         plan.efa_gbps_per_node = gbps
         plan.efa_gbps_total = _times(nodes, gbps)
@@ -371,6 +385,7 @@ def plan_stacks(stacks: list[Stack], *, prices: dict[str, float] | None = None) 
         for parameter in stack.parameters:
             plan.unknowns.append(f"{stack.name}: parameter {parameter} (resolved at deploy time)")
     plan.ip_consumers = ip_consumers(stacks, plan.node_groups)
+    plan.compute_total = compute_total(plan.node_groups)
     plan.notes.append(
         "EFA connections count the node groups of the file system's own stack: PCS, EKS and Auto Scaling groups at "
         "their catalog default fsx_lustre_efa_interfaces (capped by their EFA interfaces), ParallelCluster queues "
@@ -420,6 +435,7 @@ def plan_instances(
         group.price_per_hour = price_per_hour
         group.cost_per_hour = _times(nodes, price_per_hour)
     plan.node_groups.append(group)
+    plan.compute_total = compute_total(plan.node_groups)
     sizing = None
     if checkpoint_bytes is not None or checkpoint_seconds is not None:
         if checkpoint_bytes is None or checkpoint_seconds is None:
