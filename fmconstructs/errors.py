@@ -153,6 +153,11 @@ class WarningId(str, Enum):
     #: dcgm-exporter job mapping's pieces, or the stack publishes no file assets (inline user data has no room for
     #: them), so GPU series carry no ``hpc_job`` (pass job_mapping=False to silence).
     JOB_MAPPING_SKIPPED = "job-mapping-skipped"
+    #: ModelServerEndpoint: the model server's load balancer is internet-facing (``allow_internet_facing=True``).
+    SERVING_INTERNET_FACING_ENDPOINT = "serving-internet-facing-endpoint"
+    #: ModelServerAutoscaler: scale to zero on vLLM's own metrics without a ``wake_query``: with no pod there is no
+    #: series, so nothing scales the server back up.
+    SERVING_SCALE_TO_ZERO_WITHOUT_WAKE = "serving-scale-to-zero-without-wake"
 
     @property
     def qualified(self) -> str:
