@@ -74,7 +74,10 @@ def test_chart_pinned_in_kube_system_and_waits(scene: Any) -> None:
             "Wait": True,
         },
     )
-    assert (LOAD_BALANCER_CONTROLLER.version, LOAD_BALANCER_CONTROLLER.release) == ("3.5.0", "aws-load-balancer-controller")
+    assert (LOAD_BALANCER_CONTROLLER.version, LOAD_BALANCER_CONTROLLER.release) == (
+        "3.5.0",
+        "aws-load-balancer-controller",
+    )
 
 
 def test_chart_values_name_cluster_region_vpc_and_service_account(scene: Any) -> None:
@@ -84,13 +87,21 @@ def test_chart_values_name_cluster_region_vpc_and_service_account(scene: Any) ->
         if r["Properties"]["Chart"] == "aws-load-balancer-controller"
     ]  # fmt: skip
     values = json.dumps(chart["Properties"]["Values"])
-    for key in ("clusterName", "region", "vpcId", "vpc-0123456789abcdef0", '\\"name\\":\\"aws-load-balancer-controller'):
+    for key in (
+        "clusterName",
+        "region",
+        "vpcId",
+        "vpc-0123456789abcdef0",
+        '\\"name\\":\\"aws-load-balancer-controller',
+    ):
         assert key in values
 
 
 def test_policy_is_the_vendored_reference_policy_verbatim(scene: Any) -> None:
     _, _, template = scene
-    vendored = json.loads((Path(__file__).parents[1] / "fmconstructs" / "serving" / "data" / IAM_POLICY_FILE).read_text())
+    vendored = json.loads(
+        (Path(__file__).parents[1] / "fmconstructs" / "serving" / "data" / IAM_POLICY_FILE).read_text()
+    )
     assert load_balancer_controller_policy() == vendored
     (policy,) = [
         p for p in template.find_resources("AWS::IAM::Policy").values()
@@ -192,7 +203,8 @@ def test_internet_facing_with_opt_in_warns() -> None:
     )
     assert endpoint.manifest_body["metadata"]["annotations"][f"{SVC}scheme"] == "internet-facing"
     Annotations.from_stack(scene.stack).has_warning(
-        "/Test/Public", Match.string_like_regexp(f".*internet-facing.*{WarningId.SERVING_INTERNET_FACING_ENDPOINT.qualified}")
+        "/Test/Public",
+        Match.string_like_regexp(f".*internet-facing.*{WarningId.SERVING_INTERNET_FACING_ENDPOINT.qualified}"),
     )
 
 

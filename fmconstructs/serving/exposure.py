@@ -36,8 +36,8 @@ from constructs import Construct
 from .. import _nag
 from .._validate import check_bool, check_construct, check_count, check_enum, check_instance, check_str, located
 from ..eks import GpuEksCluster
-from ..eks.manifests import check_name
 from ..eks.addons import ChartSource, HelmChartPin, check_chart_source, check_version
+from ..eks.manifests import check_name
 from ..errors import FmValidationError, WarningId, add_warning
 from ._pod_identity import pod_identity_role
 
@@ -328,7 +328,10 @@ class ModelServerEndpoint(Construct):
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
         check_enum("kind", kind, LoadBalancerKind)
         check_enum("scheme", scheme, LoadBalancerScheme)
-        if not check_bool("allow_internet_facing", allow_internet_facing) and scheme is LoadBalancerScheme.INTERNET_FACING:
+        if (
+            not check_bool("allow_internet_facing", allow_internet_facing)
+            and scheme is LoadBalancerScheme.INTERNET_FACING
+        ):
             raise FmValidationError(
                 "scheme", scheme.value, "LoadBalancerScheme.INTERNAL unless allow_internet_facing=True"
             )
@@ -349,7 +352,7 @@ class ModelServerEndpoint(Construct):
         self.kind = kind
         self.scheme = scheme
         self.manifest_body = body
-        self.manifest = eks.KubernetesManifest(self, "Manifest", cluster=cluster.cluster, manifest=[body])
+        self.manifest = eks.KubernetesManifest(self, "Manifest", cluster=cluster.icluster, manifest=[body])
         self.manifest.node.add_dependency(self.controller.chart)
         if scheme is LoadBalancerScheme.INTERNET_FACING:
             add_warning(
@@ -359,4 +362,3 @@ class ModelServerEndpoint(Construct):
                 "can reach the OpenAI-compatible API, which vLLM serves without authentication unless --api-key is "
                 "set; prefer an internal load balancer reached through the VPC",
             )
-
