@@ -264,3 +264,38 @@ def test_bad_construct_inputs_are_refused(overrides: dict[str, Any], parameter: 
     props: dict[str, Any] = {"cluster": cluster, "server_name": "llama", "workspace": WS_ARN}
     with pytest.raises(FmValidationError, match=rf"^{parameter} must be"):
         ModelServerAutoscaler(scene.stack, "Scale", **{**props, **overrides})
+
+
+def test_cdk_nag_and_cfn_lint_clean(tmp_path: Path) -> None:
+    import aws_cdk as cdk
+    from aws_cdk import aws_ec2 as ec2
+    from cdk_nag import AwsSolutionsChecks
+    from cfnlint.api import lint_file
+    from conftest import ENV
+
+    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=True)
+    stack = cdk.Stack(app, "Serving", env=ENV)
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
+    )
+    cluster = GpuEksCluster(stack, "Cluster", vpc=vpc)
+    ModelServerAutoscaler(stack, "Scale", cluster=cluster, server_name="llama", workspace=WS_ARN)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert [r for r in report["pluginReports"] if r.get("conclusion") != "success"] == []
+    errors = [m for m in lint_file(tmp_path / "Serving.template.json") if m.rule.severity == "error"]
+    assert errors == []
+
+
+def test_keda_refuses_a_single_image_source() -> None:
+    from fmconstructs.eks.addons import ChartSource
+
+    scene = new_scene()
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    with pytest.raises(FmValidationError, match=r"^source must be"):
+        KedaAutoscaling(scene.stack, "Keda", cluster=cluster, source=ChartSource().with_image("example.com/keda/keda"))

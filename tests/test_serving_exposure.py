@@ -234,3 +234,78 @@ def _endpoint(**overrides: Any) -> None:
 def test_bad_inputs_are_refused(overrides: dict[str, Any], parameter: str) -> None:
     with pytest.raises(FmValidationError, match=rf"^{parameter} must be"):
         _endpoint(**overrides)
+
+
+def test_cdk_nag_and_cfn_lint_clean(tmp_path: Path) -> None:
+    """cdk-nag AwsSolutions reports nothing unacknowledged (the reference policy's wildcards are acknowledged with
+    their reason) and cfn-lint finds no error."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_ec2 as ec2
+    from cdk_nag import AwsSolutionsChecks
+    from cfnlint.api import lint_file
+    from conftest import ENV
+
+    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=True)
+    stack = cdk.Stack(app, "Serving", env=ENV)
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
+    )
+    cluster = GpuEksCluster(stack, "Cluster", vpc=vpc)
+    cert = acm.Certificate.from_certificate_arn(stack, "Cert", CERT_ARN)
+    ModelServerEndpoint(stack, "Endpoint", cluster=cluster, server_name="llama", certificate=cert)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert [r for r in report["pluginReports"] if r.get("conclusion") != "success"] == []
+    errors = [m for m in lint_file(tmp_path / "Serving.template.json") if m.rule.severity == "error"]
+    assert errors == []
+
+
+def test_leaders_only_selects_leader_worker_set_leaders() -> None:
+    service = nlb_service_manifest(server_name="big", leaders_only=True)
+    assert service["spec"]["selector"] == {
+        "fmconstructs.io/model-server": "big",
+        "leaderworkerset.sigs.k8s.io/worker-index": "0",
+    }
+    assert kubernetes_validate.validate(service, K8S, strict=True) == K8S
+
+
+def test_chart_waits_for_pod_identity_association(scene: Any) -> None:
+    _, _, template = scene
+    (association,) = [
+        logical_id
+        for logical_id, r in template.find_resources("AWS::EKS::PodIdentityAssociation").items()
+        if r["Properties"]["ServiceAccount"] == "aws-load-balancer-controller"
+    ]
+    (chart,) = [
+        r for r in template.find_resources("Custom::AWSCDK-EKS-HelmChart").values()
+        if r["Properties"]["Chart"] == "aws-load-balancer-controller"
+    ]  # fmt: skip
+    assert association in chart["DependsOn"]
+
+
+def test_private_chart_source_and_image() -> None:
+    from fmconstructs.eks.addons import ChartSource
+
+    scene = new_scene()
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    mirror = "111122223333.dkr.ecr.us-east-1.amazonaws.com"
+    AwsLoadBalancerController.of(
+        cluster,
+        source=ChartSource.oci(f"oci://{mirror}/helm/aws-load-balancer-controller").with_image(
+            f"{mirror}/eks/aws-load-balancer-controller", tag="v3.5.0"
+        ),
+    )
+    template = scene.template()
+    template.has_resource_properties(
+        "Custom::AWSCDK-EKS-HelmChart",
+        {"Chart": "aws-load-balancer-controller", "Repository": f"oci://{mirror}/helm/aws-load-balancer-controller"},
+    )
+    (chart,) = template.find_resources("Custom::AWSCDK-EKS-HelmChart").values()
+    assert f'\\"repository\\":\\"{mirror}/eks/aws-load-balancer-controller\\"' in json.dumps(
+        chart["Properties"]["Values"]
+    )

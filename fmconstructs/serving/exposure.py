@@ -27,7 +27,7 @@ from enum import Enum
 from importlib import resources
 from typing import Any
 
-from aws_cdk import Aws
+from aws_cdk import Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -72,6 +72,11 @@ VLLM_PORT = 8000
 #: vLLM's health route. docs.vllm.ai "vllm.entrypoints.api_server" shows ``@app.get("/health")``; the same route on
 #: the OpenAI-compatible server (vllm/entrypoints/openai/api_server.py) at the pinned tag is UNCONFIRMED.
 DEFAULT_HEALTH_CHECK_PATH = "/health"
+#: The label LeaderWorkerSet puts on every pod of a group, "0" on the leader (kubernetes-sigs/lws v0.10.0
+#: api/leaderworkerset/v1/leaderworkerset_types.go ``WorkerIndexLabelKey``;
+#: pkg/controllers/leaderworkerset_controller.go selects leaders with ``WorkerIndexLabelKey: "0"``). Only the leader
+#: of a multi-node vLLM server serves the API (LWS docs/examples/vllm/GPU/lws.yaml: its Service selects the leader).
+LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 
 # Service annotations (docs/guide/service/annotations.md, v3.5.0): ``aws-load-balancer-type: external`` hands the
 # Service to this controller, ``nlb-target-type: ip`` registers pod IPs, ``scheme`` internal|internet-facing (default
@@ -153,7 +158,7 @@ class AwsLoadBalancerController(Construct):
         )
         self.policy = self._attach_policy()
         values = load_balancer_controller_values(
-            cluster_name=cluster.cluster_name, region=Aws.REGION, vpc_id=cluster.vpc.vpc_id
+            cluster_name=cluster.cluster_name, region=Stack.of(self).region, vpc_id=cluster.vpc.vpc_id
         )
         # helm --wait: its webhooks must serve before Services and Ingresses are applied.
         self.chart: eks.HelmChart = cluster._chart(
@@ -228,11 +233,16 @@ def nlb_service_manifest(
     certificate: acm.ICertificate | None = None,
     scheme: LoadBalancerScheme = LoadBalancerScheme.INTERNAL,
     health_check_path: str = DEFAULT_HEALTH_CHECK_PATH,
+    leaders_only: bool = False,
 ) -> dict[str, Any]:
-    """A ``LoadBalancer`` Service ``<server_name>-nlb`` selecting the server's pods (``fmconstructs.io/model-server``)
-    and targeting their vLLM port by IP: port 443 (TLS, ``certificate``) or port 80 (TCP) to container port 8000."""
+    """A ``LoadBalancer`` Service ``<server_name>-nlb`` selecting the server's pods (``fmconstructs.io/model-server``;
+    with ``leaders_only``, only LeaderWorkerSet leaders) and targeting their vLLM port by IP: port 443 (TLS,
+    ``certificate``) or port 80 (TCP) to container port 8000."""
     _check_common(server_name, namespace, VLLM_PORT, health_check_path)
     check_enum("scheme", scheme, LoadBalancerScheme)
+    selector = {MODEL_SERVER_LABEL: server_name}
+    if check_bool("leaders_only", leaders_only):
+        selector[LWS_WORKER_INDEX_LABEL] = "0"
     annotations = {
         f"{_SVC}type": "external",
         f"{_SVC}nlb-target-type": "ip",
@@ -251,7 +261,7 @@ def nlb_service_manifest(
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": _metadata(f"{server_name}-nlb", namespace, server_name, annotations),
-        "spec": {"type": "LoadBalancer", "selector": {MODEL_SERVER_LABEL: server_name}, "ports": [port]},
+        "spec": {"type": "LoadBalancer", "selector": selector, "ports": [port]},
     }
 
 
@@ -308,6 +318,7 @@ class ModelServerEndpoint(Construct):
         allow_internet_facing: bool = False,
         service_port: int = VLLM_PORT,
         health_check_path: str = DEFAULT_HEALTH_CHECK_PATH,
+        leaders_only: bool = False,
         controller: AwsLoadBalancerController | None = None,
     ) -> None:
         """
@@ -323,6 +334,9 @@ class ModelServerEndpoint(Construct):
         :param allow_internet_facing: the explicit opt-in for a public endpoint. Default False.
         :param service_port: the port of the ``<name>`` Service (ALB only). Default 8000.
         :param health_check_path: the target group health check. Default ``/health``.
+        :param leaders_only: NLB only: select the leader pods of a LeaderWorkerSet server (worker index 0), the only
+            ones serving the API. Default False (a single-node server: every pod serves). The ALB routes to the
+            ``<name>`` Service, whose selector the ModelServer sets.
         :param controller: default: the cluster's (:meth:`AwsLoadBalancerController.of`).
         """
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
@@ -340,7 +354,7 @@ class ModelServerEndpoint(Construct):
         if kind is LoadBalancerKind.NLB:
             body = nlb_service_manifest(
                 server_name=server_name, namespace=namespace, certificate=certificate, scheme=scheme,
-                health_check_path=health_check_path,
+                health_check_path=health_check_path, leaders_only=leaders_only,
             )  # fmt: skip
         else:
             body = alb_ingress_manifest(
