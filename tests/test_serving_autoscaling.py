@@ -241,6 +241,9 @@ def test_trigger_authentication_validates() -> None:
         ({"cluster_label": 'a"b'}, "cluster_label"),
         ({"polling_interval_seconds": 0}, "polling_interval_seconds"),
         ({"wake_query": ""}, "wake_query"),
+        ({"aws_region": ""}, "aws_region"),
+        ({"server_address": ""}, "server_address"),
+        ({"authentication": "Bad_Name"}, "authentication"),
     ],
 )
 def test_bad_renderer_inputs_are_refused(overrides: dict[str, Any], parameter: str) -> None:

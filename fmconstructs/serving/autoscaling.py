@@ -133,7 +133,7 @@ def _check_replicas(min_replicas: object, max_replicas: object, scale_to_zero: o
     check_count("max_replicas", max_replicas, minimum=1)
     zero = check_bool("scale_to_zero", scale_to_zero)
     check_count("min_replicas", min_replicas, minimum=0 if zero else 1)
-    if zero and min_replicas != 0:
+    if zero and not is_token(min_replicas) and min_replicas != 0:
         raise FmValidationError("min_replicas", min_replicas, "0 when scale_to_zero=True")
     if not is_token(min_replicas) and not is_token(max_replicas) and int(min_replicas) > int(max_replicas):  # type: ignore[call-overload]
         raise FmValidationError("min_replicas", min_replicas, f"at most max_replicas ({max_replicas})")
@@ -165,9 +165,11 @@ def scaled_object_manifest(
 ) -> dict[str, Any]:
     """A ScaledObject ``<server_name>`` scaling the Deployment or LeaderWorkerSet ``<server_name>`` on ``metric``.
 
-    ``threshold``: the metric's value per replica (> 0); ``activation_threshold`` (>= 0): above it a server at zero
-    replicas scales up (only used with ``scale_to_zero``); ``wake_query``: a second trigger whose series exist while
-    the server is at zero. Defaults of ``pollingInterval`` (30 s) and ``cooldownPeriod`` (300 s) are KEDA's."""
+    ``threshold``: the metric's value per replica (> 0; the default 5 waiting requests per replica is fmconstructs'
+    starting point, not a sourced figure: tune it to the latency target); ``activation_threshold`` (>= 0): above it
+    a server at zero replicas scales up (only used with ``scale_to_zero``); ``wake_query``: a second trigger whose
+    series exist while the server is at zero. The defaults of ``pollingInterval`` (30 s) and ``cooldownPeriod``
+    (300 s) are KEDA's (scaledobject-spec.md)."""
     check_enum("target_kind", target_kind, ScaleTargetKind)
     check_number("threshold", threshold, minimum=0, exclusive_minimum=True)
     check_number("activation_threshold", activation_threshold, minimum=0)
@@ -175,6 +177,8 @@ def scaled_object_manifest(
     check_count("polling_interval_seconds", polling_interval_seconds, minimum=1)
     check_count("cooldown_period_seconds", cooldown_period_seconds, minimum=0)
     check_name("authentication", authentication)
+    check_str("server_address", server_address, min_length=1, allowed="the workspace URL https://aps-workspaces...")
+    check_str("aws_region", aws_region, min_length=1, allowed="the workspace's Region")
     if wake_query is not None:
         check_str("wake_query", wake_query, min_length=1, allowed="a PromQL query returning one value")
     metadata = {

@@ -10,9 +10,9 @@
 - :class:`ModelServerEndpoint` applies one of them to the cluster: internal by default; ``internet-facing`` only with
   ``allow_internet_facing=True``, and then with the warning ``fmconstructs:serving-internet-facing-endpoint``.
 
-Internal load balancers take the cluster's private subnets: the controller discovers subnets tagged
-``kubernetes.io/role/internal-elb=1`` (controller docs "subnet discovery"; the VPC constructs of this library tag
-theirs as aws-cdk-lib's ``ec2.Vpc`` does, UNCONFIRMED for imported VPCs: tag them yourself).
+Where internal load balancers go (the controller's docs/deploy/subnet_discovery.md at v3.5.0): private subnets tagged
+``kubernetes.io/role/internal-elb`` (``1`` or empty); when no subnet of the VPC carries a role tag, the subnets whose
+route table has no route to an internet gateway. Tag the cluster's private subnets to choose them explicitly.
 
 The policy's resource ARNs start ``arn:aws:`` (the commercial partition, as the controller ships it); GovCloud and
 China use the controller's ``iam_policy_us-gov.json`` / ``iam_policy_cn.json`` instead, which this module does not
