@@ -111,6 +111,15 @@ def test_policy_is_the_vendored_reference_policy_verbatim(scene: Any) -> None:
     assert _normalize(statements) == _normalize(vendored["Statement"])
 
 
+def test_vendored_policy_is_the_upstream_file_byte_for_byte() -> None:
+    """The git blob id of kubernetes-sigs/aws-load-balancer-controller v3.5.0:docs/install/iam_policy.json."""
+    import hashlib
+
+    data = (Path(__file__).parents[1] / "fmconstructs" / "serving" / "data" / IAM_POLICY_FILE).read_bytes()
+    blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    assert blob == "761d0e733c41089c91ea009dd29faf71918085e5"
+
+
 def test_role_is_pod_identity_for_the_controller_service_account(scene: Any) -> None:
     _, _, template = scene
     template.has_resource_properties(
