@@ -156,6 +156,11 @@ class WarningId(str, Enum):
     #: monitor_pcs_cluster: the stack publishes no file assets (inline user data, e.g. a StackSet), so the login nodes
     #: run no Slurm exporter (about 1.2 KB over EC2's 16 KB); the per-job textfile (fm_slurm_job_info) still runs.
     SLURM_EXPORTER_SKIPPED = "slurm-exporter-skipped"
+    #: ModelServerEndpoint: the model server's load balancer is internet-facing (``allow_internet_facing=True``).
+    SERVING_INTERNET_FACING_ENDPOINT = "serving-internet-facing-endpoint"
+    #: ModelServerAutoscaler: scale to zero on vLLM's own metrics without a ``wake_query``: with no pod there is no
+    #: series, so nothing scales the server back up.
+    SERVING_SCALE_TO_ZERO_WITHOUT_WAKE = "serving-scale-to-zero-without-wake"
 
     @property
     def qualified(self) -> str:
