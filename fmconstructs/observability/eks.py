@@ -30,6 +30,7 @@ from ..eks.addons import ChartSource, check_chart_source
 from ..eks.versions import version_tuple
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..health.nccl_eks_schedule import NCCL_METRICS_SERVICE
+from ..serving.observability import ServingAlertThresholds, add_serving_rules, serving_scrape_job
 from ._checks import (
     PrometheusDuration,
     check_aps_workspace_arn,
@@ -91,7 +92,9 @@ def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
     }
 
 
-def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration = "30s") -> dict[str, Any]:
+def eks_scrape_config(
+    *, cluster_label: str, scrape_interval: PrometheusDuration = "30s", serving: bool = False
+) -> dict[str, Any]:
     """The managed scraper's Prometheus configuration: DCGM exporter (its pod attribution labels kept), node exporter
     (with EFA counters), the scheduled NCCL check's metrics Service (:mod:`fmconstructs.health.nccl_eks_schedule`; no
     target without it), kube-state-metrics and the pods that opt in to application metrics (``fm-app``), see
@@ -99,7 +102,10 @@ def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration
 
     :param scrape_interval: a positive Prometheus duration (``'30s'``, ``'1m30s'``) or ``Duration``. The AMP managed
         collector's own minimum, if any, is not in its API reference (UNCONFIRMED); CreateScraper reports it.
+    :param serving: also the model servers' vLLM metrics (job ``fm-serving``,
+        :func:`fmconstructs.serving.observability.serving_scrape_job`). Default False.
     """
+    check_bool("serving", serving)
     cluster_label = _synth_label(cluster_label)
     interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
     return {
@@ -110,6 +116,7 @@ def eks_scrape_config(*, cluster_label: str, scrape_interval: PrometheusDuration
             _job("nccl", NCCL_METRICS_SERVICE, cluster_label),
             kube_state_metrics_job(cluster_label),
             app_metrics_job(cluster_label),
+            *([serving_scrape_job(cluster_label)] if serving else []),
         ],
     }
 
@@ -294,6 +301,9 @@ class AmpEksScraper(Construct):
         install_node_exporter: bool = True,
         install_kube_state_metrics: bool = True,
         kube_state_metrics_source: ChartSource | None = None,
+        serving: bool = False,
+        serving_thresholds: ServingAlertThresholds | None = None,
+        serving_rule_namespace: str | None = None,
     ) -> None:
         """
         :param workspace: the destination: a :class:`PrometheusWorkspace` or a workspace ARN (a deploy-time value
@@ -308,6 +318,12 @@ class AmpEksScraper(Construct):
         :param install_kube_state_metrics: install kube-state-metrics (pinned chart, team/job label allowlist; see
             :func:`~fmconstructs.observability.eks_attribution.add_kube_state_metrics`). Default True.
         :param kube_state_metrics_source: where its chart and image come from (a private registry); default public.
+        :param serving: collect the model servers' vLLM metrics (job ``fm-serving``) and add this cluster's
+            ``fm_serving:*`` recording rules and alerts to the workspace (:mod:`fmconstructs.serving.observability`).
+            Default False.
+        :param serving_thresholds: the serving alerts' SLOs and limits; default ``ServingAlertThresholds()``.
+        :param serving_rule_namespace: the rule groups namespace of those rules; default
+            ``fmconstructs-serving-<cluster_label>``.
         """
         check_scope(scope, id)
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
@@ -322,7 +338,7 @@ class AmpEksScraper(Construct):
         check_bool("install_node_exporter", install_node_exporter)
         check_bool("install_kube_state_metrics", install_kube_state_metrics)
         check_chart_source("kube_state_metrics_source", kube_state_metrics_source)
-        scrape_config = eks_scrape_config(cluster_label=cluster_label, scrape_interval=scrape_interval)
+        scrape_config = eks_scrape_config(cluster_label=cluster_label, scrape_interval=scrape_interval, serving=serving)
         chosen = (
             list(cluster.vpc.private_subnets)
             if subnets is None
@@ -373,6 +389,18 @@ class AmpEksScraper(Construct):
             self._warn_without_graceful_shutdown(cluster)
         self.kube_state_metrics = (
             add_kube_state_metrics(cluster, source=kube_state_metrics_source) if install_kube_state_metrics else None
+        )
+        self.serving_rules = (
+            add_serving_rules(
+                self,
+                "ServingRules",
+                workspace_arn=workspace_arn,
+                cluster_label=cluster_label,
+                thresholds=serving_thresholds,
+                rule_namespace=serving_rule_namespace,
+            )
+            if serving
+            else None
         )
 
     def _warn_without_graceful_shutdown(self, cluster: GpuEksCluster) -> None:
