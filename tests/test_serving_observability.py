@@ -303,7 +303,9 @@ def _srv(server: str, pod: str, engine: str = "0") -> dict[str, str]:
 
 def _histogram(name: str, labels: dict[str, str], buckets: dict[str, int]) -> list[dict[str, str]]:
     """Cumulative bucket counters growing by ``per_minute`` observations each minute."""
-    return [{"series": _s(f"{name}_bucket", {**labels, "le": le}), "values": f"0+{n}{SAMPLES}"} for le, n in buckets.items()]
+    return [
+        {"series": _s(f"{name}_bucket", {**labels, "le": le}), "values": f"0+{n}{SAMPLES}"} for le, n in buckets.items()
+    ]
 
 
 def _vllm_inputs() -> list[dict[str, str]]:
@@ -348,7 +350,11 @@ def _cluster_inputs() -> list[dict[str, str]]:
         if server:
             labels["label_fmconstructs_io_model_server"] = server
         inputs.append({"series": _s("kube_pod_labels", labels), "values": f"1{SAMPLES}"})
-    gpus = [("fm-serving", "healthy-0", 90, 1000), ("fm-serving", "healthy-0-1", 50, 3000), ("training", "train-0", 100, 7)]
+    gpus = [
+        ("fm-serving", "healthy-0", 90, 1000),
+        ("fm-serving", "healthy-0-1", 50, 3000),
+        ("training", "train-0", 100, 7),
+    ]
     gpus.append(("fm-serving", "slow-0", 40, 500))
     for i, (namespace, pod, util, fb) in enumerate(gpus):
         labels = {**DCGM, "instance": f"node-{i}", "gpu": "0", "namespace": namespace, "pod": pod}
@@ -386,7 +392,11 @@ def _expr_tests() -> list[dict[str, Any]]:
         "fm_serving:gpu_memory_used_mib:sum": [(h, 4000), (_key("slow"), 500)],
     }
     tests = [
-        {"expr": record, "eval_time": "20m", "exp_samples": [{"labels": _s(record, lbl), "value": v} for lbl, v in rows]}
+        {
+            "expr": record,
+            "eval_time": "20m",
+            "exp_samples": [{"labels": _s(record, lbl), "value": v} for lbl, v in rows],
+        }
         for record, rows in expected.items()
     ]
     info = [("healthy", "healthy-0"), ("healthy", "healthy-0-1"), ("slow", "slow-0"), ("busy", "busy-0")]
@@ -428,7 +438,7 @@ def _alerts(name: str, values: dict[str, float], extra: dict[str, str] | None = 
         labels = {**_key(server), **(extra or {})}
         summary = rule.summary.replace("{{ $value }}", _go(value))
         for key, label in labels.items():
-            summary = summary.replace("{{ $labels.%s }}" % key, label)
+            summary = summary.replace("{{ $labels." + key + " }}", label)
         out.append(
             {
                 "exp_labels": {**labels, "severity": rule.severity.value},

@@ -9,9 +9,10 @@ Three pieces, all scraped by the AMP managed scraper (:class:`~fmconstructs.obse
   reports about the pod that holds the GPU.
 - **kube-state-metrics** (:func:`add_kube_state_metrics`), chart ``prometheus-community/kube-state-metrics`` 8.4.0,
   with ``--metric-labels-allowlist=namespaces=[team],pods=[team,batch.kubernetes.io/job-name,
-  jobset.sigs.k8s.io/jobset-name,fmconstructs.io/model-server]``: ``kube_namespace_labels{namespace,label_team}`` and ``kube_pod_labels{namespace,
-  pod,label_team,label_batch_kubernetes_io_job_name,label_jobset_sigs_k8s_io_jobset_name}`` join GPU series to a team
-  and a job.
+  jobset.sigs.k8s.io/jobset-name,fmconstructs.io/model-server]``: ``kube_namespace_labels{namespace,label_team}``
+  and ``kube_pod_labels{namespace,pod,label_team,label_batch_kubernetes_io_job_name,
+  label_jobset_sigs_k8s_io_jobset_name,label_fmconstructs_io_model_server}`` join GPU series to a team, a job and a
+  model server (:mod:`fmconstructs.serving.observability`).
 - **Application metrics** (:func:`app_metrics_job`, Prometheus job ``fm-app``): pods annotated
   ``fmconstructs.io/scrape: "true"`` and ``fmconstructs.io/port: "<port>"`` (optionally ``fmconstructs.io/path``,
   default ``/metrics``) are scraped through pod discovery; their series carry ``namespace`` and ``pod``.
