@@ -1,14 +1,14 @@
 """Observability for model servers: the ``fm-serving`` scrape job, ``fm_serving:*`` recording rules and their alerts.
 
-**Metrics** (vLLM :data:`VLLM_VERSION`, ``vllm/v1/metrics/loggers.py`` of the PyPI sdist ``vllm-0.33.0.tar.gz``,
-class ``PrometheusStatLogger``; line numbers of that file in :data:`VLLM_METRICS`). Every name has the ``vllm:``
-prefix and the labels ``model_name`` and ``engine`` (``labelnames = ["model_name", "engine"]``, line 499);
+**Metrics** (vLLM 0.30.0 and 0.33.0, :data:`VLLM_METRICS_VERSIONS`: ``vllm/v1/metrics/loggers.py`` of the PyPI
+sdists, class ``PrometheusStatLogger``; line numbers in :data:`VLLM_METRICS`). Every name has the ``vllm:``
+prefix and the labels ``model_name`` and ``engine`` (``labelnames = ["model_name", "engine"]``, 0.33.0 line 499);
 ``prometheus_client`` appends ``_total`` to counters and ``_bucket``/``_sum``/``_count`` to histograms. Renames
-between versions (vLLM PRs #24110, #30992, #32661 and the deprecation comments of the 0.9-0.11 files):
-``vllm:gpu_cache_usage_perc`` became ``vllm:kv_cache_usage_perc`` (deprecated in 0.9, gone by 0.33),
-``vllm:time_per_output_token_seconds`` became ``vllm:inter_token_latency_seconds`` (deprecated in 0.11, hidden in
-0.12, removed in 0.13); ``vllm:request_time_per_output_token_seconds`` (0.11+) is the per-request TPOT, a different
-histogram. Rules here name only the 0.33 series.
+between versions (the deprecation comments of the stored 0.9/0.10-era ``loggers.py``; vLLM PRs #24110 and #32661):
+``vllm:gpu_cache_usage_perc`` became ``vllm:kv_cache_usage_perc`` (deprecated in 0.9),
+``vllm:time_per_output_token_seconds`` became ``vllm:inter_token_latency_seconds`` (deprecated in 0.11, then
+removed); neither old name is in the 0.30.0 or 0.33.0 file. ``vllm:request_time_per_output_token_seconds`` is the
+per-request TPOT, a different histogram. Rules here name only the current series.
 
 **Scrape job** ``fm-serving`` (:func:`serving_scrape_job`, registered by ``AmpEksScraper(serving=True)``): pods
 labelled ``fmconstructs.io/model-server`` are found through Kubernetes pod discovery, and only their container port
@@ -49,22 +49,24 @@ from ..observability.collection import check_cluster_label
 from ..observability.rules import AlertRule, RecordingRule, RuleGroup, Severity, rules_yaml
 from ..observability.workspace import _check_group_name_lengths, _check_namespace
 
-#: The vLLM release these metric names are read from: the newest on PyPI when written (``pip index versions vllm``:
-#: 0.33.0). The ``fetch`` snapshot of github:vllm-project/vllm was too large to bring here, so its newest tag could
-#: not be read (UNCONFIRMED that it is the same tag s-server pins).
-VLLM_VERSION = "0.33.0"
+#: The vLLM releases whose ``vllm/v1/metrics/loggers.py`` (PyPI sdists ``vllm-0.30.0.tar.gz`` and
+#: ``vllm-0.33.0.tar.gz``) define every name of :data:`VLLM_METRICS` unchanged: 0.30.0 is the image
+#: :mod:`fmconstructs.serving.vllm` pins, 0.33.0 the newest release on PyPI when written (``pip index versions
+#: vllm``). The ``fetch`` snapshot of github:vllm-project/vllm was too large to bring here, so "its newest tag" could
+#: not be read.
+VLLM_METRICS_VERSIONS: tuple[str, ...] = ("0.30.0", "0.33.0")
 
-#: vLLM metric (as exposed) -> (type, where it is defined: ``vllm/v1/metrics/loggers.py`` line at 0.33.0).
+#: vLLM metric (as exposed) -> (type, ``vllm/v1/metrics/loggers.py`` lines of its ``name=`` at 0.30.0 / 0.33.0).
 VLLM_METRICS: Mapping[str, tuple[str, str]] = {
-    "vllm:num_requests_running": ("gauge", "loggers.py:528"),
-    "vllm:num_requests_waiting": ("gauge", "loggers.py:538"),
-    "vllm:kv_cache_usage_perc": ("gauge", "loggers.py:620 (1 means 100 percent)"),
-    "vllm:prompt_tokens_total": ("counter", "loggers.py:748 (vllm:prompt_tokens)"),
-    "vllm:generation_tokens_total": ("counter", "loggers.py:799 (vllm:generation_tokens)"),
-    "vllm:time_to_first_token_seconds": ("histogram", "loggers.py:931"),
-    "vllm:inter_token_latency_seconds": ("histogram", "loggers.py:941"),
-    "vllm:request_time_per_output_token_seconds": ("histogram", "loggers.py:951"),
-    "vllm:e2e_request_latency_seconds": ("histogram", "loggers.py:961"),
+    "vllm:num_requests_running": ("gauge", "loggers.py:499 / 528"),
+    "vllm:num_requests_waiting": ("gauge", "loggers.py:509 / 538"),
+    "vllm:kv_cache_usage_perc": ("gauge", "loggers.py:567 / 620 (1 means 100 percent)"),
+    "vllm:prompt_tokens_total": ("counter", "loggers.py:676 / 748 (vllm:prompt_tokens)"),
+    "vllm:generation_tokens_total": ("counter", "loggers.py:710 / 799 (vllm:generation_tokens)"),
+    "vllm:time_to_first_token_seconds": ("histogram", "loggers.py:812 / 931"),
+    "vllm:inter_token_latency_seconds": ("histogram", "loggers.py:822 / 941"),
+    "vllm:request_time_per_output_token_seconds": ("histogram", "loggers.py:832 / 951"),
+    "vllm:e2e_request_latency_seconds": ("histogram", "loggers.py:842 / 961"),
 }
 #: Pre-0.11 names of the same signals (not read by the rules; for users of older images).
 VLLM_RENAMED: Mapping[str, str] = {
@@ -354,7 +356,7 @@ __all__ = [
     "SERVING_JOB",
     "SERVING_RECORD_NAMES",
     "VLLM_METRICS",
-    "VLLM_VERSION",
+    "VLLM_METRICS_VERSIONS",
     "ServingAlertThresholds",
     "add_serving_rules",
     "serving_alert_rule_group",
