@@ -137,6 +137,12 @@ def test_fm_serving_ignores_other_pods_and_ports(changes):
     assert _relabel(serving_scrape_job(CLUSTER)["relabel_configs"], {**SERVER_POD, **changes}) is None
 
 
+@pytest.mark.parametrize("label", [None, "", "a b", cdk.Token.as_string(cdk.Aws.STACK_NAME)])
+def test_scrape_job_refuses_bad_cluster_labels(label):
+    with pytest.raises(FmValidationError, match=r"^cluster_label"):
+        serving_scrape_job(label)
+
+
 def test_scrape_config_has_fm_serving_only_when_asked():
     def names(config: dict[str, Any]) -> list[str]:
         return [j["job_name"] for j in config["scrape_configs"]]

@@ -35,6 +35,7 @@ bounds (TTFT 2.0 s) is compared with an interpolated estimate.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -93,8 +94,9 @@ _JOB_MATCHER = f'job="{SERVING_JOB}"'
 
 
 def _meta_label(label: str) -> str:
-    """Prometheus' meta label of a pod label (unsupported characters become '_')."""
-    return "__meta_kubernetes_pod_label_" + "".join(c if c.isalnum() or c == "_" else "_" for c in label)
+    """Prometheus' meta label of a pod label: ``__meta_kubernetes_pod_label_<labelname>``, unsupported characters
+    becoming '_' (Prometheus docs, configuration "kubernetes_sd_config", role pod)."""
+    return "__meta_kubernetes_pod_label_" + re.sub(r"[^A-Za-z0-9_]", "_", label)
 
 
 def serving_scrape_job(cluster_label: str) -> dict[str, Any]:
@@ -102,7 +104,15 @@ def serving_scrape_job(cluster_label: str) -> dict[str, Any]:
 
     Pod discovery gives one target per container port; only the port named ``http`` is kept, so worker pods of a
     multi-node server (no such port) are not targets. Completed pods are dropped. ``honor_labels: false``: vLLM's own
-    labels cannot overwrite ``namespace``/``pod``/``model_server``."""
+    labels cannot overwrite ``namespace``/``pod``/``model_server``. Meta labels of the pod role (one target per
+    declared container port, ``__meta_kubernetes_pod_container_port_name``, ``__meta_kubernetes_pod_phase``): Prometheus
+    docs, configuration "kubernetes_sd_config".
+
+    :param cluster_label: the ``cluster`` label of every series (known at synth time).
+    """
+    label = _check_scope(cluster_label)
+    if label is None:
+        raise FmValidationError("cluster_label", cluster_label, "a cluster label")
     return {
         "job_name": SERVING_JOB,
         "honor_labels": False,
@@ -120,7 +130,7 @@ def serving_scrape_job(cluster_label: str) -> dict[str, Any]:
             {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
             {"source_labels": [_meta_label(MODEL_SERVER_LABEL)], "target_label": "model_server"},
             {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
-            {"target_label": "cluster", "replacement": cluster_label},
+            {"target_label": "cluster", "replacement": label},
         ],
     }
 
