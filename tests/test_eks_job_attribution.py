@@ -31,7 +31,10 @@ from tests.conftest import ENV, new_app, new_scene, require_tool
 from tests.test_eks_kueue import validate as validate_jobset
 
 K8S = DEFAULT_KUBERNETES_VERSION.version
-ALLOWLIST = "namespaces=[team],pods=[team,batch.kubernetes.io/job-name,jobset.sigs.k8s.io/jobset-name]"
+ALLOWLIST = (
+    "namespaces=[team],pods=[team,batch.kubernetes.io/job-name,jobset.sigs.k8s.io/jobset-name,"
+    "fmconstructs.io/model-server]"
+)
 #: Top-level keys of charts/kube-state-metrics/values.yaml at prometheus-community/helm-charts tag
 #: kube-state-metrics-8.4.0 (the ones this library may set).
 KSM_CHART_KEYS = {

@@ -47,7 +47,7 @@ def _promql(expr: str) -> str:
 
 
 def test_the_generated_dashboards_are_committed(tmp_path, monkeypatch):
-    # GIVEN grafana-foundation-sdk (dev extra) WHEN the generator builds the three dashboards THEN they are the files
+    # GIVEN grafana-foundation-sdk (dev extra) WHEN the generator builds its dashboards THEN they are the files
     pytest.importorskip("grafana_foundation_sdk")
     spec = importlib.util.spec_from_file_location("gen_dashboards", ROOT / "tools" / "gen_dashboards.py")
     assert spec and spec.loader
@@ -56,7 +56,12 @@ def test_the_generated_dashboards_are_committed(tmp_path, monkeypatch):
     spec.loader.exec_module(module)
     assert module.main(["--check"]) == 0, "regenerate with `python tools/gen_dashboards.py`"
     assert module.main(["--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["queue.json", "team-usage.json", "training-job.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "queue.json",
+        "serving.json",
+        "team-usage.json",
+        "training-job.json",
+    ]
 
 
 def test_every_dashboard_expression_parses_with_promtool(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from fmconstructs.observability.dashboards import DASHBOARD_DIR, Dashboard, dashboards_digest, load_dashboards
 from fmconstructs.observability.job_rules import RECORD_NAMES
 from fmconstructs.observability.metrics import ALL_METRICS, KUEUE_METRICS
+from fmconstructs.serving.observability import KSM_RESTARTS, SERVING_RECORD_NAMES
 
 DASHBOARDS = load_dashboards()
 EXPECTED_UIDS = {
@@ -21,9 +22,11 @@ EXPECTED_UIDS = {
     "fm-training-job",
     "fm-queue",
     "fm-team-usage",
+    "fm-serving",
 }
-# Collector metrics, the fm_job:* recording layer and Kueue's own metrics (the Queue dashboard).
-KNOWN_METRICS = ALL_METRICS | set(RECORD_NAMES) | KUEUE_METRICS
+# Collector metrics, the fm_job:* recording layer, Kueue's own metrics (the Queue dashboard) and the fm_serving:*
+# layer with kube-state-metrics' restart counter (the Serving dashboard).
+KNOWN_METRICS = ALL_METRICS | set(RECORD_NAMES) | KUEUE_METRICS | set(SERVING_RECORD_NAMES) | {KSM_RESTARTS}
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 
 # PromQL keywords and modifiers that look like identifiers (Prometheus docs, "Querying basics" and "Operators").
@@ -103,7 +106,7 @@ def test_metric_name_parser(expr, expected):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def test_the_seven_dashboards_are_shipped_with_unique_uids():
+def test_the_eight_dashboards_are_shipped_with_unique_uids():
     assert {d.uid for d in DASHBOARDS} == EXPECTED_UIDS
     assert len({d.title for d in DASHBOARDS}) == len(DASHBOARDS)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate the "Training job", "Queue" and "Team usage" dashboards with grafana-foundation-sdk (Grafana Labs).
+"""Generate the "Training job", "Queue", "Team usage" and "Serving" dashboards with grafana-foundation-sdk.
 
-    python tools/gen_dashboards.py          # (re)write training-job.json, queue.json, team-usage.json
+    python tools/gen_dashboards.py          # (re)write training-job.json, queue.json, team-usage.json, serving.json
     python tools/gen_dashboards.py --check  # exit 1 if a committed file differs from what the SDK builds
 
 (files in fmconstructs/observability/dashboards/).
@@ -510,10 +510,194 @@ def team_usage() -> dict[str, Any]:
     )
 
 
+SRV = 'cluster=~"$cluster", model_server=~"$model_server"'
+
+
+def _srv(record: str, legend: str = "{{model_server}}") -> tuple[str, str]:
+    return (f"{record}{{{SRV}}}", legend)
+
+
+def _serving_traffic() -> list[P]:
+    return [
+        P(
+            "stat",
+            "Requests running",
+            "fm_serving:requests_running:sum (vllm:num_requests_running).",
+            "short",
+            [(f"sum(fm_serving:requests_running:sum{{{SRV}}})", "running")],
+            w=6,
+            h=4,
+        ),
+        P(
+            "stat",
+            "Requests waiting",
+            "fm_serving:requests_waiting:sum (vllm:num_requests_waiting).",
+            "short",
+            [(f"sum(fm_serving:requests_waiting:sum{{{SRV}}})", "waiting")],
+            w=6,
+            h=4,
+        ),
+        P(
+            "stat",
+            "Generated tokens/s",
+            "fm_serving:generation_tokens:rate5m (vllm:generation_tokens_total).",
+            "short",
+            [(f"sum(fm_serving:generation_tokens:rate5m{{{SRV}}})", "tokens/s")],
+            w=6,
+            h=4,
+        ),
+        P(
+            "stat",
+            "GPUs serving",
+            "fm_serving:gpus:count: GPUs of the servers' pods (dcgm-exporter pod attribution).",
+            "short",
+            [(f"sum(fm_serving:gpus:count{{{SRV}}})", "GPUs")],
+            w=6,
+            h=4,
+        ),
+        P(
+            "timeseries",
+            "Queue",
+            "Requests waiting (vllm:num_requests_waiting) and running (vllm:num_requests_running) per model server.",
+            "short",
+            [
+                _srv("fm_serving:requests_waiting:sum", "{{model_server}} waiting"),
+                _srv("fm_serving:requests_running:sum", "{{model_server}} running"),
+            ],
+        ),
+        P(
+            "timeseries",
+            "Tokens per second",
+            "Generated (vllm:generation_tokens_total) and prompt "
+            "(vllm:prompt_tokens_total) tokens per second, 5-minute rate.",
+            "short",
+            [
+                _srv("fm_serving:generation_tokens:rate5m", "{{model_server}} generated"),
+                _srv("fm_serving:prompt_tokens:rate5m", "{{model_server}} prompt"),
+            ],
+        ),
+    ]
+
+
+def _serving_latency() -> list[P]:
+    return [
+        P(
+            "timeseries",
+            "Time to first token",
+            "fm_serving:ttft_seconds:p50/p95/p99 "
+            "(vllm:time_to_first_token_seconds, 5-minute window). FmServingTtftSloBreach fires on p95.",
+            "s",
+            [_srv(f"fm_serving:ttft_seconds:{q}", f"{{{{model_server}}}} {q}") for q in ("p50", "p95", "p99")],
+            w=8,
+        ),
+        P(
+            "timeseries",
+            "Inter-token latency",
+            "fm_serving:inter_token_latency_seconds:p50/p95 "
+            "(vllm:inter_token_latency_seconds: time between two outputs of a stream).",
+            "s",
+            [_srv(f"fm_serving:inter_token_latency_seconds:{q}", f"{{{{model_server}}}} {q}") for q in ("p50", "p95")],
+            w=8,
+        ),
+        P(
+            "timeseries",
+            "End-to-end latency (p95)",
+            "fm_serving:e2e_latency_seconds:p95 (vllm:e2e_request_latency_seconds).",
+            "s",
+            [_srv("fm_serving:e2e_latency_seconds:p95")],
+            w=8,
+        ),
+    ]
+
+
+def _serving_capacity() -> list[P]:
+    restarts = (
+        f'sum by (model_server, pod) (increase(kube_pod_container_status_restarts_total{{cluster=~"$cluster"}}'
+        f"[$__range]) * on(cluster, namespace, pod) group_left(model_server) fm_serving:pod:info{{{SRV}}})"
+    )
+    return [
+        P(
+            "timeseries",
+            "KV-cache usage",
+            "fm_serving:kv_cache_usage:avg and :max (vllm:kv_cache_usage_perc, 1 = "
+            "full): a full cache queues and preempts requests.",
+            "percentunit",
+            [
+                _srv("fm_serving:kv_cache_usage:avg", "{{model_server}} mean"),
+                _srv("fm_serving:kv_cache_usage:max", "{{model_server}} max"),
+            ],
+        ),
+        P(
+            "timeseries",
+            "GPU utilisation",
+            "fm_serving:gpu_utilization:avg (DCGM_FI_DEV_GPU_UTIL of the servers' pods, workers included).",
+            "percent",
+            [_srv("fm_serving:gpu_utilization:avg")],
+        ),
+        P(
+            "timeseries",
+            "GPU memory used",
+            "fm_serving:gpu_memory_used_mib:sum (DCGM_FI_DEV_FB_USED summed).",
+            "decmbytes",
+            [_srv("fm_serving:gpu_memory_used_mib:sum")],
+        ),
+        P(
+            "table",
+            "Pod restarts in the time range",
+            "kube_pod_container_status_restarts_total increase per server "
+            "pod (kube-state-metrics); FmServingPodRestarting fires on restarts.",
+            "short",
+            [(restarts, "{{pod}}")],
+        ),
+        P(
+            "timeseries",
+            "Scrape targets up",
+            "up of the fm-serving job: 1 per server pod whose /metrics answers.",
+            "short",
+            [(f'up{{job="fm-serving", {SRV}, instance=~"$instance"}}', "{{pod}}")],
+            w=24,
+        ),
+    ]
+
+
+def serving() -> dict[str, Any]:
+    rows = [
+        ("Traffic", _serving_traffic()),
+        ("Latency", _serving_latency()),
+        ("KV cache, GPUs and pods", _serving_capacity()),
+    ]
+    variables = _variables(False, f'up{{job="fm-serving", {CL}}}')
+    variables.append(
+        dash.QueryVariable("model_server")
+        .label("Model server")
+        .datasource(DS)
+        .query(
+            {"query": f"label_values(fm_serving:requests_running:sum{{{CL}}}, model_server)", "refId": "model_server"}
+        )
+        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(VariableSort.ALPHABETICAL_ASC)
+        .include_all(True)
+        .all_value(".*")
+        .multi(True)
+    )
+    return _build(
+        "fm-serving",
+        "Serving",
+        "Model servers (vLLM, Prometheus job fm-serving): queue, tokens/s, time to first token, inter-token and "
+        "end-to-end latency, KV-cache use, the GPUs of the servers' pods and pod restarts, from the fm_serving:* "
+        "recording rules (fmconstructs.serving.observability).",
+        ["serving"],
+        rows,
+        variables,
+        "now-6h",
+    )
+
+
 DASHBOARDS: dict[str, Callable[[], dict[str, Any]]] = {
     "training-job.json": training_job,
     "queue.json": queue,
     "team-usage.json": team_usage,
+    "serving.json": serving,
 }
 
 

@@ -30,6 +30,7 @@ from ..eks.addons import ChartSource, check_chart_source
 from ..eks.versions import version_tuple
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..health.nccl_eks_schedule import NCCL_METRICS_SERVICE
+from ..serving.observability import ServingAlertThresholds, add_serving_rules, serving_scrape_job
 from ._checks import (
     PrometheusDuration,
     check_aps_workspace_arn,
@@ -93,7 +94,11 @@ def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
 
 
 def eks_scrape_config(
-    *, cluster_label: str, scrape_interval: PrometheusDuration = "30s", kueue: bool = False
+    *,
+    cluster_label: str,
+    scrape_interval: PrometheusDuration = "30s",
+    kueue: bool = False,
+    serving: bool = False,
 ) -> dict[str, Any]:
     """The managed scraper's Prometheus configuration: DCGM exporter (its pod attribution labels kept), node exporter
     (with EFA counters), the scheduled NCCL check's metrics Service (:mod:`fmconstructs.health.nccl_eks_schedule`; no
@@ -104,7 +109,10 @@ def eks_scrape_config(
         collector's own minimum, if any, is not in its API reference (UNCONFIRMED); CreateScraper reports it.
     :param kueue: also scrape Kueue's metrics Service (job ``kueue``, :mod:`fmconstructs.observability.kueue_metrics`,
         whose notes say what is UNCONFIRMED). Default False.
+    :param serving: also the model servers' vLLM metrics (job ``fm-serving``,
+        :func:`fmconstructs.serving.observability.serving_scrape_job`). Default False.
     """
+    check_bool("serving", serving)
     cluster_label = _synth_label(cluster_label)
     interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
     check_bool("kueue", kueue)
@@ -117,6 +125,7 @@ def eks_scrape_config(
             kube_state_metrics_job(cluster_label),
             app_metrics_job(cluster_label),
             *([kueue_job(cluster_label)] if kueue else []),
+            *([serving_scrape_job(cluster_label)] if serving else []),
         ],
     }
 
@@ -302,6 +311,9 @@ class AmpEksScraper(Construct):
         install_kube_state_metrics: bool = True,
         kube_state_metrics_source: ChartSource | None = None,
         scrape_kueue: bool = False,
+        serving: bool = False,
+        serving_thresholds: ServingAlertThresholds | None = None,
+        serving_rule_namespace: str | None = None,
     ) -> None:
         """
         :param workspace: the destination: a :class:`PrometheusWorkspace` or a workspace ARN (a deploy-time value
@@ -321,6 +333,12 @@ class AmpEksScraper(Construct):
             Queue dashboard's Kueue panels. Default False: whether the managed scraper's token passes Kueue's
             authentication and whether CreateScraper accepts ``insecure_skip_verify`` are UNCONFIRMED
             (:mod:`fmconstructs.observability.kueue_metrics`).
+        :param serving: collect the model servers' vLLM metrics (job ``fm-serving``) and add this cluster's
+            ``fm_serving:*`` recording rules and alerts to the workspace (:mod:`fmconstructs.serving.observability`).
+            Default False.
+        :param serving_thresholds: the serving alerts' SLOs and limits; default ``ServingAlertThresholds()``.
+        :param serving_rule_namespace: the rule groups namespace of those rules; default
+            ``fmconstructs-serving-<cluster_label>``.
         """
         check_scope(scope, id)
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
@@ -337,7 +355,7 @@ class AmpEksScraper(Construct):
         check_chart_source("kube_state_metrics_source", kube_state_metrics_source)
         check_bool("scrape_kueue", scrape_kueue)
         scrape_config = eks_scrape_config(
-            cluster_label=cluster_label, scrape_interval=scrape_interval, kueue=scrape_kueue
+            cluster_label=cluster_label, scrape_interval=scrape_interval, kueue=scrape_kueue, serving=serving
         )
         chosen = (
             list(cluster.vpc.private_subnets)
@@ -389,6 +407,18 @@ class AmpEksScraper(Construct):
             self._warn_without_graceful_shutdown(cluster)
         self.kube_state_metrics = (
             add_kube_state_metrics(cluster, source=kube_state_metrics_source) if install_kube_state_metrics else None
+        )
+        self.serving_rules = (
+            add_serving_rules(
+                self,
+                "ServingRules",
+                workspace_arn=workspace_arn,
+                cluster_label=cluster_label,
+                thresholds=serving_thresholds,
+                rule_namespace=serving_rule_namespace,
+            )
+            if serving
+            else None
         )
 
     def _warn_without_graceful_shutdown(self, cluster: GpuEksCluster) -> None:

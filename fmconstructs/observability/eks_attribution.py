@@ -9,15 +9,16 @@ Three pieces, all scraped by the AMP managed scraper (:class:`~fmconstructs.obse
   reports about the pod that holds the GPU.
 - **kube-state-metrics** (:func:`add_kube_state_metrics`), chart ``prometheus-community/kube-state-metrics`` 8.4.0,
   with ``--metric-labels-allowlist=namespaces=[team],pods=[team,batch.kubernetes.io/job-name,
-  jobset.sigs.k8s.io/jobset-name]``: ``kube_namespace_labels{namespace,label_team}`` and ``kube_pod_labels{namespace,
-  pod,label_team,label_batch_kubernetes_io_job_name,label_jobset_sigs_k8s_io_jobset_name}`` join GPU series to a team
-  and a job.
+  jobset.sigs.k8s.io/jobset-name,fmconstructs.io/model-server]``: ``kube_namespace_labels{namespace,label_team}``
+  and ``kube_pod_labels{namespace,pod,label_team,label_batch_kubernetes_io_job_name,
+  label_jobset_sigs_k8s_io_jobset_name,label_fmconstructs_io_model_server}`` join GPU series to a team, a job and a
+  model server (:mod:`fmconstructs.serving.observability`).
 - **Application metrics** (:func:`app_metrics_job`, Prometheus job ``fm-app``): pods annotated
   ``fmconstructs.io/scrape: "true"`` and ``fmconstructs.io/port: "<port>"`` (optionally ``fmconstructs.io/path``,
   default ``/metrics``) are scraped through pod discovery; their series carry ``namespace`` and ``pod``.
 
 Cardinality stays bounded: kube-state-metrics runs only the ``pods``, ``namespaces``, ``nodes`` and ``jobs``
-collectors (one series family per object of those kinds, no per-object label explosion) and copies only the three
+collectors (one series family per object of those kinds, no per-object label explosion) and copies only the four
 allowlisted label keys (never ``*``); dcgm-exporter adds one label set per (GPU, container holding it), i.e. at most
 one per GPU with whole-GPU allocation, and pod labels stay off (``kubernetes.enablePodLabels: false``); the
 application job only scrapes pods that opt in, and its own labels cannot overwrite ``namespace``/``pod``
@@ -69,7 +70,9 @@ KUBE_STATE_METRICS_COLLECTORS: tuple[str, ...] = ("pods", "namespaces", "nodes",
 #: ``--metric-labels-allowlist``).
 KUBE_STATE_METRICS_LABELS_ALLOWLIST: tuple[str, ...] = (
     f"namespaces=[{TEAM_LABEL}]",
-    f"pods=[{TEAM_LABEL},batch.kubernetes.io/job-name,jobset.sigs.k8s.io/jobset-name]",
+    # fmconstructs.io/model-server: every pod of a model server (multi-node workers too) joins its GPU series to the
+    # server (fmconstructs.serving.observability, fm_serving:pod:info)
+    f"pods=[{TEAM_LABEL},batch.kubernetes.io/job-name,jobset.sigs.k8s.io/jobset-name,fmconstructs.io/model-server]",
 )
 #: The image tag the chart uses when ``image.tag`` is empty: ``v`` + appVersion (templates/_helpers.tpl
 #: ``kube-state-metrics.image``).
