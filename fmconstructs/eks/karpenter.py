@@ -159,7 +159,7 @@ class Karpenter(Construct):
         _addons.check_chart_source("source", source)
         if node_role is not None:
             check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
-        self.cluster = cluster
+        self.cluster: GpuEksCluster = cluster
         self.pin = KARPENTER.with_version(version)
         self.interruption_queue = self._interruption_queue()
         self.node_role: iam.IRole = node_role or self._node_role()
