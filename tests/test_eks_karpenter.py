@@ -72,7 +72,7 @@ def validate(manifest: dict[str, Any]) -> None:
     spec = manifest["spec"]
     if manifest["kind"] == "EC2NodeClass":
         # "must specify exactly one of ['role', 'instanceProfile']"; alias terms are exclusive
-        assert "role" in spec and "instanceProfile" not in spec
+        assert ("role" in spec) != ("instanceProfile" in spec)
         assert len(spec["amiSelectorTerms"]) == 1 and spec["amiSelectorTerms"][0]["alias"].startswith("al2023@")
         interfaces = spec.get("networkInterfaces", [])
         if interfaces:
@@ -311,6 +311,21 @@ def test_a_private_registry_source_sets_the_chart_and_the_controller_image():
     assert "karpenter/controller" in rendered and '\\"image\\":{\\"repository\\"' not in rendered.split("controller")[0]
 
 
+def test_isolated_vpc_uses_an_instance_profile_and_the_isolated_setting():
+    scene = new_scene("KarpIsolated")
+    cluster = GpuEksCluster(scene.stack, "Eks", vpc=scene.vpc)
+    karpenter = cluster.add_karpenter(isolated_vpc=True)
+    karpenter.add_gpu_node_pool("p5en", instance_types=["p5en.48xlarge"], max_nodes=2)
+    template = scene.template()
+    node_role = _logical_id(scene.stack, karpenter.node_role)
+    template.has_resource_properties("AWS::IAM::InstanceProfile", {"Roles": [{"Ref": node_role}]})
+    (klass,) = [m for m in _manifests_of(template) if m["kind"] == "EC2NodeClass"]
+    assert "role" not in klass["spec"] and "instanceProfile" in klass["spec"]
+    values = karpenter_values(cluster_name="c", interruption_queue_name="q", isolated_vpc=True)
+    assert values["settings"]["isolatedVPC"] is True
+    _assert_keys_exist(values, yaml.safe_load((DATA / "values.yaml").read_text()), "")
+
+
 def _manifests_of(template: Template) -> list[dict[str, Any]]:
     """The Karpenter manifests of the template, deploy-time values replaced by stand-ins."""
     stand_in = "sg-0aaaaaaaaaaaaaaa0"
@@ -347,6 +362,7 @@ def test_rendered_pool_in_the_template_is_valid_and_uses_the_cluster_groups(synt
     [
         pytest.param(node_class(), id="class-default"),
         pytest.param(node_class(efa_instance_type="p5.48xlarge"), id="class-p5-efa"),
+        pytest.param(node_class(role=None, instance_profile="KarpenterNodeProfile"), id="class-instance-profile"),
         pytest.param(node_class(efa_instance_type="p6-b300.48xlarge"), id="class-p6-b300-efa"),
         pytest.param(
             node_class(
@@ -505,6 +521,8 @@ def test_a_multi_efa_type_must_be_alone_in_its_pool():
         (lambda: node_class(security_group_ids=[], security_group_tags={}), "security_group_tags"),
         (lambda: node_class(efa_instance_type="p6e-gb200.36xlarge"), r"efa_instance_type\[0\]"),
         (lambda: node_class(capacity_reservations=["cr-0123"]), r"capacity_reservations\[0\]"),
+        (lambda: node_class(role=None), "role"),
+        (lambda: node_class(instance_profile="KarpenterNodeProfile"), "role"),
         (lambda: CapacityReservationTerm(), "id"),
         (lambda: CapacityReservationTerm(id="r-0123"), "id"),
         (lambda: CapacityReservationTerm(id="cr-0123", tags={"k": "v"}), "tags"),

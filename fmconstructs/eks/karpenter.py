@@ -34,9 +34,10 @@ patch release v1.14.1"):
 
 Private clusters: ``source=ChartSource.oci("oci://<account>.dkr.ecr.<region>.amazonaws.com/<path>/karpenter")
 .with_image("<account>.dkr.ecr.<region>.amazonaws.com/karpenter/controller")`` pulls the chart and the controller
-image from ECR (``controller.image`` in the chart; the digest pin is cleared, the tag defaults to 1.14.1). The
-controller also needs the EC2, SSM, pricing, SQS and EKS endpoints (Karpenter docs "Private Clusters":
-``settings.isolatedVPC`` turns the pricing API off; UNCONFIRMED here, not set).
+image from ECR (``controller.image`` in the chart; the digest pin is cleared, the tag defaults to 1.14.1). VPCs
+without internet access: ``isolated_vpc=True`` (``settings.isolatedVPC`` and an instance profile made here, see
+:class:`Karpenter`), plus the interface endpoints Getting Started "Private Clusters" lists (ec2, ecr.api, ecr.dkr, s3,
+sts, ssm, sqs, eks).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .. import _nag
-from .._validate import check_construct, check_sequence, located
+from .._validate import check_bool, check_construct, check_sequence, located
 from ..errors import FmTypeError, FmValidationError
 from . import addons as _addons
 from . import karpenter_iam as _iam
@@ -108,9 +109,17 @@ INTERRUPTION_RULES: dict[str, tuple[str, str]] = {
 
 
 def karpenter_values(
-    *, cluster_name: str, interruption_queue_name: str, source: _addons.ChartSource | None = None
+    *,
+    cluster_name: str,
+    interruption_queue_name: str,
+    source: _addons.ChartSource | None = None,
+    isolated_vpc: bool = False,
 ) -> dict[str, Any]:
-    """Helm values for the Karpenter chart (keys of charts/karpenter/values.yaml at v1.14.1)."""
+    """Helm values for the Karpenter chart (keys of charts/karpenter/values.yaml at v1.14.1); ``isolated_vpc`` sets
+    ``settings.isolatedVPC`` (Getting Started "Private Clusters": ``--set settings.isolatedVPC=true``; reference/
+    settings.md ``ISOLATED_VPC``: "assume we can't reach AWS services which don't have a VPC endpoint", no pricing
+    API look-ups)."""
+    check_bool("isolated_vpc", isolated_vpc)
     controller: dict[str, Any] = {
         "resources": {"requests": dict(_CONTROLLER_RESOURCES), "limits": dict(_CONTROLLER_RESOURCES)}
     }
@@ -123,7 +132,11 @@ def karpenter_values(
         }
     return {
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT},
-        "settings": {"clusterName": cluster_name, "interruptionQueue": interruption_queue_name},
+        "settings": {
+            "clusterName": cluster_name,
+            "interruptionQueue": interruption_queue_name,
+            **({"isolatedVPC": True} if isolated_vpc else {}),
+        },
         "controller": controller,
     }
 
@@ -142,6 +155,7 @@ class Karpenter(Construct):
         version: str | None = None,
         source: _addons.ChartSource | None = None,
         node_role: iam.IRole | None = None,
+        isolated_vpc: bool = False,
     ) -> None:
         """
         :param version: the chart version (default :data:`KARPENTER`'s 1.14.1; the IAM policies and CRDs are those
@@ -149,6 +163,11 @@ class Karpenter(Construct):
         :param source: where the chart and controller image come from (see the module docstring).
         :param node_role: the role of Karpenter's nodes. Default: a new role (EC2 principal, the node policies).
             Not the cluster's node role: managed node groups already hold its access entry.
+        :param isolated_vpc: for VPCs without internet access: ``settings.isolatedVPC`` and an instance profile made
+            here for the node role (node classes name it in ``spec.instanceProfile``), because "there is currently no
+            VPC private endpoint for the IAM API. As a result, you cannot use the default ``spec.role`` field"
+            (Getting Started "Private Clusters", v1.14). Default False (upstream's default: Karpenter manages the
+            instance profiles).
         """
         super().__init__(scope, id)
         from .cluster import GpuEksCluster
@@ -159,8 +178,10 @@ class Karpenter(Construct):
         _addons.check_chart_source("source", source)
         if node_role is not None:
             check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
+        check_bool("isolated_vpc", isolated_vpc)
         self.cluster: GpuEksCluster = cluster
         self.pin = KARPENTER.with_version(version)
+        self.isolated_vpc = isolated_vpc
         self.interruption_queue = self._interruption_queue()
         self.node_role: iam.IRole = node_role or self._node_role()
         self.node_access_entry = eks.AccessEntry(
@@ -170,6 +191,12 @@ class Karpenter(Construct):
             principal=self.node_role.role_arn,
             access_policies=[],
             access_entry_type=eks.AccessEntryType.EC2_LINUX,
+        )
+        #: The node role's instance profile when ``isolated_vpc`` (else Karpenter makes them).
+        self.instance_profile: iam.CfnInstanceProfile | None = (
+            iam.CfnInstanceProfile(self, "NodeInstanceProfile", roles=[self.node_role.role_name])
+            if isolated_vpc
+            else None
         )
         self.controller_role = self._controller_role()
         self.chart = self._install(source)
@@ -255,6 +282,7 @@ class Karpenter(Construct):
             cluster_name=self.cluster.cluster_name,
             interruption_queue_name=self.interruption_queue.queue_name,
             source=source,
+            isolated_vpc=self.isolated_vpc,
         )
         # The image goes through the chart's own key (controller.image); the source keeps the chart and values.
         chart_source = None if source is None else _addons.ChartSource(source.repository, values=source.values)
@@ -331,7 +359,8 @@ class Karpenter(Construct):
             )
         node_class = _manifests.ec2_node_class_manifest(
             name=name,
-            role=self.node_role.role_name,
+            role=None if self.instance_profile is not None else self.node_role.role_name,
+            instance_profile=None if self.instance_profile is None else self.instance_profile.ref,
             subnet_ids=[subnet.subnet_id for subnet in chosen],
             security_group_ids=groups,
             ami_version=ami_version,

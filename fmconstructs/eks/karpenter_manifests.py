@@ -335,7 +335,8 @@ def _selector_terms(
 def ec2_node_class_manifest(
     *,
     name: str,
-    role: str,
+    role: str | None = None,
+    instance_profile: str | None = None,
     subnet_ids: Sequence[str] = (),
     subnet_tags: Mapping[str, str] | None = None,
     security_group_ids: Sequence[str] = (),
@@ -352,13 +353,21 @@ def ec2_node_class_manifest(
     an encrypted gp3 root volume, subnets and security groups by id and/or tags, the reservations to use, and, for
     ``efa_instance_type`` with EFA on several cards, that type's EFA interface layout.
 
-    :param role: the node role's name (Karpenter makes the instance profile).
+    :param role: the node role's name (Karpenter makes the instance profile), or
+    :param instance_profile: an instance profile's name (Karpenter does not touch IAM; the way for VPCs without an
+        IAM endpoint, Getting Started "Private Clusters"). Exactly one of the two (CRD rule).
     :param ami_version: ``latest`` (default: new AMIs drift nodes, within the NodePool's disruption budget) or an
         amazon-eks-ami release tag (``v20240807``) to pin.
     :param imds_hop_limit: IMDSv2 hop limit, 1 (default) or 2.
     """
     check_name("name", name)
-    check_str("role", role, min_length=1, allowed="the node role's name")
+    if (role is None) == (instance_profile is None):
+        raise FmValidationError("role", role, "given, or instance_profile given instead (exactly one of the two)")
+    identity = (
+        {"role": check_str("role", role, min_length=1, allowed="the node role's name")}
+        if role is not None
+        else {"instanceProfile": check_str("instance_profile", instance_profile, min_length=1, allowed="a name")}
+    )
     check_str("ami_version", ami_version, pattern=_AMI_VERSION, allowed="'latest' or an AMI release tag 'vYYYYMMDD'")
     size = check_count("root_volume_size_gib", root_volume_size_gib, minimum=1, maximum=_MAX_VOLUME_GIB)
     check_count("imds_hop_limit", imds_hop_limit, minimum=1, maximum=2)
@@ -372,7 +381,7 @@ def ec2_node_class_manifest(
     if kms_key_id is not None:
         ebs["kmsKeyID"] = check_str("kms_key_id", kms_key_id, min_length=1, allowed="a KMS key id or ARN")
     spec: dict[str, Any] = {
-        "role": role,
+        **identity,
         "amiSelectorTerms": [{"alias": f"al2023@{ami_version}"}],
         "subnetSelectorTerms": _selector_terms("subnet", subnet_ids, subnet_tags, _SUBNET_ID, "subnet-0123abcd"),
         "securityGroupSelectorTerms": _selector_terms(
