@@ -307,8 +307,14 @@ def test_a_private_registry_source_sets_the_chart_and_the_controller_image():
     template = scene.template()
     (chart,) = template.find_resources("Custom::AWSCDK-EKS-HelmChart", {"Properties": {"Chart": "karpenter"}}).values()
     assert chart["Properties"]["Repository"] == "oci://111122223333.dkr.ecr.us-east-1.amazonaws.com/charts/karpenter"
-    rendered = json.dumps(chart["Properties"]["Values"])
-    assert "karpenter/controller" in rendered and '\\"image\\":{\\"repository\\"' not in rendered.split("controller")[0]
+    body = chart["Properties"]["Values"]
+    values = json.loads("".join(p if isinstance(p, str) else "token" for p in body["Fn::Join"][1]))
+    assert values["controller"]["image"] == {
+        "repository": "111122223333.dkr.ecr.us-east-1.amazonaws.com/karpenter/controller",
+        "tag": "1.14.1",
+        "digest": "",
+    }
+    assert "image" not in values  # the chart has no top-level image key (values.yaml v1.14.1)
 
 
 def test_isolated_vpc_uses_an_instance_profile_and_the_isolated_setting():
