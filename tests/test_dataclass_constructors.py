@@ -162,7 +162,24 @@ SSP = "fmconstructs.compute.slurm_scripts.SlurmScriptPiece"
 SSD = "fmconstructs.compute.slurm_scripts.SlurmScriptDirs"
 _PROLOG = "fmconstructs.compute.slurm_scripts.SlurmHook"
 
+KRT = "fmconstructs.eks.karpenter_manifests.CapacityReservationTerm"
+KND = "fmconstructs.eks.karpenter_manifests.NodePoolDisruption"
+
 BAD: dict[str, list[tuple[str, Row]]] = {
+    KRT: [
+        ("nothing-selected", lambda c: _m(KRT)()),
+        ("bad-id", lambda c: _m(KRT)(id="r-0123")),
+        ("id-with-tags", lambda c: _m(KRT)(id="cr-0123", tags={"k": "v"})),
+        ("empty-tag-value", lambda c: _m(KRT)(tags={"k": ""})),
+        ("bad-owner", lambda c: _m(KRT)(tags={"k": "v"}, owner_id="12")),
+        ("bad-match-criteria", lambda c: _m(KRT)(instance_match_criteria="closed")),
+    ],
+    KND: [
+        ("policy-str", lambda c: _m(KND)(consolidation_policy="WhenEmpty")),
+        ("bad-duration", lambda c: _m(KND)(consolidate_after="10 minutes")),
+        ("bad-expiry", lambda c: _m(KND)(expire_after="30d")),
+        ("budget-over-100", lambda c: _m(KND)(budget_nodes="110%")),
+    ],
     SSP: [
         ("name-without-order", lambda c: _m(SSP)(hook=_enum(_PROLOG, "PROLOG"), name="x.sh", text="#!/bin/sh\n")),
         ("text-without-shebang", lambda c: _m(SSP)(hook=_enum(_PROLOG, "PROLOG"), name="20-x.sh", text="exit 0")),
@@ -479,6 +496,9 @@ BAD: dict[str, list[tuple[str, Row]]] = {
 
 # --- factory classmethods: "module.Class.method" -> build with good inputs -----------------------------------------
 FACTORIES: dict[str, Row] = {
+    f"{KRT}.for_capacity": lambda c: _m(KRT).for_capacity(
+        _m("fmconstructs.capacity.CapacityBlock")(reservation_id="cr-0123456789abcdef0")
+    ),
     f"{HPC}.on_demand": lambda c: _m(HPC).on_demand(),
     f"{HPC}.training_plan": lambda c: _m(HPC).training_plan(ARN, instance_type="p5.48xlarge", instance_count=2.0),
     f"{HPO}.slurm": lambda c: _m(HPO).slurm(

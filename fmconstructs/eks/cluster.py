@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import jsii
 from aws_cdk import (
@@ -66,6 +66,9 @@ from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
 from .scheduling import KueueScheduling
 from .versions import DEFAULT_KUBERNETES_VERSION, check_kubernetes_version, kubectl_layer_for
 from .vpc_cni import vpc_cni_with_own_role
+
+if TYPE_CHECKING:
+    from .karpenter import Karpenter
 
 #: Every control-plane log type (cdk-nag AwsSolutions-EKS2 asks for all of them).
 ALL_CONTROL_PLANE_LOGS: tuple[eks.ClusterLoggingTypes, ...] = (
@@ -407,6 +410,8 @@ class GpuEksCluster(Construct):
         self._charts: dict[str, eks.HelmChart] = {}
         #: :meth:`add_topology_scheduling`'s construct, once added.
         self.topology_scheduling: KueueScheduling | None = None
+        #: :meth:`add_karpenter`'s construct, once added.
+        self.karpenter: Karpenter | None = None
         self._chart_sources: dict[str, _addons.ChartSource] = {}
         self._fsx_csi_driver: eks.Addon | None = None
         self._hyperpod_instance_types: list[str] = []
@@ -528,6 +533,17 @@ class GpuEksCluster(Construct):
             )
         self.topology_scheduling = KueueScheduling(self, "TopologyScheduling", cluster=self, **options)
         return self.topology_scheduling
+
+    def add_karpenter(self, **options: Any) -> Karpenter:
+        """Karpenter (pinned chart, controller IAM through Pod Identity, node role and access entry, interruption
+        queue) for elastic GPU NodePools; see :class:`~fmconstructs.eks.karpenter.Karpenter` for ``options`` and
+        :meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool`. Once per cluster."""
+        from .karpenter import Karpenter
+
+        if self.karpenter is not None:
+            raise FmValidationError("add_karpenter", "a second call", "one call per cluster")
+        self.karpenter = Karpenter(self, "Karpenter", cluster=self, **options)
+        return self.karpenter
 
     # --- add-ons ------------------------------------------------------------------------------------------------
     def _chart(
