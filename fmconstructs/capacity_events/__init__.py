@@ -676,10 +676,11 @@ class CapacityBlockEvents(Construct):
                 "topic's key only (SNS server-side encryption needs the publisher to generate data keys)"
             ),
         }
-        if self.pcs_login_node_group_id is not None or self.eks_cluster is not None:
+        if self.pcs_login_node_group_id is not None or self.eks_cluster is not None or self.scaling_targets:
             findings["AwsSolutions-IAM5[Resource::*]"] = (
-                "ec2:DescribeInstances has no resource-level permissions (Service Authorization Reference for "
-                "Amazon EC2: no resource type), so its Resource must be *; the handler only reads instances"
+                "ec2:DescribeInstances, DescribeCapacityReservations and DescribeCapacityBlockExtensionHistory have no "
+                "resource-level permissions (Service Authorization Reference for Amazon EC2: no resource type), so "
+                "their Resource must be *; the handler only reads instances and reservations"
             )
         if self.pcs_login_node_group_id is not None:
             stack = cdk.Stack.of(self)
