@@ -51,6 +51,16 @@ are retried with exponential backoff; a duplicate delivery of the same event cha
 first and the update carries a token derived from the event id; Auto Scaling sizes are absolute). The notice lists
 what was scaled and what failed.
 
+Extended blocks (EC2 User Guide "Extend Capacity Blocks", capacity-blocks-extend: "Your Capacity Reservation ID will
+remain the same after extending the block"; the end date moves when the extension's payment succeeds) keep matching the
+rule, whose pattern names reservation ids only. Nothing here is computed from an end date at deploy time: the drain,
+the cordon and the scale-down run on EC2's expiration warning, sent forty minutes before the block ends
+(capacity-blocks-monitor, which lists no event for an extension). Before acting on a warning the handler reads the
+reservation's current ``EndDate`` and its ``payment-pending`` extensions (ec2:DescribeCapacityReservations,
+ec2:DescribeCapacityBlockExtensionHistory): a block that now ends later than the warning said is left alone (the notice
+says so), a pending extension is named in the notice with how to undo the drain if it is paid
+(:mod:`fmconstructs.capacity_events.handler.extension`). ``fmc capacity extend`` lists and buys extensions.
+
 With ``capacity_reservation_ids`` the rule's event pattern lists them; when the pattern would exceed EventBridge's
 event pattern size quota the ids are split over several rules (:mod:`fmconstructs.capacity_events.patterns`):
 :attr:`CapacityBlockEvents.rules` holds them all, :attr:`CapacityBlockEvents.rule` the first.
@@ -154,7 +164,7 @@ _AWS_SERVICE_NAME = re.compile(r"com\.amazonaws\.[a-z]{2}(?:-[a-z]+)+-[0-9]+\.([
 def _api_services(*, pcs: bool, eks: bool, scaling: Sequence[BlockScalingTarget] = ()) -> tuple[str, ...]:
     """The interface endpoint services of the AWS APIs the handler calls (see ``_SNS`` above)."""
     services = [_SNS]
-    if pcs or eks:
+    if pcs or eks or scaling:  # ec2: DescribeInstances (pcs, eks); DescribeCapacityReservations (any action)
         services.append(_EC2)
     if eks or any(target.kind == EKS_NODEGROUP for target in scaling):
         services.append(_EKS)
@@ -465,6 +475,16 @@ class CapacityBlockEvents(Construct):
                     sid="FindBlockAndLoginInstances", actions=["ec2:DescribeInstances"], resources=["*"]
                 )
             )
+        if pcs_login_node_group_id is not None or eks_cluster is not None or block_targets:
+            # Before acting on an expiration warning the handler checks whether the block was extended
+            # (handler/extension.py). Describe* actions: "*" as for DescribeInstances above (UNCONFIRMED likewise).
+            self.role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="ReadBlockEndDate",
+                    actions=["ec2:DescribeCapacityReservations", "ec2:DescribeCapacityBlockExtensionHistory"],
+                    resources=["*"],
+                )
+            )
         if pcs_login_node_group_id is not None:
             environment["PCS_LOGIN_NODE_GROUP_ID"] = pcs_login_node_group_id
             self.role.add_to_policy(
@@ -656,10 +676,11 @@ class CapacityBlockEvents(Construct):
                 "topic's key only (SNS server-side encryption needs the publisher to generate data keys)"
             ),
         }
-        if self.pcs_login_node_group_id is not None or self.eks_cluster is not None:
+        if self.pcs_login_node_group_id is not None or self.eks_cluster is not None or self.scaling_targets:
             findings["AwsSolutions-IAM5[Resource::*]"] = (
-                "ec2:DescribeInstances has no resource-level permissions (Service Authorization Reference for "
-                "Amazon EC2: no resource type), so its Resource must be *; the handler only reads instances"
+                "ec2:DescribeInstances, DescribeCapacityReservations and DescribeCapacityBlockExtensionHistory have no "
+                "resource-level permissions (Service Authorization Reference for Amazon EC2: no resource type), so "
+                "their Resource must be *; the handler only reads instances and reservations"
             )
         if self.pcs_login_node_group_id is not None:
             stack = cdk.Stack.of(self)

@@ -4,8 +4,10 @@ Exit codes (stable, for CI gates):
 
 ====  ======================================================================================================
 0     plan printed / every preflight check passed
-1     a preflight check failed (a FAIL row); ``fmc health``'s verdict is not HEALTHY
-2     bad command-line usage (click's own code for usage errors)
+1     a preflight check failed (a FAIL row); ``fmc health``'s verdict is not HEALTHY; ``fmc capacity``: EC2
+      answered an error (not found, missing permission, throttling, no capacity)
+2     bad command-line usage (click's own code for usage errors); ``fmc capacity extend --offering`` without
+      ``--yes`` (nothing bought)
 3     the cloud assembly cannot be read: a missing or invalid file, JSON of the wrong shape, a nested assembly
       that points at itself, or no GPU node group in it
 4     no AWS credentials (or the credentials were refused)

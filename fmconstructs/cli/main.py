@@ -486,6 +486,15 @@ def _register_usage() -> None:
 _register_usage()
 
 
+def _register_capacity() -> None:
+    from .capacity import capacity
+
+    cli.add_command(capacity)
+
+
+_register_capacity()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``fmc``): even an error outside a command ends as one line and exit code 70."""
     args = argv if argv is not None else sys.argv[1:]

@@ -162,6 +162,21 @@ def _call(action: str, fn: Callable[..., T], **kwargs: Any) -> T:
         raise AwsProblem(f"{action}: unexpected response ({type(error).__name__}: {error})") from None
 
 
+def extension_hint(info: ReservationInfo, window_hours: float, now: dt.datetime) -> str:
+    """For a Capacity Block that ends inside the training window: the ``fmc capacity extend`` command with the
+    fewest days that cover the shortfall (an extended block keeps its reservation id, so the app needs no change:
+    EC2 User Guide capacity-blocks-extend). Empty for anything else."""
+    from .capacity_aws import EXTENDABLE_STATES
+    from .preflight_options import CAPACITY_BLOCK_DAYS
+
+    if not info.is_capacity_block or info.state not in EXTENDABLE_STATES or info.end_date is None:
+        return ""
+    start = max(now, info.start_date or now)
+    short_hours = (start + dt.timedelta(hours=window_hours) - info.end_date).total_seconds() / 3600
+    days = next((d for d in CAPACITY_BLOCK_DAYS if d * 24 >= short_hours), CAPACITY_BLOCK_DAYS[-1])
+    return f"; extend it (same reservation id): fmc capacity extend --reservation {info.reservation_id} --days {days}"
+
+
 def _target(g: NodeGroupPlan) -> str:
     return f"{g.stack}/{g.group}"
 
@@ -312,7 +327,8 @@ class Preflight:
             if self.training_window_hours is not None:
                 warning = block_end_problem(info, training_window_hours=self.training_window_hours, now=self.now)
                 if warning:
-                    self.report.add("capacity end", f"{target} {rid}", Status.WARN, warning)
+                    hint = extension_hint(info, self.training_window_hours, self.now)
+                    self.report.add("capacity end", f"{target} {rid}", Status.WARN, warning + hint)
                 else:
                     self.report.add(
                         "capacity end",

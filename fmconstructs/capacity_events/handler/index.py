@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import http.client
+import importlib
 import json
 import os
 import random
@@ -32,6 +33,11 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
+
+try:  # package import (tests, fmconstructs)
+    from . import extension as ext
+except ImportError:  # pragma: no cover - Lambda: the asset's root is this directory, index a top-level module
+    ext = importlib.import_module("extension")
 
 # The page shows both spellings in different versions (docs.aws.amazon.com: "Capacity Block Delivered" /
 # "Capacity Block Expiration Warning"; docs.amazonaws.cn and older copies: "Capacity Block Reservation Delivered" /
@@ -486,6 +492,12 @@ def process(
 
     expiring = detail_type in EXPIRY_DETAIL_TYPES
     valid_id = bool(_RESERVATION_ID.fullmatch(reservation_id))
+    if expiring and valid_id and (login_node_group_id or eks_cluster_name or scaling_targets):
+        # An extended block keeps its reservation id: act only if it still ends when the warning says (extension.py).
+        state, line = ext.block_extension(ec2, reservation_id, detail.get("end-date"))
+        result["extension"] = state
+        lines += [line] if line else []
+        expiring = state != ext.EXTENDED
     if expiring and login_node_group_id and valid_id:
         try:
             lines += _drain_lines(
