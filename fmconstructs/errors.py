@@ -153,6 +153,9 @@ class WarningId(str, Enum):
     #: dcgm-exporter job mapping's pieces, or the stack publishes no file assets (inline user data has no room for
     #: them), so GPU series carry no ``hpc_job`` (pass job_mapping=False to silence).
     JOB_MAPPING_SKIPPED = "job-mapping-skipped"
+    #: ModelServer: the cluster has no GPU node group of the server's instance type at synthesis, so its pods stay
+    #: pending until nodes of that type join (a node group added later, or Karpenter).
+    SERVING_NO_NODE_GROUP = "serving-no-node-group"
 
     @property
     def qualified(self) -> str:
