@@ -262,12 +262,13 @@ class ModelServer(Construct):
 
     def _add_namespace(self) -> eks.KubernetesManifest:
         """The namespace, once per cluster (servers sharing it share the manifest)."""
-        owner = self.cluster.cluster
+        owner = self.cluster
         id = f"ServingNamespace-{self.namespace}"
         found = owner.node.try_find_child(id)
         if isinstance(found, eks.KubernetesManifest):
             return found
-        return owner.add_manifest(id, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}
+        return eks.KubernetesManifest(owner, id, cluster=owner.icluster, manifest=[body])
 
     def _add_service_account(self) -> eks.KubernetesManifest:
         """The pods' service account; with a role (EKS Pod Identity) when the weights need AWS access."""
