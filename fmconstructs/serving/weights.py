@@ -184,9 +184,10 @@ class ModelWeights:
 # --- S3 ------------------------------------------------------------------------------------------------------------
 def s3_read_statements(bucket: s3.IBucket, prefix: str) -> list[iam.PolicyStatement]:
     """List the keys under ``prefix`` (``s3:ListBucket`` with an ``s3:prefix`` condition) and read them
-    (``s3:GetObject`` on ``<prefix>*``): the read-only subset of Mountpoint's permissions (awslabs/mountpoint-s3
-    doc/CONFIGURATION.md "IAM permissions": ``s3:ListBucket`` and ``s3:GetObject`` for reading). IAM's ``*`` matches
-    zero characters too, so ``<prefix>*`` also allows listing the prefix itself."""
+    (``s3:GetObject`` on ``<prefix>*``): the policy the driver's docs give a pod that reads a bucket
+    (awslabs/mountpoint-s3-csi-driver v2.7.0 docs/CONFIGURATION.md, cross-account example: ``s3:ListBucket`` on the
+    bucket, ``s3:GetObject`` on ``bucket/*``), narrowed to the model's prefix. IAM's ``*`` matches zero characters
+    too, so ``<prefix>*`` also allows listing the prefix itself (Mountpoint lists ``<prefix>`` to mount it)."""
     return [
         iam.PolicyStatement(
             sid="ListModelPrefix",
