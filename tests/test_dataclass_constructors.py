@@ -162,7 +162,18 @@ SSP = "fmconstructs.compute.slurm_scripts.SlurmScriptPiece"
 SSD = "fmconstructs.compute.slurm_scripts.SlurmScriptDirs"
 _PROLOG = "fmconstructs.compute.slurm_scripts.SlurmHook"
 
+MW = "fmconstructs.serving.weights.ModelWeights"
+_WS = "fmconstructs.serving.weights.WeightsSource"
+
 BAD: dict[str, list[tuple[str, Row]]] = {
+    MW: [
+        ("prefix-with-dotdot", lambda c: _m(MW)(_enum(_WS, "S3"), bucket=c.bucket, prefix="models/../x")),
+        ("s3-without-bucket", lambda c: _m(MW)(_enum(_WS, "S3"), prefix="models/")),
+        ("s3-with-model-id", lambda c: _m(MW)(_enum(_WS, "S3"), bucket=c.bucket, prefix="m/", model_id="o/m")),
+        ("source-as-str", lambda c: _m(MW)("s3", bucket=c.bucket, prefix="m/")),
+        ("bad-model-id", lambda c: _m(MW)(_enum(_WS, "HUGGING_FACE"), model_id="not a model")),
+        ("fsx-without-file-system", lambda c: _m(MW)(_enum(_WS, "FSX"), path="checkpoints")),
+    ],
     SSP: [
         ("name-without-order", lambda c: _m(SSP)(hook=_enum(_PROLOG, "PROLOG"), name="x.sh", text="#!/bin/sh\n")),
         ("text-without-shebang", lambda c: _m(SSP)(hook=_enum(_PROLOG, "PROLOG"), name="20-x.sh", text="exit 0")),
@@ -479,6 +490,8 @@ BAD: dict[str, list[tuple[str, Row]]] = {
 
 # --- factory classmethods: "module.Class.method" -> build with good inputs -----------------------------------------
 FACTORIES: dict[str, Row] = {
+    f"{MW}.from_s3": lambda c: _m(MW).from_s3(c.bucket, prefix="models/llama"),
+    f"{MW}.from_hugging_face": lambda c: _m(MW).from_hugging_face("meta-llama/Llama-3.1-8B"),
     f"{HPC}.on_demand": lambda c: _m(HPC).on_demand(),
     f"{HPC}.training_plan": lambda c: _m(HPC).training_plan(ARN, instance_type="p5.48xlarge", instance_count=2.0),
     f"{HPO}.slurm": lambda c: _m(HPO).slurm(
@@ -554,6 +567,7 @@ FACTORIES: dict[str, Row] = {
 
 #: Factories not round-tripped here, with where they are covered.
 FACTORIES_ELSEWHERE: dict[str, str] = {
+    f"{MW}.from_fsx": "needs an FSx for Lustre file system construct: tests/test_serving_weights.py",
     "fmconstructs.hyperpod.eks_dependencies.HyperPodDependenciesChart.from_directory": (
         "needs a chart checkout on disk: tests/test_hyperpod_eks_dependencies.py"
     ),

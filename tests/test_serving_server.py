@@ -18,7 +18,7 @@ from fmconstructs import CapacityBlock, FmTypeError, FmValidationError
 from fmconstructs.eks import DEFAULT_KUBERNETES_VERSION, GpuEksCluster
 from fmconstructs.errors import WarningId
 from fmconstructs.serving import vllm
-from fmconstructs.serving.lws import LWS, LWS_API_VERSION, lws_values
+from fmconstructs.serving.lws import LWS_API_VERSION, lws_chart_pin, lws_values
 from fmconstructs.serving.model_server import ModelServer
 from fmconstructs.serving.weights import ModelWeights, claim_mount
 
@@ -258,7 +258,8 @@ def test_extra_args_must_be_a_list():
 
 # --- the LWS controller pin -----------------------------------------------------------------------------------------
 def test_lws_chart_is_pinned_to_the_release_oci_chart():
-    assert (LWS.repository, LWS.version, LWS.namespace, LWS.release) == (
+    pin = lws_chart_pin()
+    assert (pin.repository, pin.version, pin.namespace, pin.release) == (
         "oci://registry.k8s.io/lws/charts/lws",
         "0.10.0",
         "lws-system",
@@ -476,3 +477,31 @@ def test_a_node_group_of_another_type_is_refused():
             instance_type="p5en.48xlarge",
             node_group=group,
         )
+
+
+# --- light imports ---------------------------------------------------------------------------------------------------
+def test_the_renderers_import_no_aws_cdk():
+    """The vLLM/LWS renderers run without the jsii runtime (the ``fmc`` command may render them)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fmconstructs.serving.vllm, fmconstructs.serving.lws; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'aws_cdk', 'constructs', 'jsii'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).parent.parent
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_local_eks_names_match_fmconstructs_eks():
+    from fmconstructs.eks import addons
+
+    assert (vllm.GPU_TAINT_KEY, vllm.INSTANCE_TYPE_LABEL) == (addons.GPU_TAINT_KEY, addons.INSTANCE_TYPE_LABEL)
+
+
+@pytest.mark.parametrize("name", ["Llama", "llama_8b", "-llama", "a" * 64, ""])
+def test_server_names_are_dns_labels(name):
+    with pytest.raises(FmValidationError, match=r"^name must be a DNS-1123 label"):
+        vllm.render_service(name=name, namespace="fm-serving")

@@ -140,7 +140,9 @@ def test_s3_role_lists_and_reads_only_the_model_prefix(s3_server):
     assert by_sid["ListModelPrefix"]["Condition"] == {"StringLike": {"s3:prefix": ["llama/8b/*"]}}
     assert by_sid["ReadModelObjects"]["Action"] == "s3:GetObject"
     resource = json.dumps(by_sid["ReadModelObjects"]["Resource"])
-    assert resource.endswith('"/llama/8b/*"]]}') and resolve(server.weights.bucket.bucket_arn)["Fn::GetAtt"][0] in resource
+    assert (
+        resource.endswith('"/llama/8b/*"]]}') and resolve(server.weights.bucket.bucket_arn)["Fn::GetAtt"][0] in resource
+    )
     # Nothing else on S3: no Put/Delete, no bucket-wide read.
     assert all(s["Action"] in ("s3:ListBucket", "s3:GetObject") for s in statements)
 

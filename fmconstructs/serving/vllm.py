@@ -18,6 +18,7 @@ pods of a LeaderWorkerSet run Ray only: no port, no probes.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,10 +26,27 @@ from typing import Any
 
 from .._validate import check_count, check_str, check_str_sequence
 from ..catalog import get_instance_spec
-from ..eks.addons import GPU_TAINT_KEY, INSTANCE_TYPE_LABEL
-from ..eks.manifests import check_name
 from ..errors import FmValidationError, is_token
 from .lws import GROUP_SIZE_ENV, LEADER_ADDRESS_ENV, LWS_API_VERSION, WORKER_INDEX_LABEL
+
+# This module imports no aws_cdk (nor fmconstructs.eks, whose package imports it): the ``fmc`` command and tests
+# render manifests without the jsii runtime. The two EKS names below are those of fmconstructs.eks.addons
+# (GPU_TAINT_KEY, INSTANCE_TYPE_LABEL); tests/test_serving_server.py checks they stay equal.
+#: The taint GPU node groups carry (fmconstructs.eks.addons.GPU_TAINT_KEY).
+GPU_TAINT_KEY = "nvidia.com/gpu"
+#: The well-known node label holding the EC2 instance type (kubelet sets it on every node, managed node groups and
+#: Karpenter alike; fmconstructs.eks.addons.INSTANCE_TYPE_LABEL).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+#: A DNS-1123 label (Kubernetes "Object Names and IDs"): names of the server, its namespace and its objects.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def check_dns_label(parameter: str, value: object) -> Any:
+    """A DNS-1123 label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit (the rule
+    of fmconstructs.eks._names.check_dns_label, without importing fmconstructs.eks)."""
+    allowed = "a DNS-1123 label: 1-63 of a-z, 0-9 and '-', starting and ending with a letter or digit"
+    return check_str(parameter, value, pattern=_DNS_LABEL, allowed=allowed)
+
 
 # --- pins ----------------------------------------------------------------------------------------------------------
 #: vLLM v0.30.0. The vLLM repository snapshot could not be fetched here (1.1 GB, over the 500 MB limit), so "the newest
@@ -169,8 +187,8 @@ class ServerSpec:
     shm_size_gib: int = 16
 
     def __post_init__(self) -> None:
-        check_name("name", self.name, label=True)
-        check_name("namespace", self.namespace, label=True)
+        check_dns_label("name", self.name)
+        check_dns_label("namespace", self.namespace)
         check_str("image", self.image, min_length=1, allowed="a container image reference")
         check_count("replicas", self.replicas, minimum=0)
         check_count("efa_interfaces", self.efa_interfaces, minimum=0)
@@ -325,8 +343,8 @@ def service_selector(name: str, *, multi_node: bool) -> dict[str, str]:
 
 def render_service(*, name: str, namespace: str, multi_node: bool = False) -> dict[str, Any]:
     """The ClusterIP ``Service`` ``name`` on port 8000 (``http``) of the serving pods."""
-    check_name("name", name, label=True)
-    check_name("namespace", namespace, label=True)
+    check_dns_label("name", name)
+    check_dns_label("namespace", namespace)
     return {
         "apiVersion": "v1",
         "kind": "Service",
