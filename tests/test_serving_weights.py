@@ -300,3 +300,57 @@ def test_hugging_face_token_is_fetched_by_an_init_container_into_memory():
     ]
     assert len(reads) == 1 and reads[0]["Resource"] == {"Ref": scene.stack.resolve(secret.secret_arn)["Ref"]}
     template.resource_count_is("AWS::EKS::PodIdentityAssociation", 1)
+
+
+# --- cdk-nag: the construct owns its findings ----------------------------------------------------------------------
+@pytest.mark.validation
+def test_cdk_nag_reports_nothing_unacknowledged_for_the_model_servers(tmp_path) -> None:
+    """A user app with the cluster, an S3 server on two nodes and a Hugging Face server with a token: every cdk-nag
+    finding under the model servers is acknowledged by the construct (the prefix wildcard of the S3 read)."""
+    import aws_cdk as cdk
+    from cdk_nag import AwsSolutionsChecks
+
+    app = cdk.App(outdir=str(tmp_path / "cdk.out"), builtin_cloud_formation_validation=True)
+    stack = cdk.Stack(app, "UserServing", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
+    )
+    cluster = GpuEksCluster(stack, "Cluster", vpc=vpc)
+    bucket = s3.Bucket.from_bucket_name(stack, "Models", "my-models")
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "HfToken", "hf-token")
+    ModelServer(
+        stack,
+        "Big",
+        cluster=cluster,
+        name="big",
+        weights=ModelWeights.from_s3(bucket, prefix="llama-405b"),
+        instance_type="p5en.48xlarge",
+        nodes=2,
+    )
+    ModelServer(
+        stack,
+        "Hf",
+        cluster=cluster,
+        name="hf",
+        weights=ModelWeights.from_hugging_face("meta-llama/Llama-3.1-8B", token=secret),
+        instance_type="p5en.48xlarge",
+    )
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    try:
+        app.synth()
+    except RuntimeError as error:
+        if "ValidationFailed" not in str(error):
+            raise
+    report = json.loads((tmp_path / "cdk.out" / "validation-report.json").read_text())
+    found = sorted(
+        f"{violation['ruleName']} {resource.get('constructPath')}"
+        for plugin in report["pluginReports"]
+        for violation in plugin.get("violations", [])
+        for resource in violation.get("violatingConstructs", [])
+    )
+    assert report["pluginReports"], "cdk-nag ran"
+    assert [f for f in found if "/Big/" in f or "/Hf/" in f] == []

@@ -18,7 +18,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_eks as eks_l1
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from .. import _nag
 from .._validate import check_count, check_number, check_str, located
@@ -316,7 +316,7 @@ class ModelServer(Construct):
         self._association = association
         return role
 
-    def _add_weights(self, addon_version: str | None) -> tuple[vllm.WeightsMount, Construct | None]:
+    def _add_weights(self, addon_version: str | None) -> tuple[vllm.WeightsMount, IConstruct | None]:
         """Grant the role, create the volume (or the token fetch) and return what the pods mount."""
         w = self.weights
         if w.source is WeightsSource.S3:
@@ -360,7 +360,7 @@ class ModelServer(Construct):
         region = Stack.of(self).region
         return hugging_face_mount(w.model_id, token_secret_arn=w.token.secret_arn, region=region), None
 
-    def _mountpoint_addon(self, addon_version: str | None) -> Construct:
+    def _mountpoint_addon(self, addon_version: str | None) -> IConstruct:
         """The ``aws-mountpoint-s3-csi-driver`` add-on, once per cluster (no role: pod-level credentials)."""
         owner = self.cluster
         found = owner.node.try_find_child("MountpointS3CsiDriver")
@@ -378,7 +378,7 @@ class ModelServer(Construct):
             addon.node.add_dependency(owner.system_node_group)
         return addon
 
-    def _add_workload(self, weights_manifest: Construct | None) -> eks.KubernetesManifest:
+    def _add_workload(self, weights_manifest: IConstruct | None) -> eks.KubernetesManifest:
         body = vllm.render_workload(self.server_spec)
         manifest = eks.KubernetesManifest(self, "Workload", cluster=self.cluster.icluster, manifest=[body])
         manifest.node.add_dependency(self.service_account_manifest)
