@@ -505,3 +505,32 @@ def test_local_eks_names_match_fmconstructs_eks():
 def test_server_names_are_dns_labels(name):
     with pytest.raises(FmValidationError, match=r"^name must be a DNS-1123 label"):
         vllm.render_service(name=name, namespace="fm-serving")
+
+
+def test_replicas_may_be_a_deploy_time_value_but_nodes_may_not():
+    import aws_cdk as cdk
+
+    scene, cluster = _cluster()
+    replicas = cdk.CfnParameter(scene.stack, "Replicas", type="Number").value_as_number
+    ModelServer(
+        scene.stack,
+        "Server",
+        cluster=cluster,
+        name="llama",
+        weights=ModelWeights.from_hugging_face("meta-llama/Llama-3.1-8B"),
+        instance_type="p5en.48xlarge",
+        replicas=replicas,
+    )
+    text = json.dumps(scene.template().to_json())
+    assert '\\"replicas\\":' in text and '{"Ref": "Replicas"}' in text
+    nodes = cdk.CfnParameter(scene.stack, "Nodes", type="Number").value_as_number
+    with pytest.raises(FmValidationError, match=r"^nodes must be numbers known at synthesis"):
+        ModelServer(
+            scene.stack,
+            "Other",
+            cluster=cluster,
+            name="other",
+            weights=ModelWeights.from_hugging_face("meta-llama/Llama-3.1-8B"),
+            instance_type="p5en.48xlarge",
+            nodes=nodes,
+        )
