@@ -116,17 +116,9 @@ class ModelServer(Construct):
             pipeline_parallel=pipeline_parallel,
         )
         check_count("replicas", replicas, minimum=0)
-        if max_model_len is not None:
-            check_count("max_model_len", max_model_len, minimum=1)
-        if served_model_name is not None:
-            check_str("served_model_name", served_model_name, min_length=1, allowed="a non-empty model name")
+        self._check_options(max_model_len, served_model_name, image, shm_size_gib, lws_source, mountpoint_addon_version)
         args = vllm.check_extra_args("extra_args", extra_args)
-        if image is not None:
-            check_str("image", image, min_length=1, allowed="a container image reference")
         selector = self._check_selector(node_selector, node_group, spec.instance_type)
-        check_count("shm_size_gib", shm_size_gib, minimum=1)
-        _addons.check_chart_source("lws_source", lws_source)
-        _addons.check_version("mountpoint_addon_version", mountpoint_addon_version)
         super().__init__(scope, id)
 
         self.cluster = cluster
@@ -173,6 +165,25 @@ class ModelServer(Construct):
         self.service = self._add_service()
 
     # --- validation -----------------------------------------------------------------------------------------------
+    @staticmethod
+    def _check_options(
+        max_model_len: object,
+        served_model_name: object,
+        image: object,
+        shm_size_gib: object,
+        lws_source: object,
+        mountpoint_addon_version: object,
+    ) -> None:
+        if max_model_len is not None:
+            check_count("max_model_len", max_model_len, minimum=1)
+        if served_model_name is not None:
+            check_str("served_model_name", served_model_name, min_length=1, allowed="a non-empty model name")
+        if image is not None:
+            check_str("image", image, min_length=1, allowed="a container image reference")
+        check_count("shm_size_gib", shm_size_gib, minimum=1)
+        _addons.check_chart_source("lws_source", lws_source)
+        _addons.check_version("mountpoint_addon_version", mountpoint_addon_version)
+
     @staticmethod
     def _validate(
         cluster: object,
