@@ -60,8 +60,9 @@ VLLM_IMAGE_REPOSITORY = "docker.io/vllm/vllm-openai"
 VLLM_IMAGE = f"{VLLM_IMAGE_REPOSITORY}:{VLLM_VERSION}"
 
 #: The port and its name every helper of issue 23 uses (OpenAI API and ``/metrics``); vLLM's default ``--port`` is
-#: 8000 (docs/deployment/docker.md ``-p 8000:8000``). ``/health`` answers 200 once the engine serves
-#: (vllm/entrypoints/openai/api_server.py ``@router.get("/health")``).
+#: 8000 (docs/deployment/docker.md ``-p 8000:8000``). ``GET /health`` answers 200 while the engine is healthy and 503
+#: once it is dead (vllm/entrypoints/serve/instrumentator/health.py, commit 98b137c; later commits move it to
+#: vllm/frontend/entrypoints/serve/instrumentator/health.py).
 HTTP_PORT = 8000
 HTTP_PORT_NAME = "http"
 HEALTH_PATH = "/health"
