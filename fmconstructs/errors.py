@@ -161,6 +161,9 @@ class WarningId(str, Enum):
     #: ModelServerAutoscaler: scale to zero on vLLM's own metrics without a ``wake_query``: with no pod there is no
     #: series, so nothing scales the server back up.
     SERVING_SCALE_TO_ZERO_WITHOUT_WAKE = "serving-scale-to-zero-without-wake"
+    #: ModelServer: the cluster has no GPU node group of the server's instance type at synthesis, so its pods stay
+    #: pending until nodes of that type join (a node group added later, or Karpenter).
+    SERVING_NO_NODE_GROUP = "serving-no-node-group"
 
     @property
     def qualified(self) -> str:

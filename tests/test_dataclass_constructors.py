@@ -165,6 +165,9 @@ _PROLOG = "fmconstructs.compute.slurm_scripts.SlurmHook"
 KRT = "fmconstructs.eks.karpenter_manifests.CapacityReservationTerm"
 KND = "fmconstructs.eks.karpenter_manifests.NodePoolDisruption"
 
+MW = "fmconstructs.serving.weights.ModelWeights"
+_WS = "fmconstructs.serving.weights.WeightsSource"
+
 BAD: dict[str, list[tuple[str, Row]]] = {
     KRT: [
         ("nothing-selected", lambda c: _m(KRT)()),
@@ -179,6 +182,14 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         ("bad-duration", lambda c: _m(KND)(consolidate_after="10 minutes")),
         ("bad-expiry", lambda c: _m(KND)(expire_after="30d")),
         ("budget-over-100", lambda c: _m(KND)(budget_nodes="110%")),
+    ],
+    MW: [
+        ("prefix-with-dotdot", lambda c: _m(MW)(_enum(_WS, "S3"), bucket=c.bucket, prefix="models/../x")),
+        ("s3-without-bucket", lambda c: _m(MW)(_enum(_WS, "S3"), prefix="models/")),
+        ("s3-with-model-id", lambda c: _m(MW)(_enum(_WS, "S3"), bucket=c.bucket, prefix="m/", model_id="o/m")),
+        ("source-as-str", lambda c: _m(MW)("s3", bucket=c.bucket, prefix="m/")),
+        ("bad-model-id", lambda c: _m(MW)(_enum(_WS, "HUGGING_FACE"), model_id="not a model")),
+        ("fsx-without-file-system", lambda c: _m(MW)(_enum(_WS, "FSX"), path="checkpoints")),
     ],
     SSP: [
         ("name-without-order", lambda c: _m(SSP)(hook=_enum(_PROLOG, "PROLOG"), name="x.sh", text="#!/bin/sh\n")),
@@ -499,6 +510,8 @@ FACTORIES: dict[str, Row] = {
     f"{KRT}.for_capacity": lambda c: _m(KRT).for_capacity(
         _m("fmconstructs.capacity.CapacityBlock")(reservation_id="cr-0123456789abcdef0")
     ),
+    f"{MW}.from_s3": lambda c: _m(MW).from_s3(c.bucket, prefix="models/llama"),
+    f"{MW}.from_hugging_face": lambda c: _m(MW).from_hugging_face("meta-llama/Llama-3.1-8B"),
     f"{HPC}.on_demand": lambda c: _m(HPC).on_demand(),
     f"{HPC}.training_plan": lambda c: _m(HPC).training_plan(ARN, instance_type="p5.48xlarge", instance_count=2.0),
     f"{HPO}.slurm": lambda c: _m(HPO).slurm(
@@ -574,6 +587,7 @@ FACTORIES: dict[str, Row] = {
 
 #: Factories not round-tripped here, with where they are covered.
 FACTORIES_ELSEWHERE: dict[str, str] = {
+    f"{MW}.from_fsx": "needs an FSx for Lustre file system construct: tests/test_serving_weights.py",
     "fmconstructs.hyperpod.eks_dependencies.HyperPodDependenciesChart.from_directory": (
         "needs a chart checkout on disk: tests/test_hyperpod_eks_dependencies.py"
     ),
