@@ -165,6 +165,7 @@ _PROLOG = "fmconstructs.compute.slurm_scripts.SlurmHook"
 KRT = "fmconstructs.eks.karpenter_manifests.CapacityReservationTerm"
 KND = "fmconstructs.eks.karpenter_manifests.NodePoolDisruption"
 
+SAT = "fmconstructs.serving.observability.ServingAlertThresholds"
 MW = "fmconstructs.serving.weights.ModelWeights"
 _WS = "fmconstructs.serving.weights.WeightsSource"
 
@@ -182,6 +183,14 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         ("bad-duration", lambda c: _m(KND)(consolidate_after="10 minutes")),
         ("bad-expiry", lambda c: _m(KND)(expire_after="30d")),
         ("budget-over-100", lambda c: _m(KND)(budget_nodes="110%")),
+    ],
+    SAT: [
+        ("ttft-zero", lambda c: _m(SAT)(ttft_p95_seconds=0)),
+        ("ttft-str", lambda c: _m(SAT)(ttft_p95_seconds="2")),
+        ("queue-zero", lambda c: _m(SAT)(queue_waiting_requests=0)),
+        ("restarts-fraction", lambda c: _m(SAT)(pod_restarts=1.5)),
+        ("bad-duration", lambda c: _m(SAT)(queue_for="5 minutes")),
+        ("zero-window", lambda c: _m(SAT)(restart_window="0m")),
     ],
     MW: [
         ("prefix-with-dotdot", lambda c: _m(MW)(_enum(_WS, "S3"), bucket=c.bucket, prefix="models/../x")),
