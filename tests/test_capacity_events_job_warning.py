@@ -261,7 +261,9 @@ def _process(server: tuple[str, str, FakeApi], settings: dict[str, Any]) -> tupl
     return result, api
 
 
-def test_running_job_pods_of_the_cordoned_nodes_get_the_annotation_and_an_event(server) -> None:
+def test_running_job_pods_of_the_cordoned_nodes_get_the_annotation_and_an_event(
+    server: tuple[str, str, FakeApi],
+) -> None:
     result, api = _process(server, {"pod_annotation": ANNOTATION, "pod_event": True})
     patches = [r for r in api.requests if r["method"] == "PATCH" and "/pods/" in r["path"]]
     assert [r["path"] for r in patches] == ["/api/v1/namespaces/ml/pods/train-0"]
@@ -285,7 +287,7 @@ def test_running_job_pods_of_the_cordoned_nodes_get_the_annotation_and_an_event(
     assert not [r for r in api.requests if "elsewhere" in r["path"] or "dcgm" in r["path"]]
 
 
-def test_a_custom_annotation_without_events(server) -> None:
+def test_a_custom_annotation_without_events(server: tuple[str, str, FakeApi]) -> None:
     _, api = _process(server, {"pod_annotation": "example.com/ends", "pod_event": False})
     patches = [r for r in api.requests if r["method"] == "PATCH" and "/pods/" in r["path"]]
     assert {r["path"] for r in patches} == {"/api/v1/namespaces/ml/pods/train-0", "/api/v1/namespaces/ml/pods/train-1"}
@@ -293,7 +295,7 @@ def test_a_custom_annotation_without_events(server) -> None:
     assert not [r for r in api.requests if r["method"] == "POST"]
 
 
-def test_without_a_pod_annotation_no_pod_is_read(server) -> None:
+def test_without_a_pod_annotation_no_pod_is_read(server: tuple[str, str, FakeApi]) -> None:
     _, api = _process(server, {"slurm_signal": "USR1"})
     assert not [r for r in api.requests if "/pods" in r["path"]]
 

@@ -134,7 +134,7 @@ def test_the_termination_leads_per_kind() -> None:
 def test_a_deploy_time_lead_passes_through() -> None:
     stack = cdk.Stack(new_app(), "CbLeadToken", env=ENV)
     token = cdk.CfnParameter(stack, "Lead", type="Number").value_as_number
-    CapacityBlockEvents(stack, "Blocks", alert_topic=sns.Topic(stack, "Alerts"), ultraserver_drain_lead_minutes=token)
+    CapacityBlockEvents(stack, "Blocks", alert_topic=sns.Topic(stack, "Alerts"), ultraserver_drain_lead_minutes=token)  # type: ignore[arg-type]
     Template.from_stack(stack).resource_count_is("AWS::Scheduler::ScheduleGroup", 1)
 
 
@@ -287,7 +287,7 @@ def test_an_extended_block_moves_the_schedule_and_keeps_its_nodes() -> None:
     clients = Clients()
     extended = END + dt.timedelta(days=7)
     clients.block(ultraserver=True, end=extended)
-    fields = ("GroupName", "ScheduleExpression", "ScheduleExpressionTimezone", "FlexibleTimeWindow")
+    fields: tuple[str, ...] = ("GroupName", "ScheduleExpression", "ScheduleExpressionTimezone", "FlexibleTimeWindow")
     fields += ("ActionAfterCompletion", "Description", "ClientToken", "Target")
     expected = {"Name": f"{BLOCK}-expiry-20261215T1020", **dict.fromkeys(fields, ANY)}
     clients.stubs["scheduler"].add_response("create_schedule", {"ScheduleArn": "arn"}, expected)
