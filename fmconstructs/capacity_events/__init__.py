@@ -51,6 +51,11 @@ are retried with exponential backoff; a duplicate delivery of the same event cha
 first and the update carries a token derived from the event id; Auto Scaling sizes are absolute). The notice lists
 what was scaled and what failed.
 
+The expiry actions run ``drain_lead_minutes`` (instance blocks, default 40: EC2's warning) or
+``ultraserver_drain_lead_minutes`` (UltraServer blocks, default 70) before the end; a lead past the warning is met by an
+EventBridge Scheduler one-time schedule (:mod:`.lead_times`, :mod:`.expiry`). ``job_warning`` (:class:`JobWarning`)
+also signals running Slurm jobs and annotates running pods so that jobs can checkpoint.
+
 With ``capacity_reservation_ids`` the rule's event pattern lists them; when the pattern would exceed EventBridge's
 event pattern size quota the ids are split over several rules (:mod:`fmconstructs.capacity_events.patterns`):
 :attr:`CapacityBlockEvents.rules` holds them all, :attr:`CapacityBlockEvents.rule` the first.
@@ -341,6 +346,16 @@ def _in_vpc_endpoint_problem(
     )
 
 
+def _check_leads(instances: object, ultraserver: object) -> dict[CapacityKind, Any]:
+    """``drain_lead_minutes`` and ``ultraserver_drain_lead_minutes`` per kind (see :mod:`.lead_times`)."""
+    return {
+        CapacityKind.INSTANCES: check_lead_minutes("drain_lead_minutes", instances, CapacityKind.INSTANCES),
+        CapacityKind.ULTRASERVER: check_lead_minutes(
+            "ultraserver_drain_lead_minutes", ultraserver, CapacityKind.ULTRASERVER
+        ),
+    }
+
+
 def _check_job_warning(value: object, *, pcs: bool, eks: bool) -> None:
     """``job_warning``: a JobWarning, and only with a backend that can deliver it."""
     if value is None:
@@ -460,14 +475,7 @@ class CapacityBlockEvents(Construct):
             )
         check_enum("log_retention", log_retention, logs.RetentionDays)
         block_targets = _check_targets(scaling_targets, ids)
-        leads = {
-            CapacityKind.INSTANCES: check_lead_minutes(
-                "drain_lead_minutes", drain_lead_minutes, CapacityKind.INSTANCES
-            ),
-            CapacityKind.ULTRASERVER: check_lead_minutes(
-                "ultraserver_drain_lead_minutes", ultraserver_drain_lead_minutes, CapacityKind.ULTRASERVER
-            ),
-        }
+        leads = _check_leads(drain_lead_minutes, ultraserver_drain_lead_minutes)
         _check_job_warning(job_warning, pcs=pcs_login_node_group_id is not None, eks=eks_cluster is not None)
         rule_ids = split_reservation_ids(ids, detail_types=DETAIL_TYPES)
         super().__init__(scope, id)
@@ -512,13 +520,7 @@ class CapacityBlockEvents(Construct):
         alert_topic.grant_publish(self.role)
         environment = {"TOPIC_ARN": alert_topic.topic_arn}
         stack = cdk.Stack.of(self)
-        environment["LEAD_MINUTES"] = stack.to_json_string(lead_minutes_json(leads))
-        if job_warning is not None:
-            environment["JOB_WARNING"] = stack.to_json_string(job_warning.settings())
-        #: The schedule group and Scheduler role for lead times past EC2's 40-minute warning (None when none is).
-        self.expiry_schedule = add_expiry_schedule(self, self.role) if scheduled else None
-        if self.expiry_schedule is not None:
-            environment.update(self.expiry_schedule.environment())
+        environment.update(self._expiry_settings(scheduled))
         if pcs_login_node_group_id is not None or eks_cluster is not None:
             # ec2:DescribeInstances supports no resource-level permissions (Service Authorization Reference, "Actions,
             # resources, and condition keys for Amazon EC2": no resource type for Describe* actions), so "*".
@@ -599,6 +601,18 @@ class CapacityBlockEvents(Construct):
         if eks_cluster is not None:
             self._check_endpoint_reachable(eks_cluster)
             self._check_api_route(eks_cluster)
+
+    def _expiry_settings(self, scheduled: bool) -> dict[str, str]:
+        """The handler's LEAD_MINUTES and JOB_WARNING, and the expiry schedule (group, role) when a lead needs it."""
+        stack = cdk.Stack.of(self)
+        settings = {"LEAD_MINUTES": stack.to_json_string(lead_minutes_json(self.lead_minutes))}
+        if self.job_warning is not None:
+            settings["JOB_WARNING"] = stack.to_json_string(self.job_warning.settings())
+        #: The schedule group and Scheduler role for lead times past EC2's 40-minute warning (None when none is).
+        self.expiry_schedule = add_expiry_schedule(self, self.role) if scheduled else None
+        if self.expiry_schedule is not None:
+            settings.update(self.expiry_schedule.environment())
+        return settings
 
     def _rule(self, id: str, reservation_ids: Sequence[str]) -> events.Rule:
         """A rule on EC2's Capacity Block events (of ``reservation_ids`` when given) that invokes the handler."""
@@ -732,21 +746,7 @@ class CapacityBlockEvents(Construct):
                 "must be *; the handler only reads instances and reservations"
             )
         if self.expiry_schedule is not None:
-            group = _nag_text(cdk.Stack.of(self).resolve(self.expiry_schedule.group.ref))
-            region = (
-                "<AWS::Region>" if cdk.Token.is_unresolved(cdk.Stack.of(self).region) else cdk.Stack.of(self).region
-            )
-            account = (
-                "<AWS::AccountId>"
-                if cdk.Token.is_unresolved(cdk.Stack.of(self).account)
-                else cdk.Stack.of(self).account
-            )
-            findings[
-                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:{region}:{account}:schedule/{group}/*]"
-            ] = (
-                "scheduler:CreateSchedule only in this construct's schedule group: the handler names each one-time "
-                "schedule after the block and its run time"
-            )
+            findings.update(self.expiry_schedule.nag_findings(_nag_text))
         if self.pcs_login_node_group_id is not None:
             stack = cdk.Stack.of(self)
             region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region

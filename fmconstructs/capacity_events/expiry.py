@@ -18,6 +18,7 @@ Wired by :class:`~fmconstructs.capacity_events.CapacityBlockEvents`; the run-tim
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -113,6 +114,17 @@ class ExpirySchedule:
                 sid="InvokeTheHandler", actions=["lambda:InvokeFunction"], resources=[function.function_arn]
             )
         )
+
+    def nag_findings(self, nag_text: Callable[[object], str]) -> dict[str, str]:
+        """The cdk-nag AwsSolutions-IAM5 finding of the CreateSchedule grant, with its reason."""
+        stack = cdk.Stack.of(self.group)
+        region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region
+        account = "<AWS::AccountId>" if cdk.Token.is_unresolved(stack.account) else stack.account
+        arn = f"arn:<AWS::Partition>:scheduler:{region}:{account}:schedule/{nag_text(stack.resolve(self.group.ref))}/*"
+        return {
+            f"AwsSolutions-IAM5[Resource::{arn}]": "scheduler:CreateSchedule only in this construct's schedule "
+            "group: the handler names each one-time schedule after the block and its run time"
+        }
 
     def environment(self) -> dict[str, str]:
         return {"SCHEDULE_GROUP": self.group.ref, "SCHEDULE_ROLE_ARN": self.role.role_arn}
