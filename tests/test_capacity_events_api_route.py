@@ -37,10 +37,22 @@ def _stack() -> tuple[cdk.Stack, ec2.IVpc]:
 
 
 def _endpoints(stack: cdk.Stack, vpc: ec2.IVpc, kinds: str) -> list[Any]:
-    """'eks': GpuClusterEndpoints for EKS; 'sns': an SNS interface endpoint; 'sns-no-dns': one with private DNS off."""
+    """'eks': GpuClusterEndpoints for EKS; 'sns': an SNS interface endpoint; 'sns-no-dns': one with private DNS off;
+    'scheduler': an EventBridge Scheduler interface endpoint (the expiry schedule's CreateSchedule)."""
     out: list[Any] = []
     for kind in kinds.split("+") if kinds else []:
-        if kind == "eks":
+        if kind == "scheduler":
+            out.append(
+                ec2.InterfaceVpcEndpoint(
+                    stack,
+                    "Scheduler",
+                    vpc=vpc,
+                    service=ec2.InterfaceVpcEndpointService("com.amazonaws.us-east-1.scheduler"),
+                    subnets=ec2.SubnetSelection(subnets=vpc.isolated_subnets),
+                    private_dns_enabled=True,
+                )
+            )
+        elif kind == "eks":
             out.append(
                 GpuClusterEndpoints(
                     stack, "Endpoints", vpc=vpc, backends=[ClusterBackend.EKS], subnets=vpc.isolated_subnets
@@ -98,19 +110,30 @@ CASES: list[tuple[str, dict[str, Any], str | None]] = [
     (
         "isolated-no-endpoints",
         {},
-        r"2 of them isolated .*calls the AWS APIs sns, ec2, eks; .*was passed for sns, ec2, eks .*"
+        r"2 of them isolated .*calls the AWS APIs sns, ec2, eks, scheduler; .*was passed for sns, ec2, eks, scheduler .*"
         r"GpuClusterEndpoints\(backends=\[ClusterBackend.EKS\]\) creates ec2, eks; "
-        r"GpuClusterEndpoints\(extra_services=\[EndpointService.SNS\]\) adds sns.*NAT route",
+        r"GpuClusterEndpoints\(extra_services=\[EndpointService.SNS\]\) adds sns; "
+        r"ec2.InterfaceVpcEndpoint\(vpc=..., service=InterfaceVpcEndpointService\(\"com.amazonaws.<Region>.scheduler\"\)\) "
+        r"creates scheduler.*NAT route",
     ),
-    ("isolated-all-endpoints", {"endpoints": "eks+sns"}, None),
-    ("isolated-cluster-endpoints-only", {"endpoints": "eks"}, r"was passed for sns \(endpoints=\)"),
-    ("isolated-sns-only", {"endpoints": "sns"}, r"was passed for ec2, eks \(endpoints=\)"),
-    ("isolated-sns-without-private-dns", {"endpoints": "eks+sns-no-dns"}, r"was passed for sns \(endpoints=\)"),
+    ("isolated-all-endpoints", {"endpoints": "eks+sns+scheduler"}, None),
+    ("isolated-no-scheduler-endpoint", {"endpoints": "eks+sns"}, r"was passed for scheduler \(endpoints=\)"),
+    ("isolated-cluster-endpoints-only", {"endpoints": "eks+scheduler"}, r"was passed for sns \(endpoints=\)"),
+    ("isolated-sns-only", {"endpoints": "sns+scheduler"}, r"was passed for ec2, eks \(endpoints=\)"),
+    (
+        "isolated-sns-without-private-dns",
+        {"endpoints": "eks+sns-no-dns+scheduler"},
+        r"was passed for sns \(endpoints=\)",
+    ),
     ("private-with-nat", {"subnets": "private"}, None),
     ("unknown-subnets", {"subnets": "unknown"}, None),
     ("outside-vpc", {"in_vpc": False}, None),
-    ("pcs-and-eks-isolated", {"pcs": True}, r"calls the AWS APIs sns, ec2, eks, ssm; .*creates ec2, eks, ssm"),
-    ("pcs-and-eks-all-endpoints", {"pcs": True, "endpoints": "eks+sns"}, None),
+    (
+        "pcs-and-eks-isolated",
+        {"pcs": True},
+        r"calls the AWS APIs sns, ec2, eks, ssm, scheduler; .*creates ec2, eks, ssm",
+    ),
+    ("pcs-and-eks-all-endpoints", {"pcs": True, "endpoints": "eks+sns+scheduler"}, None),
 ]
 
 
@@ -130,7 +153,7 @@ def test_pcs_only_handler_is_outside_any_vpc_and_not_warned() -> None:
     blocks = CapacityBlockEvents(
         stack, "Blocks", alert_topic=sns.Topic(stack, "Alerts"), pcs_login_node_group_id=LOGIN_GROUP
     )
-    assert blocks.api_services == ("sns", "ec2", "ssm")
+    assert blocks.api_services == ("sns", "ec2", "ssm", "scheduler")
     Template.from_stack(stack).has_resource_properties("AWS::Lambda::Function", {"VpcConfig": Match.absent()})
     _assert_no_warning(stack)
 
@@ -157,7 +180,7 @@ def test_endpoints_rejects_non_endpoints(bad: Any) -> None:
 
 def test_api_services_in_vpc() -> None:
     _, blocks = _build(pcs=True, endpoints="eks+sns")
-    assert blocks.api_services == ("sns", "ec2", "eks", "ssm")
+    assert blocks.api_services == ("sns", "ec2", "eks", "ssm", "scheduler")
     # Every interface endpoint of the GpuClusterEndpoints, and the SNS InterfaceVpcEndpoint's CfnVPCEndpoint.
     assert len(blocks.endpoints) == len(services_for([ClusterBackend.EKS])) + 1
     assert all(isinstance(e, ec2.CfnVPCEndpoint) for e in blocks.endpoints)

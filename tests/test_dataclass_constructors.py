@@ -512,6 +512,11 @@ BAD: dict[str, list[tuple[str, Row]]] = {
             ),
         )
     ],
+    "fmconstructs.capacity_events.expiry.JobWarning": [
+        ("unknown-signal", lambda c: _m("fmconstructs.capacity_events.expiry.JobWarning")(slurm_signal="KILL")),
+        ("scope-as-str", lambda c: _m("fmconstructs.capacity_events.expiry.JobWarning")(slurm_signal_scope="full")),
+        ("bad-annotation", lambda c: _m("fmconstructs.capacity_events.expiry.JobWarning")(pod_annotation="a b")),
+    ],
 }
 
 # --- factory classmethods: "module.Class.method" -> build with good inputs -----------------------------------------

@@ -61,6 +61,11 @@ ec2:DescribeCapacityBlockExtensionHistory): a block that now ends later than the
 says so), a pending extension is named in the notice with how to undo the drain if it is paid
 (:mod:`fmconstructs.capacity_events.handler.extension`). ``fmc capacity extend`` lists and buys extensions.
 
+The expiry actions run ``drain_lead_minutes`` (instance blocks, default 40: EC2's warning) or
+``ultraserver_drain_lead_minutes`` (UltraServer blocks, default 70) before the end; a lead past the warning is met by an
+EventBridge Scheduler one-time schedule (:mod:`.lead_times`, :mod:`.expiry`). ``job_warning`` (:class:`JobWarning`)
+also signals running Slurm jobs and annotates running pods so that jobs can checkpoint.
+
 With ``capacity_reservation_ids`` the rule's event pattern lists them; when the pattern would exceed EventBridge's
 event pattern size quota the ids are split over several rules (:mod:`fmconstructs.capacity_events.patterns`):
 :attr:`CapacityBlockEvents.rules` holds them all, :attr:`CapacityBlockEvents.rule` the first.
@@ -111,7 +116,9 @@ from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_
 from ..networking.endpoints import ClusterBackend, EndpointService, GpuClusterEndpoints, services_for
 from ..pcs.node_group import NODE_GROUP_ID_TAG
 from .delivery import failure_queue, wire_failure_queue
+from .expiry import JOB_WARNING_RULES, JobWarning, SlurmSignalScope, add_expiry_schedule
 from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
+from .lead_times import DEFAULT_LEAD_MINUTES, CapacityKind, check_lead_minutes, lead_minutes_json, needs_schedule
 from .patterns import event_pattern, split_reservation_ids
 from .scaling import (
     AUTO_SCALING_GROUP,
@@ -122,7 +129,7 @@ from .scaling import (
     scaling_targets_json,
 )
 
-__all__ = ["CORDON_RULES", "DETAIL_TYPES", "CapacityBlockEvents"]
+__all__ = ["CORDON_RULES", "DETAIL_TYPES", "CapacityBlockEvents", "CapacityKind", "JobWarning", "SlurmSignalScope"]
 
 _HANDLER_DIR = Path(__file__).resolve().parent / "handler"
 HANDLER = "index.handler"
@@ -152,6 +159,10 @@ _CORDON_FAILS = "the Capacity Block cordon {verb} fail at run time (the notice s
 # No kms for a KMS-encrypted alert topic: SNS itself calls KMS for server-side encryption (UNCONFIRMED: no AWS page
 # seen that says a publisher never needs a route to KMS).
 _SNS, _EC2, _EKS, _SSM = "sns", "ec2", "eks", "ssm"
+# The expiry schedule: ec2 (DescribeCapacityReservations, DescribeCapacityBlocks) and EventBridge Scheduler
+# (CreateSchedule; interface endpoint com.amazonaws.<Region>.scheduler, UNCONFIRMED: not in aws-cdk-lib 2.275's
+# InterfaceVpcEndpointAwsService).
+_SCHEDULER = "scheduler"
 # Scaling targets: eks (DescribeNodegroup, UpdateNodegroupConfig) and autoscaling (UpdateAutoScalingGroup); interface
 # endpoint short names as aws-cdk-lib InterfaceVpcEndpointAwsService.EKS / AUTOSCALING.
 _AUTOSCALING = "autoscaling"
@@ -161,10 +172,12 @@ _AUTOSCALING = "autoscaling"
 _AWS_SERVICE_NAME = re.compile(r"com\.amazonaws\.[a-z]{2}(?:-[a-z]+)+-[0-9]+\.([a-z0-9.-]+)")
 
 
-def _api_services(*, pcs: bool, eks: bool, scaling: Sequence[BlockScalingTarget] = ()) -> tuple[str, ...]:
+def _api_services(
+    *, pcs: bool, eks: bool, scaling: Sequence[BlockScalingTarget] = (), schedule: bool = False
+) -> tuple[str, ...]:
     """The interface endpoint services of the AWS APIs the handler calls (see ``_SNS`` above)."""
     services = [_SNS]
-    if pcs or eks or scaling:  # ec2: DescribeInstances (pcs, eks); DescribeCapacityReservations (any action)
+    if pcs or eks or scaling or schedule:  # ec2: DescribeInstances (pcs, eks); DescribeCapacityReservations
         services.append(_EC2)
     if eks or any(target.kind == EKS_NODEGROUP for target in scaling):
         services.append(_EKS)
@@ -172,6 +185,8 @@ def _api_services(*, pcs: bool, eks: bool, scaling: Sequence[BlockScalingTarget]
         services.append(_SSM)
     if any(target.kind == AUTO_SCALING_GROUP for target in scaling):
         services.append(_AUTOSCALING)
+    if schedule:
+        services.append(_SCHEDULER)
     return tuple(services)
 
 
@@ -257,7 +272,12 @@ def _no_api_route_problem(
         listed = ", ".join(f"EndpointService.{enum_names[service]}" for service in extra)
         fixes.append(f"GpuClusterEndpoints(extra_services=[{listed}]) adds {', '.join(extra)}")
     if other:
-        listed = ", ".join(f"InterfaceVpcEndpointAwsService.{service.upper()}" for service in other)
+        listed = ", ".join(
+            f"InterfaceVpcEndpointAwsService.{service.upper()}"
+            if hasattr(ec2.InterfaceVpcEndpointAwsService, service.upper())
+            else f'InterfaceVpcEndpointService("com.amazonaws.<Region>.{service}")'
+            for service in other
+        )
         fixes.append(f"ec2.InterfaceVpcEndpoint(vpc=..., service={listed}) creates {', '.join(other)}")
     return (
         f"The Capacity Block events handler runs in the EKS cluster's subnets, {len(isolated_subnet_ids)} of them "
@@ -336,6 +356,28 @@ def _in_vpc_endpoint_problem(
     )
 
 
+def _check_leads(instances: object, ultraserver: object) -> dict[CapacityKind, Any]:
+    """``drain_lead_minutes`` and ``ultraserver_drain_lead_minutes`` per kind (see :mod:`.lead_times`)."""
+    return {
+        CapacityKind.INSTANCES: check_lead_minutes("drain_lead_minutes", instances, CapacityKind.INSTANCES),
+        CapacityKind.ULTRASERVER: check_lead_minutes(
+            "ultraserver_drain_lead_minutes", ultraserver, CapacityKind.ULTRASERVER
+        ),
+    }
+
+
+def _check_job_warning(value: object, *, pcs: bool, eks: bool) -> None:
+    """``job_warning``: a JobWarning, and only with a backend that can deliver it."""
+    if value is None:
+        return
+    if not isinstance(value, JobWarning):
+        raise FmTypeError("job_warning", value, f"a JobWarning or None (got a {type(value).__name__})")
+    if not (pcs or eks):
+        raise FmValidationError(
+            "job_warning", "given", "None unless pcs_login_node_group_id or eks_cluster is given (nothing to warn)"
+        )
+
+
 def _check_targets(value: object, reservation_ids: Sequence[str]) -> tuple[BlockScalingTarget, ...]:
     """``scaling_targets`` as targets; each target's known block must be in ``reservation_ids`` when those are given."""
     if value is None:
@@ -380,6 +422,16 @@ class CapacityBlockEvents(Construct):
         action on each group's ARN. With ``capacity_reservation_ids``, each target's block must be listed. default:
         none.
     :param log_retention: retention of the handler's log group. default: ONE_MONTH.
+    :param drain_lead_minutes: when the expiry actions (job warning, drain, cordon, scaling to 0) run for an instance
+        Capacity Block, in minutes before its end: 40 acts on EC2's expiration warning; more uses a one-time
+        EventBridge Scheduler schedule created when the block is delivered (:mod:`.lead_times`). 40 to 1440.
+        default: 40.
+    :param ultraserver_drain_lead_minutes: the same for an UltraServer Capacity Block (told apart at run time by
+        DescribeCapacityBlocks ``UltraserverType``); more than 60, the minutes before the end when its instances are
+        reported to start terminating (UNCONFIRMED by AWS). default: 70.
+    :param job_warning: a :class:`JobWarning`: a signal to every running Slurm job on the block's nodes after the
+        drain (with ``pcs_login_node_group_id``) and an annotation and Event on every running pod of the cordoned
+        nodes (with ``eks_cluster``). default: None (no job-level warning: an unhandled SIGUSR1 ends a process).
     """
 
     @located
@@ -396,6 +448,9 @@ class CapacityBlockEvents(Construct):
         endpoints: Sequence[GpuClusterEndpoints | ec2.InterfaceVpcEndpoint | ec2.CfnVPCEndpoint] | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         scaling_targets: Sequence[GpuNodeGroup | GpuAutoScalingGroup] | None = None,
+        drain_lead_minutes: int = DEFAULT_LEAD_MINUTES[CapacityKind.INSTANCES],
+        ultraserver_drain_lead_minutes: int = DEFAULT_LEAD_MINUTES[CapacityKind.ULTRASERVER],
+        job_warning: JobWarning | None = None,
     ) -> None:
         check_scope_id(scope, id)
         check_construct("alert_topic", alert_topic, attribute="topic_arn", expected="an sns.ITopic")
@@ -430,6 +485,8 @@ class CapacityBlockEvents(Construct):
             )
         check_enum("log_retention", log_retention, logs.RetentionDays)
         block_targets = _check_targets(scaling_targets, ids)
+        leads = _check_leads(drain_lead_minutes, ultraserver_drain_lead_minutes)
+        _check_job_warning(job_warning, pcs=pcs_login_node_group_id is not None, eks=eks_cluster is not None)
         rule_ids = split_reservation_ids(ids, detail_types=DETAIL_TYPES)
         super().__init__(scope, id)
         self.alert_topic = alert_topic
@@ -438,8 +495,15 @@ class CapacityBlockEvents(Construct):
         self.eks_cluster = eks_cluster
         self.eks_in_vpc = eks_in_vpc and eks_cluster is not None
         #: The AWS APIs the handler calls, as interface endpoint service names (com.amazonaws.<Region>.<name>).
+        #: Lead times of the expiry actions per kind of block, in minutes before the end.
+        self.lead_minutes: dict[CapacityKind, Any] = leads
+        self.job_warning = job_warning
+        scheduled = any(needs_schedule(lead) for lead in leads.values())
         self.api_services: tuple[str, ...] = _api_services(
-            pcs=pcs_login_node_group_id is not None, eks=eks_cluster is not None, scaling=block_targets
+            pcs=pcs_login_node_group_id is not None,
+            eks=eks_cluster is not None,
+            scaling=block_targets,
+            schedule=scheduled,
         )
         #: The fleets scaled on their block's events (see ``scaling_targets``).
         self.scaling_targets: tuple[BlockScalingTarget, ...] = block_targets
@@ -466,6 +530,7 @@ class CapacityBlockEvents(Construct):
         alert_topic.grant_publish(self.role)
         environment = {"TOPIC_ARN": alert_topic.topic_arn}
         stack = cdk.Stack.of(self)
+        environment.update(self._expiry_settings(scheduled))
         if pcs_login_node_group_id is not None or eks_cluster is not None:
             # ec2:DescribeInstances supports no resource-level permissions (Service Authorization Reference, "Actions,
             # resources, and condition keys for Amazon EC2": no resource type for Describe* actions), so "*".
@@ -540,6 +605,8 @@ class CapacityBlockEvents(Construct):
             **self._network(eks_cluster if self.eks_in_vpc else None),
         )
         self.function.node.add_dependency(self.role)
+        if self.expiry_schedule is not None:
+            self.expiry_schedule.grant_invoke(self.function)
         #: Events the handler could not finish (notice not published) after Lambda's retries, and events EventBridge
         #: could not deliver to the function: encrypted SQS queue, TLS only.
         self.failure_queue = failure_queue(self, "FailedEvents")
@@ -554,6 +621,18 @@ class CapacityBlockEvents(Construct):
         if eks_cluster is not None:
             self._check_endpoint_reachable(eks_cluster)
             self._check_api_route(eks_cluster)
+
+    def _expiry_settings(self, scheduled: bool) -> dict[str, str]:
+        """The handler's LEAD_MINUTES and JOB_WARNING, and the expiry schedule (group, role) when a lead needs it."""
+        stack = cdk.Stack.of(self)
+        settings = {"LEAD_MINUTES": stack.to_json_string(lead_minutes_json(self.lead_minutes))}
+        if self.job_warning is not None:
+            settings["JOB_WARNING"] = stack.to_json_string(self.job_warning.settings())
+        #: The schedule group and Scheduler role for lead times past EC2's 40-minute warning (None when none is).
+        self.expiry_schedule = add_expiry_schedule(self, self.role) if scheduled else None
+        if self.expiry_schedule is not None:
+            settings.update(self.expiry_schedule.environment())
+        return settings
 
     def _rule(self, id: str, reservation_ids: Sequence[str]) -> events.Rule:
         """A rule on EC2's Capacity Block events (of ``reservation_ids`` when given) that invokes the handler."""
@@ -635,7 +714,11 @@ class CapacityBlockEvents(Construct):
                         "name": self.cluster_role_name,
                         "labels": {"app.kubernetes.io/managed-by": "fmconstructs"},
                     },
-                    "rules": [dict(rule) for rule in CORDON_RULES],
+                    "rules": [
+                        dict(rule)
+                        for rule in CORDON_RULES
+                        + (JOB_WARNING_RULES if self.job_warning and self.job_warning.pod_annotation else ())
+                    ],
                 },
                 {
                     "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -676,12 +759,19 @@ class CapacityBlockEvents(Construct):
                 "topic's key only (SNS server-side encryption needs the publisher to generate data keys)"
             ),
         }
-        if self.pcs_login_node_group_id is not None or self.eks_cluster is not None or self.scaling_targets:
+        if (
+            self.pcs_login_node_group_id is not None
+            or self.eks_cluster is not None
+            or self.scaling_targets
+            or self.expiry_schedule
+        ):
             findings["AwsSolutions-IAM5[Resource::*]"] = (
-                "ec2:DescribeInstances, DescribeCapacityReservations and DescribeCapacityBlockExtensionHistory have no "
-                "resource-level permissions (Service Authorization Reference for Amazon EC2: no resource type), so "
-                "their Resource must be *; the handler only reads instances and reservations"
+                "ec2:DescribeInstances, DescribeCapacityReservations, DescribeCapacityBlockExtensionHistory and "
+                "DescribeCapacityBlocks have no resource-level permissions (Service Authorization Reference for Amazon "
+                "EC2: no resource type), so their Resource must be *; the handler only reads instances and reservations"
             )
+        if self.expiry_schedule is not None:
+            findings.update(self.expiry_schedule.nag_findings(_nag_text))
         if self.pcs_login_node_group_id is not None:
             stack = cdk.Stack.of(self)
             region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region

@@ -15,7 +15,7 @@ terminate in 10 minutes"); ``detail`` carries ``capacity-reservation-id`` and ``
 from __future__ import annotations
 
 import base64
-import hashlib
+import datetime as dt
 import http.client
 import importlib
 import json
@@ -31,13 +31,38 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 try:  # package import (tests, fmconstructs)
+    from . import block_scaling as bs
     from . import extension as ext
+    from . import job_warning as jw
+    from . import lead as ld
 except ImportError:  # pragma: no cover - Lambda: the asset's root is this directory, index a top-level module
+    bs = importlib.import_module("block_scaling")
     ext = importlib.import_module("extension")
+    jw = importlib.import_module("job_warning")
+    ld = importlib.import_module("lead")
+
+# Scaling on block events moved to block_scaling.py; its names stay readable here (index.<name>).
+CLIENT_CONFIG, THROTTLING_CODES, with_backoff, _scaling_lines = (
+    bs.CLIENT_CONFIG,
+    bs.THROTTLING_CODES,
+    bs.with_backoff,
+    bs._scaling_lines,
+)
+SCALING_ATTEMPTS, SCALING_BASE_DELAY_S, SCALING_MAX_DELAY_S = (
+    bs.SCALING_ATTEMPTS,
+    bs.SCALING_BASE_DELAY_S,
+    bs.SCALING_MAX_DELAY_S,
+)
+EKS_NODEGROUP, AUTO_SCALING_GROUP = bs.EKS_NODEGROUP, bs.AUTO_SCALING_GROUP
+request_token, scale_nodegroup, scale_auto_scaling_group, scale_targets = (
+    bs.request_token,
+    bs.scale_nodegroup,
+    bs.scale_auto_scaling_group,
+    bs.scale_targets,
+)
 
 # The page shows both spellings in different versions (docs.aws.amazon.com: "Capacity Block Delivered" /
 # "Capacity Block Expiration Warning"; docs.amazonaws.cn and older copies: "Capacity Block Reservation Delivered" /
@@ -97,8 +122,9 @@ class Budget:
         return self.left() <= 0.0
 
 
-def drain_script(addresses: list[str]) -> str:
-    """The shell script run on the login node: drain the Slurm nodes whose address or host name is in ``addresses``.
+def drain_script(addresses: list[str], after_drain: list[str] | None = None) -> str:
+    """The shell script run on the login node: drain the Slurm nodes whose address or host name is in ``addresses``,
+    then run ``after_drain`` (lines that may use ``$nodes``, e.g. :func:`job_warning.slurm_signal_lines`).
 
     Slurm node names of PCS nodes are not documented as derivable from the instance (UNCONFIRMED), so the script
     matches each node's ``NodeAddr`` (``%o``) and ``NodeHostName`` (``%n``) from ``sinfo`` against the instances'
@@ -133,6 +159,7 @@ def drain_script(addresses: list[str]) -> str:
             "fi",
             f'scontrol update nodename="$nodes" state=DRAIN reason="{reason}"',
             'echo "drained: $nodes"',
+            *(after_drain or []),
             "",
         ]
     )
@@ -376,6 +403,7 @@ class CordonReport:
         self.already: list[str] = []
         self.failed: list[str] = []
         self.not_reached: list[str] = []
+        self.matched: list[str] = []
 
 
 def cordon_block(
@@ -396,6 +424,7 @@ def cordon_block(
     }
     annotations = {ENDS_AT_ANNOTATION: end_date, RESERVATION_ANNOTATION: reservation_id}
     report = CordonReport()
+    report.matched = sorted(matched)
     report.already = sorted(name for name in matched if name in unschedulable)
     todo = sorted(name for name in matched if name not in unschedulable)
     if not todo:
@@ -426,6 +455,7 @@ def _eks_lines(
     kube_factory: Callable[[], KubeApi],
     result: dict[str, Any],
     budget: Budget,
+    pod_warning: dict[str, Any] | None = None,
 ) -> list[str]:
     try:
         instances = block_instances(ec2, reservation_id)
@@ -439,6 +469,18 @@ def _eks_lines(
         return [f"Cordon of the block's nodes in EKS cluster {cluster_name} FAILED: {error}"[:1000]]
     result["cordoned"] = report.done
     lines: list[str] = []
+    if pod_warning and report.matched:
+        annotation = str(pod_warning.get("pod_annotation") or jw.DEFAULT_POD_ANNOTATION)
+        warned = jw.warn_pods(
+            kube,
+            report.matched,
+            annotation=annotation,
+            ends_at=jw.rfc3339(end_date),
+            reservation_id=reservation_id,
+            event=bool(pod_warning.get("pod_event", True)),
+        )
+        result["pods_warned"], result["pod_warning_failures"] = warned.warned, warned.failed
+        lines += jw.report_lines(warned, annotation)
     if report.done:
         lines.append(f"Cordoned in EKS cluster {cluster_name}: {', '.join(report.done)}.")
     if report.already:
@@ -474,8 +516,16 @@ def process(
     autoscaling: Any = None,
     sleep: Callable[[float], None] = time.sleep,
     budget: Budget | None = None,
+    lead: ld.LeadSettings | None = None,
+    scheduler: Any = None,
+    job_warning: dict[str, Any] | None = None,
+    now: dt.datetime | None = None,
 ) -> dict[str, Any]:
     """Handle one EventBridge event; returns what was done (for logs and tests).
+
+    ``lead``: per-kind lead times (LEAD_MINUTES); with it, :func:`lead.expiry_timing` decides when the expiry actions
+    run (a schedule for leads past EC2's 40-minute warning). ``job_warning``: the JOB_WARNING settings (Slurm signal
+    before the drain's end, pod annotation and Event after the cordon; :mod:`job_warning`).
 
     ``kube_factory`` (no arguments, returns a :class:`KubeApi`) defaults to :func:`kube_for_cluster`.
     ``scaling_targets``: the SCALING_TARGETS list (kind, name, cluster, reservation, size).
@@ -492,8 +542,21 @@ def process(
 
     expiring = detail_type in EXPIRY_DETAIL_TYPES
     valid_id = bool(_RESERVATION_ID.fullmatch(reservation_id))
-    if expiring and valid_id and (login_node_group_id or eks_cluster_name or scaling_targets):
-        # An extended block keeps its reservation id: act only if it still ends when the warning says (extension.py).
+    if lead is not None and valid_id:
+        delivered = detail_type in DELIVERED_DETAIL_TYPES
+        timing = ld.expiry_timing(
+            event, ec2=ec2, scheduler=scheduler, settings=lead, delivered=delivered, warning=expiring, now=now
+        )
+        expiring, result = timing.expiring, {**result, **timing.result}
+        lines += timing.lines
+    warning = job_warning or {}
+    if (
+        expiring
+        and detail_type in EXPIRY_DETAIL_TYPES
+        and valid_id
+        and (login_node_group_id or eks_cluster_name or scaling_targets)
+    ):
+        # EC2's warning for a block extended since (same reservation id, later end): leave it (extension.py).
         state, line = ext.block_extension(ec2, reservation_id, detail.get("end-date"))
         result["extension"] = state
         lines += [line] if line else []
@@ -508,6 +571,9 @@ def process(
                 result=result,
                 budget=budget,
                 sleep=sleep,
+                after_drain=jw.slurm_signal_lines(warning["slurm_signal"], warning.get("slurm_scope", "steps"))
+                if warning.get("slurm_signal")
+                else None,
             )
         except Exception as error:  # the notice goes out whatever failed
             traceback.print_exc()
@@ -523,6 +589,7 @@ def process(
             kube_factory=factory,
             result=result,
             budget=budget,
+            pod_warning=warning if warning.get("pod_annotation") else None,
         )
     starting = detail_type in DELIVERED_DETAIL_TYPES
     if scaling_targets and valid_id and (starting or expiring):
@@ -591,6 +658,7 @@ def _drain_lines(
     result: dict[str, Any],
     budget: Budget,
     sleep: Callable[[float], None] = time.sleep,
+    after_drain: list[str] | None = None,
 ) -> list[str]:
     addresses = block_addresses(ec2, reservation_id)
     login = login_instance(ec2, login_node_group_id)
@@ -603,7 +671,7 @@ def _drain_lines(
             InstanceIds=[login],
             DocumentName=RUN_SHELL_DOCUMENT,
             Comment=f"drain {reservation_id} ({DRAIN_REASON})"[:100],
-            Parameters={"commands": [drain_script(addresses)]},
+            Parameters={"commands": [drain_script(addresses, after_drain)]},
         ),
         sleep=sleep,
     )
@@ -630,151 +698,6 @@ def _drain_lines(
     ]
 
 
-# --- scaling on block events: EKS managed node groups and Auto Scaling groups -----------------------------------
-
-# botocore "standard" retry mode: exponential backoff with jitter on throttling and transient errors (botocore
-# retryhandler/standard.py; boto3 guide "Retries"); the handler's own loop below adds a few slower attempts for
-# throttling that outlasts it.
-# Each call is bounded too: connect and read timeouts (botocore Config connect_timeout / read_timeout, 60 s by
-# default) far below the handler's timeout, so that one hung call cannot eat the time the notice needs.
-CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=10)
-# Throttling error codes (botocore retries/standard.py ThrottledRetryableChecker._THROTTLED_ERROR_CODES, a subset).
-THROTTLING_CODES = frozenset(
-    {"Throttling", "ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded", "ThrottledException"}
-)
-SCALING_ATTEMPTS = 4
-SCALING_BASE_DELAY_S = 2.0
-SCALING_MAX_DELAY_S = 20.0
-EKS_NODEGROUP = "eks-nodegroup"
-AUTO_SCALING_GROUP = "auto-scaling-group"
-
-
-def with_backoff(
-    call: Callable[[], Any],
-    *,
-    attempts: int = SCALING_ATTEMPTS,
-    base_delay_s: float = SCALING_BASE_DELAY_S,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Any:
-    """``call()``, retried on throttling errors with exponential backoff and jitter (other errors raise at once)."""
-    for attempt in range(attempts):
-        try:
-            return call()
-        except ClientError as error:
-            code = str(error.response.get("Error", {}).get("Code", ""))
-            if code not in THROTTLING_CODES or attempt == attempts - 1:
-                raise
-            sleep(min(SCALING_MAX_DELAY_S, base_delay_s * 2**attempt) * random.uniform(0.5, 1.0))
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def request_token(event_id: str, target: dict[str, Any], size: int) -> str:
-    """An idempotency token for one event, target and size: a redelivered event (same ``id``) sends the same token
-    (EKS UpdateNodegroupConfig clientRequestToken: "A unique, case-sensitive identifier that you provide to ensure
-    the idempotency of the request")."""
-    key = json.dumps([event_id, target.get("cluster"), target.get("name"), size])
-    return hashlib.sha256(key.encode()).hexdigest()[:64]
-
-
-def scale_nodegroup(
-    eks: Any, target: dict[str, Any], size: int, *, event_id: str, sleep: Callable[[float], None] = time.sleep
-) -> str:
-    """Set a managed node group's minSize and desiredSize to ``size`` (maxSize stays); returns what was done.
-
-    Read first (eks:DescribeNodegroup): a group already at ``size`` is left alone, so a duplicate delivery changes
-    nothing. Min and desired change in one call (EKS checks min <= desired <= max; max is the block size)."""
-    cluster, name = str(target["cluster"]), str(target["name"])
-    group = with_backoff(lambda: eks.describe_nodegroup(clusterName=cluster, nodegroupName=name), sleep=sleep)
-    current = (group.get("nodegroup") or {}).get("scalingConfig") or {}
-    if current.get("minSize") == size and current.get("desiredSize") == size:
-        return f"EKS node group {name}: already at {size} node(s)"
-    response = with_backoff(
-        lambda: eks.update_nodegroup_config(
-            clusterName=cluster,
-            nodegroupName=name,
-            scalingConfig={"minSize": size, "desiredSize": size},
-            clientRequestToken=request_token(event_id, target, size),
-        ),
-        sleep=sleep,
-    )
-    update_id = (response.get("update") or {}).get("id", "")
-    return f"EKS node group {name}: min and desired {current.get('desiredSize', '?')} -> {size} (update {update_id})"
-
-
-def scale_auto_scaling_group(
-    autoscaling: Any, target: dict[str, Any], size: int, *, sleep: Callable[[float], None] = time.sleep
-) -> str:
-    """Set an Auto Scaling group's MinSize and DesiredCapacity to ``size`` (absolute values: idempotent)."""
-    name = str(target["name"])
-    with_backoff(
-        lambda: autoscaling.update_auto_scaling_group(AutoScalingGroupName=name, MinSize=size, DesiredCapacity=size),
-        sleep=sleep,
-    )
-    return f"Auto Scaling group {name}: min and desired -> {size}"
-
-
-def scale_targets(
-    targets: list[dict[str, Any]],
-    *,
-    reservation_id: str,
-    starting: bool,
-    event_id: str,
-    eks: Any,
-    autoscaling: Any,
-    sleep: Callable[[float], None] = time.sleep,
-) -> tuple[list[str], list[str]]:
-    """Scale the targets of ``reservation_id``: to their size when the block starts, to 0 when it ends. Returns
-    (what was done, failures as text); one target's failure does not stop the others."""
-    done: list[str] = []
-    failed: list[str] = []
-    for target in targets:
-        if str(target.get("reservation")) != reservation_id:
-            continue
-        size = int(target.get("size") or 0) if starting else 0
-        label = f"{target.get('kind')} {target.get('name')}"
-        try:
-            if target.get("kind") == EKS_NODEGROUP:
-                done.append(scale_nodegroup(eks, target, size, event_id=event_id, sleep=sleep))
-            elif target.get("kind") == AUTO_SCALING_GROUP:
-                done.append(scale_auto_scaling_group(autoscaling, target, size, sleep=sleep))
-            else:
-                failed.append(f"{label}: unknown target kind")
-        except Exception as error:  # the notice goes out whatever failed
-            traceback.print_exc()
-            failed.append(f"{label} to {size}: {error}")
-    return done, failed
-
-
-def _scaling_lines(
-    event: dict[str, Any],
-    targets: list[dict[str, Any]],
-    *,
-    reservation_id: str,
-    starting: bool,
-    eks: Any,
-    autoscaling: Any,
-    result: dict[str, Any],
-    sleep: Callable[[float], None],
-) -> list[str]:
-    event_id = str(event.get("id") or f"{reservation_id}-{'start' if starting else 'end'}")
-    done, failed = scale_targets(
-        targets,
-        reservation_id=reservation_id,
-        starting=starting,
-        event_id=event_id,
-        eks=eks,
-        autoscaling=autoscaling,
-        sleep=sleep,
-    )
-    result["scaled"] = done
-    lines = [f"Scaled: {line}." for line in done]
-    if failed:
-        result["scaling_failures"] = failed
-        print(json.dumps({"scaling_failures": failed}))
-        lines.append("Scaling FAILED for: " + "; ".join(failed)[:1000])
-    return lines
-
-
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma: no cover - Lambda entry point
     print(json.dumps({"event": event}))
     budget = Budget.from_context(context)
@@ -791,6 +714,16 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma
         scaling_targets=json.loads(os.environ.get("SCALING_TARGETS") or "[]"),
         autoscaling=boto3.client("autoscaling", config=CLIENT_CONFIG),
         budget=budget,
+        lead=ld.LeadSettings(
+            lead_minutes={str(k): int(v) for k, v in json.loads(os.environ["LEAD_MINUTES"]).items()},
+            group=os.environ.get("SCHEDULE_GROUP", ""),
+            role_arn=os.environ.get("SCHEDULE_ROLE_ARN", ""),
+            function_arn=str(getattr(context, "invoked_function_arn", "")),
+        )
+        if os.environ.get("LEAD_MINUTES")
+        else None,
+        scheduler=boto3.client("scheduler", config=CLIENT_CONFIG),
+        job_warning=json.loads(os.environ.get("JOB_WARNING") or "{}"),
     )
     print(json.dumps(result))
     return result
