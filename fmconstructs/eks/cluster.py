@@ -59,6 +59,7 @@ from ..networking import EfaSecurityGroup
 from ..storage.lustre import LustreFileSystemBase
 from . import _nag
 from . import addons as _addons
+from . import auto_mode as _auto_mode
 from . import health as _health
 from ._names import EKS_CLUSTER_NAME, check_labels, check_tags
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
@@ -68,6 +69,7 @@ from .versions import DEFAULT_KUBERNETES_VERSION, check_kubernetes_version, kube
 from .vpc_cni import vpc_cni_with_own_role
 
 if TYPE_CHECKING:
+    from .auto_mode import AutoModeGpuNodePools
     from .karpenter import Karpenter
 
 #: Every control-plane log type (cdk-nag AwsSolutions-EKS2 asks for all of them).
@@ -248,6 +250,7 @@ class GpuEksCluster(Construct):
         efa_security_group: EfaSecurityGroup | None = None,
         tags: Mapping[str, str] | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
+        auto_mode: bool = False,
     ) -> None:
         """
         :param vpc: the cluster's VPC.
@@ -278,6 +281,8 @@ class GpuEksCluster(Construct):
             claims) through a stack deletion or a replacement, but the control plane and system nodes keep billing and
             their network interfaces keep a VPC of the same stack from being deleted. A ``cluster_name`` warns
             ``fmconstructs:fixed-name-blocks-replacement`` (Name, RoleArn, EncryptionConfig, ... are create-only).
+        :param auto_mode: turn on EKS Auto Mode's compute, without its built-in node pools, for
+            :meth:`add_auto_mode_gpu_node_pool` (:mod:`fmconstructs.eks.auto_mode`). Default False.
         """
         check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
         version = check_kubernetes_version("version", version)
@@ -363,8 +368,7 @@ class GpuEksCluster(Construct):
             endpoint_access=endpoint_access,
             cluster_logging=list(logging_types),
             secrets_encryption_key=self.secrets_encryption_key,
-            default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
-            default_capacity=0,
+            **_auto_mode.auto_mode_cluster_props(auto_mode),
             bootstrap_cluster_creator_admin_permissions=False,
             kubectl_provider_options=eks.KubectlProviderOptions(
                 kubectl_layer=layer, private_subnets=list(self.subnets)
@@ -373,6 +377,11 @@ class GpuEksCluster(Construct):
             removal_policy=None if removal_policy is RemovalPolicy.DESTROY else removal_policy,
         )
         self.removal_policy = removal_policy
+        self.auto_mode: bool = auto_mode
+        #: :meth:`add_auto_mode_gpu_node_pool`'s construct, once added.
+        self.auto_mode_pools: AutoModeGpuNodePools | None = None
+        if auto_mode:
+            _auto_mode.acknowledge_cluster_role(self)
         if cluster_name is not None:
             warn_fixed_name(self, parameter="cluster_name", name=cluster_name, **_EKS_CLUSTER_CREATE_ONLY)
 
@@ -544,6 +553,15 @@ class GpuEksCluster(Construct):
             raise FmValidationError("add_karpenter", "a second call", "one call per cluster")
         self.karpenter = Karpenter(self, "Karpenter", cluster=self, **options)
         return self.karpenter
+
+    def add_auto_mode_gpu_node_pool(self, name: str, **options: Any) -> eks.KubernetesManifest:
+        """An EKS Auto Mode GPU ``NodeClass`` + ``NodePool`` (needs ``auto_mode=True``); see
+        :meth:`~fmconstructs.eks.auto_mode.AutoModeGpuNodePools.add_gpu_node_pool` for ``options``."""
+        from .auto_mode import AutoModeGpuNodePools
+
+        if self.auto_mode_pools is None:
+            self.auto_mode_pools = AutoModeGpuNodePools(self, "AutoModePools", cluster=self)
+        return self.auto_mode_pools.add_gpu_node_pool(name, **options)
 
     # --- add-ons ------------------------------------------------------------------------------------------------
     def _chart(

@@ -139,12 +139,17 @@ class FlavorQuota:
     gpus: int
     efa_interfaces: int
     tolerations: tuple[Mapping[str, str], ...] = ()
+    #: False for elastic pools (Karpenter, EKS Auto Mode): no ``topologyName``, see :mod:`fmconstructs.platform.elastic`.
+    topology: bool = True
 
 
 def resource_flavor_manifest(flavor: FlavorQuota) -> dict[str, Any]:
     """A ``ResourceFlavor`` for TAS: its nodes' labels, the Topology of their depth and the tolerations TAS needs
-    (Kueue sample-gpu-queues.yaml: TAS is not aware of webhooks that add tolerations, so the flavor lists them)."""
-    spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels), "topologyName": topology_name(flavor.layers)}
+    (Kueue sample-gpu-queues.yaml: TAS is not aware of webhooks that add tolerations, so the flavor lists them).
+    ``flavor.topology=False`` renders a flavor without ``topologyName`` (quota and node labels only)."""
+    spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels)}
+    if flavor.topology:
+        spec["topologyName"] = topology_name(flavor.layers)
     if flavor.tolerations:
         spec["tolerations"] = [dict(t) for t in flavor.tolerations]
     return {"apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": flavor.name}, "spec": spec}
@@ -545,11 +550,18 @@ class KueueScheduling(Construct):
             efa_interfaces=efa,
             tolerations=_tolerations(group),
         )
+        return self.add_flavor(key, flavor)
+
+    def add_flavor(self, key: tuple[str, str], flavor: FlavorQuota) -> FlavorQuota:
+        """Apply ``flavor`` (and its Topology when ``flavor.topology``, once per depth) and add its quota to the
+        ClusterQueue under ``key`` (a new key: :meth:`add_node_group` sums node groups of one key itself)."""
+        if key in self._flavors:
+            raise FmValidationError("key", key, "a flavor key not added yet")
         self._flavors[key] = flavor
         manifests = [resource_flavor_manifest(flavor)]
-        if layers not in self._topologies:
-            self._topologies.add(layers)
-            manifests.insert(0, topology_manifest(layers))
+        if flavor.topology and flavor.layers not in self._topologies:
+            self._topologies.add(flavor.layers)
+            manifests.insert(0, topology_manifest(flavor.layers))
         manifest = self.cluster.cluster.add_manifest(f"KueueFlavor{len(self._flavors)}", *manifests)
         manifest.node.add_dependency(self.kueue_chart)
         self.queues.node.add_dependency(manifest)
