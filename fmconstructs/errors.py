@@ -164,6 +164,9 @@ class WarningId(str, Enum):
     #: ModelServer: the cluster has no GPU node group of the server's instance type at synthesis, so its pods stay
     #: pending until nodes of that type join (a node group added later, or Karpenter).
     SERVING_NO_NODE_GROUP = "serving-no-node-group"
+    #: TrainingPlatform on EKS with an elastic GPU pool (EksGpuCapacity.KARPENTER / AUTO_MODE): what the managed node
+    #: group would have (node checks, host Lustre mount and LNet-over-EFA set-up) is not on the pool's nodes.
+    EKS_ELASTIC_POOL_LIMITS = "eks-elastic-pool-limits"
 
     @property
     def qualified(self) -> str:

@@ -2,6 +2,7 @@
 orchestrator (AWS PCS, AWS ParallelCluster, Amazon EKS or SageMaker HyperPod) and observability, sharing one EFA
 security group between the GPU nodes and the file system. It sits above the backends (style: "Growing the house")."""
 
+from .elastic import EksGpuCapacity
 from .health import PlatformHealth
 from .options import (
     DEFAULT_THROUGHPUT_MBPS_PER_TIB,
@@ -20,6 +21,7 @@ from .platform import Backend, TrainingPlatform
 __all__ = [
     "DEFAULT_THROUGHPUT_MBPS_PER_TIB",
     "Backend",
+    "EksGpuCapacity",
     "EksOptions",
     "HyperPodOptions",
     "HyperPodOrchestration",

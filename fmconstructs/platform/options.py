@@ -58,6 +58,7 @@ from ..storage import (
     size_for_throughput,
 )
 from ..storage.sizing import THROUGHPUT_MBPS_PER_TIB
+from .elastic import EksGpuCapacity
 
 #: The highest PERSISTENT_2 tier (MB/s/TiB): the smallest file system for a throughput objective
 #: (:func:`~fmconstructs.storage.size_for_throughput`'s own default).
@@ -475,6 +476,9 @@ class EksOptions:
     :param scheduling: topology-aware, all-or-nothing scheduling (``GpuEksCluster.add_topology_scheduling``): Kueue
         with a Topology of the EKS network-node labels, JobSet, a ClusterQueue of the GPU node group and the
         LocalQueue ``fm-gpu`` in ``namespace``. Default True.
+    :param gpu_capacity: how the GPU nodes come (:mod:`fmconstructs.platform.elastic`):
+        ``EksGpuCapacity.MANAGED_NODE_GROUP`` (default: a fixed group with the full EFA layout), ``KARPENTER`` or
+        ``AUTO_MODE`` (an elastic NodePool of at most ``nodes`` nodes; its Kueue flavor has no topology).
     """
 
     version: eks.KubernetesVersion | None = None
@@ -487,9 +491,11 @@ class EksOptions:
     capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY
     removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
     scheduling: bool = True
+    gpu_capacity: EksGpuCapacity = EksGpuCapacity.MANAGED_NODE_GROUP
 
     def __post_init__(self) -> None:
         check_removal_policy("removal_policy", self.removal_policy)
+        check_enum("gpu_capacity", self.gpu_capacity, EksGpuCapacity)
         check_enum("capacity_block_scaling", self.capacity_block_scaling, CapacityBlockScaling)
         check_bool("scheduling", self.scheduling)
         if self.version is not None:

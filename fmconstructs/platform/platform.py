@@ -106,6 +106,7 @@ from ..storage import (
     LustreSizing,
 )
 from . import _health_wiring as _health
+from . import elastic as _elastic
 from ._hyperpod_rules import HYPERPOD_EKS_VOLUME, check_hyperpod_storage, hyperpod_chart
 from .health import PlatformHealth
 from .options import (
@@ -287,6 +288,8 @@ class TrainingPlatform(Construct):
         self.data_repositories: list[DataRepositoryAssociation] = []
         self.cluster: PcsCluster | ParallelCluster | GpuEksCluster | HyperPodCluster
         self.node_group: Any = None
+        #: EKS with ``EksOptions(gpu_capacity=KARPENTER or AUTO_MODE)``: the elastic GPU pool (no node_group then).
+        self.elastic_pool: _elastic.ElasticPool | None = None
         self.login_node_group: Any = None
         self.queue: Any = None
         self.eks_cluster: GpuEksCluster | None = None
@@ -328,6 +331,8 @@ class TrainingPlatform(Construct):
         """Cross-choice rules; returns whether the file system is EFA-enabled."""
         if isinstance(orchestrator, EksOptions):
             self._check_block_scaling(orchestrator)
+            if orchestrator.gpu_capacity.elastic:
+                _elastic.check_elastic(orchestrator, instance_spec=self.instance_spec, capacity=self.capacity)
         if self.backend is Backend.HYPERPOD:
             self._check_hyperpod_capacity()
             hyperpod_type("instance_type", self.instance_spec.instance_type)
@@ -607,20 +612,23 @@ class TrainingPlatform(Construct):
         efa = EfaSecurityGroup(self, "EfaSecurityGroup", vpc=self.vpc)
         self.security_group = efa
         cluster = self._gpu_eks_cluster(
-            "Cluster", options.version, options.admin_roles, options.cluster_name, efa, options.removal_policy
+            "Cluster", options.version, options.admin_roles, options.cluster_name, efa, options.removal_policy,
+            auto_mode=options.gpu_capacity is _elastic.EksGpuCapacity.AUTO_MODE,
         )
         self.cluster = cluster
         self.eks_cluster = cluster
         file_system = self._file_system(efa)
-        self.node_group = cluster.add_gpu_node_group(
-            "Gpu",
-            instance_type=self.instance_spec.instance_type,
-            capacity=self.capacity,
-            max_nodes=self.nodes,
-            subnets=[self.subnet],
-            capacity_block_scaling=options.capacity_block_scaling,
-            node_checks=self.health is not None and self.health.node_checks_on,
-        )
+        self.elastic_pool = _elastic.add_elastic_pool(self, cluster, options) if options.gpu_capacity.elastic else None
+        if self.elastic_pool is None:
+            self.node_group = cluster.add_gpu_node_group(
+                "Gpu",
+                instance_type=self.instance_spec.instance_type,
+                capacity=self.capacity,
+                max_nodes=self.nodes,
+                subnets=[self.subnet],
+                capacity_block_scaling=options.capacity_block_scaling,
+                node_checks=self.health is not None and self.health.node_checks_on,
+            )
         if options.gpu_addons:
             cluster.add_gpu_addons()
         if file_system is not None:
@@ -644,6 +652,10 @@ class TrainingPlatform(Construct):
             )
             if file_system is not None:
                 scheduling.queues.node.add_dependency(volume)  # the volume's manifest may create the namespace
+            if self.elastic_pool is not None:
+                _elastic.add_elastic_flavor(
+                    scheduling, self.elastic_pool, instance_spec=self.instance_spec, max_nodes=self.nodes
+                )
         self._eks_scraper(cluster)
         self._eks_outputs(cluster)
 
@@ -761,8 +773,11 @@ class TrainingPlatform(Construct):
         cluster_name: str | None,
         efa: EfaSecurityGroup | None,
         removal_policy: Any = None,
+        auto_mode: bool = False,
     ) -> GpuEksCluster:
         extra: dict[str, Any] = {} if version is None else {"version": version}
+        if auto_mode:
+            extra["auto_mode"] = True
         if removal_policy is not None:
             extra["removal_policy"] = removal_policy
         return GpuEksCluster(
