@@ -134,7 +134,12 @@ def test_node_role_has_an_ec2_access_entry_with_the_auto_node_policy(auto_stack)
                 {
                     "AccessScope": {"Type": "cluster"},
                     "PolicyArn": Match.object_like(
-                        {"Fn::Join": ["", Match.array_with([":eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy"])]}
+                        {
+                            "Fn::Join": [
+                                "",
+                                Match.array_with([":eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy"]),
+                            ]
+                        }
                     ),
                 }
             ],

@@ -152,9 +152,7 @@ def test_deploy_time_node_count_renders_the_pool_and_warns_about_the_quota():
     template = Template.from_stack(stack)
     body = json.dumps(template.find_resources("Custom::AWSCDK-EKS-KubernetesResource"))
     assert '"Ref": "Nodes"' in body and "ResourceFlavor" not in body
-    Annotations.from_stack(stack).has_warning(
-        "*", Match.string_like_regexp(WarningId.EKS_SCHEDULING_QUOTA.qualified)
-    )
+    Annotations.from_stack(stack).has_warning("*", Match.string_like_regexp(WarningId.EKS_SCHEDULING_QUOTA.qualified))
 
 
 # --- refusals ----------------------------------------------------------------------------------------------------------
@@ -189,7 +187,9 @@ def test_on_block_events_scaling_is_refused(gpu_capacity):
 @pytest.mark.parametrize("gpu_capacity", [KARPENTER, AUTO_MODE])
 def test_reservation_by_resource_group_is_refused(gpu_capacity):
     group = "arn:aws:resource-groups:us-east-1:123456789012:group/gpu-odcrs"
-    with pytest.raises(FmValidationError, match=r"capacity must be On-Demand, or a reservation given by reservation_id"):
+    with pytest.raises(
+        FmValidationError, match=r"capacity must be On-Demand, or a reservation given by reservation_id"
+    ):
         _platform(gpu_capacity, capacity=CapacityReservation(resource_group_arn=group, instance_count=2))
 
 

@@ -230,7 +230,9 @@ def auto_mode_node_pool_manifest(
     :func:`~fmconstructs.eks.karpenter_manifests.node_pool_manifest`, without the device-plugin labels (Auto Mode runs
     its own plugins) and with ``expireAfter`` at most 504h (default 504h)."""
     check_auto_mode_instance_types("instance_types", instance_types)
-    disruption = NodePoolDisruption(expire_after=f"{AUTO_MODE_MAX_EXPIRE_AFTER_HOURS}h") if disruption is None else disruption
+    disruption = (
+        NodePoolDisruption(expire_after=f"{AUTO_MODE_MAX_EXPIRE_AFTER_HOURS}h") if disruption is None else disruption
+    )
     if not isinstance(disruption, NodePoolDisruption):
         raise FmTypeError("disruption", disruption, f"a NodePoolDisruption (got a {type(disruption).__name__})")
     hours = _expire_after_hours(disruption.expire_after)
@@ -278,7 +280,7 @@ class AutoModeGpuNodePools(Construct):
             raise FmValidationError("cluster", cluster.node.path, "a GpuEksCluster(auto_mode=True)")
         if node_role is not None:
             check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
-        self.cluster = cluster
+        self.cluster: GpuEksCluster = cluster
         self.node_role: iam.IRole = node_role or iam.Role(
             self,
             "NodeRole",

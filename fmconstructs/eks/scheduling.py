@@ -139,7 +139,7 @@ class FlavorQuota:
     gpus: int
     efa_interfaces: int
     tolerations: tuple[Mapping[str, str], ...] = ()
-    #: False for elastic pools (Karpenter, EKS Auto Mode): no ``topologyName``, see :mod:`fmconstructs.platform.elastic`.
+    #: False for elastic pools (Karpenter, EKS Auto Mode): no ``topologyName`` (:mod:`fmconstructs.platform.elastic`).
     topology: bool = True
 
 

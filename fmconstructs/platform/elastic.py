@@ -31,16 +31,18 @@ Karpenter / Auto Mode nodes were not checked (UNCONFIRMED).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..capacity import CapacityKind
 from ..catalog import InstanceSpec
-from ..errors import FmValidationError, WarningId, add_warning, is_token
 from ..eks.addons import GPU_TAINT_KEY
 from ..eks.karpenter_manifests import CapacityReservationTerm, KarpenterCapacityType, ReservationType
 from ..eks.node_group import CAPACITY_LABEL, INSTANCE_TYPE_LABEL
 from ..eks.scheduling import FlavorQuota, KueueScheduling, network_layers
+from ..errors import FmValidationError, WarningId, add_warning, is_token
 
 if TYPE_CHECKING:
     from aws_cdk import aws_eks_v2 as eks
@@ -71,14 +73,14 @@ class EksGpuCapacity(str, Enum):
         return self is not EksGpuCapacity.MANAGED_NODE_GROUP
 
 
+@dataclass(frozen=True)
 class ElasticPool:
-    """What :func:`add_elastic_pool` made: the pool's manifest, its name, node labels and reservation terms."""
+    """What :func:`add_elastic_pool` made: the pool's manifest (NodeClass + NodePool), name, node labels and kind."""
 
-    def __init__(self, *, manifest: eks.KubernetesManifest, name: str, labels: dict[str, str], kind: EksGpuCapacity):
-        self.manifest = manifest
-        self.name = name
-        self.labels = labels
-        self.kind = kind
+    manifest: eks.KubernetesManifest
+    name: str
+    labels: Mapping[str, str]
+    kind: EksGpuCapacity
 
 
 def _reservation(capacity: Capacity) -> tuple[tuple[CapacityReservationTerm, ...], ReservationType | None]:

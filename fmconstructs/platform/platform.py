@@ -612,7 +612,12 @@ class TrainingPlatform(Construct):
         efa = EfaSecurityGroup(self, "EfaSecurityGroup", vpc=self.vpc)
         self.security_group = efa
         cluster = self._gpu_eks_cluster(
-            "Cluster", options.version, options.admin_roles, options.cluster_name, efa, options.removal_policy,
+            "Cluster",
+            options.version,
+            options.admin_roles,
+            options.cluster_name,
+            efa,
+            options.removal_policy,
             auto_mode=options.gpu_capacity is _elastic.EksGpuCapacity.AUTO_MODE,
         )
         self.cluster = cluster
