@@ -204,3 +204,38 @@ def test_odcr_by_id_is_a_default_reservation():
     (pool,) = _kind(template, "NodePool")
     requirements = {r["key"]: r["values"] for r in pool["spec"]["template"]["spec"]["requirements"]}
     assert requirements["karpenter.k8s.aws/capacity-reservation-type"] == ["default"]
+
+
+@pytest.mark.validation
+@pytest.mark.parametrize("gpu_capacity", [KARPENTER, AUTO_MODE])
+def test_elastic_platform_is_cdk_nag_and_cfn_lint_clean(tmp_path, gpu_capacity):
+    from aws_cdk import aws_ec2 as ec2
+    from cdk_nag import AwsSolutionsChecks
+    from cfnlint.api import lint_file
+    from conftest import ENV
+
+    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=True)
+    stack = cdk.Stack(app, "ElasticNag", env=ENV)
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
+    )
+    TrainingPlatform(
+        stack,
+        "Platform",
+        vpc=vpc,
+        instance_type="p5.48xlarge",
+        nodes=2,
+        capacity=CapacityBlock(reservation_id=BLOCK, instance_count=2),
+        orchestrator=EksOptions(gpu_capacity=gpu_capacity),
+        health=None,
+    )
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()  # raises on an unacknowledged cdk-nag error
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert [r for r in report["pluginReports"] if r.get("conclusion") != "success"] == []
+    errors = [m for m in lint_file(tmp_path / "ElasticNag.template.json") if m.rule.severity == "error"]
+    assert [f"{m.rule.id} {m.message[:200]}" for m in errors] == []
