@@ -213,6 +213,10 @@ def _cordon(server: tuple[str, str, Script], *, budget_s: float = 30.0) -> tuple
     endpoint, pem, _ = server
     clients = _clients()
     with Stubber(clients["ec2"]) as ec2, Stubber(clients["eks"]) as eks, Stubber(clients["sns"]) as sns_stub:
+        # The extension check first (the block still ends when the warning says), then the cordon's lookup.
+        end = datetime.datetime(2026, 12, 1, 11, 30, tzinfo=datetime.UTC)
+        ec2.add_response("describe_capacity_reservations", {"CapacityReservations": [{"EndDate": end}]}, None)
+        ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": []}, None)
         ec2.add_response("describe_instances", _instances(), None)
         cluster = {"endpoint": endpoint, "certificateAuthority": {"data": base64.b64encode(pem.encode()).decode()}}
         eks.add_response("describe_cluster", {"cluster": cluster}, {"name": CLUSTER})
