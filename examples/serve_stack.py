@@ -8,9 +8,9 @@
   Mountpoint for Amazon S3 CSI driver add-on.
 - ``llama-405b``: 405e9 parameters in bf16 on 2 x ``p5en.48xlarge`` from a Capacity Block (a LeaderWorkerSet of one
   leader and one worker, tensor parallel 8 in a node, pipeline parallel 2 across nodes, every EFA interface of the
-  node), refused at synthesis if it did not fit (:func:`fmconstructs.serving.sizing.check_model_fits`); an internal
-  NLB to the leader (AWS Load Balancer Controller); with the workspace, KEDA scales it on ``vllm:num_requests_waiting``
-  read from AMP.
+  node), refused at synthesis if it did not fit with half the usable HBM left for the KV cache (one node would
+  not: :func:`fmconstructs.serving.sizing.check_model_fits`); an internal NLB to the leader (AWS Load Balancer
+  Controller); with the workspace, KEDA scales it on ``vllm:num_requests_waiting`` read from AMP.
 - ``llama-8b``: 8e9 parameters in bf16 on one GPU (tensor parallel 1) of ``p5.48xlarge`` nodes that Karpenter
   launches On-Demand from the NodePool ``serving-p5`` (one type per pool: p5 has EFA on 32 network cards, see
   :mod:`fmconstructs.eks.karpenter_manifests`), at most 2 nodes; an internal NLB.
@@ -106,6 +106,9 @@ class ServeStack(Stack):
             node_group=self.p5en,
             parameters=405e9,
             dtype=ModelDtype.BF16,
+            # Half of the usable HBM for the KV cache (long contexts, many requests): one p5en would hold the weights
+            # with 23 % left, so the check asks for two nodes (75 GiB of KV cache per GPU).
+            kv_cache_fraction=0.5,
             max_model_len=32768,
         )
         server.add_endpoint()
