@@ -256,8 +256,8 @@ class ModelServer(Construct):
                 "dtype", dtype, f"a ModelDtype such as ModelDtype.BF16, not a {type(dtype).__name__} ({_DTYPES})"
             )
         if (parameters is None) != (dtype is None):
-            missing = "dtype" if dtype is None else "parameters"
-            raise FmValidationError(missing, None, "given together with parameters and dtype (the model-fit check)")
+            missing, given = ("dtype", "parameters") if dtype is None else ("parameters", "dtype")
+            raise FmValidationError(missing, None, f"given with {given} (the model-fit check needs both)")
 
     @staticmethod
     def _check_selector(
