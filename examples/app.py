@@ -1,8 +1,8 @@
 """The fmconstructs example app: ``npx cdk synth`` (via cdk.json) synthesizes every example stack.
 
 Stack names are stable: FmCompute (foundation), FmStorage (storage), FmPcsP5 and FmPcsGb200 (AWS PCS),
-FmEksP5en and FmEksGb200 (EKS), FmObservability (metrics and alerts), FmImages (GPU node images),
-FmPrivateP5 (no internet route), FmParallelClusterP5en and FmParallelClusterGb200
+FmEksP5en and FmEksGb200 (EKS), FmServeP5en (model serving on EKS), FmObservability (metrics and alerts),
+FmImages (GPU node images), FmPrivateP5 (no internet route), FmParallelClusterP5en and FmParallelClusterGb200
 (AWS ParallelCluster), FmHyperPodSlurm and FmHyperPodEks (SageMaker HyperPod), FmPlatform (one-call
 TrainingPlatform on AWS PCS).
 """
@@ -27,6 +27,7 @@ from examples.parallelcluster_stacks import ParallelClusterGb200Stack, ParallelC
 from examples.pcs_stacks import PcsGb200Stack, PcsP5Stack
 from examples.platform_stack import PlatformStack
 from examples.private_stack import PrivatePcsP5Stack
+from examples.serve_stack import ServeStack
 from examples.storage_stack import StorageStack
 
 
@@ -71,6 +72,13 @@ def build(app: cdk.App) -> dict[str, cdk.Stack]:
             workspace=observability.workspace,
             description="fmconstructs example: GPU EKS cluster on one u-p6e-gb200x72 UltraServer "
             "(DRA ComputeDomains, FSx for Lustre over EFA)",
+        ),
+        "FmServeP5en": ServeStack(
+            app,
+            "FmServeP5en",
+            workspace=observability.workspace,
+            description="fmconstructs example: vLLM on EKS, 405B on 2 p5en.48xlarge (Capacity Block, LeaderWorkerSet) "
+            "and 8B on Karpenter p5.48xlarge, weights from S3, internal NLBs, KEDA",
         ),
         "FmPrivateP5": PrivatePcsP5Stack(
             app,

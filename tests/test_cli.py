@@ -40,5 +40,5 @@ def test_npx_cdk_synth(tmp_path):
     types = [r["Type"] for r in template["Resources"].values()]
     assert types.count("AWS::EC2::LaunchTemplate") == 8
     manifest = json.loads((out / "manifest.json").read_text())
-    for stack in ("FmCompute", "FmStorage", "FmPcsP5", "FmPcsGb200", "FmEksP5en", "FmEksGb200"):
+    for stack in ("FmCompute", "FmStorage", "FmPcsP5", "FmPcsGb200", "FmEksP5en", "FmEksGb200", "FmServeP5en"):
         assert stack in manifest["artifacts"]

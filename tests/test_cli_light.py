@@ -27,7 +27,7 @@ from fmconstructs.storage.sizing import size_for_checkpoint
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 HEAVY = ("aws_cdk", "constructs", "jsii")
-LAZY_PACKAGES = ("fmconstructs", "fmconstructs.networking", "fmconstructs.storage")
+LAZY_PACKAGES = ("fmconstructs", "fmconstructs.networking", "fmconstructs.serving", "fmconstructs.storage")
 
 _REPORT_HEAVY = "import sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'aws_cdk', 'constructs', 'jsii'}))"
 

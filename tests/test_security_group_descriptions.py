@@ -59,6 +59,8 @@ EXAMPLE_APP_DESCRIPTIONS: dict[str, str] = {
     "FmPrivateP5/Cluster/EfaSecurityGroup/Resource/Resource": "EFA: all traffic to and from members of this group only",
     "FmPrivateP5/Cluster/SecurityGroup/Resource": "AWS PCS cluster: controller, login and compute nodes reach each other; all outbound",
     "FmPrivateP5/Endpoints/SecurityGroup/Resource": "fmconstructs VPC interface endpoints: HTTPS from the cluster network only",
+    "FmServeP5en/Cluster/EfaSecurityGroup/Resource/Resource": "EFA: all traffic to and from members of this group only",
+    "FmServeP5en/Cluster/Resource/ControlPlaneSecurityGroup/Resource": "EKS Control Plane Security Group",
     "FmStorage/Efa/Resource/Resource": "EFA: all traffic to and from members of this group only",
     "FmStorage/Lustre/SecurityGroup/Resource": "FSx for Lustre: Lustre ports (TCP 988, 1018-1023) from its clients only",
     "FmStorage/NodeSecurityGroup/Resource": "GPU nodes: outbound only",

@@ -20,6 +20,7 @@ from fmconstructs.errors import WarningId
 from fmconstructs.serving import vllm
 from fmconstructs.serving.lws import LWS_API_VERSION, lws_chart_pin, lws_values
 from fmconstructs.serving.model_server import ModelServer
+from fmconstructs.serving.sizing import ModelDtype
 from fmconstructs.serving.weights import ModelWeights, claim_mount
 
 K8S = DEFAULT_KUBERNETES_VERSION.version
@@ -328,7 +329,7 @@ def served():
         nodes=2,
         node_group=group,
         parameters=405e9,
-        dtype="bf16",
+        dtype=ModelDtype.BF16,
     )
     small = ModelServer(
         scene.stack,

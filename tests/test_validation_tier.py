@@ -19,6 +19,7 @@ EXPECTED_STACKS = {
     "FmPcsGb200",
     "FmEksP5en",
     "FmEksGb200",
+    "FmServeP5en",
     "FmObservability",
     "FmImages",
     "FmPrivateP5",

@@ -201,6 +201,8 @@ class Karpenter(Construct):
         self.controller_role = self._controller_role()
         self.chart = self._install(source)
         self.node_pools: dict[str, eks.KubernetesManifest] = {}
+        #: The instance types of each NodePool (what a model server on the pool checks against).
+        self.node_pool_instance_types: dict[str, tuple[str, ...]] = {}
         self._acknowledge(own_node_role=node_role is None)
 
     # --- build steps ------------------------------------------------------------------------------------------
@@ -387,6 +389,7 @@ class Karpenter(Construct):
         manifest.node.add_dependency(self.chart)  # the chart installs the CRDs
         manifest.node.add_dependency(self.node_access_entry)
         self.node_pools[name] = manifest
+        self.node_pool_instance_types[name] = tuple(spec.instance_type for spec in specs)
         return manifest
 
 

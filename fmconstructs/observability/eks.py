@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -372,7 +372,11 @@ class AmpEksScraper(Construct):
             raise FmValidationError("subnets", [], "at least one subnet that reaches the nodes")
         super().__init__(scope, id)
         self.scrape_config = scrape_config
-        blob = base64.b64encode(yaml.safe_dump(self.scrape_config, sort_keys=False).encode()).decode()
+        self._config_args: dict[str, Any] = {
+            "cluster_label": cluster_label, "scrape_interval": scrape_interval, "kueue": scrape_kueue,
+        }  # fmt: skip
+        self.cluster_label = cluster_label
+        blob = _blob(self.scrape_config)
         self.workspace_arn: str = workspace_arn
         self.resource = aps.CfnScraper(
             self,
@@ -408,17 +412,29 @@ class AmpEksScraper(Construct):
         self.kube_state_metrics = (
             add_kube_state_metrics(cluster, source=kube_state_metrics_source) if install_kube_state_metrics else None
         )
-        self.serving_rules = (
-            add_serving_rules(
-                self,
-                "ServingRules",
-                workspace_arn=workspace_arn,
-                cluster_label=cluster_label,
-                thresholds=serving_thresholds,
-                rule_namespace=serving_rule_namespace,
-            )
-            if serving
-            else None
+        self.serving_rules: aps.CfnRuleGroupsNamespace | None = None
+        if serving:
+            self.enable_serving(thresholds=serving_thresholds, rule_namespace=serving_rule_namespace)
+
+    def enable_serving(
+        self, *, thresholds: ServingAlertThresholds | None = None, rule_namespace: str | None = None
+    ) -> None:
+        """What ``serving=True`` does, for a scraper made without it (``TrainingPlatform.add_model_server``): the
+        ``fm-serving`` job joins the scrape configuration and the ``fm_serving:*`` rules and alerts are added. A second
+        call does nothing."""
+        if self.serving_rules is not None:
+            return
+        self.scrape_config = eks_scrape_config(**self._config_args, serving=True)
+        self.resource.scrape_configuration = aps.CfnScraper.ScrapeConfigurationProperty(
+            configuration_blob=_blob(self.scrape_config)
+        )
+        self.serving_rules = add_serving_rules(
+            self,
+            "ServingRules",
+            workspace_arn=self.workspace_arn,
+            cluster_label=self.cluster_label,
+            thresholds=thresholds,
+            rule_namespace=rule_namespace,
         )
 
     def _warn_without_graceful_shutdown(self, cluster: GpuEksCluster) -> None:
@@ -439,6 +455,11 @@ class AmpEksScraper(Construct):
     @property
     def scraper_arn(self) -> str:
         return self.resource.attr_arn
+
+
+def _blob(scrape_config: Mapping[str, Any]) -> str:
+    """The scraper's ``ConfigurationBlob``: the scrape configuration as base64-encoded YAML."""
+    return base64.b64encode(yaml.safe_dump(dict(scrape_config), sort_keys=False).encode()).decode()
 
 
 def _known_version(cluster: GpuEksCluster) -> tuple[int, int] | None:

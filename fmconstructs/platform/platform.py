@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_cdk import CfnOutput, Fn, Stack, Token
 from aws_cdk import aws_ec2 as ec2
@@ -121,6 +121,9 @@ from .options import (
     PlatformStorage,
 )
 from .placement import check_services_subnet, default_subnet, warn_cross_zone
+
+if TYPE_CHECKING:
+    from ..serving.model_server import ModelServer
 
 #: ``cluster`` label values the collectors accept (1-128 letters, digits or ``_.:/+-``, observability._checks).
 _LABEL_DROP = re.compile(r"[^A-Za-z0-9_.:/+-]+")
@@ -453,6 +456,16 @@ class TrainingPlatform(Construct):
     def mount_point(self) -> str | None:
         """Where the nodes mount the file system (None without storage)."""
         return self.storage.mount_point if self.storage is not None else None
+
+    def add_model_server(self, id: str, **options: Any) -> ModelServer:
+        """A vLLM model server on the platform's EKS cluster (EKS backend only; others raise FmValidationError naming
+        ``backend``), the platform's scraper collecting its metrics. ``options``: ``name`` and those of
+        :class:`~fmconstructs.serving.ModelServer` except ``cluster``; ``weights``, or ``fsx_path`` (a directory of the
+        platform's file system); ``instance_type`` defaults to the platform's, and then ``node_group`` to the
+        platform's GPU node group. See :func:`fmconstructs.platform.serving.add_model_server`."""
+        from .serving import add_model_server
+
+        return add_model_server(self, id, **options)
 
     # --- backends ----------------------------------------------------------------------------------------------------
     def _pcs(self, options: PcsOptions) -> None:

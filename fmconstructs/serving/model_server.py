@@ -5,8 +5,12 @@ cluster); the weights come from S3, FSx for Lustre or Hugging Face (:mod:`fmcons
 ClusterIP Service ``<name>`` in ``namespace`` fronts the pods. Exposure, autoscaling and observability build on the
 hooks :attr:`ModelServer.service_name`, :attr:`~ModelServer.namespace` and :attr:`~ModelServer.selector_labels`.
 
-The model-fit check (``parameters`` x ``dtype`` against the GPUs) lives in :mod:`fmconstructs.serving.sizing`; this
-construct stores ``parameters`` and ``dtype`` for it.
+Given ``parameters`` and ``dtype``, the constructor refuses a model that does not fit the layout
+(:func:`fmconstructs.serving.sizing.check_model_fits`, the numbers ``fmc plan --model-params`` shows). Capacity: a GPU
+node group of the cluster (``node_group``) or a Karpenter NodePool (``node_pool``, from
+:meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool`). :meth:`ModelServer.add_endpoint` puts an internal
+load balancer in front of it (:mod:`~fmconstructs.serving.exposure`), :meth:`ModelServer.add_autoscaling` scales it
+with KEDA on its vLLM queue in the AMP workspace (:mod:`~fmconstructs.serving.autoscaling`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aws_cdk import Stack
+from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_eks as eks_l1
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -30,7 +35,16 @@ from ..eks.vpc_cni import POD_IDENTITY_PRINCIPAL
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking.interfaces import plan_network_interfaces
 from . import vllm
+from .autoscaling import ModelServerAutoscaler, ScaleTargetKind, ServingMetric
+from .exposure import (
+    DEFAULT_HEALTH_CHECK_PATH,
+    AwsLoadBalancerController,
+    LoadBalancerKind,
+    LoadBalancerScheme,
+    ModelServerEndpoint,
+)
 from .lws import add_lws_controller
+from .sizing import DEFAULT_KV_CACHE_FRACTION, ModelDtype, ServingLayout, check_model_fits
 from .weights import (
     MOUNTPOINT_S3_CSI_ADDON_NAME,
     MOUNTPOINT_S3_CSI_ADDON_VERSION,
@@ -45,8 +59,13 @@ from .weights import (
 if TYPE_CHECKING:
     from ..eks.cluster import GpuEksCluster
     from ..eks.node_group import GpuNodeGroup
+    from ..observability.workspace import PrometheusWorkspace
 
-__all__ = ["ModelServer"]
+__all__ = ["KARPENTER_NODE_POOL_LABEL", "ModelServer"]
+
+#: The label Karpenter puts on every node it launches for a NodePool: kubernetes-sigs/karpenter pkg/apis/v1/labels.go
+#: ``NodePoolLabelKey = apis.Group + "/nodepool"`` (group ``karpenter.sh``), one of its ``WellKnownLabels``.
+KARPENTER_NODE_POOL_LABEL = "karpenter.sh/nodepool"
 
 
 class ModelServer(Construct):
@@ -72,10 +91,12 @@ class ModelServer(Construct):
         extra_args: Sequence[str] = (),
         image: str | None = None,
         node_group: GpuNodeGroup | None = None,
+        node_pool: str | eks.KubernetesManifest | None = None,
         node_selector: Mapping[str, str] | None = None,
         shm_size_gib: int = 16,
         parameters: float | None = None,
-        dtype: str | None = None,
+        dtype: ModelDtype | None = None,
+        kv_cache_fraction: float = DEFAULT_KV_CACHE_FRACTION,
         lws_source: _addons.ChartSource | None = None,
         mountpoint_addon_version: str | None = MOUNTPOINT_S3_CSI_ADDON_VERSION,
     ) -> None:
@@ -98,10 +119,18 @@ class ModelServer(Construct):
             clusters without an internet route).
         :param node_group: a GPU node group of ``cluster`` to run on: its labels join the node selector and its EFA
             interface count is used. Default: any node of ``instance_type``.
+        :param node_pool: a Karpenter NodePool of ``cluster`` (its name, or the manifest
+            :meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool` returned) whose instance types include
+            ``instance_type``: the pods select ``karpenter.sh/nodepool: <name>`` and tolerate the GPU taint, and are
+            applied after the pool. Not with ``node_group``.
         :param node_selector: more node labels the pods require.
         :param shm_size_gib: the in-memory ``/dev/shm``. Default 16.
-        :param parameters: the model's parameter count (e.g. ``70e9``), for the fit check of
-            :mod:`fmconstructs.serving.sizing`; ``dtype``: its weights' type (``"bf16"``, ``"fp8"``, ...).
+        :param parameters: the model's parameter count (e.g. ``70e9``); with ``dtype`` (a
+            :class:`~fmconstructs.serving.sizing.ModelDtype`, e.g. ``ModelDtype.BF16``), the server is refused when
+            the model does not fit ``nodes`` x ``instance_type`` with this tensor/pipeline layout, naming the smallest
+            layout that fits (:func:`~fmconstructs.serving.sizing.check_model_fits`). Give both or neither.
+        :param kv_cache_fraction: the share of usable GPU memory that must stay free for the KV cache in that check.
+            Default :data:`~fmconstructs.serving.sizing.DEFAULT_KV_CACHE_FRACTION` (0.2).
         :param lws_source: where the LWS chart and image come from (multi-node only); see
             :class:`~fmconstructs.eks.addons.ChartSource`.
         :param mountpoint_addon_version: the ``aws-mountpoint-s3-csi-driver`` add-on version (S3 weights); default
@@ -115,10 +144,16 @@ class ModelServer(Construct):
             tensor_parallel=tensor_parallel,
             pipeline_parallel=pipeline_parallel,
         )
+        self.layout: ServingLayout | None = _check_fit(
+            parallelism, spec.instance_type, parameters, dtype, kv_cache_fraction
+        )
         check_count("replicas", replicas, minimum=0)
         self._check_options(max_model_len, served_model_name, image, shm_size_gib, lws_source, mountpoint_addon_version)
         args = vllm.check_extra_args("extra_args", extra_args)
+        pool = _check_node_pool(cluster, node_pool, node_group, spec.instance_type)
         selector = self._check_selector(node_selector, node_group, spec.instance_type)
+        if pool is not None:
+            selector[KARPENTER_NODE_POOL_LABEL] = pool[0]
         super().__init__(scope, id)
 
         self.cluster = cluster
@@ -131,12 +166,15 @@ class ModelServer(Construct):
         self.parameters = parameters
         self.dtype = dtype
         self.image = image or vllm.VLLM_IMAGE
+        #: The Karpenter NodePool's name and manifest when the server runs on one.
+        self.node_pool: tuple[str, eks.KubernetesManifest] | None = pool
         efa = (
             node_group.efa_interface_count
             if node_group is not None
             else plan_network_interfaces(spec).efa_interface_count
         )
-        self._warn_without_node_group(node_group)
+        if pool is None:
+            self._warn_without_node_group(node_group)
 
         self.namespace_manifest = self._add_namespace()
         self.role: iam.Role | None = None
@@ -213,8 +251,13 @@ class ModelServer(Construct):
             raise FmValidationError("node_group", node_group.node.path, "a GPU node group of cluster")
         if parameters is not None:
             check_number("parameters", parameters, minimum=1)
-        if dtype is not None:
-            check_str("dtype", dtype, min_length=1, allowed="a weights data type such as 'bf16'")
+        if dtype is not None and not isinstance(dtype, ModelDtype):
+            raise FmTypeError(
+                "dtype", dtype, f"a ModelDtype such as ModelDtype.BF16, not a {type(dtype).__name__} ({_DTYPES})"
+            )
+        if (parameters is None) != (dtype is None):
+            missing, given = ("dtype", "parameters") if dtype is None else ("parameters", "dtype")
+            raise FmValidationError(missing, None, f"given with {given} (the model-fit check needs both)")
 
     @staticmethod
     def _check_selector(
@@ -393,7 +436,8 @@ class ModelServer(Construct):
         body = vllm.render_workload(self.server_spec)
         manifest = eks.KubernetesManifest(self, "Workload", cluster=self.cluster.icluster, manifest=[body])
         manifest.node.add_dependency(self.service_account_manifest)
-        for before in (weights_manifest, self.lws_chart, getattr(self, "_association", None)):
+        pool_manifest = None if self.node_pool is None else self.node_pool[1]
+        for before in (weights_manifest, self.lws_chart, getattr(self, "_association", None), pool_manifest):
             if before is not None:
                 manifest.node.add_dependency(before)
         return manifest
@@ -407,3 +451,139 @@ class ModelServer(Construct):
     def manifests(self) -> list[dict[str, Any]]:
         """The workload and Service bodies (as rendered; tokens unresolved)."""
         return vllm.render_server_manifests(self.server_spec)
+
+    # --- exposure and autoscaling ------------------------------------------------------------------------------
+    def add_endpoint(
+        self,
+        *,
+        kind: LoadBalancerKind = LoadBalancerKind.NLB,
+        certificate: acm.ICertificate | None = None,
+        scheme: LoadBalancerScheme = LoadBalancerScheme.INTERNAL,
+        allow_internet_facing: bool = False,
+        health_check_path: str = DEFAULT_HEALTH_CHECK_PATH,
+        controller: AwsLoadBalancerController | None = None,
+    ) -> ModelServerEndpoint:
+        """A load balancer in front of this server (:class:`~fmconstructs.serving.exposure.ModelServerEndpoint`,
+        child ``Endpoint``; once per server): an internal NLB by default, only the LeaderWorkerSet leaders (the pods
+        that serve the API) of a multi-node server, applied after the server's namespace and Service. TLS on 443 with
+        ``certificate``; ``scheme=INTERNET_FACING`` needs ``allow_internet_facing=True`` and warns."""
+        if self.node.try_find_child("Endpoint") is not None:
+            raise FmValidationError("add_endpoint", self.name, "one endpoint per model server (a second call)")
+        endpoint = ModelServerEndpoint(
+            self,
+            "Endpoint",
+            cluster=self.cluster,
+            server_name=self.name,
+            namespace=self.namespace,
+            kind=kind,
+            certificate=certificate,
+            scheme=scheme,
+            allow_internet_facing=allow_internet_facing,
+            health_check_path=health_check_path,
+            leaders_only=kind is LoadBalancerKind.NLB and self.parallelism.nodes > 1,
+            controller=controller,
+        )
+        endpoint.manifest.node.add_dependency(self.namespace_manifest, self.service)
+        return endpoint
+
+    def add_autoscaling(
+        self,
+        *,
+        workspace: PrometheusWorkspace | str,
+        metric: ServingMetric = ServingMetric.REQUESTS_WAITING,
+        threshold: float = 5,
+        min_replicas: int = 1,
+        max_replicas: int = 2,
+        scale_to_zero: bool = False,
+        **options: Any,
+    ) -> ModelServerAutoscaler:
+        """KEDA scaling of this server's Deployment or LeaderWorkerSet on its vLLM queue in ``workspace`` (the AMP
+        workspace an ``AmpEksScraper(serving=True)`` writes to): :class:`~fmconstructs.serving.autoscaling.
+        ModelServerAutoscaler`, child ``Autoscaling``, once per server, applied after the workload. ``options``: the
+        autoscaler's other parameters (``activation_threshold``, ``wake_query``, ``cluster_label``,
+        ``polling_interval_seconds``, ``cooldown_period_seconds``, ``keda``). Each replica is a whole node (or a
+        LeaderWorkerSet group): size ``max_replicas`` to the capacity."""
+        if self.node.try_find_child("Autoscaling") is not None:
+            raise FmValidationError("add_autoscaling", self.name, "one autoscaler per model server (a second call)")
+        multi = self.parallelism.nodes > 1
+        autoscaler = ModelServerAutoscaler(
+            self,
+            "Autoscaling",
+            cluster=self.cluster,
+            server_name=self.name,
+            namespace=self.namespace,
+            workspace=workspace,
+            target_kind=ScaleTargetKind.LEADER_WORKER_SET if multi else ScaleTargetKind.DEPLOYMENT,
+            metric=metric,
+            threshold=threshold,
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
+            scale_to_zero=scale_to_zero,
+            **options,
+        )
+        autoscaler.manifest.node.add_dependency(self.namespace_manifest, self.workload)
+        return autoscaler
+
+
+_DTYPES = ", ".join(f"ModelDtype.{m.name}" for m in ModelDtype)
+
+
+def _check_fit(
+    parallelism: vllm.Parallelism,
+    instance_type: str,
+    parameters: float | None,
+    dtype: ModelDtype | None,
+    kv_cache_fraction: float,
+) -> ServingLayout | None:
+    """The model-fit check of :mod:`fmconstructs.serving.sizing` for this layout (None without a model size). The
+    error names ``nodes`` (with the smallest node count that fits), or ``tensor_parallel`` when one node would do
+    with another degree."""
+    if parameters is None or dtype is None:
+        return None
+    single = parallelism.nodes == 1
+    pods_gpus = parallelism.tensor_parallel * parallelism.pipeline_parallel
+    node_gpus = get_instance_spec(instance_type).gpu.count
+    blame = "tensor_parallel" if single and pods_gpus < node_gpus else "nodes"
+    # Several nodes use every GPU of the replica, so only the node count matters (and vLLM may split tensor
+    # parallelism across nodes, which the sizing module does not model); one node: the pod's share of the GPUs.
+    return check_model_fits(
+        parameters=parameters,
+        dtype=dtype,
+        instance_type=instance_type,
+        nodes=parallelism.nodes,
+        tensor_parallel=parallelism.tensor_parallel if single else None,
+        pipeline_parallel=parallelism.pipeline_parallel if single else None,
+        kv_cache_fraction=kv_cache_fraction,
+        parameter=blame,
+    )
+
+
+def _check_node_pool(
+    cluster: GpuEksCluster, node_pool: object, node_group: object, instance_type: str
+) -> tuple[str, eks.KubernetesManifest] | None:
+    """The NodePool's name and manifest: one of ``cluster.karpenter``'s pools, holding ``instance_type``."""
+    if node_pool is None:
+        return None
+    if node_group is not None:
+        raise FmValidationError("node_pool", node_pool, "None when node_group is given (one source of capacity)")
+    karpenter = cluster.karpenter
+    pools: dict[str, eks.KubernetesManifest] = {} if karpenter is None else dict(karpenter.node_pools)
+    if isinstance(node_pool, eks.KubernetesManifest):
+        names = [name for name, manifest in pools.items() if manifest is node_pool]
+        if not names:
+            raise FmValidationError("node_pool", node_pool.node.path, "a NodePool added with cluster.karpenter")
+        name = names[0]
+    elif isinstance(node_pool, str):
+        if node_pool not in pools:
+            known = ", ".join(sorted(pools)) or "none: call cluster.add_karpenter().add_gpu_node_pool(...) first"
+            raise FmValidationError("node_pool", node_pool, f"a NodePool of cluster.karpenter ({known})")
+        name = node_pool
+    else:
+        raise FmTypeError("node_pool", node_pool, f"a NodePool name or its manifest (got a {type(node_pool).__name__})")
+    assert karpenter is not None
+    types = karpenter.node_pool_instance_types[name]
+    if instance_type not in types:
+        raise FmValidationError(
+            "node_pool", name, f"a NodePool that launches {instance_type} (it has {', '.join(types)})"
+        )
+    return name, pools[name]
