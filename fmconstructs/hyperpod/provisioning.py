@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from aws_cdk import Aws
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -182,7 +182,14 @@ def autoscaling_role(scope: Construct) -> iam.Role:
     role.add_to_policy(
         iam.PolicyStatement(
             actions=list(AUTOSCALING_ACTIONS),
-            resources=[f"arn:{Aws.PARTITION}:sagemaker:{Aws.REGION}:{Aws.ACCOUNT_ID}:cluster/*"],
+            resources=[
+                Stack.of(scope).format_arn(
+                    service="sagemaker",
+                    resource="cluster",
+                    resource_name="*",
+                    arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+                )
+            ],
         )
     )
     return role
