@@ -504,3 +504,18 @@ def test_kubernetes_config_refused_with_slurm():
 def test_disabled_autoscaling_needs_no_continuous_provisioning():
     _, scene = _cluster([gpu()], eks=False, auto_scaling=HyperPodAutoScaling.disabled())
     assert _props(scene)["AutoScaling"]["Mode"] == "Disable"
+
+
+# --- the FmHyperPodEks example --------------------------------------------------------------------------------------
+
+
+def test_eks_example_uses_continuous_provisioning_and_autoscaling():
+    from examples.hyperpod_eks_stack import HyperPodEksStack
+    from tests.conftest import new_app
+
+    stack = HyperPodEksStack(new_app(), "FmHyperPodEks", env=ENV)
+    props = next(iter(Template.from_stack(stack).find_resources(CLUSTER).values()))["Properties"]
+    assert props["NodeProvisioningMode"] == "Continuous"
+    assert props["AutoScaling"] == {"Mode": "Enable", "AutoScalerType": "Karpenter"}
+    role_id = stack.get_logical_id(stack.cluster.autoscaling_role.node.default_child)
+    assert props["ClusterRole"] == {"Fn::GetAtt": [role_id, "Arn"]}
