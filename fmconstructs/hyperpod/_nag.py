@@ -59,7 +59,9 @@ _AUTOSCALING_REASON = (
     "the SageMaker Developer Guide's autoscaling role policy grants (sagemaker-hyperpod-eks-autoscaling-iam: "
     "cluster/*); the cluster's own ARN cannot be named because the role is an input of the cluster"
 )
-_AUTOSCALING_CLUSTERS = re.compile(r"arn:<AWS::Partition>:sagemaker:[^:]+:[^:]+:cluster/\*")
+_AUTOSCALING_CLUSTERS = re.compile(
+    r"arn:<AWS::Partition>:sagemaker:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|[0-9]{12}):cluster/\*"
+)
 _EKS_CNI_RESOURCES = re.compile(r"arn:<AWS::Partition>:ec2:.+:(instance|network-interface)/\*")
 _ECR_REPOSITORIES = re.compile(r"arn:<AWS::Partition>:ecr:\*:\*:repository/\*")
 
