@@ -170,6 +170,10 @@ class HyperPodKubernetesConfig:
         object.__setattr__(self, "labels", dict(self.labels))
         object.__setattr__(self, "taints", tuple(self.taints))
 
+    def __hash__(self) -> int:
+        """Hashable like the other frozen value objects (an instance group holding it stays hashable)."""
+        return hash((tuple(sorted(self.labels.items())), tuple(self.taints)))
+
     def _property(self) -> sagemaker.CfnCluster.ClusterKubernetesConfigProperty:
         return sagemaker.CfnCluster.ClusterKubernetesConfigProperty(
             labels=dict(self.labels) or None, taints=[t._property() for t in self.taints] or None
