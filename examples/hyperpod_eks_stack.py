@@ -2,7 +2,9 @@
 
 - A VPC (examples/network.py), an fmconstructs :class:`~fmconstructs.eks.GpuEksCluster` (API authentication, an admin
   role through an access entry) and a HyperPod cluster on it (``Orchestrator.Eks.ClusterArn``): ``gpu`` = 2 x
-  ml.p5en.48xlarge in the VPC's first private subnet (deep health checks, automatic node recovery).
+  ml.p5en.48xlarge in the VPC's first private subnet (deep health checks, automatic node recovery), with continuous
+  provisioning and HyperPod's managed Karpenter autoscaling (``NodeProvisioningMode``, ``AutoScaling``,
+  ``ClusterRole``).
 - HyperPod's dependencies Helm chart (:class:`~fmconstructs.hyperpod.eks_dependencies.HyperPodEksDependencies`,
   release ``hyperpod-dependencies`` in ``kube-system``), which HyperPod requires before the cluster is created: the
   HyperPod cluster depends on it. Its NVIDIA and EFA device plugins are off; GpuEksCluster's GPU add-ons (NVIDIA and
@@ -49,9 +51,11 @@ from constructs import Construct
 
 from fmconstructs.eks import GpuEksCluster
 from fmconstructs.hyperpod import (
+    HyperPodAutoScaling,
     HyperPodCluster,
     HyperPodInstanceGroup,
     HyperPodOrchestrator,
+    NodeProvisioningMode,
 )
 from fmconstructs.hyperpod.eks_addons import HyperPodEksAddon, HyperPodEksAddons
 from fmconstructs.hyperpod.eks_dependencies import (
@@ -147,6 +151,12 @@ class HyperPodEksStack(Stack):
             # does, through add_lustre_volume, when HyperPod's VpcConfig carries it). A TCP file system: no lifecycle
             # step; the FSx CSI driver mounts it.
             file_system=self.file_system,
+            # Continuous provisioning (groups stay InService while HyperPod launches and retries instances) and
+            # HyperPod's managed Karpenter autoscaling, which builds on it (SageMaker Developer Guide
+            # sagemaker-hyperpod-eks-autoscaling); the cluster creates the autoscaling ClusterRole. Karpenter
+            # provisions only for the HyperpodNodeClass and NodePool resources you apply (same guide).
+            node_provisioning_mode=NodeProvisioningMode.CONTINUOUS,
+            auto_scaling=HyperPodAutoScaling.karpenter(),
         )
 
         chart = dependencies_chart(self)

@@ -146,6 +146,15 @@ def _enum(path: str, member: str) -> Any:
 
 HPC = "fmconstructs.hyperpod.types.HyperPodCapacity"
 HPO = "fmconstructs.hyperpod.cluster.HyperPodOrchestrator"
+HPT = "fmconstructs.hyperpod.instance_group_options.KubernetesTaint"
+HPC_TYPE = "fmconstructs.hyperpod.instance_group_options.CapacityType"
+HPT_EFFECT = "fmconstructs.hyperpod.instance_group_options.TaintEffect"
+HPK = "fmconstructs.hyperpod.instance_group_options.HyperPodKubernetesConfig"
+HPB = "fmconstructs.hyperpod.instance_group_options.UpdateBatchSize"
+HPB_TYPE = "fmconstructs.hyperpod.instance_group_options.BatchSizeType"
+HPU = "fmconstructs.hyperpod.instance_group_options.HyperPodScheduledUpdate"
+HPA = "fmconstructs.hyperpod.provisioning.HyperPodAutoScaling"
+HPTS = "fmconstructs.hyperpod.provisioning.TieredCheckpointing"
 KIND = "fmconstructs.hyperpod.cluster.OrchestratorKind"
 LMC = "fmconstructs.storage.lustre.LustreMetadataConfiguration"
 LMM = "fmconstructs.storage.lustre.LustreMetadataMode"
@@ -231,6 +240,8 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         ("unknown-type", lambda c: _m(HPC)(training_plan_arn=ARN, training_plan_instance_type="p9.bogus")),
         ("zero-count", lambda c: _m(HPC)(training_plan_arn=ARN, training_plan_instance_count=0)),
         ("count-not-int", lambda c: _m(HPC)(training_plan_arn=ARN, training_plan_instance_count="2")),
+        ("spot-with-plan", lambda c: _m(HPC)(training_plan_arn=ARN, capacity_type=_enum(HPC_TYPE, "SPOT"))),
+        ("capacity-type-str", lambda c: _m(HPC)(capacity_type="Spot")),
     ],
     HPO: [
         ("kind-str", lambda c: _m(HPO)("slurm", "controller")),
@@ -350,7 +361,15 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         (
             "capacity-str",
             lambda c: _m("fmconstructs.hyperpod.types.HyperPodInstanceGroup")("gpu", "p5.48xlarge", 2, capacity=ARN),
-        )
+        ),
+        (
+            "min-above-nodes",
+            lambda c: _m("fmconstructs.hyperpod.types.HyperPodInstanceGroup")("gpu", "p5.48xlarge", 2, min_nodes=3),
+        ),
+        (
+            "encrypted-ami-object",
+            lambda c: _m("fmconstructs.hyperpod.types.HyperPodInstanceGroup")("gpu", "p5.48xlarge", 2, image_id=7),
+        ),
     ],
     "fmconstructs.images.components.ImageComponent": [
         ("no-script", lambda c: _m("fmconstructs.images.components.ImageComponent")("my-comp", "d"))
@@ -517,6 +536,40 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         ("scope-as-str", lambda c: _m("fmconstructs.capacity_events.expiry.JobWarning")(slurm_signal_scope="full")),
         ("bad-annotation", lambda c: _m("fmconstructs.capacity_events.expiry.JobWarning")(pod_annotation="a b")),
     ],
+    HPT: [
+        ("effect-str", lambda c: _m(HPT)("nvidia.com/gpu", "NoSchedule")),
+        ("bad-key", lambda c: _m(HPT)("a b", _enum(HPT_EFFECT, "NO_SCHEDULE"))),
+        ("value-too-long", lambda c: _m(HPT)("k", _enum(HPT_EFFECT, "NO_EXECUTE"), "v" * 64)),
+    ],
+    HPK: [
+        ("labels-list", lambda c: _m(HPK)(labels=["team=a"])),
+        ("empty-label-value", lambda c: _m(HPK)(labels={"team": ""})),
+        ("taints-str", lambda c: _m(HPK)(taints="k:NoSchedule")),
+        ("taint-tuple", lambda c: _m(HPK)(taints=[("k", "NoSchedule")])),
+    ],
+    HPB: [
+        ("type-str", lambda c: _m(HPB)("INSTANCE_COUNT", 1)),
+        ("zero", lambda c: _m(HPB)(_enum(HPB_TYPE, "INSTANCE_COUNT"), 0)),
+        ("percent-above-100", lambda c: _m(HPB)(_enum(HPB_TYPE, "CAPACITY_PERCENTAGE"), 150)),
+    ],
+    HPU: [
+        ("rate-expression", lambda c: _m(HPU)("rate(7 days)")),
+        ("five-fields", lambda c: _m(HPU)("cron(0 3 * * *)")),
+        ("rollback-without-batch", lambda c: _m(HPU)("cron(0 3 ? * SUN *)", rollback_batch_size=_m(HPB).instances(1))),
+        ("wait-too-long", lambda c: _m(HPU)("cron(0 3 ? * SUN *)", wait_interval_seconds=3601)),
+        ("eleven-alarms", lambda c: _m(HPU)("cron(0 3 ? * SUN *)", rollback_alarms=[f"a{i}" for i in range(11)])),
+        ("alarms-str", lambda c: _m(HPU)("cron(0 3 ? * SUN *)", rollback_alarms="alarm")),
+    ],
+    HPA: [
+        ("enabled-str", lambda c: _m(HPA)(enabled="yes")),
+        ("type-str", lambda c: _m(HPA)(auto_scaler_type="Karpenter")),
+        ("role-str", lambda c: _m(HPA)(cluster_role="arn:aws:iam::123456789012:role/x")),
+    ],
+    HPTS: [
+        ("percent-above-100", lambda c: _m(HPTS)(instance_memory_percent=101)),
+        ("percent-when-disabled", lambda c: _m(HPTS)(enabled=False, instance_memory_percent=10)),
+        ("enabled-int", lambda c: _m(HPTS)(enabled=1)),
+    ],
 }
 
 # --- factory classmethods: "module.Class.method" -> build with good inputs -----------------------------------------
@@ -527,6 +580,11 @@ FACTORIES: dict[str, Row] = {
     f"{MW}.from_s3": lambda c: _m(MW).from_s3(c.bucket, prefix="models/llama"),
     f"{MW}.from_hugging_face": lambda c: _m(MW).from_hugging_face("meta-llama/Llama-3.1-8B"),
     f"{HPC}.on_demand": lambda c: _m(HPC).on_demand(),
+    f"{HPC}.spot": lambda c: _m(HPC).spot(),
+    f"{HPB}.instances": lambda c: _m(HPB).instances(2),
+    f"{HPB}.percent": lambda c: _m(HPB).percent(25),
+    f"{HPA}.karpenter": lambda c: _m(HPA).karpenter(),
+    f"{HPA}.disabled": lambda c: _m(HPA).disabled(),
     f"{HPC}.training_plan": lambda c: _m(HPC).training_plan(ARN, instance_type="p5.48xlarge", instance_count=2.0),
     f"{HPO}.slurm": lambda c: _m(HPO).slurm(
         controller_group="controller", login_group="login", strategy=_enum(SLURM_STRATEGY, "MANAGED")

@@ -20,6 +20,15 @@ from .cluster import (
     OrchestratorKind,
 )
 from .health import ClusterHealth, GroupHealth, NodeHealth, describe_cluster_health
+from .instance_group_options import (
+    BatchSizeType,
+    CapacityType,
+    HyperPodKubernetesConfig,
+    HyperPodScheduledUpdate,
+    KubernetesTaint,
+    TaintEffect,
+    UpdateBatchSize,
+)
 from .lifecycle import (
     ON_CREATE,
     ON_CREATE_SCRIPT,
@@ -29,6 +38,7 @@ from .lifecycle import (
     SETUP_SCRIPT,
     slurm_provisioning_parameters,
 )
+from .provisioning import AutoScalerType, HyperPodAutoScaling, NodeProvisioningMode, TieredCheckpointing
 from .storage_rules import LUSTRE_MOUNT_POINT
 from .types import (
     DEFAULT_DEEP_HEALTH_CHECKS,
@@ -62,20 +72,31 @@ __all__ = [
     "ON_INIT_COMPLETE_SCRIPT",
     "PROVISIONING_PARAMETERS",
     "SETUP_SCRIPT",
+    "AutoScalerType",
+    "BatchSizeType",
+    "CapacityType",
     "ClusterHealth",
     "DeepHealthCheck",
     "GroupHealth",
+    "HyperPodAutoScaling",
     "HyperPodCapacity",
     "HyperPodCluster",
     "HyperPodInstanceGroup",
+    "HyperPodKubernetesConfig",
     "HyperPodLustreMount",
     "HyperPodOrchestrator",
+    "HyperPodScheduledUpdate",
+    "KubernetesTaint",
     "NodeHealth",
+    "NodeProvisioningMode",
     "NodeRecovery",
     "OrchestratorKind",
     "SlurmConfigStrategy",
     "SlurmConfiguration",
     "SlurmNodeType",
+    "TaintEffect",
+    "TieredCheckpointing",
+    "UpdateBatchSize",
     "describe_cluster_health",
     "is_accelerated",
     "is_gpu",

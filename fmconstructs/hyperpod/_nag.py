@@ -54,6 +54,14 @@ _EKS_ECR_REASON = (
     "yours: any repository, read-only pull actions, as AWS's HyperPod EKS IAM template grants "
     "(fmconstructs.hyperpod.iam)"
 )
+_AUTOSCALING_REASON = (
+    "HyperPod's autoscaling ClusterRole adds and deletes nodes of this account's and Region's HyperPod clusters, as "
+    "the SageMaker Developer Guide's autoscaling role policy grants (sagemaker-hyperpod-eks-autoscaling-iam: "
+    "cluster/*); the cluster's own ARN cannot be named because the role is an input of the cluster"
+)
+_AUTOSCALING_CLUSTERS = re.compile(
+    r"arn:<AWS::Partition>:sagemaker:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|[0-9]{12}):cluster/\*"
+)
 _EKS_CNI_RESOURCES = re.compile(r"arn:<AWS::Partition>:ec2:.+:(instance|network-interface)/\*")
 _ECR_REPOSITORIES = re.compile(r"arn:<AWS::Partition>:ecr:\*:\*:repository/\*")
 
@@ -75,6 +83,12 @@ def acknowledge_cluster(cluster: HyperPodCluster) -> None:
     ):  # the network-interface statements, and on EKS the ECR pulls (fmconstructs.hyperpod.iam)
         _nag.acknowledge_all(role, _nag.wildcard_resource_findings(role_policy, _EKS_CNI_RESOURCES), _ENI_REASON)
         _nag.acknowledge_all(role, _nag.wildcard_resource_findings(role_policy, _ECR_REPOSITORIES), _EKS_ECR_REASON)
+
+    scaling_role = cluster.autoscaling_role
+    scaling_policy = scaling_role.node.try_find_child("DefaultPolicy") if scaling_role is not None else None
+    if scaling_role is not None and scaling_policy is not None and scaling_role.node.scope is cluster:
+        findings = _nag.wildcard_resource_findings(scaling_policy, _AUTOSCALING_CLUSTERS)
+        _nag.acknowledge_all(scaling_role, findings, _AUTOSCALING_REASON)
 
     handler_role = cluster.lifecycle_deployment.handler_role
     handler = handler_role.node.scope

@@ -64,12 +64,21 @@ from .iam import (
     execution_role_principal,
     vpc_statements,
 )
+from .instance_group_options import group_option_properties
 from .lifecycle import (
     ON_CREATE,
     ON_INIT_COMPLETE,
     lifecycle_files,
     observability_commands,
     slurm_provisioning_parameters,
+)
+from .provisioning import (
+    HyperPodAutoScaling,
+    NodeProvisioningMode,
+    TieredCheckpointing,
+    check_group_orchestrator,
+    check_provisioning,
+    cluster_properties,
 )
 from .slurm_scripts import (
     PROLOG_FLAGS_STEP,
@@ -481,6 +490,15 @@ class HyperPodCluster(Construct):
         are retained by their own policies) or ``RemovalPolicy.RETAIN`` (the cluster keeps running, and billing,
         outside the stack; delete it yourself; its network interfaces keep the subnets and security groups in use).
         See :mod:`fmconstructs.hyperpod.data_safety`.
+    :param node_provisioning_mode: ``NodeProvisioningMode`` (:class:`~fmconstructs.hyperpod.provisioning.
+        NodeProvisioningMode`): ``CONTINUOUS`` keeps groups InService while HyperPod launches and retries instances
+        towards each group's ``nodes``. Default: not set (HyperPod's standard provisioning).
+    :param auto_scaling: ``AutoScaling`` and ``ClusterRole`` (:class:`~fmconstructs.hyperpod.provisioning.
+        HyperPodAutoScaling`): HyperPod's managed Karpenter autoscaling; EKS only, with ``CONTINUOUS`` provisioning and
+        ``NodeRecovery.AUTOMATIC``. Without a ``cluster_role`` the cluster creates one (:attr:`autoscaling_role`).
+        Default: not set.
+    :param tiered_checkpointing: ``TieredStorageConfig`` (:class:`~fmconstructs.hyperpod.provisioning.
+        TieredCheckpointing`): managed tiered checkpointing. Default: not set.
 
     Create-time choices: ``cluster_name``, ``vpc``/``subnets``/``security_groups``/``efa_security_group``
     (``VpcConfig``) and the EKS cluster of ``orchestrator`` are create-only properties of the resource: changing one
@@ -514,6 +532,9 @@ class HyperPodCluster(Construct):
         removal_policy: RemovalPolicy = DEFAULT_REMOVAL_POLICY,
         job_mapping: JobMappingSpec | bool | None = True,
         app_metrics: AppMetricsSpec | bool | None = True,
+        node_provisioning_mode: NodeProvisioningMode | None = None,
+        auto_scaling: HyperPodAutoScaling | None = None,
+        tiered_checkpointing: TieredCheckpointing | None = None,
     ) -> None:
         check_scope_id(scope, id)
         check_vpc("vpc", vpc)
@@ -550,6 +571,14 @@ class HyperPodCluster(Construct):
                 "cluster_name", cluster_name, pattern=NAME_PATTERN, min_length=1, max_length=63, allowed=NAME_ALLOWED
             )
         check_enum("node_recovery", node_recovery, NodeRecovery)
+        check_provisioning(
+            node_provisioning_mode=node_provisioning_mode,
+            auto_scaling=auto_scaling,
+            tiered_checkpointing=tiered_checkpointing,
+            eks=orchestrator.kind is OrchestratorKind.EKS,
+            node_recovery=node_recovery,
+        )
+        check_group_orchestrator(groups, eks=orchestrator.kind is OrchestratorKind.EKS)
         removal_policy = check_removal_policy("removal_policy", removal_policy)
         if file_system is not None and not isinstance(file_system, LustreFileSystemBase):
             raise FmTypeError("file_system", file_system, "an fmconstructs LustreFileSystemBase")
@@ -767,9 +796,17 @@ class HyperPodCluster(Construct):
                     cluster_arn=orchestrator.eks_cluster.cluster_arn
                 )
             )
+        # Continuous provisioning, autoscaling (and its ClusterRole), tiered checkpointing (.provisioning).
+        current_api, self.autoscaling_role = cluster_properties(
+            self,
+            node_provisioning_mode=node_provisioning_mode,
+            auto_scaling=auto_scaling,
+            tiered_checkpointing=tiered_checkpointing,
+        )
         self.resource = sagemaker.CfnCluster(
             self,
             "Resource",
+            **current_api,
             cluster_name=self.cluster_name_given,
             instance_groups=[self._group_property(g) for g in groups],
             node_recovery=node_recovery.value,
@@ -1039,6 +1076,7 @@ class HyperPodCluster(Construct):
             on_start_deep_health_checks=[c.value for c in checks] or None,
             training_plan_arn=group.capacity.training_plan_arn,
             slurm_config=slurm_config,
+            **group_option_properties(group),
         )
 
     @property

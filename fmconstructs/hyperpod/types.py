@@ -16,6 +16,14 @@ from .._validate import check_count, check_enum, check_str, check_str_sequence
 from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..storage.client import lustre_efa_interfaces
+from .instance_group_options import (
+    CapacityType,
+    HyperPodKubernetesConfig,
+    HyperPodScheduledUpdate,
+    check_group_option_types,
+    check_image_id,
+    check_min_nodes,
+)
 
 #: ``ClusterInstanceGroupName`` / ``ClusterName`` (botocore sagemaker model): 1-63 characters, pattern
 #: ``[a-zA-Z0-9](-*[a-zA-Z0-9])*``.
@@ -226,15 +234,28 @@ API_PARTITION_ALLOWED = (
 @dataclass(frozen=True)
 class HyperPodCapacity:
     """Where an instance group's instances come from: On-Demand (default) or a SageMaker training plan
-    (``ClusterInstanceGroup.TrainingPlanArn``)."""
+    (``ClusterInstanceGroup.TrainingPlanArn``), or Spot (:meth:`spot`: ``CapacityRequirements.Spot``).
+
+    ``capacity_type``: ``ClusterInstanceGroup.CapacityRequirements`` (:class:`~fmconstructs.hyperpod.
+    instance_group_options.CapacityType`); None (default) leaves it out (HyperPod's default, On-Demand or the
+    training plan). ``CapacityType.SPOT`` is refused with a training plan: a plan's instances are reserved capacity,
+    not Spot.
+    """
 
     training_plan_arn: str | None = None
     training_plan_instance_type: str | None = None
     training_plan_instance_count: Any = None
+    capacity_type: CapacityType | None = None
 
     @classmethod
     def on_demand(cls) -> HyperPodCapacity:
         return cls()
+
+    @classmethod
+    def spot(cls) -> HyperPodCapacity:
+        """Spot Instances (``CapacityRequirements: {Spot: {}}``; SageMaker Developer Guide "sagemaker-hyperpod-spot":
+        Spot on HyperPod works with continuous provisioning by default, and with Karpenter-based autoscaling)."""
+        return cls(capacity_type=CapacityType.SPOT)
 
     @classmethod
     def training_plan(
@@ -257,6 +278,12 @@ class HyperPodCapacity:
     def __post_init__(self) -> None:
         """The direct constructor refuses what :meth:`training_plan` refuses (issue 18 section 5), and a plan's type
         or count without its ARN."""
+        if self.capacity_type is not None:
+            check_enum("capacity_type", self.capacity_type, CapacityType)
+            if self.capacity_type is CapacityType.SPOT and self.training_plan_arn is not None:
+                raise FmValidationError(
+                    "capacity_type", "Spot", "None or CapacityType.ON_DEMAND with a training plan (reserved capacity)"
+                )
         if self.training_plan_arn is None:
             for name in ("training_plan_instance_type", "training_plan_instance_count"):
                 if getattr(self, name) is not None:
@@ -324,6 +351,14 @@ class HyperPodInstanceGroup:
         (and off the file system's 1,024 EFA connection budget). At most the type's EFA interfaces. Default (None):
         the type's FSx default (:func:`~fmconstructs.storage.lustre_efa_interfaces`: 8 on p5, p5e, p5en, p6-b200,
         p6e-gb200; 16 on p6-b300).
+    :param min_nodes: ``MinInstanceCount`` (0-6758, at most ``nodes``): the group becomes InService once this many
+        instances run, else it rolls back after 3 hours (botocore ``MinInstanceCount``). Default: not set.
+    :param kubernetes: :class:`~fmconstructs.hyperpod.instance_group_options.HyperPodKubernetesConfig` (EKS only):
+        ``KubernetesConfig`` labels and taints HyperPod keeps on the group's nodes. Default: none.
+    :param scheduled_update: :class:`~fmconstructs.hyperpod.instance_group_options.HyperPodScheduledUpdate`:
+        ``ScheduledUpdateConfig`` (a cron schedule for AMI updates, rolling batches, rollback alarms). Default: none.
+    :param image_id: ``ImageId``: an unencrypted AMI of this account, ``default``, or a token. Default: not set
+        (HyperPod's AMI).
     """
 
     name: str
@@ -335,6 +370,10 @@ class HyperPodInstanceGroup:
     capacity: HyperPodCapacity = HyperPodCapacity()
     partition_name: str | None = None
     efa_interfaces_for_lustre: int | None = None
+    min_nodes: Any = None
+    kubernetes: HyperPodKubernetesConfig | None = None
+    scheduled_update: HyperPodScheduledUpdate | None = None
+    image_id: str | None = None
 
     def __post_init__(self) -> None:
         check_str("name", self.name, pattern=NAME_PATTERN, min_length=1, max_length=63, allowed=NAME_ALLOWED)
@@ -367,6 +406,11 @@ class HyperPodInstanceGroup:
                 "capacity", self.capacity, "a HyperPodCapacity (HyperPodCapacity.on_demand() or .training_plan(arn))"
             )
         self._check_training_plan()
+        if self.min_nodes is not None:
+            check_min_nodes(self.min_nodes, self.nodes, MAX_INSTANCE_COUNT)
+        check_group_option_types(self.kubernetes, self.scheduled_update)
+        if self.image_id is not None:
+            check_image_id("image_id", self.image_id)
         if self.partition_name is not None:
             check_str(
                 "partition_name",
