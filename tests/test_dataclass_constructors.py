@@ -66,6 +66,8 @@ NO_ARGUMENTS = ("fmconstructs.capacity.OnDemand",)
 
 #: Dataclasses users receive, never build: what a method returned or a parser read (no bad-input rows needed).
 RESULT_TYPES: dict[str, str] = {
+    "fmconstructs.platform.elastic.ElasticPool": "what add_elastic_pool made (manifest, name, labels)",
+    "fmconstructs.serving.sizing.ServingLayout": "serving_layout()/check_model_fits() result (inputs checked there)",
     "fmconstructs.bootstrap.node_bootstrap.BootstrapStep": "NodeBootstrap.steps, built by its add_* methods",
     "fmconstructs.bootstrap.node_bootstrap.ScriptAction": "NodeBootstrap.script_action() result",
     "fmconstructs.capacity_events.scaling.BlockScalingTarget": "built from a node group by scaling_target()",
