@@ -433,7 +433,8 @@ class InterruptibleCapacityReservation(_Reserved):
         return CapacityKind.INTERRUPTIBLE_CAPACITY_RESERVATION
 
     def market_options(self) -> ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty | None:
-        """``InstanceMarketOptions``: market type ``interruptible-capacity-reservation`` (PCS capacity-reservations-iodcr)."""
+        """``InstanceMarketOptions``: market type ``interruptible-capacity-reservation`` (PCS User Guide
+        capacity-reservations-iodcr)."""
         from aws_cdk import aws_ec2 as ec2
 
         return ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty(market_type="interruptible-capacity-reservation")

@@ -25,7 +25,12 @@ SOURCE = "cr-0123456789abcdef0"
 IODCR = "cr-0fedcba9876543210"
 CREATE = "CreateInterruptibleCapacityReservationAllocation"
 UPDATE = "UpdateInterruptibleCapacityReservationAllocation"
-_LENT_8 = {"InstanceCount": 8, "TargetInstanceCount": 8, "Status": "active", "InterruptibleCapacityReservationId": IODCR}
+_LENT_8 = {
+    "InstanceCount": 8,
+    "TargetInstanceCount": 8,
+    "Status": "active",
+    "InterruptibleCapacityReservationId": IODCR,
+}
 
 
 def _reservation(**overrides: Any) -> dict[str, Any]:
@@ -197,7 +202,9 @@ def test_ec2_error_on_lend_is_one_line(ec2: Ec2) -> None:
 
 
 def test_unknown_reservation_exit_1(ec2: Ec2) -> None:
-    ec2.stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, {"CapacityReservationIds": [SOURCE]})
+    ec2.stub.add_response(
+        "describe_capacity_reservations", {"CapacityReservations": []}, {"CapacityReservationIds": [SOURCE]}
+    )
     result = _run("--reservation", SOURCE, "--count", "1")
     assert result.exit_code == ExitCode.CHECKS_FAILED
     assert "not found in this region" in result.output

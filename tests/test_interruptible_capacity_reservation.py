@@ -95,7 +95,9 @@ def test_pcs_on_an_interruptible_reservation_synthesizes_with_its_reclaim_drain(
                 "source": ["aws.ec2"],
                 "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"],
             },
-            "Targets": [Match.object_like({"Arn": {"Fn::GetAtt": [Match.string_like_regexp("^ReclaimHandler"), "Arn"]}})],
+            "Targets": [
+                Match.object_like({"Arn": {"Fn::GetAtt": [Match.string_like_regexp("^ReclaimHandler"), "Arn"]}})
+            ],
         },
     )
     template.has_resource_properties(

@@ -499,7 +499,7 @@ class CapacityBlockEvents(Construct):
         rule_ids = split_reservation_ids(ids, detail_types=DETAIL_TYPES)
         interruptible_ids = check_interruptible_ids(interruptible_reservation_ids)
         super().__init__(scope, id)
-        #: The interruptible reservations whose reclaim warnings drain and cordon (see ``interruptible_reservation_ids``).
+        #: The interruptible reservations whose reclaim warnings drain and cordon.
         self.interruptible_reservation_ids = interruptible_ids
         self.alert_topic = alert_topic
         self.pcs_login_node_group_id = pcs_login_node_group_id

@@ -1,4 +1,4 @@
-"""The reclaim warning of interruptible Capacity Reservations, for :class:`~fmconstructs.capacity_events.CapacityBlockEvents`.
+"""Reclaim warnings of interruptible Capacity Reservations for :class:`.CapacityBlockEvents`.
 
 EC2 sends "EC2 Capacity Reservation Instance Interruption Warning" (source ``aws.ec2``) to the account running an
 instance in an interruptible reservation 2 minutes before the instance is terminated, when the reservation's owner

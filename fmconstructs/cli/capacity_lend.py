@@ -106,7 +106,9 @@ def problems(source: Source, count: int) -> list[str]:
     if source.interruptible:
         found.append(f"{source.reservation_id} is itself an interruptible reservation: lend from its source")
     if source.reservation_type != "default":
-        found.append(f"{source.reservation_id} is a {source.reservation_type}: only On-Demand Capacity Reservations lend")
+        found.append(
+            f"{source.reservation_id} is a {source.reservation_type}: only On-Demand Capacity Reservations lend"
+        )
     if source.state != "active":
         found.append(f"state {source.state}: only an active reservation lends")
     if source.end_date is not None:
@@ -182,7 +184,10 @@ def _notes(source: Source) -> list[str]:
 @capacity_cli.capacity.command("lend")
 @click.option("--reservation", "reservation_id", required=True, help="The source On-Demand Capacity Reservation.")
 @click.option(
-    "--count", type=click.IntRange(min=1), required=True, help="Instances lent in all (the interruptible reservation's size)."
+    "--count",
+    type=click.IntRange(min=1),
+    required=True,
+    help="Instances lent in all (the interruptible reservation's size).",
 )
 @click.option("--yes", is_flag=True, help="Confirm: move the instances into the interruptible reservation.")
 @click.option("--dry-run", is_flag=True, help="Ask EC2 whether lending is allowed (EC2 DryRun); change nothing.")
@@ -226,6 +231,7 @@ def lend_command(
     if not (yes or dry_run):
         _refuse(summary, source, notes, as_json)
     answer = lend(ec2, source, count, dry_run=dry_run)
+    data: dict[str, Any]
     if answer is None:
         line, data = f"dry run: EC2 would allow lending {summary}; nothing changed", {"dry_run": True, "lent": False}
     else:

@@ -556,8 +556,9 @@ def process(
             return {"detail_type": detail_type, "ignored": True, "instance_id": reclaim.instance_id}
         backend = {"ssm": ssm, "login": login_node_group_id, "eks": eks, "sts": sts, "cluster": eks_cluster_name}
         ops = sys.modules[__name__]  # the drain and cordon of this module (reclaim.py cannot import it)
-        lines, result = rc.process_reclaim(reclaim, ops, ec2, backend, kube_factory, budget, sleep, job_warning or {})
-        return _notify(sns, topic_arn, detail_type, [f"{detail_type}: {lines[0]}", *lines[1:]], result, sleep)
+        notice, done = rc.process_reclaim(reclaim, ops, ec2, backend, kube_factory, budget, sleep, job_warning or {})
+        done["detail_type"] = detail_type
+        return _notify(sns, topic_arn, detail_type, [f"{detail_type}: {notice[0]}", *notice[1:]], done, sleep)
     detail = event.get("detail") or {}
     reservation_id = str(detail.get("capacity-reservation-id") or "")
     end_date = str(detail.get("end-date") or "unknown")
