@@ -212,3 +212,43 @@ def test_self_managed_fleet_refuses_an_interruptible_reservation():
     )
     with pytest.raises(FmValidationError, match=r"^capacity .*self-managed Auto Scaling groups"):
         GpuAutoScalingGroup(scene.stack, "Fleet", launch_template=template, min_nodes=0, max_nodes=1)
+
+
+def test_pcs_platform_on_an_interruptible_reservation_wires_the_reclaim_drain():
+    from fmconstructs.observability.workspace import PrometheusWorkspace
+    from fmconstructs.platform import PcsOptions, PlatformObservability, PlatformStorage, TrainingPlatform
+
+    scene = new_scene()
+    workspace = PrometheusWorkspace(scene.stack, "Prometheus")
+    platform = TrainingPlatform(
+        scene.stack,
+        "Platform",
+        vpc=scene.vpc,
+        instance_type="p5.48xlarge",
+        nodes=2,
+        orchestrator=PcsOptions(ami=AMI),
+        storage=PlatformStorage.for_throughput(target_gbytes_per_s=4.6875),
+        capacity=InterruptibleCapacityReservation(reservation_id=IODCR, instance_count=2),
+        observability=PlatformObservability.existing(prometheus_workspace=workspace),
+        health=None,
+    )
+    events = platform.capacity_events
+    assert events is not None and events.interruptible_reservation_ids == (IODCR,)
+    assert events.pcs_login_node_group_id is not None
+    template = scene.template()
+    template.has_resource_properties(
+        CNG, {"PurchaseOption": "INTERRUPTIBLE_CAPACITY_RESERVATION", "ScalingConfiguration": Match.any_value()}
+    )
+    template.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "EventPattern": {
+                "source": ["aws.ec2"],
+                "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"],
+            }
+        },
+    )
+    # the block rule names only this reservation (which sends no block event): no other block's notices
+    template.has_resource_properties(
+        "AWS::Events::Rule", {"EventPattern": Match.object_like({"detail": {"capacity-reservation-id": [IODCR]}})}
+    )
