@@ -252,3 +252,15 @@ def test_pcs_platform_on_an_interruptible_reservation_wires_the_reclaim_drain():
     template.has_resource_properties(
         "AWS::Events::Rule", {"EventPattern": Match.object_like({"detail": {"capacity-reservation-id": [IODCR]}})}
     )
+
+
+def test_pcs_on_an_interruptible_reservation_passes_cfn_lint(pcs_on_iodcr, tmp_path):
+    import json
+
+    from cfnlint.api import lint_file
+
+    _, template = pcs_on_iodcr
+    path = tmp_path / "iodcr.template.json"
+    path.write_text(json.dumps(template.to_json()))
+    errors = [f"{m.rule.id} {m.message[:200]}" for m in lint_file(path) if m.rule.severity == "error"]
+    assert errors == []
