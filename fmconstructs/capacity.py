@@ -1,5 +1,5 @@
-"""Capacity choices for GPU fleets: On-Demand, targeted On-Demand Capacity Reservations, Capacity Blocks for ML and
-UltraServer Capacity Blocks.
+"""Capacity choices for GPU fleets: On-Demand, targeted On-Demand Capacity Reservations, Capacity Blocks for ML,
+UltraServer Capacity Blocks and interruptible Capacity Reservations (AWS PCS only).
 
 Each choice knows what it puts in a launch template (``InstanceMarketOptions`` and
 ``CapacityReservationSpecification``, EC2 User Guide "capacity-blocks-launch") and the rules it imposes on node
@@ -156,8 +156,9 @@ class Capacity:
             raise FmTypeError(
                 "capacity",
                 self,
-                "a concrete capacity: OnDemand(), CapacityReservation(...), CapacityBlock(...) or "
-                "UltraServerCapacityBlock(...) (Capacity is their abstract base)",
+                "a concrete capacity: OnDemand(), CapacityReservation(...), CapacityBlock(...), "
+                "UltraServerCapacityBlock(...) or InterruptibleCapacityReservation(...) (Capacity is their abstract "
+                "base)",
             )
 
     @property
