@@ -371,3 +371,23 @@ def test_drain_script_drains_with_the_reclaim_reason(tmp_path):
     assert proc.returncode == 0, proc.stderr
     called = (bindir / "called").read_text().strip()
     assert called == "update nodename=gpu-1 state=DRAIN reason=capacity reservation reclaimed"
+
+
+def test_a_failed_instance_read_is_reported_in_the_notice():
+    ec2, ssm, sns_client = _clients()
+    with Stubber(ec2) as ec2_stub, Stubber(ssm), Stubber(sns_client) as sns_stub:
+        ec2_stub.add_client_error(
+            "describe_instances", service_error_code="UnauthorizedOperation", http_status_code=403
+        )
+        _publish(sns_stub)
+        result = index.process(
+            _event(),
+            ec2=ec2,
+            ssm=ssm,
+            sns=sns_client,
+            topic_arn=TOPIC,
+            login_node_group_id=LOGIN_GROUP,
+            interruptible_reservation_ids=[IODCR],
+        )
+        sns_stub.assert_no_pending_responses()
+    assert f"Reading instance {INSTANCE} FAILED" in result["message"] and "command_id" not in result

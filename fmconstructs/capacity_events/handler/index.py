@@ -535,8 +535,8 @@ def process(
 ) -> dict[str, Any]:
     """Handle one EventBridge event; returns what was done (for logs and tests).
 
-    A reclaim warning of an interruptible Capacity Reservation (:mod:`reclaim`) drains and cordons the one instance
-    it names, when it runs in ``interruptible_reservation_ids`` (empty: any reservation): :func:`process_reclaim`.
+    A reclaim warning of an interruptible Capacity Reservation drains and cordons the one instance it names, when it
+    runs in ``interruptible_reservation_ids`` (empty: any reservation): :func:`reclaim.process_reclaim`.
 
     ``lead``: per-kind lead times (LEAD_MINUTES); with it, :func:`lead.expiry_timing` decides when the expiry actions
     run (a schedule for leads past EC2's 40-minute warning). ``job_warning``: the JOB_WARNING settings (Slurm signal

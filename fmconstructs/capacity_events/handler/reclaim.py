@@ -55,7 +55,12 @@ def read_reclaim(event: dict[str, Any], ec2: Any, reservation_ids: list[str]) ->
     if not _INSTANCE_ID.fullmatch(instance_id):
         reclaim.lines.append(f"Unrecognized instance id {instance_id!r}: nothing drained or cordoned.")
         return reclaim
-    pages = ec2.describe_instances(InstanceIds=[instance_id]).get("Reservations", [])
+    try:
+        pages = ec2.describe_instances(InstanceIds=[instance_id]).get("Reservations", [])
+    except Exception as error:  # the notice goes out whatever failed (a failed read is reported, never raised)
+        traceback.print_exc()
+        reclaim.lines.append(f"Reading instance {instance_id} FAILED: {error}; nothing drained or cordoned."[:1000])
+        return reclaim
     found = [i for page in pages for i in page.get("Instances", []) if i.get("InstanceId") == instance_id]
     if not found:
         reclaim.lines.append(f"Instance {instance_id} not found: nothing drained or cordoned.")
