@@ -391,3 +391,27 @@ def test_a_failed_instance_read_is_reported_in_the_notice():
         )
         sns_stub.assert_no_pending_responses()
     assert f"Reading instance {INSTANCE} FAILED" in result["message"] and "command_id" not in result
+
+
+@pytest.mark.parametrize("pcs", [False, True])
+def test_reclaim_rule_is_cdk_nag_clean(tmp_path, pcs: bool):
+    import json
+
+    from aws_cdk import aws_kms as kms
+    from cdk_nag import AwsSolutionsChecks
+
+    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=True)
+    stack = cdk.Stack(app, "FmReclaim", env=ENV)
+    topic = sns.Topic(stack, "Alerts", master_key=kms.Key(stack, "Key", enable_key_rotation=True), enforce_ssl=True)
+    CapacityBlockEvents(
+        stack,
+        "Reclaim",
+        alert_topic=topic,
+        pcs_login_node_group_id=LOGIN_GROUP if pcs else None,
+        capacity_reservation_ids=[IODCR],
+        interruptible_reservation_ids=[IODCR],
+    )
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()  # raises ValidationFailed on any unacknowledged cdk-nag error
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert [r for r in report["pluginReports"] if r.get("conclusion") != "success"] == []
