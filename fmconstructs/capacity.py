@@ -1,5 +1,5 @@
-"""Capacity choices for GPU fleets: On-Demand, targeted On-Demand Capacity Reservations, Capacity Blocks for ML and
-UltraServer Capacity Blocks.
+"""Capacity choices for GPU fleets: On-Demand, targeted On-Demand Capacity Reservations, Capacity Blocks for ML,
+UltraServer Capacity Blocks and interruptible Capacity Reservations (AWS PCS only).
 
 Each choice knows what it puts in a launch template (``InstanceMarketOptions`` and
 ``CapacityReservationSpecification``, EC2 User Guide "capacity-blocks-launch") and the rules it imposes on node
@@ -92,6 +92,7 @@ class CapacityKind(str, Enum):
     CAPACITY_RESERVATION = "capacity-reservation"
     CAPACITY_BLOCK = "capacity-block"
     ULTRASERVER_CAPACITY_BLOCK = "ultraserver-capacity-block"
+    INTERRUPTIBLE_CAPACITY_RESERVATION = "interruptible-capacity-reservation"
 
 
 class CapacityBlockScaling(str, Enum):
@@ -155,8 +156,9 @@ class Capacity:
             raise FmTypeError(
                 "capacity",
                 self,
-                "a concrete capacity: OnDemand(), CapacityReservation(...), CapacityBlock(...) or "
-                "UltraServerCapacityBlock(...) (Capacity is their abstract base)",
+                "a concrete capacity: OnDemand(), CapacityReservation(...), CapacityBlock(...), "
+                "UltraServerCapacityBlock(...) or InterruptibleCapacityReservation(...) (Capacity is their abstract "
+                "base)",
             )
 
     @property
@@ -393,6 +395,76 @@ class CapacityBlock(_Reserved):
 
 
 @dataclass(frozen=True)
+class InterruptibleCapacityReservation(_Reserved):
+    """An interruptible Capacity Reservation (I-ODCR) shared with this account: its owner can reclaim it at any time.
+
+    A consumer launch template names the reservation by id and sets market type ``interruptible-capacity-reservation``
+    (PCS User Guide "Using I-ODCRs with AWS PCS", capacity-reservations-iodcr: ``CapacityReservationSpecification.
+    CapacityReservationTarget.CapacityReservationId`` and ``InstanceMarketOptions.MarketType``; EC2 ``MarketType`` enum,
+    botocore 1.44.8). Interruptible reservations are targeted and cannot be added to Capacity Reservation groups (EC2
+    User Guide interruptible-capacity-reservations, "Considerations"), so there is no ``resource_group_arn``. When the
+    owner reclaims capacity the instances get a two-minute warning and are terminated, with no fallback to On-Demand
+    or Spot (same pages): drain on the warning with
+    :class:`~fmconstructs.capacity_events.CapacityBlockEvents` ``interruptible_reservation_ids=``.
+
+    Backends: AWS PCS (purchase option ``INTERRUPTIBLE_CAPACITY_RESERVATION``, minimum nodes default 0 as the PCS page
+    recommends). Refused elsewhere (:func:`check_backend_capacity`).
+
+    :param reservation_id: the interruptible reservation's id (``cr-...``, or a deploy-time value); required.
+    :param instance_count: its size, when known (number tokens accepted): ``max_nodes`` must not exceed it.
+    :param zone: its zone name, Local Zone name or zone id, when known.
+    """
+
+    def __post_init__(self) -> None:
+        if self.resource_group_arn is not None:
+            raise FmValidationError(
+                "resource_group_arn",
+                self.resource_group_arn,
+                "None on an InterruptibleCapacityReservation (interruptible reservations cannot be added to Capacity "
+                "Reservation groups: give reservation_id)",
+            )
+        if self.reservation_id is None:
+            raise FmValidationError(
+                "reservation_id", None, f"{_RESERVATION_ID_TEXT} (an interruptible reservation is targeted by its id)"
+            )
+        super().__post_init__()
+
+    @property
+    def kind(self) -> CapacityKind:
+        return CapacityKind.INTERRUPTIBLE_CAPACITY_RESERVATION
+
+    def market_options(self) -> ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty | None:
+        """``InstanceMarketOptions``: market type ``interruptible-capacity-reservation`` (PCS User Guide
+        capacity-reservations-iodcr)."""
+        from aws_cdk import aws_ec2 as ec2
+
+        return ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty(market_type="interruptible-capacity-reservation")
+
+
+#: Where each backend documents the capacity kinds it accepts, for :func:`check_backend_capacity`'s message.
+_INTERRUPTIBLE_UNSUPPORTED = {
+    "EKS managed node groups": "EKS CapacityTypes are ON_DEMAND, SPOT and CAPACITY_BLOCK (botocore 1.44.8 eks model)",
+    "ParallelCluster": "ParallelCluster 3.16.1 CapacityType is ONDEMAND, SPOT or CAPACITY_BLOCK",
+    "self-managed Auto Scaling groups": "not documented for a launch template on an Auto Scaling group (UNCONFIRMED)",
+}
+
+
+def check_backend_capacity(capacity: Capacity, *, backend: str, parameter: str = "capacity") -> Capacity:
+    """Refuse a capacity kind ``backend`` does not take: an :class:`InterruptibleCapacityReservation` anywhere but AWS
+    PCS (the one backend whose documentation describes it, PCS User Guide capacity-reservations-iodcr)."""
+    _check_capacity(parameter, capacity)
+    if capacity.kind is CapacityKind.INTERRUPTIBLE_CAPACITY_RESERVATION:
+        why = _INTERRUPTIBLE_UNSUPPORTED.get(backend, "not documented for it")
+        raise FmValidationError(
+            parameter,
+            capacity,
+            f"OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock on {backend} (interruptible "
+            f"Capacity Reservations are supported on AWS PCS only here: {why})",
+        )
+    return capacity
+
+
+@dataclass(frozen=True)
 class UltraServerCapacityBlock(Capacity):
     """A Capacity Block of EC2 UltraServers (p6e-gb200 only), targeted by its reservation id, through a Capacity
     Reservation resource group that holds it, or either (give both when consumers differ).
@@ -476,7 +548,8 @@ def _check_capacity(parameter: str, capacity: object) -> Capacity:
         raise FmTypeError(
             parameter,
             capacity,
-            "a Capacity (OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock)",
+            "a Capacity (OnDemand, CapacityReservation, CapacityBlock, UltraServerCapacityBlock or "
+            "InterruptibleCapacityReservation)",
         )
     return capacity
 

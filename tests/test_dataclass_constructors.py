@@ -327,6 +327,15 @@ BAD: dict[str, list[tuple[str, Row]]] = {
     "fmconstructs.capacity.UltraServerCapacityBlock": [
         ("nothing", lambda c: _m("fmconstructs.capacity.UltraServerCapacityBlock")())
     ],
+    "fmconstructs.capacity.InterruptibleCapacityReservation": [
+        ("no-id", lambda c: _m("fmconstructs.capacity.InterruptibleCapacityReservation")()),
+        (
+            "group-arn",
+            lambda c: _m("fmconstructs.capacity.InterruptibleCapacityReservation")(
+                resource_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/g"
+            ),
+        ),
+    ],
     "fmconstructs.catalog.GpuSpec": [("count-str", lambda c: _m("fmconstructs.catalog.GpuSpec")("H100", "8", 81920))],
     "fmconstructs.catalog.InstanceSpec": [
         ("positional-garbage", lambda c: _m("fmconstructs.catalog.InstanceSpec")(*([None] * 12)))

@@ -66,6 +66,10 @@ The expiry actions run ``drain_lead_minutes`` (instance blocks, default 40: EC2'
 EventBridge Scheduler one-time schedule (:mod:`.lead_times`, :mod:`.expiry`). ``job_warning`` (:class:`JobWarning`)
 also signals running Slurm jobs and annotates running pods so that jobs can checkpoint.
 
+With ``interruptible_reservation_ids`` a second rule (:attr:`CapacityBlockEvents.reclaim_rule`) receives EC2's
+two-minute reclaim warning of interruptible Capacity Reservations, and the handler drains (PCS) and cordons (EKS) the
+warned instance when it runs in one of them (:mod:`fmconstructs.capacity_events.reclaim`).
+
 With ``capacity_reservation_ids`` the rule's event pattern lists them; when the pattern would exceed EventBridge's
 event pattern size quota the ids are split over several rules (:mod:`fmconstructs.capacity_events.patterns`):
 :attr:`CapacityBlockEvents.rules` holds them all, :attr:`CapacityBlockEvents.rule` the first.
@@ -120,6 +124,7 @@ from .expiry import JOB_WARNING_RULES, JobWarning, SlurmSignalScope, add_expiry_
 from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
 from .lead_times import DEFAULT_LEAD_MINUTES, CapacityKind, check_lead_minutes, lead_minutes_json, needs_schedule
 from .patterns import event_pattern, split_reservation_ids
+from .reclaim import add_reclaim_rule, check_interruptible_ids
 from .scaling import (
     AUTO_SCALING_GROUP,
     EKS_NODEGROUP,
@@ -173,11 +178,11 @@ _AWS_SERVICE_NAME = re.compile(r"com\.amazonaws\.[a-z]{2}(?:-[a-z]+)+-[0-9]+\.([
 
 
 def _api_services(
-    *, pcs: bool, eks: bool, scaling: Sequence[BlockScalingTarget] = (), schedule: bool = False
+    *, pcs: bool, eks: bool, scaling: Sequence[BlockScalingTarget] = (), schedule: bool = False, reclaim: bool = False
 ) -> tuple[str, ...]:
     """The interface endpoint services of the AWS APIs the handler calls (see ``_SNS`` above)."""
     services = [_SNS]
-    if pcs or eks or scaling or schedule:  # ec2: DescribeInstances (pcs, eks); DescribeCapacityReservations
+    if pcs or eks or scaling or schedule or reclaim:  # ec2: DescribeInstances (pcs, eks); DescribeCapacityReservations
         services.append(_EC2)
     if eks or any(target.kind == EKS_NODEGROUP for target in scaling):
         services.append(_EKS)
@@ -432,6 +437,9 @@ class CapacityBlockEvents(Construct):
     :param job_warning: a :class:`JobWarning`: a signal to every running Slurm job on the block's nodes after the
         drain (with ``pcs_login_node_group_id``) and an annotation and Event on every running pod of the cordoned
         nodes (with ``eks_cluster``). default: None (no job-level warning: an unhandled SIGUSR1 ends a process).
+    :param interruptible_reservation_ids: interruptible Capacity Reservations (I-ODCRs) the platform runs on: on
+        EC2's two-minute reclaim warning of one of their instances, notify and drain / cordon that instance
+        (:mod:`.reclaim`). default: none (no reclaim rule).
     """
 
     @located
@@ -451,6 +459,7 @@ class CapacityBlockEvents(Construct):
         drain_lead_minutes: int = DEFAULT_LEAD_MINUTES[CapacityKind.INSTANCES],
         ultraserver_drain_lead_minutes: int = DEFAULT_LEAD_MINUTES[CapacityKind.ULTRASERVER],
         job_warning: JobWarning | None = None,
+        interruptible_reservation_ids: Sequence[str] | None = None,
     ) -> None:
         check_scope_id(scope, id)
         check_construct("alert_topic", alert_topic, attribute="topic_arn", expected="an sns.ITopic")
@@ -488,7 +497,10 @@ class CapacityBlockEvents(Construct):
         leads = _check_leads(drain_lead_minutes, ultraserver_drain_lead_minutes)
         _check_job_warning(job_warning, pcs=pcs_login_node_group_id is not None, eks=eks_cluster is not None)
         rule_ids = split_reservation_ids(ids, detail_types=DETAIL_TYPES)
+        interruptible_ids = check_interruptible_ids(interruptible_reservation_ids)
         super().__init__(scope, id)
+        #: The interruptible reservations whose reclaim warnings drain and cordon.
+        self.interruptible_reservation_ids = interruptible_ids
         self.alert_topic = alert_topic
         self.pcs_login_node_group_id = pcs_login_node_group_id
         self.capacity_reservation_ids = ids
@@ -504,6 +516,7 @@ class CapacityBlockEvents(Construct):
             eks=eks_cluster is not None,
             scaling=block_targets,
             schedule=scheduled,
+            reclaim=bool(interruptible_ids),
         )
         #: The fleets scaled on their block's events (see ``scaling_targets``).
         self.scaling_targets: tuple[BlockScalingTarget, ...] = block_targets
@@ -617,6 +630,8 @@ class CapacityBlockEvents(Construct):
             self._rule("Rule" if index == 0 else f"Rule{index + 1}", group) for index, group in enumerate(rule_ids)
         )
         self.rule = self.rules[0]
+        #: The rule on the reclaim warning of ``interruptible_reservation_ids`` (None without them).
+        self.reclaim_rule: events.Rule | None = add_reclaim_rule(self, interruptible_ids) if interruptible_ids else None
         self._acknowledge()
         if eks_cluster is not None:
             self._check_endpoint_reachable(eks_cluster)
@@ -764,6 +779,7 @@ class CapacityBlockEvents(Construct):
             or self.eks_cluster is not None
             or self.scaling_targets
             or self.expiry_schedule
+            or self.interruptible_reservation_ids
         ):
             findings["AwsSolutions-IAM5[Resource::*]"] = (
                 "ec2:DescribeInstances, DescribeCapacityReservations, DescribeCapacityBlockExtensionHistory and "

@@ -487,6 +487,7 @@ _register_usage()
 
 
 def _register_capacity() -> None:
+    from . import capacity_lend  # noqa: F401  (registers ``fmc capacity lend`` on the group)
     from .capacity import capacity
 
     cli.add_command(capacity)

@@ -171,6 +171,10 @@ def _capacity(group: NodeGroup, spec: InstanceSpec | None) -> tuple[str, str | N
         reservation = describe(lt.reservation_group_arn)
     if block:
         kind = "UltraServer Capacity Block" if spec is not None and spec.ultraserver_types else "Capacity Block"
+    elif (
+        market == "interruptible-capacity-reservation" or group.purchase_option == "INTERRUPTIBLE_CAPACITY_RESERVATION"
+    ):
+        kind = "interruptible ODCR"  # PCS User Guide capacity-reservations-iodcr: reclaimable with a 2-minute warning
     elif reservation is not None:
         kind = "ODCR"
     elif market == "spot" or group.purchase_option == "SPOT":

@@ -12,7 +12,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from .._validate import NOT_GIVEN, check_count, check_duration_seconds, check_enum, known, located, renamed
-from ..capacity import CapacityBlockScaling
+from ..capacity import CapacityBlockScaling, check_backend_capacity
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import InterfacePolicy
 from .launch_template import GpuLaunchTemplate
@@ -99,6 +99,7 @@ class GpuAutoScalingGroup(Construct):
             )
         if launch_template.subnet is None:
             raise FmValidationError("launch_template.subnet", None, "the one subnet of the fleet")
+        check_backend_capacity(launch_template.capacity, backend="self-managed Auto Scaling groups")
         check_enum("capacity_block_scaling", capacity_block_scaling, CapacityBlockScaling)
         on_events = capacity_block_scaling is CapacityBlockScaling.ON_BLOCK_EVENTS
         if on_events:

@@ -81,6 +81,7 @@ from ..capacity import (
     CapacityKind,
     OnDemand,
     UltraServerCapacityBlock,
+    check_backend_capacity,
     default_min_nodes,
 )
 from ..catalog import InstanceSpec, get_instance_spec
@@ -190,6 +191,7 @@ def eks_capacity_type(capacity: Capacity) -> eks.CapacityType:
     """``CAPACITY_BLOCK`` for (UltraServer) Capacity Blocks, ``ON_DEMAND`` for On-Demand and ODCRs."""
     if not isinstance(capacity, Capacity):
         raise FmTypeError("capacity", capacity, f"a Capacity (got a {type(capacity).__name__})")
+    check_backend_capacity(capacity, backend="EKS managed node groups")
     return eks.CapacityType.CAPACITY_BLOCK if capacity.is_capacity_block else eks.CapacityType.ON_DEMAND
 
 

@@ -30,7 +30,14 @@ from .._validate import (
     check_subnet,
     known,
 )
-from ..capacity import Capacity, OnDemand, ReservationTargetForm, UltraServerCapacityBlock, default_min_nodes
+from ..capacity import (
+    Capacity,
+    OnDemand,
+    ReservationTargetForm,
+    UltraServerCapacityBlock,
+    check_backend_capacity,
+    default_min_nodes,
+)
 from ..catalog import CATALOG, InstanceSpec, check_instance_type, efa_max_interfaces
 from ..errors import FmValidationError
 from ..storage import LustreFileSystemBase
@@ -335,6 +342,7 @@ class ComputeResource:
             check_bool("disable_simultaneous_multithreading", self.disable_simultaneous_multithreading)
         check_instance_type("instance_type", self.instance_type)  # catalog or botocore's EC2 InstanceType enum
         check_instance("capacity", self.capacity, Capacity, "a Capacity (OnDemand, CapacityReservation, ...)")
+        check_backend_capacity(self.capacity, backend="ParallelCluster")
         if self.efa is not None:
             check_bool("efa", self.efa)
         if self.placement_group is not None:

@@ -17,7 +17,9 @@ Capacity maps to the PCS purchase option (:func:`purchase_option_for`): On-Deman
 ``spot=True``), a targeted ODCR -> ONDEMAND (the launch template targets the reservation), a Capacity Block or an
 UltraServer Capacity Block -> CAPACITY_BLOCK (the launch template carries market type ``capacity-block`` and
 ``CapacityReservationId``, PCS User Guide "Configure an AWS PCS compute node group to use a Capacity Block"
-capacity-blocks-configure-cng: give an UltraServer block its ``reservation_id``). Scaling is checked against the
+capacity-blocks-configure-cng: give an UltraServer block its ``reservation_id``), an interruptible Capacity
+Reservation -> INTERRUPTIBLE_CAPACITY_RESERVATION (market type ``interruptible-capacity-reservation`` and
+``CapacityReservationId``, PCS User Guide capacity-reservations-iodcr). Scaling is checked against the
 capacity: ``max_nodes`` at most the block's size, and ``min_nodes == max_nodes`` on blocks (min defaults to max
 there, to 0 elsewhere). ``max_nodes``/``min_nodes`` were ``max_instance_count``/``min_instance_count`` and login
 groups' ``nodes`` was ``instance_count``: the old names still work, with a ``DeprecationWarning``, until 0.3.0.
@@ -161,6 +163,10 @@ def purchase_option_for(capacity: Capacity, *, spot: bool = False) -> PurchaseOp
     check_bool("spot", spot)
     if capacity.is_capacity_block:
         option = PurchaseOption.CAPACITY_BLOCK
+    elif capacity.kind is CapacityKind.INTERRUPTIBLE_CAPACITY_RESERVATION:
+        # PCS User Guide capacity-reservations-iodcr: "Set the purchaseOption of the compute node group to
+        # INTERRUPTIBLE_CAPACITY_RESERVATION"; the launch template carries the market type and the reservation id.
+        option = PurchaseOption.INTERRUPTIBLE_CAPACITY_RESERVATION
     else:
         option = PurchaseOption.SPOT if spot else PurchaseOption.ONDEMAND
     if spot and capacity.kind is not CapacityKind.ON_DEMAND:

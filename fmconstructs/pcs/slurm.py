@@ -9,8 +9,9 @@ CloudFormation rollback:
 - Controller sizes SMALL | MEDIUM | LARGE and accounting modes STANDARD | NONE (CloudFormation registry schema of
   ``AWS::PCS::Cluster``, as bundled by cfn-lint), and what each size holds (:data:`CONTROLLER_SIZE_LIMITS`, PCS API
   reference ``CreateCluster.size``).
-- Purchase options ONDEMAND | SPOT | CAPACITY_BLOCK (schema of ``AWS::PCS::ComputeNodeGroup``; the fourth value,
-  INTERRUPTIBLE_CAPACITY_RESERVATION, has no counterpart in :mod:`fmconstructs.capacity` and is not offered).
+- Purchase options ONDEMAND | SPOT | CAPACITY_BLOCK | INTERRUPTIBLE_CAPACITY_RESERVATION (schema of
+  ``AWS::PCS::ComputeNodeGroup`` as bundled by cfn-lint; botocore 1.44.8 PCS ``PurchaseOption``; the last for an
+  :class:`~fmconstructs.capacity.InterruptibleCapacityReservation`, PCS User Guide capacity-reservations-iodcr).
 - Custom Slurm setting names per level: PCS API reference ``SlurmCustomSetting`` (clusters: Prolog, Epilog,
   SelectTypeParameters, AccountingStorageEnforce; compute node groups: Weight, RealMemory), the PCS User Guide
   "Custom Slurm settings for AWS PCS clusters" (slurm-custom-settings-cluster: PrologFlags) and "... queues"
@@ -132,6 +133,7 @@ class PurchaseOption(str, Enum):
     ONDEMAND = "ONDEMAND"
     SPOT = "SPOT"
     CAPACITY_BLOCK = "CAPACITY_BLOCK"
+    INTERRUPTIBLE_CAPACITY_RESERVATION = "INTERRUPTIBLE_CAPACITY_RESERVATION"
 
 
 class ClusterSetting(str, Enum):

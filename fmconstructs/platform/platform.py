@@ -827,9 +827,12 @@ class TrainingPlatform(Construct):
         )
 
     def _capacity_block_events(self) -> None:
-        """Capacity Block events to the alert topic; PCS drain through the login node group, EKS cordon."""
+        """Capacity Block events to the alert topic; PCS drain through the login node group, EKS cordon. On an
+        interruptible Capacity Reservation the same drain runs on its reclaim warning (the block rule then names only
+        that reservation, which sends no block event)."""
         workspace = self.prometheus_workspace
-        if workspace is None or not self.capacity.is_capacity_block:
+        interruptible = self.capacity.kind is CapacityKind.INTERRUPTIBLE_CAPACITY_RESERVATION
+        if workspace is None or not (self.capacity.is_capacity_block or interruptible):
             return
         reservation_id: str | None = getattr(self.capacity, "reservation_id", None)
         login_id = getattr(self.login_node_group, "node_group_id", None) if self.backend is Backend.PCS else None
@@ -839,6 +842,7 @@ class TrainingPlatform(Construct):
             alert_topic=workspace.alert_topic,
             pcs_login_node_group_id=login_id,
             capacity_reservation_ids=[reservation_id] if reservation_id is not None and known(reservation_id) else None,
+            interruptible_reservation_ids=[reservation_id] if interruptible and reservation_id is not None else None,
             eks_cluster=self.eks_cluster if self.backend is Backend.EKS else None,
             scaling_targets=(
                 [self.node_group]

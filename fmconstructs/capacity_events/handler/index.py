@@ -23,6 +23,7 @@ import os
 import random
 import re
 import ssl
+import sys
 import time
 import traceback
 import urllib.parse
@@ -38,11 +39,13 @@ try:  # package import (tests, fmconstructs)
     from . import extension as ext
     from . import job_warning as jw
     from . import lead as ld
+    from . import reclaim as rc
 except ImportError:  # pragma: no cover - Lambda: the asset's root is this directory, index a top-level module
     bs = importlib.import_module("block_scaling")
     ext = importlib.import_module("extension")
     jw = importlib.import_module("job_warning")
     ld = importlib.import_module("lead")
+    rc = importlib.import_module("reclaim")
 
 # Scaling on block events moved to block_scaling.py; its names stay readable here (index.<name>).
 CLIENT_CONFIG, THROTTLING_CODES, with_backoff, _scaling_lines = (
@@ -122,7 +125,7 @@ class Budget:
         return self.left() <= 0.0
 
 
-def drain_script(addresses: list[str], after_drain: list[str] | None = None) -> str:
+def drain_script(addresses: list[str], after_drain: list[str] | None = None, reason: str = DRAIN_REASON) -> str:
     """The shell script run on the login node: drain the Slurm nodes whose address or host name is in ``addresses``,
     then run ``after_drain`` (lines that may use ``$nodes``, e.g. :func:`job_warning.slurm_signal_lines`).
 
@@ -132,7 +135,8 @@ def drain_script(addresses: list[str], after_drain: list[str] | None = None) -> 
     """
     safe = sorted({a for a in addresses if _ADDRESS.fullmatch(a) or _HOST.fullmatch(a)})
     wanted = " ".join(safe)
-    reason = DRAIN_REASON
+    if reason not in (DRAIN_REASON, rc.RECLAIM_DRAIN_REASON):  # written into the script: constants only
+        raise ValueError(f"unknown drain reason {reason!r}")
     return "\n".join(
         [
             "#!/bin/bash",
@@ -186,8 +190,13 @@ def block_addresses(ec2: Any, reservation_id: str) -> list[str]:
 
     ec2:DescribeInstances filter ``capacity-reservation-id``: "The ID of the Capacity Reservation into which the
     instance was launched" (EC2 API reference, DescribeInstances Filter.N, as in botocore's ec2 service model)."""
+    return instance_addresses(block_instances(ec2, reservation_id))
+
+
+def instance_addresses(instances: list[dict[str, Any]]) -> list[str]:
+    """Private IPs and host names of ``instances`` (DescribeInstances ``Instances``)."""
     out: list[str] = []
-    for instance in block_instances(ec2, reservation_id):
+    for instance in instances:
         ip = instance.get("PrivateIpAddress")
         if ip:
             out.append(ip)
@@ -456,9 +465,11 @@ def _eks_lines(
     result: dict[str, Any],
     budget: Budget,
     pod_warning: dict[str, Any] | None = None,
+    instances: list[dict[str, Any]] | None = None,
 ) -> list[str]:
     try:
-        instances = block_instances(ec2, reservation_id)
+        if instances is None:
+            instances = block_instances(ec2, reservation_id)
         if not instances:
             return [f"No running instance in the block: no EKS node of {cluster_name} to cordon."]
         kube = kube_factory()
@@ -520,8 +531,12 @@ def process(
     scheduler: Any = None,
     job_warning: dict[str, Any] | None = None,
     now: dt.datetime | None = None,
+    interruptible_reservation_ids: list[str] | None = None,
 ) -> dict[str, Any]:
     """Handle one EventBridge event; returns what was done (for logs and tests).
+
+    A reclaim warning of an interruptible Capacity Reservation drains and cordons the one instance it names, when it
+    runs in ``interruptible_reservation_ids`` (empty: any reservation): :func:`reclaim.process_reclaim`.
 
     ``lead``: per-kind lead times (LEAD_MINUTES); with it, :func:`lead.expiry_timing` decides when the expiry actions
     run (a schedule for leads past EC2's 40-minute warning). ``job_warning``: the JOB_WARNING settings (Slurm signal
@@ -534,6 +549,16 @@ def process(
     and, after its retries, sends it to the on-failure destination (see the construct)."""
     budget = budget or Budget(DEFAULT_BUDGET_S)
     detail_type = str(event.get("detail-type") or event.get("detail_type") or "")
+    if detail_type in rc.RECLAIM_DETAIL_TYPES:
+        reclaim = rc.read_reclaim(event, ec2, interruptible_reservation_ids or [])
+        if not reclaim.listed:  # another reservation of the account: not this platform's to report
+            print(json.dumps({"ignored": reclaim.lines}))
+            return {"detail_type": detail_type, "ignored": True, "instance_id": reclaim.instance_id}
+        backend = {"ssm": ssm, "login": login_node_group_id, "eks": eks, "sts": sts, "cluster": eks_cluster_name}
+        ops = sys.modules[__name__]  # the drain and cordon of this module (reclaim.py cannot import it)
+        notice, done = rc.process_reclaim(reclaim, ops, ec2, backend, kube_factory, budget, sleep, job_warning or {})
+        done["detail_type"] = detail_type
+        return _notify(sns, topic_arn, detail_type, [f"{detail_type}: {notice[0]}", *notice[1:]], done, sleep)
     detail = event.get("detail") or {}
     reservation_id = str(detail.get("capacity-reservation-id") or "")
     end_date = str(detail.get("end-date") or "unknown")
@@ -606,6 +631,13 @@ def process(
     if (expiring or starting) and reservation_id and not valid_id:
         lines.append("Unrecognized capacity reservation id: nodes NOT drained or cordoned, groups NOT scaled.")
 
+    return _notify(sns, topic_arn, detail_type, lines, result, sleep)
+
+
+def _notify(
+    sns: Any, topic_arn: str, detail_type: str, lines: list[str], result: dict[str, Any], sleep: Callable[[float], None]
+) -> dict[str, Any]:
+    """Publish the notice (``lines``) to the alert topic; ``result`` with the message."""
     message = "\n".join(lines)
     subject = f"{detail_type or 'Capacity Block event'}"[:100]
     # Throttling is retried (botocore standard mode, then with_backoff); any other failure raises: the event is then
@@ -659,8 +691,10 @@ def _drain_lines(
     budget: Budget,
     sleep: Callable[[float], None] = time.sleep,
     after_drain: list[str] | None = None,
+    instances: list[dict[str, Any]] | None = None,
+    reason: str = DRAIN_REASON,
 ) -> list[str]:
-    addresses = block_addresses(ec2, reservation_id)
+    addresses = block_addresses(ec2, reservation_id) if instances is None else instance_addresses(instances)
     login = login_instance(ec2, login_node_group_id)
     if not addresses:
         return ["No running instance in the block: nothing to drain."]
@@ -670,8 +704,8 @@ def _drain_lines(
         lambda: ssm.send_command(
             InstanceIds=[login],
             DocumentName=RUN_SHELL_DOCUMENT,
-            Comment=f"drain {reservation_id} ({DRAIN_REASON})"[:100],
-            Parameters={"commands": [drain_script(addresses, after_drain)]},
+            Comment=f"drain {reservation_id} ({reason})"[:100],
+            Parameters={"commands": [drain_script(addresses, after_drain, reason)]},
         ),
         sleep=sleep,
     )
@@ -724,6 +758,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma
         else None,
         scheduler=boto3.client("scheduler", config=CLIENT_CONFIG),
         job_warning=json.loads(os.environ.get("JOB_WARNING") or "{}"),
+        interruptible_reservation_ids=rc.reservation_ids_setting(os.environ.get("INTERRUPTIBLE_RESERVATION_IDS")),
     )
     print(json.dumps(result))
     return result
