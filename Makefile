@@ -84,7 +84,7 @@ $(VENV)/.docs-stamp: $(VENV)/.stamp pyproject.toml
 	$(PY) -m pip install --quiet -e '.[docs]'
 	touch $@
 
-docs: setup $(VENV)/.docs-stamp
+docs: $(VENV)/.docs-stamp
 	site="$$(mktemp -d)"; trap 'rm -rf "$$site"' EXIT
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"
 
