@@ -11,7 +11,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup tools synth synth-stackset synth-pipeline test test-fast lint bench clean
+.PHONY: setup tools synth synth-stackset synth-pipeline test test-fast lint bench docs clean
 
 # `make synth` (the main job) needs only Python and Node: no root, no apt-get. The Debian validator tools belong to
 # `make test` (a test whose tool is missing skips with the reason, except under CI=true where it fails).
@@ -66,7 +66,7 @@ synth-stackset: setup
 synth-pipeline: setup
 	npx cdk synth --quiet --no-notices --app '$(PY) -m examples.pipeline_app' --output cdk.out.pipeline > /dev/null
 
-test: setup tools $(PCLUSTER_VENV)/.stamp
+test: setup tools $(PCLUSTER_VENV)/.stamp docs
 	$(PY) -m pytest -n 2 --dist loadfile --durations=10
 
 test-fast: setup tools
@@ -76,6 +76,17 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# The documentation site (mkdocs.yml, docs/): the `docs` extra in .venv, then a strict build into a temporary
+# directory (broken links, anchors or references fail it; no network: no social/privacy plugins, no remote
+# inventories). `make test` runs it, so CI does.
+$(VENV)/.docs-stamp: $(VENV)/.stamp pyproject.toml
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.docs-stamp
+	site="$$(mktemp -d)"; trap 'rm -rf "$$site"' EXIT
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"
 
 # Timings (not a gate): synthesis of the example app with and without CloudFormation validation.
 bench: setup

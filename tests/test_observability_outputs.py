@@ -1,10 +1,9 @@
 """What an operator needs after `cdk deploy` (issue 10 §3): the AMP remote-write and query URLs, the Grafana URL, and
-the example stack's CfnOutputs, including the `GrafanaUrl` the README promises."""
+the example stack's CfnOutputs, including the `GrafanaUrl` the docs promise."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
@@ -14,8 +13,10 @@ from examples.observability_stack import OUTPUT_DESCRIPTIONS, ObservabilityStack
 from fmconstructs.observability.grafana import GrafanaWorkspace
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from tests.conftest import ENV, new_app
+from tests.docs_pages import pages
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+#: What the docs promise (every page; the stack outputs are on docs/concepts/observability.md).
+DOCS_TEXT = "\n".join(p.read_text() for p in pages())
 
 
 def _workspace_url_parts(stack: cdk.Stack, workspace: PrometheusWorkspace) -> list[object]:
@@ -93,7 +94,7 @@ def test_example_output_values_point_at_the_resources(example):
 
 def test_every_stack_output_the_readme_names_exists(example):
     _, template = example
-    promised = set(re.findall(r"stack output `(\w+)`", README))
+    promised = set(re.findall(r"stack output `(\w+)`", DOCS_TEXT))
     assert "GrafanaUrl" in promised
     assert promised <= set(template.find_outputs("*"))
 

@@ -1,5 +1,6 @@
-"""The README's StackSets and CDK Pipelines samples run as written, with only the library (nothing from examples/),
-and the Install section and backend table say what pyproject.toml, package.json and the code say."""
+"""The docs' StackSets and CDK Pipelines samples (docs/concepts/accounts.md) run as written, with only the library
+(nothing from examples/), and the Install section (docs/getting-started.md), the backend table (the front page and the
+docs index) and the EKS guide say what pyproject.toml, package.json and the code say."""
 
 from __future__ import annotations
 
@@ -9,37 +10,28 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
 from fmconstructs import FmValidationError
 from fmconstructs.eks.versions import DEFAULT_KUBERNETES_VERSION
+from tests.docs_pages import FRONT_PAGE, page, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
+ACCOUNTS = page("concepts/accounts.md")
+FRONT = FRONT_PAGE.read_text()
 
 
 def sample(name: str) -> str:
     """The fenced python block right after ``<!-- sample: name -->``."""
-    block = re.search(rf"<!-- sample: {name} -->\n```python\n(.*?)```", README, re.S)
-    assert block is not None, f"README has no sample marked {name}"
+    block = re.search(rf"<!-- sample: {name} -->\n```python\n(.*?)```", ACCOUNTS, re.S)
+    assert block is not None, f"docs/concepts/accounts.md has no sample marked {name}"
     return block.group(1)
 
 
 def run_sample(code: str, outdir: Path) -> dict[str, Any]:
-    """Execute a README sample (it builds its own ``cdk.App`` and calls ``app.synth()``) into ``outdir``, with
-    CloudFormation validation off as unit tests run; return its globals."""
-    real_app = cdk.App
-
-    def app(**props: Any) -> cdk.App:
-        return real_app(outdir=str(outdir), builtin_cloud_formation_validation=False, **props)
-
-    scope: dict[str, Any] = {"__name__": "readme_sample"}
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cdk, "App", app)
-        exec(compile(code, "README.md", "exec"), scope)  # the sample is ours, in this repository
-    return scope
+    """Execute a sample (it builds its own ``cdk.App``) into ``outdir``; return its globals."""
+    return run_program(code, "docs/concepts/accounts.md", outdir)
 
 
 @pytest.mark.parametrize("name", ["stackset", "pipeline"])
@@ -110,7 +102,7 @@ def test_stackset_sets_every_parameter_at_the_stackset_level_and_targets_one_acc
 
 
 def test_stackset_warns_about_what_a_deploy_time_node_count_leaves_unchecked(stackset):
-    """The README says: the PCS controller size and the file system's 1,024 EFA connections (warnings, not errors)."""
+    """The accounts page says: the PCS controller size and the file system's 1,024 EFA connections (warnings, not errors)."""
     scope, _ = stackset
     training = scope["admin"].node.find_child("Training")
     warnings = {
@@ -161,14 +153,16 @@ def test_pipeline_stage_values_are_checked_at_synth(tmp_path):
 
 
 def _section(title: str) -> str:
-    assert f"\n## {title}\n" in README
-    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+    text = page("getting-started.md")
+    assert f"\n## {title}\n" in text
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
-def test_which_backend_is_the_first_table_and_names_every_backend():
-    first_table = README.index("\n|")
-    assert README.rindex("\n## ", 0, first_table) == README.index("\n## Which backend\n")
-    header = README[first_table:].split("\n")[1]
+@pytest.mark.parametrize("text", [FRONT, page("index.md")], ids=["front page", "docs index"])
+def test_which_backend_is_the_first_table_and_names_every_backend(text):
+    first_table = text.index("\n|")
+    assert text.rindex("\n## ", 0, first_table) == text.index("\n## Which backend\n")
+    header = text[first_table:].split("\n")[1]
     for backend in ("AWS PCS", "AWS ParallelCluster", "Amazon EKS", "HyperPod (Slurm)", "HyperPod (EKS)"):
         assert backend in header
 
@@ -187,7 +181,7 @@ def test_install_names_the_pinned_cli_python_and_extras():
 
 
 def test_kubectl_layer_table_matches_the_default_version_and_the_hyperpod_extra():
-    eks = README.split("\n### Amazon EKS\n", 1)[1].split("\n### ", 1)[0]
+    eks = page("backends/eks.md")
     minor = DEFAULT_KUBERNETES_VERSION.version.split(".")[1]
     assert f"| 1.{minor} (the default, `DEFAULT_KUBERNETES_VERSION`) | `aws-cdk.lambda-layer-kubectl-v{minor}` |" in eks
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -197,7 +191,9 @@ def test_kubectl_layer_table_matches_the_default_version_and_the_hyperpod_extra(
     assert "aws_eks_v2" in eks
 
 
-def test_pcs_ami_note_comes_before_the_first_pcs_sample():
-    note = README.index("**PCS GPU nodes need your own AMI.**")
-    pcs_samples = [m.start() for m in re.finditer(r"```python\n(.*?)```", README, re.S) if "Pcs" in m.group(1)]
+@pytest.mark.parametrize("name", ["backends/platform.md", "backends/pcs.md"])
+def test_pcs_ami_note_comes_before_the_first_pcs_sample(name):
+    text = page(name)
+    note = text.index("**PCS GPU nodes need your own AMI.**")
+    pcs_samples = [m.start() for m in re.finditer(r"```python\n(.*?)```", text, re.S) if "Pcs" in m.group(1)]
     assert pcs_samples and note < pcs_samples[0]

@@ -1,22 +1,21 @@
-"""The README's "Prerequisites a deployer needs": what synthesis cannot check is written down, next to the code that
+"""The docs' "Prerequisites a deployer needs" (docs/prerequisites.md): what synthesis cannot check is written down, next to the code that
 depends on it."""
 
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 
 import aws_cdk as cdk
 
 from fmconstructs.compute.fleet import autoscaling_service_linked_role_arn
 from fmconstructs.observability.grafana import GrafanaAuthentication, GrafanaWorkspace
-
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+from tests.docs_pages import page
 
 
 def prerequisites() -> str:
-    assert "## Prerequisites a deployer needs" in README
-    return README.split("## Prerequisites a deployer needs", 1)[1].split("\n## ", 1)[0]
+    text = page("prerequisites.md")
+    assert text.startswith("# Prerequisites a deployer needs\n")
+    return text
 
 
 def test_identity_center_for_the_default_grafana_sign_in():
