@@ -62,7 +62,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .. import _nag
-from .._validate import check_bool, check_construct, check_count, check_sequence, check_str, check_str_sequence
+from .._validate import check_bool, check_construct, check_count, check_sequence, check_str, check_str_sequence, located
 from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmTypeError, FmValidationError, is_token
 from . import karpenter_manifests as _karpenter
@@ -268,6 +268,7 @@ class AutoModeGpuNodePools(Construct):
     """The node role and its ``EC2`` access entry for Auto Mode GPU pools, and the pools. Use
     :meth:`GpuEksCluster.add_auto_mode_gpu_node_pool` (the cluster needs ``auto_mode=True``)."""
 
+    @located
     def __init__(
         self, scope: Construct, id: str, *, cluster: GpuEksCluster, node_role: iam.IRole | None = None
     ) -> None:
