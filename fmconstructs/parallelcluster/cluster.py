@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from aws_cdk import (
     Aspects,
@@ -42,7 +42,6 @@ from aws_cdk import (
 )
 from aws_cdk import aws_cloudformation as cfn
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
@@ -56,10 +55,10 @@ from .._validate import (
     known,
     located,
 )
-from ..bootstrap import NodeBootstrap, ScriptAction
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
+from ..storage.sizing import LUSTRE_EFA_METADATA_KEY as LUSTRE_EFA_METADATA_KEY  # the marker key (see cluster_lustre)
 from .accounting import (
     CLUSTER_NAME_MAX_LENGTH_WITH_ACCOUNTING,
     AccountingSettingsCheck,
@@ -82,7 +81,6 @@ from .cluster_lustre import LUSTRE_EFA_STEP as LUSTRE_EFA_STEP
 from .cluster_lustre import _ClusterLustreEfa
 from .config import (
     UNSUPPORTED_OSES_FOR_P6E_GB200,
-    CustomActionEvent,
     HeadNode,
     LoginNodePool,
     Monitoring,
@@ -137,6 +135,18 @@ def _check_ultraserver_version(queues: Sequence[SlurmQueue], version: str) -> No
                     f"3.14.0 or later for {spec.instance_type} (UltraServer support: ParallelCluster User Guide "
                     "support-nvidia-imex-p6e-gb200-instance)",
                 )
+
+
+@dataclass(frozen=True)
+class _CheckedProps:
+    """The props :meth:`ParallelCluster._validate` re-types while checking them."""
+
+    queues: tuple[SlurmQueue, ...]
+    login_nodes: tuple[LoginNodePool, ...]
+    shared_storage: tuple[SharedLustre, ...]
+    tags: tuple[tuple[str, str], ...]
+    deletion_policy: DeletionPolicy
+    accounting: SlurmAccounting | None
 
 
 class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Construct):
@@ -217,6 +227,63 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         slurm_accounting: SlurmAccounting | None = None,
     ) -> None:
         check_scope_id(scope, id)
+        checked = self._validate(
+            head_node=head_node,
+            queues=queues,
+            os=os,
+            custom_ami=custom_ami,
+            login_nodes=login_nodes,
+            shared_storage=shared_storage,
+            monitoring=monitoring,
+            tags=tags,
+            version=version,
+            removal_policy=removal_policy,
+            deletion_policy=deletion_policy,
+            queue_update_strategy=queue_update_strategy,
+            node_security_group=node_security_group,
+            slurm_accounting=slurm_accounting,
+        )
+        super().__init__(scope, id)
+        cluster_name = self._check_cluster_name(cluster_name, checked.accounting)
+        self._keep_props(
+            cluster_name=cluster_name,
+            version=version,
+            head_node=head_node,
+            checked=checked,
+            monitoring=monitoring,
+            os=os,
+            queue_update_strategy=queue_update_strategy,
+        )
+        self._init_bootstrap_state(checked.accounting)
+        self._join_node_security_group(node_security_group)
+        self.custom_ami: str | None = self._read_custom_ami(custom_ami)
+        self._build_provider_and_resource(cluster_name, version, checked.deletion_policy)
+        self._warn_at_creation(checked.deletion_policy)
+        self._set_up_lustre_over_efa()
+        self._mark_lustre_efa()
+        Aspects.of(self).add(_WriteYaml(self))
+
+    # --- construction steps ---------------------------------------------------------------------------------------
+    @classmethod
+    def _validate(
+        cls,
+        *,
+        head_node: HeadNode,
+        queues: Sequence[SlurmQueue],
+        os: OperatingSystem,
+        custom_ami: str | GpuNodeImage | None,
+        login_nodes: Sequence[LoginNodePool],
+        shared_storage: Sequence[SharedLustre],
+        monitoring: Monitoring | None,
+        tags: Mapping[str, str] | None,
+        version: str,
+        removal_policy: RemovalPolicy | None,
+        deletion_policy: DeletionPolicy | None,
+        queue_update_strategy: QueueUpdateStrategy,
+        node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None,
+        slurm_accounting: SlurmAccounting | None,
+    ) -> _CheckedProps:
+        """Raise on misuse before any construct is built; return the props the checks re-type."""
         check_instance("head_node", head_node, HeadNode, "a HeadNode")
         queue_list = check_sequence("queues", queues, lambda p, v: check_instance(p, v, SlurmQueue, "a SlurmQueue"))
         if not 1 <= len(queue_list) <= MAX_NUMBER_OF_QUEUES:
@@ -237,11 +304,11 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         )
         if monitoring is not None:
             check_instance("monitoring", monitoring, Monitoring, "a Monitoring")
-        tag_items = self._check_tags(tags)
+        tag_items = cls._check_tags(tags)
         check_str("version", version, pattern=_VERSION, allowed="a ParallelCluster 3 version such as '3.16.1'")
         if not known(version):
             raise FmValidationError("version", version, "a version known at synthesis (it names the template URL)")
-        deletion_policy = resolve_deletion_policy(removal_policy, deletion_policy)
+        resolved_deletion_policy = resolve_deletion_policy(removal_policy, deletion_policy)
         check_enum("queue_update_strategy", queue_update_strategy, QueueUpdateStrategy)
         _check_ultraserver_version(queue_list, version)
         _check_gb200_os(queue_list, os)
@@ -257,7 +324,12 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
                 if isinstance(node_security_group, EfaSecurityGroup)
                 else node_security_group,
             )
-        super().__init__(scope, id)
+        return _CheckedProps(
+            tuple(queue_list), tuple(pools), tuple(storage), tag_items, resolved_deletion_policy, accounting
+        )
+
+    def _check_cluster_name(self, cluster_name: str | None, accounting: SlurmAccounting | None) -> str:
+        """``cluster_name``, or the default from the stack name; checked against ParallelCluster's rules."""
         stack = Stack.of(self)
         if cluster_name is None:
             cluster_name = self._default_name(
@@ -278,40 +350,58 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
             )
         if accounting is not None:
             check_accounting_cluster_name(cluster_name)
+        return cluster_name
 
-        self.cluster_name: str = cluster_name
+    def _keep_props(
+        self,
+        *,
+        cluster_name: str,
+        version: str,
+        head_node: HeadNode,
+        checked: _CheckedProps,
+        monitoring: Monitoring | None,
+        os: OperatingSystem,
+        queue_update_strategy: QueueUpdateStrategy,
+    ) -> None:
+        self.cluster_name = cluster_name
         self.version = version
         self.head_node = head_node
-        self.queues: tuple[SlurmQueue, ...] = tuple(queue_list)
-        self.login_nodes: tuple[LoginNodePool, ...] = tuple(pools)
-        self.shared_storage: tuple[SharedLustre, ...] = tuple(storage)
+        self.queues = checked.queues
+        self.login_nodes = checked.login_nodes
+        self.shared_storage = checked.shared_storage
         self.monitoring = monitoring or Monitoring()
         self.os = os
-        self.tags: tuple[tuple[str, str], ...] = tag_items
-        self.deletion_policy = deletion_policy
+        self.tags = checked.tags
+        self.deletion_policy = checked.deletion_policy
         self.removal_policy = (
-            RemovalPolicy.RETAIN if deletion_policy is DeletionPolicy.RETAIN else RemovalPolicy.DESTROY
+            RemovalPolicy.RETAIN if checked.deletion_policy is DeletionPolicy.RETAIN else RemovalPolicy.DESTROY
         )
         self.queue_update_strategy = queue_update_strategy
         #: Slurm accounting (``SlurmSettings.Database`` or ``ExternalSlurmdbd``), or None.
-        self.slurm_accounting = accounting
-        self._overrides: list[tuple[str, Any]] = []
+        self.slurm_accounting = checked.accounting
+
+    def _init_bootstrap_state(self, accounting: SlurmAccounting | None) -> None:
+        """The overrides, bootstraps and Lustre-over-EFA steps that later calls add to (read when rendering)."""
+        self._overrides = []
         # (section kind, name, event) -> (the bootstrap's script action, the ARN of the managed policy its nodes get)
-        self._bootstraps: dict[tuple[str, str, CustomActionEvent], tuple[ScriptAction, str]] = {}
-        self._attached_bootstraps: list[tuple[NodeBootstrap, list[tuple[str, str]], CustomActionEvent]] = []
-        self._bootstrap_policies: list[iam.ManagedPolicy] = []
-        self._imex_bootstrap: NodeBootstrap | None = None
-        self._custom_slurm_settings: list[dict[str, Any]] = []
+        self._bootstraps = {}
+        self._attached_bootstraps = []
+        self._bootstrap_policies = []
+        self._imex_bootstrap = None
+        self._custom_slurm_settings = []
         if isinstance(accounting, SlurmDatabase):
             self.node.add_validation(AccountingSettingsCheck(self._custom_slurm_settings))
         # queue name -> the Lustre-over-EFA bootstrap's script action and the ARN of the policy its nodes get
-        self._lustre_efa: dict[str, tuple[ScriptAction, str]] = {}
-        self._lustre_efa_policy: iam.ManagedPolicy | None = None
+        self._lustre_efa = {}
+        self._lustre_efa_policy = None
         #: The per-queue bootstraps configuring the Lustre client for EFA (OnNodeStart), by queue name.
-        self.lustre_efa_bootstraps: dict[str, NodeBootstrap] = {}
+        self.lustre_efa_bootstraps = {}
         #: The queues that configure LNet over EFA, and the EFA interfaces each of their nodes uses for it.
-        self.lustre_efa_interfaces: dict[str, int] = {}
-        self.node_security_group: ec2.ISecurityGroup | None = (
+        self.lustre_efa_interfaces = {}
+
+    def _join_node_security_group(self, node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None) -> None:
+        """Every node joins ``node_security_group``, opened to each shared file system."""
+        self.node_security_group = (
             node_security_group.security_group
             if isinstance(node_security_group, EfaSecurityGroup)
             else node_security_group
@@ -319,14 +409,17 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         if node_security_group is not None:
             for shared in self.shared_storage:
                 shared.file_system.allow_clients_from(node_security_group)
-        self.custom_ami: str | None = None
+
+    def _read_custom_ami(self, custom_ami: str | GpuNodeImage | None) -> str | None:
+        """An AMI id, or a GpuNodeImage's id read through a typed SSM stack parameter."""
         if isinstance(custom_ami, GpuNodeImage):
-            self.custom_ami = ssm.StringParameter.value_for_typed_string_parameter_v2(
+            return ssm.StringParameter.value_for_typed_string_parameter_v2(
                 self, custom_ami.ssm_parameter_name, ssm.ParameterValueType.AWS_EC2_IMAGE_ID
             )
-        else:
-            self.custom_ami = custom_ami
+        return custom_ami
 
+    def _build_provider_and_resource(self, cluster_name: str, version: str, deletion_policy: DeletionPolicy) -> None:
+        """ParallelCluster's provider (a nested stack) and the ``Custom::PclusterCluster`` resource."""
         self.provider = cfn.CfnStack(
             self,
             "Provider",
@@ -346,6 +439,8 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
                 "ClusterConfiguration": Lazy.any(_ConfigProducer(self)),
             },
         )
+
+    def _warn_at_creation(self, deletion_policy: DeletionPolicy) -> None:
         if deletion_policy is DeletionPolicy.RETAIN:
             self._warn_retained_dependencies()
         self._warn_placement_groups_on_blocks()
@@ -353,12 +448,12 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
             self,
             WarningId.PARALLELCLUSTER_CREATE_TIME_SETTINGS,
             create_time_settings(
-                head_node=head_node, queues=self.queues, login_nodes=self.login_nodes, strategy=queue_update_strategy
+                head_node=self.head_node,
+                queues=self.queues,
+                login_nodes=self.login_nodes,
+                strategy=self.queue_update_strategy,
             ),
         )
-        self._set_up_lustre_over_efa()
-        self._mark_lustre_efa()
-        Aspects.of(self).add(_WriteYaml(self))
 
     # --- names and tags -------------------------------------------------------------------------------------------
     @staticmethod
