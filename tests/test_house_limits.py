@@ -106,13 +106,15 @@ def _problems(sizes: dict[str, int], allowlist: dict[str, int], limit: int, what
         elif size > listed:
             problems.append(f"{name}: {size} lines, grew past its allow-listed {listed}: split it, do not grow it")
     for name, listed in sorted(allowlist.items()):
-        size = sizes.get(name)
-        if size is None:
+        current = sizes.get(name)
+        if current is None:
             problems.append(f"{name}: allow-listed ({listed} lines) but no longer exists: remove it from the list")
-        elif size <= limit:
-            problems.append(f"{name}: {size} lines, within the limit now: remove it from the allow-list")
-        elif size < listed:
-            problems.append(f"{name}: {size} lines, smaller than its allow-listed {listed}: lower the entry to {size}")
+        elif current <= limit:
+            problems.append(f"{name}: {current} lines, within the limit now: remove it from the allow-list")
+        elif current < listed:
+            problems.append(
+                f"{name}: {current} lines, smaller than its allow-listed {listed}: lower the entry to {current}"
+            )
     return problems
 
 
