@@ -23,6 +23,11 @@ and :meth:`ParallelCluster.add_login_node_bootstrap` run fmconstructs' :class:`~
 Escape hatch: ``cluster.add_override("Scheduling.SlurmQueues.0.ComputeSettings.LocalStorage.RootVolume.Size", 200)``
 sets any key the typed props do not model (list items by index); ``to_dict()``/``to_yaml()`` and the deployed
 configuration include it.
+
+Layout (every public name stays importable from this module): ``cluster`` holds the construct (validation and the
+provider and resource); ``cluster_config`` renders the configuration (dict, YAML, overrides); ``cluster_bootstrap``
+wires node bootstraps as custom actions (and IMEX, node health, topology, Slurm scripts on top); ``cluster_lustre``
+sets up Lustre over EFA on the queues.
 """
 
 from __future__ import annotations

@@ -11,6 +11,12 @@ Network: the file system gets its own security group (or ``security_group``) wit
 1018-1023 between the file system and the clients, both ways, as the FSx for Lustre User Guide lists for file system
 and client security groups. EFA-enabled file systems also join ``efa_security_group`` (shared with the GPU nodes) and
 their own group allows all traffic to and from itself, which FSx checks when it creates an EFA-enabled file system.
+
+Layout (every public name stays importable from this module): ``lustre`` holds the constructs (the shared base, the
+created file system, the imported one); ``lustre_options`` the value types of the props; ``lustre_rules`` the
+validation, one check per rule; ``lustre_network`` ports, connections, security groups and the subnet;
+``lustre_efa`` the EFA clients and their 1,024-connection budget; ``lustre_alarms`` the saturation and export alarms;
+``lustre_repositories`` the links to S3.
 """
 
 from __future__ import annotations
