@@ -55,7 +55,6 @@ FUNCTION_ALLOWLIST: dict[str, int] = {
     "fmconstructs/observability/eks.py::AmpEksScraper.__init__": 123,
     "fmconstructs/compute/fleet.py::GpuAutoScalingGroup.__init__": 113,
     "fmconstructs/pcs/cluster.py::PcsCluster.__init__": 106,
-    "fmconstructs/networking/endpoints.py::GpuClusterEndpoints.__init__": 83,
     # Not split yet: long renderers (manifests, rules, commands) and an input check to cut into named parts.
     "fmconstructs/observability/eks.py::node_exporter_manifests": 133,
     "fmconstructs/observability/rules.py::gpu_health_rules": 116,
