@@ -58,7 +58,6 @@ FUNCTION_ALLOWLIST: dict[str, int] = {
     # Not split yet: long renderers (manifests, rules, commands) and an input check to cut into named parts.
     "fmconstructs/observability/eks.py::node_exporter_manifests": 133,
     "fmconstructs/observability/rules.py::gpu_health_rules": 116,
-    "fmconstructs/observability/collection.py::node_collection_commands": 93,
 }
 
 
