@@ -520,6 +520,53 @@ def _check_inputs(
     reservation_target_form: object,
 ) -> dict[str, Any]:
     """Every parameter's type and value, before anything reaches jsii (one small check per parameter)."""
+    out = _check_network_inputs(
+        instance_type=instance_type,
+        vpc=vpc,
+        policy=policy,
+        capacity=capacity,
+        max_nodes=max_nodes,
+        subnet=subnet,
+        efa_security_group=efa_security_group,
+        security_groups=security_groups,
+        placement_group=placement_group,
+        extra_ena_interfaces=extra_ena_interfaces,
+        efa_cards=efa_cards,
+    )
+    _check_image_and_volume_inputs(
+        machine_image=machine_image,
+        image_id=image_id,
+        instance_profile=instance_profile,
+        http_put_response_hop_limit=http_put_response_hop_limit,
+        root_volume_size_gib=root_volume_size_gib,
+        root_device_name=root_device_name,
+        encryption_key=encryption_key,
+        instance_store_mount_point=instance_store_mount_point,
+    )
+    _check_template_inputs(
+        launch_template_name=launch_template_name,
+        tags=tags,
+        user_data_format=user_data_format,
+        reservation_target_form=reservation_target_form,
+    )
+    return out
+
+
+def _check_network_inputs(
+    *,
+    instance_type: object,
+    vpc: object,
+    policy: object,
+    capacity: object,
+    max_nodes: object,
+    subnet: object,
+    efa_security_group: object,
+    security_groups: object,
+    placement_group: object,
+    extra_ena_interfaces: object,
+    efa_cards: object,
+) -> dict[str, Any]:
+    """The instance type, network and capacity inputs; returns the checked security groups, if given."""
     check_str("instance_type", instance_type)
     if is_token(instance_type):
         raise FmValidationError(
@@ -554,6 +601,21 @@ def _check_inputs(
         raise FmTypeError("placement_group", placement_group, "an fmconstructs ClusterPlacementGroup")
     check_bool("extra_ena_interfaces", extra_ena_interfaces)
     check_enum("efa_cards", efa_cards, EfaCardSelection)
+    return out
+
+
+def _check_image_and_volume_inputs(
+    *,
+    machine_image: object,
+    image_id: object,
+    instance_profile: object,
+    http_put_response_hop_limit: object,
+    root_volume_size_gib: object,
+    root_device_name: object,
+    encryption_key: object,
+    instance_store_mount_point: object,
+) -> None:
+    """The image, instance profile, metadata and volume inputs."""
     if machine_image is not None and not hasattr(machine_image, "get_image"):
         raise FmTypeError("machine_image", machine_image, "an ec2.IMachineImage (ec2.MachineImage....)")
     if image_id is not None:
@@ -571,6 +633,16 @@ def _check_inputs(
         raise FmTypeError("encryption_key", encryption_key, "a kms.IKey")
     if instance_store_mount_point is not None:
         check_str("instance_store_mount_point", instance_store_mount_point)
+
+
+def _check_template_inputs(
+    *,
+    launch_template_name: object,
+    tags: object,
+    user_data_format: object,
+    reservation_target_form: object,
+) -> None:
+    """The launch template's name, tags, user data format and reservation target form."""
     if launch_template_name is not None:
         check_str(
             "launch_template_name",
@@ -589,7 +661,6 @@ def _check_inputs(
     check_enum("user_data_format", user_data_format, UserDataFormat)
     if reservation_target_form is not None:
         check_enum("reservation_target_form", reservation_target_form, ReservationTargetForm)
-    return out
 
 
 @jsii.implements(IValidation)

@@ -263,11 +263,22 @@ class GpuClusterEndpoints(Construct):
         self.vpc = vpc
         self.subnets: tuple[ec2.ISubnet, ...] = checked_subnets
 
+        self.security_group: ec2.ISecurityGroup = self._build_security_group(security_group, checked_peers)
+        self._connections = ec2.Connections(
+            security_groups=[self.security_group], default_port=ec2.Port.tcp(HTTPS_PORT)
+        )
+        self._build_interface_endpoints()
+        self._build_s3_gateway(s3_gateway, tables)
+
+    def _build_security_group(
+        self, security_group: ec2.ISecurityGroup | None, checked_peers: Sequence[ec2.IPeer] | None
+    ) -> ec2.ISecurityGroup:
+        """The given group, or a new one open on HTTPS to ``checked_peers`` only."""
         if security_group is None:
             group = ec2.SecurityGroup(
                 self,
                 "SecurityGroup",
-                vpc=vpc,
+                vpc=self.vpc,
                 description="fmconstructs VPC interface endpoints: HTTPS from the cluster network only",
                 allow_all_outbound=False,
             )
@@ -276,31 +287,34 @@ class GpuClusterEndpoints(Construct):
                     peer, ec2.Port.tcp(HTTPS_PORT), f"HTTPS to AWS APIs from the cluster network ({index})"
                 )
             security_group = group
-        self.security_group: ec2.ISecurityGroup = security_group
-        self._connections = ec2.Connections(security_groups=[security_group], default_port=ec2.Port.tcp(HTTPS_PORT))
+        return security_group
 
+    def _build_interface_endpoints(self) -> None:
+        """One interface endpoint per service, with private DNS, in :attr:`subnets`."""
         self.interface_endpoints: dict[EndpointService, ec2.CfnVPCEndpoint] = {}
         for service in self.services:
             self.interface_endpoints[service] = ec2.CfnVPCEndpoint(
                 self,
                 service.construct_id,
-                vpc_id=vpc.vpc_id,
+                vpc_id=self.vpc.vpc_id,
                 # com.amazonaws.<Region>.<name>, the Region a reference to the stack's (aws-cdk-lib
                 # InterfaceVpcEndpointAwsService); never a literal Region or partition.
                 service_name=ec2.InterfaceVpcEndpointAwsService(service.value).name,
                 vpc_endpoint_type="Interface",
                 private_dns_enabled=True,
-                subnet_ids=[subnet.subnet_id for subnet in checked_subnets],
-                security_group_ids=[security_group.security_group_id],
+                subnet_ids=[subnet.subnet_id for subnet in self.subnets],
+                security_group_ids=[self.security_group.security_group_id],
             )
 
+    def _build_s3_gateway(self, s3_gateway: bool, tables: Sequence[str] | None) -> None:
+        """The S3 gateway endpoint on ``tables`` (default: the route tables of :attr:`subnets`), unless turned off."""
         self.s3_gateway_endpoint: ec2.CfnVPCEndpoint | None = None
         if s3_gateway:
-            table_ids = tables if tables is not None else self._route_tables(checked_subnets)
+            table_ids = tables if tables is not None else self._route_tables(self.subnets)
             self.s3_gateway_endpoint = ec2.CfnVPCEndpoint(
                 self,
                 "S3Gateway",
-                vpc_id=vpc.vpc_id,
+                vpc_id=self.vpc.vpc_id,
                 service_name=ec2.GatewayVpcEndpointAwsService.S3.name,
                 vpc_endpoint_type="Gateway",
                 route_table_ids=list(table_ids),

@@ -379,13 +379,7 @@ def node_collection_commands(
     """
     check_exporter_source("exporter_source", exporter_source)
     mapping_dirs, mapping_options, mapping_arguments = _job_mapping_options(job_mapping)
-    for name, value in (
-        ("node_exporter_version", node_exporter_version),
-        ("prometheus_version", prometheus_version),
-        ("slurm_exporter_version", slurm_exporter_version),
-    ):
-        _check_synth_str(name, value, _VERSION, "a release version such as '1.9.1'")
-    _check_synth_str("dcgm_exporter_image", dcgm_exporter_image, _IMAGE, "a container image reference")
+    _check_pins(node_exporter_version, prometheus_version, slurm_exporter_version, dcgm_exporter_image)
     scrape_interval = check_prometheus_duration("scrape_interval", scrape_interval, positive=True)
     config = agent_config_yaml(
         remote_write_url=remote_write_url,
@@ -426,7 +420,35 @@ def node_collection_commands(
         "http://169.254.169.254/latest/meta-data/instance-id)",
         f'sed -i "s/{INSTANCE_ID_PLACEHOLDER}/$instance_id/g" /etc/fmconstructs/prometheus-agent.yml',
     ]
-    lines += [
+    return lines + _start_commands(
+        exporter_source, dcgm_exporter_image, login_node, slurm_exporter, mapping_options, mapping_arguments
+    )
+
+
+def _check_pins(
+    node_exporter_version: str, prometheus_version: str, slurm_exporter_version: str, dcgm_exporter_image: str
+) -> None:
+    """The pinned versions and image (no whitespace or shell characters: they go into shell lines)."""
+    for name, value in (
+        ("node_exporter_version", node_exporter_version),
+        ("prometheus_version", prometheus_version),
+        ("slurm_exporter_version", slurm_exporter_version),
+    ):
+        _check_synth_str(name, value, _VERSION, "a release version such as '1.9.1'")
+    _check_synth_str("dcgm_exporter_image", dcgm_exporter_image, _IMAGE, "a container image reference")
+
+
+def _start_commands(
+    exporter_source: ExporterSource,
+    dcgm_exporter_image: str,
+    login_node: bool,
+    slurm_exporter: bool,
+    mapping_options: str,
+    mapping_arguments: str,
+) -> list[str]:
+    """The end of the set-up function: start the units and dcgm-exporter, then call it (a failure never stops the
+    node's bootstrap)."""
+    return [
         "systemctl daemon-reload",
         "systemctl enable --now fm-node-exporter.service fm-efa-textfile.timer fm-prometheus-agent.service "
         "fm-node-lifecycle.service",
@@ -442,4 +464,3 @@ def node_collection_commands(
         "}",
         'fm_obs || echo "fmconstructs: observability set-up failed; training continues without node metrics" >&2',
     ]
-    return lines

@@ -354,7 +354,22 @@ class DataRepositoryAssociation(Construct):
         self.data_repository_path = data_repository_path
         file_system._register_data_repository(self)
 
+        self._build_association(
+            batch_import_meta_data_on_create=batch_import_meta_data_on_create,
+            imported_file_chunk_size_mib=imported_file_chunk_size_mib,
+            removal_policy=removal_policy,
+        )
+
+    def _build_association(
+        self,
+        *,
+        batch_import_meta_data_on_create: bool,
+        imported_file_chunk_size_mib: int | None,
+        removal_policy: RemovalPolicy | None,
+    ) -> None:
+        """The ``AWS::FSx::DataRepositoryAssociation`` (child id "Resource") and its removal policy."""
         s3_config: fsx.CfnDataRepositoryAssociation.S3Property | None = None
+        imports, exports = self.auto_import_events, self.auto_export_events
         if imports or exports:
             s3_config = fsx.CfnDataRepositoryAssociation.S3Property(
                 auto_import_policy=fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty(
@@ -371,14 +386,14 @@ class DataRepositoryAssociation(Construct):
         self.resource = fsx.CfnDataRepositoryAssociation(
             self,
             "Resource",
-            file_system_id=file_system.file_system_id,
-            file_system_path=file_system_path,
+            file_system_id=self.file_system.file_system_id,
+            file_system_path=self.file_system_path,
             data_repository_path=self.data_repository_path,
             batch_import_meta_data_on_create=batch_import_meta_data_on_create,
             imported_file_chunk_size=imported_file_chunk_size_mib,
             s3=s3_config,
         )
-        policy = removal_policy if removal_policy is not None else file_system.removal_policy
+        policy = removal_policy if removal_policy is not None else self.file_system.removal_policy
         self.resource.apply_removal_policy(policy)
         if policy is RemovalPolicy.RETAIN:
             Annotations.of(self).add_info(_RETAINED_CREATE_ONLY_NOTE)
@@ -436,25 +451,7 @@ class DataRepositoryBucket(Construct):
         if encryption_key is not None:
             check_construct("encryption_key", encryption_key, attribute="key_arn", expected="a kms.IKey")
         versioned = check_bool("versioned", versioned)
-        if server_access_logs_bucket is not None:
-            check_construct(
-                "server_access_logs_bucket",
-                server_access_logs_bucket,
-                attribute="bucket_name",
-                expected="an s3.IBucket",
-            )
-        if server_access_logs_prefix is not None:
-            # An S3 object key prefix (S3 User Guide "Naming Amazon S3 objects": any UTF-8, up to 1,024 bytes).
-            check_str(
-                "server_access_logs_prefix",
-                server_access_logs_prefix,
-                pattern=_PATH_TEXT,
-                allowed="an S3 key prefix such as 'data-bucket/' (one line, at most 1024 bytes)",
-            )
-            if len(server_access_logs_prefix.encode()) > 1024:
-                raise FmValidationError(
-                    "server_access_logs_prefix", server_access_logs_prefix, "at most 1024 bytes (an S3 key prefix)"
-                )
+        _check_access_log_types(server_access_logs_bucket, server_access_logs_prefix)
         if bucket_name is not None:
             bucket_name = check_bucket_name("bucket_name", bucket_name)
         removal_policy = check_enum("removal_policy", removal_policy, RemovalPolicy)
@@ -505,6 +502,29 @@ class DataRepositoryBucket(Construct):
     @property
     def bucket_arn(self) -> str:
         return self.bucket.bucket_arn
+
+
+def _check_access_log_types(server_access_logs_bucket: object, server_access_logs_prefix: str | None) -> None:
+    """The server access log bucket (an ``s3.IBucket``) and key prefix, when given."""
+    if server_access_logs_bucket is not None:
+        check_construct(
+            "server_access_logs_bucket",
+            server_access_logs_bucket,
+            attribute="bucket_name",
+            expected="an s3.IBucket",
+        )
+    if server_access_logs_prefix is not None:
+        # An S3 object key prefix (S3 User Guide "Naming Amazon S3 objects": any UTF-8, up to 1,024 bytes).
+        check_str(
+            "server_access_logs_prefix",
+            server_access_logs_prefix,
+            pattern=_PATH_TEXT,
+            allowed="an S3 key prefix such as 'data-bucket/' (one line, at most 1024 bytes)",
+        )
+        if len(server_access_logs_prefix.encode()) > 1024:
+            raise FmValidationError(
+                "server_access_logs_prefix", server_access_logs_prefix, "at most 1024 bytes (an S3 key prefix)"
+            )
 
 
 def _check_days(parameter: str, value: object) -> int | None:
