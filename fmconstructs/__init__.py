@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         OnDemand,
         ReservationTargetForm,
         UltraServerCapacityBlock,
-        pinned_availability_zone,
         pinned_zone,
     )
     from .catalog import (
@@ -165,7 +164,6 @@ __all__ = [
     "get_instance_spec",
     "get_ultraserver",
     "nvme_raid_commands",
-    "pinned_availability_zone",
     "pinned_zone",
     "plan_network_interfaces",
     "register_instance_type",
@@ -191,7 +189,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "OnDemand",
         "ReservationTargetForm",
         "UltraServerCapacityBlock",
-        "pinned_availability_zone",
         "pinned_zone",
     ),
     ".catalog": (

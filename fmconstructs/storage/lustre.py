@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -36,6 +35,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct, IConstruct, IValidation
 
 from .._validate import (
+    RemovedAttribute,
     check_bool,
     check_construct,
     check_count,
@@ -508,16 +508,7 @@ class LustreFileSystemBase(Construct):
         mbps = self.aggregate_throughput_mbps
         return None if mbps is None else mbps / 1000
 
-    @property
-    def aggregate_throughput_gbps(self) -> float | None:
-        """Deprecated (removed in 0.3.0): GB/s under a gigabit name; use :attr:`aggregate_throughput_gbytes_per_s`."""
-        warnings.warn(
-            "aggregate_throughput_gbps is deprecated and will be removed in fmconstructs 0.3.0: it is in gigabytes "
-            "per second; use aggregate_throughput_gbytes_per_s",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.aggregate_throughput_gbytes_per_s
+    aggregate_throughput_gbps = RemovedAttribute("aggregate_throughput_gbytes_per_s (the value was in GB/s)")
 
     # --- what an operator needs -----------------------------------------------------------------------------------
     @property
