@@ -22,7 +22,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeGuard, TypeVar, overload
 
 from .errors import FmTypeError, FmValidationError, is_token
 
@@ -295,7 +295,13 @@ class RemovedAttribute:
     def __set_name__(self, owner: type, name: str) -> None:
         self._old = f"{owner.__name__}.{name}"
 
-    def __get__(self, instance: object, owner: type | None = None) -> NoReturn:
+    @overload
+    def __get__(self, instance: None, owner: type) -> RemovedAttribute: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> NoReturn: ...
+    def __get__(self, instance: object, owner: type | None = None) -> RemovedAttribute:
+        if instance is None:  # the class itself (introspection, documentation tools): the descriptor
+            return self
         raise AttributeError(f"{self._old} was removed in fmconstructs {REMOVED_IN}: use {self._new}")
 
 
