@@ -95,7 +95,7 @@ docs: $(VENV)/.docs-stamp
 dist-check: setup
 	out="$$(mktemp -d)"; trap 'rm -rf "$$out"' EXIT
 	$(PY) -m build --outdir "$$out" . > "$$out/build.log" 2>&1 || { tail -40 "$$out/build.log"; exit 1; }
-	$(VENV)/bin/twine check --strict "$$out"/*.tar.gz "$$out"/*.whl
+	$(PY) -m twine check --strict "$$out"/*.tar.gz "$$out"/*.whl
 
 # Timings (not a gate): synthesis of the example app with and without CloudFormation validation.
 bench: setup
