@@ -539,4 +539,3 @@ def pinned_zone(capacity: Capacity) -> str | None:
     (On-Demand) or the zone was not given (pass ``zone=`` to the reservation, or read it at run time with
     :func:`fmconstructs.preflight.describe_reservation`). May be a deploy-time token."""
     return _check_capacity("capacity", capacity).zone
-
