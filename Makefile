@@ -11,7 +11,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup tools synth synth-stackset synth-pipeline test test-fast lint bench docs clean
+.PHONY: setup tools synth synth-stackset synth-pipeline test test-fast lint bench docs dist-check clean
 
 # `make synth` (the main job) needs only Python and Node: no root, no apt-get. The Debian validator tools belong to
 # `make test` (a test whose tool is missing skips with the reason, except under CI=true where it fails).
@@ -66,7 +66,7 @@ synth-stackset: setup
 synth-pipeline: setup
 	npx cdk synth --quiet --no-notices --app '$(PY) -m examples.pipeline_app' --output cdk.out.pipeline > /dev/null
 
-test: setup tools $(PCLUSTER_VENV)/.stamp docs
+test: setup tools $(PCLUSTER_VENV)/.stamp docs dist-check
 	$(PY) -m pytest -n 2 --dist loadfile --durations=10
 
 test-fast: setup tools
@@ -87,6 +87,15 @@ $(VENV)/.docs-stamp: $(VENV)/.stamp pyproject.toml
 docs: $(VENV)/.docs-stamp
 	site="$$(mktemp -d)"; trap 'rm -rf "$$site"' EXIT
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"
+
+# The release artefacts: `python -m build` makes the sdist, then the wheel from that sdist (so a file missing from the
+# sdist fails here), into a temporary directory; `twine check --strict` checks their metadata and README rendering.
+# Build isolation (the default) installs the [build-system] requirements (setuptools, wheel) from the package
+# registry into a throw-away environment: the only network access. Nothing is uploaded.
+dist-check: setup
+	out="$$(mktemp -d)"; trap 'rm -rf "$$out"' EXIT
+	$(PY) -m build --outdir "$$out" . > "$$out/build.log" 2>&1 || { tail -40 "$$out/build.log"; exit 1; }
+	$(PY) -m twine check --strict "$$out"/*.tar.gz "$$out"/*.whl
 
 # Timings (not a gate): synthesis of the example app with and without CloudFormation validation.
 bench: setup

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         OnDemand,
         ReservationTargetForm,
         UltraServerCapacityBlock,
-        pinned_availability_zone,
         pinned_zone,
     )
     from .catalog import (
@@ -92,7 +91,7 @@ if TYPE_CHECKING:
 
 #: This package's own version: the same as ``[project] version`` in pyproject.toml and the newest CHANGELOG.md release
 #: (not an external pin; tests/test_wheel.py builds the wheel from pyproject).
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "BUILTIN_INSTANCE_TYPES",
@@ -165,7 +164,6 @@ __all__ = [
     "get_instance_spec",
     "get_ultraserver",
     "nvme_raid_commands",
-    "pinned_availability_zone",
     "pinned_zone",
     "plan_network_interfaces",
     "register_instance_type",
@@ -191,7 +189,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "OnDemand",
         "ReservationTargetForm",
         "UltraServerCapacityBlock",
-        "pinned_availability_zone",
         "pinned_zone",
     ),
     ".catalog": (

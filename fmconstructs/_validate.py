@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import posixpath
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeGuard, TypeVar, overload
 
 from .errors import FmTypeError, FmValidationError, is_token
 
@@ -256,33 +255,59 @@ def subnet_zone(subnet: object) -> str | None:
     return zone
 
 
-_NOT_GIVEN: Any = object()
+#: The fmconstructs version that removed the names deprecated in 0.2.0 (CHANGELOG.md "Removed" of 0.3.0).
+REMOVED_IN = "0.3.0"
 
 
-def renamed(
-    old_name: str, old_value: Any, new_name: str, new_value: Any, *, default: Any = None, removal: str = "0.3.0"
-) -> Any:
-    """Resolve a renamed keyword: the new one wins; the old one still works, with a ``DeprecationWarning``.
-
-    Giving both raises :class:`~fmconstructs.errors.FmValidationError`. Old names stay one minor version
-    (CHANGELOG.md lists every rename).
-    """
-    import warnings
-
-    if old_value is _NOT_GIVEN or old_value is None:
-        return default if new_value is _NOT_GIVEN else new_value
-    if new_value is not _NOT_GIVEN and new_value is not None:
-        raise FmValidationError(old_name, old_value, f"omitted when {new_name} is given ({old_name} is its old name)")
-    warnings.warn(
-        f"{old_name} is deprecated and will be removed in fmconstructs {removal}: use {new_name}",
-        DeprecationWarning,
-        stacklevel=caller_stacklevel(3),
-    )
-    return old_value
+def refuse_removed_keywords(owner: str, given: Mapping[str, object], renames: Mapping[str, str]) -> None:
+    """Raise :class:`~fmconstructs.errors.FmTypeError` (a ``TypeError``) when ``given`` holds a keyword removed in
+    0.3.0, naming its new name: ``max_instance_count must be renamed to max_nodes (...), got 4``."""
+    for old, new in renames.items():
+        if old in given:
+            raise FmTypeError(
+                old, given[old], f"renamed to {new} ({owner}({old}=) was removed in fmconstructs {REMOVED_IN})"
+            )
 
 
-NOT_GIVEN: Any = _NOT_GIVEN
-"""Default for a renamed keyword's new name, so that ``renamed`` can tell "not given" from an explicit value."""
+def removed_keywords(owner: str, **renames: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Decorate a function or ``__init__`` whose keywords ``old=`` were renamed ``new`` and then removed: passing an
+    old name raises :func:`refuse_removed_keywords`'s error instead of Python's bare "unexpected keyword argument"."""
+
+    def decorate(function: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(function)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+            refuse_removed_keywords(owner, kwargs, renames)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+class RemovedAttribute:
+    """A class attribute removed in 0.3.0: reading it raises ``AttributeError`` naming its new name
+    (``Capacity.availability_zone was removed in fmconstructs 0.3.0: use Capacity.zone``)."""
+
+    def __init__(self, new: str) -> None:
+        self._new = new
+        self._old = "?"
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._old = f"{owner.__name__}.{name}"
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> RemovedAttribute: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> NoReturn: ...
+    def __get__(self, instance: object, owner: type | None = None) -> RemovedAttribute:
+        if instance is None:  # the class itself (introspection, documentation tools): the descriptor
+            return self
+        raise AttributeError(f"{self._old} was removed in fmconstructs {REMOVED_IN}: use {self._new}")
+
+
+NOT_GIVEN: Any = object()
+"""Default of a keyword that must be given, so that the constructor can tell "not given" from an explicit value and
+raise :class:`~fmconstructs.errors.FmValidationError` naming it."""
 
 
 # --- construct arguments shared by every constructor ----------------------------------------------------------------
@@ -344,21 +369,6 @@ def construct_path(scope: object, id: object) -> str:
     return f"{parent}/{id}" if parent else id
 
 
-def caller_stacklevel(stacklevel: int) -> int:
-    """``stacklevel`` for ``warnings.warn`` from a function called by a constructor, plus one per :func:`located`
-    wrapper or jsii runtime frame between the constructor and its caller (so the warning points at the caller)."""
-    level = stacklevel
-    while True:
-        try:
-            frame = sys._getframe(level)  # the frame warn's ``level`` would name, seen from our caller
-        except ValueError:
-            return stacklevel
-        jsii_frame = f"{os.sep}jsii{os.sep}" in frame.f_code.co_filename  # jsii's class __call__
-        if frame.f_code is not _LOCATED_WRAPPER_CODE and not jsii_frame:
-            return level
-        level += 1
-
-
 def located(init: Callable[P, None]) -> Callable[P, None]:
     """Decorate a public construct's ``__init__(self, scope, id, ...)``: check ``scope`` and ``id`` first
     (:func:`check_scope_id`), then run it; an :class:`~fmconstructs.errors.FmValidationError` raised inside names the
@@ -375,9 +385,6 @@ def located(init: Callable[P, None]) -> Callable[P, None]:
             raise error.at(construct_path(scope, id)) from error.__cause__
 
     return wrapper
-
-
-_LOCATED_WRAPPER_CODE = located(lambda *args, **kwargs: None).__code__
 
 
 # --- durations (aws_cdk.Duration) checked before aws-cdk-lib converts them ----------------------------------------

@@ -37,13 +37,12 @@ at synth time).
 from __future__ import annotations
 
 import re
-import warnings
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ._validate import (
-    NOT_GIVEN,
+    RemovedAttribute,
     check_construct,
     check_count,
     check_enum,
@@ -51,7 +50,7 @@ from ._validate import (
     check_str,
     check_zone,
     known,
-    renamed,
+    removed_keywords,
     same_zone,
     subnet_zone,
 )
@@ -139,12 +138,6 @@ def _check_resource_group_arn(value: object) -> None:
         )
 
 
-def _deprecated_property(old: str, new: str) -> None:
-    warnings.warn(
-        f"{old} is deprecated and will be removed in fmconstructs 0.3.0: use {new}", DeprecationWarning, stacklevel=3
-    )
-
-
 @dataclass(frozen=True)
 class Capacity:
     """Base of the capacity choices. Use :class:`OnDemand`, :class:`CapacityReservation`, :class:`CapacityBlock` or
@@ -171,11 +164,7 @@ class Capacity:
         lives in one zone); may be a deploy-time token."""
         return None
 
-    @property
-    def availability_zone(self) -> str | None:
-        """Deprecated: use :attr:`zone` (removed in 0.3.0)."""
-        _deprecated_property("Capacity.availability_zone", "Capacity.zone")
-        return self.zone
+    availability_zone = RemovedAttribute("zone")
 
     @property
     def max_instances(self) -> int | None:
@@ -249,14 +238,13 @@ class Capacity:
 
         return ec2.CfnLaunchTemplate.CapacityReservationSpecificationProperty(capacity_reservation_target=target)
 
+    @removed_keywords("Capacity.validate_for", min_count="min_nodes", max_count="max_nodes")
     def validate_for(
         self,
         spec: InstanceSpec,
         *,
-        min_nodes: Any = NOT_GIVEN,
-        max_nodes: Any = NOT_GIVEN,
-        min_count: int | None = None,
-        max_count: int | None = None,
+        min_nodes: Any = None,
+        max_nodes: Any = None,
         parameters: tuple[str, str] | None = None,
     ) -> None:
         """Check an instance type and a fleet's node counts against this capacity; raises :class:`FmValidationError`.
@@ -265,23 +253,15 @@ class Capacity:
 
         :param min_nodes: the fleet's minimum size (None: not checked).
         :param max_nodes: the fleet's maximum size (None: not checked); at most the reservation's size when known.
-        :param min_count: deprecated name of ``min_nodes`` (messages then name ``min_count``).
-        :param max_count: deprecated name of ``max_nodes`` (messages then name ``max_count``).
         :param parameters: how the caller's own parameters are named in messages, e.g.
             ``("min_instance_count", "max_instance_count")``. Default: the keyword names used.
         """
         if not isinstance(spec, InstanceSpec):
             raise FmTypeError("spec", spec, "an InstanceSpec (fmconstructs.get_instance_spec)")
         self._check_instance_type(spec)
-        old = min_count is not None or max_count is not None
-        minimum = renamed("min_count", min_count, "min_nodes", min_nodes)
-        maximum = renamed("max_count", max_count, "max_nodes", max_nodes)
-        if parameters is not None:
-            min_name, max_name = parameters
-        else:
-            min_name, max_name = ("min_count", "max_count") if old else ("min_nodes", "max_nodes")
-        minimum = check_optional_count(min_name, minimum, minimum=0)
-        maximum = check_optional_count(max_name, maximum, minimum=1)
+        min_name, max_name = ("min_nodes", "max_nodes") if parameters is None else parameters
+        minimum = check_optional_count(min_name, min_nodes, minimum=0)
+        maximum = check_optional_count(max_name, max_nodes, minimum=1)
         if known(minimum) and known(maximum) and minimum > maximum:
             raise FmValidationError(min_name, minimum, f"at most {max_name} ({maximum})")
         if self.requires_fixed_size and known(minimum) and known(maximum) and minimum != maximum:
@@ -559,9 +539,3 @@ def pinned_zone(capacity: Capacity) -> str | None:
     (On-Demand) or the zone was not given (pass ``zone=`` to the reservation, or read it at run time with
     :func:`fmconstructs.preflight.describe_reservation`). May be a deploy-time token."""
     return _check_capacity("capacity", capacity).zone
-
-
-def pinned_availability_zone(capacity: Capacity) -> str | None:
-    """Deprecated: use :func:`pinned_zone` (removed in 0.3.0)."""
-    _deprecated_property("pinned_availability_zone", "pinned_zone")
-    return pinned_zone(capacity)

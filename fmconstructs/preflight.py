@@ -23,11 +23,19 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._validate import NOT_GIVEN, check_count, check_str, is_zone_id, known, renamed, same_zone
+from ._validate import (
+    NOT_GIVEN,
+    RemovedAttribute,
+    check_count,
+    check_str,
+    is_zone_id,
+    known,
+    removed_keywords,
+    same_zone,
+)
 from .capacity import Capacity, CapacityBlock, CapacityReservation, UltraServerCapacityBlock
 from .catalog import ULTRASERVERS, get_instance_spec
 from .errors import FmTypeError, FmValidationError
@@ -68,6 +76,7 @@ class ReservationInfo:
     ultraserver_type: str | None = None
     """``CapacityBlock.UltraserverType`` of that block (``u-p6e-gb200x72``), None for instance blocks and ODCRs."""
 
+    @removed_keywords("ReservationInfo", availability_zone="zone")
     def __init__(
         self,
         reservation_id: str,
@@ -83,10 +92,7 @@ class ReservationInfo:
         zone_id: str | None = None,
         capacity_block_id: str | None = None,
         ultraserver_type: str | None = None,
-        *,
-        availability_zone: str | None = None,
     ) -> None:
-        zone = renamed("availability_zone", availability_zone, "zone", zone, default=NOT_GIVEN)
         required = {
             "zone": zone,
             "total_instance_count": total_instance_count,
@@ -115,15 +121,7 @@ class ReservationInfo:
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
-    @property
-    def availability_zone(self) -> str:
-        """Deprecated: use :attr:`zone` (removed in 0.3.0)."""
-        warnings.warn(
-            "ReservationInfo.availability_zone is deprecated and will be removed in fmconstructs 0.3.0: use zone",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.zone
+    availability_zone = RemovedAttribute("zone")
 
     @property
     def is_capacity_block(self) -> bool:
@@ -275,23 +273,21 @@ def capacity_from_reservation(info: ReservationInfo) -> Capacity:
     return cls(reservation_id=info.reservation_id, instance_count=info.total_instance_count, zone=info.zone)
 
 
+@removed_keywords("check_capacity", node_count="max_nodes")
 def check_capacity(
     capacity: Capacity,
     instance_type: str,
     *,
     max_nodes: int = NOT_GIVEN,
     info: ReservationInfo,
-    node_count: int | None = None,
 ) -> list[str]:
     """Problems that would make a fleet of up to ``max_nodes`` ``instance_type`` nodes fail to launch; empty if none.
 
     :param max_nodes: the fleet's largest size.
-    :param node_count: deprecated name of ``max_nodes`` (removed in 0.3.0).
     """
-    nodes = renamed("node_count", node_count, "max_nodes", max_nodes, default=NOT_GIVEN)
-    if nodes is NOT_GIVEN:
+    if max_nodes is NOT_GIVEN:
         raise FmTypeError("max_nodes", None, "a number of nodes (a required keyword argument)")
-    nodes = check_count("max_nodes", nodes, minimum=1)
+    nodes = check_count("max_nodes", max_nodes, minimum=1)
     if not known(nodes):
         raise FmValidationError("max_nodes", nodes, "a number known when preflight runs (not a CDK token)")
     if not isinstance(capacity, Capacity):

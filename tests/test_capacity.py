@@ -309,38 +309,6 @@ def test_bad_zones_are_refused(zone):
         CapacityBlock(reservation_id="cr-0123456789abcdef0", zone=zone)
 
 
-def test_availability_zone_property_is_a_deprecated_alias_of_zone():
-    cap = CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="use1-az4")
-    with pytest.warns(DeprecationWarning, match=r"Capacity.availability_zone is deprecated .* use Capacity.zone"):
-        assert cap.availability_zone == "use1-az4"
-    with pytest.warns(DeprecationWarning, match=r"use Capacity.zone"):
-        assert OnDemand().availability_zone is None
-
-
-def test_pinned_availability_zone_is_a_deprecated_alias():
-    from fmconstructs.capacity import pinned_availability_zone
-
-    cap = CapacityBlock(reservation_id="cr-0123456789abcdef0", zone="us-east-1b")
-    with pytest.warns(DeprecationWarning, match=r"pinned_availability_zone is deprecated .* use pinned_zone"):
-        assert pinned_availability_zone(cap) == "us-east-1b"
-
-
-def test_validate_for_old_keywords_warn_and_keep_their_names_in_messages():
-    cap = CapacityBlock(reservation_id="cr-0123456789abcdef0", instance_count=2)
-    with pytest.warns(DeprecationWarning, match=r"max_count is deprecated .* use max_nodes"):
-        cap.validate_for(P5, max_count=2)
-    with (
-        pytest.warns(DeprecationWarning, match="is deprecated"),
-        pytest.raises(FmValidationError, match=r"max_count must be at most the reservation's 2 instances, got 4"),
-    ):
-        cap.validate_for(P5, min_count=4, max_count=4)
-
-
-def test_validate_for_both_names_is_an_error():
-    with pytest.raises(FmValidationError, match=r"max_count must be omitted when max_nodes is given"):
-        OnDemand().validate_for(P5, max_nodes=2, max_count=2)
-
-
 def test_validate_for_names_the_callers_parameters():
     cap = CapacityReservation(reservation_id="cr-0123456789abcdef0", instance_count=2)
     with pytest.raises(FmValidationError, match=r"^max_size must be at most the reservation's 2 instances, got 3"):

@@ -280,32 +280,7 @@ def test_token_instance_type_is_refused_by_name():
         )
 
 
-# --- 4. Vocabulary: old names still work and warn ----------------------------------------------------------------------
-
-
-def test_launch_template_node_count_is_a_deprecated_alias_of_max_nodes():
-    stack = cdk.Stack(new_app(), "OldLt", env=ENV)
-    vpc = _imported_vpc(stack)
-    with pytest.warns(DeprecationWarning, match=r"node_count is deprecated .* use max_nodes"):
-        lt = GpuLaunchTemplate(stack, "Lt", instance_type="p5.48xlarge", vpc=vpc, node_count=3)
-    assert lt.max_nodes == 3 and lt.total_gpus == 24
-    with pytest.warns(DeprecationWarning, match=r"GpuLaunchTemplate.node_count is deprecated"):
-        assert lt.node_count == 3
-    with pytest.raises(FmValidationError, match=r"^node_count must be omitted when max_nodes is given"):
-        GpuLaunchTemplate(stack, "Both", instance_type="p5.48xlarge", vpc=vpc, node_count=3, max_nodes=3)
-
-
-def test_fleet_count_names_are_deprecated_aliases():
-    stack = cdk.Stack(new_app(), "OldFleet", env=ENV)
-    subnet = ec2.Subnet.from_subnet_id(stack, "S", "subnet-0123456789abcdef0")
-    lt = GpuLaunchTemplate(stack, "Lt", instance_type="p5.48xlarge", vpc=_imported_vpc(stack), subnet=subnet)
-    with pytest.warns(DeprecationWarning, match=r"(min|max|desired)_count is deprecated"):
-        fleet = GpuAutoScalingGroup(stack, "Fleet", launch_template=lt, min_count=1, max_count=3, desired_count=2)
-    assert (fleet.min_nodes, fleet.max_nodes, fleet.desired_nodes) == (1, 3, 2)
-    with pytest.warns(DeprecationWarning, match=r"GpuAutoScalingGroup.max_count is deprecated"):
-        assert fleet.max_count == 3
-    with pytest.raises(FmValidationError, match=r"^max_count must be omitted when max_nodes is given"):
-        GpuAutoScalingGroup(stack, "Both", launch_template=lt, min_nodes=1, max_nodes=3, max_count=3)
+# --- 4. Vocabulary: the node-count names ------------------------------------------------------------------------------
 
 
 def test_fleet_sizes_are_required():
@@ -390,11 +365,10 @@ LT_BAD = [
     ({"tags": {"team": 1}}, "tags['team']", FmTypeError),
     ({"user_data_format": "shell"}, "user_data_format", FmTypeError),
     ({"reservation_target_form": "CapacityReservationId"}, "reservation_target_form", FmTypeError),
-    ({"node_count": NAN}, "max_nodes", FmValidationError),
+    ({"max_nodes": NAN}, "max_nodes", FmValidationError),
 ]
 
 
-@pytest.mark.filterwarnings("ignore:node_count is deprecated:DeprecationWarning")
 @pytest.mark.parametrize(
     ("overrides", "parameter", "error"), LT_BAD, ids=[f"{p}-{i}" for i, (_, p, _e) in enumerate(LT_BAD)]
 )

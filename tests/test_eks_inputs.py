@@ -8,8 +8,8 @@ one vocabulary and wrong Python types.
   errors never show a raw token.
 - Node groups get a placement group only when asked; with an On-Demand Capacity Reservation a placement group warns
   (EC2 User Guide "cr-cpg").
-- ``max_nodes``/``min_nodes``/``desired_nodes`` with the old ``max_size``/``min_size``/``desired_size`` as
-  deprecated aliases; ``efa_cards``.
+- ``max_nodes``/``min_nodes``/``desired_nodes`` (the old ``max_size``/``min_size``/``desired_size`` were removed in
+  0.3.0: tests/test_removed_in_0_3_0.py); ``efa_cards``.
 - Every public constructor and method refuses wrong types (FmTypeError naming the parameter), plain strings for
   enums, a ``str`` for a sequence, newline-suffixed names, NaN/inf and bools as counts.
 """
@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import warnings
 from typing import Any
 
 import aws_cdk as cdk
@@ -505,37 +504,6 @@ def vocabulary_cluster():
     return scene, GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "kwargs", "expected"),
-    [
-        ("max_size", "max_nodes", {"max_size": 3}, (3, 0, 3)),  # min: 0 on On-Demand (default_min_nodes)
-        ("min_size", "min_nodes", {"max_nodes": 3, "min_size": 1}, (3, 1, 3)),
-        ("desired_size", "desired_nodes", {"max_nodes": 3, "min_nodes": 0, "desired_size": 2}, (3, 0, 2)),
-    ],
-)
-def test_old_size_names_still_work_and_warn(vocabulary_cluster, old, new, kwargs, expected):
-    scene, cluster = vocabulary_cluster
-    with pytest.warns(DeprecationWarning, match=rf"{old} is deprecated .* use {new}"):
-        group = cluster.add_gpu_node_group(next_id(), instance_type="p5en.48xlarge", subnets=[scene.subnet_a], **kwargs)
-    assert (group.max_nodes, group.min_nodes, group.desired_nodes) == expected
-    with pytest.warns(DeprecationWarning, match=rf"GpuNodeGroup.{old} is deprecated: use {new}"):
-        assert getattr(group, old) == getattr(group, new)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "old"),
-    [
-        ({"max_nodes": 2, "max_size": 2}, "max_size"),
-        ({"max_nodes": 2, "min_nodes": 1, "min_size": 1}, "min_size"),
-        ({"max_nodes": 2, "desired_nodes": 2, "desired_size": 2}, "desired_size"),
-    ],
-)
-def test_old_and_new_size_names_together_are_refused(vocabulary_cluster, kwargs, old):
-    scene, cluster = vocabulary_cluster
-    with pytest.raises(FmValidationError, match=rf"^{old} must be omitted when \w+ is given"):
-        cluster.add_gpu_node_group(next_id(), instance_type="p5en.48xlarge", subnets=[scene.subnet_a], **kwargs)
-
-
 def test_max_nodes_is_required(vocabulary_cluster):
     scene, cluster = vocabulary_cluster
     with pytest.raises(FmTypeError) as error:
@@ -543,18 +511,10 @@ def test_max_nodes_is_required(vocabulary_cluster):
     assert_clean_message(error.value, "max_nodes")
 
 
-def test_system_node_group_options_use_the_new_names_and_keep_the_old_ones():
+def test_system_node_group_options_use_the_new_names():
     options = SystemNodeGroupOptions(min_nodes=1, max_nodes=3, desired_nodes=2)
     assert (options.min_nodes, options.max_nodes, options.desired_nodes) == (1, 3, 2)
     assert SystemNodeGroupOptions() == SystemNodeGroupOptions(min_nodes=2, max_nodes=4, desired_nodes=2)
-    with pytest.warns(DeprecationWarning, match="max_size is deprecated .* use max_nodes"):
-        old = SystemNodeGroupOptions(max_size=5)
-    assert old.max_nodes == 5
-    for name in ("min_size", "max_size", "desired_size"):
-        with pytest.warns(DeprecationWarning, match=rf"SystemNodeGroupOptions.{name} is deprecated"):
-            getattr(options, name)
-    with pytest.raises(FmValidationError, match=r"^min_size must be omitted when min_nodes is given"):
-        SystemNodeGroupOptions(min_nodes=1, min_size=1)
 
 
 def test_system_node_group_scaling_config_from_the_new_names():
@@ -666,8 +626,6 @@ BAD_NODE_GROUP = [
     ("desired_nodes", False, "desired_nodes", True),
     ("desired_nodes", INF, "desired_nodes", False),
     ("desired_nodes", 1.5, "desired_nodes", False),
-    ("max_size", True, "max_nodes", True),
-    ("max_size", NAN, "max_nodes", False),
     ("capacity", "ON_DEMAND", "capacity", True),
     ("capacity", {"reservation_id": ODCR}, "capacity", True),
     ("subnets", "subnet-0aaaaaaaaaaaaaaa1", "subnets", True),
@@ -732,13 +690,9 @@ BAD_NODE_GROUP = [
 def test_gpu_node_group_refuses_bad_input(rules, option, value, parameter, type_error):
     scene, cluster, _, _ = rules
     options: dict[str, Any] = {"instance_type": "p5en.48xlarge", "max_nodes": 2, "subnets": [scene.subnet_a]}
-    if option == "max_size":
-        options.pop("max_nodes")
     options[option] = _resolve(scene, value)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        with pytest.raises(FmValidationError) as error:
-            cluster.add_gpu_node_group(next_id(), **options)
+    with pytest.raises(FmValidationError) as error:
+        cluster.add_gpu_node_group(next_id(), **options)
     assert isinstance(error.value, TypeError) == type_error, str(error.value)
     assert_clean_message(error.value, parameter)
 

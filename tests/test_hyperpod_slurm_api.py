@@ -381,9 +381,3 @@ def test_a_failing_setup_step_fails_the_lifecycle_script(tmp_path: Path, entry: 
     # THEN the lifecycle fails and later set-up lines never ran
     assert result.returncode != 0
     assert not (tmp_path / "after.txt").exists()
-
-
-def test_node_bootstrap_is_a_deprecated_alias(api_scene):
-    _, cluster, *_ = api_scene
-    with pytest.warns(DeprecationWarning, match="node_bootstraps"):
-        assert cluster.node_bootstrap is cluster.node_bootstraps["controller"]

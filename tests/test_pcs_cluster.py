@@ -198,17 +198,6 @@ def test_bucket_grants_are_limited_to_their_prefix(built):
     )
 
 
-def test_version_given_as_its_value_still_works_and_warns():
-    scene = new_scene()
-    with pytest.warns(
-        DeprecationWarning,
-        match=r"slurm_version as a plain string \('24.11'\) is deprecated.*"
-        r"SlurmVersion.V24_11",
-    ):
-        cluster = PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, slurm_version="24.11")
-    assert cluster.slurm_version is SlurmVersion.V24_11
-
-
 # --- validation: every rule, one message each ------------------------------------------------------------------------
 
 

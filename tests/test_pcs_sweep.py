@@ -110,8 +110,6 @@ GPU = [
     "node_group_name",
     "tags",
     "bootstrap_delivery",
-    "max_instance_count",
-    "min_instance_count",
 ]
 LOGIN = [
     "ami",
@@ -126,7 +124,6 @@ LOGIN = [
     "node_group_name",
     "tags",
     "bootstrap_delivery",
-    "instance_count",
 ]
 
 
@@ -139,8 +136,6 @@ def test_cluster(world, parameter):
 @pytest.mark.parametrize("parameter", GPU)
 def test_gpu_node_group(world, parameter):
     base: dict[str, Any] = {"instance_type": "p5.48xlarge", "ami": AMI, "max_nodes": 2}
-    if parameter == "max_instance_count":
-        del base["max_nodes"]
     _sweep(world, lambda value, id: world.cluster.add_gpu_node_group(id, **{**base, parameter: value}))
 
 

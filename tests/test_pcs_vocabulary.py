@@ -1,5 +1,6 @@
 """One vocabulary on PCS (issue 10 section 4): ``max_nodes``/``min_nodes`` for GPU node groups and ``nodes`` for login
-node groups, with the old names as deprecated aliases that warn; typed factory signatures; the EFA card layout.
+node groups (the old names were removed in 0.3.0: tests/test_removed_in_0_3_0.py); typed factory signatures; the EFA
+card layout.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _cluster(**props: Any) -> PcsCluster:
     return PcsCluster(scene.stack, "Cluster", vpc=scene.vpc, **props)
 
 
-# --- renames: new names work, old names warn, both given fail --------------------------------------------------------
+# --- the node-count names --------------------------------------------------------------------------------------------
 
 
 def test_max_and_min_nodes():
@@ -39,33 +40,6 @@ def test_max_and_min_nodes():
     assert (group.min_nodes, group.max_nodes) == (1, 4)
     Template.from_stack(cdk.Stack.of(cluster)).has_resource_properties(
         CNG, {"ScalingConfiguration": {"MinInstanceCount": 1, "MaxInstanceCount": 4}}
-    )
-
-
-def test_old_count_names_still_work_and_warn():
-    cluster = _cluster()
-    with pytest.warns(DeprecationWarning, match=r"max_instance_count is deprecated .* 0\.3\.0: use max_nodes"):
-        group = cluster.add_gpu_node_group("Gpu", instance_type="p5.48xlarge", ami=AMI, max_instance_count=4)
-    with pytest.warns(DeprecationWarning, match=r"min_instance_count is deprecated .*: use min_nodes"):
-        other = cluster.add_gpu_node_group(
-            "Other", instance_type="p5.48xlarge", ami=AMI, max_nodes=4, min_instance_count=2
-        )
-    assert (group.min_nodes, group.max_nodes, other.min_nodes) == (0, 4, 2)
-    with pytest.warns(DeprecationWarning, match=r"max_instance_count is deprecated .*: use max_nodes"):
-        assert group.max_instance_count == 4
-    with pytest.warns(DeprecationWarning, match=r"min_instance_count is deprecated .*: use min_nodes"):
-        assert other.min_instance_count == 2
-
-
-def test_old_login_count_name_still_works_and_warns():
-    cluster = _cluster()
-    with pytest.warns(DeprecationWarning, match=r"instance_count is deprecated .*: use nodes"):
-        login = cluster.add_login_node_group("Login", ami=AMI, instance_count=2)
-    assert login.nodes == 2
-    with pytest.warns(DeprecationWarning, match=r"instance_count is deprecated .*: use nodes"):
-        assert login.instance_count == 2
-    Template.from_stack(cdk.Stack.of(cluster)).has_resource_properties(
-        CNG, {"ScalingConfiguration": {"MinInstanceCount": 2, "MaxInstanceCount": 2}}
     )
 
 
@@ -85,25 +59,6 @@ def test_new_names_do_not_warn():
         )
         login = cluster.add_login_node_group("Login", ami=AMI, nodes=1)
         assert (group.max_nodes, login.nodes) == (2, 1)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "parameter"),
-    [
-        ({"max_nodes": 2, "max_instance_count": 2}, "max_instance_count"),
-        ({"max_nodes": 2, "min_nodes": 0, "min_instance_count": 0}, "min_instance_count"),
-    ],
-)
-def test_old_and_new_name_together_fail(kwargs, parameter):
-    cluster = _cluster()
-    with pytest.raises(FmValidationError, match=rf"^{parameter} must be omitted when"):
-        cluster.add_gpu_node_group("Gpu", instance_type="p5.48xlarge", ami=AMI, **kwargs)
-
-
-def test_login_old_and_new_name_together_fail():
-    cluster = _cluster()
-    with pytest.raises(FmValidationError, match=r"^instance_count must be omitted when nodes is given"):
-        cluster.add_login_node_group("Login", ami=AMI, nodes=1, instance_count=1)
 
 
 def test_count_errors_name_the_new_parameters():
@@ -141,18 +96,13 @@ def _keywords(cls: type, *, required: bool = False) -> set[str]:
 )
 def test_factories_take_every_constructor_option_typed(factory, options, construct):
     # Before: add_gpu_node_group(id, **options: Any). Now **options: Unpack[<Options>], whose keys are exactly the
-    # constructor's keywords without cluster (deprecated aliases included).
+    # constructor's keywords without cluster.
     hints = typing.get_type_hints(factory, include_extras=True, localns=vars(node_group_module))
     assert typing.get_origin(hints["options"]) is typing.Unpack and typing.get_args(hints["options"]) == (options,)
     assert set(options.__annotations__) == _keywords(construct) - {"cluster"}
     # The annotations are strings (postponed evaluation): mypy reads Required[...] from them.
     required = {key for key, hint in options.__annotations__.items() if "Required[" in str(hint)}
     assert required == _keywords(construct, required=True) - {"cluster"}
-
-
-def test_options_name_the_deprecated_aliases():
-    assert {"max_instance_count", "min_instance_count"} <= set(PcsGpuNodeGroupOptions.__annotations__)
-    assert "instance_count" in PcsLoginNodeGroupOptions.__annotations__
 
 
 # --- EFA card layouts -----------------------------------------------------------------------------------------------------

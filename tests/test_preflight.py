@@ -262,29 +262,6 @@ def test_zone_id_matches_the_reservation_zone_id(ec2):
     assert check_capacity(cap, "p5.48xlarge", max_nodes=2, info=info) == []
 
 
-def test_old_names_warn(ec2):
-    client, stubber = ec2
-    stub(stubber, reservation())
-    info = describe_reservation("cr-0123456789abcdef0", ec2_client=client)
-    with pytest.warns(DeprecationWarning, match=r"ReservationInfo.availability_zone is deprecated .* use zone"):
-        assert info.availability_zone == "us-east-1a"
-    with pytest.warns(DeprecationWarning, match=r"node_count is deprecated .* use max_nodes"):
-        assert check_capacity(capacity_from_reservation(info), "p5.48xlarge", node_count=2, info=info) == []
-    with pytest.warns(DeprecationWarning, match=r"availability_zone is deprecated .* use zone"):
-        old = ReservationInfo(
-            reservation_id="cr-0123456789abcdef0",
-            instance_type="p5.48xlarge",
-            availability_zone="us-east-1a",
-            total_instance_count=2,
-            available_instance_count=2,
-            state="active",
-            reservation_type="default",
-        )
-    assert old.zone == "us-east-1a"
-    with pytest.raises(FmValidationError, match=r"^node_count must be omitted when max_nodes is given"):
-        check_capacity(capacity_from_reservation(info), "p5.48xlarge", node_count=2, max_nodes=2, info=info)
-
-
 INFO = ReservationInfo(
     reservation_id="cr-0123456789abcdef0",
     instance_type="p5.48xlarge",

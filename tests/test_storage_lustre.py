@@ -174,8 +174,6 @@ def test_exposes_identity_and_aggregate_throughput(built):
     assert cdk.Token.is_unresolved(fs.mount_name)
     assert fs.aggregate_throughput_mbps == 4687.5  # 4,800 GiB = 4.6875 TiB x 1,000 MB/s/TiB
     assert fs.aggregate_throughput_gbytes_per_s == 4.6875
-    with pytest.warns(DeprecationWarning, match=r"aggregate_throughput_gbps is deprecated"):
-        assert fs.aggregate_throughput_gbps == 4.6875
     assert fs.sizing is not None and fs.sizing.storage_capacity_gib == 4800
     assert built["scratch"].fs.aggregate_throughput_mbps == 468.75  # 2,400 GiB = 2.34375 TiB x 200 MB/s/TiB
     assert fs.node.default_child is fs.resource

@@ -117,23 +117,6 @@ def test_size_for_throughput_rounds_up_at_the_boundaries(target, unit, efa, expe
     assert sizing.aggregate_throughput_gbytes_per_s >= target - 1e-12
 
 
-def test_target_gbps_is_a_deprecated_alias_that_warns():
-    with pytest.warns(DeprecationWarning, match=r"target_gbps is deprecated .* use target_gbytes_per_s"):
-        old = size_for_throughput(target_gbps=4.5)
-    assert old == size_for_throughput(target_gbytes_per_s=4.5)
-
-
-def test_target_gbps_and_target_gbytes_per_s_together_are_refused():
-    with pytest.raises(FmValidationError, match=r"target_gbps must be omitted when target_gbytes_per_s is given"):
-        size_for_throughput(target_gbytes_per_s=4.5, target_gbps=4.5)
-
-
-def test_aggregate_throughput_gbps_is_a_deprecated_alias_that_warns():
-    sizing = size_for_throughput(4.5)
-    with pytest.warns(DeprecationWarning, match=r"aggregate_throughput_gbps is deprecated"):
-        assert sizing.aggregate_throughput_gbps == sizing.aggregate_throughput_gbytes_per_s == 4.6875
-
-
 def test_size_for_throughput_efa_rounds_to_the_efa_multiple():
     sizing = size_for_throughput(1.0, throughput_mbps_per_tib=250, efa_enabled=True)
     assert sizing.storage_capacity_gib == 19200
@@ -182,10 +165,8 @@ def test_size_for_checkpoint():
             {"target_gbytes_per_s": 1, "deployment_type": "PERSISTENT_2"},
             r"deployment_type must be a LustreDeploymentType",
         ),
-        ({"target_gbps": math.nan}, r"target_gbytes_per_s must be a finite number, got nan"),
     ],
 )
-@pytest.mark.filterwarnings("ignore:target_gbps is deprecated:DeprecationWarning")
 def test_size_for_throughput_rejects(kwargs, match):
     with pytest.raises(FmValidationError, match=match):
         size_for_throughput(**kwargs)

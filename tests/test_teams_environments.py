@@ -303,13 +303,10 @@ def test_amp_alias_with_spaces_and_prometheus_durations():
     scene.template().has_resource_properties("AWS::APS::Workspace", {"Alias": "GPU training"})
 
 
-def test_one_vocabulary_with_deprecated_aliases():
+def test_one_vocabulary():
     scene = new_scene()
     pcs = PcsCluster(scene.stack, "Pcs", vpc=scene.vpc)
-    with pytest.warns(DeprecationWarning, match="max_instance_count"):
-        group = pcs.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=AMI, max_instance_count=2)
+    group = pcs.add_gpu_node_group("P5", instance_type="p5.48xlarge", ami=AMI, max_nodes=2)
     assert group.max_nodes == 2
-    with pytest.warns(DeprecationWarning, match="target_gbps"):
-        old = size_for_throughput(target_gbps=4.6875, throughput_mbps_per_tib=1000)
-    assert old == size_for_throughput(target_gbytes_per_s=4.6875, throughput_mbps_per_tib=1000)
+    assert size_for_throughput(target_gbytes_per_s=4.6875, throughput_mbps_per_tib=1000).aggregate_throughput_mbps
     assert CapacityReservation(reservation_id="cr-0123456789abcdef0", zone="us-east-1a").zone == "us-east-1a"

@@ -157,13 +157,23 @@ def test_same_zone():
     assert v.same_zone(None, "us-east-1a") is None
 
 
-def test_renamed_keyword_warns_and_wins_when_alone():
-    with pytest.warns(DeprecationWarning, match="max_size is deprecated .* use max_nodes"):
-        assert v.renamed("max_size", 4, "max_nodes", v.NOT_GIVEN) == 4
-    assert v.renamed("max_size", None, "max_nodes", 8) == 8
-    assert v.renamed("max_size", None, "max_nodes", v.NOT_GIVEN, default=2) == 2
+def test_removed_keyword_is_refused_naming_the_new_one():
+    @v.removed_keywords("f", old="new")
+    def f(*, new: int = 0) -> int:
+        return new
+
+    assert f(new=3) == 3
+    with pytest.raises(
+        FmValidationError, match=r"^old must be renamed to new \(f\(old=\) was removed in fmconstructs 0\.3\.0\)"
+    ):
+        f(old=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        f(old=3)  # type: ignore[call-arg]
 
 
-def test_renamed_keyword_refuses_both():
-    with pytest.raises(FmValidationError, match="max_size must be omitted when max_nodes is given"):
-        v.renamed("max_size", 4, "max_nodes", 8)
+def test_removed_attribute_names_the_new_one():
+    class Holder:
+        old = v.RemovedAttribute("new")
+
+    with pytest.raises(AttributeError, match=r"^Holder\.old was removed in fmconstructs 0\.3\.0: use new$"):
+        Holder().old  # noqa: B018

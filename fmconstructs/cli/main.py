@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from .. import __version__
 from ..errors import FmValidationError
 from ..serving.sizing import DEFAULT_KV_CACHE_FRACTION, ModelDtype, smallest_serving_layout
 from .errors import ExitCode, FmcError, as_fmc_error, require_gpu_groups
@@ -229,7 +230,9 @@ class _GateGroup(click.Group):
 
 
 @click.group(cls=_GateGroup)
-@click.version_option(package_name="fmconstructs", prog_name="fmc")
+# The version of this source (fmconstructs.__version__), not of whatever distribution metadata is installed (an
+# editable install keeps the version it was installed with).
+@click.version_option(version=__version__, prog_name="fmc")
 def cli() -> None:
     """fmc: plan a GPU training platform before you deploy it, preflight it against your account, check its health.
 

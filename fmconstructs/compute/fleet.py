@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 from aws_cdk import Duration, Fn, Stack, Token
 from aws_cdk import aws_autoscaling as autoscaling
 from aws_cdk import aws_ec2 as ec2
@@ -11,7 +9,16 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from .._validate import NOT_GIVEN, check_count, check_duration_seconds, check_enum, known, located, renamed
+from .._validate import (
+    NOT_GIVEN,
+    RemovedAttribute,
+    check_count,
+    check_duration_seconds,
+    check_enum,
+    known,
+    located,
+    removed_keywords,
+)
 from ..capacity import CapacityBlockScaling, check_backend_capacity
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import InterfacePolicy
@@ -44,6 +51,9 @@ class GpuAutoScalingGroup(Construct):
     """
 
     @located
+    @removed_keywords(
+        "GpuAutoScalingGroup", min_count="min_nodes", max_count="max_nodes", desired_count="desired_nodes"
+    )
     def __init__(
         self,
         scope: Construct,
@@ -52,12 +62,9 @@ class GpuAutoScalingGroup(Construct):
         launch_template: GpuLaunchTemplate,
         min_nodes: int = NOT_GIVEN,
         max_nodes: int = NOT_GIVEN,
-        desired_nodes: int | None = NOT_GIVEN,
+        desired_nodes: int | None = None,
         notifications_topic: sns.ITopic | None = None,
         health_check_grace_period: Duration | None = None,
-        min_count: int | None = None,
-        max_count: int | None = None,
-        desired_count: int | None = None,
         capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
     ) -> None:
         """
@@ -69,16 +76,10 @@ class GpuAutoScalingGroup(Construct):
             encrypted with a key this app owns, the key policy lets the Auto Scaling service-linked role encrypt for
             it; an imported key's policy must grant the same by hand (see ``_allow_autoscaling_to_use_key``).
         :param health_check_grace_period: default: 15 minutes (GPU nodes boot slowly).
-        :param min_count: deprecated name of ``min_nodes`` (removed in 0.3.0).
-        :param max_count: deprecated name of ``max_nodes`` (removed in 0.3.0).
-        :param desired_count: deprecated name of ``desired_nodes`` (removed in 0.3.0).
         :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default) or ``ON_BLOCK_EVENTS`` (then
             ``min_nodes`` must be 0 and ``desired_nodes`` 0 or omitted; see the class docstring). Refused on other
             capacity.
         """
-        min_nodes = renamed("min_count", min_count, "min_nodes", min_nodes, default=NOT_GIVEN)
-        max_nodes = renamed("max_count", max_count, "max_nodes", max_nodes, default=NOT_GIVEN)
-        desired_nodes = renamed("desired_count", desired_count, "desired_nodes", desired_nodes)
         for name, value in (("min_nodes", min_nodes), ("max_nodes", max_nodes)):
             if value is NOT_GIVEN:
                 raise FmTypeError(name, None, "a number of nodes (a required keyword argument)")
@@ -231,30 +232,9 @@ class GpuAutoScalingGroup(Construct):
             return None
         return int(self.desired_nodes) * self.launch_template.gpus_per_node
 
-    def _deprecated(self, old: str, new: str) -> None:
-        warnings.warn(
-            f"GpuAutoScalingGroup.{old} is deprecated and will be removed in fmconstructs 0.3.0: use {new}",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-
-    @property
-    def min_count(self) -> int:
-        """Deprecated: use :attr:`min_nodes`."""
-        self._deprecated("min_count", "min_nodes")
-        return self.min_nodes
-
-    @property
-    def max_count(self) -> int:
-        """Deprecated: use :attr:`max_nodes`."""
-        self._deprecated("max_count", "max_nodes")
-        return self.max_nodes
-
-    @property
-    def desired_count(self) -> int:
-        """Deprecated: use :attr:`desired_nodes`."""
-        self._deprecated("desired_count", "desired_nodes")
-        return self.desired_nodes
+    min_count = RemovedAttribute("min_nodes")
+    max_count = RemovedAttribute("max_nodes")
+    desired_count = RemovedAttribute("desired_nodes")
 
 
 def _check_block_scaling(launch_template: GpuLaunchTemplate, *, minimum: int, desired: int) -> None:

@@ -9,7 +9,6 @@ wraps ``CfnLaunchTemplate`` and exposes an ``ec2.ILaunchTemplate`` for L2 consum
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Any
@@ -22,7 +21,7 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct, IValidation
 
 from .._validate import (
-    NOT_GIVEN,
+    RemovedAttribute,
     check_bool,
     check_construct,
     check_count,
@@ -33,7 +32,7 @@ from .._validate import (
     check_tag_key,
     known,
     located,
-    renamed,
+    removed_keywords,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, text_size_bytes
 from ..bootstrap.loader import NAME_PATTERN
@@ -104,6 +103,7 @@ class GpuLaunchTemplate(Construct):
     """
 
     @located
+    @removed_keywords("GpuLaunchTemplate", node_count="max_nodes")
     def __init__(
         self,
         scope: Construct,
@@ -113,7 +113,7 @@ class GpuLaunchTemplate(Construct):
         vpc: ec2.IVpc,
         policy: InterfacePolicy = InterfacePolicy.SELF_MANAGED,
         capacity: Capacity | None = None,
-        max_nodes: int | None = NOT_GIVEN,
+        max_nodes: int | None = None,
         subnet: ec2.ISubnet | None = None,
         efa_security_group: EfaSecurityGroup | None = None,
         security_groups: Sequence[ec2.ISecurityGroup] | None = None,
@@ -136,7 +136,6 @@ class GpuLaunchTemplate(Construct):
         bootstrap_delivery: BootstrapDelivery | None = BootstrapDelivery.INLINE,
         bootstrap_role: iam.IRole | None = None,
         bootstrap_name: str | None = None,
-        node_count: int | None = None,
     ) -> None:
         """
         :param instance_type: a catalog type, e.g. ``p5.48xlarge`` (unknown types raise, listing the supported ones).
@@ -189,9 +188,7 @@ class GpuLaunchTemplate(Construct):
         :param bootstrap_role: the node role for asset delivery (read on the asset object, write to the bootstrap
             log group). Default: ``instance_profile.role`` when the profile has one.
         :param bootstrap_name: names the nodes' bootstrap log files and log streams. Default: this construct's path.
-        :param node_count: deprecated name of ``max_nodes`` (removed in 0.3.0).
         """
-        max_nodes = renamed("node_count", node_count, "max_nodes", max_nodes)
         inputs = _check_inputs(
             instance_type=instance_type,
             vpc=vpc,
@@ -423,15 +420,7 @@ class GpuLaunchTemplate(Construct):
             raise FmValidationError("content_type/body", content_type, "a one-line content type and a body")
         self._mime_parts.append((content_type, body))
 
-    @property
-    def node_count(self) -> int | None:
-        """Deprecated: use :attr:`max_nodes` (removed in 0.3.0)."""
-        warnings.warn(
-            "GpuLaunchTemplate.node_count is deprecated and will be removed in fmconstructs 0.3.0: use max_nodes",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.max_nodes
+    node_count = RemovedAttribute("max_nodes")
 
     @property
     def launch_template_id(self) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -41,7 +40,7 @@ from constructs import Construct
 
 from .._replacement import check_removal_policy, warn_fixed_name
 from .._validate import (
-    NOT_GIVEN,
+    RemovedAttribute,
     check_bool,
     check_construct,
     check_count,
@@ -51,7 +50,7 @@ from .._validate import (
     check_str_sequence,
     known,
     located,
-    renamed,
+    removed_keywords,
 )
 from ..catalog import CATALOG, check_instance_type
 from ..errors import FmTypeError, FmValidationError, is_token
@@ -148,9 +147,9 @@ class SystemNodeGroupOptions:
     """The small On-Demand node group that runs add-on controllers (CoreDNS, CSI controllers, DRA controller).
 
     :param instance_type: default ``m7i.xlarge``.
-    :param min_nodes: default 2. ``min_size`` is its deprecated name (removed in 0.3.0).
-    :param max_nodes: default 4. ``max_size`` is its deprecated name.
-    :param desired_nodes: default 2. ``desired_size`` is its deprecated name.
+    :param min_nodes: default 2 (``min_size`` until 0.3.0).
+    :param max_nodes: default 4 (``max_size`` until 0.3.0).
+    :param desired_nodes: default 2 (``desired_size`` until 0.3.0).
     :param labels: default ``fmconstructs.io/node-role=system``.
 
     Counts may be number tokens (``CfnParameter.value_as_number``); their range checks are then skipped.
@@ -162,24 +161,22 @@ class SystemNodeGroupOptions:
     desired_nodes: int | float
     labels: Mapping[str, str]
 
+    @removed_keywords(
+        "SystemNodeGroupOptions", min_size="min_nodes", max_size="max_nodes", desired_size="desired_nodes"
+    )
     def __init__(
         self,
         *,
         instance_type: str = "m7i.xlarge",
-        min_nodes: int | float = NOT_GIVEN,
-        max_nodes: int | float = NOT_GIVEN,
-        desired_nodes: int | float = NOT_GIVEN,
+        min_nodes: int | float = 2,
+        max_nodes: int | float = 4,
+        desired_nodes: int | float = 2,
         labels: Mapping[str, str] | None = None,
-        min_size: int | float | None = None,
-        max_size: int | float | None = None,
-        desired_size: int | float | None = None,
     ) -> None:
         check_instance_type("instance_type", instance_type)  # catalog or botocore's EC2 InstanceType enum
-        minimum = check_count("min_nodes", renamed("min_size", min_size, "min_nodes", min_nodes, default=2))
-        maximum = check_count("max_nodes", renamed("max_size", max_size, "max_nodes", max_nodes, default=4), minimum=1)
-        desired = check_count(
-            "desired_nodes", renamed("desired_size", desired_size, "desired_nodes", desired_nodes, default=2)
-        )
+        minimum = check_count("min_nodes", min_nodes)
+        maximum = check_count("max_nodes", max_nodes, minimum=1)
+        desired = check_count("desired_nodes", desired_nodes)
         if known(minimum) and known(maximum) and minimum > maximum:
             raise FmValidationError("min_nodes", minimum, f"at most max_nodes ({maximum})")
         if known(desired) and ((known(minimum) and desired < minimum) or (known(maximum) and desired > maximum)):
@@ -195,25 +192,9 @@ class SystemNodeGroupOptions:
         object.__setattr__(self, "desired_nodes", desired)
         object.__setattr__(self, "labels", checked_labels)
 
-    @property
-    def min_size(self) -> int | float:
-        """Deprecated: :attr:`min_nodes`."""
-        warnings.warn("SystemNodeGroupOptions.min_size is deprecated: use min_nodes", DeprecationWarning, stacklevel=2)
-        return self.min_nodes
-
-    @property
-    def max_size(self) -> int | float:
-        """Deprecated: :attr:`max_nodes`."""
-        warnings.warn("SystemNodeGroupOptions.max_size is deprecated: use max_nodes", DeprecationWarning, stacklevel=2)
-        return self.max_nodes
-
-    @property
-    def desired_size(self) -> int | float:
-        """Deprecated: :attr:`desired_nodes`."""
-        warnings.warn(
-            "SystemNodeGroupOptions.desired_size is deprecated: use desired_nodes", DeprecationWarning, stacklevel=2
-        )
-        return self.desired_nodes
+    min_size = RemovedAttribute("min_nodes")
+    max_size = RemovedAttribute("max_nodes")
+    desired_size = RemovedAttribute("desired_nodes")
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Required, TypedDict
@@ -60,6 +59,7 @@ from constructs import Construct
 
 from .._validate import (
     NOT_GIVEN,
+    RemovedAttribute,
     check_bool,
     check_construct,
     check_count,
@@ -69,7 +69,7 @@ from .._validate import (
     check_str,
     known,
     located,
-    renamed,
+    removed_keywords,
     same_zone,
     subnet_zone,
 )
@@ -138,14 +138,10 @@ spec:
 
 
 class GpuNodeGroupOptions(TypedDict, total=False):
-    """Options of :meth:`GpuEksCluster.add_gpu_node_group` (the :class:`GpuNodeGroup` props without ``cluster``).
-
-    ``max_nodes`` is required (it is not marked ``Required`` only so that the deprecated ``max_size`` still
-    type-checks until it is removed in 0.3.0).
-    """
+    """Options of :meth:`GpuEksCluster.add_gpu_node_group` (the :class:`GpuNodeGroup` props without ``cluster``)."""
 
     instance_type: Required[str]
-    max_nodes: int | float
+    max_nodes: Required[int | float]
     min_nodes: int | float | None
     desired_nodes: int | float | None
     capacity: Capacity | None
@@ -166,12 +162,6 @@ class GpuNodeGroupOptions(TypedDict, total=False):
     bootstrap_delivery: BootstrapDelivery | None
     capacity_block_scaling: CapacityBlockScaling
     imds_hop_limit: int
-    max_size: int | float | None
-    """Deprecated: ``max_nodes``."""
-    min_size: int | float | None
-    """Deprecated: ``min_nodes``."""
-    desired_size: int | float | None
-    """Deprecated: ``desired_nodes``."""
 
 
 @dataclass(frozen=True)
@@ -260,6 +250,7 @@ class GpuNodeGroup(Construct):
     """
 
     @located
+    @removed_keywords("GpuNodeGroup", max_size="max_nodes", min_size="min_nodes", desired_size="desired_nodes")
     def __init__(
         self,
         scope: Construct,
@@ -288,9 +279,6 @@ class GpuNodeGroup(Construct):
         bootstrap_delivery: BootstrapDelivery | None = None,
         capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
         imds_hop_limit: int = EKS_IMDS_HOP_LIMIT,
-        max_size: int | float | None = None,
-        min_size: int | float | None = None,
-        desired_size: int | float | None = None,
     ) -> None:
         """
         :param cluster: the :class:`GpuEksCluster`.
@@ -344,18 +332,12 @@ class GpuNodeGroup(Construct):
             (:data:`EKS_IMDS_HOP_LIMIT`: pods off the host network cannot reach the instance metadata or the node
             role). 2 is the limit before 0.2.x, for workloads that still read IMDS from the pod network. Changing it
             makes a new launch template version, which EKS rolls out by replacing the group's nodes.
-        :param max_size: deprecated (removed in 0.3.0): ``max_nodes``.
-        :param min_size: deprecated (removed in 0.3.0): ``min_nodes``.
-        :param desired_size: deprecated (removed in 0.3.0): ``desired_nodes``.
         """
         from .cluster import GpuEksCluster
 
         if not isinstance(cluster, GpuEksCluster):
             raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
         check_str("id", id, min_length=1, allowed="a non-empty construct id")
-        max_nodes = renamed("max_size", max_size, "max_nodes", max_nodes, default=NOT_GIVEN)
-        min_nodes = renamed("min_size", min_size, "min_nodes", min_nodes)
-        desired_nodes = renamed("desired_size", desired_size, "desired_nodes", desired_nodes)
         if max_nodes is NOT_GIVEN or max_nodes is None:
             raise FmTypeError("max_nodes", None, "a number of nodes (required)")
         max_nodes = check_count("max_nodes", max_nodes, minimum=1)
@@ -521,24 +503,10 @@ class GpuNodeGroup(Construct):
         if self.node_checks:
             _health.EksNodeChecks.for_cluster(self.cluster).add_node_group(self)
 
-    # --- deprecated names (removed in 0.3.0) ---------------------------------------------------------------------
-    @property
-    def max_size(self) -> int | float:
-        """Deprecated: :attr:`max_nodes`."""
-        warnings.warn("GpuNodeGroup.max_size is deprecated: use max_nodes", DeprecationWarning, stacklevel=2)
-        return self.max_nodes
-
-    @property
-    def min_size(self) -> int | float:
-        """Deprecated: :attr:`min_nodes`."""
-        warnings.warn("GpuNodeGroup.min_size is deprecated: use min_nodes", DeprecationWarning, stacklevel=2)
-        return self.min_nodes
-
-    @property
-    def desired_size(self) -> int | float:
-        """Deprecated: :attr:`desired_nodes`."""
-        warnings.warn("GpuNodeGroup.desired_size is deprecated: use desired_nodes", DeprecationWarning, stacklevel=2)
-        return self.desired_nodes
+    # --- names removed in 0.3.0 ----------------------------------------------------------------------------------
+    max_size = RemovedAttribute("max_nodes")
+    min_size = RemovedAttribute("min_nodes")
+    desired_size = RemovedAttribute("desired_nodes")
 
     # --- defaults -----------------------------------------------------------------------------------------------
     @staticmethod

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -31,6 +30,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from .._validate import (
+    RemovedAttribute,
     check_construct,
     check_enum,
     check_scope_id,
@@ -1011,17 +1011,7 @@ class HyperPodCluster(Construct):
             subnets=subnets,
         )
 
-    @property
-    def node_bootstrap(self) -> NodeBootstrap:
-        """Deprecated (warns; removed in 0.3.0): use :attr:`node_bootstraps` (one per instance group). Returns the
-        first group's, which every group shares unless the cluster uses ``SlurmConfiguration.API``."""
-        warnings.warn(
-            "HyperPodCluster.node_bootstrap is deprecated and will be removed in fmconstructs 0.3.0: use "
-            "node_bootstraps[<group name>] (with SlurmConfiguration.API each instance group has its own)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.node_bootstraps[self.instance_groups[0].name]
+    node_bootstrap = RemovedAttribute("node_bootstraps[<group name>] (one per instance group)")
 
     def lifecycle_s3_uri_of(self, group_name: str) -> str:
         """``LifeCycleConfig.SourceS3Uri`` of a group: ``lifecycle/<group>/`` with ``SlurmConfiguration.API`` or EKS

@@ -129,7 +129,7 @@ class PcsCluster(Construct):
         imported without its zone. Default: the VPC's first private subnet.
     :param slurm_version: a :class:`SlurmVersion` (24.11, 25.05, 25.11, 26.05). Default: 25.11, pinned (see
         :data:`~fmconstructs.pcs.slurm.DEFAULT_SLURM_VERSION` for why not the newest); the node AMIs must carry the
-        same Slurm version. Its value as a string (``"25.11"``) is deprecated (warns; refused from 0.3.0).
+        same Slurm version. Its value as a string (``"25.11"``) is refused from 0.3.0.
     :param size: controller size (:class:`ControllerSize`). Default None: the smallest size that holds the sum of the
         node groups' maximum node counts, login nodes included (at least MEDIUM when a count is a deploy-time value);
         see the module docstring. Changing it (also by adding nodes past a size's limit when automatic) **replaces

@@ -22,7 +22,8 @@ Reservation -> INTERRUPTIBLE_CAPACITY_RESERVATION (market type ``interruptible-c
 ``CapacityReservationId``, PCS User Guide capacity-reservations-iodcr). Scaling is checked against the
 capacity: ``max_nodes`` at most the block's size, and ``min_nodes == max_nodes`` on blocks (min defaults to max
 there, to 0 elsewhere). ``max_nodes``/``min_nodes`` were ``max_instance_count``/``min_instance_count`` and login
-groups' ``nodes`` was ``instance_count``: the old names still work, with a ``DeprecationWarning``, until 0.3.0.
+groups' ``nodes`` was ``instance_count``: the old names were removed in 0.3.0 (passing one raises a ``TypeError``
+naming the new name).
 
 **Any network, deploy-time values.** The subnet may be imported without its zone (``Subnet.from_subnet_id``, an id
 from a ``CfnParameter``): the zone check against a reservation runs only when both zones are known. Counts, idle
@@ -57,7 +58,6 @@ Block node group, and the block must be scheduled or active at that time.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Required, TypedDict, cast
@@ -70,6 +70,7 @@ from constructs import Construct
 
 from .._validate import (
     NOT_GIVEN,
+    RemovedAttribute,
     check_bool,
     check_count,
     check_enum,
@@ -81,7 +82,7 @@ from .._validate import (
     is_token,
     known,
     located,
-    renamed,
+    removed_keywords,
     same_zone,
     subnet_zone,
 )
@@ -201,10 +202,6 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
     tags: Mapping[str, str] | None
     bootstrap_delivery: BootstrapDelivery | None
     node_health: NodeHealthOptions | None
-    max_instance_count: int | float | None
-    """Deprecated: ``max_nodes`` (removed in 0.3.0)."""
-    min_instance_count: int | float | None
-    """Deprecated: ``min_nodes`` (removed in 0.3.0)."""
 
 
 class PcsLoginNodeGroupOptions(TypedDict, total=False):
@@ -222,8 +219,6 @@ class PcsLoginNodeGroupOptions(TypedDict, total=False):
     node_group_name: str | None
     tags: Mapping[str, str] | None
     bootstrap_delivery: BootstrapDelivery | None
-    instance_count: int | float | None
-    """Deprecated: ``nodes`` (removed in 0.3.0)."""
 
 
 IMEX_PROLOG_STEP = "imex-prolog"
@@ -361,9 +356,9 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     :param instance_type: a catalog GPU type (``p5.48xlarge``, ``p6e-gb200.36xlarge`` ...), known at synthesis.
     :param ami: :class:`PcsAmi` (id or SSM parameter) with the PCS agent, Slurm, EFA and NVIDIA software.
     :param max_nodes: the group's maximum number of nodes (>= 1, or a number token); at most the capacity's
-        instances when both are known. Was ``max_instance_count`` (deprecated alias until 0.3.0).
+        instances when both are known. Was ``max_instance_count`` (removed in 0.3.0).
     :param min_nodes: default: ``max_nodes`` on Capacity Blocks (required there), else 0. Was ``min_instance_count``
-        (deprecated alias until 0.3.0).
+        (removed in 0.3.0).
     :param capacity: default On-Demand; UltraServer types (p6e-gb200) need an ``UltraServerCapacityBlock``.
     :param spot: use Spot (On-Demand capacity only). Default False.
     :param subnet: the nodes' one subnet, on every network interface of the launch template and in ``SubnetIds``
@@ -393,6 +388,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     """
 
     @located
+    @removed_keywords("PcsGpuNodeGroup", max_instance_count="max_nodes", min_instance_count="min_nodes")
     def __init__(
         self,
         scope: Construct,
@@ -421,8 +417,6 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         tags: Mapping[str, str] | None = None,
         bootstrap_delivery: BootstrapDelivery | None = None,
         node_health: NodeHealthOptions | None = None,
-        max_instance_count: int | float | None = None,
-        min_instance_count: int | float | None = None,
     ) -> None:
         check_scope_id(scope, id)
         cluster = check_cluster("cluster", cluster)
@@ -430,11 +424,9 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         self.instance_spec: InstanceSpec = _gpu_instance_spec(instance_type)
         ami = _check_ami("ami", ami)
         self.capacity: Capacity = OnDemand() if capacity is None else _check_capacity("capacity", capacity)
-        max_nodes = renamed("max_instance_count", max_instance_count, "max_nodes", max_nodes, default=NOT_GIVEN)
         if max_nodes is NOT_GIVEN:
             raise FmValidationError("max_nodes", None, "given: the group's maximum number of nodes")
         max_nodes = check_count("max_nodes", max_nodes, minimum=1)
-        min_nodes = renamed("min_instance_count", min_instance_count, "min_nodes", min_nodes, default=None)
         if min_nodes is None:
             min_nodes = default_min_nodes(self.capacity, max_nodes)
         min_nodes = check_count("min_nodes", min_nodes, minimum=0)
@@ -646,17 +638,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     def _max_nodes(self) -> int | float:
         return self.max_nodes
 
-    @property
-    def max_instance_count(self) -> int | float:
-        """Deprecated: :attr:`max_nodes` (removed in 0.3.0)."""
-        _warn_renamed_property("max_instance_count", "max_nodes")
-        return self.max_nodes
-
-    @property
-    def min_instance_count(self) -> int | float:
-        """Deprecated: :attr:`min_nodes` (removed in 0.3.0)."""
-        _warn_renamed_property("min_instance_count", "min_nodes")
-        return self.min_nodes
+    max_instance_count = RemovedAttribute("max_nodes")
+    min_instance_count = RemovedAttribute("min_nodes")
 
     @property
     def architecture(self) -> CpuArchitecture:
@@ -684,7 +667,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
     :param instance_type: default ``m7i.xlarge`` (any type; login nodes are not in the GPU catalog; may be a
         deploy-time value).
     :param nodes: static number of login nodes (min == max, >= 1 or a number token), default 1. Was
-        ``instance_count`` (deprecated alias until 0.3.0).
+        ``instance_count`` (removed in 0.3.0).
     :param ami: :class:`PcsAmi` with the PCS agent and Slurm (the sample AMIs work here).
     :param node_group_name: 3-25 characters, a letter then letters, digits or '-'. Default: generated.
     :param bootstrap_delivery: how the node set-up (mounts, your commands, collectors) reaches the nodes: default
@@ -692,6 +675,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
     """
 
     @located
+    @removed_keywords("PcsLoginNodeGroup", instance_count="nodes")
     def __init__(
         self,
         scope: Construct,
@@ -700,7 +684,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         cluster: PcsCluster,
         ami: PcsAmi,
         instance_type: str = "m7i.xlarge",
-        nodes: int | float = NOT_GIVEN,
+        nodes: int | float = 1,
         subnet: ec2.ISubnet | None = None,
         mounts: Sequence[FileSystemMount] = (),
         user_data_commands: Sequence[str] = (),
@@ -710,13 +694,11 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         node_group_name: str | None = None,
         tags: Mapping[str, str] | None = None,
         bootstrap_delivery: BootstrapDelivery | None = None,
-        instance_count: int | float | None = None,
     ) -> None:
         check_scope_id(scope, id)
         cluster = check_cluster("cluster", cluster)
         ami = _check_ami("ami", ami)
         check_instance_type("instance_type", instance_type)  # catalog or botocore's EC2 InstanceType enum
-        nodes = renamed("instance_count", instance_count, "nodes", nodes, default=1)
         nodes = check_count("nodes", nodes, minimum=1)
         subnet = check_optional_subnet("subnet", subnet)
         mounts = _check_mounts("mounts", mounts)
@@ -807,11 +789,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
     def _max_nodes(self) -> int | float:
         return self.nodes
 
-    @property
-    def instance_count(self) -> int | float:
-        """Deprecated: :attr:`nodes` (removed in 0.3.0)."""
-        _warn_renamed_property("instance_count", "nodes")
-        return self.nodes
+    instance_count = RemovedAttribute("nodes")
 
     @property
     def session_command(self) -> str:
@@ -833,12 +811,6 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
 def _group_path(scope: Construct, id: str) -> str:
     """The construct path a node group will have (``Stack/Cluster/Gpu``), before it is created."""
     return "/".join(part for part in (scope.node.path, id) if part)
-
-
-def _warn_renamed_property(old: str, new: str) -> None:
-    warnings.warn(
-        f"{old} is deprecated and will be removed in fmconstructs 0.3.0: use {new}", DeprecationWarning, stacklevel=3
-    )
 
 
 def _gpu_instance_spec(instance_type: object) -> InstanceSpec:

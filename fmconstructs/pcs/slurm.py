@@ -25,7 +25,6 @@ This module imports no aws_cdk (``fmc`` reads the controller-size table without 
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -293,19 +292,17 @@ def to_cfn_settings(settings: Mapping[_SettingName, str]) -> list[dict[str, str]
 
 
 def coerce_slurm_version(version: object, *, parameter: str = "slurm_version") -> SlurmVersion:
-    """A :class:`SlurmVersion`. Its value as a plain string (``"25.11"``) still works, with a ``DeprecationWarning``
-    (removed in fmconstructs 0.3.0, like every enum given as a string); anything else raises
-    :class:`~fmconstructs.errors.FmTypeError` listing the members."""
+    """A :class:`SlurmVersion`; anything else raises :class:`~fmconstructs.errors.FmTypeError` listing the members.
+    Its value as a plain string (``"25.11"``) was deprecated in 0.2.0 and is refused from 0.3.0 (the error names the
+    member to pass)."""
     if isinstance(version, SlurmVersion):
         return version
     members = ", ".join(f"SlurmVersion.{m.name}" for m in SlurmVersion)
     if isinstance(version, str) and not is_token(version) and version in {m.value for m in SlurmVersion}:
         member = SlurmVersion(version)
-        warnings.warn(
-            f"{parameter} as a plain string ({version!r}) is deprecated and will be refused in fmconstructs 0.3.0: "
-            f"use SlurmVersion.{member.name}",
-            DeprecationWarning,
-            stacklevel=3,
+        raise FmTypeError(
+            parameter,
+            version,
+            f"SlurmVersion.{member.name}, not the plain string (refused since fmconstructs 0.3.0)",
         )
-        return member
     raise FmTypeError(parameter, version, f"a SlurmVersion ({members}: the versions PCS accepts)")

@@ -21,7 +21,6 @@ validation, one check per rule; ``lustre_network`` ports, connections, security 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import jsii
@@ -33,6 +32,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from .._validate import (
+    RemovedAttribute,
     check_bool,
     check_construct,
     check_count,
@@ -181,16 +181,7 @@ class LustreFileSystemBase(_LustreAlarms, _LustreEfaClients, _LustreDataReposito
         mbps = self.aggregate_throughput_mbps
         return None if mbps is None else mbps / 1000
 
-    @property
-    def aggregate_throughput_gbps(self) -> float | None:
-        """Deprecated (removed in 0.3.0): GB/s under a gigabit name; use :attr:`aggregate_throughput_gbytes_per_s`."""
-        warnings.warn(
-            "aggregate_throughput_gbps is deprecated and will be removed in fmconstructs 0.3.0: it is in gigabytes "
-            "per second; use aggregate_throughput_gbytes_per_s",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.aggregate_throughput_gbytes_per_s
+    aggregate_throughput_gbps = RemovedAttribute("aggregate_throughput_gbytes_per_s (the value was in GB/s)")
 
     # --- what an operator needs -----------------------------------------------------------------------------------
     @property

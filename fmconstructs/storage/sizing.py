@@ -47,12 +47,11 @@ raise it when you grow the file system. The sizing rules changed once: fmconstru
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from .._validate import NOT_GIVEN, check_bool, check_enum, check_number, renamed
+from .._validate import NOT_GIVEN, RemovedAttribute, check_bool, check_enum, check_number, removed_keywords
 from ..errors import FmValidationError, is_token, one_of
 
 
@@ -274,16 +273,7 @@ class LustreSizing:
         """Aggregate baseline throughput (GB/s, 10^9 bytes per second)."""
         return self.aggregate_throughput_mbps / 1000
 
-    @property
-    def aggregate_throughput_gbps(self) -> float:
-        """Deprecated (removed in 0.3.0): GB/s under a gigabit name; use :attr:`aggregate_throughput_gbytes_per_s`."""
-        warnings.warn(
-            "LustreSizing.aggregate_throughput_gbps is deprecated and will be removed in fmconstructs 0.3.0: it is "
-            "in gigabytes per second; use aggregate_throughput_gbytes_per_s",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.aggregate_throughput_gbytes_per_s
+    aggregate_throughput_gbps = RemovedAttribute("aggregate_throughput_gbytes_per_s (the value was in GB/s)")
 
     def seconds_to_write(self, num_bytes: float) -> float:
         """Seconds to write ``num_bytes`` at the aggregate baseline throughput."""
@@ -291,6 +281,7 @@ class LustreSizing:
         return float(size) / (self.aggregate_throughput_mbps * 1e6)
 
 
+@removed_keywords("size_for_throughput", target_gbps="target_gbytes_per_s")
 def size_for_throughput(
     target_gbytes_per_s: float = NOT_GIVEN,
     *,
@@ -298,7 +289,6 @@ def size_for_throughput(
     throughput_mbps_per_tib: int | None = None,
     efa_enabled: bool = False,
     min_capacity_gib: int = 0,
-    target_gbps: float | None = None,
 ) -> LustreSizing:
     """The smallest file system whose aggregate baseline throughput is at least ``target_gbytes_per_s`` GB/s.
 
@@ -307,12 +297,13 @@ def size_for_throughput(
     ``min_capacity_gib`` (default 0) is the room the data needs; the result holds at least that much. For a file
     system that is already deployed, pass its deployed capacity (or more): FSx cannot shrink a file system, so a
     lower objective must never give a smaller size (see "Never shrink a deployed file system" above).
-    ``target_gbps`` is the deprecated name of ``target_gbytes_per_s`` (it was GB/s, not gigabits; removed in 0.3.0).
+    ``target_gbps`` was its name until 0.3.0 (it was GB/s, not gigabits).
     """
-    target = renamed("target_gbps", target_gbps, "target_gbytes_per_s", target_gbytes_per_s)
-    if target is None:
+    if target_gbytes_per_s is NOT_GIVEN or target_gbytes_per_s is None:
         raise FmValidationError("target_gbytes_per_s", None, "given (a positive number of GB/s)")
-    target = _check_known_number("target_gbytes_per_s", target, minimum=0, exclusive_minimum=True, unit="GB/s")
+    target = _check_known_number(
+        "target_gbytes_per_s", target_gbytes_per_s, minimum=0, exclusive_minimum=True, unit="GB/s"
+    )
     return _size_for_target(
         float(target),
         ("target_gbytes_per_s", target),
