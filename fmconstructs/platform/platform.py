@@ -88,7 +88,8 @@ from ..storage import (
 from . import _health_wiring as _health
 from . import elastic as _elastic
 from ._hyperpod_rules import HYPERPOD_EKS_VOLUME, hyperpod_chart
-from .backends import Backend, PlatformChoices, backend_for, refuse_unsupported
+from .backends import Backend as Backend  # re-exported: fmconstructs.platform.platform.Backend
+from .backends import PlatformChoices, backend_for, refuse_unsupported
 from .health import PlatformHealth
 from .options import (
     EksOptions,
@@ -425,7 +426,8 @@ class TrainingPlatform(Construct):
             eks_cluster=self.eks_cluster if self.backend is Backend.EKS else None,
             scaling_targets=(
                 [self.node_group]
-                if isinstance(self.orchestrator, EksOptions)
+                if isinstance(self.node_group, GpuNodeGroup)
+                and isinstance(self.orchestrator, EksOptions)
                 and self.orchestrator.capacity_block_scaling is CapacityBlockScaling.ON_BLOCK_EVENTS
                 else None
             ),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from ...capacity import Capacity
 from ...errors import FmValidationError
@@ -97,6 +97,7 @@ class BackendResult:
 OptionsT_contra = TypeVar("OptionsT_contra", contravariant=True)
 
 
+@runtime_checkable
 class PlatformBackend(Protocol[OptionsT_contra]):
     """An adapter from one options class to one orchestrator's constructs."""
 

@@ -41,7 +41,7 @@ class ParallelClusterBackend:
 
     backend = Backend.PARALLELCLUSTER
     unsupported: tuple[Unsupported, ...] = (nccl_image_unsupported("ParallelCluster"),)
-    services = ("the ParallelCluster head node",)
+    services: tuple[str, ...] = ("the ParallelCluster head node",)
 
     def check(
         self, platform: TrainingPlatform, options: ParallelClusterOptions, storage: PlatformStorage | None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...capacity import UltraServerCapacityBlock
 from ...observability.pcs import monitor_pcs_cluster
-from ...pcs import FileSystemMount, PcsCluster
+from ...pcs import FileSystemMount, PcsCluster, PcsLoginNodeGroup
 from .. import _health_wiring as _health
 from ..options import PcsOptions, PlatformStorage
 from ._base import Backend, BackendResult, Unsupported, nccl_image_unsupported, storage_mount_point
@@ -22,7 +22,7 @@ class PcsBackend:
 
     backend = Backend.PCS
     unsupported: tuple[Unsupported, ...] = (nccl_image_unsupported("PCS"),)
-    services = ("the PCS controller's network interface",)
+    services: tuple[str, ...] = ("the PCS controller's network interface",)
 
     def check(self, platform: TrainingPlatform, options: PcsOptions, storage: PlatformStorage | None) -> None:
         """No PCS-only cross-choice rules (the Local Zone controller rule is placement's)."""
@@ -47,14 +47,16 @@ class PcsBackend:
         result = BackendResult(cluster=cluster, security_group=cluster.efa_security_group)
         file_system = platform._file_system(cluster.efa_security_group)
         mounts = [FileSystemMount(file_system, storage_mount_point(platform))] if file_system is not None else []
+        login: PcsLoginNodeGroup | None = None
         if options.login_nodes:
-            result.login_node_group = cluster.add_login_node_group(
+            login = cluster.add_login_node_group(
                 "Login",
                 ami=options.login_ami or options.ami,
                 instance_type=options.login_instance_type,
                 nodes=options.login_nodes,
                 mounts=mounts,
             )
+        result.login_node_group = login
         gpu = cluster.add_gpu_node_group(
             "Gpu",
             instance_type=platform.instance_spec.instance_type,
@@ -66,7 +68,7 @@ class PcsBackend:
         )
         result.node_group = gpu
         result.queue = gpu.add_queue("Queue", queue_name=options.queue_name)
-        _health.pcs_nccl(platform, options, result.login_node_group)
+        _health.pcs_nccl(platform, options, login)
         if platform.prometheus_workspace is not None:
             monitor_pcs_cluster(
                 cluster,
