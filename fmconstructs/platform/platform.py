@@ -41,6 +41,7 @@ Every lower-level construct is an attribute (:attr:`cluster`, :attr:`node_group`
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from aws_cdk import CfnOutput, Stack, Token
@@ -89,7 +90,7 @@ from . import _health_wiring as _health
 from . import elastic as _elastic
 from ._hyperpod_rules import HYPERPOD_EKS_VOLUME, hyperpod_chart
 from .backends import Backend as Backend  # re-exported: fmconstructs.platform.platform.Backend
-from .backends import PlatformChoices, backend_for, refuse_unsupported
+from .backends import PlatformBackend, PlatformChoices, backend_for, refuse_unsupported
 from .health import PlatformHealth
 from .options import (
     EksOptions,
@@ -171,82 +172,73 @@ class TrainingPlatform(Construct):
         outputs: bool = True,
     ) -> None:
         check_scope_id(scope, id)
-        vpc = check_vpc("vpc", vpc)
-        check_str("instance_type", instance_type)
-        if is_token(instance_type):
-            raise FmValidationError("instance_type", instance_type, "an instance type known at synthesis")
-        self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
-        self.nodes: Any = check_count("nodes", nodes, minimum=1)
-        adapter = backend_for(orchestrator)
-        self.capacity: Capacity = (
-            OnDemand()
-            if capacity is None
-            else check_instance("capacity", capacity, Capacity, "a Capacity (OnDemand, CapacityBlock, ...)")
+        props = _check_props(
+            vpc=vpc,
+            instance_type=instance_type,
+            nodes=nodes,
+            orchestrator=orchestrator,
+            capacity=capacity,
+            subnet=subnet,
+            services_subnet=services_subnet,
+            storage=storage,
+            observability=observability,
+            access_logs_bucket=access_logs_bucket,
+            capacity_block_events=capacity_block_events,
+            health=health,
+            outputs=outputs,
         )
-        subnet = check_optional_subnet("subnet", subnet)
-        services_subnet = check_optional_subnet("services_subnet", services_subnet)
-        if storage is not None:
-            check_instance("storage", storage, PlatformStorage, "a PlatformStorage (for_throughput, ...) or None")
-        if observability is not None:
-            check_instance(
-                "observability", observability, PlatformObservability, "a PlatformObservability (new, existing)"
-            )
-        if access_logs_bucket is not None:
-            check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
-        check_bool("capacity_block_events", capacity_block_events)
-        if health is not None:
-            check_instance("health", health, PlatformHealth, "a PlatformHealth or None")
-        check_bool("outputs", outputs)
-        refuse_unsupported(
-            adapter,
-            PlatformChoices(
-                capacity=self.capacity,
-                services_subnet=services_subnet,
-                storage=storage,
-                observability=observability,
-                health=health,
-            ),
-        )
-        self._adapter = adapter
-        self.backend: Backend = adapter.backend
+        self._keep_choices(props, orchestrator, observability, capacity_block_events)
+        plan = self._validate(props, orchestrator, storage, observability, health)
+        self._hyperpod_chart = hyperpod_chart(scope, orchestrator)
+        super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
+
+        self._keep_plan(props.vpc, plan, storage, access_logs_bucket, health)
+        self._declare_parts()
+        self._observability(observability)
+        self._build_backend(orchestrator)
+        self._finish(capacity_block_events=capacity_block_events, outputs=outputs)
+
+    # --- choices -----------------------------------------------------------------------------------------------------
+    def _keep_choices(
+        self,
+        props: _Props,
+        orchestrator: Orchestrator,
+        observability: PlatformObservability | None,
+        capacity_block_events: bool,
+    ) -> None:
+        """What the checks need (kept before the construct exists)."""
+        self.instance_spec: InstanceSpec = props.instance_spec
+        self.nodes: Any = props.nodes
+        self.capacity: Capacity = props.capacity
+        self._adapter = props.adapter
+        self.backend: Backend = props.adapter.backend
         self.orchestrator: Orchestrator = orchestrator
         self._observability_choice = observability
         self._events_on = capacity_block_events
-        efa_storage = self._validate(orchestrator, storage)
-        self._hyperpod_chart = hyperpod_chart(scope, orchestrator)
-        #: The sizing decision for the file system (None without storage).
-        self.sizing: LustreSizing | None = storage.size(efa_enabled=efa_storage) if storage is not None else None
-        self.capacity.validate_for(self.instance_spec, max_nodes=self.nodes, parameters=("min_nodes", "nodes"))
-        subnet = subnet or default_subnet(vpc, self.capacity)
-        services = check_services_subnet(
-            services_subnet,
-            vpc=vpc,
-            subnet=subnet,
-            backend=self.backend.value,
-            storage=storage is not None,
-            efa_storage=efa_storage,
-        )
-        nccl_check = _health.nccl_spec(self, orchestrator, health, storage)
-        super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
 
+    def _keep_plan(
+        self,
+        vpc: ec2.IVpc,
+        plan: _Plan,
+        storage: PlatformStorage | None,
+        access_logs_bucket: s3.IBucket | None,
+        health: PlatformHealth | None,
+    ) -> None:
         self.vpc = vpc
-        self.subnet: ec2.ISubnet = subnet
+        self.subnet: ec2.ISubnet = plan.subnet
         #: The file system's, controller's, login and head nodes' subnet (``services_subnet``, else :attr:`subnet`).
-        self.services_subnet: ec2.ISubnet = services or subnet
-        self._efa_storage = efa_storage
+        self.services_subnet: ec2.ISubnet = plan.services_subnet or plan.subnet
+        self._efa_storage = plan.efa_storage
         self.storage = storage
+        #: The sizing decision for the file system (None without storage).
+        self.sizing: LustreSizing | None = plan.sizing
         self._access_logs_bucket = access_logs_bucket
         self.cluster_label: str = _cluster_label(self)
         #: Cluster health as given (None: off), the NCCL check the platform runs (None: none) and the remediation
         #: handler (None without a policy or observability).
         self.health: PlatformHealth | None = health
-        self.nccl_check: NcclCheckSpec | None = nccl_check
+        self.nccl_check: NcclCheckSpec | None = plan.nccl_check
         self.remediation: NodeRemediation | None = None
-
-        self._declare_parts()
-        self._observability(observability)
-        self._build_backend(orchestrator)
-        self._finish(capacity_block_events=capacity_block_events, outputs=outputs)
 
     # --- build steps ------------------------------------------------------------------------------------------------
     def _declare_parts(self) -> None:
@@ -305,13 +297,40 @@ class TrainingPlatform(Construct):
             self._emit_outputs()
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
-    def _validate(self, orchestrator: Orchestrator, storage: PlatformStorage | None) -> bool:
-        """Cross-choice rules (the backend's own, :meth:`~fmconstructs.platform.backends.PlatformBackend.check`);
-        returns whether the file system is EFA-enabled."""
+    def _validate(
+        self,
+        props: _Props,
+        orchestrator: Orchestrator,
+        storage: PlatformStorage | None,
+        observability: PlatformObservability | None,
+        health: PlatformHealth | None,
+    ) -> _Plan:
+        """Cross-choice rules: what the backend does not support (:class:`~fmconstructs.platform.backends.Unsupported`),
+        its own rules (:meth:`~fmconstructs.platform.backends.PlatformBackend.check`), sizing, capacity, placement and
+        the NCCL check."""
+        choices = PlatformChoices(
+            capacity=self.capacity,
+            services_subnet=props.services_subnet,
+            storage=storage,
+            observability=observability,
+            health=health,
+        )
+        refuse_unsupported(self._adapter, choices)
         self._adapter.check(self, orchestrator, storage)
-        if storage is None or storage.efa_enabled is None:
-            return True
-        return storage.efa_enabled
+        efa_storage = True if storage is None or storage.efa_enabled is None else storage.efa_enabled
+        sizing = storage.size(efa_enabled=efa_storage) if storage is not None else None
+        self.capacity.validate_for(self.instance_spec, max_nodes=self.nodes, parameters=("min_nodes", "nodes"))
+        subnet = props.subnet or default_subnet(props.vpc, self.capacity)
+        services = check_services_subnet(
+            props.services_subnet,
+            vpc=props.vpc,
+            subnet=subnet,
+            backend=self.backend.value,
+            storage=storage is not None,
+            efa_storage=efa_storage,
+        )
+        nccl_check = _health.nccl_spec(self, orchestrator, health, storage)
+        return _Plan(efa_storage, sizing, subnet, services, nccl_check)
 
     # --- shared parts ------------------------------------------------------------------------------------------------
     def _observability(self, choice: PlatformObservability | None) -> None:
@@ -512,3 +531,73 @@ def _cluster_label(scope: Construct) -> str:
     stack_name = Stack.of(scope).stack_name
     base = scope.node.id if Token.is_unresolved(stack_name) else f"{stack_name}-{scope.node.id}"
     return _LABEL_DROP.sub("-", base)[:128] or "platform"
+
+
+@dataclass(frozen=True)
+class _Props:
+    """The constructor's props, each checked on its own."""
+
+    vpc: ec2.IVpc
+    instance_spec: InstanceSpec
+    nodes: Any  # int, or a number token
+    adapter: PlatformBackend[Any]
+    capacity: Capacity
+    subnet: ec2.ISubnet | None
+    services_subnet: ec2.ISubnet | None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the cross-choice rules decided."""
+
+    efa_storage: bool
+    sizing: LustreSizing | None
+    subnet: ec2.ISubnet
+    services_subnet: ec2.ISubnet | None
+    nccl_check: NcclCheckSpec | None
+
+
+def _check_props(
+    *,
+    vpc: object,
+    instance_type: object,
+    nodes: object,
+    orchestrator: object,
+    capacity: object,
+    subnet: object,
+    services_subnet: object,
+    storage: object,
+    observability: object,
+    access_logs_bucket: object,
+    capacity_block_events: object,
+    health: object,
+    outputs: object,
+) -> _Props:
+    """One check per prop (types, known values), in the constructor's order."""
+    checked_vpc = check_vpc("vpc", vpc)
+    check_str("instance_type", instance_type)
+    if is_token(instance_type):
+        raise FmValidationError("instance_type", instance_type, "an instance type known at synthesis")
+    instance_spec = get_instance_spec(cast(str, instance_type))
+    checked_nodes = check_count("nodes", nodes, minimum=1)
+    adapter = backend_for(orchestrator)
+    checked_capacity: Capacity = (
+        OnDemand()
+        if capacity is None
+        else check_instance("capacity", capacity, Capacity, "a Capacity (OnDemand, CapacityBlock, ...)")
+    )
+    checked_subnet = check_optional_subnet("subnet", subnet)
+    checked_services = check_optional_subnet("services_subnet", services_subnet)
+    if storage is not None:
+        check_instance("storage", storage, PlatformStorage, "a PlatformStorage (for_throughput, ...) or None")
+    if observability is not None:
+        check_instance("observability", observability, PlatformObservability, "a PlatformObservability (new, existing)")
+    if access_logs_bucket is not None:
+        check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
+    check_bool("capacity_block_events", capacity_block_events)
+    if health is not None:
+        check_instance("health", health, PlatformHealth, "a PlatformHealth or None")
+    check_bool("outputs", outputs)
+    return _Props(
+        checked_vpc, instance_spec, checked_nodes, adapter, checked_capacity, checked_subnet, checked_services
+    )
