@@ -67,6 +67,9 @@ NO_ARGUMENTS = ("fmconstructs.capacity.OnDemand",)
 #: Dataclasses users receive, never build: what a method returned or a parser read (no bad-input rows needed).
 RESULT_TYPES: dict[str, str] = {
     "fmconstructs.platform.elastic.ElasticPool": "what add_elastic_pool made (manifest, name, labels)",
+    "fmconstructs.platform.backends._base.BackendResult": "what a platform backend built (TrainingPlatform's parts)",
+    "fmconstructs.platform.backends._base.PlatformChoices": "the checked platform choices TrainingPlatform passes on",
+    "fmconstructs.platform.backends._base.Unsupported": "a backend's declaration, read by TrainingPlatform",
     "fmconstructs.serving.sizing.ServingLayout": "serving_layout()/check_model_fits() result (inputs checked there)",
     "fmconstructs.bootstrap.node_bootstrap.BootstrapStep": "NodeBootstrap.steps, built by its add_* methods",
     "fmconstructs.bootstrap.node_bootstrap.ScriptAction": "NodeBootstrap.script_action() result",

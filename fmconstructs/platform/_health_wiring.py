@@ -28,6 +28,7 @@ from .health import (
 from .options import EksOptions, Orchestrator, ParallelClusterOptions, PcsOptions, PlatformStorage
 
 if TYPE_CHECKING:
+    from ..pcs import PcsLoginNodeGroup
     from .health import PlatformHealth
     from .platform import TrainingPlatform
 
@@ -61,17 +62,12 @@ def pcs_node_health(platform: TrainingPlatform) -> NodeHealthOptions | None:
     return health.node_checks
 
 
-def pcs_nccl(platform: TrainingPlatform, options: PcsOptions) -> None:
+def pcs_nccl(platform: TrainingPlatform, options: PcsOptions, login: PcsLoginNodeGroup | None) -> None:
     """The NCCL check on the login node group, or the warning that it is skipped."""
     health = platform.health
     if platform.nccl_check is not None:
-        wire_pcs_nccl(platform.login_node_group, platform.nccl_check, slurm_version=options.slurm_version.value)
-    elif (
-        health is not None
-        and health.nccl not in (None, False)
-        and platform.login_node_group is None
-        and platform.file_system is not None
-    ):
+        wire_pcs_nccl(login, platform.nccl_check, slurm_version=options.slurm_version.value)
+    elif health is not None and health.nccl not in (None, False) and login is None and platform.file_system is not None:
         warn_pcs_nccl_skipped(platform)
 
 

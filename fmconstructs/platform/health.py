@@ -161,8 +161,7 @@ def platform_nccl_spec(
     """The NCCL check the platform runs (None: none): the default where it can run, an explicit spec checked."""
     if health is None or health.nccl is None or health.nccl is False:
         return None
-    if health.nccl_image is not None and backend != "eks":
-        raise FmValidationError("health.nccl_image", health.nccl_image, "None except with EksOptions")
+    # health.nccl_image on another backend than EKS: refused up front (platform.backends, Unsupported).
     explicit = isinstance(health.nccl, NcclCheckSpec)
     problem = _nccl_problem(health, backend=backend, nodes=nodes, mount_point=mount_point, explicit=explicit)
     if problem is not None:

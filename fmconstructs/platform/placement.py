@@ -39,9 +39,6 @@ from .._validate import check_optional_subnet, is_local_zone, known, same_zone, 
 from ..capacity import Capacity, subnet_label
 from ..errors import FmValidationError, WarningId, add_warning, is_token
 
-#: Backends (``Backend`` values) that take ``services_subnet``.
-SERVICES_SUBNET_BACKENDS = ("pcs", "parallelcluster", "eks")
-
 
 def check_services_subnet(
     services_subnet: object,
@@ -66,13 +63,6 @@ def check_services_subnet(
                 "(the controller, login nodes and file system go there; the GPU nodes stay in subnet)",
             )
         return None
-    if backend not in SERVICES_SUBNET_BACKENDS:
-        raise FmValidationError(
-            "services_subnet",
-            subnet_label(services),
-            "None with HyperPod (HyperPodCluster takes one VpcConfig for every instance group); PcsOptions, "
-            "ParallelClusterOptions or EksOptions take it",
-        )
     _check_same_vpc(vpc, services)
     zone = subnet_zone(services)
     if is_local_zone(zone):
