@@ -21,9 +21,12 @@ it (older synths, other tools) are read from their resource types and properties
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
+
+from .storage.sizing import LUSTRE_EFA_METADATA_KEY
 
 #: Resource ``Metadata`` key of the record.
 PLAN_METADATA_KEY = "fmconstructs:plan"
@@ -31,9 +34,8 @@ PLAN_METADATA_KEY = "fmconstructs:plan"
 #: The record version this release writes and reads.
 PLAN_RECORD_VERSION = 1
 
-#: The older Metadata key of the Lustre EFA counts (same value as ``storage.sizing.LUSTRE_EFA_METADATA_KEY``; kept
-#: here so this module imports nothing that imports aws_cdk).
-_LEGACY_LUSTRE_EFA_KEY = "fmconstructs:lustre-efa-interfaces"
+#: The older Metadata key of the Lustre EFA counts (``storage.sizing`` imports no aws_cdk).
+_LEGACY_LUSTRE_EFA_KEY = LUSTRE_EFA_METADATA_KEY
 
 
 class PlanKind(Enum):
@@ -49,7 +51,7 @@ class _HasMetadata(Protocol):
 
 
 def plan_record(
-    kind: PlanKind, *, backend: str, lustre_efa_interfaces: dict[str, int | str] | None = None
+    kind: PlanKind, *, backend: str, lustre_efa_interfaces: Mapping[str, int | str] | None = None
 ) -> dict[str, Any]:
     """The record's JSON value (version :data:`PLAN_RECORD_VERSION`)."""
     record: dict[str, Any] = {"version": PLAN_RECORD_VERSION, "kind": kind.value, "backend": backend}
@@ -63,7 +65,7 @@ def write_plan_record(
     kind: PlanKind,
     *,
     backend: str,
-    lustre_efa_interfaces: dict[str, int | str] | None = None,
+    lustre_efa_interfaces: Mapping[str, int | str] | None = None,
 ) -> None:
     """Write the record on ``resource`` (a ``CfnResource``), and the Lustre EFA counts under the older key too."""
     resource.add_metadata(

@@ -50,6 +50,9 @@ from typing import Any, cast
 
 from ..errors import FmValidationError
 
+# Re-exported (tests and older callers import it from here); read in cli.plan_readers.
+from ..storage.sizing import LUSTRE_EFA_METADATA_KEY as LUSTRE_EFA_METADATA_KEY
+
 #: Marker for a value CloudFormation resolves at deploy time (a Ref, Fn::GetAtt, parameter, import...).
 DEPLOY_TIME = "deploy-time"
 

@@ -52,6 +52,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct, IConstruct, IValidation
 
+from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     check_enum,
     check_instance,
@@ -72,7 +73,6 @@ from ..health import NodeHealthOptions
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
-from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 from .accounting import (
     CLUSTER_NAME_MAX_LENGTH_WITH_ACCOUNTING,
     AccountingSettingsCheck,
@@ -587,10 +587,12 @@ class ParallelCluster(Construct):
 
     def _mark_lustre_efa(self) -> None:
         """With an EFA-enabled shared file system, :data:`LUSTRE_EFA_METADATA_KEY` on the resource: each queue's EFA
-        interfaces per node for LNet, 0 for a queue that mounts over TCP (what ``fmc plan`` counts)."""
+        interfaces per node for LNet, 0 for a queue that mounts over TCP (what ``fmc plan`` counts), in the plan record
+        (:mod:`fmconstructs._plan_metadata`) the resource always carries."""
+        marker = None
         if any(shared.file_system.efa_enabled for shared in self.shared_storage):
             marker = {queue.name: self.lustre_efa_interfaces.get(queue.name, 0) for queue in self.queues}
-            self.resource.add_metadata(LUSTRE_EFA_METADATA_KEY, marker)
+        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="parallelcluster", lustre_efa_interfaces=marker)
 
     def _lustre_efa_plan(
         self, queue: SlurmQueue, storage: Sequence[SharedLustre]

@@ -35,6 +35,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct, IConstruct, IValidation
 
+from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     check_bool,
     check_construct,
@@ -1111,6 +1112,7 @@ class LustreFileSystem(LustreFileSystemBase):
             ),
         )
         self.resource.apply_removal_policy(removal_policy)
+        write_plan_record(self.resource, PlanKind.FILE_SYSTEM, backend="fsx-lustre")  # what `fmc plan` reads
         self.file_system_id = self.resource.ref
         self.dns_name = self.resource.attr_dns_name
         self.mount_name = self.resource.attr_lustre_mount_name
