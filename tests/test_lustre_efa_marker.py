@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from fmconstructs import _plan_metadata
 from fmconstructs.cli.assembly import LUSTRE_EFA_METADATA_KEY, parse_stack
 from fmconstructs.cli.plan import plan_stacks
 from fmconstructs.hyperpod import HyperPodCluster, HyperPodInstanceGroup, HyperPodLustreMount, HyperPodOrchestrator
@@ -36,8 +37,9 @@ def _plan_fs(scene: Scene) -> Any:
 
 def test_the_reader_and_the_constructs_use_one_key() -> None:
     assert LUSTRE_EFA_METADATA_KEY == "fmconstructs:lustre-efa-interfaces"
-    assert parallelcluster_cluster.LUSTRE_EFA_METADATA_KEY == LUSTRE_EFA_METADATA_KEY
-    assert hyperpod_cluster.LUSTRE_EFA_METADATA_KEY == LUSTRE_EFA_METADATA_KEY
+    # The constructs write it through the plan record's writer (fmconstructs._plan_metadata).
+    assert parallelcluster_cluster.write_plan_record is hyperpod_cluster.write_plan_record
+    assert _plan_metadata._LEGACY_LUSTRE_EFA_KEY == LUSTRE_EFA_METADATA_KEY
 
 
 # --- ParallelCluster -----------------------------------------------------------------------------------------------

@@ -49,7 +49,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import FmValidationError
-from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
+
+# Re-exported (tests and older callers import it from here); read in cli.plan_readers.
+from ..storage.sizing import LUSTRE_EFA_METADATA_KEY as LUSTRE_EFA_METADATA_KEY
 
 #: Marker for a value CloudFormation resolves at deploy time (a Ref, Fn::GetAtt, parameter, import...).
 DEPLOY_TIME = "deploy-time"
@@ -220,6 +222,8 @@ class Stack:
     subnet_zones: dict[str, object] = field(default_factory=dict)
     """Subnets created by the template: logical id -> ``AvailabilityZone`` (a literal or a deploy-time value)."""
     network_consumers: list[NetworkConsumer] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What the readers could not use (a plan record of a version or kind they do not read), for the plan's notes."""
     stackset: bool = False
     """Whether the template is a StackSet's replicated template (``*.stackset.template.json``)."""
 
@@ -289,128 +293,6 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _reservation_target(value: object) -> object:
-    target = _dict(value)
-    return target.get("CapacityReservationId", target.get("CapacityReservationResourceGroupArn"))
-
-
-def _lustre_efa_marker(resource: dict[str, Any]) -> dict[str, Any] | None:
-    """The resource's :data:`LUSTRE_EFA_METADATA_KEY` mapping, or None when it has none."""
-    marker = _dict(resource.get("Metadata")).get(LUSTRE_EFA_METADATA_KEY)
-    return marker if isinstance(marker, dict) else None
-
-
-def _declare_lustre_efa(group: NodeGroup, marker: dict[str, Any] | None, name: object) -> None:
-    """Set ``group``'s Lustre EFA interfaces from ``marker[name]``: a literal count, else (``"decided-on-node"``, or
-    anything that is not a literal count) decided on the node (None)."""
-    if marker is None or not isinstance(name, str) or name not in marker:
-        return
-    count = as_int(marker[name])
-    group.lustre_efa_declared = True
-    group.lustre_efa_interfaces = count if count is not None and count >= 0 else None
-
-
-def _hyperpod_groups(
-    name: str, logical_id: str, cfn_resource: dict[str, Any], path: str | None = None
-) -> list[NodeGroup]:
-    """One node group per ``InstanceGroups`` entry; ``ml.p5.48xlarge`` is planned as ``p5.48xlarge``."""
-    props = _dict(cfn_resource.get("Properties"))
-    marker = _lustre_efa_marker(cfn_resource)
-    subnets = _list(_dict(props.get("VpcConfig")).get("Subnets"))
-    groups: list[NodeGroup] = []
-    for entry in _list(props.get("InstanceGroups")):
-        group = _dict(entry)
-        itype = group.get("InstanceType")
-        if isinstance(itype, str) and itype.startswith("ml."):
-            itype = itype[len("ml.") :]
-        count = group.get("InstanceCount")
-        plan = group.get("TrainingPlanArn")
-        groups.append(
-            NodeGroup(
-                stack=name,
-                logical_id=f"{logical_id}/{describe(group.get('InstanceGroupName'))}",
-                path=f"{path}/{describe(group.get('InstanceGroupName'))}" if path else None,
-                kind="hyperpod",
-                instance_type=itype,
-                min_nodes=group.get("MinInstanceCount", count),
-                max_nodes=count,
-                launch_template=None,
-                purchase_option="TRAINING_PLAN" if plan is not None else "ON_DEMAND",
-                subnet_ids=subnets,
-                reservation=plan,
-                efa_enabled=True,
-                efa_decided_by="SageMaker HyperPod",
-            )
-        )
-        _declare_lustre_efa(groups[-1], marker, group.get("InstanceGroupName"))
-    return groups
-
-
-def _parallelcluster_groups(
-    name: str, logical_id: str, cfn_resource: dict[str, Any], base: str | None = None
-) -> list[NodeGroup]:
-    """The head node, login pools and every queue's compute resources of a ParallelCluster configuration."""
-    props = _dict(cfn_resource.get("Properties"))
-    config = _dict(props.get("ClusterConfiguration"))
-    marker = _lustre_efa_marker(cfn_resource)
-    groups: list[NodeGroup] = []
-
-    def add(path: str, itype: object, low: object, high: object, subnets: tuple[object, ...], **extra: Any) -> None:
-        groups.append(
-            NodeGroup(
-                stack=name,
-                logical_id=f"{logical_id}/{path}",
-                path=f"{base}/{path}" if base else None,
-                kind="parallelcluster",
-                instance_type=itype,
-                min_nodes=low,
-                max_nodes=high,
-                launch_template=None,
-                subnet_ids=subnets,
-                efa_decided_by="AWS ParallelCluster",
-                **extra,
-            )
-        )
-
-    def over_tcp() -> None:
-        # fmconstructs never configures LNet over EFA on the head node or login nodes: with the marker, they are TCP.
-        if marker is not None:
-            groups[-1].lustre_efa_declared = True
-            groups[-1].lustre_efa_interfaces = 0
-
-    head = _dict(config.get("HeadNode"))
-    if head:
-        add("head", head.get("InstanceType"), 1, 1, _list(_dict(head.get("Networking")).get("SubnetId")))
-        over_tcp()
-    for pool in _list(_dict(config.get("LoginNodes")).get("Pools")):
-        pool = _dict(pool)
-        count = pool.get("Count")
-        subnets = _list(_dict(pool.get("Networking")).get("SubnetIds"))
-        add(f"login/{describe(pool.get('Name'))}", pool.get("InstanceType"), count, count, subnets)
-        over_tcp()
-    for queue in _list(_dict(config.get("Scheduling")).get("SlurmQueues")):
-        queue = _dict(queue)
-        subnets = _list(_dict(queue.get("Networking")).get("SubnetIds"))
-        for resource in _list(queue.get("ComputeResources")):
-            resource = _dict(resource)
-            itype = resource.get("InstanceType")
-            if itype is None:  # the flexible form: Instances[].InstanceType (the first one is planned)
-                itype = _dict((_list(resource.get("Instances")) or ({},))[0]).get("InstanceType")
-            add(
-                f"{describe(queue.get('Name'))}/{describe(resource.get('Name'))}",
-                itype,
-                resource.get("MinCount", 0),
-                resource.get("MaxCount"),
-                subnets,
-                purchase_option=queue.get("CapacityType", "ONDEMAND"),
-                reservation=_reservation_target(resource.get("CapacityReservationTarget"))
-                or _reservation_target(queue.get("CapacityReservationTarget")),
-                efa_enabled=_dict(resource.get("Efa")).get("Enabled", False),
-            )
-            _declare_lustre_efa(groups[-1], marker, queue.get("Name"))
-    return groups
-
-
 def construct_path(resource: dict[str, Any], prefix: str | None = None) -> str | None:
     """The resource's construct path inside its stack (``Cluster/P5``): its ``aws:cdk:path`` metadata without the
     stack's own path (``prefix``, else the first segment) and without a trailing ``Resource``/``Default`` (the L1
@@ -455,101 +337,11 @@ def _kind(value: object) -> str:
     return names.get(type(value), "a number")
 
 
-def _pcs_group(name: str, lid: str, props: dict[str, Any], lt: LaunchTemplate | None) -> NodeGroup:
-    configs = props.get("InstanceConfigs")
-    first = _dict(configs[0]) if isinstance(configs, list) and configs else {}
-    scaling = _dict(props.get("ScalingConfiguration"))
-    return NodeGroup(
-        stack=name,
-        logical_id=lid,
-        kind="pcs",
-        instance_type=first.get("InstanceType", lt.instance_type if lt else None),
-        min_nodes=scaling.get("MinInstanceCount"),
-        max_nodes=scaling.get("MaxInstanceCount"),
-        launch_template=lt,
-        purchase_option=props.get("PurchaseOption"),
-        subnet_ids=_list(props.get("SubnetIds")),
-        image_id=props.get("AmiId", lt.image_id if lt else None),
-    )
-
-
-def _eks_group(name: str, lid: str, props: dict[str, Any], lt: LaunchTemplate | None) -> NodeGroup:
-    types = props.get("InstanceTypes")
-    itype = types[0] if isinstance(types, list) and types else (lt.instance_type if lt else None)
-    scaling = _dict(props.get("ScalingConfig"))
-    return NodeGroup(
-        stack=name,
-        logical_id=lid,
-        kind="eks",
-        instance_type=itype,
-        min_nodes=scaling.get("MinSize"),
-        max_nodes=scaling.get("MaxSize"),
-        launch_template=lt,
-        purchase_option=props.get("CapacityType", "ON_DEMAND"),
-        subnet_ids=_list(props.get("Subnets")),
-        image_id=lt.image_id if lt else None,
-        eks_ami_type=props.get("AmiType"),
-    )
-
-
-def _asg_group(name: str, lid: str, props: dict[str, Any], lt: LaunchTemplate | None) -> NodeGroup:
-    return NodeGroup(
-        stack=name,
-        logical_id=lid,
-        kind="asg",
-        instance_type=lt.instance_type if lt else None,
-        min_nodes=props.get("MinSize"),
-        max_nodes=props.get("MaxSize"),
-        launch_template=lt,
-        subnet_ids=_list(props.get("VPCZoneIdentifier")),
-        image_id=lt.image_id if lt else None,
-    )
-
-
-def _file_system(name: str, lid: str, props: dict[str, Any], path: str | None) -> FileSystem:
-    lustre = _dict(props.get("LustreConfiguration"))
-    return FileSystem(
-        stack=name,
-        logical_id=lid,
-        file_system_type=props.get("FileSystemType"),
-        storage_capacity_gib=props.get("StorageCapacity"),
-        deployment_type=lustre.get("DeploymentType"),
-        throughput_mbps_per_tib=lustre.get("PerUnitStorageThroughput"),
-        efa_enabled=lustre.get("EfaEnabled", False),
-        subnet_ids=_list(props.get("SubnetIds")),
-        path=path,
-    )
-
-
-#: Resource types that hold a node group whose launch template is referenced from a property path.
-_LAUNCH_TEMPLATE_GROUPS = {
-    "AWS::PCS::ComputeNodeGroup": (("CustomLaunchTemplate", "TemplateId"), _pcs_group),
-    "AWS::EKS::Nodegroup": (("LaunchTemplate", "Id"), _eks_group),
-    "AWS::AutoScaling::AutoScalingGroup": (("LaunchTemplate", "LaunchTemplateId"), _asg_group),
-}
-
-#: ``VpcEndpointType`` values whose endpoint puts one network interface in each subnet it names (EC2 API Reference
-#: CreateVpcEndpoint ``SubnetId``: "(Interface and Gateway Load Balancer endpoints) The IDs of the subnets in which to
-#: create endpoint network interfaces"); gateway endpoints (the default type) take no IP address.
-_ENI_ENDPOINT_TYPES = frozenset({"Interface", "GatewayLoadBalancer"})
-
-
-def _add_consumer(stack: Stack, lid: str, rtype: str, props: dict[str, Any], path: str | None) -> None:
-    """Record a PCS controller (AWS PCS API Reference ``Networking.subnetIds``: the subnet "where AWS PCS creates an
-    Elastic Network Interface (ENI)"; "The subnet must have an available IP address") or an interface endpoint."""
-    name = path or lid
-    if rtype == "AWS::PCS::Cluster":
-        subnets = _list(_dict(props.get("Networking")).get("SubnetIds"))
-        stack.network_consumers.append(NetworkConsumer(stack.name, name, "pcs-controller", subnets))
-    elif rtype == "AWS::EC2::VPCEndpoint" and str(props.get("VpcEndpointType")) in _ENI_ENDPOINT_TYPES:
-        subnets = _list(props.get("SubnetIds"))
-        stack.network_consumers.append(NetworkConsumer(stack.name, name, "vpc-endpoint", subnets))
-
-
 def parse_stack(
     name: str, template: dict[str, Any], environment: str | None = None, *, path_prefix: str | None = None
 ) -> Stack:
-    """The node groups, file systems and other IP consumers of one template.
+    """The node groups, file systems and other IP consumers of one template, each resource read by the reader
+    :mod:`fmconstructs.cli.plan_readers` registers for its type.
 
     Raises :class:`AssemblyError` when the template does not have CloudFormation's shape; inside ``Properties``
     any JSON is accepted (a value that is not what CloudFormation expects is read as unknown, never guessed).
@@ -563,24 +355,10 @@ def parse_stack(
         for lid, r in resources.items()
         if r["Type"] == "AWS::EC2::LaunchTemplate"
     }
+    from .plan_readers import READERS, ReadContext  # the readers build this module's records
+
     for lid, resource in resources.items():
-        rtype = resource["Type"]
-        props = _dict(resource.get("Properties"))
-        if rtype == "AWS::EC2::Subnet":
-            stack.subnet_zones[lid] = props.get("AvailabilityZone", DEPLOY_TIME)
-        elif rtype in _LAUNCH_TEMPLATE_GROUPS:
-            (outer, inner), build = _LAUNCH_TEMPLATE_GROUPS[rtype]
-            lt = templates.get(_template_ref(_dict(props.get(outer)).get(inner)) or "")
-            stack.node_groups.append(build(name, lid, props, lt))
-            stack.node_groups[-1].path = paths[lid]
-        elif rtype == "AWS::SageMaker::Cluster":
-            stack.node_groups.extend(_hyperpod_groups(name, lid, resource, paths[lid]))
-        elif rtype == "Custom::PclusterCluster":
-            stack.node_groups.extend(_parallelcluster_groups(name, lid, resource, paths[lid]))
-        elif rtype == "AWS::FSx::FileSystem":
-            stack.file_systems.append(_file_system(name, lid, props, paths[lid]))
-        else:
-            _add_consumer(stack, lid, rtype, props, paths[lid])
+        READERS.read(ReadContext(stack, lid, resource, paths[lid], templates))
     used = {g.launch_template.logical_id for g in stack.node_groups if g.launch_template is not None}
     for lid, lt in templates.items():
         if lid not in used:

@@ -388,6 +388,7 @@ def plan_stacks(stacks: list[Stack], *, prices: dict[str, float] | None = None) 
         plan.unknowns += pcs_size_unknowns(pcs)
         for parameter in stack.parameters:
             plan.unknowns.append(f"{stack.name}: parameter {parameter} (resolved at deploy time)")
+        plan.notes += stack.notes  # plan records the readers could not use (cli.plan_readers)
     plan.ip_consumers = ip_consumers(stacks, plan.node_groups)
     plan.compute_total = compute_total(plan.node_groups)
     plan.notes.append(

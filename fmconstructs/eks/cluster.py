@@ -38,6 +38,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from .._plan_metadata import PlanKind, write_plan_record
 from .._replacement import check_removal_policy, warn_fixed_name
 from .._validate import (
     RemovedAttribute,
@@ -394,6 +395,8 @@ class GpuEksCluster(Construct):
                 node_role=self.node_role,
             )
             self.system_node_group.node.add_dependency(self.vpc_cni_addon)
+            system = cast(CfnResource, self.system_node_group.node.default_child)
+            write_plan_record(system, PlanKind.NODE_GROUP, backend="eks")  # what `fmc plan` reads
 
         self.gpu_node_groups: list[GpuNodeGroup] = []
         self._host_lustre_mounts: list[tuple[LustreFileSystemBase, str]] = []

@@ -50,13 +50,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Required, TypedDict
+from typing import TYPE_CHECKING, Required, TypedDict, cast
 
+from aws_cdk import CfnResource
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     NOT_GIVEN,
     RemovedAttribute,
@@ -494,6 +496,7 @@ class GpuNodeGroup(Construct):
         # Nodes fetch their pre-bootstrap asset as they boot: the node role's permissions must exist first.
         if self.nodegroup.node.default_child is not None:
             self.launch_template.bootstrap.add_dependent(self.nodegroup.node.default_child)
+            write_plan_record(cast(CfnResource, self.nodegroup.node.default_child), PlanKind.NODE_GROUP, backend="eks")
         self._add_node_health(enable_node_auto_repair=enable_node_auto_repair)
 
     def _add_node_health(self, *, enable_node_auto_repair: bool) -> None:

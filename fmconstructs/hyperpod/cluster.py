@@ -29,6 +29,7 @@ from aws_cdk import aws_s3_deployment as s3deploy
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     RemovedAttribute,
     check_construct,
@@ -53,7 +54,6 @@ from ..observability.sources import ExporterSource, check_exporter_source
 from ..storage import LustreFileSystemBase
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
 from ..storage.data_repository import check_bucket_name
-from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 from . import _nag
 from .access import session_command
 from .data_safety import DEFAULT_REMOVAL_POLICY, check_removal_policy, warn_fixed_cluster_name
@@ -821,10 +821,11 @@ class HyperPodCluster(Construct):
         if cluster_name is not None:
             warn_fixed_cluster_name(self, cluster_name)
         own_mount = eks_lustre_efa or (mode is SlurmConfiguration.API and mount is HyperPodLustreMount.NODE_BOOTSTRAP)
+        marker: dict[str, int | str] | None = None
         if file_system is not None and file_system.efa_enabled and own_mount:
             counts = {g.name: self.lustre_efa_interfaces.get(g.name, 0) for g in groups}
             marker = {name: LUSTRE_EFA_DECIDED_ON_NODE if n is None else n for name, n in counts.items()}
-            self.resource.add_metadata(LUSTRE_EFA_METADATA_KEY, marker)
+        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="hyperpod", lustre_efa_interfaces=marker)
         if orchestrator.kind is OrchestratorKind.EKS:
             version = getattr(getattr(orchestrator.eks_cluster, "version", None), "version", None)
             if isinstance(version, str) and version not in HYPERPOD_KUBERNETES_VERSIONS:

@@ -14,6 +14,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     known,
     same_zone,
@@ -23,7 +24,6 @@ from ..bootstrap import NodeBootstrap, ScriptAction
 from ..catalog import InstanceSpec
 from ..errors import WarningId, add_warning
 from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
-from ..storage.sizing import LUSTRE_EFA_METADATA_KEY
 from .config import (
     SharedLustre,
     SlurmQueue,
@@ -116,10 +116,12 @@ class _ClusterLustreEfa(_Construct):
 
     def _mark_lustre_efa(self) -> None:
         """With an EFA-enabled shared file system, :data:`LUSTRE_EFA_METADATA_KEY` on the resource: each queue's EFA
-        interfaces per node for LNet, 0 for a queue that mounts over TCP (what ``fmc plan`` counts)."""
+        interfaces per node for LNet, 0 for a queue that mounts over TCP (what ``fmc plan`` counts), in the plan record
+        (:mod:`fmconstructs._plan_metadata`) the resource always carries."""
+        marker = None
         if any(shared.file_system.efa_enabled for shared in self.shared_storage):
             marker = {queue.name: self.lustre_efa_interfaces.get(queue.name, 0) for queue in self.queues}
-            self.resource.add_metadata(LUSTRE_EFA_METADATA_KEY, marker)
+        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="parallelcluster", lustre_efa_interfaces=marker)
 
     def _lustre_efa_plan(
         self, queue: SlurmQueue, storage: Sequence[SharedLustre]

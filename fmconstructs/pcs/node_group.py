@@ -68,6 +68,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct
 
+from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     NOT_GIVEN,
     RemovedAttribute,
@@ -531,6 +532,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         )
         # Nodes register as soon as they boot: the role's policies must exist before PCS launches any.
         self.resource.node.add_dependency(self.instance_profile.policy)
+        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads
         cluster._register_node_count(self.node.path, "max_nodes", max_nodes)
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
@@ -782,6 +784,7 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
             tags=tag_map or None,
         )
         self.resource.node.add_dependency(self.instance_profile.policy)
+        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads
         cluster._register_login_node_group(self)
         cluster._register_node_count(self.node.path, "nodes", nodes)
 

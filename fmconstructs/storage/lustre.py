@@ -31,6 +31,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     RemovedAttribute,
     check_bool,
@@ -455,6 +456,7 @@ class LustreFileSystem(LustreFileSystemBase):
             ),
         )
         self.resource.apply_removal_policy(props.removal_policy)
+        write_plan_record(self.resource, PlanKind.FILE_SYSTEM, backend="fsx-lustre")  # what `fmc plan` reads
         self.file_system_id = self.resource.ref
         self.dns_name = self.resource.attr_dns_name
         self.mount_name = self.resource.attr_lustre_mount_name
