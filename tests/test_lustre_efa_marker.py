@@ -16,7 +16,7 @@ from fmconstructs.hyperpod import HyperPodCluster, HyperPodInstanceGroup, HyperP
 from fmconstructs.hyperpod import cluster as hyperpod_cluster
 from fmconstructs.networking import EfaSecurityGroup
 from fmconstructs.parallelcluster import ComputeResource, SharedLustre
-from fmconstructs.parallelcluster import cluster as parallelcluster_cluster
+from fmconstructs.parallelcluster import cluster_lustre as parallelcluster_cluster_lustre
 from fmconstructs.storage import LustreFileSystem
 from tests.conftest import Scene, new_scene
 from tests.test_parallelcluster import BLOCK, make_cluster
@@ -38,7 +38,7 @@ def _plan_fs(scene: Scene) -> Any:
 def test_the_reader_and_the_constructs_use_one_key() -> None:
     assert LUSTRE_EFA_METADATA_KEY == "fmconstructs:lustre-efa-interfaces"
     # The constructs write it through the plan record's writer (fmconstructs._plan_metadata).
-    assert parallelcluster_cluster.write_plan_record is hyperpod_cluster.write_plan_record
+    assert parallelcluster_cluster_lustre.write_plan_record is hyperpod_cluster.write_plan_record
     assert _plan_metadata._LEGACY_LUSTRE_EFA_KEY == LUSTRE_EFA_METADATA_KEY
 
 

@@ -381,22 +381,7 @@ class GpuEksCluster(Construct):
         for role in roles:
             self.grant_admin(role)
 
-        self.system_node_group: eks.Nodegroup | None = None
-        if system_node_group is not None:
-            self.system_node_group = self.cluster.add_nodegroup_capacity(
-                "SystemNodeGroup",
-                instance_types=[ec2.InstanceType(system_node_group.instance_type)],
-                ami_type=eks.NodegroupAmiType.AL2023_X86_64_STANDARD,
-                min_size=system_node_group.min_nodes,
-                max_size=system_node_group.max_nodes,
-                desired_size=system_node_group.desired_nodes,
-                labels=dict(system_node_group.labels),
-                subnets=ec2.SubnetSelection(subnets=list(self.subnets)),
-                node_role=self.node_role,
-            )
-            self.system_node_group.node.add_dependency(self.vpc_cni_addon)
-            system = cast(CfnResource, self.system_node_group.node.default_child)
-            write_plan_record(system, PlanKind.NODE_GROUP, backend="eks")  # what `fmc plan` reads
+        self.system_node_group: eks.Nodegroup | None = self._build_system_node_group(system_node_group)
 
         self.gpu_node_groups: list[GpuNodeGroup] = []
         self._host_lustre_mounts: list[tuple[LustreFileSystemBase, str]] = []
@@ -414,6 +399,27 @@ class GpuEksCluster(Construct):
         _nag.acknowledge_cluster(self, own_node_role=node_role is None)
 
     # --- cluster ------------------------------------------------------------------------------------------------
+
+    def _build_system_node_group(self, options: SystemNodeGroupOptions | None) -> eks.Nodegroup | None:
+        """The managed node group for system pods (none without ``options``), after the CNI add-on; with the plan
+        record ``fmc plan`` reads."""
+        if options is None:
+            return None
+        group = self.cluster.add_nodegroup_capacity(
+            "SystemNodeGroup",
+            instance_types=[ec2.InstanceType(options.instance_type)],
+            ami_type=eks.NodegroupAmiType.AL2023_X86_64_STANDARD,
+            min_size=options.min_nodes,
+            max_size=options.max_nodes,
+            desired_size=options.desired_nodes,
+            labels=dict(options.labels),
+            subnets=ec2.SubnetSelection(subnets=list(self.subnets)),
+            node_role=self.node_role,
+        )
+        group.node.add_dependency(self.vpc_cni_addon)
+        write_plan_record(cast(CfnResource, group.node.default_child), PlanKind.NODE_GROUP, backend="eks")
+        return group
+
     def _endpoint_access(self, cidrs: Sequence[str] | None) -> eks.EndpointAccess:
         if cidrs is None:
             return eks.EndpointAccess.PRIVATE

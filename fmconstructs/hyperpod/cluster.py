@@ -821,11 +821,8 @@ class HyperPodCluster(Construct):
         if cluster_name is not None:
             warn_fixed_cluster_name(self, cluster_name)
         own_mount = eks_lustre_efa or (mode is SlurmConfiguration.API and mount is HyperPodLustreMount.NODE_BOOTSTRAP)
-        marker: dict[str, int | str] | None = None
-        if file_system is not None and file_system.efa_enabled and own_mount:
-            counts = {g.name: self.lustre_efa_interfaces.get(g.name, 0) for g in groups}
-            marker = {name: LUSTRE_EFA_DECIDED_ON_NODE if n is None else n for name, n in counts.items()}
-        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="hyperpod", lustre_efa_interfaces=marker)
+        efa_fs = file_system is not None and file_system.efa_enabled
+        self._write_plan_record(groups, lustre_over_efa=efa_fs and own_mount)
         if orchestrator.kind is OrchestratorKind.EKS:
             version = getattr(getattr(orchestrator.eks_cluster, "version", None), "version", None)
             if isinstance(version, str) and version not in HYPERPOD_KUBERNETES_VERSIONS:
@@ -840,6 +837,15 @@ class HyperPodCluster(Construct):
             self.resource.node.add_dependency(policy)
         self.node_recovery = node_recovery
         _nag.acknowledge_cluster(self)
+
+    def _write_plan_record(self, groups: Sequence[HyperPodInstanceGroup], *, lustre_over_efa: bool) -> None:
+        """The plan record ``fmc plan`` reads; with Lustre over EFA, each group's EFA interfaces for LNet (or
+        :data:`LUSTRE_EFA_DECIDED_ON_NODE`)."""
+        marker: dict[str, int | str] | None = None
+        if lustre_over_efa:
+            counts = {g.name: self.lustre_efa_interfaces.get(g.name, 0) for g in groups}
+            marker = {name: LUSTRE_EFA_DECIDED_ON_NODE if n is None else n for name, n in counts.items()}
+        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="hyperpod", lustre_efa_interfaces=marker)
 
     def _api_group_bootstrap(
         self,
