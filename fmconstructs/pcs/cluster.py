@@ -205,6 +205,24 @@ class PcsCluster(Construct):
         self.removal_policy = check_removal_policy("removal_policy", removal_policy)
         super().__init__(scope, id)
         self.vpc = vpc
+        self._slurm_settings = self._build_slurm_settings(subnet=subnet, slurm_settings=slurm_settings)
+        self.subnet: ec2.ISubnet = subnet or vpc.private_subnets[0]
+        self.security_group: ec2.ISecurityGroup = self._build_security_group(security_group)
+        self.connections = ec2.Connections(security_groups=[self.security_group])
+        self.resource = self._build_resource(cluster_name=cluster_name, purge_days=purge_days, idle=idle, tags=tag_map)
+        self._efa_security_group: EfaSecurityGroup | None = None
+        self._instance_profile: PcsInstanceProfile | None = None
+        self._queue_names: set[str] = set()
+        self._login_node_groups: list[PcsLoginNodeGroup] = []
+        self._node_counts: list[NodeCount] = []
+        self._slurm_script_pieces: list[SlurmScriptPiece] = []
+        self.node.add_validation(_SizeCheck(self))
+
+    # --- build steps ------------------------------------------------------------------------------------------------
+    def _build_slurm_settings(
+        self, *, subnet: ec2.ISubnet | None, slurm_settings: Mapping[ClusterSetting, str] | None
+    ) -> dict[ClusterSetting, str]:
+        """The checked ``slurm_settings`` with the IMEX prolog and flags and the node-health ``Prolog``."""
         settings = self._validate(subnet=subnet, slurm_settings=slurm_settings)
         self._given_settings = frozenset(settings)
         if self.imex_enabled:
@@ -215,33 +233,37 @@ class PcsCluster(Construct):
             )
         if self.runs_prolog_checks:
             settings[ClusterSetting.PROLOG] = PROLOG_RUNNER_PATH  # runs the checks, then IMEX (pcs/health.py)
-        self._slurm_settings = settings
-        self.subnet: ec2.ISubnet = subnet or vpc.private_subnets[0]
+        return settings
 
-        if security_group is None:
-            group = ec2.SecurityGroup(
-                self,
-                "SecurityGroup",
-                vpc=vpc,
-                description="AWS PCS cluster: controller, login and compute nodes reach each other; all outbound",
-                allow_all_outbound=True,
-            )
-            # The group as its own peer: CDK writes a separate rule resource (an inline self-reference is a cycle).
-            # Outbound to itself is covered by the all-traffic rule to 0.0.0.0/0.
-            group.add_ingress_rule(group, ec2.Port.all_traffic(), "PCS: all traffic from cluster members")
-            group.apply_removal_policy(self.removal_policy)
-            security_group = group
-        self.security_group: ec2.ISecurityGroup = security_group
-        self.connections = ec2.Connections(security_groups=[security_group])
+    def _build_security_group(self, given: ec2.ISecurityGroup | None) -> ec2.ISecurityGroup:
+        """The given group, or a new one with the rules PCS documents (see the module docstring)."""
+        if given is not None:
+            return given
+        group = ec2.SecurityGroup(
+            self,
+            "SecurityGroup",
+            vpc=self.vpc,
+            description="AWS PCS cluster: controller, login and compute nodes reach each other; all outbound",
+            allow_all_outbound=True,
+        )
+        # The group as its own peer: CDK writes a separate rule resource (an inline self-reference is a cycle).
+        # Outbound to itself is covered by the all-traffic rule to 0.0.0.0/0.
+        group.add_ingress_rule(group, ec2.Port.all_traffic(), "PCS: all traffic from cluster members")
+        group.apply_removal_policy(self.removal_policy)
+        return group
 
-        self.resource = pcs.CfnCluster(
+    def _build_resource(
+        self, *, cluster_name: str | None, purge_days: Any, idle: int | float | None, tags: Mapping[str, str] | None
+    ) -> pcs.CfnCluster:
+        """The ``AWS::PCS::Cluster`` (size and custom settings resolved at synthesis), with its removal policy."""
+        resource = pcs.CfnCluster(
             self,
             "Resource",
             name=cluster_name,
             size=Lazy.uncached_string(_SizeProducer(self)),
             scheduler=pcs.CfnCluster.SchedulerProperty(type="SLURM", version=self.slurm_version.value),
             networking=pcs.CfnCluster.NetworkingProperty(
-                subnet_ids=[self.subnet.subnet_id], security_group_ids=[security_group.security_group_id]
+                subnet_ids=[self.subnet.subnet_id], security_group_ids=[self.security_group.security_group_id]
             ),
             slurm_configuration=pcs.CfnCluster.SlurmConfigurationProperty(
                 accounting=pcs.CfnCluster.AccountingProperty(
@@ -251,9 +273,9 @@ class PcsCluster(Construct):
                 # Lazy: add_slurm_scripts may set Prolog, Epilog and PrologFlags after construction.
                 slurm_custom_settings=Lazy.uncached_any(_SettingsProducer(self), omit_empty_array=True),
             ),
-            tags=tag_map or None,
+            tags=tags or None,
         )
-        self.resource.apply_removal_policy(self.removal_policy)
+        resource.apply_removal_policy(self.removal_policy)
         if cluster_name is not None:
             # createOnlyProperties of AWS::PCS::Cluster (CloudFormation registry schema, as bundled by cfn-lint 1.58.0).
             warn_fixed_name(
@@ -263,13 +285,7 @@ class PcsCluster(Construct):
                 resource_type="AWS::PCS::Cluster",
                 create_only=("Name", "Networking", "Size"),
             )
-        self._efa_security_group: EfaSecurityGroup | None = None
-        self._instance_profile: PcsInstanceProfile | None = None
-        self._queue_names: set[str] = set()
-        self._login_node_groups: list[PcsLoginNodeGroup] = []
-        self._node_counts: list[NodeCount] = []
-        self._slurm_script_pieces: list[SlurmScriptPiece] = []
-        self.node.add_validation(_SizeCheck(self))
+        return resource
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
     def _validate(

@@ -60,10 +60,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Required, TypedDict, cast
+from typing import TYPE_CHECKING, Required, TypedDict, cast
 
 import jsii
-from aws_cdk import Aws, Duration, Fn, IResolveContext, IStringProducer, Lazy
+from aws_cdk import Duration
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct
@@ -72,14 +72,7 @@ from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     NOT_GIVEN,
     RemovedAttribute,
-    check_bool,
-    check_count,
-    check_enum,
-    check_mount_point,
     check_optional_count,
-    check_sequence,
-    check_str,
-    check_str_sequence,
     is_token,
     known,
     located,
@@ -87,51 +80,50 @@ from .._validate import (
     same_zone,
     subnet_zone,
 )
-from ..bootstrap import BootstrapDelivery, NodeBootstrap, default_bootstrap_name, step_name
-from ..capacity import Capacity, CapacityKind, OnDemand, default_min_nodes
-from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_instance_spec
+from ..bootstrap import BootstrapDelivery, default_bootstrap_name
+from ..capacity import Capacity, CapacityKind, OnDemand
+from ..catalog import CpuArchitecture, InstanceSpec
 from ..compute import GpuLaunchTemplate
-from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat, UserDataSizeCheck
+from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat
 from ..errors import FmTypeError, FmValidationError
 from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
-from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
-from ._checks import (
-    NODE_GROUP_NAME_LENGTH,
-    check_name,
-    check_optional_subnet,
-    check_scope_id,
-    check_security_group,
-    check_tags,
-    idle_seconds,
+from ._checks import check_scope_id
+from ._node_group_base import NODE_GROUP_ID_TAG as NODE_GROUP_ID_TAG
+from ._node_group_base import _PcsNodeGroupBase
+from ._node_group_checks import MAX_NODE_GROUP_IDLE_SECONDS as MAX_NODE_GROUP_IDLE_SECONDS
+from ._node_group_checks import ROOT_VOLUME_SIZE_GIB_RANGE as ROOT_VOLUME_SIZE_GIB_RANGE
+from ._node_group_checks import (
+    _check_ami,
+    _check_capacity,
+    _check_gpu_props,
+    _check_mount_point,
+    _check_node_counts,
+    _gpu_instance_spec,
+    _GpuNodeProps,
+    _group_path,
 )
 from .ami import PcsAmi
 from .cluster import check_cluster
 from .health import NODE_HEALTH_STEP, check_node_health, pcs_node_health_step
 from .iam import PcsInstanceProfile
+from .login_node_group import PcsLoginNodeGroup as PcsLoginNodeGroup
+from .login_node_group import PcsLoginNodeGroupOptions as PcsLoginNodeGroupOptions
+from .purchase_option import purchase_option_for as purchase_option_for
 from .slurm import (
     MIN_SLURM_VERSION_FOR_IMEX,
     MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME,
     NodeGroupSetting,
-    PurchaseOption,
     QueueSetting,
     check_settings,
     to_cfn_settings,
 )
-from .user_data import IMEX_PROLOG_PATH, imex_prolog_install_commands, pcs_mime_user_data
+from .user_data import IMEX_PROLOG_PATH, imex_prolog_install_commands
 
 if TYPE_CHECKING:
     from .cluster import PcsCluster
     from .queue import PcsQueue
-
-#: ``ComputeNodeGroupSlurmConfiguration.scaleDownIdleTimeInSeconds`` maximum (PCS API reference).
-MAX_NODE_GROUP_IDLE_SECONDS = 10_000_000
-#: The tag PCS puts on every instance of a compute node group (PCS User Guide working-with_cng_find-instances).
-NODE_GROUP_ID_TAG = "aws:pcs:compute-node-group-id"
-#: gp3 root volume sizes (GiB): the bound GpuLaunchTemplate enforces (it cites EC2 LaunchTemplateEbsBlockDeviceRequest
-#: VolumeSize, gp3 1-65,536 GiB; UNCONFIRMED here: the SDK reference pages seen still list gp3 1-16,384 GiB).
-ROOT_VOLUME_SIZE_GIB_RANGE = (1, 65536)
 
 
 @dataclass(frozen=True)
@@ -157,25 +149,6 @@ class FileSystemMount:
             raise FmValidationError(
                 "efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, "a number known at synthesis"
             )
-
-
-def purchase_option_for(capacity: Capacity, *, spot: bool = False) -> PurchaseOption:
-    """The PCS purchase option for a capacity choice; SPOT only on plain On-Demand capacity."""
-    _check_capacity("capacity", capacity)
-    check_bool("spot", spot)
-    if capacity.is_capacity_block:
-        option = PurchaseOption.CAPACITY_BLOCK
-    elif capacity.kind is CapacityKind.INTERRUPTIBLE_CAPACITY_RESERVATION:
-        # PCS User Guide capacity-reservations-iodcr: "Set the purchaseOption of the compute node group to
-        # INTERRUPTIBLE_CAPACITY_RESERVATION"; the launch template carries the market type and the reservation id.
-        option = PurchaseOption.INTERRUPTIBLE_CAPACITY_RESERVATION
-    else:
-        option = PurchaseOption.SPOT if spot else PurchaseOption.ONDEMAND
-    if spot and capacity.kind is not CapacityKind.ON_DEMAND:
-        raise FmValidationError(
-            "spot", spot, f"False on a {capacity.kind.value} (Spot applies to On-Demand capacity only)"
-        )
-    return option
 
 
 class PcsGpuNodeGroupOptions(TypedDict, total=False):
@@ -205,148 +178,7 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
     node_health: NodeHealthOptions | None
 
 
-class PcsLoginNodeGroupOptions(TypedDict, total=False):
-    """Options of :meth:`PcsCluster.add_login_node_group` (the :class:`PcsLoginNodeGroup` props without ``cluster``)."""
-
-    ami: Required[PcsAmi]
-    instance_type: str
-    nodes: int | float
-    subnet: ec2.ISubnet | None
-    mounts: Sequence[FileSystemMount]
-    user_data_commands: Sequence[str]
-    instance_profile: PcsInstanceProfile | None
-    security_groups: Sequence[ec2.ISecurityGroup]
-    root_volume_size_gib: int | float
-    node_group_name: str | None
-    tags: Mapping[str, str] | None
-    bootstrap_delivery: BootstrapDelivery | None
-
-
 IMEX_PROLOG_STEP = "imex-prolog"
-
-
-def _mime_text(bootstrap: NodeBootstrap) -> str:
-    """PCS's MIME archive around the bootstrap's script (the shebang alone when there are no steps)."""
-    return pcs_mime_user_data(bootstrap.user_data_script() or "#!/bin/bash")
-
-
-@jsii.implements(IStringProducer)
-class _MimeUserDataProducer:
-    """Renders the node's set-up as PCS's MIME archive at synthesis (later steps included)."""
-
-    def __init__(self, bootstrap: NodeBootstrap) -> None:
-        self._bootstrap = bootstrap
-
-    def produce(self, context: IResolveContext) -> str:
-        return Fn.base64(_mime_text(self._bootstrap))
-
-
-class _PcsNodeGroupBase(Construct):
-    """What GPU and login node groups share: the cluster, the instance profile, mounts and the user-data hook."""
-
-    cluster: PcsCluster
-    bootstrap: NodeBootstrap
-    resource: pcs.CfnComputeNodeGroup
-    instance_profile: PcsInstanceProfile
-    subnet: ec2.ISubnet
-
-    def _setup(self, cluster: PcsCluster, instance_profile: PcsInstanceProfile | None) -> None:
-        self.cluster = cluster
-        self.instance_profile = instance_profile or cluster.instance_profile
-
-    def _add_mounts(self, mounts: Sequence[FileSystemMount]) -> None:
-        points = [m.mount_point for m in mounts]
-        if len(points) != len(set(points)):
-            raise FmValidationError("mounts", points, "distinct mount points")
-        for mount in mounts:
-            self.add_mount(mount)
-
-    def add_mount(self, mount: FileSystemMount) -> None:
-        """Mount a Lustre file system on the nodes and open the Lustre ports between it and the cluster's group.
-
-        GPU nodes mount an EFA-enabled file system over EFA (LNet with the FSx UG per-type interface count) and are
-        registered with it (:meth:`~fmconstructs.storage.LustreFileSystemBase.register_efa_clients`), which fails
-        when the cluster's EFA security group cannot reach the file system's, or when the group's subnet and the file
-        system are in different zones (both checked when known; EFA traffic stays inside one group and one zone).
-        Mount such a file system over TCP with ``FileSystemMount(efa_interfaces_for_lustre=0)``.
-        """
-        if not isinstance(mount, FileSystemMount):
-            raise FmTypeError("mount", mount, f"a FileSystemMount (got a {type(mount).__name__})")
-        fs = mount.file_system
-        fs.allow_clients_from(self.cluster.security_group)
-        # LNet over EFA with the FSx UG per-type interface count (capped by the node's EFA interfaces); login nodes
-        # and nodes without EFA mount over TCP. EFA clients count against the file system's 1,024 EFA connections.
-        spec: InstanceSpec | None = getattr(self, "instance_spec", None)
-        node_efa = self.efa_interface_count if self._uses_efa else 0
-        count = lustre_efa_interfaces(
-            efa_enabled=fs.efa_enabled,
-            instance_spec=spec,
-            efa_interfaces_for_lustre=mount.efa_interfaces_for_lustre,
-            node_efa_interfaces=node_efa,
-        )
-        self.bootstrap.bound_value(fs.mount_name, MOUNT_NAME_MAX_BYTES)
-        self.bootstrap.add_step(
-            step_name("lustre", mount.mount_point),
-            fs.mount_commands(
-                mount.mount_point,
-                # GPUDirect Storage only where there is EFA for Lustre; default otherwise.
-                gpudirect_storage=None if count else False,
-                instance_spec=spec,
-                efa_interfaces_for_lustre=mount.efa_interfaces_for_lustre,
-                node_efa_interfaces=node_efa,
-            ),
-        )
-        if count:
-            fs.register_efa_clients(
-                self,
-                max_nodes=self._max_nodes,
-                efa_interfaces_per_node=count,
-                efa_security_group=self.cluster.efa_security_group.security_group,
-                subnets=[self.subnet],
-            )
-
-    @property
-    def _uses_efa(self) -> bool:
-        return False
-
-    @property
-    def efa_interface_count(self) -> int:
-        return 0
-
-    @property
-    def _max_nodes(self) -> int | float:
-        raise NotImplementedError
-
-    def add_user_data(self, *commands: str) -> None:
-        """The hook for your own node set-up: shell commands appended after the built-in steps (run as root, after
-        PCS registration and before ``slurmd`` starts; keep them idempotent, they run on every new node). With asset
-        delivery they run with ``set -e``: a failing command fails the boot script."""
-        self.bootstrap.add_commands(*check_str_sequence("commands", commands))
-
-    @property
-    def user_data(self) -> NodeBootstrap:
-        """The node set-up (:attr:`bootstrap`); before 0.3 an ``ec2.UserData`` (``add_commands``, ``render`` kept)."""
-        return self.bootstrap
-
-    @property
-    def node_group_id(self) -> str:
-        """The compute node group id (``GetAtt Id``); PCS tags the group's instances with it
-        (:data:`NODE_GROUP_ID_TAG`)."""
-        return self.resource.attr_id
-
-    @property
-    def node_group_arn(self) -> str:
-        return self.resource.attr_arn
-
-    @property
-    def find_instances_command(self) -> str:
-        """An AWS CLI command listing the group's running instances (id and private address), by the tag PCS puts
-        on them (PCS User Guide working-with_cng_find-instances)."""
-        return (
-            f"aws ec2 describe-instances --region {Aws.REGION} --filters "
-            f"Name=tag:{NODE_GROUP_ID_TAG},Values={self.node_group_id} Name=instance-state-name,Values=running "
-            "--query 'Reservations[].Instances[].[InstanceId,PrivateIpAddress]' --output text"
-        )
 
 
 @jsii.implements(ec2.IConnectable)
@@ -425,115 +257,110 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         self.instance_spec: InstanceSpec = _gpu_instance_spec(instance_type)
         ami = _check_ami("ami", ami)
         self.capacity: Capacity = OnDemand() if capacity is None else _check_capacity("capacity", capacity)
-        if max_nodes is NOT_GIVEN:
-            raise FmValidationError("max_nodes", None, "given: the group's maximum number of nodes")
-        max_nodes = check_count("max_nodes", max_nodes, minimum=1)
-        if min_nodes is None:
-            min_nodes = default_min_nodes(self.capacity, max_nodes)
-        min_nodes = check_count("min_nodes", min_nodes, minimum=0)
-        spot = check_bool("spot", spot)
-        subnet = check_optional_subnet("subnet", subnet)
-        efa_interface_count = _literal_count("efa_interface_count", efa_interface_count)
-        efa_cards = check_enum("efa_cards", efa_cards, EfaCardSelection)
-        if placement_group is not None and not isinstance(placement_group, ClusterPlacementGroup):
-            raise FmTypeError(
-                "placement_group", placement_group, f"a ClusterPlacementGroup (got a {type(placement_group).__name__})"
-            )
-        if instance_store_mount_point is not None:
-            _check_mount_point("instance_store_mount_point", instance_store_mount_point)
-        mounts = _check_mounts("mounts", mounts)
-        commands = check_str_sequence("user_data_commands", user_data_commands)
-        instance_profile = _check_instance_profile("instance_profile", instance_profile)
-        groups = check_sequence("security_groups", security_groups, check_security_group)
-        idle = idle_seconds("scale_down_idle_time", scale_down_idle_time, maximum_seconds=MAX_NODE_GROUP_IDLE_SECONDS)
-        root_gib: int = _check_root_volume(root_volume_size_gib)
-        node_group_name = check_name("node_group_name", node_group_name, NODE_GROUP_NAME_LENGTH)
-        tag_map = check_tags("tags", tags)
-        if bootstrap_delivery is not None:
-            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
+        max_nodes, min_nodes = _check_node_counts(self.capacity, max_nodes, min_nodes)
+        props = _check_gpu_props(
+            spot=spot,
+            subnet=subnet,
+            efa_interface_count=efa_interface_count,
+            efa_cards=efa_cards,
+            placement_group=placement_group,
+            instance_store_mount_point=instance_store_mount_point,
+            mounts=mounts,
+            user_data_commands=user_data_commands,
+            instance_profile=instance_profile,
+            security_groups=security_groups,
+            scale_down_idle_time=scale_down_idle_time,
+            root_volume_size_gib=root_volume_size_gib,
+            node_group_name=node_group_name,
+            tags=tags,
+            bootstrap_delivery=bootstrap_delivery,
+        )
         # The controller size holds every node group's nodes (PcsCluster "Controller size").
         cluster._check_node_count(_group_path(scope, id), "max_nodes", max_nodes)
         super().__init__(scope, id)
-        instance_type = self.instance_spec.instance_type
         self.max_nodes = max_nodes
         self.min_nodes = min_nodes
-        self.subnet = subnet or cluster.subnet
-        self._setup(cluster, instance_profile)
-        settings = self._validate(ami=ami, spot=spot, slurm_settings=slurm_settings, idle=idle)
-        self.purchase_option = purchase_option_for(self.capacity, spot=spot)
+        self.subnet = props.subnet or cluster.subnet
+        self._setup(cluster, props.instance_profile)
+        settings = self._validate(ami=ami, spot=props.spot, slurm_settings=slurm_settings, idle=props.idle)
+        self.purchase_option = purchase_option_for(self.capacity, spot=props.spot)
+        self.launch_template = self._build_launch_template(props)
+        self.connections = self.launch_template.connections
+        self.bootstrap = self.launch_template.bootstrap
+        self._build_bootstrap_steps(props)
+        self.resource = self._build_resource(ami, props, settings)
+        # Nodes register as soon as they boot: the role's policies must exist before PCS launches any.
+        self.resource.node.add_dependency(self.instance_profile.policy)
+        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads
+        cluster._register_node_count(self.node.path, "max_nodes", max_nodes)
 
-        self.launch_template = GpuLaunchTemplate(
+    # --- build steps ----------------------------------------------------------------------------------------------
+    def _build_launch_template(self, props: _GpuNodeProps) -> GpuLaunchTemplate:
+        """The foundation's launch template with the PCS interface policy and MIME user data."""
+        cluster = self.cluster
+        return GpuLaunchTemplate(
             self,
             "LaunchTemplate",
-            instance_type=instance_type,
+            instance_type=self.instance_spec.instance_type,
             vpc=cluster.vpc,
             policy=InterfacePolicy.PCS,
             capacity=self.capacity,
-            max_nodes=cast(int, max_nodes),  # a whole number, or a number token (rendered, not compared)
+            max_nodes=cast(int, self.max_nodes),  # a whole number, or a number token (rendered, not compared)
             # SubnetId on every interface, as every PCS example has it (PCS UG working-with_networking_efa_create-lt).
             subnet=self.subnet,
             efa_security_group=cluster.efa_security_group,
-            security_groups=[cluster.security_group, *groups],
-            placement_group=placement_group,
-            efa_interface_count=efa_interface_count,
-            efa_cards=efa_cards,
-            instance_store_mount_point=instance_store_mount_point,
-            root_volume_size_gib=root_gib,
-            tags=tag_map,
+            security_groups=[cluster.security_group, *props.security_groups],
+            placement_group=props.placement_group,
+            efa_interface_count=props.efa_interface_count,
+            efa_cards=props.efa_cards,
+            instance_store_mount_point=props.instance_store_mount_point,
+            root_volume_size_gib=props.root_gib,
+            tags=props.tag_map,
             user_data_format=UserDataFormat.MIME_MULTIPART,  # PCS requires MIME multi-part user data
-            bootstrap_delivery=bootstrap_delivery,
+            bootstrap_delivery=props.bootstrap_delivery,
             bootstrap_role=self.instance_profile.role,
             bootstrap_name=default_bootstrap_name(self),
         )
-        self.connections = self.launch_template.connections
-        self.bootstrap = self.launch_template.bootstrap
-        self._add_mounts(mounts)
+
+    def _build_bootstrap_steps(self, props: _GpuNodeProps) -> None:
+        """After the launch template's own steps: mounts, the IMEX prolog, node health, ``user_data_commands``."""
+        cluster = self.cluster
+        self._add_mounts(props.mounts)
         if cluster.imex_enabled:
             self.bootstrap.add_step(
                 IMEX_PROLOG_STEP,
                 imex_prolog_install_commands(IMEX_PROLOG_PATH, slurm_version=cluster.slurm_version.value),
             )
-        self._add_node_health(mounts)
-        if commands:
-            self.bootstrap.add_commands(*commands)
+        self._add_node_health(props.mounts)
+        if props.commands:
+            self.bootstrap.add_commands(*props.commands)
 
-        self.resource = pcs.CfnComputeNodeGroup(
+    def _build_resource(
+        self, ami: PcsAmi, props: _GpuNodeProps, settings: Mapping[NodeGroupSetting, str]
+    ) -> pcs.CfnComputeNodeGroup:
+        """The ``AWS::PCS::ComputeNodeGroup`` on the launch template's latest version."""
+        return pcs.CfnComputeNodeGroup(
             self,
             "Resource",
-            cluster_id=cluster.cluster_id,
-            name=node_group_name,
+            cluster_id=self.cluster.cluster_id,
+            name=props.node_group_name,
             ami_id=ami.resolve(self),
             custom_launch_template=pcs.CfnComputeNodeGroup.CustomLaunchTemplateProperty(
                 template_id=self.launch_template.launch_template_id,
                 version=self.launch_template.version_number,
             ),
             iam_instance_profile_arn=self.instance_profile.instance_profile_arn,
-            instance_configs=[pcs.CfnComputeNodeGroup.InstanceConfigProperty(instance_type=instance_type)],
+            instance_configs=[
+                pcs.CfnComputeNodeGroup.InstanceConfigProperty(instance_type=self.instance_spec.instance_type)
+            ],
             scaling_configuration=pcs.CfnComputeNodeGroup.ScalingConfigurationProperty(
-                min_instance_count=min_nodes, max_instance_count=max_nodes
+                min_instance_count=self.min_nodes, max_instance_count=self.max_nodes
             ),
             subnet_ids=[self.subnet.subnet_id],
             purchase_option=self.purchase_option.value,
-            slurm_configuration=(
-                pcs.CfnComputeNodeGroup.SlurmConfigurationProperty(
-                    slurm_custom_settings=[
-                        pcs.CfnComputeNodeGroup.SlurmCustomSettingProperty(
-                            parameter_name=s["ParameterName"], parameter_value=s["ParameterValue"]
-                        )
-                        for s in to_cfn_settings(settings)
-                    ]
-                    or None,
-                    scale_down_idle_time_in_seconds=idle,
-                )
-                if settings or idle is not None
-                else None
-            ),
-            tags=tag_map or None,
+            slurm_configuration=_slurm_configuration(settings, props.idle),
+            tags=props.tag_map or None,
         )
-        # Nodes register as soon as they boot: the role's policies must exist before PCS launches any.
-        self.resource.node.add_dependency(self.instance_profile.policy)
-        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads
-        cluster._register_node_count(self.node.path, "max_nodes", max_nodes)
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
     def _validate(
@@ -658,221 +485,19 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         return self.cluster.add_queue(id, node_groups=[self], queue_name=queue_name, slurm_settings=slurm_settings)
 
 
-@jsii.implements(ec2.IConnectable)
-class PcsLoginNodeGroup(_PcsNodeGroupBase):
-    """Login nodes: a static PCS compute node group that no queue maps (users reach it with Session Manager:
-    :attr:`session_command`).
-
-    Its launch template is a plain ``AWS::EC2::LaunchTemplate`` (no GPU, no EFA): IMDSv2 required, encrypted gp3
-    root volume, the cluster's security group, MIME user data with the same mount and hook steps as GPU groups.
-
-    :param instance_type: default ``m7i.xlarge`` (any type; login nodes are not in the GPU catalog; may be a
-        deploy-time value).
-    :param nodes: static number of login nodes (min == max, >= 1 or a number token), default 1. Was
-        ``instance_count`` (removed in 0.3.0).
-    :param ami: :class:`PcsAmi` with the PCS agent and Slurm (the sample AMIs work here).
-    :param node_group_name: 3-25 characters, a letter then letters, digits or '-'. Default: generated.
-    :param bootstrap_delivery: how the node set-up (mounts, your commands, collectors) reaches the nodes: default
-        None, an S3 asset with a loader when the stack publishes file assets, else inline (see the module docstring).
-    """
-
-    @located
-    @removed_keywords("PcsLoginNodeGroup", instance_count="nodes")
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        cluster: PcsCluster,
-        ami: PcsAmi,
-        instance_type: str = "m7i.xlarge",
-        nodes: int | float = 1,
-        subnet: ec2.ISubnet | None = None,
-        mounts: Sequence[FileSystemMount] = (),
-        user_data_commands: Sequence[str] = (),
-        instance_profile: PcsInstanceProfile | None = None,
-        security_groups: Sequence[ec2.ISecurityGroup] = (),
-        root_volume_size_gib: int | float = 100,
-        node_group_name: str | None = None,
-        tags: Mapping[str, str] | None = None,
-        bootstrap_delivery: BootstrapDelivery | None = None,
-    ) -> None:
-        check_scope_id(scope, id)
-        cluster = check_cluster("cluster", cluster)
-        ami = _check_ami("ami", ami)
-        check_instance_type("instance_type", instance_type)  # catalog or botocore's EC2 InstanceType enum
-        nodes = check_count("nodes", nodes, minimum=1)
-        subnet = check_optional_subnet("subnet", subnet)
-        mounts = _check_mounts("mounts", mounts)
-        commands = check_str_sequence("user_data_commands", user_data_commands)
-        instance_profile = _check_instance_profile("instance_profile", instance_profile)
-        extra_groups = check_sequence("security_groups", security_groups, check_security_group)
-        root_gib: int = _check_root_volume(root_volume_size_gib)
-        node_group_name = check_name("node_group_name", node_group_name, NODE_GROUP_NAME_LENGTH)
-        tag_map = check_tags("tags", tags)
-        if bootstrap_delivery is not None:
-            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
-        # Login nodes count against the controller size too (PcsCluster "Controller size").
-        cluster._check_node_count(_group_path(scope, id), "nodes", nodes)
-        super().__init__(scope, id)
-        self._setup(cluster, instance_profile)
-        self.instance_type = instance_type
-        self.nodes = nodes
-        self.subnet = subnet or cluster.subnet
-        groups = [cluster.security_group, *extra_groups]
-        self.connections = ec2.Connections(security_groups=groups)
-        self.bootstrap = NodeBootstrap(
-            self,
-            "Bootstrap",
-            name=default_bootstrap_name(self),
-            delivery=bootstrap_delivery,
-            role=self.instance_profile.role,
-        )
-        self._add_mounts(mounts)
-        if commands:
-            self.bootstrap.add_commands(*commands)
-
-        self.launch_template = ec2.CfnLaunchTemplate(
-            self,
-            "LaunchTemplate",
-            launch_template_data=ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
-                instance_type=instance_type,
-                security_group_ids=[g.security_group_id for g in groups],
-                metadata_options=ec2.CfnLaunchTemplate.MetadataOptionsProperty(
-                    http_tokens="required", http_endpoint="enabled", http_put_response_hop_limit=1
-                ),
-                block_device_mappings=[
-                    ec2.CfnLaunchTemplate.BlockDeviceMappingProperty(
-                        device_name="/dev/xvda",
-                        ebs=ec2.CfnLaunchTemplate.EbsProperty(
-                            volume_type="gp3",
-                            volume_size=root_gib,
-                            encrypted=True,
-                            delete_on_termination=True,
-                        ),
-                    )
-                ],
-                user_data=Lazy.uncached_string(_MimeUserDataProducer(self.bootstrap)),
-                tag_specifications=[
-                    ec2.CfnLaunchTemplate.TagSpecificationProperty(
-                        resource_type=resource_type,
-                        tags=[{"key": "fmconstructs:role", "value": "pcs-login"}]
-                        + [{"key": k, "value": v} for k, v in (tag_map or {}).items()],
-                    )
-                    for resource_type in ("instance", "volume")
-                ],
-            ),
-        )
-        # EC2's 16 KB, from the Python-side text (no read-back of the template through jsii).
-        self.launch_template.node.add_validation(UserDataSizeCheck(lambda: _mime_text(self.bootstrap), self.bootstrap))
-        self.resource = pcs.CfnComputeNodeGroup(
-            self,
-            "Resource",
-            cluster_id=cluster.cluster_id,
-            name=node_group_name,
-            ami_id=ami.resolve(self),
-            custom_launch_template=pcs.CfnComputeNodeGroup.CustomLaunchTemplateProperty(
-                template_id=self.launch_template.ref, version=self.launch_template.attr_latest_version_number
-            ),
-            iam_instance_profile_arn=self.instance_profile.instance_profile_arn,
-            instance_configs=[pcs.CfnComputeNodeGroup.InstanceConfigProperty(instance_type=instance_type)],
-            scaling_configuration=pcs.CfnComputeNodeGroup.ScalingConfigurationProperty(
-                min_instance_count=nodes, max_instance_count=nodes
-            ),
-            subnet_ids=[self.subnet.subnet_id],
-            purchase_option=PurchaseOption.ONDEMAND.value,
-            tags=tag_map or None,
-        )
-        self.resource.node.add_dependency(self.instance_profile.policy)
-        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads
-        cluster._register_login_node_group(self)
-        cluster._register_node_count(self.node.path, "nodes", nodes)
-
-    @property
-    def _max_nodes(self) -> int | float:
-        return self.nodes
-
-    instance_count = RemovedAttribute("nodes")
-
-    @property
-    def session_command(self) -> str:
-        """An AWS CLI command that opens a shell on a running login node through Session Manager: it finds the
-        instance by the tag PCS puts on it (PCS User Guide working-with_cng_find-instances) and starts a session
-        (``aws ssm start-session``; needs the Session Manager plugin and the node role's
-        ``AmazonSSMManagedInstanceCore``, on by default)."""
-        return (
-            f'aws ssm start-session --region {Aws.REGION} --target "$(aws ec2 describe-instances --region '
-            f"{Aws.REGION} --filters Name=tag:{NODE_GROUP_ID_TAG},Values={self.node_group_id} "
-            "Name=instance-state-name,Values=running --query 'Reservations[0].Instances[0].InstanceId' "
-            '--output text)"'
-        )
-
-
-# --- checks shared by the node groups ----------------------------------------------------------------------------
-
-
-def _group_path(scope: Construct, id: str) -> str:
-    """The construct path a node group will have (``Stack/Cluster/Gpu``), before it is created."""
-    return "/".join(part for part in (scope.node.path, id) if part)
-
-
-def _gpu_instance_spec(instance_type: object) -> InstanceSpec:
-    name = check_str("instance_type", instance_type, allowed="a catalog GPU instance type such as 'p5.48xlarge'")
-    if is_token(name):
-        raise FmValidationError(
-            "instance_type", name, "known at synthesis (the launch template's EFA layout is derived from it)"
-        )
-    return get_instance_spec(name)
-
-
-def _check_ami(parameter: str, value: object) -> PcsAmi:
-    if not isinstance(value, PcsAmi):
-        raise FmTypeError(
-            parameter,
-            value,
-            f"a PcsAmi (PcsAmi.from_image_id or PcsAmi.from_ssm_parameter; got a {type(value).__name__})",
-        )
-    return value
-
-
-def _check_capacity(parameter: str, value: object) -> Capacity:
-    if not isinstance(value, Capacity):
-        raise FmTypeError(
-            parameter,
-            value,
-            "a Capacity (OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock; "
-            f"got a {type(value).__name__})",
-        )
-    return value
-
-
-def _check_instance_profile(parameter: str, value: object) -> PcsInstanceProfile | None:
-    if value is not None and not isinstance(value, PcsInstanceProfile):
-        raise FmTypeError(parameter, value, f"a PcsInstanceProfile or None (got a {type(value).__name__})")
-    return value
-
-
-def _check_mount(parameter: str, value: object) -> FileSystemMount:
-    if not isinstance(value, FileSystemMount):
-        raise FmTypeError(parameter, value, f"a FileSystemMount (got a {type(value).__name__})")
-    return value
-
-
-def _check_mounts(parameter: str, value: object) -> tuple[FileSystemMount, ...]:
-    return check_sequence(parameter, value, _check_mount)
-
-
-def _check_mount_point(parameter: str, value: object) -> None:
-    check_mount_point(parameter, value)  # the library's one mount-point rule (fmconstructs._validate)
-
-
-def _literal_count(parameter: str, value: object) -> Any:
-    count = check_optional_count(parameter, value)
-    if is_token(count):
-        raise FmValidationError(parameter, count, "a number known at synthesis")
-    return count
-
-
-def _check_root_volume(value: object) -> Any:
-    low, high = ROOT_VOLUME_SIZE_GIB_RANGE
-    return check_count("root_volume_size_gib", value, minimum=low, maximum=high)
+def _slurm_configuration(
+    settings: Mapping[NodeGroupSetting, str], idle: int | float | None
+) -> pcs.CfnComputeNodeGroup.SlurmConfigurationProperty | None:
+    """The node group's custom settings and idle time; None when it has neither."""
+    if not settings and idle is None:
+        return None
+    return pcs.CfnComputeNodeGroup.SlurmConfigurationProperty(
+        slurm_custom_settings=[
+            pcs.CfnComputeNodeGroup.SlurmCustomSettingProperty(
+                parameter_name=s["ParameterName"], parameter_value=s["ParameterValue"]
+            )
+            for s in to_cfn_settings(settings)
+        ]
+        or None,
+        scale_down_idle_time_in_seconds=idle,
+    )
