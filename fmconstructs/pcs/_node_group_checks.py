@@ -99,7 +99,7 @@ def _check_gpu_props(
 ) -> _GpuNodeProps:
     """Check a GPU node group's props, in the order the constructor documents them."""
     spot = check_bool("spot", spot)
-    subnet = check_optional_subnet("subnet", subnet)
+    checked_subnet: ec2.ISubnet | None = check_optional_subnet("subnet", subnet)
     efa_count = _literal_count("efa_interface_count", efa_interface_count)
     efa_cards = check_enum("efa_cards", efa_cards, EfaCardSelection)
     if placement_group is not None and not isinstance(placement_group, ClusterPlacementGroup):
@@ -120,7 +120,7 @@ def _check_gpu_props(
         check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
     return _GpuNodeProps(
         spot=spot,
-        subnet=subnet,
+        subnet=checked_subnet,
         efa_interface_count=efa_count,
         efa_cards=efa_cards,
         placement_group=placement_group,
