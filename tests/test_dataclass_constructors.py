@@ -150,7 +150,7 @@ def _enum(path: str, member: str) -> Any:
 
 
 HPC = "fmconstructs.hyperpod.types.HyperPodCapacity"
-HPO = "fmconstructs.hyperpod.cluster.HyperPodOrchestrator"
+HPO = "fmconstructs.hyperpod.orchestrator.HyperPodOrchestrator"
 HPT = "fmconstructs.hyperpod.instance_group_options.KubernetesTaint"
 HPC_TYPE = "fmconstructs.hyperpod.instance_group_options.CapacityType"
 HPT_EFFECT = "fmconstructs.hyperpod.instance_group_options.TaintEffect"
@@ -160,7 +160,7 @@ HPB_TYPE = "fmconstructs.hyperpod.instance_group_options.BatchSizeType"
 HPU = "fmconstructs.hyperpod.instance_group_options.HyperPodScheduledUpdate"
 HPA = "fmconstructs.hyperpod.provisioning.HyperPodAutoScaling"
 HPTS = "fmconstructs.hyperpod.provisioning.TieredCheckpointing"
-KIND = "fmconstructs.hyperpod.cluster.OrchestratorKind"
+KIND = "fmconstructs.hyperpod.orchestrator.OrchestratorKind"
 LMC = "fmconstructs.storage.lustre_options.LustreMetadataConfiguration"
 LMM = "fmconstructs.storage.lustre_options.LustreMetadataMode"
 EFA = "fmconstructs.storage.lustre_efa.EfaClientGroup"

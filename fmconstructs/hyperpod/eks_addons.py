@@ -188,6 +188,50 @@ def _check_workspace_arn(arn: object) -> str:
     return text
 
 
+def _check_dependencies(dependencies: object, cluster: GpuEksCluster) -> None:
+    """HyperPod's dependencies chart (or None) on ``cluster``."""
+    if dependencies is None:
+        return
+    if not isinstance(dependencies, HyperPodEksDependencies):
+        raise FmTypeError(
+            "dependencies", dependencies, f"a HyperPodEksDependencies (got a {type(dependencies).__name__})"
+        )
+    if dependencies.cluster is not cluster:
+        raise FmValidationError(
+            "dependencies", dependencies.node.path, f"HyperPod's dependencies chart on {cluster.node.path}"
+        )
+
+
+def _check_observability(
+    observability: bool, prometheus_workspace_arn: object, observability_configuration: object
+) -> str | None:
+    """The workspace ARN (required with OBSERVABILITY, refused without) and the add-on's configuration (a mapping,
+    OBSERVABILITY only); returns the checked ARN."""
+    workspace_arn: str | None = None
+    if observability:
+        if prometheus_workspace_arn is None:
+            raise FmValidationError(
+                "prometheus_workspace_arn", None, "a Prometheus workspace ARN with HyperPodEksAddon.OBSERVABILITY"
+            )
+        workspace_arn = _check_workspace_arn(prometheus_workspace_arn)
+    elif prometheus_workspace_arn is not None:
+        raise FmValidationError(
+            "prometheus_workspace_arn", prometheus_workspace_arn, "None without HyperPodEksAddon.OBSERVABILITY"
+        )
+    if observability_configuration is not None:
+        if not observability:
+            raise FmValidationError(
+                "observability_configuration", observability_configuration, "None without OBSERVABILITY"
+            )
+        if not isinstance(observability_configuration, Mapping):
+            raise FmTypeError(
+                "observability_configuration",
+                observability_configuration,
+                f"a dict (the add-on's JSON configuration) (got a {type(observability_configuration).__name__})",
+            )
+    return workspace_arn
+
+
 class HyperPodEksAddons(Construct):
     """HyperPod's optional EKS add-ons on ``cluster``, with their Pod Identity roles and prerequisite add-ons.
 
@@ -233,76 +277,20 @@ class HyperPodEksAddons(Construct):
         selected = _check_addons(addons)
         pinned = _check_versions(versions, selected)
         self._check_hyperpod_cluster(hyperpod_cluster, cluster)
-        if dependencies is not None:
-            if not isinstance(dependencies, HyperPodEksDependencies):
-                raise FmTypeError(
-                    "dependencies", dependencies, f"a HyperPodEksDependencies (got a {type(dependencies).__name__})"
-                )
-            if dependencies.cluster is not cluster:
-                raise FmValidationError(
-                    "dependencies", dependencies.node.path, f"HyperPod's dependencies chart on {cluster.node.path}"
-                )
+        _check_dependencies(dependencies, cluster)
         install_agent = check_bool("install_pod_identity_agent", install_pod_identity_agent)
         install_cm = check_bool("install_cert_manager", install_cert_manager)
         observability = HyperPodEksAddon.OBSERVABILITY in selected
-        workspace_arn: str | None = None
-        if observability:
-            if prometheus_workspace_arn is None:
-                raise FmValidationError(
-                    "prometheus_workspace_arn", None, "a Prometheus workspace ARN with HyperPodEksAddon.OBSERVABILITY"
-                )
-            workspace_arn = _check_workspace_arn(prometheus_workspace_arn)
-        elif prometheus_workspace_arn is not None:
-            raise FmValidationError(
-                "prometheus_workspace_arn", prometheus_workspace_arn, "None without HyperPodEksAddon.OBSERVABILITY"
-            )
-        if observability_configuration is not None:
-            if not observability:
-                raise FmValidationError(
-                    "observability_configuration", observability_configuration, "None without OBSERVABILITY"
-                )
-            if not isinstance(observability_configuration, Mapping):
-                raise FmTypeError(
-                    "observability_configuration",
-                    observability_configuration,
-                    f"a dict (the add-on's JSON configuration) (got a {type(observability_configuration).__name__})",
-                )
+        workspace_arn = _check_observability(observability, prometheus_workspace_arn, observability_configuration)
         super().__init__(scope, id)
         self.cluster = cluster
         self.selected = selected
         self.hyperpod_cluster = hyperpod_cluster
-        stack = Stack.of(self)
-
-        waits_for: list[IDependable] = []
-        if cluster.system_node_group is not None:
-            waits_for.append(cluster.system_node_group)
-        if dependencies is not None:
-            waits_for.append(dependencies.chart)
-        if hyperpod_cluster is not None:
-            waits_for.append(hyperpod_cluster.resource)
-
-        needs_pod_identity = HyperPodEksAddon.TRAINING_OPERATOR in selected or observability
-        self.pod_identity_agent: eks.CfnAddon | None = None
-        if needs_pod_identity and install_agent:
-            # The cluster's own add-on (aws_eks_v2 Cluster.eks_pod_identity_agent, created by GpuEksCluster).
-            agent = cluster.cluster.eks_pod_identity_agent
-            self.pod_identity_agent = cast(eks.CfnAddon, agent.node.default_child) if agent is not None else None
-        self.cert_manager: eks.CfnAddon | None = None
-        if HyperPodEksAddon.TRAINING_OPERATOR in selected and install_cm:
-            self.cert_manager = self._addon("CertManager", CERT_MANAGER_ADDON, None, waits_for)
-        if needs_pod_identity and hyperpod_cluster is None:
-            Annotations.of(self).add_warning_v2(
-                HyperPodAddonsWarning.WITHOUT_HYPERPOD_CLUSTER.qualified,
-                "the HyperPod training operator needs an existing HyperPod cluster and the observability add-on at "
-                "least one HyperPod node (SageMaker Developer Guide sagemaker-eks-operator-install, hyperpod-"
-                "observability-addon-setup): pass hyperpod_cluster so that the add-ons wait for it",
-            )
-
+        waits_for = self._waits_for(dependencies)
+        self._build_prerequisites(waits_for, install_agent=install_agent, install_cert_manager=install_cm)
         self.addons: dict[HyperPodEksAddon, eks.CfnAddon] = {}
         self.roles: dict[HyperPodEksAddon, iam.Role] = {}
         self.pod_identity_associations: dict[HyperPodEksAddon, eks.CfnPodIdentityAssociation] = {}
-        trust_conditions = {"StringEquals": {"aws:SourceArn": cluster.cluster_arn, "aws:SourceAccount": stack.account}}
-
         if HyperPodEksAddon.TASK_GOVERNANCE in selected:
             self.addons[HyperPodEksAddon.TASK_GOVERNANCE] = self._addon(
                 _IDS[HyperPodEksAddon.TASK_GOVERNANCE],
@@ -311,88 +299,143 @@ class HyperPodEksAddons(Construct):
                 waits_for,
                 resolve_conflicts=RESOLVE_CONFLICTS,
             )
-
         if HyperPodEksAddon.TRAINING_OPERATOR in selected:
-            role = iam.Role(
-                self,
-                "TrainingOperatorRole",
-                assumed_by=iam.ServicePrincipal(
-                    POD_IDENTITY_PRINCIPAL, conditions=trust_conditions
-                ).with_session_tags(),
-                description="HyperPod training operator (EKS Pod Identity, aws-hyperpod namespace)",
-                managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(TRAINING_OPERATOR_MANAGED_POLICY)],
-            )
-            association = eks.CfnPodIdentityAssociation(
-                self,
-                "TrainingOperatorPodIdentity",
-                cluster_name=cluster.cluster_name,
-                namespace=TRAINING_OPERATOR_NAMESPACE,
-                service_account=TRAINING_OPERATOR_SERVICE_ACCOUNT,
-                role_arn=role.role_arn,
-            )
-            before = [*waits_for, association]
-            before += [a for a in (self.pod_identity_agent, self.cert_manager) if a is not None]
-            if HyperPodEksAddon.TASK_GOVERNANCE in self.addons:
-                before.append(self.addons[HyperPodEksAddon.TASK_GOVERNANCE])
-            self.roles[HyperPodEksAddon.TRAINING_OPERATOR] = role
-            self.pod_identity_associations[HyperPodEksAddon.TRAINING_OPERATOR] = association
-            self.addons[HyperPodEksAddon.TRAINING_OPERATOR] = self._addon(
-                _IDS[HyperPodEksAddon.TRAINING_OPERATOR],
-                HyperPodEksAddon.TRAINING_OPERATOR.value,
-                pinned.get(HyperPodEksAddon.TRAINING_OPERATOR),
-                before,
-                resolve_conflicts=RESOLVE_CONFLICTS,
+            self._build_training_operator(pinned, waits_for)
+        if observability and workspace_arn is not None:
+            self._build_observability(pinned, waits_for, workspace_arn, observability_configuration)
+        _nag.acknowledge_addons(self)
+
+    def _waits_for(self, dependencies: HyperPodEksDependencies | None) -> list[IDependable]:
+        """What every add-on waits for: the cluster's system node group, the dependencies chart, the HyperPod
+        cluster."""
+        waits_for: list[IDependable] = []
+        if self.cluster.system_node_group is not None:
+            waits_for.append(self.cluster.system_node_group)
+        if dependencies is not None:
+            waits_for.append(dependencies.chart)
+        if self.hyperpod_cluster is not None:
+            waits_for.append(self.hyperpod_cluster.resource)
+        return waits_for
+
+    def _build_prerequisites(
+        self, waits_for: Sequence[IDependable], *, install_agent: bool, install_cert_manager: bool
+    ) -> None:
+        """The cluster's Pod Identity agent (reused), cert-manager with the training operator, and the warning when
+        the add-ons that need a HyperPod cluster do not wait for one."""
+        selected = self.selected
+        needs_pod_identity = (
+            HyperPodEksAddon.TRAINING_OPERATOR in selected or HyperPodEksAddon.OBSERVABILITY in selected
+        )
+        self.pod_identity_agent: eks.CfnAddon | None = None
+        if needs_pod_identity and install_agent:
+            # The cluster's own add-on (aws_eks_v2 Cluster.eks_pod_identity_agent, created by GpuEksCluster).
+            agent = self.cluster.cluster.eks_pod_identity_agent
+            self.pod_identity_agent = cast(eks.CfnAddon, agent.node.default_child) if agent is not None else None
+        self.cert_manager: eks.CfnAddon | None = None
+        if HyperPodEksAddon.TRAINING_OPERATOR in selected and install_cert_manager:
+            self.cert_manager = self._addon("CertManager", CERT_MANAGER_ADDON, None, waits_for)
+        if needs_pod_identity and self.hyperpod_cluster is None:
+            Annotations.of(self).add_warning_v2(
+                HyperPodAddonsWarning.WITHOUT_HYPERPOD_CLUSTER.qualified,
+                "the HyperPod training operator needs an existing HyperPod cluster and the observability add-on at "
+                "least one HyperPod node (SageMaker Developer Guide sagemaker-eks-operator-install, hyperpod-"
+                "observability-addon-setup): pass hyperpod_cluster so that the add-ons wait for it",
             )
 
-        if observability and workspace_arn is not None:
-            role = iam.Role(
-                self,
-                "ObservabilityRole",
-                assumed_by=iam.ServicePrincipal(
-                    POD_IDENTITY_PRINCIPAL, conditions=trust_conditions
-                ).with_session_tags(),
-                description="HyperPod observability add-on (EKS Pod Identity, hyperpod-observability otel collector)",
+    def _pod_identity_principal(self) -> iam.IPrincipal:
+        """EKS Pod Identity, limited to this cluster and account (``aws:SourceArn``, ``aws:SourceAccount``)."""
+        trust_conditions = {
+            "StringEquals": {"aws:SourceArn": self.cluster.cluster_arn, "aws:SourceAccount": Stack.of(self).account}
+        }
+        return iam.ServicePrincipal(POD_IDENTITY_PRINCIPAL, conditions=trust_conditions).with_session_tags()
+
+    def _build_training_operator(
+        self, pinned: Mapping[HyperPodEksAddon, str], waits_for: Sequence[IDependable]
+    ) -> None:
+        """The training operator's Pod Identity role and association, then its add-on (after cert-manager, the agent
+        and task governance)."""
+        role = iam.Role(
+            self,
+            "TrainingOperatorRole",
+            assumed_by=self._pod_identity_principal(),
+            description="HyperPod training operator (EKS Pod Identity, aws-hyperpod namespace)",
+            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(TRAINING_OPERATOR_MANAGED_POLICY)],
+        )
+        association = eks.CfnPodIdentityAssociation(
+            self,
+            "TrainingOperatorPodIdentity",
+            cluster_name=self.cluster.cluster_name,
+            namespace=TRAINING_OPERATOR_NAMESPACE,
+            service_account=TRAINING_OPERATOR_SERVICE_ACCOUNT,
+            role_arn=role.role_arn,
+        )
+        before = [*waits_for, association]
+        before += [a for a in (self.pod_identity_agent, self.cert_manager) if a is not None]
+        if HyperPodEksAddon.TASK_GOVERNANCE in self.addons:
+            before.append(self.addons[HyperPodEksAddon.TASK_GOVERNANCE])
+        self.roles[HyperPodEksAddon.TRAINING_OPERATOR] = role
+        self.pod_identity_associations[HyperPodEksAddon.TRAINING_OPERATOR] = association
+        self.addons[HyperPodEksAddon.TRAINING_OPERATOR] = self._addon(
+            _IDS[HyperPodEksAddon.TRAINING_OPERATOR],
+            HyperPodEksAddon.TRAINING_OPERATOR.value,
+            pinned.get(HyperPodEksAddon.TRAINING_OPERATOR),
+            before,
+            resolve_conflicts=RESOLVE_CONFLICTS,
+        )
+
+    def _build_observability(
+        self,
+        pinned: Mapping[HyperPodEksAddon, str],
+        waits_for: Sequence[IDependable],
+        workspace_arn: str,
+        observability_configuration: Mapping[str, Any] | None,
+    ) -> None:
+        """The observability add-on's role (remote write to the workspace, its log groups) and the add-on, which
+        carries its Pod Identity association."""
+        stack = Stack.of(self)
+        role = iam.Role(
+            self,
+            "ObservabilityRole",
+            assumed_by=self._pod_identity_principal(),
+            description="HyperPod observability add-on (EKS Pod Identity, hyperpod-observability otel collector)",
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(sid="PrometheusAccess", actions=["aps:RemoteWrite"], resources=[workspace_arn])
+        )
+        log_group = stack.format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name=f"{OBSERVABILITY_LOG_GROUP_PREFIX}*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="CloudwatchLogsAccess",
+                actions=list(OBSERVABILITY_LOGS_ACTIONS),
+                resources=[log_group, f"{log_group}:log-stream:*"],
             )
-            role.add_to_policy(
-                iam.PolicyStatement(sid="PrometheusAccess", actions=["aps:RemoteWrite"], resources=[workspace_arn])
-            )
-            log_group = stack.format_arn(
-                service="logs",
-                resource="log-group",
-                resource_name=f"{OBSERVABILITY_LOG_GROUP_PREFIX}*",
-                arn_format=ArnFormat.COLON_RESOURCE_NAME,
-            )
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    sid="CloudwatchLogsAccess",
-                    actions=list(OBSERVABILITY_LOGS_ACTIONS),
-                    resources=[log_group, f"{log_group}:log-stream:*"],
+        )
+        configuration = (
+            stack.to_json_string(dict(observability_configuration)) if observability_configuration is not None else None
+        )
+        before = [*waits_for, *(a for a in (self.pod_identity_agent,) if a is not None)]
+        addon = self._addon(
+            _IDS[HyperPodEksAddon.OBSERVABILITY],
+            HyperPodEksAddon.OBSERVABILITY.value,
+            pinned.get(HyperPodEksAddon.OBSERVABILITY),
+            before,
+            resolve_conflicts=RESOLVE_CONFLICTS,
+            configuration_values=configuration,
+            pod_identity_associations=[
+                eks.CfnAddon.PodIdentityAssociationProperty(
+                    role_arn=role.role_arn, service_account=OBSERVABILITY_SERVICE_ACCOUNT
                 )
-            )
-            configuration = (
-                stack.to_json_string(dict(observability_configuration))
-                if observability_configuration is not None
-                else None
-            )
-            before = [*waits_for, *(a for a in (self.pod_identity_agent,) if a is not None)]
-            addon = self._addon(
-                _IDS[HyperPodEksAddon.OBSERVABILITY],
-                HyperPodEksAddon.OBSERVABILITY.value,
-                pinned.get(HyperPodEksAddon.OBSERVABILITY),
-                before,
-                resolve_conflicts=RESOLVE_CONFLICTS,
-                configuration_values=configuration,
-                pod_identity_associations=[
-                    eks.CfnAddon.PodIdentityAssociationProperty(
-                        role_arn=role.role_arn, service_account=OBSERVABILITY_SERVICE_ACCOUNT
-                    )
-                ],
-            )
-            # The role's policy must exist before EKS hands the collector its credentials.
-            addon.node.add_dependency(role)
-            self.roles[HyperPodEksAddon.OBSERVABILITY] = role
-            self.addons[HyperPodEksAddon.OBSERVABILITY] = addon
-        _nag.acknowledge_addons(self)
+            ],
+        )
+        # The role's policy must exist before EKS hands the collector its credentials.
+        addon.node.add_dependency(role)
+        self.roles[HyperPodEksAddon.OBSERVABILITY] = role
+        self.addons[HyperPodEksAddon.OBSERVABILITY] = addon
 
     @staticmethod
     def _check_hyperpod_cluster(hyperpod_cluster: object, cluster: GpuEksCluster) -> None:
