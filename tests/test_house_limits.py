@@ -33,7 +33,6 @@ MODULE_ALLOWLIST: dict[str, int] = {
 FUNCTION_ALLOWLIST: dict[str, int] = {
     # Modules other helpers were editing that day (hyperpod, eks, pcs node groups, capacity events, platform, serving).
     "fmconstructs/hyperpod/cluster.py::HyperPodCluster.__init__": 332,
-    "fmconstructs/eks/node_group.py::GpuNodeGroup.__init__": 253,
     "fmconstructs/capacity_events/__init__.py::CapacityBlockEvents.__init__": 193,
     "fmconstructs/hyperpod/eks_addons.py::HyperPodEksAddons.__init__": 181,
     "fmconstructs/pcs/node_group.py::PcsGpuNodeGroup.__init__": 147,
