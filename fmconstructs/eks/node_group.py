@@ -62,13 +62,6 @@ from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     NOT_GIVEN,
     RemovedAttribute,
-    check_bool,
-    check_construct,
-    check_count,
-    check_enum,
-    check_optional_count,
-    check_sequence,
-    check_str,
     known,
     located,
     removed_keywords,
@@ -93,7 +86,7 @@ from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolic
 from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
 from . import health as _health
-from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels
+from ._node_group_props import _NodeGroupProps, check_node_group_props
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .versions import MIN_ULTRASERVER_VERSION, version_tuple
 
@@ -216,29 +209,10 @@ def _describe_subnet(subnet: ec2.ISubnet) -> str:
     return f"{name} in {zone}" if zone is not None else name
 
 
-def _check_taint(parameter: str, taint: object) -> eks.TaintSpec:
-    if not isinstance(taint, eks.TaintSpec):
-        raise FmTypeError(parameter, taint, f"an aws_eks_v2.TaintSpec (got a {type(taint).__name__})")
-    if taint.key is None:
-        raise FmValidationError(f"{parameter}.key", None, "a taint key (Kubernetes requires one)")
-    check_label_key(f"{parameter}.key", taint.key)
-    if taint.value is not None:
-        check_label_value(f"{parameter}.value", taint.value, allow_empty=True)
-    if taint.effect is None:
-        raise FmValidationError(f"{parameter}.effect", None, "a TaintEffect (the EKS API requires one)")
-    check_enum(f"{parameter}.effect", taint.effect, eks.TaintEffect)
-    return taint
-
-
 def check_mount_point(parameter: str, value: object) -> str:
     """A host mount point: the library's one mount-point rule (:func:`fmconstructs._validate.check_mount_point`)."""
     text: str = _check_mount_point(parameter, value)
     return text
-
-
-def _check_subnet(parameter: str, subnet: object) -> ec2.ISubnet:
-    checked: ec2.ISubnet = check_construct(parameter, subnet, attribute="subnet_id", expected="an ec2.ISubnet")
-    return checked
 
 
 class GpuNodeGroup(Construct):
@@ -249,6 +223,58 @@ class GpuNodeGroup(Construct):
     Subnets and counts may be deploy-time values: subnets imported without a zone (``Subnet.from_subnet_id``, an id
     from a ``CfnParameter``) skip the zone check, and number tokens (``CfnParameter.value_as_number``) for the node
     counts skip the range checks (CloudFormation and EKS check them at deploy time).
+
+    :param cluster: the :class:`GpuEksCluster`.
+    :param instance_type: a catalog type (``p5en.48xlarge`` ...); sets the AMI type and the EFA layout.
+    :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
+    :param min_nodes: default: 0 (:func:`~fmconstructs.capacity.default_min_nodes`, as on PCS and
+        ParallelCluster; it was ``max_nodes`` before), ``max_nodes`` on a Capacity Block deployed ``AT_DEPLOY``.
+        On a Capacity Block: 0 (to create the group before the block starts) or ``max_nodes``; 0 with
+        ``ON_BLOCK_EVENTS``.
+    :param desired_nodes: default: ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``. On a Capacity Block: 0 or
+        ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``.
+    :param capacity: On-Demand (default), ``CapacityReservation``, ``CapacityBlock`` or
+        ``UltraServerCapacityBlock``.
+    :param subnets: default: the private subnet in the reservation's zone when known, else the VPC's first private
+        subnet. EFA groups take exactly one subnet. Subnets without zone information are accepted (the zone check
+        is skipped).
+    :param placement_group: an existing placement group to launch the nodes into.
+    :param use_placement_group: True creates a new cluster placement group when ``placement_group`` is not
+        given. Default: False: a node group gets a placement group only when asked (0.2.0; before, EFA groups not
+        on a Capacity Block got a new one by default). With an On-Demand Capacity Reservation a placement group
+        warns (``fmconstructs:placement-group-with-capacity-reservation``) unless the reservation is known to be
+        in that group: EC2 reserves capacity in a cluster placement group only for a reservation created in it
+        (EC2 User Guide "cr-cpg"), so a new group is unrelated to an existing reservation.
+    :param efa_interface_count: fewer EFA interfaces than the catalog's maximum. Default: the maximum.
+    :param efa_cards: which EFA-capable cards get an EFA (see :class:`EfaCardSelection`). Default: RECOMMENDED.
+    :param labels: extra node labels (merged over the fmconstructs labels); Kubernetes label keys and values.
+    :param taints: default: ``nvidia.com/gpu=true:NoSchedule``; pass ``[]`` for none. With ``node_checks`` the
+        node-checks taint is added to these.
+    :param instance_store_raid0: assemble the NVMe disks into RAID0 for kubelet/containerd through nodeadm
+        (AL2023 ``localStorage.strategy: RAID0``). Default: True (types without instance store skip it).
+    :param root_volume_size_gib: encrypted gp3 root volume. Default: 200.
+    :param nodegroup_name: default: generated by CloudFormation.
+    :param node_role: default: the cluster's node role.
+    :param enable_node_auto_repair: EKS node auto repair (replaces or reboots nodes with GPU or EFA faults).
+        Default: True. Also installs the ``eks-node-monitoring-agent`` add-on, which reports the GPU faults
+        auto repair acts on, before the group (:mod:`fmconstructs.eks.health`).
+    :param node_checks: nodes join with the taint ``fmconstructs.io/node-checks=pending:NoSchedule`` (added to
+        ``taints``), which a DaemonSet removes once the node's checks pass (:mod:`fmconstructs.eks.health`).
+        Default: True.
+    :param efa_interfaces_for_lustre: EFA interfaces each node uses for LNet with EFA-enabled FSx for Lustre file
+        systems (0: LNet over TCP). Default: the instance type's FSx default
+        (``InstanceSpec.fsx_lustre_efa_interfaces``, FSx for Lustre User Guide "Configuring EFA clients"), capped
+        by the EFA interfaces the node attaches.
+    :param bootstrap_delivery: how pre-bootstrap steps (Lustre clients) reach the nodes: default None, an S3
+        asset with a loader when the stack publishes file assets, else inline (see the module docstring).
+    :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default: a full-size group, deploy after
+        the block starts) or ``ON_BLOCK_EVENTS`` (an empty group scaled by
+        :class:`~fmconstructs.capacity_events.CapacityBlockEvents`, deploy before the block starts; see the module
+        docstring). ``ON_BLOCK_EVENTS`` is refused on other capacity.
+    :param imds_hop_limit: the launch template's IMDSv2 hop limit, 1 or 2. Default: 1
+        (:data:`EKS_IMDS_HOP_LIMIT`: pods off the host network cannot reach the instance metadata or the node
+        role). 2 is the limit before 0.2.x, for workloads that still read IMDS from the pod network. Changing it
+        makes a new launch template version, which EKS rolls out by replacing the group's nodes.
     """
 
     @located
@@ -282,115 +308,55 @@ class GpuNodeGroup(Construct):
         capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
         imds_hop_limit: int = EKS_IMDS_HOP_LIMIT,
     ) -> None:
-        """
-        :param cluster: the :class:`GpuEksCluster`.
-        :param instance_type: a catalog type (``p5en.48xlarge`` ...); sets the AMI type and the EFA layout.
-        :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
-        :param min_nodes: default: 0 (:func:`~fmconstructs.capacity.default_min_nodes`, as on PCS and
-            ParallelCluster; it was ``max_nodes`` before), ``max_nodes`` on a Capacity Block deployed ``AT_DEPLOY``.
-            On a Capacity Block: 0 (to create the group before the block starts) or ``max_nodes``; 0 with
-            ``ON_BLOCK_EVENTS``.
-        :param desired_nodes: default: ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``. On a Capacity Block: 0 or
-            ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``.
-        :param capacity: On-Demand (default), ``CapacityReservation``, ``CapacityBlock`` or
-            ``UltraServerCapacityBlock``.
-        :param subnets: default: the private subnet in the reservation's zone when known, else the VPC's first private
-            subnet. EFA groups take exactly one subnet. Subnets without zone information are accepted (the zone check
-            is skipped).
-        :param placement_group: an existing placement group to launch the nodes into.
-        :param use_placement_group: True creates a new cluster placement group when ``placement_group`` is not
-            given. Default: False: a node group gets a placement group only when asked (0.2.0; before, EFA groups not
-            on a Capacity Block got a new one by default). With an On-Demand Capacity Reservation a placement group
-            warns (``fmconstructs:placement-group-with-capacity-reservation``) unless the reservation is known to be
-            in that group: EC2 reserves capacity in a cluster placement group only for a reservation created in it
-            (EC2 User Guide "cr-cpg"), so a new group is unrelated to an existing reservation.
-        :param efa_interface_count: fewer EFA interfaces than the catalog's maximum. Default: the maximum.
-        :param efa_cards: which EFA-capable cards get an EFA (see :class:`EfaCardSelection`). Default: RECOMMENDED.
-        :param labels: extra node labels (merged over the fmconstructs labels); Kubernetes label keys and values.
-        :param taints: default: ``nvidia.com/gpu=true:NoSchedule``; pass ``[]`` for none. With ``node_checks`` the
-            node-checks taint is added to these.
-        :param instance_store_raid0: assemble the NVMe disks into RAID0 for kubelet/containerd through nodeadm
-            (AL2023 ``localStorage.strategy: RAID0``). Default: True (types without instance store skip it).
-        :param root_volume_size_gib: encrypted gp3 root volume. Default: 200.
-        :param nodegroup_name: default: generated by CloudFormation.
-        :param node_role: default: the cluster's node role.
-        :param enable_node_auto_repair: EKS node auto repair (replaces or reboots nodes with GPU or EFA faults).
-            Default: True. Also installs the ``eks-node-monitoring-agent`` add-on, which reports the GPU faults
-            auto repair acts on, before the group (:mod:`fmconstructs.eks.health`).
-        :param node_checks: nodes join with the taint ``fmconstructs.io/node-checks=pending:NoSchedule`` (added to
-            ``taints``), which a DaemonSet removes once the node's checks pass (:mod:`fmconstructs.eks.health`).
-            Default: True.
-        :param efa_interfaces_for_lustre: EFA interfaces each node uses for LNet with EFA-enabled FSx for Lustre file
-            systems (0: LNet over TCP). Default: the instance type's FSx default
-            (``InstanceSpec.fsx_lustre_efa_interfaces``, FSx for Lustre User Guide "Configuring EFA clients"), capped
-            by the EFA interfaces the node attaches.
-        :param bootstrap_delivery: how pre-bootstrap steps (Lustre clients) reach the nodes: default None, an S3
-            asset with a loader when the stack publishes file assets, else inline (see the module docstring).
-        :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default: a full-size group, deploy after
-            the block starts) or ``ON_BLOCK_EVENTS`` (an empty group scaled by
-            :class:`~fmconstructs.capacity_events.CapacityBlockEvents`, deploy before the block starts; see the module
-            docstring). ``ON_BLOCK_EVENTS`` is refused on other capacity.
-        :param imds_hop_limit: the launch template's IMDSv2 hop limit, 1 or 2. Default: 1
-            (:data:`EKS_IMDS_HOP_LIMIT`: pods off the host network cannot reach the instance metadata or the node
-            role). 2 is the limit before 0.2.x, for workloads that still read IMDS from the pod network. Changing it
-            makes a new launch template version, which EKS rolls out by replacing the group's nodes.
-        """
         from .cluster import GpuEksCluster
 
         if not isinstance(cluster, GpuEksCluster):
             raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
-        check_str("id", id, min_length=1, allowed="a non-empty construct id")
-        if max_nodes is NOT_GIVEN or max_nodes is None:
-            raise FmTypeError("max_nodes", None, "a number of nodes (required)")
-        max_nodes = check_count("max_nodes", max_nodes, minimum=1)
-        min_nodes = check_optional_count("min_nodes", min_nodes)
-        desired_nodes = check_optional_count("desired_nodes", desired_nodes)
-        check_str("instance_type", instance_type, min_length=1, allowed="a catalog instance type")
-        if capacity is not None and not isinstance(capacity, Capacity):
-            raise FmTypeError(
-                "capacity",
-                capacity,
-                "an OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock "
-                f"(got a {type(capacity).__name__})",
-            )
-        if placement_group is not None and not isinstance(placement_group, ClusterPlacementGroup):
-            raise FmTypeError(
-                "placement_group", placement_group, f"a ClusterPlacementGroup (got a {type(placement_group).__name__})"
-            )
-        # None was the old default ("decide for me"); it now means no new placement group, like False.
-        use_placement_group = (
-            False if use_placement_group is None else check_bool("use_placement_group", use_placement_group)
+        props = check_node_group_props(
+            id=id,
+            instance_type=instance_type,
+            max_nodes=max_nodes,
+            min_nodes=min_nodes,
+            desired_nodes=desired_nodes,
+            capacity=capacity,
+            subnets=subnets,
+            placement_group=placement_group,
+            use_placement_group=use_placement_group,
+            efa_interface_count=efa_interface_count,
+            efa_cards=efa_cards,
+            labels=labels,
+            taints=taints,
+            instance_store_raid0=instance_store_raid0,
+            root_volume_size_gib=root_volume_size_gib,
+            nodegroup_name=nodegroup_name,
+            node_role=node_role,
+            enable_node_auto_repair=enable_node_auto_repair,
+            node_checks=node_checks,
+            efa_interfaces_for_lustre=efa_interfaces_for_lustre,
+            bootstrap_delivery=bootstrap_delivery,
+            capacity_block_scaling=capacity_block_scaling,
+            imds_hop_limit=imds_hop_limit,
         )
-        efa_interface_count = self._known_count("efa_interface_count", efa_interface_count)
-        efa_cards = check_enum("efa_cards", efa_cards, EfaCardSelection)
-        user_labels = check_labels("labels", labels) if labels is not None else {}
-        user_taints = check_sequence("taints", taints, _check_taint) if taints is not None else None
-        check_bool("instance_store_raid0", instance_store_raid0)
-        # The size range (gp3 limits) is the launch template's check.
-        root_volume_size_gib = check_count("root_volume_size_gib", root_volume_size_gib, minimum=1)
-        if nodegroup_name is not None:
-            check_str(
-                "nodegroup_name",
-                nodegroup_name,
-                pattern=EKS_NODEGROUP_NAME,
-                allowed="a node group name: 1-63 letters, digits, '-' or '_', starting with a letter or digit",
-            )
-        if node_role is not None:
-            check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
-        check_bool("enable_node_auto_repair", enable_node_auto_repair)
-        check_bool("node_checks", node_checks)
-        efa_interfaces_for_lustre = self._known_count("efa_interfaces_for_lustre", efa_interfaces_for_lustre)
-        checked_subnets = check_sequence("subnets", subnets, _check_subnet) if subnets is not None else None
-        if bootstrap_delivery is not None:
-            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
-        check_enum("capacity_block_scaling", capacity_block_scaling, CapacityBlockScaling)
-        check_count("imds_hop_limit", imds_hop_limit, minimum=1, maximum=2)
-
         super().__init__(scope, id)
         self.cluster: GpuEksCluster = cluster
         self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
-        self.efa_interfaces_for_lustre = efa_interfaces_for_lustre
+        self.efa_interfaces_for_lustre = props.efa_interfaces_for_lustre
         self._lustre_clients: list[LustreClient] = []
+        self._keep_capacity_and_sizes(props)
+        self._build_placement_group(props)
+        self._build_launch_template(props)
+        self._keep_labels_and_taints(props)
+        self._build_nodegroup(props)
+        self._add_node_health(enable_node_auto_repair=enable_node_auto_repair)
+
+    # --- construction steps ------------------------------------------------------------------------------------
+    def _keep_capacity_and_sizes(self, props: _NodeGroupProps) -> None:
+        """The capacity, its EKS capacity type and the node counts (defaults per capacity), checked together."""
+        capacity = props.capacity
+        max_nodes = props.max_nodes
+        min_nodes = props.min_nodes
+        desired_nodes = props.desired_nodes
+        capacity_block_scaling = props.capacity_block_scaling
         self.capacity: Capacity = capacity if capacity is not None else OnDemand()
         self.capacity_type: eks.CapacityType = eks_capacity_type(self.capacity)
         #: When the group gets its instances on a Capacity Block (see the module docstring).
@@ -406,15 +372,23 @@ class GpuNodeGroup(Construct):
         self._validate_sizes()
         self._validate_instance_and_version()
 
+    def _build_placement_group(self, props: _NodeGroupProps) -> None:
+        """The subnets (default: one in the capacity's zone) and the placement group: given, new when asked, or none."""
+        checked_subnets = props.subnets
+        placement_group = props.placement_group
         self.subnets: tuple[ec2.ISubnet, ...] = (
             checked_subnets if checked_subnets is not None else (self._default_subnet(),)
         )
         self.placement_group: ClusterPlacementGroup | None = placement_group
-        if self.placement_group is None and use_placement_group:
+        if self.placement_group is None and props.use_placement_group:
             self.placement_group = ClusterPlacementGroup(self, "PlacementGroup")
         if self.placement_group is not None:
             self._check_placement_group_and_reservation(self.placement_group, created=placement_group is None)
 
+    def _build_launch_template(self, props: _NodeGroupProps) -> None:
+        """The EFA launch template (EKS managed-node-group interface policy, MIME user data), then its checks."""
+        cluster = self.cluster
+        instance_type = props.instance_type
         self.launch_template = GpuLaunchTemplate(
             self,
             "LaunchTemplate",
@@ -426,15 +400,15 @@ class GpuNodeGroup(Construct):
             efa_security_group=cluster.efa_security_group,
             security_groups=[cluster.cluster_security_group],
             placement_group=self.placement_group,
-            efa_interface_count=efa_interface_count,
-            efa_cards=efa_cards,
-            http_put_response_hop_limit=imds_hop_limit,
-            root_volume_size_gib=root_volume_size_gib,  # type: ignore[arg-type]  # int, or a number token
+            efa_interface_count=props.efa_interface_count,
+            efa_cards=props.efa_cards,
+            http_put_response_hop_limit=props.imds_hop_limit,
+            root_volume_size_gib=props.root_volume_size_gib,
             instance_store_mount_point=None,
             user_data_format=UserDataFormat.MIME_MULTIPART,
             tags={"fmconstructs:eks-cluster": cluster.cluster_name},
-            bootstrap_delivery=bootstrap_delivery,
-            bootstrap_role=node_role or cluster.node_role,
+            bootstrap_delivery=props.bootstrap_delivery,
+            bootstrap_role=props.node_role or cluster.node_role,
             bootstrap_name=default_bootstrap_name(self),
         )
         self._validate_subnets()
@@ -442,12 +416,18 @@ class GpuNodeGroup(Construct):
         lustre_efa_interfaces(
             efa_enabled=True,
             instance_spec=self.instance_spec,
-            efa_interfaces_for_lustre=efa_interfaces_for_lustre,
+            efa_interfaces_for_lustre=props.efa_interfaces_for_lustre,
             node_efa_interfaces=self.efa_interface_count,
         )
-        if instance_store_raid0 and self.instance_spec.instance_store is not None:
+        if props.instance_store_raid0 and self.instance_spec.instance_store is not None:
             self.launch_template.add_user_data_part("application/node.eks.aws", NODEADM_RAID0_NODE_CONFIG)
 
+    def _keep_labels_and_taints(self, props: _NodeGroupProps) -> None:
+        """The node labels (fmconstructs labels, then the user's, then the node-checks gate) and the taints."""
+        instance_type = props.instance_type
+        node_checks = props.node_checks
+        user_labels = props.labels
+        user_taints = props.taints
         #: Whether nodes join tainted until their checks pass; the gate's name (a node label value) when they do.
         self.node_checks: bool = node_checks
         self.node_checks_group: str | None = (
@@ -471,6 +451,13 @@ class GpuNodeGroup(Construct):
         if node_checks and all(t.key != _health.NODE_CHECKS_TAINT_KEY for t in self.taints):
             self.taints = (*self.taints, _health.node_checks_taint())
 
+    def _build_nodegroup(self, props: _NodeGroupProps) -> None:
+        """The managed node group (id ``Resource``) on the launch template, after the VPC CNI and the bootstrap
+        permissions; with the plan record ``fmc plan`` reads."""
+        cluster = self.cluster
+        nodegroup_name = props.nodegroup_name
+        node_role = props.node_role
+        enable_node_auto_repair = props.enable_node_auto_repair
         self.nodegroup = eks.Nodegroup(
             self,
             "Resource",
@@ -497,7 +484,6 @@ class GpuNodeGroup(Construct):
         if self.nodegroup.node.default_child is not None:
             self.launch_template.bootstrap.add_dependent(self.nodegroup.node.default_child)
             write_plan_record(cast(CfnResource, self.nodegroup.node.default_child), PlanKind.NODE_GROUP, backend="eks")
-        self._add_node_health(enable_node_auto_repair=enable_node_auto_repair)
 
     def _add_node_health(self, *, enable_node_auto_repair: bool) -> None:
         """Auto repair: the node monitoring agent first (EKS "node-health"); node checks: the group's gate first."""
@@ -512,18 +498,6 @@ class GpuNodeGroup(Construct):
     desired_size = RemovedAttribute("desired_nodes")
 
     # --- defaults -----------------------------------------------------------------------------------------------
-    @staticmethod
-    def _known_count(parameter: str, value: object) -> int | None:
-        """A count that shapes the template (interfaces, LNet set-up): a whole number known at synthesis, or None."""
-        if value is None:
-            return None
-        checked = check_count(parameter, value)
-        if is_token(checked):
-            raise FmValidationError(
-                parameter, checked, "a number known at synthesis (it shapes the launch template and node set-up)"
-            )
-        return int(checked)
-
     def _default_subnet(self) -> ec2.ISubnet:
         """The private subnet in the reservation's zone when known, else the first private subnet."""
         private = self.cluster.vpc.private_subnets

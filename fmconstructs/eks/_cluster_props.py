@@ -1,0 +1,141 @@
+"""The checks of :class:`~fmconstructs.eks.cluster.GpuEksCluster`'s props (moved from ``cluster.py`` unchanged)."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+
+from .._replacement import check_removal_policy
+from .._validate import check_construct, check_enum, check_sequence, check_str, check_str_sequence
+from ..errors import FmTypeError, FmValidationError, is_token
+from ..networking import EfaSecurityGroup
+from ._names import EKS_CLUSTER_NAME, check_tags
+from .versions import check_kubernetes_version
+
+if TYPE_CHECKING:
+    from .cluster import SystemNodeGroupOptions
+
+
+def _check_subnet(parameter: str, subnet: object) -> ec2.ISubnet:
+    checked: ec2.ISubnet = check_construct(parameter, subnet, attribute="subnet_id", expected="an ec2.ISubnet")
+    return checked
+
+
+def _check_role(parameter: str, role: object) -> iam.IRole:
+    checked: iam.IRole = check_construct(parameter, role, attribute="role_arn", expected="an iam.IRole")
+    return checked
+
+
+def _check_cidr(parameter: str, value: object) -> Any:
+    """An IPv4 or IPv6 CIDR block (``EndpointAccess.only_from``; EKS ``publicAccessCidrs``), or a string token.
+
+    The EKS API documents no pattern: a block parses as an address and a prefix length (host bits may be set).
+    """
+    text = check_str(parameter, value, allowed="a CIDR block such as '203.0.113.0/24'")
+    if is_token(text):
+        return text
+    try:
+        if "/" not in text:
+            raise ValueError(text)
+        ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise FmValidationError(parameter, value, "a CIDR block such as '203.0.113.0/24'") from None
+    return text
+
+
+@dataclass(frozen=True)
+class _ClusterProps:
+    """The props :func:`check_cluster_props` checked (or normalised)."""
+
+    version: eks.KubernetesVersion
+    subnets: tuple[ec2.ISubnet, ...]
+    cidrs: tuple[str, ...] | None
+    roles: tuple[iam.IRole, ...]
+    logging_types: tuple[eks.ClusterLoggingTypes, ...]
+    tags: dict[str, str] | None
+    removal_policy: RemovalPolicy
+
+
+def check_cluster_props(
+    *,
+    vpc: ec2.IVpc,
+    version: eks.KubernetesVersion | str,
+    cluster_name: str | None,
+    subnets: Sequence[ec2.ISubnet] | None,
+    public_endpoint_cidrs: Sequence[str] | None,
+    admin_roles: Sequence[iam.IRole],
+    secrets_encryption_key: kms.IKey | None,
+    control_plane_logging: Sequence[eks.ClusterLoggingTypes],
+    system_node_group: SystemNodeGroupOptions | None,
+    node_role: iam.IRole | None,
+    kubectl_layer: lambda_.ILayerVersion | None,
+    efa_security_group: EfaSecurityGroup | None,
+    tags: Mapping[str, str] | None,
+    removal_policy: RemovalPolicy,
+) -> _ClusterProps:
+    """Each prop checked on its own, in the constructor's order (the first bad one raises)."""
+    from .cluster import SystemNodeGroupOptions
+
+    check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+    version = check_kubernetes_version("version", version)
+    if cluster_name is not None:
+        check_str(
+            "cluster_name",
+            cluster_name,
+            pattern=EKS_CLUSTER_NAME,
+            allowed="an EKS cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit",
+        )
+    checked_subnets = (
+        check_sequence("subnets", subnets, _check_subnet) if subnets is not None else tuple(vpc.private_subnets)
+    )
+    cidrs = (
+        check_str_sequence("public_endpoint_cidrs", public_endpoint_cidrs, item=_check_cidr)
+        if public_endpoint_cidrs is not None
+        else None
+    )
+    roles = check_sequence("admin_roles", admin_roles, _check_role)
+    if secrets_encryption_key is not None:
+        check_construct("secrets_encryption_key", secrets_encryption_key, attribute="key_arn", expected="a kms.IKey")
+    logging_types = check_sequence(
+        "control_plane_logging",
+        control_plane_logging,
+        lambda name, item: check_enum(name, item, eks.ClusterLoggingTypes),
+    )
+    if system_node_group is not None and not isinstance(system_node_group, SystemNodeGroupOptions):
+        raise FmTypeError(
+            "system_node_group",
+            system_node_group,
+            f"a SystemNodeGroupOptions or None (got a {type(system_node_group).__name__})",
+        )
+    if node_role is not None:
+        check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
+    if kubectl_layer is not None:
+        check_construct(
+            "kubectl_layer", kubectl_layer, attribute="layer_version_arn", expected="a lambda_.ILayerVersion"
+        )
+    if efa_security_group is not None and not isinstance(efa_security_group, EfaSecurityGroup):
+        raise FmTypeError(
+            "efa_security_group",
+            efa_security_group,
+            f"an EfaSecurityGroup (got a {type(efa_security_group).__name__})",
+        )
+    checked_tags = check_tags("tags", tags) if tags is not None else None
+    removal_policy = check_removal_policy("removal_policy", removal_policy)
+    return _ClusterProps(
+        version=version,
+        subnets=checked_subnets,
+        cidrs=cidrs,
+        roles=roles,
+        logging_types=logging_types,
+        tags=checked_tags,
+        removal_policy=removal_policy,
+    )
