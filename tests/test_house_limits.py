@@ -42,7 +42,6 @@ FUNCTION_ALLOWLIST: dict[str, int] = {
     "fmconstructs/serving/model_server.py::ModelServer.__init__": 129,
     "fmconstructs/eks/scheduling.py::render_sample_training_job": 89,
     # Not split yet (no time that day): constructors to turn into validate + named build steps.
-    "fmconstructs/compute/launch_template.py::GpuLaunchTemplate.__init__": 261,
     "fmconstructs/observability/grafana/provisioner.py::GrafanaProvisioner.__init__": 146,
     "fmconstructs/observability/workspace.py::PrometheusWorkspace.__init__": 143,
     "fmconstructs/observability/grafana/workspace.py::GrafanaWorkspace.__init__": 124,
