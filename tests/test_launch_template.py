@@ -491,7 +491,7 @@ def test_image_id_and_machine_image_are_exclusive(scene):
 
 
 def test_efa_cards_docstring_lists_the_three_layouts():
-    doc = GpuLaunchTemplate.__init__.__doc__ or ""
+    doc = GpuLaunchTemplate.__doc__ or ""  # the :param docs moved from __init__ to the class (house limits)
     for text in ("RECOMMENDED", "EVERY_GPU_CARD", "8 x 200 Gbps", "1, 3, 5, ..., 15", "ALL", "ParallelCluster"):
         assert text in doc, text
     assert "leave a GPU without EFA" in doc

@@ -8,8 +8,8 @@ wraps ``CfnLaunchTemplate`` and exposes an ``ec2.ILaunchTemplate`` for L2 consum
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Any
 
@@ -22,27 +22,21 @@ from constructs import Construct, IValidation
 
 from .._validate import (
     RemovedAttribute,
-    check_bool,
-    check_construct,
-    check_count,
     check_enum,
-    check_optional_count,
-    check_sequence,
     check_str,
-    check_tag_key,
     known,
     located,
     removed_keywords,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, text_size_bytes
-from ..bootstrap.loader import NAME_PATTERN
 from ..bootstrap.size import size_errors
 from ..capacity import Capacity, OnDemand, ReservationTargetForm, subnet_label
 from ..catalog import InstanceSpec, get_instance_spec
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
 from ..networking.interfaces import EfaCardSelection, plan_network_interfaces
 from . import _nag
+from ._launch_template_inputs import _check_inputs
 from .user_data import check_user_data_size, nvme_raid_commands
 
 #: The step names the launch template gives its built-in set-up.
@@ -87,6 +81,44 @@ class UserDataFormat(str, Enum):
 
 
 @jsii.implements(ec2.IConnectable)
+@dataclass(frozen=True)
+class _Props:
+    """The keyword arguments of :class:`GpuLaunchTemplate` as given (checked by ``_check_inputs``), for its steps."""
+
+    instance_type: str
+    vpc: ec2.IVpc
+    policy: InterfacePolicy
+    capacity: Capacity | None
+    max_nodes: int | None
+    subnet: ec2.ISubnet | None
+    efa_security_group: EfaSecurityGroup | None
+    security_groups: Sequence[ec2.ISecurityGroup] | None
+    placement_group: ClusterPlacementGroup | None
+    efa_interface_count: int | None
+    extra_ena_interfaces: bool
+    efa_cards: EfaCardSelection
+    machine_image: ec2.IMachineImage | None
+    image_id: str | None
+    instance_profile: iam.IInstanceProfile | None
+    http_put_response_hop_limit: int
+    root_volume_size_gib: int
+    root_device_name: str
+    encryption_key: kms.IKey | None
+    instance_store_mount_point: str | None
+    launch_template_name: str | None
+    tags: Mapping[str, str] | None
+    user_data_format: UserDataFormat
+    reservation_target_form: ReservationTargetForm | None
+    bootstrap_delivery: BootstrapDelivery | None
+    bootstrap_role: iam.IRole | None
+    bootstrap_name: str | None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _Props:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
+
+
 class GpuLaunchTemplate(Construct):
     """A launch template for GPU nodes with every EFA interface the instance type supports.
 
@@ -100,6 +132,57 @@ class GpuLaunchTemplate(Construct):
     ``http_put_response_hop_limit``, ``image_id`` and the capacity's reservation id, size and zone; the checks that
     need their value are skipped. ``instance_type`` and ``efa_interface_count`` must be known at synth time: they
     decide the template's network interfaces.
+
+    :param instance_type: a catalog type, e.g. ``p5.48xlarge`` (unknown types raise, listing the supported ones).
+    :param vpc: the VPC of the nodes (for the security groups); may be imported by id (``Vpc.from_vpc_attributes``).
+    :param policy: which consumer the template is for (default: SELF_MANAGED); see ``InterfacePolicy``.
+    :param capacity: On-Demand (default), a targeted ODCR, a Capacity Block or an UltraServer Capacity Block.
+    :param max_nodes: the most nodes that will use the template, when known: checked against the reservation and
+        used for totals (a number token skips the check).
+    :param subnet: the one subnet of all interfaces (EFA cannot cross AZs); not allowed for EKS managed node
+        groups. Checked against the reservation's zone when both zones are known (a subnet imported without a
+        zone, or a deploy-time zone, is not checked).
+    :param efa_security_group: default: a new :class:`EfaSecurityGroup`.
+    :param security_groups: groups for the primary interface. Default: a new group with outbound access only.
+    :param placement_group: attach a placement group (warned against on Capacity Blocks). Default: none.
+    :param efa_interface_count: fewer EFA interfaces than the selection holds (default: every card of
+        ``efa_cards``). Counts that would leave a GPU without EFA are refused where the catalog knows which
+        cards each GPU reaches (p6e-gb200: at least one card of [1, 3], [5, 7], [9, 11], [13, 15]); 0 means no
+        EFA. Must be known at synth time.
+    :param extra_ena_interfaces: add ENA interfaces on device 1 of the EFA cards. Default: False.
+    :param efa_cards: which EFA-capable cards get an EFA (:class:`EfaCardSelection`):
+
+        - ``RECOMMENDED`` (default): the cards the EC2 EFA documentation recommends; p6e-gb200: one EFA-only
+          interface per GPU on cards 1, 5, 9, 13 (4 x 400 Gbps);
+        - ``EVERY_GPU_CARD``: every card a GPU reaches directly; p6e-gb200: 8 x 200 Gbps on cards
+          1, 3, 5, ..., 15 (the guide's second layout, same 1,600 Gbps);
+        - ``ALL``: every EFA-capable card, ParallelCluster's layout (p6e-gb200: cards 1-16, no more bandwidth).
+
+        On the other catalog types the three are the same layout.
+    :param machine_image: the AMI; default: none in the template (the consumer supplies it).
+    :param image_id: the AMI id (``ami-...``, or ``resolve:ssm:...`` as EC2 ``ImageId`` accepts), e.g. a
+        ``CfnParameter`` of type ``AWS::EC2::Image::Id``; instead of ``machine_image``.
+    :param instance_profile: default: none (the consumer supplies it).
+    :param http_put_response_hop_limit: IMDSv2 hop limit, 1-64. Default: 1 (containers need 2).
+    :param root_volume_size_gib: encrypted gp3 root volume size, 1-65,536 GiB (EC2 gp3 limits; at least the
+        AMI's snapshot size). Default: 200.
+    :param root_device_name: the AMI's root device. Default: ``/dev/xvda``.
+    :param encryption_key: KMS key for the root volume. Default: the account's EBS default key.
+    :param instance_store_mount_point: where the NVMe RAID0 volume is mounted; None skips it. Default: /scratch.
+    :param launch_template_name: EC2 ``LaunchTemplateName`` (3-128 of ``a-zA-Z0-9().-/_``). Default: generated.
+    :param tags: tags on the template, the instances, their volumes and interfaces.
+    :param user_data_format: SHELL (default) or MIME_MULTIPART (EKS managed node groups without an AMI id).
+    :param reservation_target_form: how ``CapacityReservationTarget`` names the reservation. Default: what the
+        policy's consumer documents (:func:`reservation_target_form_for`: the reservation id on PCS Capacity
+        Blocks, else the capacity's own form, the resource-group ARN first on an UltraServer block given both).
+        Raises when the capacity was not given that form.
+    :param bootstrap_delivery: how the node-side set-up (:attr:`bootstrap`) reaches the nodes
+        (:class:`~fmconstructs.bootstrap.BootstrapDelivery`): INLINE (default) in the user data, checked against
+        EC2's 16 KB; ASSET as an S3 asset fetched by a small loader with ``bootstrap_role``; None: ASSET when a
+        role is known and the stack publishes file assets, else INLINE.
+    :param bootstrap_role: the node role for asset delivery (read on the asset object, write to the bootstrap
+        log group). Default: ``instance_profile.role`` when the profile has one.
+    :param bootstrap_name: names the nodes' bootstrap log files and log streams. Default: this construct's path.
     """
 
     @located
@@ -137,217 +220,15 @@ class GpuLaunchTemplate(Construct):
         bootstrap_role: iam.IRole | None = None,
         bootstrap_name: str | None = None,
     ) -> None:
-        """
-        :param instance_type: a catalog type, e.g. ``p5.48xlarge`` (unknown types raise, listing the supported ones).
-        :param vpc: the VPC of the nodes (for the security groups); may be imported by id (``Vpc.from_vpc_attributes``).
-        :param policy: which consumer the template is for (default: SELF_MANAGED); see ``InterfacePolicy``.
-        :param capacity: On-Demand (default), a targeted ODCR, a Capacity Block or an UltraServer Capacity Block.
-        :param max_nodes: the most nodes that will use the template, when known: checked against the reservation and
-            used for totals (a number token skips the check).
-        :param subnet: the one subnet of all interfaces (EFA cannot cross AZs); not allowed for EKS managed node
-            groups. Checked against the reservation's zone when both zones are known (a subnet imported without a
-            zone, or a deploy-time zone, is not checked).
-        :param efa_security_group: default: a new :class:`EfaSecurityGroup`.
-        :param security_groups: groups for the primary interface. Default: a new group with outbound access only.
-        :param placement_group: attach a placement group (warned against on Capacity Blocks). Default: none.
-        :param efa_interface_count: fewer EFA interfaces than the selection holds (default: every card of
-            ``efa_cards``). Counts that would leave a GPU without EFA are refused where the catalog knows which
-            cards each GPU reaches (p6e-gb200: at least one card of [1, 3], [5, 7], [9, 11], [13, 15]); 0 means no
-            EFA. Must be known at synth time.
-        :param extra_ena_interfaces: add ENA interfaces on device 1 of the EFA cards. Default: False.
-        :param efa_cards: which EFA-capable cards get an EFA (:class:`EfaCardSelection`):
-
-            - ``RECOMMENDED`` (default): the cards the EC2 EFA documentation recommends; p6e-gb200: one EFA-only
-              interface per GPU on cards 1, 5, 9, 13 (4 x 400 Gbps);
-            - ``EVERY_GPU_CARD``: every card a GPU reaches directly; p6e-gb200: 8 x 200 Gbps on cards
-              1, 3, 5, ..., 15 (the guide's second layout, same 1,600 Gbps);
-            - ``ALL``: every EFA-capable card, ParallelCluster's layout (p6e-gb200: cards 1-16, no more bandwidth).
-
-            On the other catalog types the three are the same layout.
-        :param machine_image: the AMI; default: none in the template (the consumer supplies it).
-        :param image_id: the AMI id (``ami-...``, or ``resolve:ssm:...`` as EC2 ``ImageId`` accepts), e.g. a
-            ``CfnParameter`` of type ``AWS::EC2::Image::Id``; instead of ``machine_image``.
-        :param instance_profile: default: none (the consumer supplies it).
-        :param http_put_response_hop_limit: IMDSv2 hop limit, 1-64. Default: 1 (containers need 2).
-        :param root_volume_size_gib: encrypted gp3 root volume size, 1-65,536 GiB (EC2 gp3 limits; at least the
-            AMI's snapshot size). Default: 200.
-        :param root_device_name: the AMI's root device. Default: ``/dev/xvda``.
-        :param encryption_key: KMS key for the root volume. Default: the account's EBS default key.
-        :param instance_store_mount_point: where the NVMe RAID0 volume is mounted; None skips it. Default: /scratch.
-        :param launch_template_name: EC2 ``LaunchTemplateName`` (3-128 of ``a-zA-Z0-9().-/_``). Default: generated.
-        :param tags: tags on the template, the instances, their volumes and interfaces.
-        :param user_data_format: SHELL (default) or MIME_MULTIPART (EKS managed node groups without an AMI id).
-        :param reservation_target_form: how ``CapacityReservationTarget`` names the reservation. Default: what the
-            policy's consumer documents (:func:`reservation_target_form_for`: the reservation id on PCS Capacity
-            Blocks, else the capacity's own form, the resource-group ARN first on an UltraServer block given both).
-            Raises when the capacity was not given that form.
-        :param bootstrap_delivery: how the node-side set-up (:attr:`bootstrap`) reaches the nodes
-            (:class:`~fmconstructs.bootstrap.BootstrapDelivery`): INLINE (default) in the user data, checked against
-            EC2's 16 KB; ASSET as an S3 asset fetched by a small loader with ``bootstrap_role``; None: ASSET when a
-            role is known and the stack publishes file assets, else INLINE.
-        :param bootstrap_role: the node role for asset delivery (read on the asset object, write to the bootstrap
-            log group). Default: ``instance_profile.role`` when the profile has one.
-        :param bootstrap_name: names the nodes' bootstrap log files and log streams. Default: this construct's path.
-        """
-        inputs = _check_inputs(
-            instance_type=instance_type,
-            vpc=vpc,
-            policy=policy,
-            capacity=capacity,
-            max_nodes=max_nodes,
-            subnet=subnet,
-            efa_security_group=efa_security_group,
-            security_groups=security_groups,
-            placement_group=placement_group,
-            extra_ena_interfaces=extra_ena_interfaces,
-            efa_cards=efa_cards,
-            machine_image=machine_image,
-            image_id=image_id,
-            instance_profile=instance_profile,
-            http_put_response_hop_limit=http_put_response_hop_limit,
-            root_volume_size_gib=root_volume_size_gib,
-            root_device_name=root_device_name,
-            encryption_key=encryption_key,
-            instance_store_mount_point=instance_store_mount_point,
-            launch_template_name=launch_template_name,
-            tags=tags,
-            user_data_format=user_data_format,
-            reservation_target_form=reservation_target_form,
-        )
-        if bootstrap_delivery is not None:
-            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
-        if bootstrap_role is not None:
-            check_construct("bootstrap_role", bootstrap_role, attribute="role_arn", expected="an iam.IRole")
-        if bootstrap_name is not None:
-            check_str(
-                "bootstrap_name", bootstrap_name, pattern=NAME_PATTERN, allowed="1-64 letters, digits, '.', '_' or '-'"
-            )
-            if is_token(bootstrap_name):
-                raise FmValidationError("bootstrap_name", bootstrap_name, "a name known at synthesis")
+        props = _Props.of(locals())
+        inputs = _check_inputs(props)
         super().__init__(scope, id)
-        self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
-        self.capacity: Capacity = capacity if capacity is not None else OnDemand()
-        self.policy = policy
-        self.max_nodes: int | None = max_nodes
-        self.subnet = subnet
-        self.placement_group = placement_group
-        policy_form = reservation_target_form_for(policy, self.capacity)
-        self.reservation_target_form = reservation_target_form or policy_form
-        consumer = PCS_CAPACITY_BLOCK_CONSUMER if policy_form is not None and reservation_target_form is None else None
-
-        self._validate(subnet=subnet)
-        self.interface_layout: InterfaceLayout = plan_network_interfaces(
-            self.instance_spec,
-            policy=policy,
-            efa_interface_count=efa_interface_count,
-            extra_ena_interfaces=extra_ena_interfaces,
-            efa_cards=efa_cards,
-        )
-
-        self.efa_security_group = efa_security_group or EfaSecurityGroup(self, "EfaSecurityGroup", vpc=vpc)
-        if security_groups is None:
-            self.security_group: ec2.ISecurityGroup = ec2.SecurityGroup(
-                self,
-                "SecurityGroup",
-                vpc=vpc,
-                description=f"GPU nodes ({instance_type}): outbound only; open inbound through connections",
-                allow_all_outbound=True,
-            )
-            groups: tuple[ec2.ISecurityGroup, ...] = (self.security_group,)
-        else:
-            groups = inputs["security_groups"]
-            self.security_group = groups[0]
-        self._security_groups = groups
-        self.connections = ec2.Connections(security_groups=[*groups, self.efa_security_group.security_group])
-
-        role = bootstrap_role
-        if role is None and instance_profile is not None:
-            role = getattr(instance_profile, "role", None)
-        #: The node-side set-up: ordered steps, delivered inline or as an S3 asset (see :mod:`fmconstructs.bootstrap`).
-        self.bootstrap = NodeBootstrap(
-            self,
-            "Bootstrap",
-            name=bootstrap_name,
-            delivery=bootstrap_delivery,
-            role=role,
-        )
-        self.user_data_format = user_data_format
-        self._mime_parts: list[tuple[str, str]] = []
-        self.instance_store_mount_point = instance_store_mount_point
-        if instance_store_mount_point is not None:
-            raid = nvme_raid_commands(instance_store_mount_point)
-            if self.instance_spec.instance_store is None:
-                add_warning(
-                    self,
-                    WarningId.NO_INSTANCE_STORE,
-                    f"{instance_type} has no NVMe instance store; nothing is mounted at {instance_store_mount_point}",
-                )
-            else:
-                self.bootstrap.add_step(NVME_RAID_STEP, raid)
-
-        if placement_group is not None and self.capacity.is_capacity_block:
-            add_warning(
-                self,
-                WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK,
-                "A placement group on a Capacity Block risks insufficient-capacity errors: block instances are "
-                "already placed together in an EC2 UltraCluster. Remove placement_group unless you need it.",
-            )
-
-        if machine_image is not None:
-            image: str | None = machine_image.get_image(self).image_id
-        else:
-            image = image_id
-        data = ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
-            instance_type=instance_type,
-            image_id=image,
-            iam_instance_profile=(
-                ec2.CfnLaunchTemplate.IamInstanceProfileProperty(arn=instance_profile.instance_profile_arn)
-                if instance_profile
-                else None
-            ),
-            network_interfaces=self.interface_layout.to_cfn(
-                efa_security_group_id=self.efa_security_group.security_group_id,
-                security_group_ids=[sg.security_group_id for sg in groups],
-                subnet_id=subnet.subnet_id if subnet is not None else None,
-            ),
-            placement=(
-                ec2.CfnLaunchTemplate.PlacementProperty(group_name=placement_group.placement_group_name)
-                if placement_group
-                else None
-            ),
-            instance_market_options=self.capacity.market_options(),
-            capacity_reservation_specification=self.capacity.reservation_specification(
-                self.reservation_target_form, consumer=consumer
-            ),
-            metadata_options=ec2.CfnLaunchTemplate.MetadataOptionsProperty(
-                http_tokens="required",
-                http_endpoint="enabled",
-                http_put_response_hop_limit=http_put_response_hop_limit,
-            ),
-            block_device_mappings=[
-                ec2.CfnLaunchTemplate.BlockDeviceMappingProperty(
-                    device_name=root_device_name,
-                    ebs=ec2.CfnLaunchTemplate.EbsProperty(
-                        volume_type="gp3",
-                        volume_size=root_volume_size_gib,
-                        encrypted=True,
-                        kms_key_id=encryption_key.key_arn if encryption_key else None,
-                        delete_on_termination=True,
-                    ),
-                )
-            ],
-            user_data=Lazy.uncached_string(_UserDataProducer(self)),
-            tag_specifications=[
-                ec2.CfnLaunchTemplate.TagSpecificationProperty(
-                    resource_type=resource_type,
-                    tags=[
-                        {"key": k, "value": v}
-                        for k, v in {"fmconstructs:instance-type": instance_type, **(tags or {})}.items()
-                    ],
-                )
-                for resource_type in ("instance", "volume", "network-interface")
-            ],
-        )
+        consumer = self._record_props(props)
+        self._plan_interfaces(props)
+        self._build_security_groups(props, inputs)
+        self._build_bootstrap(props)
+        self._warn_placement_group()
+        data = self._launch_template_data(props, consumer)
         self.resource = ec2.CfnLaunchTemplate(
             self, "Resource", launch_template_data=data, launch_template_name=launch_template_name
         )
@@ -362,6 +243,149 @@ class GpuLaunchTemplate(Construct):
             self, "Ref", launch_template_id=self.resource.ref, version_number=self.version_number
         )
         _nag.acknowledge_launch_template(self)
+
+    # --- constructor steps ----------------------------------------------------------------------------------------
+    def _record_props(self, props: _Props) -> str | None:
+        """The checked props as attributes; returns the consumer that documents the reservation target form."""
+        self.instance_spec: InstanceSpec = get_instance_spec(props.instance_type)
+        self.capacity: Capacity = props.capacity if props.capacity is not None else OnDemand()
+        self.policy = props.policy
+        self.max_nodes: int | None = props.max_nodes
+        self.subnet = props.subnet
+        self.placement_group = props.placement_group
+        policy_form = reservation_target_form_for(props.policy, self.capacity)
+        self.reservation_target_form = props.reservation_target_form or policy_form
+        return (
+            PCS_CAPACITY_BLOCK_CONSUMER if policy_form is not None and props.reservation_target_form is None else None
+        )
+
+    def _plan_interfaces(self, props: _Props) -> None:
+        """Check the capacity (and subnet) against the type, then lay out the network interfaces."""
+        self._validate(subnet=props.subnet)
+        self.interface_layout: InterfaceLayout = plan_network_interfaces(
+            self.instance_spec,
+            policy=props.policy,
+            efa_interface_count=props.efa_interface_count,
+            extra_ena_interfaces=props.extra_ena_interfaces,
+            efa_cards=props.efa_cards,
+        )
+
+    def _build_security_groups(self, props: _Props, inputs: Mapping[str, Any]) -> None:
+        """The EFA security group and the primary interface's groups (given or a new outbound-only one)."""
+        self.efa_security_group = props.efa_security_group or EfaSecurityGroup(self, "EfaSecurityGroup", vpc=props.vpc)
+        if props.security_groups is None:
+            self.security_group: ec2.ISecurityGroup = ec2.SecurityGroup(
+                self,
+                "SecurityGroup",
+                vpc=props.vpc,
+                description=f"GPU nodes ({props.instance_type}): outbound only; open inbound through connections",
+                allow_all_outbound=True,
+            )
+            groups: tuple[ec2.ISecurityGroup, ...] = (self.security_group,)
+        else:
+            groups = inputs["security_groups"]
+            self.security_group = groups[0]
+        self._security_groups = groups
+        self.connections = ec2.Connections(security_groups=[*groups, self.efa_security_group.security_group])
+
+    def _build_bootstrap(self, props: _Props) -> None:
+        """The node-side set-up (:attr:`bootstrap`) with the NVMe RAID0 step when the type has an instance store."""
+        role = props.bootstrap_role
+        if role is None and props.instance_profile is not None:
+            role = getattr(props.instance_profile, "role", None)
+        #: The node-side set-up: ordered steps, delivered inline or as an S3 asset (see :mod:`fmconstructs.bootstrap`).
+        self.bootstrap = NodeBootstrap(
+            self,
+            "Bootstrap",
+            name=props.bootstrap_name,
+            delivery=props.bootstrap_delivery,
+            role=role,
+        )
+        self.user_data_format = props.user_data_format
+        self._mime_parts: list[tuple[str, str]] = []
+        self.instance_store_mount_point = props.instance_store_mount_point
+        if props.instance_store_mount_point is not None:
+            raid = nvme_raid_commands(props.instance_store_mount_point)
+            if self.instance_spec.instance_store is None:
+                add_warning(
+                    self,
+                    WarningId.NO_INSTANCE_STORE,
+                    f"{props.instance_type} has no NVMe instance store; nothing is mounted at "
+                    f"{props.instance_store_mount_point}",
+                )
+            else:
+                self.bootstrap.add_step(NVME_RAID_STEP, raid)
+
+    def _warn_placement_group(self) -> None:
+        """Warn against a placement group on a Capacity Block."""
+        if self.placement_group is not None and self.capacity.is_capacity_block:
+            add_warning(
+                self,
+                WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK,
+                "A placement group on a Capacity Block risks insufficient-capacity errors: block instances are "
+                "already placed together in an EC2 UltraCluster. Remove placement_group unless you need it.",
+            )
+
+    def _launch_template_data(
+        self, props: _Props, consumer: str | None
+    ) -> ec2.CfnLaunchTemplate.LaunchTemplateDataProperty:
+        """The launch template data: type, image, profile, interfaces, placement, capacity, IMDSv2, root volume, user
+        data and tags."""
+        if props.machine_image is not None:
+            image: str | None = props.machine_image.get_image(self).image_id
+        else:
+            image = props.image_id
+        return ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
+            instance_type=props.instance_type,
+            image_id=image,
+            iam_instance_profile=(
+                ec2.CfnLaunchTemplate.IamInstanceProfileProperty(arn=props.instance_profile.instance_profile_arn)
+                if props.instance_profile
+                else None
+            ),
+            network_interfaces=self.interface_layout.to_cfn(
+                efa_security_group_id=self.efa_security_group.security_group_id,
+                security_group_ids=[sg.security_group_id for sg in self._security_groups],
+                subnet_id=self.subnet.subnet_id if self.subnet is not None else None,
+            ),
+            placement=(
+                ec2.CfnLaunchTemplate.PlacementProperty(group_name=self.placement_group.placement_group_name)
+                if self.placement_group
+                else None
+            ),
+            instance_market_options=self.capacity.market_options(),
+            capacity_reservation_specification=self.capacity.reservation_specification(
+                self.reservation_target_form, consumer=consumer
+            ),
+            metadata_options=ec2.CfnLaunchTemplate.MetadataOptionsProperty(
+                http_tokens="required",
+                http_endpoint="enabled",
+                http_put_response_hop_limit=props.http_put_response_hop_limit,
+            ),
+            block_device_mappings=[
+                ec2.CfnLaunchTemplate.BlockDeviceMappingProperty(
+                    device_name=props.root_device_name,
+                    ebs=ec2.CfnLaunchTemplate.EbsProperty(
+                        volume_type="gp3",
+                        volume_size=props.root_volume_size_gib,
+                        encrypted=True,
+                        kms_key_id=props.encryption_key.key_arn if props.encryption_key else None,
+                        delete_on_termination=True,
+                    ),
+                )
+            ],
+            user_data=Lazy.uncached_string(_UserDataProducer(self)),
+            tag_specifications=[
+                ec2.CfnLaunchTemplate.TagSpecificationProperty(
+                    resource_type=resource_type,
+                    tags=[
+                        {"key": k, "value": v}
+                        for k, v in {"fmconstructs:instance-type": props.instance_type, **(props.tags or {})}.items()
+                    ],
+                )
+                for resource_type in ("instance", "volume", "network-interface")
+            ],
+        )
 
     # --- validation ---------------------------------------------------------------------------------------------
     def _validate(self, *, subnet: ec2.ISubnet | None) -> None:
@@ -471,185 +495,6 @@ class GpuLaunchTemplate(Construct):
             return None
         assert self.max_nodes is not None
         return int(self.max_nodes) * self.gpus_per_node
-
-
-# EC2 API ``LaunchTemplateName`` (botocore ec2 shape LaunchTemplateName: min 3, max 128, pattern).
-_LAUNCH_TEMPLATE_NAME = re.compile(r"[a-zA-Z0-9\(\)\.\-/_]+")
-# EC2 ``ImageId``: "ami-..." or a Systems Manager parameter "resolve:ssm:..." (botocore ec2
-# RequestLaunchTemplateData.ImageId documentation); no pattern in the API model.
-_IMAGE_ID = re.compile(r"ami-[0-9a-zA-Z]+|resolve:ssm:\S+")
-# EC2 block device ``DeviceName`` ("for example, /dev/sdh or xvdh"); no pattern in the API model.
-_DEVICE_NAME = re.compile(r"\S+")
-
-
-def _check_inputs(
-    *,
-    instance_type: object,
-    vpc: object,
-    policy: object,
-    capacity: object,
-    max_nodes: object,
-    subnet: object,
-    efa_security_group: object,
-    security_groups: object,
-    placement_group: object,
-    extra_ena_interfaces: object,
-    efa_cards: object,
-    machine_image: object,
-    image_id: object,
-    instance_profile: object,
-    http_put_response_hop_limit: object,
-    root_volume_size_gib: object,
-    root_device_name: object,
-    encryption_key: object,
-    instance_store_mount_point: object,
-    launch_template_name: object,
-    tags: object,
-    user_data_format: object,
-    reservation_target_form: object,
-) -> dict[str, Any]:
-    """Every parameter's type and value, before anything reaches jsii (one small check per parameter)."""
-    out = _check_network_inputs(
-        instance_type=instance_type,
-        vpc=vpc,
-        policy=policy,
-        capacity=capacity,
-        max_nodes=max_nodes,
-        subnet=subnet,
-        efa_security_group=efa_security_group,
-        security_groups=security_groups,
-        placement_group=placement_group,
-        extra_ena_interfaces=extra_ena_interfaces,
-        efa_cards=efa_cards,
-    )
-    _check_image_and_volume_inputs(
-        machine_image=machine_image,
-        image_id=image_id,
-        instance_profile=instance_profile,
-        http_put_response_hop_limit=http_put_response_hop_limit,
-        root_volume_size_gib=root_volume_size_gib,
-        root_device_name=root_device_name,
-        encryption_key=encryption_key,
-        instance_store_mount_point=instance_store_mount_point,
-    )
-    _check_template_inputs(
-        launch_template_name=launch_template_name,
-        tags=tags,
-        user_data_format=user_data_format,
-        reservation_target_form=reservation_target_form,
-    )
-    return out
-
-
-def _check_network_inputs(
-    *,
-    instance_type: object,
-    vpc: object,
-    policy: object,
-    capacity: object,
-    max_nodes: object,
-    subnet: object,
-    efa_security_group: object,
-    security_groups: object,
-    placement_group: object,
-    extra_ena_interfaces: object,
-    efa_cards: object,
-) -> dict[str, Any]:
-    """The instance type, network and capacity inputs; returns the checked security groups, if given."""
-    check_str("instance_type", instance_type)
-    if is_token(instance_type):
-        raise FmValidationError(
-            "instance_type", instance_type, "a catalog instance type known at synth time (it decides the interfaces)"
-        )
-    check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
-    check_enum("policy", policy, InterfacePolicy)
-    if capacity is not None and not isinstance(capacity, Capacity):
-        raise FmTypeError(
-            "capacity",
-            capacity,
-            "a Capacity (OnDemand, CapacityReservation, CapacityBlock or UltraServerCapacityBlock)",
-        )
-    check_optional_count("max_nodes", max_nodes, minimum=1)
-    if subnet is not None:
-        check_construct("subnet", subnet, attribute="subnet_id", expected="an ec2.ISubnet")
-    if efa_security_group is not None and not isinstance(efa_security_group, EfaSecurityGroup):
-        raise FmTypeError("efa_security_group", efa_security_group, "an fmconstructs EfaSecurityGroup")
-    out: dict[str, Any] = {}
-    if security_groups is not None:
-        groups = check_sequence(
-            "security_groups",
-            security_groups,
-            lambda name, group: check_construct(
-                name, group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-            ),
-        )
-        if not groups:
-            raise FmValidationError("security_groups", [], "None (a new group) or at least one group")
-        out["security_groups"] = groups
-    if placement_group is not None and not isinstance(placement_group, ClusterPlacementGroup):
-        raise FmTypeError("placement_group", placement_group, "an fmconstructs ClusterPlacementGroup")
-    check_bool("extra_ena_interfaces", extra_ena_interfaces)
-    check_enum("efa_cards", efa_cards, EfaCardSelection)
-    return out
-
-
-def _check_image_and_volume_inputs(
-    *,
-    machine_image: object,
-    image_id: object,
-    instance_profile: object,
-    http_put_response_hop_limit: object,
-    root_volume_size_gib: object,
-    root_device_name: object,
-    encryption_key: object,
-    instance_store_mount_point: object,
-) -> None:
-    """The image, instance profile, metadata and volume inputs."""
-    if machine_image is not None and not hasattr(machine_image, "get_image"):
-        raise FmTypeError("machine_image", machine_image, "an ec2.IMachineImage (ec2.MachineImage....)")
-    if image_id is not None:
-        check_str("image_id", image_id, pattern=_IMAGE_ID, allowed="an AMI id ('ami-...') or 'resolve:ssm:PARAMETER'")
-        if machine_image is not None:
-            raise FmValidationError("image_id", image_id, "omitted when machine_image is given (give one of the two)")
-    if instance_profile is not None and not hasattr(instance_profile, "instance_profile_arn"):
-        raise FmTypeError("instance_profile", instance_profile, "an iam.IInstanceProfile")
-    # EC2 API LaunchTemplateInstanceMetadataOptionsRequest.HttpPutResponseHopLimit: "Integers from 1 to 64".
-    check_count("http_put_response_hop_limit", http_put_response_hop_limit, minimum=1, maximum=64)
-    # EC2 API LaunchTemplateEbsBlockDeviceRequest.VolumeSize: "gp3: 1 - 65,536 GiB" (botocore 1.44).
-    check_count("root_volume_size_gib", root_volume_size_gib, minimum=1, maximum=65536)
-    check_str("root_device_name", root_device_name, pattern=_DEVICE_NAME, allowed="a device name such as '/dev/xvda'")
-    if encryption_key is not None and not hasattr(encryption_key, "key_arn"):
-        raise FmTypeError("encryption_key", encryption_key, "a kms.IKey")
-    if instance_store_mount_point is not None:
-        check_str("instance_store_mount_point", instance_store_mount_point)
-
-
-def _check_template_inputs(
-    *,
-    launch_template_name: object,
-    tags: object,
-    user_data_format: object,
-    reservation_target_form: object,
-) -> None:
-    """The launch template's name, tags, user data format and reservation target form."""
-    if launch_template_name is not None:
-        check_str(
-            "launch_template_name",
-            launch_template_name,
-            pattern=_LAUNCH_TEMPLATE_NAME,
-            min_length=3,
-            max_length=128,
-            allowed="3-128 characters of a-z, A-Z, 0-9, (, ), ., -, / and _ (EC2 LaunchTemplateName)",
-        )
-    if tags is not None:
-        if not isinstance(tags, Mapping):
-            raise FmTypeError("tags", tags, f"a mapping of str to str (got a {type(tags).__name__})")
-        for key, value in tags.items():
-            check_tag_key("tags (key)", key)  # no reserved 'aws:' prefix
-            check_str(f"tags[{key!r}]" if not is_token(key) else "tags (value)", value)
-    check_enum("user_data_format", user_data_format, UserDataFormat)
-    if reservation_target_form is not None:
-        check_enum("reservation_target_form", reservation_target_form, ReservationTargetForm)
 
 
 @jsii.implements(IValidation)

@@ -32,15 +32,13 @@ Prerequisites and limits (read before deploying):
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from aws_cdk import Aws, Duration, Names, RemovalPolicy, Stack
+from aws_cdk import Duration, Names, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_imagebuilder as imagebuilder
@@ -55,12 +53,13 @@ from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_in
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..pcs.slurm import DEFAULT_SLURM_VERSION, SlurmVersion
 from . import _nag
+from ._pipeline_parts import ROOT_DEVICE_NAME as ROOT_DEVICE_NAME
+from ._pipeline_parts import distribution_configuration, image_recipe, infrastructure_configuration
 from .components import (
     EFA_INSTALLER_VERSION,
     PCS_AGENT_VERSION,
     SLURM_INSTALLER_VERSION,
     ImageComponent,
-    content_version,
     dcgm_component,
     efa_component,
     fabric_manager_component,
@@ -102,9 +101,6 @@ DEFAULT_BUILD_INSTANCE_TYPES: dict[tuple[CpuArchitecture, bool], tuple[str, ...]
     (CpuArchitecture.ARM64, False): ("c7g.2xlarge",),
 }
 
-#: The root device of the Amazon Linux 2023 DLAMIs (aws-hpc-recipes dlami-for-pcs.yaml ``DLAMIConfigs.al2023
-#: .deviceName``).
-ROOT_DEVICE_NAME = "/dev/xvda"
 #: Build logs and image tests: test timeout (botocore imagebuilder ``ImageTestsTimeoutMinutes``: 60-1440).
 IMAGE_TESTS_TIMEOUT_MINUTES = 90
 
@@ -287,10 +283,6 @@ def _check_build_type(parameter: str, value: object, architecture: CpuArchitectu
     return str(name)
 
 
-def _digest(value: object) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
-
-
 class GpuNodeImage(Construct):
     """An EC2 Image Builder pipeline that builds GPU node AMIs for one architecture and publishes the newest AMI id in
     an SSM parameter.
@@ -366,6 +358,77 @@ class GpuNodeImage(Construct):
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,
     ) -> None:
         super().__init__(scope, id)
+        size, groups, extra = self._check_props(
+            instance_types=instance_types,
+            vpc=vpc,
+            subnet=subnet,
+            slurm_versions=slurm_versions,
+            slurm_installer_version=slurm_installer_version,
+            parent_image=parent_image,
+            schedule=schedule,
+            validate_on_gpu=validate_on_gpu,
+            root_volume_size_gib=root_volume_size_gib,
+            encryption_key=encryption_key,
+            logs_bucket=logs_bucket,
+            server_access_logs_bucket=server_access_logs_bucket,
+            security_groups=security_groups,
+            additional_components=additional_components,
+            removal_policy=removal_policy,
+            log_removal_policy=log_removal_policy,
+            log_retention=log_retention,
+        )
+        self._resolve_settings(
+            image_name=image_name,
+            ssm_parameter_name=ssm_parameter_name,
+            parent_image=parent_image,
+            schedule=schedule,
+            build_instance_types=build_instance_types,
+            vpc=vpc,
+            subnet=subnet,
+            versions=(pcs_agent_version, slurm_installer_version, efa_installer_version),
+            extra=extra,
+        )
+        self._build_storage(
+            encryption_key=encryption_key,
+            logs_bucket=logs_bucket,
+            server_access_logs_bucket=server_access_logs_bucket,
+            removal_policy=removal_policy,
+        )
+        self._build_instance_access(vpc, groups)
+        self._build_components()
+        self.recipe: imagebuilder.CfnImageRecipe = image_recipe(self, size)
+        self.infrastructure_configuration: imagebuilder.CfnInfrastructureConfiguration = infrastructure_configuration(
+            self
+        )
+        self.distribution_configuration: imagebuilder.CfnDistributionConfiguration = distribution_configuration(self)
+        self._build_pipeline(log_retention=log_retention, log_removal_policy=log_removal_policy)
+        _nag.acknowledge_image(self)
+
+    # --- constructor steps -----------------------------------------------------------------------------------------
+
+    def _check_props(
+        self,
+        *,
+        instance_types: Sequence[str],
+        vpc: ec2.IVpc,
+        subnet: ec2.ISubnet | None,
+        slurm_versions: Sequence[SlurmVersion],
+        slurm_installer_version: str,
+        parent_image: ParentImage | None,
+        schedule: BuildSchedule | None,
+        validate_on_gpu: bool,
+        root_volume_size_gib: int,
+        encryption_key: kms.IKey | None,
+        logs_bucket: s3.IBucket | None,
+        server_access_logs_bucket: s3.IBucket | None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None,
+        additional_components: Sequence[ImageComponent],
+        removal_policy: RemovalPolicy,
+        log_removal_policy: RemovalPolicy,
+        log_retention: logs.RetentionDays,
+    ) -> tuple[Any, tuple[ec2.ISecurityGroup, ...] | None, tuple[ImageComponent, ...]]:
+        """Check the props (in the order of the signature); keep the instance specs, architecture, Slurm versions
+        and GPU validation; return the root volume size, the security groups given and the additional components."""
         specs = _instance_specs(instance_types)
         self.instance_specs: tuple[InstanceSpec, ...] = specs
         self.architecture: CpuArchitecture = _architecture(specs)
@@ -412,21 +475,28 @@ class GpuNodeImage(Construct):
         check_enum("log_removal_policy", log_removal_policy, RemovalPolicy)
         check_enum("log_retention", log_retention, logs.RetentionDays)
 
+        return size, groups, extra
+
+    def _resolve_settings(
+        self,
+        *,
+        image_name: str | None,
+        ssm_parameter_name: str | None,
+        parent_image: ParentImage | None,
+        schedule: BuildSchedule | None,
+        build_instance_types: Sequence[str] | None,
+        vpc: ec2.IVpc,
+        subnet: ec2.ISubnet | None,
+        versions: tuple[str, str, str],
+        extra: tuple[ImageComponent, ...],
+    ) -> None:
+        """Names, parent image, schedule, build instance types, subnet and components, defaults filled in."""
+        pcs_agent_version, slurm_installer_version, efa_installer_version = versions
         self.image_name: str = self._image_name(image_name)
         self.ssm_parameter_name: str = self._parameter_name(ssm_parameter_name)
         self.parent_image: ParentImage = parent_image or ParentImage.dlami_base_gpu(self.architecture)
         self.schedule: BuildSchedule = schedule or BuildSchedule.manual()
-        if build_instance_types is None:
-            build_types = DEFAULT_BUILD_INSTANCE_TYPES[(self.architecture, self.validate_on_gpu)]
-        else:
-            build_types = check_sequence(
-                "build_instance_types",
-                build_instance_types,
-                lambda n, v: _check_build_type(n, v, self.architecture, self.validate_on_gpu),
-            )
-            if not build_types:
-                raise FmValidationError("build_instance_types", [], "at least one instance type, or None")
-        self.build_instance_types: tuple[str, ...] = tuple(build_types)
+        self.build_instance_types: tuple[str, ...] = self._build_types(build_instance_types)
         self.subnet: ec2.ISubnet = self._subnet(vpc, subnet)
 
         self.components: tuple[ImageComponent, ...] = (
@@ -441,7 +511,28 @@ class GpuNodeImage(Construct):
         if len(set(names)) != len(names):
             raise FmValidationError("additional_components", names, "components whose names differ from each other")
 
-        stack = Stack.of(self)
+    def _build_types(self, build_instance_types: Sequence[str] | None) -> tuple[str, ...]:
+        """``build_instance_types`` checked against the image's architecture, or the default for it."""
+        if build_instance_types is None:
+            return DEFAULT_BUILD_INSTANCE_TYPES[(self.architecture, self.validate_on_gpu)]
+        build_types = check_sequence(
+            "build_instance_types",
+            build_instance_types,
+            lambda n, v: _check_build_type(n, v, self.architecture, self.validate_on_gpu),
+        )
+        if not build_types:
+            raise FmValidationError("build_instance_types", [], "at least one instance type, or None")
+        return tuple(build_types)
+
+    def _build_storage(
+        self,
+        *,
+        encryption_key: kms.IKey | None,
+        logs_bucket: s3.IBucket | None,
+        server_access_logs_bucket: s3.IBucket | None,
+        removal_policy: RemovalPolicy,
+    ) -> None:
+        """The image's KMS key and the build logs bucket (given or created)."""
         self.encryption_key: kms.IKey = encryption_key or self._new_key(removal_policy)
         self.logs_bucket: s3.IBucket = logs_bucket or s3.Bucket(
             self,
@@ -457,6 +548,8 @@ class GpuNodeImage(Construct):
         )
         self.logs_prefix: str = f"imagebuilder/{self.image_name}/"
 
+    def _build_instance_access(self, vpc: ec2.IVpc, groups: tuple[ec2.ISecurityGroup, ...] | None) -> None:
+        """The build and test instances' role, instance profile and security groups."""
         # The build instances' role: the two AWS managed policies the Image Builder guide requires for build and test
         # instances ("Image Builder ... instance profile": EC2InstanceProfileForImageBuilder, the minimum for an
         # instance to work with Image Builder, "This does not include permissions required to use the Systems
@@ -492,6 +585,8 @@ class GpuNodeImage(Construct):
         #: Network rules for the build and test instances (e.g. to reach a package mirror or proxy).
         self.connections: ec2.Connections = ec2.Connections(security_groups=list(self.security_groups))
 
+    def _build_components(self) -> None:
+        """One Image Builder component per component of the image."""
         self.component_resources: dict[str, imagebuilder.CfnComponent] = {}
         for component in self.components:
             self.component_resources[component.name] = imagebuilder.CfnComponent(
@@ -506,105 +601,8 @@ class GpuNodeImage(Construct):
                 supported_os_versions=["Amazon Linux 2023"],
             )
 
-        recipe_description = (
-            f"fmconstructs GPU node image ({self.architecture.value}) on {self.parent_image.description}"
-        )
-        recipe_props: dict[str, Any] = {
-            "name": self.image_name,
-            "parent_image": self.parent_image.value,
-            "description": recipe_description[:1024],
-            "components": [
-                imagebuilder.CfnImageRecipe.ComponentConfigurationProperty(component_arn=resource.attr_arn)
-                for resource in self.component_resources.values()
-            ],
-            "block_device_mappings": [
-                imagebuilder.CfnImageRecipe.InstanceBlockDeviceMappingProperty(
-                    device_name=ROOT_DEVICE_NAME,
-                    ebs=imagebuilder.CfnImageRecipe.EbsInstanceBlockDeviceSpecificationProperty(
-                        encrypted=True,
-                        kms_key_id=self.encryption_key.key_arn,
-                        volume_size=size,
-                        volume_type="gp3",
-                        delete_on_termination=True,
-                    ),
-                )
-            ],
-        }
-        # A recipe version can never be overwritten either: its patch comes from everything it is made of, so any
-        # change (parent, component versions, volume, key) is a new version that CloudFormation can replace.
-        recipe_digest = _digest(
-            {
-                "props": stack.resolve({k: v for k, v in recipe_props.items() if k != "components"}),
-                "components": [(c.name, c.version) for c in self.components],
-            }
-        )
-        self.recipe: imagebuilder.CfnImageRecipe = imagebuilder.CfnImageRecipe(
-            # Our own version scheme for the recipe, not an external pin (cfn-lint checks the format in the tier):
-            # "1.0" plus a number from the content digest, so any change makes a new recipe version.
-            self,
-            "Recipe",
-            version=content_version("1.0", recipe_digest),
-            **recipe_props,
-        )
-
-        self.infrastructure_configuration: imagebuilder.CfnInfrastructureConfiguration = (
-            imagebuilder.CfnInfrastructureConfiguration(
-                self,
-                "Infrastructure",
-                name=f"{self.image_name}-infrastructure",
-                description="fmconstructs: private subnet, IMDSv2 only, logs to S3",
-                instance_profile_name=self.instance_profile.instance_profile_name,
-                instance_types=list(self.build_instance_types),
-                subnet_id=self.subnet.subnet_id,
-                security_group_ids=[g.security_group_id for g in self.security_groups],
-                instance_metadata_options=imagebuilder.CfnInfrastructureConfiguration.InstanceMetadataOptionsProperty(
-                    http_tokens="required"
-                ),
-                logging=imagebuilder.CfnInfrastructureConfiguration.LoggingProperty(
-                    s3_logs=imagebuilder.CfnInfrastructureConfiguration.S3LogsProperty(
-                        s3_bucket_name=self.logs_bucket.bucket_name, s3_key_prefix=self.logs_prefix.rstrip("/")
-                    )
-                ),
-                terminate_instance_on_failure=True,
-                resource_tags={"fmconstructs:image": self.image_name},
-            )
-        )
-
-        ami_tags = {
-            "fmconstructs:image": self.image_name,
-            "fmconstructs:architecture": self.architecture.value,
-            "fmconstructs:slurm": " ".join(v.value for v in self.slurm_versions) or "none",
-        }
-        dist = imagebuilder.CfnDistributionConfiguration
-        # aws-cdk-lib types DistributionProperty.ami_distribution_configuration as Any (a JSON value), so a
-        # dist.AmiDistributionConfigurationProperty would be written with camelCase keys that CloudFormation rejects:
-        # the keys are spelled as the CloudFormation schema spells them.
-        ami_distribution = {
-            # "The name must include the {{ imagebuilder:buildDate }} dynamic tag" (botocore imagebuilder
-            # AmiDistributionConfiguration.name).
-            "Name": f"{self.image_name}-{{{{ imagebuilder:buildDate }}}}",
-            "Description": f"fmconstructs GPU node image {self.image_name} ({self.architecture.value})",
-            "KmsKeyId": self.encryption_key.key_arn,
-            "AmiTags": ami_tags,
-        }
-        self.distribution_configuration: imagebuilder.CfnDistributionConfiguration = dist(
-            self,
-            "Distribution",
-            name=f"{self.image_name}-distribution",
-            description=f"fmconstructs: encrypted AMI, id in {self.ssm_parameter_name}",
-            distributions=[
-                dist.DistributionProperty(
-                    region=Aws.REGION,
-                    ami_distribution_configuration=ami_distribution,
-                    ssm_parameter_configurations=[
-                        dist.SsmParameterConfigurationProperty(
-                            parameter_name=self.ssm_parameter_name, data_type="aws:ec2:image"
-                        )
-                    ],
-                )
-            ],
-        )
-
+    def _build_pipeline(self, *, log_retention: logs.RetentionDays, log_removal_policy: RemovalPolicy) -> None:
+        """The build and pipeline log groups and the image pipeline (schedule, image tests)."""
         self.image_log_group: logs.LogGroup = encrypted_log_group(  # KMS, as every library log group
             self,
             "ImageLogs",
@@ -623,7 +621,9 @@ class GpuNodeImage(Construct):
             self,
             "Resource",
             name=self.image_name,
-            description=f"fmconstructs GPU node image for {', '.join(s.instance_type for s in specs)}"[:1024],
+            description=f"fmconstructs GPU node image for {', '.join(s.instance_type for s in self.instance_specs)}"[
+                :1024
+            ],
             image_recipe_arn=self.recipe.attr_arn,
             infrastructure_configuration_arn=self.infrastructure_configuration.attr_arn,
             distribution_configuration_arn=self.distribution_configuration.attr_arn,
@@ -644,7 +644,6 @@ class GpuNodeImage(Construct):
                 pipeline_log_group_name=self.pipeline_log_group.log_group_name,
             ),
         )
-        _nag.acknowledge_image(self)
 
     # --- properties ------------------------------------------------------------------------------------------------
 
