@@ -234,10 +234,117 @@ def _increase(metric: str, window: str = "5m") -> str:
     return f"increase({metric}[{window}]) > 0"
 
 
-def gpu_health_rules(t: AlertThresholds) -> RuleGroup:
+def _gpu_xid_rules(t: AlertThresholds) -> tuple[AlertRule, ...]:
+    """XID errors: critical codes (drain the node) and the other, often application, codes."""
     xid = "DCGM_FI_DEV_XID_ERRORS"
     critical = " or ".join(f"{xid} == {code}" for code in t.critical_xids)
     changed = f"changes({xid}[{t.xid_window}]) > 0"
+    return (
+        AlertRule(
+            "GpuCriticalXid",
+            f"({critical}) and {changed}",
+            "0m",
+            Severity.CRITICAL,
+            f"Critical XID {{{{ $value }}}} on {_GPU}",
+            "A critical XID (double-bit ECC, row-remap failure, NVLink, fell off the bus, GSP) was reported. "
+            "Drain the node and run the NVIDIA diagnostics (dcgmi diag -r 3) before reusing it.",
+            (xid,),
+        ),
+        AlertRule(
+            "GpuXidError",
+            f"{xid} > 0 and {changed} unless ({critical})",
+            "0m",
+            Severity.WARNING,
+            f"XID {{{{ $value }}}} on {_GPU}",
+            "A new, non-critical XID was reported; often an application fault (e.g. 13, 31, 43).",
+            (xid,),
+        ),
+    )
+
+
+def _gpu_memory_rules(t: AlertThresholds) -> tuple[AlertRule, ...]:
+    """GPU memory errors: row remapping and uncorrectable (double-bit) ECC."""
+    return (
+        AlertRule(
+            "GpuRowRemapFailure",
+            "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
+            "0m",
+            Severity.CRITICAL,
+            f"Row remapping failed on {_GPU}",
+            "The GPU ran out of spare memory rows: replace the instance (stop/start moves it to new hardware).",
+            ("DCGM_FI_DEV_ROW_REMAP_FAILURE",),
+        ),
+        AlertRule(
+            "GpuUncorrectableRemappedRows",
+            _increase("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "15m"),
+            "0m",
+            Severity.WARNING,
+            f"Rows remapped for uncorrectable errors on {_GPU}",
+            "A reset is needed for the remap to take effect; jobs on this GPU may have hit memory errors.",
+            ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",),
+        ),
+        AlertRule(
+            "GpuDoubleBitEccErrors",
+            _increase("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "15m"),
+            "0m",
+            Severity.CRITICAL,
+            f"Uncorrectable (double-bit) ECC errors on {_GPU}",
+            "Uncorrectable memory errors corrupt results: drain the node.",
+            ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",),
+        ),
+    )
+
+
+def _gpu_temperature_rules(t: AlertThresholds) -> tuple[AlertRule, ...]:
+    """GPU and HBM temperatures."""
+    return (
+        AlertRule(
+            "GpuTemperatureHigh",
+            f"DCGM_FI_DEV_GPU_TEMP > {t.gpu_temperature_celsius:g}",
+            t.temperature_for,
+            Severity.WARNING,
+            f"{_GPU} is above {t.gpu_temperature_celsius:g} C",
+            "Sustained high GPU temperature leads to thermal throttling.",
+            ("DCGM_FI_DEV_GPU_TEMP",),
+        ),
+        AlertRule(
+            "GpuMemoryTemperatureHigh",
+            f"DCGM_FI_DEV_MEMORY_TEMP > {t.memory_temperature_celsius:g}",
+            t.temperature_for,
+            Severity.WARNING,
+            f"HBM of {_GPU} is above {t.memory_temperature_celsius:g} C",
+            "Sustained high memory temperature leads to throttling and memory errors.",
+            ("DCGM_FI_DEV_MEMORY_TEMP",),
+        ),
+    )
+
+
+def _gpu_throttling_rules(t: AlertThresholds) -> tuple[AlertRule, ...]:
+    """Power and thermal throttling."""
+    return (
+        AlertRule(
+            "GpuPowerThrottling",
+            f"rate(DCGM_FI_DEV_POWER_VIOLATION[5m]) / 1e6 > {t.throttle_ratio:g}",
+            t.throttle_for,
+            Severity.WARNING,
+            f"{_GPU} is power-throttled",
+            f"More than {t.throttle_ratio:.0%} of the time throttled by power limits.",
+            ("DCGM_FI_DEV_POWER_VIOLATION",),
+        ),
+        AlertRule(
+            "GpuThermalThrottling",
+            f"rate(DCGM_FI_DEV_THERMAL_VIOLATION[5m]) / 1e6 > {t.throttle_ratio:g}",
+            t.throttle_for,
+            Severity.WARNING,
+            f"{_GPU} is thermally throttled",
+            f"More than {t.throttle_ratio:.0%} of the time throttled by temperature.",
+            ("DCGM_FI_DEV_THERMAL_VIOLATION",),
+        ),
+    )
+
+
+def _gpu_interconnect_rules(t: AlertThresholds) -> tuple[AlertRule, ...]:
+    """NVLink errors and PCIe replays."""
     nvlink = [
         "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
         "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
@@ -245,109 +352,37 @@ def gpu_health_rules(t: AlertThresholds) -> RuleGroup:
         "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
     ]
     nvlink_expr = " or ".join(f"increase({m}[5m]) > 0" for m in nvlink)
+    return (
+        AlertRule(
+            "GpuNvlinkErrors",
+            nvlink_expr,
+            t.nvlink_errors_for,
+            Severity.WARNING,
+            f"NVLink errors on {_GPU}",
+            "NVLink CRC, replay or recovery errors slow collectives; persistent errors need a new instance.",
+            tuple(nvlink),
+        ),
+        AlertRule(
+            "GpuPcieReplays",
+            f"rate(DCGM_FI_DEV_PCIE_REPLAY_COUNTER[5m]) > {t.pcie_replays_per_second:g}",
+            "5m",
+            Severity.WARNING,
+            f"PCIe replays on {_GPU}",
+            "A high PCIe replay rate indicates a degraded link between the GPU and the host.",
+            ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER",),
+        ),
+    )
+
+
+def gpu_health_rules(t: AlertThresholds) -> RuleGroup:
     return RuleGroup(
         "fmconstructs-gpu-health",
         (
-            AlertRule(
-                "GpuCriticalXid",
-                f"({critical}) and {changed}",
-                "0m",
-                Severity.CRITICAL,
-                f"Critical XID {{{{ $value }}}} on {_GPU}",
-                "A critical XID (double-bit ECC, row-remap failure, NVLink, fell off the bus, GSP) was reported. "
-                "Drain the node and run the NVIDIA diagnostics (dcgmi diag -r 3) before reusing it.",
-                (xid,),
-            ),
-            AlertRule(
-                "GpuXidError",
-                f"{xid} > 0 and {changed} unless ({critical})",
-                "0m",
-                Severity.WARNING,
-                f"XID {{{{ $value }}}} on {_GPU}",
-                "A new, non-critical XID was reported; often an application fault (e.g. 13, 31, 43).",
-                (xid,),
-            ),
-            AlertRule(
-                "GpuRowRemapFailure",
-                "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
-                "0m",
-                Severity.CRITICAL,
-                f"Row remapping failed on {_GPU}",
-                "The GPU ran out of spare memory rows: replace the instance (stop/start moves it to new hardware).",
-                ("DCGM_FI_DEV_ROW_REMAP_FAILURE",),
-            ),
-            AlertRule(
-                "GpuUncorrectableRemappedRows",
-                _increase("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "15m"),
-                "0m",
-                Severity.WARNING,
-                f"Rows remapped for uncorrectable errors on {_GPU}",
-                "A reset is needed for the remap to take effect; jobs on this GPU may have hit memory errors.",
-                ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",),
-            ),
-            AlertRule(
-                "GpuDoubleBitEccErrors",
-                _increase("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "15m"),
-                "0m",
-                Severity.CRITICAL,
-                f"Uncorrectable (double-bit) ECC errors on {_GPU}",
-                "Uncorrectable memory errors corrupt results: drain the node.",
-                ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",),
-            ),
-            AlertRule(
-                "GpuTemperatureHigh",
-                f"DCGM_FI_DEV_GPU_TEMP > {t.gpu_temperature_celsius:g}",
-                t.temperature_for,
-                Severity.WARNING,
-                f"{_GPU} is above {t.gpu_temperature_celsius:g} C",
-                "Sustained high GPU temperature leads to thermal throttling.",
-                ("DCGM_FI_DEV_GPU_TEMP",),
-            ),
-            AlertRule(
-                "GpuMemoryTemperatureHigh",
-                f"DCGM_FI_DEV_MEMORY_TEMP > {t.memory_temperature_celsius:g}",
-                t.temperature_for,
-                Severity.WARNING,
-                f"HBM of {_GPU} is above {t.memory_temperature_celsius:g} C",
-                "Sustained high memory temperature leads to throttling and memory errors.",
-                ("DCGM_FI_DEV_MEMORY_TEMP",),
-            ),
-            AlertRule(
-                "GpuPowerThrottling",
-                f"rate(DCGM_FI_DEV_POWER_VIOLATION[5m]) / 1e6 > {t.throttle_ratio:g}",
-                t.throttle_for,
-                Severity.WARNING,
-                f"{_GPU} is power-throttled",
-                f"More than {t.throttle_ratio:.0%} of the time throttled by power limits.",
-                ("DCGM_FI_DEV_POWER_VIOLATION",),
-            ),
-            AlertRule(
-                "GpuThermalThrottling",
-                f"rate(DCGM_FI_DEV_THERMAL_VIOLATION[5m]) / 1e6 > {t.throttle_ratio:g}",
-                t.throttle_for,
-                Severity.WARNING,
-                f"{_GPU} is thermally throttled",
-                f"More than {t.throttle_ratio:.0%} of the time throttled by temperature.",
-                ("DCGM_FI_DEV_THERMAL_VIOLATION",),
-            ),
-            AlertRule(
-                "GpuNvlinkErrors",
-                nvlink_expr,
-                t.nvlink_errors_for,
-                Severity.WARNING,
-                f"NVLink errors on {_GPU}",
-                "NVLink CRC, replay or recovery errors slow collectives; persistent errors need a new instance.",
-                tuple(nvlink),
-            ),
-            AlertRule(
-                "GpuPcieReplays",
-                f"rate(DCGM_FI_DEV_PCIE_REPLAY_COUNTER[5m]) > {t.pcie_replays_per_second:g}",
-                "5m",
-                Severity.WARNING,
-                f"PCIe replays on {_GPU}",
-                "A high PCIe replay rate indicates a degraded link between the GPU and the host.",
-                ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER",),
-            ),
+            *_gpu_xid_rules(t),
+            *_gpu_memory_rules(t),
+            *_gpu_temperature_rules(t),
+            *_gpu_throttling_rules(t),
+            *_gpu_interconnect_rules(t),
         ),
     )
 
