@@ -195,101 +195,116 @@ def node_exporter_manifests(
                 "node_lifecycle.sh": NODE_LIFECYCLE_SCRIPT,
             },
         },
-        {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": {"name": NODE_EXPORTER_SERVICE, "namespace": namespace, "labels": labels},
-            "spec": {
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "tolerations": [{"operator": "Exists"}],  # GPU nodes carry the nvidia.com/gpu taint
-                        "hostPID": False,
-                        "terminationGracePeriodSeconds": wait + 15,
-                        "containers": [
-                            {
-                                "name": "node-exporter",
-                                "image": NODE_EXPORTER_IMAGE,
-                                "args": [
-                                    "--path.rootfs=/host/root",
-                                    "--collector.textfile.directory=/textfile",
-                                    "--web.listen-address=:9100",
-                                ],
-                                "ports": [{"name": "metrics", "containerPort": 9100}],
-                                # keeps serving the shutdown marker while the sidecar's preStop hook waits (the
-                                # image is busybox-based: node_exporter's Dockerfile at v1.9.1)
-                                "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(wait)]}}},
-                                "securityContext": non_root,
-                                "resources": {
-                                    "requests": {"cpu": "50m", "memory": "64Mi"},
-                                    "limits": {"memory": "256Mi"},
-                                },
-                                "volumeMounts": [
-                                    {
-                                        "name": "root",
-                                        "mountPath": "/host/root",
-                                        "readOnly": True,
-                                        "mountPropagation": "HostToContainer",
-                                    },
-                                    {"name": "textfile", "mountPath": "/textfile", "readOnly": True},
-                                ],
-                            },
-                            {
-                                "name": "efa-collector",
-                                "image": PYTHON_IMAGE,
-                                "command": ["/bin/sh", "-c"],
-                                "args": [
-                                    f"sh /scripts/node_lifecycle.sh start {marker}; trap 'exit 0' TERM; "
-                                    "while true; do python3 -I /scripts/efa_textfile.py /textfile/fm_efa.prom "
-                                    "--sysfs-root /host/sys/class/infiniband; sleep 15 & wait $!; done"
-                                ],
-                                "lifecycle": {
-                                    "preStop": {
-                                        "exec": {
-                                            "command": ["sh", "/scripts/node_lifecycle.sh", "stop", marker, str(wait)]
-                                        }
-                                    }
-                                },
-                                "securityContext": non_root,
-                                "resources": {
-                                    "requests": {"cpu": "10m", "memory": "32Mi"},
-                                    "limits": {"memory": "128Mi"},
-                                },
-                                "volumeMounts": [
-                                    {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
-                                    {"name": "sys", "mountPath": "/host/sys", "readOnly": True},
-                                    {"name": "textfile", "mountPath": "/textfile"},
-                                ],
-                            },
-                        ],
-                        "volumes": [
-                            {"name": "root", "hostPath": {"path": "/"}},
-                            {"name": "sys", "hostPath": {"path": "/sys"}},
-                            {"name": "textfile", "emptyDir": {}},
-                            {"name": "scripts", "configMap": {"name": "fm-efa-collector"}},
-                        ],
-                    },
+        _node_exporter_daemon_set(namespace, labels, wait, marker, non_root),
+        _node_exporter_service(namespace, labels),
+    ]
+
+
+def _node_exporter_daemon_set(
+    namespace: str, labels: dict[str, str], wait: int, marker: str, non_root: dict[str, Any]
+) -> dict[str, Any]:
+    """Node exporter and the EFA collector sidecar on every node (their pods share the textfile directory)."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": NODE_EXPORTER_SERVICE, "namespace": namespace, "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "tolerations": [{"operator": "Exists"}],  # GPU nodes carry the nvidia.com/gpu taint
+                    "hostPID": False,
+                    "terminationGracePeriodSeconds": wait + 15,
+                    "containers": [
+                        _node_exporter_container(wait, non_root),
+                        _efa_collector_container(wait, marker, non_root),
+                    ],
+                    "volumes": [
+                        {"name": "root", "hostPath": {"path": "/"}},
+                        {"name": "sys", "hostPath": {"path": "/sys"}},
+                        {"name": "textfile", "emptyDir": {}},
+                        {"name": "scripts", "configMap": {"name": "fm-efa-collector"}},
+                    ],
                 },
             },
         },
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {
-                "name": NODE_EXPORTER_SERVICE,
-                "namespace": namespace,
-                "labels": labels,
-                "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9100"},
-            },
-            "spec": {
-                "selector": labels,
-                "ports": [{"name": "metrics", "port": 9100, "targetPort": 9100}],
-                # a terminating pod stays a scrape target while its preStop hook publishes the shutdown marker
-                "publishNotReadyAddresses": True,
-            },
+    }
+
+
+def _node_exporter_container(wait: int, non_root: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": "node-exporter",
+        "image": NODE_EXPORTER_IMAGE,
+        "args": [
+            "--path.rootfs=/host/root",
+            "--collector.textfile.directory=/textfile",
+            "--web.listen-address=:9100",
+        ],
+        "ports": [{"name": "metrics", "containerPort": 9100}],
+        # keeps serving the shutdown marker while the sidecar's preStop hook waits (the
+        # image is busybox-based: node_exporter's Dockerfile at v1.9.1)
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(wait)]}}},
+        "securityContext": non_root,
+        "resources": {
+            "requests": {"cpu": "50m", "memory": "64Mi"},
+            "limits": {"memory": "256Mi"},
         },
-    ]
+        "volumeMounts": [
+            {
+                "name": "root",
+                "mountPath": "/host/root",
+                "readOnly": True,
+                "mountPropagation": "HostToContainer",
+            },
+            {"name": "textfile", "mountPath": "/textfile", "readOnly": True},
+        ],
+    }
+
+
+def _efa_collector_container(wait: int, marker: str, non_root: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": "efa-collector",
+        "image": PYTHON_IMAGE,
+        "command": ["/bin/sh", "-c"],
+        "args": [
+            f"sh /scripts/node_lifecycle.sh start {marker}; trap 'exit 0' TERM; "
+            "while true; do python3 -I /scripts/efa_textfile.py /textfile/fm_efa.prom "
+            "--sysfs-root /host/sys/class/infiniband; sleep 15 & wait $!; done"
+        ],
+        "lifecycle": {
+            "preStop": {"exec": {"command": ["sh", "/scripts/node_lifecycle.sh", "stop", marker, str(wait)]}}
+        },
+        "securityContext": non_root,
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {"memory": "128Mi"},
+        },
+        "volumeMounts": [
+            {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
+            {"name": "sys", "mountPath": "/host/sys", "readOnly": True},
+            {"name": "textfile", "mountPath": "/textfile"},
+        ],
+    }
+
+
+def _node_exporter_service(namespace: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": NODE_EXPORTER_SERVICE,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9100"},
+        },
+        "spec": {
+            "selector": labels,
+            "ports": [{"name": "metrics", "port": 9100, "targetPort": 9100}],
+            # a terminating pod stays a scrape target while its preStop hook publishes the shutdown marker
+            "publishNotReadyAddresses": True,
+        },
+    }
 
 
 class AmpEksScraper(Construct):
@@ -342,14 +357,7 @@ class AmpEksScraper(Construct):
         """
         check_scope(scope, id)
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
-        if isinstance(workspace, PrometheusWorkspace):
-            workspace_arn = workspace.workspace_arn
-        elif isinstance(workspace, str):
-            workspace_arn = check_aps_workspace_arn("workspace", workspace)
-        else:
-            raise FmTypeError(
-                "workspace", workspace, f"a PrometheusWorkspace or a workspace ARN (got a {type(workspace).__name__})"
-            )
+        workspace_arn = _workspace_arn(workspace)
         check_bool("install_node_exporter", install_node_exporter)
         check_bool("install_kube_state_metrics", install_kube_state_metrics)
         check_chart_source("kube_state_metrics_source", kube_state_metrics_source)
@@ -357,50 +365,16 @@ class AmpEksScraper(Construct):
         scrape_config = eks_scrape_config(
             cluster_label=cluster_label, scrape_interval=scrape_interval, kueue=scrape_kueue, serving=serving
         )
-        chosen = (
-            list(cluster.vpc.private_subnets)
-            if subnets is None
-            else list(
-                check_sequence(
-                    "subnets",
-                    subnets,
-                    lambda n, v: check_construct(n, v, attribute="subnet_id", expected="an ec2.ISubnet"),
-                )
-            )
-        )
-        if not chosen:
-            raise FmValidationError("subnets", [], "at least one subnet that reaches the nodes")
+        chosen = _scraper_subnets(cluster, subnets)
         super().__init__(scope, id)
         self.scrape_config = scrape_config
         self._config_args: dict[str, Any] = {
             "cluster_label": cluster_label, "scrape_interval": scrape_interval, "kueue": scrape_kueue,
         }  # fmt: skip
         self.cluster_label = cluster_label
-        blob = _blob(self.scrape_config)
         self.workspace_arn: str = workspace_arn
-        self.resource = aps.CfnScraper(
-            self,
-            "Resource",
-            source=aps.CfnScraper.SourceProperty(
-                eks_configuration=aps.CfnScraper.EksConfigurationProperty(
-                    cluster_arn=cluster.cluster_arn,
-                    subnet_ids=[s.subnet_id for s in chosen],
-                    security_group_ids=[cluster.cluster_security_group.security_group_id],
-                )
-            ),
-            destination=aps.CfnScraper.DestinationProperty(
-                amp_configuration=aps.CfnScraper.AmpConfigurationProperty(workspace_arn=workspace_arn)
-            ),
-            scrape_configuration=aps.CfnScraper.ScrapeConfigurationProperty(configuration_blob=blob),
-        )
-        self.access_entry = eks_l1.CfnAccessEntry(
-            self,
-            "AccessEntry",
-            cluster_name=cluster.cluster_name,
-            principal_arn=self.resource.attr_role_arn,
-            username=SCRAPER_USERNAME,
-            type="STANDARD",
-        )
+        self.resource = self._build_scraper(cluster, chosen, workspace_arn)
+        self.access_entry = self._build_access_entry(cluster)
         self.rbac = cluster.cluster.add_manifest(f"{id}Rbac", *scraper_rbac_manifests())
         self.node_exporter = (
             cluster.cluster.add_manifest(f"{id}NodeExporter", *node_exporter_manifests(scrape_interval=scrape_interval))
@@ -415,6 +389,39 @@ class AmpEksScraper(Construct):
         self.serving_rules: aps.CfnRuleGroupsNamespace | None = None
         if serving:
             self.enable_serving(thresholds=serving_thresholds, rule_namespace=serving_rule_namespace)
+
+    def _build_scraper(
+        self, cluster: GpuEksCluster, subnets: Sequence[ec2.ISubnet], workspace_arn: str
+    ) -> aps.CfnScraper:
+        """The managed scraper: ENIs in ``subnets`` with the cluster security group, writing to the workspace."""
+        return aps.CfnScraper(
+            self,
+            "Resource",
+            source=aps.CfnScraper.SourceProperty(
+                eks_configuration=aps.CfnScraper.EksConfigurationProperty(
+                    cluster_arn=cluster.cluster_arn,
+                    subnet_ids=[s.subnet_id for s in subnets],
+                    security_group_ids=[cluster.cluster_security_group.security_group_id],
+                )
+            ),
+            destination=aps.CfnScraper.DestinationProperty(
+                amp_configuration=aps.CfnScraper.AmpConfigurationProperty(workspace_arn=workspace_arn)
+            ),
+            scrape_configuration=aps.CfnScraper.ScrapeConfigurationProperty(
+                configuration_blob=_blob(self.scrape_config)
+            ),
+        )
+
+    def _build_access_entry(self, cluster: GpuEksCluster) -> eks_l1.CfnAccessEntry:
+        """The scraper role's EKS access entry (its Kubernetes user, bound by the RBAC manifests)."""
+        return eks_l1.CfnAccessEntry(
+            self,
+            "AccessEntry",
+            cluster_name=cluster.cluster_name,
+            principal_arn=self.resource.attr_role_arn,
+            username=SCRAPER_USERNAME,
+            type="STANDARD",
+        )
 
     def enable_serving(
         self, *, thresholds: ServingAlertThresholds | None = None, rule_namespace: str | None = None
@@ -455,6 +462,34 @@ class AmpEksScraper(Construct):
     @property
     def scraper_arn(self) -> str:
         return self.resource.attr_arn
+
+
+def _workspace_arn(workspace: object) -> str:
+    if isinstance(workspace, PrometheusWorkspace):
+        return workspace.workspace_arn
+    if isinstance(workspace, str):
+        arn: str = check_aps_workspace_arn("workspace", workspace)
+        return arn
+    raise FmTypeError(
+        "workspace", workspace, f"a PrometheusWorkspace or a workspace ARN (got a {type(workspace).__name__})"
+    )
+
+
+def _scraper_subnets(cluster: GpuEksCluster, subnets: Sequence[ec2.ISubnet] | None) -> list[ec2.ISubnet]:
+    chosen = (
+        list(cluster.vpc.private_subnets)
+        if subnets is None
+        else list(
+            check_sequence(
+                "subnets",
+                subnets,
+                lambda n, v: check_construct(n, v, attribute="subnet_id", expected="an ec2.ISubnet"),
+            )
+        )
+    )
+    if not chosen:
+        raise FmValidationError("subnets", [], "at least one subnet that reaches the nodes")
+    return chosen
 
 
 def _blob(scrape_config: Mapping[str, Any]) -> str:

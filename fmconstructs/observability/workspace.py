@@ -138,8 +138,22 @@ class PrometheusWorkspace(Construct):
         check_enum("removal_policy", removal_policy, RemovalPolicy)
         super().__init__(scope, id)
         self.encryption_key_arn: str | None = key_arn
-        stack = Stack.of(self)
+        self.alert_topic: sns.ITopic = self._build_alert_topic(alert_topic, removal_policy)
+        if enable_logging and log_group is None:
+            log_group = encrypted_log_group(
+                self, "Logs", retention=logs.RetentionDays.ONE_YEAR, removal_policy=removal_policy
+            )
+        self.log_group = log_group if enable_logging else None
+        self.resource = self._build_workspace(alias, key_arn, removal_policy)
+        self._allow_publishing(self.alert_topic)
+        self.rule_groups: tuple[RuleGroup, ...] = default_rule_groups(thresholds)
+        _check_group_name_lengths(rule_namespace, self.rule_groups)
+        _check_group_name_lengths(f"{rule_namespace}{_CUSTOM_SUFFIX}", extra_rule_groups)
+        self.rules, self.custom_rules = self._build_rules(rule_namespace, extra_rule_groups)
 
+    def _build_alert_topic(self, alert_topic: sns.ITopic | str | None, removal_policy: RemovalPolicy) -> sns.ITopic:
+        """The given topic, or a new KMS-encrypted, TLS-only one whose key AMP and CloudWatch may use."""
+        stack = Stack.of(self)
         if alert_topic is None:
             topic_key = kms.Key(
                 self,
@@ -164,15 +178,14 @@ class PrometheusWorkspace(Construct):
             alert_topic = sns.Topic(self, "AlertTopic", master_key=topic_key, enforce_ssl=True)
         elif isinstance(alert_topic, str):
             alert_topic = sns.Topic.from_topic_arn(self, "AlertTopic", alert_topic)
-        self.alert_topic: sns.ITopic = alert_topic
+        return alert_topic
 
-        if enable_logging and log_group is None:
-            log_group = encrypted_log_group(
-                self, "Logs", retention=logs.RetentionDays.ONE_YEAR, removal_policy=removal_policy
-            )
-        self.log_group = log_group if enable_logging else None
-
-        self.resource = aps.CfnWorkspace(
+    def _build_workspace(
+        self, alias: str | None, key_arn: str | None, removal_policy: RemovalPolicy
+    ) -> aps.CfnWorkspace:
+        """The workspace: optional key and logging, alerts routed to the alert topic."""
+        stack = Stack.of(self)
+        resource = aps.CfnWorkspace(
             self,
             "Resource",
             alias=alias,
@@ -182,10 +195,16 @@ class PrometheusWorkspace(Construct):
                 if self.log_group
                 else None
             ),
-            alert_manager_definition=alert_manager_definition(topic_arn=alert_topic.topic_arn, region=stack.region),
+            alert_manager_definition=alert_manager_definition(
+                topic_arn=self.alert_topic.topic_arn, region=stack.region
+            ),
         )
-        self.resource.apply_removal_policy(removal_policy)
+        resource.apply_removal_policy(removal_policy)
+        return resource
 
+    def _allow_publishing(self, alert_topic: sns.ITopic) -> None:
+        """AMP (from this workspace) and CloudWatch alarms (from this account) may publish to the alert topic."""
+        stack = Stack.of(self)
         alert_topic.add_to_resource_policy(
             iam.PolicyStatement(
                 principals=[iam.ServicePrincipal("aps.amazonaws.com")],
@@ -207,13 +226,14 @@ class PrometheusWorkspace(Construct):
             )
         )
 
-        self.rule_groups: tuple[RuleGroup, ...] = default_rule_groups(thresholds)
-        _check_group_name_lengths(rule_namespace, self.rule_groups)
-        _check_group_name_lengths(f"{rule_namespace}{_CUSTOM_SUFFIX}", extra_rule_groups)
-        self.rules = aps.CfnRuleGroupsNamespace(
+    def _build_rules(
+        self, rule_namespace: str, extra_rule_groups: tuple[RuleGroup, ...]
+    ) -> tuple[aps.CfnRuleGroupsNamespace, aps.CfnRuleGroupsNamespace | None]:
+        """The default rule groups' namespace, and ``<rule_namespace>-custom`` for the extra groups (if any)."""
+        rules = aps.CfnRuleGroupsNamespace(
             self, "Rules", name=rule_namespace, workspace=self.workspace_arn, data=rules_yaml(self.rule_groups)
         )
-        self.custom_rules = (
+        custom_rules = (
             aps.CfnRuleGroupsNamespace(
                 self,
                 "CustomRules",
@@ -224,6 +244,7 @@ class PrometheusWorkspace(Construct):
             if extra_rule_groups
             else None
         )
+        return rules, custom_rules
 
     @property
     def workspace_arn(self) -> str:

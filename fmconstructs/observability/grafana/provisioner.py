@@ -145,26 +145,57 @@ class GrafanaProvisioner(Construct):
         _check_network(workspace, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         super().__init__(scope, id)
         workspace.allow_query(prometheus_workspace_arn)
-        dashboards = load_dashboards()
+        self.dashboard_uids: tuple[str, ...] = tuple(d.uid for d in load_dashboards())
 
-        self.log_group = encrypted_log_group(
-            self, "HandlerLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
+        self.log_group = self._build_log_group("HandlerLogs", log_retention)
+        self.role = self._build_handler_role(workspace)
+        self.function = self._build_handler(vpc, vpc_subnets, security_groups)
+        self.provider = self._build_provider(log_retention)
+        self.resource = self._build_custom_resource(
+            workspace,
+            {
+                "PrometheusWorkspaceArn": prometheus_workspace_arn,
+                "PrometheusUrl": prometheus_endpoint,
+                "DataSourceUid": data_source_uid,
+                "DataSourceName": data_source_name,
+                "DataSourceIsDefault": data_source_is_default,
+                "FolderUid": folder_uid,
+                "FolderTitle": folder_title,
+            },
+            service_account_name=service_account_name,
         )
-        self.role = iam.Role(
+        self.data_source_uid = data_source_uid
+
+    def _build_log_group(self, id: str, retention: logs.RetentionDays) -> logs.LogGroup:
+        """A log group destroyed with the stack (it holds no data)."""
+        return encrypted_log_group(self, id, retention=retention, removal_policy=cdk.RemovalPolicy.DESTROY)
+
+    def _build_handler_role(self, workspace: GrafanaWorkspace) -> iam.Role:
+        """The handler's role: service account tokens on this workspace only, and its own logs."""
+        role = iam.Role(
             self,
             "HandlerRole",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description="Grafana provisioning: service account tokens on one workspace, own logs",
         )
-        self.role.add_to_policy(
+        role.add_to_policy(
             iam.PolicyStatement(
                 sid="GrafanaServiceAccountTokens",
                 actions=list(GRAFANA_ACTIONS),
                 resources=[workspace.workspace_arn],
             )
         )
-        self.log_group.grant_write(self.role)
-        self.function = lambda_.Function(
+        self.log_group.grant_write(role)
+        return role
+
+    def _build_handler(
+        self,
+        vpc: ec2.IVpc | None,
+        vpc_subnets: ec2.SubnetSelection | None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None,
+    ) -> lambda_.Function:
+        """The provisioning Lambda (the data source and the dashboards), in the VPC when one is given."""
+        return lambda_.Function(
             self,
             "Handler",
             description="fmconstructs: Grafana data source and dashboards (custom resource)",
@@ -180,9 +211,9 @@ class GrafanaProvisioner(Construct):
             **self._network(vpc, vpc_subnets, security_groups),
         )
 
-        provider_logs = encrypted_log_group(
-            self, "ProviderLogs", retention=log_retention, removal_policy=cdk.RemovalPolicy.DESTROY
-        )
+    def _build_provider(self, log_retention: logs.RetentionDays) -> cr.Provider:
+        """The custom resource provider framework invoking the handler, with its own role and logs."""
+        provider_logs = self._build_log_group("ProviderLogs", log_retention)
         provider_role = iam.Role(
             self,
             "ProviderRole",
@@ -190,7 +221,7 @@ class GrafanaProvisioner(Construct):
             description="Custom resource provider framework: invoke the Grafana provisioning handler, own logs",
         )
         provider_logs.grant_write(provider_role)
-        self.provider = cr.Provider(
+        provider = cr.Provider(
             self,
             "Provider",
             on_event_handler=self.function,
@@ -205,8 +236,17 @@ class GrafanaProvisioner(Construct):
                 "(ARN and ARN:* for versions and aliases); the grant names that one function only",
             )
         )
+        return provider
 
-        self.resource = cdk.CustomResource(
+    def _build_custom_resource(
+        self,
+        workspace: GrafanaWorkspace,
+        settings: dict[str, Any],
+        *,
+        service_account_name: str,
+    ) -> cdk.CustomResource:
+        """The provisioning custom resource; ``settings`` are the data source and folder properties."""
+        return cdk.CustomResource(
             self,
             "Resource",
             service_token=self.provider.service_token,
@@ -214,14 +254,8 @@ class GrafanaProvisioner(Construct):
             properties={
                 "WorkspaceId": workspace.workspace_id,
                 "GrafanaEndpoint": workspace.endpoint,
-                "PrometheusWorkspaceArn": prometheus_workspace_arn,
-                "PrometheusUrl": prometheus_endpoint,
-                "DataSourceUid": data_source_uid,
-                "DataSourceName": data_source_name,
-                "DataSourceIsDefault": data_source_is_default,
-                "FolderUid": folder_uid,
-                "FolderTitle": folder_title,
-                "DashboardUids": [d.uid for d in dashboards],
+                **settings,
+                "DashboardUids": list(self.dashboard_uids),
                 "ServiceAccountName": service_account_name,
                 # Not read by the handler: they change when a dashboard or the handler changes, so that
                 # CloudFormation sends an Update and the new content is uploaded.
@@ -229,8 +263,6 @@ class GrafanaProvisioner(Construct):
                 "HandlerDigest": hashlib.sha256(_HANDLER_FILE.read_bytes()).hexdigest(),
             },
         )
-        self.dashboard_uids: tuple[str, ...] = tuple(d.uid for d in dashboards)
-        self.data_source_uid = data_source_uid
 
     def _network(
         self,

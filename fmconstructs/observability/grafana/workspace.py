@@ -289,19 +289,44 @@ class GrafanaWorkspace(Construct):
             check_instance("network_access", network_access, GrafanaNetworkAccess, "a GrafanaNetworkAccess or None")
         check_enum("removal_policy", removal_policy, cdk.RemovalPolicy)
         super().__init__(scope, id)
-        stack = cdk.Stack.of(self)
         name = workspace_name or _default_name(self)
         authentication = tuple(authentication)
         organizational_units = check_str_sequence("organizational_units", organizational_units)
         if permission_type is GrafanaPermissionType.SERVICE_MANAGED:
-            add_warning(
-                self,
-                WarningId.GRAFANA_SERVICE_MANAGED_PERMISSIONS,
-                "permission_type SERVICE_MANAGED: the Amazon Managed Grafana CreateWorkspace API reference says to use "
-                "CUSTOMER_MANAGED with CloudFormation; the role created here is passed either way",
-            )
+            self._warn_service_managed()
         self._query_arns: list[str] = []
-        self.role = iam.Role(
+        self.role = self._build_role()
+        self._build_query_policy(arns)
+        self.notification_topics: tuple[sns.ITopic, ...] = self._import_notification_topics(topics)
+        self.prefix_lists: tuple[ec2.PrefixList, ...] = ()
+        #: The networks allowed to reach the workspace (None: every network); the provisioner checks it.
+        self.network_access = network_access
+        self.resource = self._build_workspace(
+            name=name,
+            description=description,
+            account_access=account_access,
+            authentication=authentication,
+            permission_type=permission_type,
+            organizational_units=organizational_units,
+            grafana_version=grafana_version,
+            plugin_admin_enabled=plugin_admin_enabled,
+            saml=saml,
+            network=self._network_access(network_access),
+            removal_policy=removal_policy,
+        )
+
+    def _warn_service_managed(self) -> None:
+        add_warning(
+            self,
+            WarningId.GRAFANA_SERVICE_MANAGED_PERMISSIONS,
+            "permission_type SERVICE_MANAGED: the Amazon Managed Grafana CreateWorkspace API reference says to use "
+            "CUSTOMER_MANAGED with CloudFormation; the role created here is passed either way",
+        )
+
+    def _build_role(self) -> iam.Role:
+        """The workspace role, assumable by Grafana for workspaces of this account only."""
+        stack = cdk.Stack.of(self)
+        return iam.Role(
             self,
             "Role",
             description="Amazon Managed Grafana workspace role: query Amazon Managed Prometheus",
@@ -321,6 +346,9 @@ class GrafanaWorkspace(Construct):
                 },
             ),
         )
+
+    def _build_query_policy(self, arns: Sequence[str]) -> None:
+        """The role's query policy; ``allow_query`` adds a workspace ARN to its one statement."""
         self._query_policy = iam.Policy(self, "PrometheusQuery", roles=[self.role])
         self._query_statement = iam.PolicyStatement(
             sid="QueryAmazonManagedPrometheus", actions=list(PROMETHEUS_QUERY_ACTIONS), resources=self._query_arns
@@ -328,18 +356,33 @@ class GrafanaWorkspace(Construct):
         self._query_policy.add_statements(self._query_statement)
         for arn in arns:
             self.allow_query(arn)
-        self.notification_topics: tuple[sns.ITopic, ...] = tuple(
+
+    def _import_notification_topics(self, topics: Sequence[sns.ITopic | str]) -> tuple[sns.ITopic, ...]:
+        """The topics (ARNs imported), each one the role may publish to."""
+        imported: tuple[sns.ITopic, ...] = tuple(
             sns.Topic.from_topic_arn(self, f"NotificationTopic{index}", topic) if isinstance(topic, str) else topic
             for index, topic in enumerate(topics)
         )
-        for topic in self.notification_topics:
+        for topic in imported:
             self._allow_publish(topic)
-        self.prefix_lists: tuple[ec2.PrefixList, ...] = ()
-        #: The networks allowed to reach the workspace (None: every network); the provisioner checks it.
-        self.network_access = network_access
-        network = self._network_access(network_access)
+        return imported
 
-        self.resource = grafana.CfnWorkspace(
+    def _build_workspace(
+        self,
+        *,
+        name: str,
+        description: str,
+        account_access: GrafanaAccountAccess,
+        authentication: tuple[GrafanaAuthentication, ...],
+        permission_type: GrafanaPermissionType,
+        organizational_units: Sequence[str],
+        grafana_version: GrafanaVersion,
+        plugin_admin_enabled: bool,
+        saml: SamlOptions | None,
+        network: grafana.CfnWorkspace.NetworkAccessControlProperty | None,
+        removal_policy: cdk.RemovalPolicy,
+    ) -> grafana.CfnWorkspace:
+        resource = grafana.CfnWorkspace(
             self,
             "Resource",
             name=name,
@@ -356,9 +399,10 @@ class GrafanaWorkspace(Construct):
             saml_configuration=saml.to_cfn() if saml else None,
             network_access_control=network,
         )
-        self.resource.apply_removal_policy(removal_policy)
+        resource.apply_removal_policy(removal_policy)
         # The role's query policy must exist before Grafana validates the role.
-        self.resource.node.add_dependency(self._query_policy)
+        resource.node.add_dependency(self._query_policy)
+        return resource
 
     @property
     def workspace_id(self) -> str:
