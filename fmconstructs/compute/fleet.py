@@ -48,6 +48,18 @@ class GpuAutoScalingGroup(Construct):
 
     Sizes may be number tokens (``CfnParameter.value_as_number``): they reach the template as references and the
     checks that need their value are skipped.
+
+    :param launch_template: a template built with the SELF_MANAGED policy and a subnet.
+    :param min_nodes: minimum nodes (required); equal to ``max_nodes`` on a Capacity Block. May be a number token.
+    :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
+    :param desired_nodes: default: ``min_nodes``.
+    :param notifications_topic: SNS topic for launch/terminate events. Default: none. When the topic is
+        encrypted with a key this app owns, the key policy lets the Auto Scaling service-linked role encrypt for
+        it; an imported key's policy must grant the same by hand (see ``_allow_autoscaling_to_use_key``).
+    :param health_check_grace_period: default: 15 minutes (GPU nodes boot slowly).
+    :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default) or ``ON_BLOCK_EVENTS`` (then
+        ``min_nodes`` must be 0 and ``desired_nodes`` 0 or omitted; see the class docstring). Refused on other
+        capacity.
     """
 
     @located
@@ -67,19 +79,43 @@ class GpuAutoScalingGroup(Construct):
         health_check_grace_period: Duration | None = None,
         capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
     ) -> None:
-        """
-        :param launch_template: a template built with the SELF_MANAGED policy and a subnet.
-        :param min_nodes: minimum nodes (required); equal to ``max_nodes`` on a Capacity Block. May be a number token.
-        :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
-        :param desired_nodes: default: ``min_nodes``.
-        :param notifications_topic: SNS topic for launch/terminate events. Default: none. When the topic is
-            encrypted with a key this app owns, the key policy lets the Auto Scaling service-linked role encrypt for
-            it; an imported key's policy must grant the same by hand (see ``_allow_autoscaling_to_use_key``).
-        :param health_check_grace_period: default: 15 minutes (GPU nodes boot slowly).
-        :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default) or ``ON_BLOCK_EVENTS`` (then
-            ``min_nodes`` must be 0 and ``desired_nodes`` 0 or omitted; see the class docstring). Refused on other
-            capacity.
-        """
+        minimum, maximum, desired, grace_seconds, on_events = self._validate(
+            launch_template,
+            min_nodes,
+            max_nodes,
+            desired_nodes,
+            notifications_topic,
+            health_check_grace_period,
+            capacity_block_scaling,
+        )
+        super().__init__(scope, id)
+        self.launch_template = launch_template
+        self.min_nodes: int = minimum
+        self.max_nodes: int = maximum
+        self.desired_nodes: int = desired
+        #: When the group gets its instances on a Capacity Block (see the class docstring).
+        self.capacity_block_scaling: CapacityBlockScaling = capacity_block_scaling
+
+        self.resource = self._build_group(minimum, maximum, desired, on_events, grace_seconds, notifications_topic)
+
+        # Asset delivery (launch template ``bootstrap_delivery=ASSET``): instances fetch their set-up as they boot, so
+        # the group waits for the node role's read and log permissions.
+        launch_template.bootstrap.add_dependent(self.resource)
+
+        if notifications_topic is not None:
+            self._allow_autoscaling_to_use_key(notifications_topic)
+
+    @staticmethod
+    def _validate(
+        launch_template: GpuLaunchTemplate,
+        min_nodes: int,
+        max_nodes: int,
+        desired_nodes: int | None,
+        notifications_topic: sns.ITopic | None,
+        health_check_grace_period: Duration | None,
+        capacity_block_scaling: CapacityBlockScaling,
+    ) -> tuple[int, int, int, int, bool]:
+        """The checked sizes (min, max, desired), grace period in seconds and whether it scales on block events."""
         for name, value in (("min_nodes", min_nodes), ("max_nodes", max_nodes)):
             if value is NOT_GIVEN:
                 raise FmTypeError(name, None, "a number of nodes (a required keyword argument)")
@@ -113,15 +149,20 @@ class GpuAutoScalingGroup(Construct):
             raise FmValidationError(
                 "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
             )
-        super().__init__(scope, id)
-        self.launch_template = launch_template
-        self.min_nodes: int = minimum
-        self.max_nodes: int = maximum
-        self.desired_nodes: int = desired
-        #: When the group gets its instances on a Capacity Block (see the class docstring).
-        self.capacity_block_scaling: CapacityBlockScaling = capacity_block_scaling
+        return minimum, maximum, desired, grace_seconds, on_events
 
-        self.resource = autoscaling.CfnAutoScalingGroup(
+    def _build_group(
+        self,
+        minimum: int,
+        maximum: int,
+        desired: int,
+        on_events: bool,
+        grace_seconds: int,
+        notifications_topic: sns.ITopic | None,
+    ) -> autoscaling.CfnAutoScalingGroup:
+        """The Auto Scaling group on the pinned launch template version in the template's one subnet."""
+        assert self.launch_template.subnet is not None  # checked in _validate
+        return autoscaling.CfnAutoScalingGroup(
             self,
             "Resource",
             # Number tokens render as their reference (Token.as_string), never as -1.888e+289.
@@ -129,36 +170,15 @@ class GpuAutoScalingGroup(Construct):
             max_size=_size(maximum),
             # ON_BLOCK_EVENTS: no DesiredCapacity, so that deployments never reset the scaled group.
             desired_capacity=None if on_events else _size(desired),
-            vpc_zone_identifier=[launch_template.subnet.subnet_id],
+            vpc_zone_identifier=[self.launch_template.subnet.subnet_id],
             launch_template=autoscaling.CfnAutoScalingGroup.LaunchTemplateSpecificationProperty(
-                launch_template_id=launch_template.launch_template_id,
-                version=launch_template.version_number,
+                launch_template_id=self.launch_template.launch_template_id,
+                version=self.launch_template.version_number,
             ),
             health_check_type="EC2",
             health_check_grace_period=grace_seconds,
-            notification_configurations=(
-                [
-                    autoscaling.CfnAutoScalingGroup.NotificationConfigurationProperty(
-                        topic_arn=notifications_topic.topic_arn,
-                        notification_types=[
-                            "autoscaling:EC2_INSTANCE_LAUNCH",
-                            "autoscaling:EC2_INSTANCE_LAUNCH_ERROR",
-                            "autoscaling:EC2_INSTANCE_TERMINATE",
-                            "autoscaling:EC2_INSTANCE_TERMINATE_ERROR",
-                        ],
-                    )
-                ]
-                if notifications_topic
-                else None
-            ),
+            notification_configurations=_notification_configurations(notifications_topic),
         )
-
-        # Asset delivery (launch template ``bootstrap_delivery=ASSET``): instances fetch their set-up as they boot, so
-        # the group waits for the node role's read and log permissions.
-        launch_template.bootstrap.add_dependent(self.resource)
-
-        if notifications_topic is not None:
-            self._allow_autoscaling_to_use_key(notifications_topic)
 
     def _allow_autoscaling_to_use_key(self, topic: sns.ITopic) -> bool:
         """Let Auto Scaling publish to ``topic`` when it is encrypted with a customer managed key.
@@ -255,6 +275,25 @@ def _check_block_scaling(launch_template: GpuLaunchTemplate, *, minimum: int, de
                 "0 with CapacityBlockScaling.ON_BLOCK_EVENTS (the group starts empty and is scaled when the block "
                 "starts)",
             )
+
+
+def _notification_configurations(
+    topic: sns.ITopic | None,
+) -> list[autoscaling.CfnAutoScalingGroup.NotificationConfigurationProperty] | None:
+    """Launch and terminate events (and their errors) to ``topic``; None without a topic."""
+    if not topic:
+        return None
+    return [
+        autoscaling.CfnAutoScalingGroup.NotificationConfigurationProperty(
+            topic_arn=topic.topic_arn,
+            notification_types=[
+                "autoscaling:EC2_INSTANCE_LAUNCH",
+                "autoscaling:EC2_INSTANCE_LAUNCH_ERROR",
+                "autoscaling:EC2_INSTANCE_TERMINATE",
+                "autoscaling:EC2_INSTANCE_TERMINATE_ERROR",
+            ],
+        )
+    ]
 
 
 def _size(value: int) -> str:

@@ -34,7 +34,7 @@ from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from .._validate import check_bool, check_count, check_str, check_str_sequence, located
-from ..catalog import get_instance_spec
+from ..catalog import InstanceSpec, get_instance_spec
 from ..errors import FmValidationError, WarningId, add_warning, is_token
 from . import addons as _addons
 from .manifests import check_name
@@ -322,7 +322,6 @@ def render_sample_training_job(
     :param metrics_port: the port where the trainer serves Prometheus metrics: the pods get the ``fm-app`` scrape
         annotations (:mod:`fmconstructs.observability.eks_attribution`); default none. ``metrics_path``: its path.
     """
-    from ..networking.interfaces import plan_network_interfaces
     from .node_group import INSTANCE_TYPE_LABEL
 
     spec = get_instance_spec(instance_type)
@@ -333,23 +332,8 @@ def render_sample_training_job(
     check_name("namespace", namespace, label=True)
     check_bool("required", required)
     labels, scrape, ports = _sample_attribution(team, metrics_port, metrics_path)
-    layers = network_layers(spec.instance_type)
-    level = NETWORK_NODE_LAYER_LABEL.format(layer=layers) if topology_level is None else topology_level
-    if level not in topology_levels(layers):
-        raise FmValidationError("topology_level", topology_level, f"one of {topology_levels(layers)}")
-    efa = plan_network_interfaces(spec).efa_interface_count
-    resources: dict[str, Any] = {GPU_RESOURCE: spec.gpu.count}
-    if efa:
-        resources[EFA_RESOURCE] = efa
-    container: dict[str, Any] = {
-        "name": "trainer",
-        "image": image,
-        "resources": {"limits": dict(resources), "requests": dict(resources)},
-    }
-    if command is not None:
-        container["command"] = list(check_str_sequence("command", command, min_items=1))
-    if ports:
-        container["ports"] = ports
+    level = _sample_topology_level(spec.instance_type, topology_level)
+    container = _sample_trainer_container(spec, image, command, ports)
     annotation = PODSET_REQUIRED_TOPOLOGY if required else PODSET_PREFERRED_TOPOLOGY
     pod_labels = {"labels": dict(labels)} if labels else {}
     pod_spec = {
@@ -384,6 +368,37 @@ def render_sample_training_job(
             ],
         },
     }
+
+
+def _sample_topology_level(instance_type: str, topology_level: str | None) -> str:
+    """The Topology level the sample's pods share: ``topology_level``, default the type's bottom network-node layer."""
+    layers = network_layers(instance_type)
+    level = NETWORK_NODE_LAYER_LABEL.format(layer=layers) if topology_level is None else topology_level
+    if level not in topology_levels(layers):
+        raise FmValidationError("topology_level", topology_level, f"one of {topology_levels(layers)}")
+    return level
+
+
+def _sample_trainer_container(
+    spec: InstanceSpec, image: str, command: Sequence[str] | None, ports: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The sample's one container: every GPU and EFA interface of the node (limits == requests)."""
+    from ..networking.interfaces import plan_network_interfaces
+
+    efa = plan_network_interfaces(spec).efa_interface_count
+    resources: dict[str, Any] = {GPU_RESOURCE: spec.gpu.count}
+    if efa:
+        resources[EFA_RESOURCE] = efa
+    container: dict[str, Any] = {
+        "name": "trainer",
+        "image": image,
+        "resources": {"limits": dict(resources), "requests": dict(resources)},
+    }
+    if command is not None:
+        container["command"] = list(check_str_sequence("command", command, min_items=1))
+    if ports:
+        container["ports"] = ports
+    return container
 
 
 # --- the construct ---------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from constructs import Construct, IConstruct
 
 from .. import _nag
 from .._validate import check_count, check_number, check_str, located
-from ..catalog import get_instance_spec
+from ..catalog import InstanceSpec, get_instance_spec
 from ..eks import addons as _addons
 from ..eks._names import check_label_key, check_label_value
 from ..eks.manifests import check_name
@@ -69,7 +69,43 @@ KARPENTER_NODE_POOL_LABEL = "karpenter.sh/nodepool"
 
 
 class ModelServer(Construct):
-    """A vLLM model server (OpenAI API on port 8000) on GPU nodes of ``cluster``."""
+    """A vLLM model server (OpenAI API on port 8000) on GPU nodes of ``cluster``.
+
+    :param name: the server's name: its Service, workload and pod labels (a DNS-1123 label, at most 63).
+    :param weights: :meth:`ModelWeights.from_s3`, :meth:`~ModelWeights.from_fsx` or
+        :meth:`~ModelWeights.from_hugging_face`.
+    :param instance_type: the GPU type the pods run on (catalog); pods select it with the node label
+        ``node.kubernetes.io/instance-type`` and tolerate the GPU taint.
+    :param nodes: nodes per replica. 1: a Deployment; more: a LeaderWorkerSet (installs the LWS controller).
+    :param replicas: copies of the server. Default 1 (0 keeps the objects with no pods).
+    :param tensor_parallel: default: the GPUs of a node. ``pipeline_parallel``: default 1 on one node, ``nodes``
+        on several. One node: their product is the pod's GPUs and must divide the node's; several: it must be
+        every GPU of the replica.
+    :param namespace: created once per cluster. Default ``fm-serving``.
+    :param max_model_len: ``--max-model-len``; default: the model's.
+    :param served_model_name: the model name clients send; default ``name``.
+    :param extra_args: more ``vllm serve`` arguments (not those set above).
+    :param image: the vLLM image; default :data:`~fmconstructs.serving.vllm.VLLM_IMAGE` (mirror it into ECR for
+        clusters without an internet route).
+    :param node_group: a GPU node group of ``cluster`` to run on: its labels join the node selector and its EFA
+        interface count is used. Default: any node of ``instance_type``.
+    :param node_pool: a Karpenter NodePool of ``cluster`` (its name, or the manifest
+        :meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool` returned) whose instance types include
+        ``instance_type``: the pods select ``karpenter.sh/nodepool: <name>`` and tolerate the GPU taint, and are
+        applied after the pool. Not with ``node_group``.
+    :param node_selector: more node labels the pods require.
+    :param shm_size_gib: the in-memory ``/dev/shm``. Default 16.
+    :param parameters: the model's parameter count (e.g. ``70e9``); with ``dtype`` (a
+        :class:`~fmconstructs.serving.sizing.ModelDtype`, e.g. ``ModelDtype.BF16``), the server is refused when
+        the model does not fit ``nodes`` x ``instance_type`` with this tensor/pipeline layout, naming the smallest
+        layout that fits (:func:`~fmconstructs.serving.sizing.check_model_fits`). Give both or neither.
+    :param kv_cache_fraction: the share of usable GPU memory that must stay free for the KV cache in that check.
+        Default :data:`~fmconstructs.serving.sizing.DEFAULT_KV_CACHE_FRACTION` (0.2).
+    :param lws_source: where the LWS chart and image come from (multi-node only); see
+        :class:`~fmconstructs.eks.addons.ChartSource`.
+    :param mountpoint_addon_version: the ``aws-mountpoint-s3-csi-driver`` add-on version (S3 weights); default
+        EKS's default for the cluster's Kubernetes version.
+    """
 
     @located
     def __init__(
@@ -100,52 +136,10 @@ class ModelServer(Construct):
         lws_source: _addons.ChartSource | None = None,
         mountpoint_addon_version: str | None = MOUNTPOINT_S3_CSI_ADDON_VERSION,
     ) -> None:
-        """
-        :param name: the server's name: its Service, workload and pod labels (a DNS-1123 label, at most 63).
-        :param weights: :meth:`ModelWeights.from_s3`, :meth:`~ModelWeights.from_fsx` or
-            :meth:`~ModelWeights.from_hugging_face`.
-        :param instance_type: the GPU type the pods run on (catalog); pods select it with the node label
-            ``node.kubernetes.io/instance-type`` and tolerate the GPU taint.
-        :param nodes: nodes per replica. 1: a Deployment; more: a LeaderWorkerSet (installs the LWS controller).
-        :param replicas: copies of the server. Default 1 (0 keeps the objects with no pods).
-        :param tensor_parallel: default: the GPUs of a node. ``pipeline_parallel``: default 1 on one node, ``nodes``
-            on several. One node: their product is the pod's GPUs and must divide the node's; several: it must be
-            every GPU of the replica.
-        :param namespace: created once per cluster. Default ``fm-serving``.
-        :param max_model_len: ``--max-model-len``; default: the model's.
-        :param served_model_name: the model name clients send; default ``name``.
-        :param extra_args: more ``vllm serve`` arguments (not those set above).
-        :param image: the vLLM image; default :data:`~fmconstructs.serving.vllm.VLLM_IMAGE` (mirror it into ECR for
-            clusters without an internet route).
-        :param node_group: a GPU node group of ``cluster`` to run on: its labels join the node selector and its EFA
-            interface count is used. Default: any node of ``instance_type``.
-        :param node_pool: a Karpenter NodePool of ``cluster`` (its name, or the manifest
-            :meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool` returned) whose instance types include
-            ``instance_type``: the pods select ``karpenter.sh/nodepool: <name>`` and tolerate the GPU taint, and are
-            applied after the pool. Not with ``node_group``.
-        :param node_selector: more node labels the pods require.
-        :param shm_size_gib: the in-memory ``/dev/shm``. Default 16.
-        :param parameters: the model's parameter count (e.g. ``70e9``); with ``dtype`` (a
-            :class:`~fmconstructs.serving.sizing.ModelDtype`, e.g. ``ModelDtype.BF16``), the server is refused when
-            the model does not fit ``nodes`` x ``instance_type`` with this tensor/pipeline layout, naming the smallest
-            layout that fits (:func:`~fmconstructs.serving.sizing.check_model_fits`). Give both or neither.
-        :param kv_cache_fraction: the share of usable GPU memory that must stay free for the KV cache in that check.
-            Default :data:`~fmconstructs.serving.sizing.DEFAULT_KV_CACHE_FRACTION` (0.2).
-        :param lws_source: where the LWS chart and image come from (multi-node only); see
-            :class:`~fmconstructs.eks.addons.ChartSource`.
-        :param mountpoint_addon_version: the ``aws-mountpoint-s3-csi-driver`` add-on version (S3 weights); default
-            EKS's default for the cluster's Kubernetes version.
-        """
         self._validate(cluster, name, weights, namespace, node_group, parameters, dtype)
         spec = get_instance_spec(instance_type)
-        parallelism = vllm.plan_parallelism(
-            instance_type=spec.instance_type,
-            nodes=nodes,
-            tensor_parallel=tensor_parallel,
-            pipeline_parallel=pipeline_parallel,
-        )
-        self.layout: ServingLayout | None = _check_fit(
-            parallelism, spec.instance_type, parameters, dtype, kv_cache_fraction
+        parallelism = self._plan_layout(
+            spec.instance_type, nodes, tensor_parallel, pipeline_parallel, parameters, dtype, kv_cache_fraction
         )
         check_count("replicas", replicas, minimum=0)
         self._check_options(max_model_len, served_model_name, image, shm_size_gib, lws_source, mountpoint_addon_version)
@@ -155,7 +149,6 @@ class ModelServer(Construct):
         if pool is not None:
             selector[KARPENTER_NODE_POOL_LABEL] = pool[0]
         super().__init__(scope, id)
-
         self.cluster = cluster
         self.name = name
         self.namespace = namespace
@@ -168,21 +161,14 @@ class ModelServer(Construct):
         self.image = image or vllm.VLLM_IMAGE
         #: The Karpenter NodePool's name and manifest when the server runs on one.
         self.node_pool: tuple[str, eks.KubernetesManifest] | None = pool
-        efa = (
-            node_group.efa_interface_count
-            if node_group is not None
-            else plan_network_interfaces(spec).efa_interface_count
-        )
+        efa = _efa_interface_count(spec, node_group)
         if pool is None:
             self._warn_without_node_group(node_group)
-
         self.namespace_manifest = self._add_namespace()
         self.role: iam.Role | None = None
         self.service_account_manifest = self._add_service_account()
         mount, weights_manifest = self._add_weights(mountpoint_addon_version)
-        self.lws_chart: eks.HelmChart | None = None
-        if parallelism.nodes > 1:
-            self.lws_chart = add_lws_controller(cluster, source=lws_source)
+        self.lws_chart: eks.HelmChart | None = self._add_lws_controller(lws_source)
         self.server_spec = vllm.ServerSpec(
             name=name,
             namespace=namespace,
@@ -201,6 +187,26 @@ class ModelServer(Construct):
         )
         self.workload = self._add_workload(weights_manifest)
         self.service = self._add_service()
+
+    def _plan_layout(
+        self,
+        instance_type: str,
+        nodes: int,
+        tensor_parallel: int | None,
+        pipeline_parallel: int | None,
+        parameters: float | None,
+        dtype: ModelDtype | None,
+        kv_cache_fraction: float,
+    ) -> vllm.Parallelism:
+        """The tensor/pipeline layout; sets :attr:`layout` when the model-fit check ran (``parameters``/``dtype``)."""
+        parallelism = vllm.plan_parallelism(
+            instance_type=instance_type,
+            nodes=nodes,
+            tensor_parallel=tensor_parallel,
+            pipeline_parallel=pipeline_parallel,
+        )
+        self.layout: ServingLayout | None = _check_fit(parallelism, instance_type, parameters, dtype, kv_cache_fraction)
+        return parallelism
 
     # --- validation -----------------------------------------------------------------------------------------------
     @staticmethod
@@ -432,6 +438,12 @@ class ModelServer(Construct):
             addon.node.add_dependency(owner.system_node_group)
         return addon
 
+    def _add_lws_controller(self, lws_source: _addons.ChartSource | None) -> eks.HelmChart | None:
+        """The LeaderWorkerSet controller of the cluster, for a server of several nodes per replica."""
+        if self.parallelism.nodes > 1:
+            return add_lws_controller(self.cluster, source=lws_source)
+        return None
+
     def _add_workload(self, weights_manifest: IConstruct | None) -> eks.KubernetesManifest:
         body = vllm.render_workload(self.server_spec)
         manifest = eks.KubernetesManifest(self, "Workload", cluster=self.cluster.icluster, manifest=[body])
@@ -587,3 +599,10 @@ def _check_node_pool(
             "node_pool", name, f"a NodePool that launches {instance_type} (it has {', '.join(types)})"
         )
     return name, pools[name]
+
+
+def _efa_interface_count(spec: InstanceSpec, node_group: GpuNodeGroup | None) -> int:
+    """The EFA interfaces the pods get: the node group's, else the catalog plan of ``spec``."""
+    if node_group is not None:
+        return node_group.efa_interface_count
+    return plan_network_interfaces(spec).efa_interface_count
