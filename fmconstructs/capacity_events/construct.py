@@ -11,7 +11,6 @@ import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -25,7 +24,6 @@ from .._validate import (
     check_scope_id,
     check_sequence,
     check_str,
-    check_str_sequence,
     located,
 )
 from ..compute.fleet import GpuAutoScalingGroup
@@ -34,11 +32,11 @@ from ..eks.handler_network import ENI_POLICY, in_cluster_network
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking.endpoints import GpuClusterEndpoints
 from ..pcs.node_group import NODE_GROUP_ID_TAG
-from .delivery import failure_queue, wire_failure_queue
+from .delivery import failure_queue, handler_rule, wire_failure_queue
 from .expiry import JOB_WARNING_RULES, JobWarning, add_expiry_schedule
 from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
 from .lead_times import DEFAULT_LEAD_MINUTES, CapacityKind, check_lead_minutes, lead_minutes_json, needs_schedule
-from .patterns import event_pattern, split_reservation_ids
+from .patterns import check_reservation_ids, event_pattern, split_reservation_ids
 from .reachability import (
     _api_services,
     _endpoint_service,
@@ -59,9 +57,6 @@ from .scaling import (
 _HANDLER_DIR = Path(__file__).resolve().parent / "handler"
 HANDLER = "index.handler"
 
-# Capacity reservation ids: "cr-" + 17 hex digits, or 8 for older ids (UNCONFIRMED: the usual EC2 id form, not seen
-# as a documented pattern).
-_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8}(?:[0-9a-f]{9})?")
 # PCS compute node group ids (PCS API reference, ComputeNodeGroup.id: "The generated unique ID"; UNCONFIRMED pattern:
 # any non-empty id without whitespace is accepted).
 _NODE_GROUP_ID = re.compile(r"\S{1,256}")
@@ -126,19 +121,7 @@ class _CheckedProps(NamedTuple):
 
 def _check_reservation_ids(value: object) -> tuple[str, ...]:
     """``capacity_reservation_ids``: one or more distinct capacity reservation ids, or None (every block)."""
-    if value is None:
-        return ()
-    ids = check_str_sequence(
-        "capacity_reservation_ids",
-        value,
-        item=lambda name, value: check_str(
-            name, value, pattern=_RESERVATION_ID, allowed="a capacity reservation id (cr-<hex>)"
-        ),
-        min_items=1,
-    )
-    if len(set(ids)) != len(ids):
-        raise FmValidationError("capacity_reservation_ids", list(ids), "a list without duplicates")
-    return ids
+    return check_reservation_ids("capacity_reservation_ids", value, allowed="a capacity reservation id (cr-<hex>)")
 
 
 def _check_props(
@@ -457,15 +440,13 @@ class CapacityBlockEvents(Construct):
 
     def _rule(self, id: str, reservation_ids: Sequence[str]) -> events.Rule:
         """A rule on EC2's Capacity Block events (of ``reservation_ids`` when given) that invokes the handler."""
-        pattern = event_pattern(DETAIL_TYPES, reservation_ids)
-        return events.Rule(
+        return handler_rule(
             self,
             id,
             description="EC2 Capacity Block delivered / expiration warning",
-            event_pattern=events.EventPattern(
-                source=pattern["source"], detail_type=pattern["detail-type"], detail=pattern.get("detail")
-            ),
-            targets=[targets.LambdaFunction(self.function, retry_attempts=2, dead_letter_queue=self.failure_queue)],
+            pattern=event_pattern(DETAIL_TYPES, reservation_ids),
+            function=self.function,
+            dead_letter_queue=self.failure_queue,
         )
 
     def _check_api_route(self, cluster: GpuEksCluster) -> None:

@@ -17,7 +17,12 @@ the function at all, e.g. a missing permission).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import aws_cdk as cdk
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_sqs as sqs
@@ -63,4 +68,26 @@ def wire_failure_queue(function: lambda_.Function, queue: sqs.IQueue) -> None:
         on_failure=destinations.SqsDestination(queue),
         retry_attempts=ASYNC_RETRY_ATTEMPTS,
         max_event_age=MAX_EVENT_AGE,
+    )
+
+
+def handler_rule(
+    scope: Construct,
+    id: str,
+    *,
+    description: str,
+    pattern: Mapping[str, Any],
+    function: lambda_.IFunction,
+    dead_letter_queue: sqs.IQueue,
+) -> events.Rule:
+    """A rule on ``pattern`` (``source``, ``detail-type``, optional ``detail``) that invokes ``function``, with two
+    retries and ``dead_letter_queue`` for the events EventBridge could not deliver."""
+    return events.Rule(
+        scope,
+        id,
+        description=description,
+        event_pattern=events.EventPattern(
+            source=pattern["source"], detail_type=pattern["detail-type"], detail=pattern.get("detail")
+        ),
+        targets=[targets.LambdaFunction(function, retry_attempts=2, dead_letter_queue=dead_letter_queue)],
     )

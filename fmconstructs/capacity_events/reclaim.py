@@ -14,41 +14,25 @@ the PCS login node) and cordon (EKS), with the job warning when configured, on t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 
-from .._validate import check_str, check_str_sequence
-from ..errors import FmValidationError
+from .delivery import handler_rule
 from .handler.reclaim import RECLAIM_DETAIL_TYPES
+from .patterns import check_reservation_ids
 
 __all__ = ["RECLAIM_DETAIL_TYPES", "add_reclaim_rule", "check_interruptible_ids", "reclaim_pattern"]
-
-# Capacity reservation ids: "cr-" + 17 hex digits, or 8 for older ids (as the block rule's check; UNCONFIRMED as a
-# documented pattern).
-_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8}(?:[0-9a-f]{9})?")
 
 
 def check_interruptible_ids(value: object) -> tuple[str, ...]:
     """``interruptible_reservation_ids``: one or more distinct reservation ids (deploy-time values accepted)."""
-    if value is None:
-        return ()
-    ids = check_str_sequence(
-        "interruptible_reservation_ids",
-        value,
-        item=lambda name, item: check_str(
-            name, item, pattern=_RESERVATION_ID, allowed="an interruptible capacity reservation id (cr-<hex>)"
-        ),
-        min_items=1,
+    return check_reservation_ids(
+        "interruptible_reservation_ids", value, allowed="an interruptible capacity reservation id (cr-<hex>)"
     )
-    if len(set(ids)) != len(ids):
-        raise FmValidationError("interruptible_reservation_ids", list(ids), "a list without duplicates")
-    return ids
 
 
 def reclaim_pattern() -> dict[str, Any]:
@@ -66,11 +50,11 @@ def add_reclaim_rule(owner: Any, reservation_ids: Sequence[str]) -> events.Rule:
     owner.role.add_to_policy(
         iam.PolicyStatement(sid="ReadReclaimedInstance", actions=["ec2:DescribeInstances"], resources=["*"])
     )
-    pattern = reclaim_pattern()
-    return events.Rule(
+    return handler_rule(
         owner,
         "ReclaimRule",
         description="EC2 interruptible Capacity Reservation: instance interruption warning (2 minutes)",
-        event_pattern=events.EventPattern(source=pattern["source"], detail_type=pattern["detail-type"]),
-        targets=[targets.LambdaFunction(owner.function, retry_attempts=2, dead_letter_queue=owner.failure_queue)],
+        pattern=reclaim_pattern(),
+        function=owner.function,
+        dead_letter_queue=owner.failure_queue,
     )

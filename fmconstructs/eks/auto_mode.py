@@ -62,9 +62,10 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .. import _nag
-from .._validate import check_bool, check_construct, check_count, check_sequence, check_str, check_str_sequence, located
+from .._validate import check_bool, check_construct, check_count, check_str, check_str_sequence, located
 from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmTypeError, FmValidationError, is_token
+from . import _node_pools
 from . import karpenter_manifests as _karpenter
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL
 from .karpenter_manifests import CapacityReservationTerm, KarpenterCapacityType, NodePoolDisruption, ReservationType
@@ -152,18 +153,13 @@ def _reservation_term(parameter: str, term: object) -> dict[str, Any]:
     """A Karpenter-style term in Auto Mode's words (``owner``, not ``ownerID``; auto-odcr.adoc)."""
     if not isinstance(term, CapacityReservationTerm):
         raise FmTypeError(parameter, term, f"a CapacityReservationTerm (got a {type(term).__name__})")
-    if term.id is not None:
-        return {"id": term.id}
     if term.instance_match_criteria is not None:
         raise FmValidationError(
             f"{parameter}.instance_match_criteria",
             term.instance_match_criteria,
             "None for EKS Auto Mode (its NodeClass pages select reservations by id, or by tags and owner)",
         )
-    out: dict[str, Any] = {"tags": dict(term.tags or {})}
-    if term.owner_id is not None:
-        out["owner"] = term.owner_id
-    return out
+    return term.to_manifest(owner_key="owner")
 
 
 def auto_mode_node_class_manifest(
@@ -282,24 +278,17 @@ class AutoModeGpuNodePools(Construct):
         if node_role is not None:
             check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
         self.cluster: GpuEksCluster = cluster
-        self.node_role: iam.IRole = node_role or iam.Role(
+        self.node_role: iam.IRole = node_role or _node_pools.node_role(
             self,
-            "NodeRole",
-            assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
             description="EKS Auto Mode GPU nodes of the fmconstructs cluster",
-            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in AUTO_NODE_ROLE_POLICIES],
+            managed_policies=AUTO_NODE_ROLE_POLICIES,
         )
-        self.access_entry = eks.AccessEntry(
+        self.access_entry = _node_pools.node_access_entry(
             self,
-            "NodeAccessEntry",
-            cluster=cluster.icluster,
-            principal=self.node_role.role_arn,
-            access_entry_type=eks.AccessEntryType.EC2,
-            access_policies=[
-                eks.AccessPolicy.from_access_policy_name(
-                    AUTO_NODE_ACCESS_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER
-                )
-            ],
+            cluster,
+            self.node_role,
+            entry_type=eks.AccessEntryType.EC2,
+            access_policy=AUTO_NODE_ACCESS_POLICY,
         )
         self.node_pools: dict[str, eks.KubernetesManifest] = {}
         if node_role is None:
@@ -333,23 +322,18 @@ class AutoModeGpuNodePools(Construct):
         if name in self.node_pools:
             raise FmValidationError("name", name, "a NodePool name not added yet")
         specs = check_auto_mode_instance_types("instance_types", instance_types)
-        chosen = check_sequence(
-            "subnets",
-            self.cluster.subnets if subnets is None else subnets,
-            lambda p, v: check_construct(p, v, attribute="subnet_id", expected="an ec2.ISubnet"),
+        placement = _node_pools.pool_placement(
+            self.cluster,
+            specs,
+            subnets=subnets,
+            capacity_reservations=capacity_reservations,
+            capacity_types=capacity_types,
         )
-        groups = [self.cluster.cluster_security_group.security_group_id]
-        if any(spec.maximum_efa_interfaces > 0 for spec in specs):
-            groups.append(self.cluster.efa_security_group.security_group_id)
-        if capacity_types is None:
-            capacity_types = (
-                (KarpenterCapacityType.RESERVED,) if capacity_reservations else (KarpenterCapacityType.ON_DEMAND,)
-            )
         node_class = auto_mode_node_class_manifest(
             name=name,
             role=self.node_role.role_name,
-            subnet_ids=[subnet.subnet_id for subnet in chosen],
-            security_group_ids=groups,
+            subnet_ids=placement.subnet_ids,
+            security_group_ids=placement.security_group_ids,
             capacity_reservations=capacity_reservations,
             efa_instance_type=specs[0].instance_type if len(specs) == 1 else None,
             ephemeral_storage_gib=ephemeral_storage_gib,
@@ -360,7 +344,7 @@ class AutoModeGpuNodePools(Construct):
             instance_types=[spec.instance_type for spec in specs],
             max_gpus=max_gpus,
             max_nodes=max_nodes,
-            capacity_types=capacity_types,
+            capacity_types=placement.capacity_types,
             reservation_type=reservation_type,
             reserved=bool(capacity_reservations),
             labels=labels,

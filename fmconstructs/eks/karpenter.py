@@ -56,8 +56,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .. import _nag
-from .._validate import check_bool, check_construct, check_sequence, located
+from .._validate import check_bool, check_construct, located
 from ..errors import FmTypeError, FmValidationError
+from . import _node_pools
 from . import addons as _addons
 from . import karpenter_iam as _iam
 from . import karpenter_manifests as _manifests
@@ -184,13 +185,8 @@ class Karpenter(Construct):
         self.isolated_vpc = isolated_vpc
         self.interruption_queue = self._interruption_queue()
         self.node_role: iam.IRole = node_role or self._node_role()
-        self.node_access_entry = eks.AccessEntry(
-            self,
-            "NodeAccessEntry",
-            cluster=cluster.icluster,
-            principal=self.node_role.role_arn,
-            access_policies=[],
-            access_entry_type=eks.AccessEntryType.EC2_LINUX,
+        self.node_access_entry = _node_pools.node_access_entry(
+            self, cluster, self.node_role, entry_type=eks.AccessEntryType.EC2_LINUX
         )
         #: The node role's instance profile when ``isolated_vpc`` (else Karpenter makes them).
         self.instance_profile: iam.CfnInstanceProfile | None = (
@@ -226,12 +222,10 @@ class Karpenter(Construct):
     def _node_role(self) -> iam.Role:
         from .cluster import NODE_ROLE_MANAGED_POLICIES
 
-        return iam.Role(
+        return _node_pools.node_role(
             self,
-            "NodeRole",
-            assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
             description="Nodes that Karpenter launches for the fmconstructs GPU cluster",
-            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in NODE_ROLE_MANAGED_POLICIES],
+            managed_policies=NODE_ROLE_MANAGED_POLICIES,
         )
 
     def _controller_role(self) -> iam.Role:
@@ -347,24 +341,19 @@ class Karpenter(Construct):
         if name in self.node_pools:
             raise FmValidationError("name", name, "a NodePool name not added yet")
         specs = _manifests.check_karpenter_instance_types("instance_types", instance_types)
-        chosen = check_sequence(
-            "subnets",
-            self.cluster.subnets if subnets is None else subnets,
-            lambda p, v: check_construct(p, v, attribute="subnet_id", expected="an ec2.ISubnet"),
+        placement = _node_pools.pool_placement(
+            self.cluster,
+            specs,
+            subnets=subnets,
+            capacity_reservations=capacity_reservations,
+            capacity_types=capacity_types,
         )
-        groups = [self.cluster.cluster_security_group.security_group_id]
-        if any(spec.maximum_efa_interfaces > 0 for spec in specs):
-            groups.append(self.cluster.efa_security_group.security_group_id)
-        if capacity_types is None:
-            capacity_types = (
-                (KarpenterCapacityType.RESERVED,) if capacity_reservations else (KarpenterCapacityType.ON_DEMAND,)
-            )
         node_class = _manifests.ec2_node_class_manifest(
             name=name,
             role=None if self.instance_profile is not None else self.node_role.role_name,
             instance_profile=None if self.instance_profile is None else self.instance_profile.ref,
-            subnet_ids=[subnet.subnet_id for subnet in chosen],
-            security_group_ids=groups,
+            subnet_ids=placement.subnet_ids,
+            security_group_ids=placement.security_group_ids,
             ami_version=ami_version,
             root_volume_size_gib=root_volume_size_gib,
             imds_hop_limit=imds_hop_limit,
@@ -377,7 +366,7 @@ class Karpenter(Construct):
             instance_types=[spec.instance_type for spec in specs],
             max_gpus=max_gpus,
             max_nodes=max_nodes,
-            capacity_types=capacity_types,
+            capacity_types=placement.capacity_types,
             reservation_type=reservation_type,
             reserved=bool(capacity_reservations),
             labels=labels,

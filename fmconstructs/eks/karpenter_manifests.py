@@ -199,14 +199,16 @@ class CapacityReservationTerm:
             )
         return cls(id=reservation_id)
 
-    def to_manifest(self) -> dict[str, Any]:
+    def to_manifest(self, *, owner_key: str = "ownerID") -> dict[str, Any]:
+        """The ``capacityReservationSelectorTerms`` entry; ``owner_key`` names the owner account: Karpenter's
+        ``ownerID`` (default), or ``owner`` for EKS Auto Mode's NodeClass (automode/auto-odcr.adoc)."""
         if self.id is not None:
             return {"id": self.id}
         out: dict[str, Any] = {}
         if self.tags is not None:
             out["tags"] = dict(self.tags)
         if self.owner_id is not None:
-            out["ownerID"] = self.owner_id
+            out[owner_key] = self.owner_id
         if self.instance_match_criteria is not None:
             out["instanceMatchCriteria"] = self.instance_match_criteria
         return out
