@@ -43,11 +43,12 @@ from constructs import Construct
 
 from .._validate import check_bool, check_count, check_enum, check_instance, check_number, check_str, located
 from ..eks import GpuEksCluster
-from ..eks.addons import ChartSource, HelmChartPin, check_chart_source, check_version
+from ..eks.addons import ChartSource, HelmChartPin
 from ..eks.manifests import check_name
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..observability._checks import check_aps_workspace_arn
 from ..observability.workspace import PrometheusWorkspace
+from ._cluster_addon import check_chart_inputs, one_per_cluster
 from ._pod_identity import pod_identity_role
 from .exposure import DEFAULT_NAMESPACE
 
@@ -244,9 +245,7 @@ class KedaAutoscaling(Construct):
             ``image.metricsApiServer`` and ``image.webhooks`` (``registry``/``repository``/``tag``, values.yaml), so
             mirror them with ``ChartSource.oci(...).with_values({"image": {...}})``. Default: the public repository.
         """
-        check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
-        check_version("version", version)
-        chosen = check_chart_source("source", source)
+        chosen = check_chart_inputs(cluster, version, source)
         if chosen is not None and chosen.image_repository is not None:
             raise FmValidationError(
                 "source",
@@ -273,11 +272,7 @@ class KedaAutoscaling(Construct):
     @classmethod
     def of(cls, cluster: GpuEksCluster) -> KedaAutoscaling:
         """The cluster's KEDA, created (as the cluster's child ``Keda``) on first use."""
-        check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
-        found = cluster.node.try_find_child("Keda")
-        if isinstance(found, KedaAutoscaling):
-            return found
-        return cls(cluster, "Keda", cluster=cluster)
+        return one_per_cluster(cls, cluster, "Keda")
 
     def grant_query(self, workspace_arn: str) -> None:
         """Let the operator run ``aps:QueryMetrics`` on this workspace (once per workspace)."""

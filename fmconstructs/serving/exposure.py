@@ -36,9 +36,10 @@ from constructs import Construct
 from .. import _nag
 from .._validate import check_bool, check_construct, check_count, check_enum, check_instance, check_str, located
 from ..eks import GpuEksCluster
-from ..eks.addons import ChartSource, HelmChartPin, check_chart_source, check_version
+from ..eks.addons import ChartSource, HelmChartPin
 from ..eks.manifests import check_name
 from ..errors import FmValidationError, WarningId, add_warning
+from ._cluster_addon import check_chart_inputs, one_per_cluster
 from ._pod_identity import pod_identity_role
 
 #: The chart from aws/eks-charts ``stable/aws-load-balancer-controller/Chart.yaml`` at master commit 5239609
@@ -144,9 +145,7 @@ class AwsLoadBalancerController(Construct):
             .with_image("<account>.dkr.ecr.<region>.amazonaws.com/eks/aws-load-balancer-controller", tag="v3.5.0")``
             after copying ``public.ecr.aws/eks/aws-load-balancer-controller:v3.5.0``). Default: the public repository.
         """
-        check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
-        check_version("version", version)
-        chosen = check_chart_source("source", source)
+        chosen = check_chart_inputs(cluster, version, source)
         super().__init__(scope, id)
         self.cluster = cluster
         self.role, self.pod_identity_association, before = pod_identity_role(
@@ -172,11 +171,7 @@ class AwsLoadBalancerController(Construct):
         cls, cluster: GpuEksCluster, *, version: str | None = None, source: ChartSource | None = None
     ) -> AwsLoadBalancerController:
         """The cluster's controller, created (as the cluster's child ``AwsLoadBalancerController``) on first use."""
-        check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
-        found = cluster.node.try_find_child("AwsLoadBalancerController")
-        if isinstance(found, AwsLoadBalancerController):
-            return found
-        return cls(cluster, "AwsLoadBalancerController", cluster=cluster, version=version, source=source)
+        return one_per_cluster(cls, cluster, "AwsLoadBalancerController", version=version, source=source)
 
     def _attach_policy(self) -> iam.Policy:
         document = load_balancer_controller_policy()
