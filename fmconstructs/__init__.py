@@ -91,7 +91,7 @@ if TYPE_CHECKING:
 
 #: This package's own version: the same as ``[project] version`` in pyproject.toml and the newest CHANGELOG.md release
 #: (not an external pin; tests/test_wheel.py builds the wheel from pyproject).
-__version__ = "0.3.0"
+__version__ = "0.3.0"  # this release: pyproject.toml [project] version and CHANGELOG.md "[0.3.0]"
 
 __all__ = [
     "BUILTIN_INSTANCE_TYPES",

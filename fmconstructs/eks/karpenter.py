@@ -85,7 +85,7 @@ __all__ = ["KARPENTER", "KARPENTER_IMAGE_REPOSITORY", "Karpenter", "karpenter_va
 KARPENTER = _addons.HelmChartPin(
     chart="karpenter",
     repository="oci://public.ecr.aws/karpenter/karpenter",
-    version="1.14.1",
+    version="1.14.1",  # charts/karpenter/Chart.yaml at tag v1.14.1; Getting Started KARPENTER_VERSION (see above)
     namespace="kube-system",
     release="karpenter",
 )

@@ -1,9 +1,10 @@
 """Convert CustomResourceDefinition YAML into the JSON schemas the tests validate against.
 
-Usage (from the repository root, with a clone of the upstream repository at the pinned tag)::
+One script for every vendored CRD (kueue_crds, keda_crds, karpenter_crds, lws_crds). Usage (from the repository
+root, with a clone of the upstream repository at the pinned tag)::
 
-    git -C keda show v2.20.2:config/crd/bases/keda.sh_scaledobjects.yaml \
-        | python tests/data/keda_crds/vendor.py v1alpha1 > tests/data/keda_crds/keda.sh_scaledobjects.v1alpha1.json
+    git -C kueue show v0.19.2:config/components/crd/bases/kueue.x-k8s.io_topologies.yaml \
+        | python tests/data/vendor_crd.py v1beta2 > tests/data/kueue_crds/kueue.x-k8s.io_topologies.v1beta2.json
 
 Keeps the ``openAPIV3Schema`` of the named version unchanged except that ``description`` texts are dropped (size).
 """
