@@ -32,17 +32,47 @@ from .._validate import check_enum, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
 
 __all__ = [
+    "NODE_DIR",
+    "NODE_DIR_TEXT",
+    "SLURM_SCRIPT_PATH",
     "SlurmHook",
     "SlurmScriptDirs",
     "SlurmScriptPiece",
     "merge_flags",
+    "slurm_piece_header",
     "slurm_script_files",
 ]
 
 _NAME = re.compile(r"[0-9]{2}[-_][A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _NAME_TEXT = "two digits, '-' or '_', then letters, digits, '.', '_' or '-' (at most 66 characters)"
-_DIR = re.compile(r"/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
-_DIR_TEXT = "an absolute directory path without a trailing '/' (letters, digits, '.', '_', '-', '/')"
+#: A directory on the node that node-side scripts write or run from: absolute, segments of letters, digits and '._-'
+#: that start with a letter, digit or '_' (so no '..' and no hidden segment), no trailing '/'. One rule for every
+#: Slurm piece directory, the dcgm job-mapping directory and the application-metrics discovery directory.
+NODE_DIR = re.compile(r"/(?:[A-Za-z0-9_][A-Za-z0-9._-]*/)*[A-Za-z0-9_][A-Za-z0-9._-]*")
+NODE_DIR_TEXT = "an absolute directory path of letters, digits, '.', '_' and '-' (no '..', no trailing '/')"
+_DIR, _DIR_TEXT = NODE_DIR, NODE_DIR_TEXT
+#: slurmd runs Prolog and Epilog with no search path (Slurm "Prolog and Epilog Guide",
+#: https://slurm.schedmd.com/prolog_epilog.html), so every piece sets this one.
+SLURM_SCRIPT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def slurm_piece_header(*, what: str, module: str, role: str, tag: str, variables: Sequence[str]) -> list[str]:
+    """The first lines of a Slurm Prolog/Epilog piece: shebang, what it is, why it always exits 0, PATH, the given
+    ``name=value`` shell assignments, ``job_id`` and a ``log`` function tagged ``tag`` (syslog, else stderr)."""
+    return [
+        "#!/bin/bash",
+        f"# fmconstructs: {what}, Slurm {role} (generated; see {module}).",
+        "# Always exits 0: a failing Prolog/Epilog drains the node (https://slurm.schedmd.com/prolog_epilog.html).",
+        f"PATH={SLURM_SCRIPT_PATH}",
+        "export PATH",
+        *variables,
+        'job_id="${SLURM_JOB_ID:-}"',
+        "log() {",
+        f'  logger -t {tag} -- "$*" 2>/dev/null || echo "{tag}: $*" >&2',
+        "}",
+    ]
+
+
 _FLAG = re.compile(r"[A-Za-z]+")
 
 

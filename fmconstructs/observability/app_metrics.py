@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from fmconstructs._validate import check_count, check_enum, check_sequence, check_str
+from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header
 from fmconstructs.errors import FmValidationError, is_token
 from fmconstructs.observability.job_mapping import HPC_JOB_LABEL
 
@@ -76,11 +77,9 @@ MAX_APP_PORT = 65535
 #: The file name the scripts get in a prolog.d / epilog.d directory (after 10-node-checks, before 91-nvidia-imex).
 SCRIPT_NAME = "30-fm-app-metrics.sh"
 
-_DIR = re.compile(r"/(?:[A-Za-z0-9_][A-Za-z0-9._-]*/)*[A-Za-z0-9_][A-Za-z0-9._-]*")
-_DIR_TEXT = "an absolute directory path of letters, digits, '.', '_' and '-' (no '..', no trailing '/')"
+_DIR, _DIR_TEXT = NODE_DIR, NODE_DIR_TEXT
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _KEY_TEXT = "1-64 letters, digits or '_', not starting with a digit"
-_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 class DeclarationVariable(str, Enum):
@@ -141,19 +140,13 @@ def _check_spec(spec: object) -> AppMetricsSpec:
 
 
 def _header(spec: AppMetricsSpec, role: str) -> list[str]:
-    return [
-        "#!/bin/bash",
-        f"# fmconstructs: training-job metrics discovery, Slurm {role} (generated; see fmconstructs.observability."
-        "app_metrics).",
-        "# Always exits 0: a failing Prolog/Epilog drains the node (https://slurm.schedmd.com/prolog_epilog.html).",
-        f"PATH={_PATH}",
-        "export PATH",
-        f"sd_dir={shlex.quote(spec.sd_dir)}",
-        'job_id="${SLURM_JOB_ID:-}"',
-        "log() {",
-        '  logger -t fm-app-metrics -- "$*" 2>/dev/null || echo "fm-app-metrics: $*" >&2',
-        "}",
-    ]
+    return slurm_piece_header(
+        what="training-job metrics discovery",
+        module="fmconstructs.observability.app_metrics",
+        role=role,
+        tag="fm-app-metrics",
+        variables=[f"sd_dir={shlex.quote(spec.sd_dir)}"],
+    )
 
 
 def _declaration_lines(spec: AppMetricsSpec) -> list[str]:

@@ -35,7 +35,6 @@ pass :func:`dcgm_exporter_job_mapping_args` to the exporter container; that wiri
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from fmconstructs._validate import check_count, check_enum, check_sequence, check_str
+from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header
 from fmconstructs.errors import FmValidationError, is_token
 
 #: No default in dcgm-exporter 4.2.3-4.1.1 (the flag's Value is "", pkg/cmd/app.go:258): this is the library's choice.
@@ -54,9 +54,7 @@ HPC_JOB_MAPPING_ENV = "DCGM_HPC_JOB_MAPPING_DIR"
 #: The label dcgm-exporter adds (internal/pkg/transformation/const.go:26).
 HPC_JOB_LABEL = "hpc_job"
 
-_DIR = re.compile(r"/(?:[A-Za-z0-9_][A-Za-z0-9._-]*/)*[A-Za-z0-9_][A-Za-z0-9._-]*")
-_DIR_TEXT = "an absolute directory path of letters, digits, '.', '_' and '-' (no '..', no trailing '/')"
-_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_DIR, _DIR_TEXT = NODE_DIR, NODE_DIR_TEXT
 
 
 class GpuIdVariable(str, Enum):
@@ -135,18 +133,13 @@ def _check_spec(spec: object) -> JobMappingSpec:
 
 def _header(spec: JobMappingSpec, role: str) -> list[str]:
     return [
-        "#!/bin/bash",
-        f"# fmconstructs: dcgm-exporter HPC job mapping, Slurm {role} (generated; see fmconstructs.observability."
-        "job_mapping).",
-        "# Always exits 0: a failing Prolog/Epilog drains the node (https://slurm.schedmd.com/prolog_epilog.html).",
-        f"PATH={_PATH}",
-        "export PATH",
-        f"map_dir={shlex.quote(spec.mapping_dir)}",
-        f"lock_file={shlex.quote(spec.lock_file)}",
-        'job_id="${SLURM_JOB_ID:-}"',
-        "log() {",
-        '  logger -t fm-dcgm-job-mapping -- "$*" 2>/dev/null || echo "fm-dcgm-job-mapping: $*" >&2',
-        "}",
+        *slurm_piece_header(
+            what="dcgm-exporter HPC job mapping",
+            module="fmconstructs.observability.job_mapping",
+            role=role,
+            tag="fm-dcgm-job-mapping",
+            variables=[f"map_dir={shlex.quote(spec.mapping_dir)}", f"lock_file={shlex.quote(spec.lock_file)}"],
+        ),
         "take_lock() {",
         '  exec 9>>"$lock_file" || return 1',
         f"  flock -w {spec.lock_timeout_seconds} 9",
