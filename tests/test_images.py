@@ -3,7 +3,6 @@ distribution to SSM), security settings, schedules, the PcsAmi hand-off and cons
 
 from __future__ import annotations
 
-import inspect
 import math
 import re
 
@@ -24,7 +23,8 @@ from fmconstructs.images import (
     ParentImage,
     PipelineStartCondition,
 )
-from fmconstructs.pcs import PcsAmi, PcsCluster, PcsGpuNodeGroup, SlurmVersion
+from fmconstructs.pcs import PcsAmi, PcsCluster, SlurmVersion
+from fmconstructs.pcs.node_group import PcsGpuNodeGroupOptions
 
 PIPELINE = "AWS::ImageBuilder::ImagePipeline"
 RECIPE = "AWS::ImageBuilder::ImageRecipe"
@@ -486,7 +486,7 @@ def test_schedules(schedule, expected):
 
 
 def _max_nodes_kw() -> str:
-    params = inspect.signature(PcsGpuNodeGroup.__init__).parameters
+    params = PcsGpuNodeGroupOptions.__annotations__  # the constructor takes **options: Unpack[PcsGpuNodeGroupOptions]
     return "max_nodes" if "max_nodes" in params else "max_instance_count"
 
 

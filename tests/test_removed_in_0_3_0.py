@@ -21,6 +21,7 @@ from fmconstructs.compute import GpuAutoScalingGroup, GpuLaunchTemplate
 from fmconstructs.eks import GpuNodeGroup, SystemNodeGroupOptions
 from fmconstructs.hyperpod import HyperPodCluster
 from fmconstructs.pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, SlurmVersion
+from fmconstructs.pcs.node_group import PcsGpuNodeGroupOptions, PcsLoginNodeGroupOptions
 from fmconstructs.preflight import ReservationInfo, check_capacity
 from fmconstructs.storage import LustreFileSystem, size_for_throughput
 from fmconstructs.storage.sizing import LustreSizing
@@ -98,7 +99,9 @@ def test_the_removed_keyword_is_gone_from_the_signature(owner, call, old, new):
         "check_capacity": check_capacity,
         "size_for_throughput": size_for_throughput,
     }[owner]
-    parameters = inspect.signature(function).parameters
+    # PCS node groups take their options as **options: Unpack[<Options>] (one declaration of the keywords).
+    options = {"PcsGpuNodeGroup": PcsGpuNodeGroupOptions, "PcsLoginNodeGroup": PcsLoginNodeGroupOptions}.get(owner)
+    parameters = set(inspect.signature(function).parameters) | set(options.__annotations__ if options else ())
     assert old not in parameters and new in parameters
 
 

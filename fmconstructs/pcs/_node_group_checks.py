@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_cdk import Duration
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from .._validate import (
-    NOT_GIVEN,
     check_bool,
     check_count,
     check_enum,
@@ -23,9 +23,11 @@ from .._validate import (
     is_token,
 )
 from ..bootstrap import BootstrapDelivery
-from ..capacity import Capacity, default_min_nodes
-from ..catalog import InstanceSpec, get_instance_spec
+from ..capacity import Capacity, OnDemand, default_min_nodes
+from ..catalog import InstanceSpec, check_instance_type, get_instance_spec
+from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB
 from ..errors import FmTypeError, FmValidationError
+from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection
 from ._checks import (
     NODE_GROUP_NAME_LENGTH,
@@ -36,7 +38,9 @@ from ._checks import (
     idle_seconds,
 )
 from .ami import PcsAmi
+from .health import check_node_health
 from .iam import PcsInstanceProfile
+from .slurm import NodeGroupSetting, check_settings
 
 if TYPE_CHECKING:
     from .node_group import FileSystemMount
@@ -48,93 +52,177 @@ MAX_NODE_GROUP_IDLE_SECONDS = 10_000_000
 ROOT_VOLUME_SIZE_GIB_RANGE = (1, 65536)
 
 
-@dataclass(frozen=True)
-class _GpuNodeProps:
-    """The checked props of a GPU node group that need no cluster or capacity to check."""
+_Record = TypeVar("_Record")
 
-    spot: bool
-    subnet: ec2.ISubnet | None
-    efa_interface_count: int | None
-    efa_cards: EfaCardSelection
-    placement_group: ClusterPlacementGroup | None
-    instance_store_mount_point: str | None
-    mounts: tuple[FileSystemMount, ...]
-    commands: tuple[str, ...]
-    instance_profile: PcsInstanceProfile | None
-    security_groups: tuple[ec2.ISecurityGroup, ...]
-    idle: Any
-    root_gib: int
-    node_group_name: str | None
-    tag_map: Any
-    bootstrap_delivery: BootstrapDelivery | None
+
+def _resolve_keys(
+    record: type[_Record], owner: str, options: Mapping[str, object], required: Mapping[str, str]
+) -> _Record:
+    """``options`` as ``record``, unchecked: an unknown key raises a ``TypeError`` naming it (Python's own words for
+    an unexpected keyword), a missing required key an :class:`FmValidationError` naming it (``required`` maps each to
+    what it must be), and the record's defaults fill the rest."""
+    names = {field.name for field in dataclasses.fields(record)}  # type: ignore[arg-type]
+    for key, value in options.items():
+        if key not in names:
+            raise FmTypeError(key, value, f"an option of {owner} (unexpected keyword argument {key!r})")
+    for key, allowed in required.items():
+        if key not in options:
+            raise FmValidationError(key, None, allowed)
+    return record(**options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _GpuNodeProps:
+    """The options of a GPU node group (:class:`~fmconstructs.pcs.node_group.PcsGpuNodeGroupOptions`, documented
+    there) with their defaults; :meth:`resolve` builds it checked, with the defaults that depend on other options
+    (``capacity``, ``min_nodes``) filled."""
+
+    instance_type: str
+    ami: PcsAmi
+    max_nodes: int | float
+    min_nodes: int | float | None = None
+    capacity: Capacity = dataclasses.field(default_factory=OnDemand)
+    spot: bool = False
+    subnet: ec2.ISubnet | None = None
+    efa_interface_count: int | None = None
+    efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED
+    placement_group: ClusterPlacementGroup | None = None
+    instance_store_mount_point: str | None = "/scratch"
+    mounts: Sequence[FileSystemMount] = ()
+    user_data_commands: Sequence[str] = ()
+    instance_profile: PcsInstanceProfile | None = None
+    security_groups: Sequence[ec2.ISecurityGroup] = ()
+    slurm_settings: Mapping[NodeGroupSetting, str] | None = None
+    scale_down_idle_time: Duration | None = None
+    root_volume_size_gib: int | float = DEFAULT_ROOT_VOLUME_SIZE_GIB
+    node_group_name: str | None = None
+    tags: Mapping[str, str] | None = None
+    bootstrap_delivery: BootstrapDelivery | None = None
+    node_health: NodeHealthOptions | None = None
+
+    @classmethod
+    def resolve(cls, owner: str, options: Mapping[str, object]) -> _GpuNodeProps:
+        """The checked options (each check names its parameter), in the order they are documented."""
+        props = _resolve_keys(cls, owner, options, _GPU_REQUIRED)
+        check_node_health("node_health", props.node_health)
+        _gpu_instance_spec(props.instance_type)
+        _check_ami("ami", props.ami)
+        # capacity=None (given or not) is On-Demand
+        capacity = OnDemand() if props.capacity is None else _check_capacity("capacity", props.capacity)
+        max_nodes, min_nodes = _check_node_counts(capacity, props.max_nodes, props.min_nodes)
+        return dataclasses.replace(
+            props,
+            capacity=capacity,
+            max_nodes=max_nodes,
+            min_nodes=min_nodes,
+            **_check_gpu_options(props),
+            **_check_common_options(props),
+            slurm_settings=check_settings("slurm_settings", props.slurm_settings, NodeGroupSetting),
+        )
+
+    @property
+    def instance_spec(self) -> InstanceSpec:
+        """The catalog entry of ``instance_type``."""
+        return get_instance_spec(self.instance_type)
+
+    @property
+    def idle(self) -> int | float | None:
+        """``scale_down_idle_time`` in whole seconds (or a number token), None when not given."""
+        return _idle_seconds(self.scale_down_idle_time)
+
+
+#: The GPU options without a default, and what each must be.
+_GPU_REQUIRED = {
+    "instance_type": "given: a catalog GPU instance type such as 'p5.48xlarge'",
+    "ami": "given: a PcsAmi (PcsAmi.from_image_id or PcsAmi.from_ssm_parameter)",
+    "max_nodes": "given: the group's maximum number of nodes",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LoginNodeProps:
+    """The options of a login node group (:class:`~fmconstructs.pcs.login_node_group.PcsLoginNodeGroupOptions`,
+    documented there) with their defaults; :meth:`resolve` builds it checked."""
+
+    ami: PcsAmi
+    instance_type: str = "m7i.xlarge"
+    nodes: int | float = 1
+    subnet: ec2.ISubnet | None = None
+    mounts: Sequence[FileSystemMount] = ()
+    user_data_commands: Sequence[str] = ()
+    instance_profile: PcsInstanceProfile | None = None
+    security_groups: Sequence[ec2.ISecurityGroup] = ()
+    root_volume_size_gib: int | float = 100
+    node_group_name: str | None = None
+    tags: Mapping[str, str] | None = None
+    bootstrap_delivery: BootstrapDelivery | None = None
+
+    @classmethod
+    def resolve(cls, owner: str, options: Mapping[str, object]) -> _LoginNodeProps:
+        """The checked options (each check names its parameter), in the order they are documented."""
+        props = _resolve_keys(cls, owner, options, _LOGIN_REQUIRED)
+        _check_ami("ami", props.ami)
+        check_instance_type("instance_type", props.instance_type)  # catalog or botocore's EC2 InstanceType enum
+        nodes = check_count("nodes", props.nodes, minimum=1)
+        subnet = check_optional_subnet("subnet", props.subnet)
+        return dataclasses.replace(props, nodes=nodes, subnet=subnet, **_check_common_options(props))
+
+
+#: The login options without a default, and what each must be.
+_LOGIN_REQUIRED = {"ami": "given: a PcsAmi (PcsAmi.from_image_id or PcsAmi.from_ssm_parameter)"}
 
 
 def _check_node_counts(capacity: Capacity, max_nodes: object, min_nodes: object) -> tuple[Any, Any]:
-    """``max_nodes`` (required, >= 1), then ``min_nodes`` (default: the capacity's, see ``default_min_nodes``)."""
-    if max_nodes is NOT_GIVEN:
-        raise FmValidationError("max_nodes", None, "given: the group's maximum number of nodes")
+    """``max_nodes`` (>= 1), then ``min_nodes`` (default: the capacity's, see ``default_min_nodes``)."""
     max_nodes = check_count("max_nodes", max_nodes, minimum=1)
     if min_nodes is None:
         min_nodes = default_min_nodes(capacity, max_nodes)
     return max_nodes, check_count("min_nodes", min_nodes, minimum=0)
 
 
-def _check_gpu_props(
-    *,
-    spot: object,
-    subnet: object,
-    efa_interface_count: object,
-    efa_cards: object,
-    placement_group: object,
-    instance_store_mount_point: str | None,
-    mounts: object,
-    user_data_commands: object,
-    instance_profile: object,
-    security_groups: object,
-    scale_down_idle_time: Duration | None,
-    root_volume_size_gib: object,
-    node_group_name: str | None,
-    tags: Mapping[str, str] | None,
-    bootstrap_delivery: BootstrapDelivery | None,
-) -> _GpuNodeProps:
-    """Check a GPU node group's props, in the order the constructor documents them."""
-    spot = check_bool("spot", spot)
-    checked_subnet: ec2.ISubnet | None = check_optional_subnet("subnet", subnet)
-    efa_count = _literal_count("efa_interface_count", efa_interface_count)
-    efa_cards = check_enum("efa_cards", efa_cards, EfaCardSelection)
+def _idle_seconds(scale_down_idle_time: Duration | None) -> int | float | None:
+    return idle_seconds("scale_down_idle_time", scale_down_idle_time, maximum_seconds=MAX_NODE_GROUP_IDLE_SECONDS)
+
+
+def _check_gpu_options(props: _GpuNodeProps) -> dict[str, Any]:
+    """The GPU-only options between the counts and the mounts, in the order they are documented."""
+    spot = check_bool("spot", props.spot)
+    subnet: ec2.ISubnet | None = check_optional_subnet("subnet", props.subnet)
+    efa_count = _literal_count("efa_interface_count", props.efa_interface_count)
+    efa_cards = check_enum("efa_cards", props.efa_cards, EfaCardSelection)
+    placement_group = props.placement_group
     if placement_group is not None and not isinstance(placement_group, ClusterPlacementGroup):
         raise FmTypeError(
             "placement_group", placement_group, f"a ClusterPlacementGroup (got a {type(placement_group).__name__})"
         )
-    if instance_store_mount_point is not None:
-        _check_mount_point("instance_store_mount_point", instance_store_mount_point)
-    checked_mounts = _check_mounts("mounts", mounts)
-    commands = check_str_sequence("user_data_commands", user_data_commands)
-    profile = _check_instance_profile("instance_profile", instance_profile)
-    groups = check_sequence("security_groups", security_groups, check_security_group)
-    idle = idle_seconds("scale_down_idle_time", scale_down_idle_time, maximum_seconds=MAX_NODE_GROUP_IDLE_SECONDS)
-    root_gib: int = _check_root_volume(root_volume_size_gib)
-    name = check_name("node_group_name", node_group_name, NODE_GROUP_NAME_LENGTH)
-    tag_map = check_tags("tags", tags)
-    if bootstrap_delivery is not None:
-        check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
-    return _GpuNodeProps(
-        spot=spot,
-        subnet=checked_subnet,
-        efa_interface_count=efa_count,
-        efa_cards=efa_cards,
-        placement_group=placement_group,
-        instance_store_mount_point=instance_store_mount_point,
-        mounts=checked_mounts,
-        commands=commands,
-        instance_profile=profile,
-        security_groups=groups,
-        idle=idle,
-        root_gib=root_gib,
-        node_group_name=name,
-        tag_map=tag_map,
-        bootstrap_delivery=bootstrap_delivery,
-    )
+    if props.instance_store_mount_point is not None:
+        _check_mount_point("instance_store_mount_point", props.instance_store_mount_point)
+    return {"spot": spot, "subnet": subnet, "efa_interface_count": efa_count, "efa_cards": efa_cards}
+
+
+def _check_common_options(props: _GpuNodeProps | _LoginNodeProps) -> dict[str, Any]:
+    """The options GPU and login groups share, from ``mounts`` on, in the order they are documented (a GPU group's
+    ``scale_down_idle_time`` between ``security_groups`` and ``root_volume_size_gib``)."""
+    mounts = _check_mounts("mounts", props.mounts)
+    commands = check_str_sequence("user_data_commands", props.user_data_commands)
+    profile = _check_instance_profile("instance_profile", props.instance_profile)
+    groups = check_sequence("security_groups", props.security_groups, check_security_group)
+    if isinstance(props, _GpuNodeProps):
+        _idle_seconds(props.scale_down_idle_time)
+    root_gib = _check_root_volume(props.root_volume_size_gib)
+    name = check_name("node_group_name", props.node_group_name, NODE_GROUP_NAME_LENGTH)
+    tag_map = check_tags("tags", props.tags)
+    if props.bootstrap_delivery is not None:
+        check_enum("bootstrap_delivery", props.bootstrap_delivery, BootstrapDelivery)
+    return {
+        "mounts": mounts,
+        "user_data_commands": commands,
+        "instance_profile": profile,
+        "security_groups": groups,
+        "root_volume_size_gib": root_gib,
+        "node_group_name": name,
+        "tags": tag_map,
+    }
 
 
 def _group_path(scope: Construct, id: str) -> str:

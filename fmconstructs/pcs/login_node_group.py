@@ -4,7 +4,7 @@ Manager. Mounts, delivery and the user-data hook are those of the GPU node group
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Required, TypedDict
+from typing import TYPE_CHECKING, Required, TypedDict, Unpack, cast
 
 import jsii
 from aws_cdk import Aws, Lazy
@@ -15,26 +15,16 @@ from constructs import Construct
 from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     RemovedAttribute,
-    check_count,
-    check_enum,
-    check_sequence,
-    check_str_sequence,
     located,
     removed_keywords,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, default_bootstrap_name
-from ..catalog import check_instance_type
 from ..compute.launch_template import UserDataSizeCheck
 from ._checks import (
-    NODE_GROUP_NAME_LENGTH,
-    check_name,
-    check_optional_subnet,
     check_scope_id,
-    check_security_group,
-    check_tags,
 )
 from ._node_group_base import NODE_GROUP_ID_TAG, _mime_text, _MimeUserDataProducer, _PcsNodeGroupBase
-from ._node_group_checks import _check_ami, _check_instance_profile, _check_mounts, _check_root_volume, _group_path
+from ._node_group_checks import _group_path, _LoginNodeProps
 from .ami import PcsAmi
 from .cluster import check_cluster
 from .iam import PcsInstanceProfile
@@ -46,7 +36,25 @@ if TYPE_CHECKING:
 
 
 class PcsLoginNodeGroupOptions(TypedDict, total=False):
-    """Options of :meth:`PcsCluster.add_login_node_group` (the :class:`PcsLoginNodeGroup` props without ``cluster``)."""
+    """The options of :class:`PcsLoginNodeGroup` and :meth:`PcsCluster.add_login_node_group` (all but ``cluster``).
+
+    :param ami: :class:`PcsAmi` with the PCS agent and Slurm (the sample AMIs work here).
+    :param instance_type: default ``m7i.xlarge`` (any type; login nodes are not in the GPU catalog; may be a
+        deploy-time value).
+    :param nodes: static number of login nodes (min == max, >= 1 or a number token), default 1. Was
+        ``instance_count`` (removed in 0.3.0).
+    :param subnet: the nodes' subnet (``SubnetIds``). Default: the cluster's subnet.
+    :param mounts: Lustre file systems to mount (:class:`~fmconstructs.pcs.FileSystemMount`), over TCP.
+    :param user_data_commands: your own steps, run after the mounts (see also :meth:`PcsLoginNodeGroup.add_user_data`).
+    :param instance_profile: default: the cluster's.
+    :param security_groups: more groups for the launch template, besides the cluster's.
+    :param root_volume_size_gib: encrypted gp3 root volume. Default 100.
+    :param node_group_name: 3-25 characters, a letter then letters, digits or '-'. Default: generated.
+    :param tags: tags of the node group and of its launch template's instances and volumes.
+    :param bootstrap_delivery: how the node set-up (mounts, your commands, collectors) reaches the nodes: default
+        None, an S3 asset with a loader when the stack publishes file assets, else inline (see the
+        :mod:`.node_group` module docstring).
+    """
 
     ami: Required[PcsAmi]
     instance_type: str
@@ -70,15 +78,8 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
     Its launch template is a plain ``AWS::EC2::LaunchTemplate`` (no GPU, no EFA): IMDSv2 required, encrypted gp3
     root volume, the cluster's security group, MIME user data with the same mount and hook steps as GPU groups.
 
-    :param instance_type: default ``m7i.xlarge`` (any type; login nodes are not in the GPU catalog; may be a
-        deploy-time value).
-    :param nodes: static number of login nodes (min == max, >= 1 or a number token), default 1. Was
-        ``instance_count`` (removed in 0.3.0).
-    :param ami: :class:`PcsAmi` with the PCS agent and Slurm (the sample AMIs work here).
-    :param node_group_name: 3-25 characters, a letter then letters, digits or '-'. Default: generated.
-    :param bootstrap_delivery: how the node set-up (mounts, your commands, collectors) reaches the nodes: default
-        None, an S3 asset with a loader when the stack publishes file assets, else inline (see the
-        :mod:`.node_group` module docstring).
+    :param cluster: the :class:`PcsCluster`.
+    :param options: :class:`PcsLoginNodeGroupOptions` (the same keywords as :meth:`PcsCluster.add_login_node_group`).
     """
 
     @located
@@ -89,46 +90,28 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         id: str,
         *,
         cluster: PcsCluster,
-        ami: PcsAmi,
-        instance_type: str = "m7i.xlarge",
-        nodes: int | float = 1,
-        subnet: ec2.ISubnet | None = None,
-        mounts: Sequence[FileSystemMount] = (),
-        user_data_commands: Sequence[str] = (),
-        instance_profile: PcsInstanceProfile | None = None,
-        security_groups: Sequence[ec2.ISecurityGroup] = (),
-        root_volume_size_gib: int | float = 100,
-        node_group_name: str | None = None,
-        tags: Mapping[str, str] | None = None,
-        bootstrap_delivery: BootstrapDelivery | None = None,
+        **options: Unpack[PcsLoginNodeGroupOptions],
     ) -> None:
         check_scope_id(scope, id)
         cluster = check_cluster("cluster", cluster)
-        ami = _check_ami("ami", ami)
-        check_instance_type("instance_type", instance_type)  # catalog or botocore's EC2 InstanceType enum
-        nodes = check_count("nodes", nodes, minimum=1)
-        subnet = check_optional_subnet("subnet", subnet)
-        mounts = _check_mounts("mounts", mounts)
-        commands = check_str_sequence("user_data_commands", user_data_commands)
-        instance_profile = _check_instance_profile("instance_profile", instance_profile)
-        extra_groups = check_sequence("security_groups", security_groups, check_security_group)
-        root_gib: int = _check_root_volume(root_volume_size_gib)
-        node_group_name = check_name("node_group_name", node_group_name, NODE_GROUP_NAME_LENGTH)
-        tag_map = check_tags("tags", tags)
-        if bootstrap_delivery is not None:
-            check_enum("bootstrap_delivery", bootstrap_delivery, BootstrapDelivery)
+        props = _LoginNodeProps.resolve("PcsLoginNodeGroup", options)
+        nodes = props.nodes
         # Login nodes count against the controller size too (PcsCluster "Controller size").
         cluster._check_node_count(_group_path(scope, id), "nodes", nodes)
         super().__init__(scope, id)
-        self._setup(cluster, instance_profile)
-        self.instance_type = instance_type
+        self._setup(cluster, props.instance_profile)
+        self.instance_type = props.instance_type
         self.nodes = nodes
-        self.subnet = subnet or cluster.subnet
-        groups = [cluster.security_group, *extra_groups]
+        self.subnet = props.subnet or cluster.subnet
+        groups = [cluster.security_group, *props.security_groups]
         self.connections = ec2.Connections(security_groups=groups)
-        self._build_bootstrap(bootstrap_delivery, mounts, commands)
-        self.launch_template = self._build_launch_template(groups, root_gib=root_gib, tag_map=tag_map)
-        self.resource = self._build_resource(ami, node_group_name=node_group_name, tag_map=tag_map)
+        self._build_bootstrap(props.bootstrap_delivery, props.mounts, props.user_data_commands)
+        self.launch_template = self._build_launch_template(
+            groups,
+            root_gib=cast(int, props.root_volume_size_gib),
+            tag_map=props.tags,  # checked: a whole number
+        )
+        self.resource = self._build_resource(props.ami, node_group_name=props.node_group_name, tag_map=props.tags)
         self.resource.node.add_dependency(self.instance_profile.policy)
         write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads
         cluster._register_login_node_group(self)

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Required, TypedDict, cast
+from typing import TYPE_CHECKING, Required, TypedDict, Unpack, cast
 
 import jsii
 from aws_cdk import Duration
@@ -70,7 +70,6 @@ from constructs import Construct
 
 from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
-    NOT_GIVEN,
     RemovedAttribute,
     check_optional_count,
     is_token,
@@ -81,10 +80,10 @@ from .._validate import (
     subnet_zone,
 )
 from ..bootstrap import BootstrapDelivery, default_bootstrap_name
-from ..capacity import Capacity, CapacityKind, OnDemand
+from ..capacity import Capacity, CapacityKind
 from ..catalog import CpuArchitecture, InstanceSpec
 from ..compute import GpuLaunchTemplate
-from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat
+from ..compute.launch_template import UserDataFormat
 from ..errors import FmTypeError, FmValidationError
 from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
@@ -94,19 +93,10 @@ from ._node_group_base import NODE_GROUP_ID_TAG as NODE_GROUP_ID_TAG
 from ._node_group_base import _PcsNodeGroupBase
 from ._node_group_checks import MAX_NODE_GROUP_IDLE_SECONDS as MAX_NODE_GROUP_IDLE_SECONDS
 from ._node_group_checks import ROOT_VOLUME_SIZE_GIB_RANGE as ROOT_VOLUME_SIZE_GIB_RANGE
-from ._node_group_checks import (
-    _check_ami,
-    _check_capacity,
-    _check_gpu_props,
-    _check_mount_point,
-    _check_node_counts,
-    _gpu_instance_spec,
-    _GpuNodeProps,
-    _group_path,
-)
+from ._node_group_checks import _check_mount_point, _GpuNodeProps, _group_path
 from .ami import PcsAmi
 from .cluster import check_cluster
-from .health import NODE_HEALTH_STEP, check_node_health, pcs_node_health_step
+from .health import NODE_HEALTH_STEP, pcs_node_health_step
 from .iam import PcsInstanceProfile
 from .login_node_group import PcsLoginNodeGroup as PcsLoginNodeGroup
 from .login_node_group import PcsLoginNodeGroupOptions as PcsLoginNodeGroupOptions
@@ -152,40 +142,8 @@ class FileSystemMount:
 
 
 class PcsGpuNodeGroupOptions(TypedDict, total=False):
-    """Options of :meth:`PcsCluster.add_gpu_node_group` (the :class:`PcsGpuNodeGroup` props without ``cluster``)."""
+    """The options of :class:`PcsGpuNodeGroup` and :meth:`PcsCluster.add_gpu_node_group` (all but ``cluster``).
 
-    instance_type: Required[str]
-    ami: Required[PcsAmi]
-    max_nodes: int | float
-    min_nodes: int | float | None
-    capacity: Capacity | None
-    spot: bool
-    subnet: ec2.ISubnet | None
-    efa_interface_count: int | None
-    efa_cards: EfaCardSelection
-    placement_group: ClusterPlacementGroup | None
-    instance_store_mount_point: str | None
-    mounts: Sequence[FileSystemMount]
-    user_data_commands: Sequence[str]
-    instance_profile: PcsInstanceProfile | None
-    security_groups: Sequence[ec2.ISecurityGroup]
-    slurm_settings: Mapping[NodeGroupSetting, str] | None
-    scale_down_idle_time: Duration | None
-    root_volume_size_gib: int | float
-    node_group_name: str | None
-    tags: Mapping[str, str] | None
-    bootstrap_delivery: BootstrapDelivery | None
-    node_health: NodeHealthOptions | None
-
-
-IMEX_PROLOG_STEP = "imex-prolog"
-
-
-@jsii.implements(ec2.IConnectable)
-class PcsGpuNodeGroup(_PcsNodeGroupBase):
-    """A GPU compute node group (``AWS::PCS::ComputeNodeGroup``, child id "Resource"; launch template "LaunchTemplate").
-
-    :param cluster: the :class:`PcsCluster`.
     :param instance_type: a catalog GPU type (``p5.48xlarge``, ``p6e-gb200.36xlarge`` ...), known at synthesis.
     :param ami: :class:`PcsAmi` (id or SSM parameter) with the PCS agent, Slurm, EFA and NVIDIA software.
     :param max_nodes: the group's maximum number of nodes (>= 1, or a number token); at most the capacity's
@@ -220,6 +178,41 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         them off here. Default None: the cluster's ``node_health``.
     """
 
+    instance_type: Required[str]
+    ami: Required[PcsAmi]
+    max_nodes: Required[int | float]
+    min_nodes: int | float | None
+    capacity: Capacity | None
+    spot: bool
+    subnet: ec2.ISubnet | None
+    efa_interface_count: int | None
+    efa_cards: EfaCardSelection
+    placement_group: ClusterPlacementGroup | None
+    instance_store_mount_point: str | None
+    mounts: Sequence[FileSystemMount]
+    user_data_commands: Sequence[str]
+    instance_profile: PcsInstanceProfile | None
+    security_groups: Sequence[ec2.ISecurityGroup]
+    slurm_settings: Mapping[NodeGroupSetting, str] | None
+    scale_down_idle_time: Duration | None
+    root_volume_size_gib: int | float
+    node_group_name: str | None
+    tags: Mapping[str, str] | None
+    bootstrap_delivery: BootstrapDelivery | None
+    node_health: NodeHealthOptions | None
+
+
+IMEX_PROLOG_STEP = "imex-prolog"
+
+
+@jsii.implements(ec2.IConnectable)
+class PcsGpuNodeGroup(_PcsNodeGroupBase):
+    """A GPU compute node group (``AWS::PCS::ComputeNodeGroup``, child id "Resource"; launch template "LaunchTemplate").
+
+    :param cluster: the :class:`PcsCluster`.
+    :param options: :class:`PcsGpuNodeGroupOptions` (the same keywords as :meth:`PcsCluster.add_gpu_node_group`).
+    """
+
     @located
     @removed_keywords("PcsGpuNodeGroup", max_instance_count="max_nodes", min_instance_count="min_nodes")
     def __init__(
@@ -228,53 +221,15 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         id: str,
         *,
         cluster: PcsCluster,
-        instance_type: str,
-        ami: PcsAmi,
-        max_nodes: int | float = NOT_GIVEN,
-        min_nodes: int | float | None = None,
-        capacity: Capacity | None = None,
-        spot: bool = False,
-        subnet: ec2.ISubnet | None = None,
-        efa_interface_count: int | None = None,
-        efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED,
-        placement_group: ClusterPlacementGroup | None = None,
-        instance_store_mount_point: str | None = "/scratch",
-        mounts: Sequence[FileSystemMount] = (),
-        user_data_commands: Sequence[str] = (),
-        instance_profile: PcsInstanceProfile | None = None,
-        security_groups: Sequence[ec2.ISecurityGroup] = (),
-        slurm_settings: Mapping[NodeGroupSetting, str] | None = None,
-        scale_down_idle_time: Duration | None = None,
-        root_volume_size_gib: int | float = DEFAULT_ROOT_VOLUME_SIZE_GIB,
-        node_group_name: str | None = None,
-        tags: Mapping[str, str] | None = None,
-        bootstrap_delivery: BootstrapDelivery | None = None,
-        node_health: NodeHealthOptions | None = None,
+        **options: Unpack[PcsGpuNodeGroupOptions],
     ) -> None:
         check_scope_id(scope, id)
         cluster = check_cluster("cluster", cluster)
-        self.node_health = check_node_health("node_health", node_health) or cluster.node_health
-        self.instance_spec: InstanceSpec = _gpu_instance_spec(instance_type)
-        ami = _check_ami("ami", ami)
-        self.capacity: Capacity = OnDemand() if capacity is None else _check_capacity("capacity", capacity)
-        max_nodes, min_nodes = _check_node_counts(self.capacity, max_nodes, min_nodes)
-        props = _check_gpu_props(
-            spot=spot,
-            subnet=subnet,
-            efa_interface_count=efa_interface_count,
-            efa_cards=efa_cards,
-            placement_group=placement_group,
-            instance_store_mount_point=instance_store_mount_point,
-            mounts=mounts,
-            user_data_commands=user_data_commands,
-            instance_profile=instance_profile,
-            security_groups=security_groups,
-            scale_down_idle_time=scale_down_idle_time,
-            root_volume_size_gib=root_volume_size_gib,
-            node_group_name=node_group_name,
-            tags=tags,
-            bootstrap_delivery=bootstrap_delivery,
-        )
+        props = _GpuNodeProps.resolve("PcsGpuNodeGroup", options)
+        self.node_health = props.node_health or cluster.node_health
+        self.instance_spec: InstanceSpec = props.instance_spec
+        self.capacity: Capacity = props.capacity
+        max_nodes, min_nodes = props.max_nodes, cast(int | float, props.min_nodes)
         # The controller size holds every node group's nodes (PcsCluster "Controller size").
         cluster._check_node_count(_group_path(scope, id), "max_nodes", max_nodes)
         super().__init__(scope, id)
@@ -282,13 +237,13 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         self.min_nodes = min_nodes
         self.subnet = props.subnet or cluster.subnet
         self._setup(cluster, props.instance_profile)
-        settings = self._validate(ami=ami, spot=props.spot, slurm_settings=slurm_settings, idle=props.idle)
+        settings = self._validate(ami=props.ami, spot=props.spot, slurm_settings=props.slurm_settings, idle=props.idle)
         self.purchase_option = purchase_option_for(self.capacity, spot=props.spot)
         self.launch_template = self._build_launch_template(props)
         self.connections = self.launch_template.connections
         self.bootstrap = self.launch_template.bootstrap
         self._build_bootstrap_steps(props)
-        self.resource = self._build_resource(ami, props, settings)
+        self.resource = self._build_resource(props.ami, props, settings)
         # Nodes register as soon as they boot: the role's policies must exist before PCS launches any.
         self.resource.node.add_dependency(self.instance_profile.policy)
         write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads
@@ -314,8 +269,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             efa_interface_count=props.efa_interface_count,
             efa_cards=props.efa_cards,
             instance_store_mount_point=props.instance_store_mount_point,
-            root_volume_size_gib=props.root_gib,
-            tags=props.tag_map,
+            root_volume_size_gib=cast(int, props.root_volume_size_gib),  # checked: a whole number or a number token
+            tags=props.tags,
             user_data_format=UserDataFormat.MIME_MULTIPART,  # PCS requires MIME multi-part user data
             bootstrap_delivery=props.bootstrap_delivery,
             bootstrap_role=self.instance_profile.role,
@@ -332,8 +287,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
                 imex_prolog_install_commands(IMEX_PROLOG_PATH, slurm_version=cluster.slurm_version.value),
             )
         self._add_node_health(props.mounts)
-        if props.commands:
-            self.bootstrap.add_commands(*props.commands)
+        if props.user_data_commands:
+            self.bootstrap.add_commands(*props.user_data_commands)
 
     def _build_resource(
         self, ami: PcsAmi, props: _GpuNodeProps, settings: Mapping[NodeGroupSetting, str]
@@ -359,7 +314,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             subnet_ids=[self.subnet.subnet_id],
             purchase_option=self.purchase_option.value,
             slurm_configuration=_slurm_configuration(settings, props.idle),
-            tags=props.tag_map or None,
+            tags=props.tags or None,
         )
 
     # --- validation: one small check per rule ---------------------------------------------------------------------
