@@ -82,6 +82,7 @@ from ..compute.slurm_scripts import SlurmHook, SlurmScriptPiece, check_pieces
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..health import NodeHealthOptions
 from ..networking import EfaSecurityGroup
+from . import rules
 from ._checks import (
     CLUSTER_NAME_LENGTH,
     check_name,
@@ -97,7 +98,6 @@ from .health import PROLOG_RUNNER_PATH, check_node_health, cluster_runs_prolog_c
 from .iam import PcsInstanceProfile
 from .slurm import (
     DEFAULT_SLURM_VERSION,
-    MIN_SLURM_VERSION_FOR_IMEX,
     AccountingMode,
     ClusterSetting,
     ControllerSize,
@@ -287,39 +287,18 @@ class PcsCluster(Construct):
             )
         return resource
 
-    # --- validation: one small check per rule ---------------------------------------------------------------------
+    # --- validation: the cross-property rules (:mod:`.rules`) ---------------------------------------------------------
     def _validate(
         self, *, subnet: ec2.ISubnet | None, slurm_settings: Mapping[ClusterSetting, str] | None
     ) -> dict[ClusterSetting, str]:
-        if subnet is None and not self.vpc.private_subnets:
-            raise FmValidationError("subnet", None, "given when the VPC has no private subnets")
+        rules.a_vpc_without_private_subnets_needs_a_subnet(
+            subnet_given=subnet is not None, private_subnets=len(self.vpc.private_subnets)
+        )
         settings = check_settings("slurm_settings", slurm_settings, ClusterSetting)
-        if ClusterSetting.ACCOUNTING_STORAGE_ENFORCE in settings and self.accounting is not AccountingMode.STANDARD:
-            raise FmValidationError(
-                "slurm_settings[AccountingStorageEnforce]",
-                settings[ClusterSetting.ACCOUNTING_STORAGE_ENFORCE],
-                "unset unless accounting is STANDARD",
-            )
-        if self.imex_enabled:
-            if not self.slurm_version.at_least(MIN_SLURM_VERSION_FOR_IMEX):
-                raise FmValidationError(
-                    "slurm_version",
-                    self.slurm_version.value,
-                    f"{MIN_SLURM_VERSION_FOR_IMEX.value} or later when enable_imex is True (PCS IMEX requirement)",
-                )
-            if ClusterSetting.PROLOG in settings:
-                raise FmValidationError(
-                    "slurm_settings[Prolog]",
-                    settings[ClusterSetting.PROLOG],
-                    f"unset when enable_imex is True (the cluster's Prolog is the IMEX prolog {IMEX_PROLOG_PATH}; "
-                    "run your own steps from a node group's user data instead)",
-                )
-        if cluster_runs_prolog_checks(self.node_health) and ClusterSetting.PROLOG in settings:
-            raise FmValidationError(
-                "slurm_settings[Prolog]",
-                settings[ClusterSetting.PROLOG],
-                f"unset when node_health runs prolog checks (the cluster's Prolog is {PROLOG_RUNNER_PATH})",
-            )
+        rules.accounting_storage_enforce_needs_standard_accounting(settings, self.accounting)
+        rules.imex_needs_a_slurm_that_runs_it(imex_enabled=self.imex_enabled, slurm_version=self.slurm_version)
+        rules.imex_owns_the_prolog(imex_enabled=self.imex_enabled, settings=settings)
+        rules.prolog_checks_own_the_prolog(runs_prolog_checks=self.runs_prolog_checks, settings=settings)
         return settings
 
     @property
@@ -542,8 +521,7 @@ def check_accounting_purge_days(accounting: AccountingMode, days: object) -> Any
     if days is None:
         return None
     days = check_count("accounting_purge_time_days", days, minimum=-1, maximum=_MAX_PURGE_DAYS)
-    if accounting is not AccountingMode.STANDARD:
-        raise FmValidationError("accounting_purge_time_days", days, "None unless accounting is STANDARD")
+    rules.purge_days_need_standard_accounting(days, accounting)
     if known(days) and days == 0:
         raise FmValidationError(
             "accounting_purge_time_days", days, f"-1 (never purge) or 1 to {_MAX_PURGE_DAYS} days (0 is not valid)"

@@ -106,11 +106,8 @@ class PcsLoginNodeGroup(_PcsNodeGroupBase):
         groups = [cluster.security_group, *props.security_groups]
         self.connections = ec2.Connections(security_groups=groups)
         self._build_bootstrap(props.bootstrap_delivery, props.mounts, props.user_data_commands)
-        self.launch_template = self._build_launch_template(
-            groups,
-            root_gib=cast(int, props.root_volume_size_gib),
-            tag_map=props.tags,  # checked: a whole number
-        )
+        root_gib = cast(int, props.root_volume_size_gib)  # checked: a whole number or a number token
+        self.launch_template = self._build_launch_template(groups, root_gib=root_gib, tag_map=props.tags)
         self.resource = self._build_resource(props.ami, node_group_name=props.node_group_name, tag_map=props.tags)
         self.resource.node.add_dependency(self.instance_profile.policy)
         write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads

@@ -76,7 +76,6 @@ from .._validate import (
     known,
     located,
     removed_keywords,
-    same_zone,
     subnet_zone,
 )
 from ..bootstrap import BootstrapDelivery, default_bootstrap_name
@@ -88,6 +87,7 @@ from ..errors import FmTypeError, FmValidationError
 from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
 from ..storage.lustre import LustreFileSystemBase
+from . import rules
 from ._checks import check_scope_id
 from ._node_group_base import NODE_GROUP_ID_TAG as NODE_GROUP_ID_TAG
 from ._node_group_base import _PcsNodeGroupBase
@@ -102,11 +102,8 @@ from .login_node_group import PcsLoginNodeGroup as PcsLoginNodeGroup
 from .login_node_group import PcsLoginNodeGroupOptions as PcsLoginNodeGroupOptions
 from .purchase_option import purchase_option_for as purchase_option_for
 from .slurm import (
-    MIN_SLURM_VERSION_FOR_IMEX,
-    MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME,
     NodeGroupSetting,
     QueueSetting,
-    check_settings,
     to_cfn_settings,
 )
 from .user_data import IMEX_PROLOG_PATH, imex_prolog_install_commands
@@ -317,7 +314,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             tags=props.tags or None,
         )
 
-    # --- validation: one small check per rule ---------------------------------------------------------------------
+    # --- validation: the cross-property rules (:mod:`.rules`) ---------------------------------------------------------
     def _validate(
         self,
         *,
@@ -326,30 +323,25 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         slurm_settings: Mapping[NodeGroupSetting, str] | None,
         idle: int | float | None,
     ) -> dict[NodeGroupSetting, str]:
-        spec, capacity = self.instance_spec, self.capacity
+        spec, capacity, cluster = self.instance_spec, self.capacity, self.cluster
         # min <= max, min == max on Capacity Blocks, max <= the reservation's size; number tokens are not compared.
         capacity.validate_for(spec, min_nodes=self.min_nodes, max_nodes=self.max_nodes)
-        self._check_subnet_zone()
+        subnet_id = self.subnet.subnet_id
+        rules.subnet_is_in_the_reservation_zone(
+            subnet_zone=subnet_zone(self.subnet),
+            capacity_zone=getattr(capacity, "zone", None),
+            subnet=subnet_id if known(subnet_id) else self.subnet.node.path,
+            capacity_kind=capacity.kind,
+        )
         purchase_option_for(capacity, spot=spot)
         ami.check_architecture(spec.architecture, spec.instance_type)
-        self._check_ultraserver()
-        settings = check_settings("slurm_settings", slurm_settings, NodeGroupSetting)
-        real_memory = settings.get(NodeGroupSetting.REAL_MEMORY)
-        if real_memory is not None and known(real_memory) and int(real_memory) > spec.memory_mib:
-            raise FmValidationError(
-                "slurm_settings[RealMemory]",
-                real_memory,
-                f"at most {spec.memory_mib} MiB, the memory of {spec.instance_type}",
-            )
-        if idle is not None:
-            version = self.cluster.slurm_version
-            if not version.at_least(MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME):
-                raise FmValidationError(
-                    "scale_down_idle_time",
-                    idle,
-                    f"None on Slurm {version.value} (per-node-group idle time needs "
-                    f"{MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME.value} or later)",
-                )
+        rules.ultraserver_types_need_an_ultraserver_block(spec, capacity.kind)
+        rules.ultraserver_groups_need_imex(
+            capacity_kind=capacity.kind, slurm_version=cluster.slurm_version, imex_enabled=cluster.imex_enabled
+        )
+        settings = dict(slurm_settings or {})  # checked by _GpuNodeProps.resolve
+        rules.real_memory_fits_the_instance(settings, spec)
+        rules.node_group_idle_time_needs_slurm_25_11(idle, cluster.slurm_version)
         return settings
 
     def _add_node_health(self, mounts: Sequence[FileSystemMount]) -> None:
@@ -368,42 +360,6 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         )
         if step.files or step.commands:
             self.bootstrap.add_step(NODE_HEALTH_STEP, step.commands, files=step.files)
-
-    def _check_subnet_zone(self) -> None:
-        """The subnet must be in the reservation's zone, when both zones are known at synthesis."""
-        capacity_zone = getattr(self.capacity, "zone", None)
-        zone = subnet_zone(self.subnet)
-        if same_zone(capacity_zone, zone) is False:
-            subnet_id = self.subnet.subnet_id
-            where = subnet_id if known(subnet_id) else self.subnet.node.path
-            raise FmValidationError(
-                "subnet",
-                f"{where} in {zone}",
-                f"a subnet in {capacity_zone}, the zone of the {self.capacity.kind.value}",
-            )
-
-    def _check_ultraserver(self) -> None:
-        spec, capacity, cluster = self.instance_spec, self.capacity, self.cluster
-        on_ultraserver_block = capacity.kind is CapacityKind.ULTRASERVER_CAPACITY_BLOCK
-        if spec.ultraserver_types and not on_ultraserver_block:
-            raise FmValidationError(
-                "capacity",
-                capacity.kind.value,
-                f"an UltraServerCapacityBlock for {spec.instance_type} (sold only as UltraServer Capacity Blocks: "
-                f"{', '.join(spec.ultraserver_types)})",
-            )
-        if not on_ultraserver_block:
-            return
-        if not cluster.slurm_version.at_least(MIN_SLURM_VERSION_FOR_IMEX):
-            raise FmValidationError(
-                "cluster.slurm_version",
-                cluster.slurm_version.value,
-                f"{MIN_SLURM_VERSION_FOR_IMEX.value} or later for UltraServer node groups (NVIDIA IMEX on PCS)",
-            )
-        if not cluster.imex_enabled:
-            raise FmValidationError(
-                "cluster.enable_imex", False, "True for UltraServer node groups (PCS runs IMEX from a Slurm prolog)"
-            )
 
     @property
     def _uses_efa(self) -> bool:

@@ -21,18 +21,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from aws_cdk import Token
 from aws_cdk import aws_pcs as pcs
 from constructs import Construct
 
+from .._rules import warn
 from .._validate import check_sequence, known, located
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
+from ..errors import FmTypeError, FmValidationError
+from . import rules
 from ._checks import QUEUE_NAME_LENGTH, check_name, check_scope_id
 from .cluster import check_cluster
 from .node_group import PcsGpuNodeGroup, PcsLoginNodeGroup
 from .slurm import (
-    EXCLUSIVE_QUEUE_SETTINGS,
-    SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER,
     QueueSetting,
     check_settings,
     to_cfn_settings,
@@ -117,40 +116,17 @@ class PcsQueue(Construct):
                 raise FmValidationError("node_groups", group.node.path, "each node group once")
             seen.add(group.node.path)
         settings = check_settings("slurm_settings", slurm_settings, QueueSetting)
-        version = self.cluster.slurm_version
-        if QueueSetting.EXCLUSIVE_USER in settings and version.at_least(SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER):
-            add_warning(
-                self,
-                WarningId.PCS_DEPRECATED_SLURM_SETTING,
-                f"ExclusiveUser is deprecated from Slurm {SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER.value} (cluster: "
-                f"{version.value}); PCS still accepts it but recommends Exclusive=USER (PCS User Guide "
-                "slurm-custom-settings-queue)",
-            )
+        warn(self, rules.exclusive_user_is_deprecated(settings, self.cluster.slurm_version))
         if self.ultraserver:
-            self._check_ultraserver_groups()
-            settings = _exclusive(settings)
-        return settings
-
-    def _check_ultraserver_groups(self) -> None:
-        """PCS User Guide capacity-blocks-nvidia-imex, "Limitations": dedicated queues, power-of-2 size ratios."""
-        others = [group.node.path for group in self.node_groups if not group.on_ultraserver]
-        if others:
-            raise FmValidationError(
-                "node_groups",
-                others,
-                "UltraServer node groups only, or none (PCS puts UltraServer node groups in dedicated queues)",
+            # PCS User Guide capacity-blocks-nvidia-imex, "Limitations": dedicated queues, power-of-2 size ratios.
+            rules.ultraserver_queue_holds_only_ultraserver_groups(
+                {group.node.path: group.on_ultraserver for group in self.node_groups}
             )
-        counts = {group.node.path: int(group.max_nodes) for group in self.node_groups if known(group.max_nodes)}
-        smallest = min(counts.values(), default=0)
-        for path, count in counts.items():
-            ratio, remainder = divmod(count, smallest)
-            if remainder or ratio & (ratio - 1):
-                raise FmValidationError(
-                    "node_groups",
-                    counts,
-                    "UltraServer node groups whose instance counts have power-of-2 ratios (such as 9 and 18, or 2 "
-                    f"and 8; {path} has {count}, the smallest has {smallest})",
-                )
+            rules.ultraserver_counts_have_power_of_two_ratios(
+                {group.node.path: int(group.max_nodes) for group in self.node_groups if known(group.max_nodes)}
+            )
+            settings = rules.ultraserver_queue_is_exclusive(settings)
+        return settings
 
     @property
     def queue_id(self) -> str:
@@ -167,23 +143,3 @@ def _check_node_group(parameter: str, value: object) -> PcsGpuNodeGroup:
     if not isinstance(value, PcsGpuNodeGroup):
         raise FmTypeError(parameter, value, f"a PcsGpuNodeGroup (got a {type(value).__name__})")
     return value
-
-
-def _exclusive(settings: dict[QueueSetting, str]) -> dict[QueueSetting, str]:
-    """``settings`` of an UltraServer queue, made exclusive: given exclusive values are kept, others rejected."""
-    exclusive = False
-    for name, allowed in EXCLUSIVE_QUEUE_SETTINGS.items():
-        value = settings.get(name)
-        if value is None or Token.is_unresolved(value):
-            continue
-        if value.upper() not in allowed:
-            raise FmValidationError(
-                f"slurm_settings[{name.value}]",
-                value,
-                f"{' or '.join(allowed)} on a queue of UltraServer node groups (its jobs must be exclusive: the IMEX "
-                "prolog restarts nvidia-imex on their nodes, PCS User Guide capacity-blocks-nvidia-imex)",
-            )
-        exclusive = True
-    if not exclusive:
-        settings = {**settings, QueueSetting.OVER_SUBSCRIBE: "EXCLUSIVE"}
-    return settings
