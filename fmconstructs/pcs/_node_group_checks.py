@@ -1,4 +1,6 @@
-"""Checks of the PCS node group props (:mod:`.node_group`, :mod:`.login_node_group`), each naming its parameter."""
+"""The PCS node groups' options as records (``_GpuNodeProps``, ``_LoginNodeProps``: the defaults, and one
+``resolve`` that checks them) and the checks of single options (:mod:`.node_group`, :mod:`.login_node_group`), each
+naming its parameter. Checks relating several options are in :mod:`.rules`."""
 
 from __future__ import annotations
 
