@@ -77,6 +77,7 @@ RESULT_TYPES: dict[str, str] = {
     "fmconstructs.catalog.InstanceCatalog": "the registry (CATALOG); InstanceSpec rows are validated",
     "fmconstructs.eks.cluster.GpuAddons": "GpuEksCluster.add_gpu_addons() result",
     "fmconstructs.eks.node_group.LustreClient": "GpuNodeGroup.add_lustre_client() result",
+    "fmconstructs.storage.lustre_clients.LustreClientPlan": "plan_lustre_client() result (inputs checked there)",
     "fmconstructs.pcs.health.PcsNodeHealthStep": "pcs_node_health_step() result, installed by PcsGpuNodeGroup",
     "fmconstructs.topology.slurm.InstanceTopology": "parse_instance_topology() result (a DescribeInstanceTopology row)",
     "fmconstructs.health.nccl_report.NcclResult": "parse of an nccl-tests report",
