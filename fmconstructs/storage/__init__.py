@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         LustreMetadataMode,
         lustre_ports,
     )
+    from .lustre_clients import LustreClientPlan, LustreClientSteps, apply_lustre_client_plan, plan_lustre_client
     from .sizing import (
         EFA_CAPACITY_MULTIPLE_GIB,
         GIB_PER_TIB,
@@ -81,6 +82,8 @@ __all__ = [
     "DataRepositoryLink",
     "EfaClientGroup",
     "EksStaticVolume",
+    "LustreClientPlan",
+    "LustreClientSteps",
     "LustreConnections",
     "LustreDataCompression",
     "LustreDeploymentType",
@@ -91,6 +94,7 @@ __all__ = [
     "LustreMetadataMode",
     "LustreSizing",
     "aggregate_throughput_mbps",
+    "apply_lustre_client_plan",
     "is_valid_capacity",
     "lustre_efa_interfaces",
     "lustre_lnet_commands",
@@ -99,6 +103,7 @@ __all__ = [
     "lustre_mount_script",
     "lustre_ports",
     "next_valid_capacity_gib",
+    "plan_lustre_client",
     "size_for_checkpoint",
     "size_for_throughput",
 ]
@@ -141,6 +146,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "LustreMetadataMode",
         "lustre_ports",
     ),
+    ".lustre_clients": ("LustreClientPlan", "LustreClientSteps", "apply_lustre_client_plan", "plan_lustre_client"),
     ".sizing": (
         "EFA_CAPACITY_MULTIPLE_GIB",
         "GIB_PER_TIB",
