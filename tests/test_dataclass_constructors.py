@@ -496,8 +496,8 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         ("neither", lambda c: _m("fmconstructs.pcs.ami.PcsAmi")()),
         ("both", lambda c: _m("fmconstructs.pcs.ami.PcsAmi")("ami-0123456789abcdef0", "/pcs/ami")),
     ],
-    "fmconstructs.pcs.node_group.FileSystemMount": [
-        ("file-system-str", lambda c: _m("fmconstructs.pcs.node_group.FileSystemMount")("fs-0123"))
+    "fmconstructs.storage.lustre_mount.LustreMount": [
+        ("file-system-str", lambda c: _m("fmconstructs.storage.lustre_mount.LustreMount")("fs-0123"))
     ],
     "fmconstructs.platform.options.EksOptions": [
         ("gpu-addons-str", lambda c: _m("fmconstructs.platform.options.EksOptions")(gpu_addons="yes"))

@@ -71,7 +71,7 @@ class _PcsNodeGroupBase(Construct):
         registered with it (:meth:`~fmconstructs.storage.LustreFileSystemBase.register_efa_clients`), which fails
         when the cluster's EFA security group cannot reach the file system's, or when the group's subnet and the file
         system are in different zones (both checked when known; EFA traffic stays inside one group and one zone).
-        Mount such a file system over TCP with ``FileSystemMount(efa_interfaces_for_lustre=0)``.
+        Mount such a file system over TCP with ``LustreMount(efa_interfaces=0)``.
         """
         _check_mount("mount", mount)
         fs = mount.file_system
@@ -84,7 +84,7 @@ class _PcsNodeGroupBase(Construct):
             instance_spec=getattr(self, "instance_spec", None),
             max_nodes=self._max_nodes,
             node_efa_interfaces=self.efa_interface_count if self._uses_efa else 0,
-            efa_interfaces=mount.efa_interfaces_for_lustre,
+            efa_interfaces=mount.efa_interfaces,
             mount_point=mount.mount_point,
         )
         apply_lustre_client_plan(

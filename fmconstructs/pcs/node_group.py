@@ -59,7 +59,6 @@ Block node group, and the block must be scheduled or active at that time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Required, TypedDict, cast
 
 import jsii
@@ -72,8 +71,6 @@ from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     NOT_GIVEN,
     RemovedAttribute,
-    check_optional_count,
-    is_token,
     known,
     located,
     removed_keywords,
@@ -85,10 +82,10 @@ from ..capacity import Capacity, CapacityKind, OnDemand
 from ..catalog import CpuArchitecture, InstanceSpec
 from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, UserDataFormat
-from ..errors import FmTypeError, FmValidationError
+from ..errors import FmValidationError
 from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
-from ..storage.lustre import LustreFileSystemBase
+from ..storage.lustre_mount import LustreMount
 from ._checks import check_scope_id
 from ._node_group_base import NODE_GROUP_ID_TAG as NODE_GROUP_ID_TAG
 from ._node_group_base import _PcsNodeGroupBase
@@ -98,7 +95,6 @@ from ._node_group_checks import (
     _check_ami,
     _check_capacity,
     _check_gpu_props,
-    _check_mount_point,
     _check_node_counts,
     _gpu_instance_spec,
     _GpuNodeProps,
@@ -126,29 +122,9 @@ if TYPE_CHECKING:
     from .queue import PcsQueue
 
 
-@dataclass(frozen=True)
-class FileSystemMount:
-    """Mount ``file_system`` at ``mount_point`` on every node of a node group (default ``/fsx``)."""
-
-    file_system: LustreFileSystemBase
-    mount_point: str = "/fsx"
-    efa_interfaces_for_lustre: int | None = None
-    """EFA interfaces LNet uses on GPU nodes (default: the FSx UG per-type count, capped by the node's EFA
-    interfaces; 0: TCP). See :func:`fmconstructs.storage.client.lustre_efa_interfaces`."""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.file_system, LustreFileSystemBase):
-            raise FmTypeError(
-                "file_system",
-                self.file_system,
-                "an FSx for Lustre file system (LustreFileSystem or an import; "
-                f"got a {type(self.file_system).__name__})",
-            )
-        _check_mount_point("mount_point", self.mount_point)
-        if is_token(check_optional_count("efa_interfaces_for_lustre", self.efa_interfaces_for_lustre)):
-            raise FmValidationError(
-                "efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, "a number known at synthesis"
-            )
+#: Deprecated name of :class:`fmconstructs.storage.LustreMount` (the same class; until fmconstructs 0.4.0), whose
+#: ``efa_interfaces_for_lustre`` keyword and attribute are now ``efa_interfaces`` (the old ones warn).
+FileSystemMount = LustreMount
 
 
 class PcsGpuNodeGroupOptions(TypedDict, total=False):
@@ -203,7 +179,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         cards 1-15) instead of 4 x 400 Gbps on cards 1, 5, 9, 13.
     :param placement_group: default none (Capacity Blocks are already placed together; warned against there).
     :param instance_store_mount_point: NVMe RAID0 scratch; None skips it. Default ``/scratch``.
-    :param mounts: Lustre file systems to mount (:class:`FileSystemMount`).
+    :param mounts: Lustre file systems to mount (:class:`~fmconstructs.storage.LustreMount`).
     :param user_data_commands: your own steps, run after the built-in ones (see also :meth:`add_user_data`).
     :param instance_profile: default: the cluster's.
     :param security_groups: more groups for the primary interface, besides the cluster's.

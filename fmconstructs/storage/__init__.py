@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         lustre_ports,
     )
     from .lustre_clients import LustreClientPlan, LustreClientSteps, apply_lustre_client_plan, plan_lustre_client
+    from .lustre_mount import LustreMount
     from .sizing import (
         EFA_CAPACITY_MULTIPLE_GIB,
         GIB_PER_TIB,
@@ -92,6 +93,7 @@ __all__ = [
     "LustreLogLevel",
     "LustreMetadataConfiguration",
     "LustreMetadataMode",
+    "LustreMount",
     "LustreSizing",
     "aggregate_throughput_mbps",
     "apply_lustre_client_plan",
@@ -147,6 +149,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "lustre_ports",
     ),
     ".lustre_clients": ("LustreClientPlan", "LustreClientSteps", "apply_lustre_client_plan", "plan_lustre_client"),
+    ".lustre_mount": ("LustreMount",),
     ".sizing": (
         "EFA_CAPACITY_MULTIPLE_GIB",
         "GIB_PER_TIB",
