@@ -77,6 +77,7 @@ RESULT_TYPES: dict[str, str] = {
     "fmconstructs.catalog.InstanceCatalog": "the registry (CATALOG); InstanceSpec rows are validated",
     "fmconstructs.eks.cluster.GpuAddons": "GpuEksCluster.add_gpu_addons() result",
     "fmconstructs.eks.node_group.LustreClient": "GpuNodeGroup.add_lustre_client() result",
+    "fmconstructs.storage.lustre_clients.LustreClientPlan": "plan_lustre_client() result (inputs checked there)",
     "fmconstructs.pcs.health.PcsNodeHealthStep": "pcs_node_health_step() result, installed by PcsGpuNodeGroup",
     "fmconstructs.topology.slurm.InstanceTopology": "parse_instance_topology() result (a DescribeInstanceTopology row)",
     "fmconstructs.health.nccl_report.NcclResult": "parse of an nccl-tests report",
@@ -495,8 +496,8 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         ("neither", lambda c: _m("fmconstructs.pcs.ami.PcsAmi")()),
         ("both", lambda c: _m("fmconstructs.pcs.ami.PcsAmi")("ami-0123456789abcdef0", "/pcs/ami")),
     ],
-    "fmconstructs.pcs.node_group.FileSystemMount": [
-        ("file-system-str", lambda c: _m("fmconstructs.pcs.node_group.FileSystemMount")("fs-0123"))
+    "fmconstructs.storage.lustre_mount.LustreMount": [
+        ("file-system-str", lambda c: _m("fmconstructs.storage.lustre_mount.LustreMount")("fs-0123"))
     ],
     "fmconstructs.platform.options.EksOptions": [
         ("gpu-addons-str", lambda c: _m("fmconstructs.platform.options.EksOptions")(gpu_addons="yes"))

@@ -784,10 +784,10 @@ def test_a_bucket_prefix_may_be_a_deploy_time_value(shared_cluster):
         ({"mount_point": "/fsx/"}, "mount_point"),
         ({"mount_point": 5}, "mount_point"),
         ({"mount_point": "/fs x"}, "mount_point"),
-        ({"efa_interfaces_for_lustre": True}, "efa_interfaces_for_lustre"),
-        ({"efa_interfaces_for_lustre": NAN}, "efa_interfaces_for_lustre"),
-        ({"efa_interfaces_for_lustre": -1}, "efa_interfaces_for_lustre"),
-        ({"efa_interfaces_for_lustre": "2"}, "efa_interfaces_for_lustre"),
+        ({"efa_interfaces": True}, "efa_interfaces"),
+        ({"efa_interfaces": NAN}, "efa_interfaces"),
+        ({"efa_interfaces": -1}, "efa_interfaces"),
+        ({"efa_interfaces": "2"}, "efa_interfaces"),
     ],
 )
 def test_file_system_mount_refuses(lustre, kwargs, parameter):
@@ -798,7 +798,7 @@ def test_file_system_mount_refuses(lustre, kwargs, parameter):
 def test_file_system_mount_paths_must_be_known(lustre):
     stack = cdk.Stack.of(lustre)
     _raises(lambda: FileSystemMount(lustre, _string(stack)), "mount_point")
-    _raises(lambda: FileSystemMount(lustre, efa_interfaces_for_lustre=_number(stack)), "efa_interfaces_for_lustre")
+    _raises(lambda: FileSystemMount(lustre, efa_interfaces=_number(stack)), "efa_interfaces")
 
 
 @pytest.mark.parametrize(("commands", "parameter"), [((["echo a"],), "commands[0]"), ((5,), "commands[0]")])

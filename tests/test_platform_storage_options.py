@@ -65,9 +65,9 @@ def test_destroy_reaches_the_file_system_its_associations_and_the_bucket(scene):
     template.resource_count_is("Custom::S3AutoDeleteObjects", 0)
 
 
-def test_kms_key_encrypts_the_file_system_and_the_bucket(scene):
+def test_encryption_key_encrypts_the_file_system_and_the_bucket(scene):
     key = kms.Key(scene.stack, "Key", enable_key_rotation=True)
-    _platform(scene, storage=PlatformStorage.for_throughput(target_gbytes_per_s=4.6875, kms_key=key))
+    _platform(scene, storage=PlatformStorage.for_throughput(target_gbytes_per_s=4.6875, encryption_key=key))
     template = scene.template()
     key_id = scene.stack.resolve(key.key_id)
     template.has_resource_properties(FSX, {"KmsKeyId": key_id})
@@ -110,11 +110,16 @@ def test_defaults_retain_everything_with_aws_managed_keys_and_the_bucket_has_the
     [
         ("removal_policy", "RETAIN", FmTypeError, r"^removal_policy must be"),
         ("removal_policy", None, FmTypeError, r"^removal_policy must be"),
-        ("kms_key", "alias/aws/fsx", FmTypeError, r"^kms_key must be a kms.IKey"),
-        ("kms_key", "arn:aws:kms:us-east-1:123456789012:key/abc", FmTypeError, r"^kms_key must be a kms.IKey"),
+        ("encryption_key", "alias/aws/fsx", FmTypeError, r"^encryption_key must be a kms.IKey"),
+        (
+            "encryption_key",
+            "arn:aws:kms:us-east-1:123456789012:key/abc",
+            FmTypeError,
+            r"^encryption_key must be a kms.IKey",
+        ),
     ],
 )
-def test_rejects_bad_removal_policy_and_kms_key(field, value, error, match):
+def test_rejects_bad_removal_policy_and_encryption_key(field, value, error, match):
     with pytest.raises(error, match=match):
         PlatformStorage.for_throughput(target_gbytes_per_s=1, **{field: value})
 

@@ -252,7 +252,7 @@ LUSTRE_BAD_INPUTS = [
     ("subnet", "subnet-0123456789abcdef0", FmTypeError, r"^subnet must be an ec2.ISubnet"),
     ("subnet", ["subnet-0123456789abcdef0"], FmTypeError, r"^subnet must be an ec2.ISubnet"),
     ("vpc_subnets", "private", FmTypeError, r"^vpc_subnets must be an ec2.SubnetSelection"),
-    ("kms_key", "alias/fsx", FmTypeError, r"^kms_key must be a kms.IKey"),
+    ("encryption_key", "alias/fsx", FmTypeError, r"^encryption_key must be a kms.IKey"),
     ("log_group", "/aws/fsx/lustre", FmTypeError, r"^log_group must be a logs.ILogGroup"),
     ("weekly_maintenance_start_time", "1:02:00", FmTypeError, r"^weekly_maintenance_start_time must be an fsx"),
     ("automatic_backup_retention", 7, FmTypeError, r"^automatic_backup_retention must be a Duration"),

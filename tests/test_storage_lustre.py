@@ -99,7 +99,7 @@ def built() -> dict[str, Built]:
         throughput_mbps_per_tib=500,
         metadata_configuration=LustreMetadataConfiguration.user_provisioned(24000),
         data_compression=LustreDataCompression.NONE,
-        kms_key=key,
+        encryption_key=key,
         log_level=LustreLogLevel.ERROR_ONLY,
         log_group=log_group,
         weekly_maintenance_start_time=fsx.LustreMaintenanceTime(day=fsx.Weekday.WEDNESDAY, hour=5, minute=30),
@@ -570,14 +570,14 @@ def test_refuses_an_efa_security_group_without_efa():
 def test_refuses_kms_on_scratch():
     scene = new_scene()
     key = kms.Key(scene.stack, "Key")
-    with pytest.raises(FmValidationError, match=r"kms_key must be None for SCRATCH_2"):
+    with pytest.raises(FmValidationError, match=r"encryption_key must be None for SCRATCH_2"):
         LustreFileSystem(
             scene.stack,
             "Fs",
             vpc=scene.vpc,
             storage_capacity_gib=1200,
             deployment_type=LustreDeploymentType.SCRATCH_2,
-            kms_key=key,
+            encryption_key=key,
         )
 
 

@@ -83,8 +83,9 @@ from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, GpuLaunchTemplate, UserDataFormat
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
-from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
+from ..storage.client import lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
+from ..storage.lustre_clients import apply_lustre_client_plan, plan_lustre_client
 from . import health as _health
 from ._node_group_props import _NodeGroupProps, check_node_group_props
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
@@ -665,33 +666,29 @@ class GpuNodeGroup(Construct):
         for client in self._lustre_clients:
             if client.file_system is file_system:
                 return client
-        spec = self.instance_spec
-        node_efa = self.efa_interface_count
-        commands = file_system.mount_commands(
-            mount_point,
-            instance_spec=spec,
-            efa_interfaces_for_lustre=self.efa_interfaces_for_lustre,
-            node_efa_interfaces=node_efa,
-        )
-        count = lustre_efa_interfaces(
+        plan = plan_lustre_client(
             efa_enabled=file_system.efa_enabled,
-            instance_spec=spec,
-            efa_interfaces_for_lustre=self.efa_interfaces_for_lustre,
-            node_efa_interfaces=node_efa,
+            dns_name=file_system.dns_name,
+            mount_name=file_system.mount_name,
+            instance_spec=self.instance_spec,
+            max_nodes=self.max_nodes,
+            node_efa_interfaces=self.efa_interface_count,
+            efa_interfaces=self.efa_interfaces_for_lustre,
+            mount_point=mount_point,
         )
-        self.launch_template.bootstrap.bound_value(file_system.mount_name, MOUNT_NAME_MAX_BYTES)
-        self.launch_template.bootstrap.add_step(step_name("lustre", mount_point), commands)
-        if count is not None:
-            # FSx for Lustre User Guide "Configuring EFA clients": at most 1,024 EFA connections per file system,
-            # one per client EFA interface used for LNet; every node of the group (max_nodes) counts. The file system
-            # also checks that the nodes share its EFA security group and zone (EFA does not cross zones).
-            file_system.register_efa_clients(
-                self,
-                max_nodes=self.max_nodes,
-                efa_interfaces_per_node=count,
-                efa_security_group=self.cluster.efa_security_group,
-                subnets=self.subnets,
-            )
+        # FSx for Lustre User Guide "Configuring EFA clients": at most 1,024 EFA connections per file system, one per
+        # client EFA interface used for LNet; every node of the group (max_nodes) counts. The file system also checks
+        # that the nodes share its EFA security group and zone (EFA does not cross zones).
+        apply_lustre_client_plan(
+            plan,
+            file_system=file_system,
+            consumer=self,
+            bootstrap=self.launch_template.bootstrap,
+            step=step_name("lustre", mount_point),
+            efa_security_group=self.cluster.efa_security_group,
+            subnets=self.subnets,
+        )
+        count = plan.efa_interfaces
         client = LustreClient(file_system, mount_point, count)
         self._lustre_clients.append(client)
         return client

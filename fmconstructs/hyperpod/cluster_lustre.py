@@ -13,10 +13,16 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import aws_ec2 as ec2
 
+from .._rules import Advice, warn
 from ..bootstrap import BootstrapDelivery, NodeBootstrap
-from ..errors import WarningId, add_warning
+from ..errors import WarningId
 from ..storage import LustreFileSystemBase
-from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
+from ..storage.lustre_clients import (
+    LustreClientPlan,
+    LustreClientSteps,
+    apply_lustre_client_plan,
+    plan_lustre_client,
+)
 from .types import HyperPodInstanceGroup
 
 if TYPE_CHECKING:
@@ -68,33 +74,51 @@ def eks_group_bootstrap(
     nodes. Groups whose type the catalog does not hold (its EFA layout unknown) and CPU groups stay on TCP.
     """
     bootstrap = NodeBootstrap(cluster, f"Bootstrap-{group.name}", delivery=BootstrapDelivery.INLINE)
-    spec = group.instance_spec
-    if group.gpu and spec is not None:
-        count = lustre_efa_interfaces(
-            efa_enabled=True, instance_spec=spec, efa_interfaces_for_lustre=group.efa_interfaces_for_lustre
+    if group.gpu:
+        plan = plan_lustre_client(
+            efa_enabled=True,
+            dns_name=file_system.dns_name,
+            mount_name=file_system.mount_name,
+            instance_spec=group.instance_spec,
+            max_nodes=group.nodes,
+            efa_interfaces=group.efa_interfaces_for_lustre if group.instance_spec is not None else None,
+            steps=LustreClientSteps.LNET_ONLY,
+            unknown_layout=lustre_over_tcp_advice(group),
         )
-        if count:
-            bootstrap.add_step(
-                "lustre-lnet",
-                lustre_lnet_commands(instance_spec=spec, efa_interfaces_for_lustre=group.efa_interfaces_for_lustre),
-            )
-            cluster.lustre_efa_interfaces[group.name] = count
-            register_lustre_efa_clients(cluster, bootstrap, group, file_system, count, subnets)
-    elif group.gpu:
-        warn_lustre_over_tcp(cluster, group)
+        if plan.registers_efa_clients:
+            cluster.lustre_efa_interfaces[group.name] = plan.efa_interfaces or 0
+        # The file system's 1,024 EFA connection budget (FSx for Lustre User Guide "Configuring EFA clients": at most
+        # 1,024 EFA connections per file system, one per client EFA interface used for LNet; every node of the group
+        # counts), EFA rules between the nodes' group and the file system's (none when the file system shares the
+        # nodes' group: allow_efa_clients_from skips its own group) and the EFA security group / zone checks.
+        apply_lustre_client_plan(
+            plan,
+            file_system=file_system,
+            consumer=bootstrap,
+            bootstrap=bootstrap,
+            step="lustre-lnet",
+            efa_security_group=cluster.efa_security_group,
+            open_efa_rules=True,
+            subnets=subnets,
+            warnings_on=cluster,
+        )
     if commands:
         bootstrap.add_commands(*commands)
     return bootstrap
 
 
-def warn_lustre_over_tcp(cluster: HyperPodCluster, group: HyperPodInstanceGroup) -> None:
-    add_warning(
-        cluster,
+def lustre_over_tcp_advice(group: HyperPodInstanceGroup) -> Advice:
+    """The warning for a GPU group whose type the catalog lacks (its EFA layout for Lustre unknown: TCP)."""
+    return Advice(
         WarningId.HYPERPOD_LUSTRE_OVER_TCP,
         f"instance group {group.name!r} ({group.instance_type}) mounts the EFA-enabled file system over TCP: the "
         "instance catalog does not hold its type, so its EFA layout for Lustre is unknown (register it with "
         "fmconstructs.register_instance_type to use EFA)",
     )
+
+
+def warn_lustre_over_tcp(cluster: HyperPodCluster, group: HyperPodInstanceGroup) -> None:
+    warn(cluster, lustre_over_tcp_advice(group))
 
 
 def register_lustre_efa_clients(
@@ -105,18 +129,13 @@ def register_lustre_efa_clients(
     efa_interfaces: int,
     subnets: Sequence[ec2.ISubnet],
 ) -> None:
-    """EFA rules between the nodes' group and the file system's, and the group against the 1,024 budget."""
-    if file_system.efa_security_group is not None:
-        # Open EFA traffic between the nodes' group and the file system's (no rules when the file system shares
-        # the nodes' group: allow_efa_clients_from skips its own group).
-        file_system.allow_efa_clients_from(cluster.efa_security_group)
-    # The file system's 1,024 EFA connection budget (FSx for Lustre User Guide "Configuring EFA clients": at most
-    # 1,024 EFA connections per file system, one per client EFA interface used for LNet; every node of the group
-    # counts) and the EFA security group / zone checks.
-    file_system.register_efa_clients(
-        bootstrap,
-        max_nodes=group.nodes,
-        efa_interfaces_per_node=efa_interfaces,
+    """EFA rules between the nodes' group and the file system's, and the group against the 1,024 budget (for a group
+    whose commands are already placed: :func:`~fmconstructs.storage.lustre_clients.apply_lustre_client_plan`)."""
+    apply_lustre_client_plan(
+        LustreClientPlan(efa_interfaces, (), bound_mount_name=False, max_nodes=group.nodes),
+        file_system=file_system,
+        consumer=bootstrap,
         efa_security_group=cluster.efa_security_group,
+        open_efa_rules=True,
         subnets=subnets,
     )

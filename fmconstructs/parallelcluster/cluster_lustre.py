@@ -23,7 +23,8 @@ from .._validate import (
 from ..bootstrap import NodeBootstrap, ScriptAction
 from ..catalog import InstanceSpec
 from ..errors import WarningId, add_warning
-from ..storage.client import lustre_efa_interfaces, lustre_lnet_commands
+from ..storage.client import lustre_efa_interfaces
+from ..storage.lustre_clients import LustreClientSteps, apply_lustre_client_plan, plan_lustre_client
 from .config import (
     SharedLustre,
     SlurmQueue,
@@ -83,9 +84,12 @@ class _ClusterLustreEfa(_Construct):
             if plan is None:
                 self._warn_over_tcp(storage, f"queue {queue.name}", reason)
                 continue
-            spec, interfaces, max_nodes = plan
+            spec, _, max_nodes = plan
+            client = plan_lustre_client(
+                efa_enabled=True, instance_spec=spec, max_nodes=max_nodes, steps=LustreClientSteps.LNET_ONLY
+            )
             bootstrap = NodeBootstrap(self, f"LustreEfa-{queue.name}", name=f"lustre-efa-{queue.name}")
-            bootstrap.add_step(LUSTRE_EFA_STEP, lustre_lnet_commands(instance_spec=spec))
+            bootstrap.add_step(LUSTRE_EFA_STEP, list(client.commands))
             action = bootstrap.script_action()
             policy = self._lustre_efa_policy
             if policy is None:
@@ -98,21 +102,19 @@ class _ClusterLustreEfa(_Construct):
                 self._lustre_efa_policy = policy
             policy.add_statements(action.log_statement())
             for shared in storage:
-                fs = shared.file_system
-                if fs.efa_security_group is not None:
-                    # All traffic both ways between the nodes' group and the file system's EFA group (nothing when
-                    # they are one group), as the tutorial's "Create Security Groups" step does.
-                    fs.allow_efa_clients_from(group)
-                fs.register_efa_clients(
-                    bootstrap,
-                    max_nodes=max_nodes,
-                    efa_interfaces_per_node=interfaces,
+                # All traffic both ways between the nodes' group and the file system's EFA group (nothing when they
+                # are one group), as the tutorial's "Create Security Groups" step does; then the registration.
+                apply_lustre_client_plan(
+                    client,
+                    file_system=shared.file_system,
+                    consumer=bootstrap,
                     efa_security_group=group,
+                    open_efa_rules=True,
                     subnets=list(queue.subnets),
                 )
             self.lustre_efa_bootstraps[queue.name] = bootstrap
             self._lustre_efa[queue.name] = (action, policy.managed_policy_arn)
-            self.lustre_efa_interfaces[queue.name] = interfaces
+            self.lustre_efa_interfaces[queue.name] = client.efa_interfaces or 0
 
     def _mark_lustre_efa(self) -> None:
         """With an EFA-enabled shared file system, :data:`LUSTRE_EFA_METADATA_KEY` on the resource: each queue's EFA

@@ -14,9 +14,8 @@ from constructs import Construct
 
 from .._validate import check_str_sequence
 from ..bootstrap import NodeBootstrap, step_name
-from ..catalog import InstanceSpec
 from ..errors import FmValidationError
-from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
+from ..storage.lustre_clients import apply_lustre_client_plan, plan_lustre_client
 from ._node_group_checks import _check_mount
 from .iam import PcsInstanceProfile
 from .user_data import pcs_mime_user_data
@@ -72,41 +71,33 @@ class _PcsNodeGroupBase(Construct):
         registered with it (:meth:`~fmconstructs.storage.LustreFileSystemBase.register_efa_clients`), which fails
         when the cluster's EFA security group cannot reach the file system's, or when the group's subnet and the file
         system are in different zones (both checked when known; EFA traffic stays inside one group and one zone).
-        Mount such a file system over TCP with ``FileSystemMount(efa_interfaces_for_lustre=0)``.
+        Mount such a file system over TCP with ``LustreMount(efa_interfaces=0)``.
         """
         _check_mount("mount", mount)
         fs = mount.file_system
-        fs.allow_clients_from(self.cluster.security_group)
         # LNet over EFA with the FSx UG per-type interface count (capped by the node's EFA interfaces); login nodes
         # and nodes without EFA mount over TCP. EFA clients count against the file system's 1,024 EFA connections.
-        spec: InstanceSpec | None = getattr(self, "instance_spec", None)
-        node_efa = self.efa_interface_count if self._uses_efa else 0
-        count = lustre_efa_interfaces(
+        plan = plan_lustre_client(
             efa_enabled=fs.efa_enabled,
-            instance_spec=spec,
-            efa_interfaces_for_lustre=mount.efa_interfaces_for_lustre,
-            node_efa_interfaces=node_efa,
+            dns_name=fs.dns_name,
+            mount_name=fs.mount_name,
+            instance_spec=getattr(self, "instance_spec", None),
+            max_nodes=self._max_nodes,
+            node_efa_interfaces=self.efa_interface_count if self._uses_efa else 0,
+            efa_interfaces=mount.efa_interfaces,
+            mount_point=mount.mount_point,
         )
-        self.bootstrap.bound_value(fs.mount_name, MOUNT_NAME_MAX_BYTES)
-        self.bootstrap.add_step(
-            step_name("lustre", mount.mount_point),
-            fs.mount_commands(
-                mount.mount_point,
-                # GPUDirect Storage only where there is EFA for Lustre; default otherwise.
-                gpudirect_storage=None if count else False,
-                instance_spec=spec,
-                efa_interfaces_for_lustre=mount.efa_interfaces_for_lustre,
-                node_efa_interfaces=node_efa,
-            ),
+        apply_lustre_client_plan(
+            plan,
+            file_system=fs,
+            consumer=self,
+            bootstrap=self.bootstrap,
+            step=step_name("lustre", mount.mount_point),
+            lustre_clients=self.cluster.security_group,
+            # Created with the first GPU node group: touched only by nodes that register as EFA clients.
+            efa_security_group=self.cluster.efa_security_group.security_group if plan.registers_efa_clients else None,
+            subnets=[self.subnet],
         )
-        if count:
-            fs.register_efa_clients(
-                self,
-                max_nodes=self._max_nodes,
-                efa_interfaces_per_node=count,
-                efa_security_group=self.cluster.efa_security_group.security_group,
-                subnets=[self.subnet],
-            )
 
     @property
     def _uses_efa(self) -> bool:

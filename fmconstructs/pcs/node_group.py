@@ -59,7 +59,6 @@ Block node group, and the block must be scheduled or active at that time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Required, TypedDict, Unpack, cast
 
 import jsii
@@ -71,8 +70,6 @@ from constructs import Construct
 from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import (
     RemovedAttribute,
-    check_optional_count,
-    is_token,
     known,
     located,
     removed_keywords,
@@ -83,17 +80,16 @@ from ..capacity import Capacity, CapacityKind
 from ..catalog import CpuArchitecture, InstanceSpec
 from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import UserDataFormat
-from ..errors import FmTypeError, FmValidationError
 from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
-from ..storage.lustre import LustreFileSystemBase
+from ..storage.lustre_mount import LustreMount
 from . import rules
 from ._checks import check_scope_id
 from ._node_group_base import NODE_GROUP_ID_TAG as NODE_GROUP_ID_TAG
 from ._node_group_base import _PcsNodeGroupBase
 from ._node_group_checks import MAX_NODE_GROUP_IDLE_SECONDS as MAX_NODE_GROUP_IDLE_SECONDS
 from ._node_group_checks import ROOT_VOLUME_SIZE_GIB_RANGE as ROOT_VOLUME_SIZE_GIB_RANGE
-from ._node_group_checks import _check_mount_point, _GpuNodeProps, _group_path
+from ._node_group_checks import _GpuNodeProps, _group_path
 from .ami import PcsAmi
 from .cluster import check_cluster
 from .health import NODE_HEALTH_STEP, pcs_node_health_step
@@ -113,29 +109,9 @@ if TYPE_CHECKING:
     from .queue import PcsQueue
 
 
-@dataclass(frozen=True)
-class FileSystemMount:
-    """Mount ``file_system`` at ``mount_point`` on every node of a node group (default ``/fsx``)."""
-
-    file_system: LustreFileSystemBase
-    mount_point: str = "/fsx"
-    efa_interfaces_for_lustre: int | None = None
-    """EFA interfaces LNet uses on GPU nodes (default: the FSx UG per-type count, capped by the node's EFA
-    interfaces; 0: TCP). See :func:`fmconstructs.storage.client.lustre_efa_interfaces`."""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.file_system, LustreFileSystemBase):
-            raise FmTypeError(
-                "file_system",
-                self.file_system,
-                "an FSx for Lustre file system (LustreFileSystem or an import; "
-                f"got a {type(self.file_system).__name__})",
-            )
-        _check_mount_point("mount_point", self.mount_point)
-        if is_token(check_optional_count("efa_interfaces_for_lustre", self.efa_interfaces_for_lustre)):
-            raise FmValidationError(
-                "efa_interfaces_for_lustre", self.efa_interfaces_for_lustre, "a number known at synthesis"
-            )
+#: Deprecated name of :class:`fmconstructs.storage.LustreMount` (the same class; until fmconstructs 0.4.0), whose
+#: ``efa_interfaces_for_lustre`` keyword and attribute are now ``efa_interfaces`` (the old ones warn).
+FileSystemMount = LustreMount
 
 
 class PcsGpuNodeGroupOptions(TypedDict, total=False):
@@ -158,7 +134,7 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
         cards 1-15) instead of 4 x 400 Gbps on cards 1, 5, 9, 13.
     :param placement_group: default none (Capacity Blocks are already placed together; warned against there).
     :param instance_store_mount_point: NVMe RAID0 scratch; None skips it. Default ``/scratch``.
-    :param mounts: Lustre file systems to mount (:class:`FileSystemMount`).
+    :param mounts: Lustre file systems to mount (:class:`~fmconstructs.storage.LustreMount`).
     :param user_data_commands: your own steps, run after the built-in ones (see also :meth:`add_user_data`).
     :param instance_profile: default: the cluster's.
     :param security_groups: more groups for the primary interface, besides the cluster's.
@@ -186,7 +162,7 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
     efa_cards: EfaCardSelection
     placement_group: ClusterPlacementGroup | None
     instance_store_mount_point: str | None
-    mounts: Sequence[FileSystemMount]
+    mounts: Sequence[LustreMount]
     user_data_commands: Sequence[str]
     instance_profile: PcsInstanceProfile | None
     security_groups: Sequence[ec2.ISecurityGroup]
@@ -344,7 +320,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         rules.node_group_idle_time_needs_slurm_25_11(idle, cluster.slurm_version)
         return settings
 
-    def _add_node_health(self, mounts: Sequence[FileSystemMount]) -> None:
+    def _add_node_health(self, mounts: Sequence[LustreMount]) -> None:
         """The ``node-health`` step: the boot gate, and the prolog runner and checks of a cluster that runs them."""
         cluster = self.cluster
         if self.node_health is None:

@@ -18,6 +18,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 
+from .._renames import RenamedAttribute, renamed_keywords
 from .._replacement import check_removal_policy
 from .._validate import (
     check_bool,
@@ -93,10 +94,10 @@ class PlatformStorage:
     Build it with :meth:`for_throughput`, :meth:`for_checkpoint` or :meth:`of_capacity`.
 
     Create-time choices: ``efa_enabled`` (and what flips it: the orchestrator, HyperPod ``base_config_dir``),
-    ``kms_key``, ``throughput_mbps_per_tib`` and the platform's subnet (zone) make CloudFormation REPLACE the file
-    system when changed after the first deploy (a new, empty ``/fsx``; the old one stays, billed). The size may only
-    grow: once deployed, pass ``min_capacity_gib=<the deployed capacity>``. A ``layout`` link whose path, prefix or
-    bucket changes cannot be replaced in one deploy (see :class:`~fmconstructs.storage.DataRepositoryAssociation`).
+    ``encryption_key``, ``throughput_mbps_per_tib`` and the platform's subnet (zone) make CloudFormation REPLACE the
+    file system when changed after the first deploy (a new, empty ``/fsx``; the old one stays, billed). The size may
+    only grow: once deployed, pass ``min_capacity_gib=<the deployed capacity>``. A ``layout`` link whose path, prefix
+    or bucket changes cannot be replaced in one deploy (see :class:`~fmconstructs.storage.DataRepositoryAssociation`).
 
     :param data_bucket: the bucket the file system links to. Default (None): a new
         :class:`~fmconstructs.storage.DataRepositoryBucket` (versioned, encrypted, TLS only, public access blocked,
@@ -122,9 +123,10 @@ class PlatformStorage:
         delete marker): empty it first, or CloudFormation reports DELETE_FAILED for it and leaves it. For a test
         platform whose bucket goes too, pass ``data_bucket=s3.Bucket(..., removal_policy=RemovalPolicy.DESTROY,
         auto_delete_objects=True)`` (or ``DataRepositoryBucket(..., auto_delete_objects=True)``).
-    :param kms_key: a customer managed key (``kms.IKey``) for the file system and a new data bucket (SSE-KMS with a
-        bucket key; a ``kms.Key`` of the app also gets the key policy statement FSx's S3 access roles need). Default
-        (None): AWS managed keys (FSx's ``aws/fsx`` key; SSE-S3 for the bucket).
+    :param encryption_key: a customer managed key (``kms.IKey``) for the file system and a new data bucket (SSE-KMS
+        with a bucket key; a ``kms.Key`` of the app also gets the key policy statement FSx's S3 access roles need).
+        Default (None): AWS managed keys (FSx's ``aws/fsx`` key; SSE-S3 for the bucket). ``kms_key`` is its deprecated
+        name (a ``DeprecationWarning``; removed in fmconstructs 0.4.0).
     """
 
     objective: StorageObjective
@@ -140,7 +142,9 @@ class PlatformStorage:
     efa_enabled: bool | None = None
     access_logs_bucket: s3.IBucket | None = None
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
-    kms_key: kms.IKey | None = None
+    encryption_key: kms.IKey | None = None
+    #: Deprecated name of :attr:`encryption_key` (until fmconstructs 0.4.0).
+    kms_key = RenamedAttribute("encryption_key")
 
     def __post_init__(self) -> None:
         check_enum("objective", self.objective, StorageObjective)
@@ -172,8 +176,8 @@ class PlatformStorage:
                     "configure your bucket's own server access logging)",
                 )
         check_enum("removal_policy", self.removal_policy, RemovalPolicy)
-        if self.kms_key is not None:
-            check_construct("kms_key", self.kms_key, attribute="key_arn", expected="a kms.IKey")
+        if self.encryption_key is not None:
+            check_construct("encryption_key", self.encryption_key, attribute="key_arn", expected="a kms.IKey")
 
     @classmethod
     def for_throughput(cls, *, target_gbytes_per_s: float, **options: Any) -> PlatformStorage:
@@ -229,6 +233,12 @@ class PlatformStorage:
         return LustreSizing(
             LustreDeploymentType.PERSISTENT_2, self.storage_capacity_gib, self.throughput_mbps_per_tib, efa_enabled
         )
+
+
+# PlatformStorage(kms_key=) keeps working, with a DeprecationWarning, until fmconstructs 0.4.0.
+PlatformStorage.__init__ = renamed_keywords(  # type: ignore[method-assign]
+    "PlatformStorage", kms_key="encryption_key"
+)(PlatformStorage.__init__)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -389,7 +389,7 @@ class TrainingPlatform(Construct):
             metadata_configuration=LustreMetadataConfiguration.automatic() if efa else None,
             efa_enabled=efa,
             efa_security_group=efa_group if efa else None,
-            kms_key=storage.kms_key,
+            encryption_key=storage.encryption_key,
             removal_policy=storage.removal_policy,
         )
         if storage.data_bucket is not None:
@@ -400,7 +400,7 @@ class TrainingPlatform(Construct):
             bucket = DataRepositoryBucket(
                 self,
                 "DataBucket",
-                encryption_key=storage.kms_key,
+                encryption_key=storage.encryption_key,
                 server_access_logs_bucket=logs,
                 server_access_logs_prefix="data/" if logs is not None else None,
                 removal_policy=storage.removal_policy,

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
         LustreMetadataMode,
         lustre_ports,
     )
+    from .lustre_clients import LustreClientPlan, LustreClientSteps, apply_lustre_client_plan, plan_lustre_client
+    from .lustre_mount import LustreMount
     from .sizing import (
         EFA_CAPACITY_MULTIPLE_GIB,
         GIB_PER_TIB,
@@ -81,6 +83,8 @@ __all__ = [
     "DataRepositoryLink",
     "EfaClientGroup",
     "EksStaticVolume",
+    "LustreClientPlan",
+    "LustreClientSteps",
     "LustreConnections",
     "LustreDataCompression",
     "LustreDeploymentType",
@@ -89,8 +93,10 @@ __all__ = [
     "LustreLogLevel",
     "LustreMetadataConfiguration",
     "LustreMetadataMode",
+    "LustreMount",
     "LustreSizing",
     "aggregate_throughput_mbps",
+    "apply_lustre_client_plan",
     "is_valid_capacity",
     "lustre_efa_interfaces",
     "lustre_lnet_commands",
@@ -99,6 +105,7 @@ __all__ = [
     "lustre_mount_script",
     "lustre_ports",
     "next_valid_capacity_gib",
+    "plan_lustre_client",
     "size_for_checkpoint",
     "size_for_throughput",
 ]
@@ -141,6 +148,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "LustreMetadataMode",
         "lustre_ports",
     ),
+    ".lustre_clients": ("LustreClientPlan", "LustreClientSteps", "apply_lustre_client_plan", "plan_lustre_client"),
+    ".lustre_mount": ("LustreMount",),
     ".sizing": (
         "EFA_CAPACITY_MULTIPLE_GIB",
         "GIB_PER_TIB",

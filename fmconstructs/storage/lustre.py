@@ -32,6 +32,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from .._plan_metadata import PlanKind, write_plan_record
+from .._renames import RenamedAttribute, renamed_keywords
 from .._validate import (
     RemovedAttribute,
     check_bool,
@@ -265,7 +266,8 @@ class LustreFileSystem(LustreFileSystemBase):
     - ``efa_enabled`` default False: PERSISTENT_2 only, needs ``metadata_configuration`` and ``efa_security_group``
       (``EfaSecurityGroup`` or an ``ec2.ISecurityGroup`` with all traffic to and from itself), immutable.
     - ``security_group`` default: a new group (no outbound traffic except to itself and to clients).
-    - ``kms_key`` (``kms.IKey``) default None (AWS-managed key); persistent types only.
+    - ``encryption_key`` (``kms.IKey``) default None (AWS-managed key); persistent types only (``kms_key`` is its
+      deprecated name).
     - ``log_level`` default WARN_ERROR; ``log_group`` default None (FSx writes to ``/aws/fsx/lustre``); a given log
       group's name must begin with ``/aws/fsx`` (FSx API ``LustreLogCreateConfiguration.Destination``), so a
       ``logs.LogGroup`` of the app needs ``log_group_name="/aws/fsx/..."``; it must be in the file system's account
@@ -285,14 +287,19 @@ class LustreFileSystem(LustreFileSystemBase):
     Create-time choices (changing one after the first deploy makes CloudFormation REPLACE the file system: a new,
     empty ``/fsx``, the old one left running and billed with RETAIN): ``subnet``/``vpc_subnets`` and the VPC,
     ``security_group`` (and rewording a description: ``GroupDescription`` is create-only too), ``efa_enabled`` and
-    ``efa_security_group``, ``kms_key``, ``deployment_type``, ``throughput_mbps_per_tib``, ``copy_tags_to_backups``
-    (:data:`~fmconstructs.storage.create_only.CREATE_ONLY_PROPERTIES` lists them, with sources).
+    ``efa_security_group``, ``encryption_key``, ``deployment_type``, ``throughput_mbps_per_tib``,
+    ``copy_tags_to_backups`` (:data:`~fmconstructs.storage.create_only.CREATE_ONLY_PROPERTIES` lists them, with
+    sources).
     ``storage_capacity_gib`` may only grow (FSx cannot shrink a file system): size with ``min_capacity_gib=<the
     deployed capacity>`` (see :func:`~fmconstructs.storage.size_for_throughput`). Changed in place: capacity
     increases, backups, maintenance window, logging, metadata configuration, data compression, new data repository
     associations.
     """
 
+    #: Deprecated name of :attr:`encryption_key` (until fmconstructs 0.4.0).
+    kms_key = RenamedAttribute("encryption_key")
+
+    @renamed_keywords("LustreFileSystem", kms_key="encryption_key")
     @located
     def __init__(
         self,
@@ -309,7 +316,7 @@ class LustreFileSystem(LustreFileSystemBase):
         efa_enabled: bool = False,
         efa_security_group: EfaSecurityGroup | ec2.ISecurityGroup | None = None,
         security_group: ec2.ISecurityGroup | None = None,
-        kms_key: kms.IKey | None = None,
+        encryption_key: kms.IKey | None = None,
         log_level: LustreLogLevel = LustreLogLevel.WARN_ERROR,
         log_group: logs.ILogGroup | None = None,
         weekly_maintenance_start_time: fsx.LustreMaintenanceTime | None = None,
@@ -333,7 +340,7 @@ class LustreFileSystem(LustreFileSystemBase):
                 efa_enabled=efa_enabled,
                 efa_security_group=efa_security_group,
                 security_group=security_group,
-                kms_key=kms_key,
+                encryption_key=encryption_key,
                 log_level=log_level,
                 log_group=log_group,
                 weekly_maintenance_start_time=weekly_maintenance_start_time,
@@ -366,7 +373,7 @@ class LustreFileSystem(LustreFileSystemBase):
         self.metadata_configuration = props.metadata_configuration
         self.data_compression = props.data_compression
         self.efa_enabled = props.efa_enabled
-        self.kms_key = props.kms_key
+        self.encryption_key = props.encryption_key
         self.removal_policy = props.removal_policy
         self.log_group = props.log_group
         self.log_level = props.log_level.value
@@ -438,7 +445,7 @@ class LustreFileSystem(LustreFileSystemBase):
             storage_type="SSD",
             subnet_ids=[self.subnet.subnet_id],
             security_group_ids=security_group_ids,
-            kms_key_id=props.kms_key.key_id if props.kms_key is not None else None,
+            kms_key_id=props.encryption_key.key_id if props.encryption_key is not None else None,
             lustre_configuration=fsx.CfnFileSystem.LustreConfigurationProperty(
                 deployment_type=props.deployment_type.value,
                 per_unit_storage_throughput=props.throughput_mbps_per_tib if persistent else None,

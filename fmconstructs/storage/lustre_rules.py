@@ -218,7 +218,7 @@ class _LustreProps:
     efa_enabled: bool
     efa_security_group: EfaSecurityGroup | ec2.ISecurityGroup | None
     security_group: ec2.ISecurityGroup | None
-    kms_key: kms.IKey | None
+    encryption_key: kms.IKey | None
     log_level: LustreLogLevel
     log_group: logs.ILogGroup | None
     weekly_maintenance_start_time: fsx.LustreMaintenanceTime | None
@@ -296,8 +296,8 @@ def _check_optional_constructs(given: _LustreProps) -> None:
         check_construct(
             "security_group", given.security_group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
         )
-    if given.kms_key is not None:
-        check_construct("kms_key", given.kms_key, attribute="key_arn", expected="a kms.IKey")
+    if given.encryption_key is not None:
+        check_construct("encryption_key", given.encryption_key, attribute="key_arn", expected="a kms.IKey")
     if given.log_group is not None:
         check_construct("log_group", given.log_group, attribute="log_group_name", expected="a logs.ILogGroup")
 
@@ -329,9 +329,11 @@ def _check_rules(props: _LustreProps) -> int:
     _check_metadata(deployment_type, props.metadata_configuration)
     if not isinstance(props.data_compression, LustreDataCompression):
         raise FmValidationError("data_compression", props.data_compression, one_of(LustreDataCompression))
-    if props.kms_key is not None and not deployment_type.is_persistent:
+    if props.encryption_key is not None and not deployment_type.is_persistent:
         raise FmValidationError(
-            "kms_key", props.kms_key.node.path, f"None for {deployment_type.value} (scratch data uses FSx-managed keys)"
+            "encryption_key",
+            props.encryption_key.node.path,
+            f"None for {deployment_type.value} (scratch data uses FSx-managed keys)",
         )
     _check_logging(props.log_level, props.log_group)
     return _check_backups(deployment_type, props.automatic_backup_retention, props.daily_automatic_backup_start_time)
