@@ -24,7 +24,7 @@ from ..bootstrap import BootstrapDelivery
 from ..capacity import Capacity, CapacityBlockScaling
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import ClusterPlacementGroup, EfaCardSelection
-from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels
+from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels, check_tags
 
 
 def _check_taint(parameter: str, taint: object) -> eks.TaintSpec:
@@ -76,7 +76,8 @@ class _NodeGroupProps:
     taints: tuple[eks.TaintSpec, ...] | None
     instance_store_raid0: bool
     root_volume_size_gib: Any  # int, or a number token
-    nodegroup_name: str | None
+    node_group_name: str | None
+    tags: dict[str, str] | None
     node_role: iam.IRole | None
     enable_node_auto_repair: bool
     node_checks: bool
@@ -141,14 +142,16 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
     check_bool("instance_store_raid0", props["instance_store_raid0"])
     # The size range (gp3 limits) is the launch template's check.
     root_volume_size_gib = check_count("root_volume_size_gib", props["root_volume_size_gib"], minimum=1)
-    nodegroup_name = props["nodegroup_name"]
-    if nodegroup_name is not None:
+    node_group_name = props["node_group_name"]
+    if node_group_name is not None:
         check_str(
-            "nodegroup_name",
-            nodegroup_name,
+            "node_group_name",
+            node_group_name,
             pattern=EKS_NODEGROUP_NAME,
             allowed="a node group name: 1-63 letters, digits, '-' or '_', starting with a letter or digit",
         )
+    tags = props["tags"]
+    checked_tags = check_tags("tags", tags) if tags is not None else None
     node_role = props["node_role"]
     if node_role is not None:
         check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
@@ -167,4 +170,5 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
         "root_volume_size_gib": root_volume_size_gib,
         "efa_interfaces_for_lustre": efa_interfaces_for_lustre,
         "subnets": checked_subnets,
+        "tags": checked_tags,
     }
