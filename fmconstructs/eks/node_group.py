@@ -48,20 +48,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Required, TypedDict, cast
+from typing import TYPE_CHECKING, Unpack, cast
 
 from aws_cdk import CfnResource
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
-from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .._plan_metadata import PlanKind, write_plan_record
 from .._renames import RenamedAttribute, renamed_keywords
 from .._validate import (
-    NOT_GIVEN,
     RemovedAttribute,
     known,
     located,
@@ -70,7 +67,7 @@ from .._validate import (
     subnet_zone,
 )
 from .._validate import check_mount_point as _check_mount_point
-from ..bootstrap import BootstrapDelivery, default_bootstrap_name, step_name
+from ..bootstrap import default_bootstrap_name, step_name
 from ..capacity import (
     Capacity,
     CapacityBlockScaling,
@@ -81,39 +78,20 @@ from ..capacity import (
     default_min_nodes,
 )
 from ..catalog import InstanceSpec, get_instance_spec
-from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, GpuLaunchTemplate, UserDataFormat
+from ..compute.launch_template import GpuLaunchTemplate, UserDataFormat
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
-from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
+from ..networking import ClusterPlacementGroup, InterfacePolicy
 from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
 from . import health as _health
-from ._node_group_props import _NodeGroupProps, check_node_group_props
+from ._node_group_props import EKS_IMDS_HOP_LIMIT as EKS_IMDS_HOP_LIMIT
+from ._node_group_props import GpuNodeGroupOptions as GpuNodeGroupOptions
+from ._node_group_props import _NodeGroupProps
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .versions import MIN_ULTRASERVER_VERSION, version_tuple
 
 if TYPE_CHECKING:
     from .cluster import GpuEksCluster
-
-#: IMDSv2 hop limit of GPU nodes: 1, so that only host processes and ``hostNetwork`` pods reach the instance metadata
-#: service and the node role's credentials; a pod on the pod network is one hop further and gets no IMDSv2 token.
-#: EKS User Guide "Amazon EKS security best practices" (best-practices-security, "Restricting access to the IMDS and
-#: Amazon EC2 instance profile credentials": block pod access to IMDS when pods that need AWS have their own roles and
-#: "No pods in your cluster require access to IMDS for other reasons, such as retrieving the current Region"; the
-#: option "block access to IMDSv2 for all containers that don't use host networking", for managed nodes with a custom
-#: launch template: IMDSv2 required and hop limit 1; the AWS Load Balancer Controller then needs its VPC and Region
-#: set) and the EKS User Guide cni-iam-role (the CNI's pods have the node role's permissions "unless you block access to
-#: IMDS"). What runs on fmconstructs GPU nodes and needs no pod-network IMDS: ``aws-node`` (VPC CNI, its own role
-#: through EKS Pod Identity), ``kube-proxy`` and ``eks-pod-identity-agent`` run on the host network; the FSx CSI node
-#: plugin falls back to the Kubernetes API for its instance data when IMDS is unreachable (kubernetes-sigs/aws-fsx-
-#: csi-driver pkg/cloud/metadata.go ``NewMetadataService``), and mounting needs no AWS call; the NVIDIA device plugin,
-#: EFA device plugin, DCGM exporter, NVIDIA DRA driver and fmconstructs' node exporter read the host's devices only
-#: (UNCONFIRMED for each chart's code: no IMDS use found in the values fmconstructs sets); the pre-bootstrap user data
-#: (bootstrap loader, Lustre client) runs on the host. SageMaker HyperPod EKS nodes behave the same way ("Only Pods
-#: with hostNetwork = true have access to the Amazon EC2 Instance Metadata Service (IMDS) by default", SageMaker
-#: Developer Guide sagemaker-hyperpod-eks-prerequisites). Workloads that need AWS credentials use EKS Pod Identity or
-#: IRSA; AWS SDKs that find their Region through IMDS (the Java and Go SDKs do) need ``AWS_REGION`` set in the pod.
-#: Before 0.2.x the limit was 2.
-EKS_IMDS_HOP_LIMIT = 1
 
 #: Labels on every GPU node (besides ``nvidia.com/gpu.present`` and ``vpc.amazonaws.com/efa.present``).
 INSTANCE_TYPE_LABEL = "fmconstructs.io/instance-type"
@@ -131,34 +109,6 @@ spec:
     localStorage:
       strategy: RAID0
 """
-
-
-class GpuNodeGroupOptions(TypedDict, total=False):
-    """Options of :meth:`GpuEksCluster.add_gpu_node_group` (the :class:`GpuNodeGroup` props without ``cluster``)."""
-
-    instance_type: Required[str]
-    max_nodes: Required[int | float]
-    min_nodes: int | float | None
-    desired_nodes: int | float | None
-    capacity: Capacity | None
-    subnets: Sequence[ec2.ISubnet] | None
-    placement_group: ClusterPlacementGroup | None
-    use_placement_group: bool
-    efa_interface_count: int | None
-    efa_cards: EfaCardSelection
-    labels: Mapping[str, str] | None
-    taints: Sequence[eks.TaintSpec] | None
-    instance_store_raid0: bool
-    root_volume_size_gib: int | float
-    node_group_name: str | None
-    tags: Mapping[str, str] | None
-    node_role: iam.IRole | None
-    enable_node_auto_repair: bool
-    node_checks: bool
-    efa_interfaces_for_lustre: int | None
-    bootstrap_delivery: BootstrapDelivery | None
-    capacity_block_scaling: CapacityBlockScaling
-    imds_hop_limit: int
 
 
 @dataclass(frozen=True)
@@ -227,64 +177,8 @@ class GpuNodeGroup(Construct):
     counts skip the range checks (CloudFormation and EKS check them at deploy time).
 
     :param cluster: the :class:`GpuEksCluster`.
-    :param instance_type: a catalog type (``p5en.48xlarge`` ...); sets the AMI type and the EFA layout.
-    :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
-    :param min_nodes: default: 0 (:func:`~fmconstructs.capacity.default_min_nodes`, as on PCS and
-        ParallelCluster; it was ``max_nodes`` before), ``max_nodes`` on a Capacity Block deployed ``AT_DEPLOY``.
-        On a Capacity Block: 0 (to create the group before the block starts) or ``max_nodes``; 0 with
-        ``ON_BLOCK_EVENTS``.
-    :param desired_nodes: default: ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``. On a Capacity Block: 0 or
-        ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``.
-    :param capacity: On-Demand (default), ``CapacityReservation``, ``CapacityBlock`` or
-        ``UltraServerCapacityBlock``.
-    :param subnets: default: the private subnet in the reservation's zone when known, else the VPC's first private
-        subnet. EFA groups take exactly one subnet. Subnets without zone information are accepted (the zone check
-        is skipped).
-    :param placement_group: an existing placement group to launch the nodes into.
-    :param use_placement_group: True creates a new cluster placement group when ``placement_group`` is not
-        given. Default: False: a node group gets a placement group only when asked (0.2.0; before, EFA groups not
-        on a Capacity Block got a new one by default). With an On-Demand Capacity Reservation a placement group
-        warns (``fmconstructs:placement-group-with-capacity-reservation``) unless the reservation is known to be
-        in that group: EC2 reserves capacity in a cluster placement group only for a reservation created in it
-        (EC2 User Guide "cr-cpg"), so a new group is unrelated to an existing reservation.
-    :param efa_interface_count: fewer EFA interfaces than the catalog's maximum. Default: the maximum.
-    :param efa_cards: which EFA-capable cards get an EFA (see :class:`EfaCardSelection`). Default: RECOMMENDED.
-    :param labels: extra node labels (merged over the fmconstructs labels); Kubernetes label keys and values.
-    :param taints: default: ``nvidia.com/gpu=true:NoSchedule``; pass ``[]`` for none. With ``node_checks`` the
-        node-checks taint is added to these.
-    :param instance_store_raid0: assemble the NVMe disks into RAID0 for kubelet/containerd through nodeadm
-        (AL2023 ``localStorage.strategy: RAID0``). Default: True (types without instance store skip it).
-    :param root_volume_size_gib: encrypted gp3 root volume. Default: 200.
-    :param node_group_name: the node group's name. Default: generated by CloudFormation. Renamed from
-        ``nodegroup_name`` (deprecated, removed in 0.4.0).
-    :param tags: tags on the node group (``AWS::EKS::Nodegroup`` ``Tags``) and on what its launch template
-        launches: the instances, their volumes and network interfaces (the template's ``TagSpecifications``).
-        Node group tags alone do not reach the instances (aws-cdk-lib 2.275 ``aws_eks_v2.NodegroupOptions.tags``:
-        "Node group tags do not propagate to any other resources associated with the node group, such as the
-        Amazon EC2 instances or subnets"). Keys and values as the EKS API ``TagMap`` takes them (at most 50). The
-        launch template's own ``fmconstructs:eks-cluster`` and ``fmconstructs:instance-type`` tags win over the
-        same keys here. Default: none.
-    :param node_role: default: the cluster's node role.
-    :param enable_node_auto_repair: EKS node auto repair (replaces or reboots nodes with GPU or EFA faults).
-        Default: True. Also installs the ``eks-node-monitoring-agent`` add-on, which reports the GPU faults
-        auto repair acts on, before the group (:mod:`fmconstructs.eks.health`).
-    :param node_checks: nodes join with the taint ``fmconstructs.io/node-checks=pending:NoSchedule`` (added to
-        ``taints``), which a DaemonSet removes once the node's checks pass (:mod:`fmconstructs.eks.health`).
-        Default: True.
-    :param efa_interfaces_for_lustre: EFA interfaces each node uses for LNet with EFA-enabled FSx for Lustre file
-        systems (0: LNet over TCP). Default: the instance type's FSx default
-        (``InstanceSpec.fsx_lustre_efa_interfaces``, FSx for Lustre User Guide "Configuring EFA clients"), capped
-        by the EFA interfaces the node attaches.
-    :param bootstrap_delivery: how pre-bootstrap steps (Lustre clients) reach the nodes: default None, an S3
-        asset with a loader when the stack publishes file assets, else inline (see the module docstring).
-    :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default: a full-size group, deploy after
-        the block starts) or ``ON_BLOCK_EVENTS`` (an empty group scaled by
-        :class:`~fmconstructs.capacity_events.CapacityBlockEvents`, deploy before the block starts; see the module
-        docstring). ``ON_BLOCK_EVENTS`` is refused on other capacity.
-    :param imds_hop_limit: the launch template's IMDSv2 hop limit, 1 or 2. Default: 1
-        (:data:`EKS_IMDS_HOP_LIMIT`: pods off the host network cannot reach the instance metadata or the node
-        role). 2 is the limit before 0.2.x, for workloads that still read IMDS from the pod network. Changing it
-        makes a new launch template version, which EKS rolls out by replacing the group's nodes.
+    :param options: the node group's options, :class:`GpuNodeGroupOptions` (``instance_type`` and ``max_nodes``
+        required).
     """
 
     @located
@@ -296,63 +190,16 @@ class GpuNodeGroup(Construct):
         id: str,
         *,
         cluster: GpuEksCluster,
-        instance_type: str,
-        max_nodes: int | float = NOT_GIVEN,
-        min_nodes: int | float | None = None,
-        desired_nodes: int | float | None = None,
-        capacity: Capacity | None = None,
-        subnets: Sequence[ec2.ISubnet] | None = None,
-        placement_group: ClusterPlacementGroup | None = None,
-        use_placement_group: bool = False,
-        efa_interface_count: int | None = None,
-        efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED,
-        labels: Mapping[str, str] | None = None,
-        taints: Sequence[eks.TaintSpec] | None = None,
-        instance_store_raid0: bool = True,
-        root_volume_size_gib: int | float = DEFAULT_ROOT_VOLUME_SIZE_GIB,
-        node_group_name: str | None = None,
-        tags: Mapping[str, str] | None = None,
-        node_role: iam.IRole | None = None,
-        enable_node_auto_repair: bool = True,
-        node_checks: bool = True,
-        efa_interfaces_for_lustre: int | None = None,
-        bootstrap_delivery: BootstrapDelivery | None = None,
-        capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
-        imds_hop_limit: int = EKS_IMDS_HOP_LIMIT,
+        **options: Unpack[GpuNodeGroupOptions],
     ) -> None:
         from .cluster import GpuEksCluster
 
         if not isinstance(cluster, GpuEksCluster):
             raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
-        props = check_node_group_props(
-            id=id,
-            instance_type=instance_type,
-            max_nodes=max_nodes,
-            min_nodes=min_nodes,
-            desired_nodes=desired_nodes,
-            capacity=capacity,
-            subnets=subnets,
-            placement_group=placement_group,
-            use_placement_group=use_placement_group,
-            efa_interface_count=efa_interface_count,
-            efa_cards=efa_cards,
-            labels=labels,
-            taints=taints,
-            instance_store_raid0=instance_store_raid0,
-            root_volume_size_gib=root_volume_size_gib,
-            node_group_name=node_group_name,
-            tags=tags,
-            node_role=node_role,
-            enable_node_auto_repair=enable_node_auto_repair,
-            node_checks=node_checks,
-            efa_interfaces_for_lustre=efa_interfaces_for_lustre,
-            bootstrap_delivery=bootstrap_delivery,
-            capacity_block_scaling=capacity_block_scaling,
-            imds_hop_limit=imds_hop_limit,
-        )
+        props = _NodeGroupProps.resolve("GpuNodeGroup", options)
         super().__init__(scope, id)
         self.cluster: GpuEksCluster = cluster
-        self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
+        self.instance_spec: InstanceSpec = get_instance_spec(props.instance_type)
         self.efa_interfaces_for_lustre = props.efa_interfaces_for_lustre
         self._lustre_clients: list[LustreClient] = []
         self._keep_capacity_and_sizes(props)
@@ -360,7 +207,7 @@ class GpuNodeGroup(Construct):
         self._build_launch_template(props)
         self._keep_labels_and_taints(props)
         self._build_nodegroup(props)
-        self._add_node_health(enable_node_auto_repair=enable_node_auto_repair)
+        self._add_node_health(enable_node_auto_repair=props.enable_node_auto_repair)
 
     # --- construction steps ------------------------------------------------------------------------------------
     def _keep_capacity_and_sizes(self, props: _NodeGroupProps) -> None:
@@ -453,7 +300,7 @@ class GpuNodeGroup(Construct):
             CAPACITY_LABEL: self.capacity.kind.value,
             GPU_PRESENT_LABEL: "true",
             **({EFA_PRESENT_LABEL: "true"} if self.efa_interface_count > 0 else {}),
-            **user_labels,
+            **(user_labels or {}),
             **({_health.NODE_CHECKS_GROUP_LABEL: self.node_checks_group} if self.node_checks_group else {}),
         }
         self.taints: tuple[eks.TaintSpec, ...] = (
