@@ -58,6 +58,7 @@ from constructs import Construct
 
 from .._plan_metadata import PlanKind, write_plan_record
 from .._renames import RenamedAttribute, renamed_keywords
+from .._rules import warn
 from .._validate import (
     RemovedAttribute,
     known,
@@ -71,19 +72,18 @@ from ..bootstrap import default_bootstrap_name, step_name
 from ..capacity import (
     Capacity,
     CapacityBlockScaling,
-    CapacityKind,
     OnDemand,
-    UltraServerCapacityBlock,
     check_backend_capacity,
     default_min_nodes,
 )
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.launch_template import GpuLaunchTemplate, UserDataFormat
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import ClusterPlacementGroup, InterfacePolicy
 from ..storage.client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
 from . import health as _health
+from . import rules
 from ._node_group_props import EKS_IMDS_HOP_LIMIT as EKS_IMDS_HOP_LIMIT
 from ._node_group_props import GpuNodeGroupOptions as GpuNodeGroupOptions
 from ._node_group_props import _NodeGroupProps
@@ -383,121 +383,57 @@ class GpuNodeGroup(Construct):
             "subnets", None, f"a subnet in {zone} (the reservation's zone): the VPC has no private subnet there"
         )
 
-    # --- validation ---------------------------------------------------------------------------------------------
+    # --- validation: the cross-property rules (fmconstructs.eks.rules) -----------------------------------------
     def _validate_sizes(self) -> None:
         minimum, maximum, desired = self.min_nodes, self.max_nodes, self.desired_nodes
-        # Range checks compare only values known at synthesis (number tokens are checked by EKS at deploy time).
-        if known(minimum) and known(maximum) and minimum > maximum:
-            raise FmValidationError("min_nodes", minimum, f"between 0 and max_nodes ({maximum})")
-        if known(desired) and known(minimum) and desired < minimum:
-            raise FmValidationError(
-                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
-            )
-        if known(desired) and known(maximum) and desired > maximum:
-            raise FmValidationError(
-                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
-            )
-        limit = self.capacity.max_instances
-        if known(limit) and known(maximum) and maximum > limit:  # type: ignore[operator]
-            raise FmValidationError("max_nodes", maximum, f"at most the reservation's {limit} instances")
+        rules.sizes_are_ordered(min_nodes=minimum, max_nodes=maximum, desired_nodes=desired)
+        rules.max_nodes_fit_the_reservation(max_nodes=maximum, reservation_instances=self.capacity.max_instances)
         # Instance-type rules of the capacity (UltraServer blocks); node counts are checked above.
         self.capacity.validate_for(self.instance_spec)
-        if self.capacity.is_capacity_block and known(maximum):
-            # EKS "capacity-blocks-mng": a fixed fleet; size 0 while the block is not active (and during upgrades).
-            if known(minimum) and minimum not in (0, maximum):
-                raise FmValidationError(
-                    "min_nodes", minimum, f"0 or max_nodes ({maximum}) on a Capacity Block (a fixed-size fleet)"
-                )
-            if known(desired) and desired not in (0, maximum):
-                raise FmValidationError(
-                    "desired_nodes",
-                    desired,
-                    f"0 (before the block starts) or max_nodes ({maximum}) on a Capacity Block",
-                )
+        rules.capacity_block_sizes_are_zero_or_max(
+            is_capacity_block=self.capacity.is_capacity_block,
+            min_nodes=minimum,
+            max_nodes=maximum,
+            desired_nodes=desired,
+        )
 
     def _validate_block_scaling(self) -> None:
         """``ON_BLOCK_EVENTS``: only on a Capacity Block, and the group starts empty (min and desired 0)."""
-        if self.capacity_block_scaling is not CapacityBlockScaling.ON_BLOCK_EVENTS:
-            return
-        if not self.capacity.is_capacity_block:
-            raise FmValidationError(
-                "capacity_block_scaling",
-                self.capacity_block_scaling.name,
-                f"CapacityBlockScaling.AT_DEPLOY on {self.capacity.kind.value} capacity (ON_BLOCK_EVENTS scales on "
-                "Capacity Block events)",
-            )
-        for parameter, value in (("min_nodes", self.min_nodes), ("desired_nodes", self.desired_nodes)):
-            if is_token(value) or value != 0:
-                raise FmValidationError(
-                    parameter,
-                    value,
-                    "0 (or omitted) with CapacityBlockScaling.ON_BLOCK_EVENTS (the group is created empty and "
-                    "scaled when the block starts)",
-                )
+        scaling = self.capacity_block_scaling
+        rules.on_block_events_needs_a_capacity_block(scaling=scaling, capacity=self.capacity)
+        rules.on_block_events_starts_empty(scaling=scaling, min_nodes=self.min_nodes, desired_nodes=self.desired_nodes)
 
     def _validate_instance_and_version(self) -> None:
         spec = self.instance_spec
-        if spec.ultraserver_types and not isinstance(self.capacity, UltraServerCapacityBlock):
-            raise FmValidationError(
-                "capacity",
-                self.capacity.kind.value,
-                f"an UltraServerCapacityBlock: {spec.instance_type} is sold only as UltraServer Capacity Blocks",
-            )
+        rules.ultraserver_types_need_an_ultraserver_block(spec=spec, capacity=self.capacity)
         if spec.ultraserver_types:
-            version = version_tuple(self.cluster.version)
-            if version < MIN_ULTRASERVER_VERSION:
-                needed = ".".join(map(str, MIN_ULTRASERVER_VERSION))
-                raise FmValidationError(
-                    "cluster.version",
-                    self.cluster.version.version,
-                    f"{needed} or later for {spec.instance_type} (Dynamic Resource Allocation for IMEX ComputeDomains)",
-                )
+            rules.ultraserver_types_need_a_recent_kubernetes(
+                spec=spec,
+                version=self.cluster.version.version,
+                version_parts=version_tuple(self.cluster.version),
+                minimum=MIN_ULTRASERVER_VERSION,
+            )
 
     def _validate_subnets(self) -> None:
-        if not self.subnets:
-            raise FmValidationError("subnets", [], "at least one subnet")
-        if self.efa_interface_count > 0 and len(self.subnets) != 1:
-            raise FmValidationError(
-                "subnets",
-                f"{len(self.subnets)} subnets",
-                "exactly one subnet for an EFA node group (EFA traffic cannot cross availability zones)",
-            )
-        zone = capacity_zone(self.capacity)
-        for index, subnet in enumerate(self.subnets):
-            # Only when both zones are known at synthesis (subnets imported without a zone, token zones: skipped).
-            if same_zone(zone, _subnet_zone(subnet)) is False:
-                raise FmValidationError(
-                    f"subnets[{index}]",
-                    _describe_subnet(subnet),
-                    f"a subnet in {zone}, the zone of the {self.capacity.kind.value}",
-                )
+        rules.efa_groups_take_one_subnet(efa_interface_count=self.efa_interface_count, subnet_count=len(self.subnets))
+        # Only when both zones are known at synthesis (subnets imported without a zone, token zones: skipped).
+        rules.subnets_are_in_the_capacity_zone(
+            capacity_zone=capacity_zone(self.capacity),
+            capacity_kind=self.capacity.kind,
+            subnets=[(_subnet_zone(subnet), _describe_subnet(subnet)) for subnet in self.subnets],
+        )
 
     def _check_placement_group_and_reservation(self, placement_group: ClusterPlacementGroup, *, created: bool) -> None:
         """Warn when nodes on an On-Demand Capacity Reservation go into a placement group the reservation is not known
-        to be in.
-
-        EC2 User Guide "cr-cpg" (Capacity Reservations in cluster placement groups): a reservation reserves capacity
-        in a cluster placement group only when it is created in that group (an existing reservation cannot be moved
-        into one), and "limitations-placement-groups" recommends reserving capacity explicitly in the cluster
-        placement group you launch into. A group created here cannot hold an existing reservation, and a given group
-        is only known to hold it when the capacity names the group (``placement_group_arn``, when the capacity
-        records one). Capacity Blocks have their own warning (the launch template's
-        ``placement-group-with-capacity-block``).
-        """
-        if self.capacity.kind is not CapacityKind.CAPACITY_RESERVATION:
-            return
-        reservation_group = getattr(self.capacity, "placement_group_arn", None)
-        if not created and reservation_group is not None and reservation_group == placement_group.placement_group_arn:
-            return
-        which = "a new placement group (use_placement_group=True)" if created else "the given placement_group"
-        add_warning(
+        to be in (:func:`~fmconstructs.eks.rules.placement_group_holds_the_reservation`)."""
+        warn(
             self,
-            WarningId.PLACEMENT_GROUP_WITH_CAPACITY_RESERVATION,
-            f"Nodes on an On-Demand Capacity Reservation are launched into {which}, and the reservation is not known "
-            "to be in it: EC2 reserves capacity in a cluster placement group only for reservations created in that "
-            'group (EC2 User Guide "Capacity Reservations in cluster placement groups"), so launches may fall outside '
-            "the reservation or fail for insufficient capacity. Leave use_placement_group False and placement_group "
-            "unset, or create the reservation in that placement group; acknowledge this warning when it is.",
+            rules.placement_group_holds_the_reservation(
+                capacity_kind=self.capacity.kind,
+                reservation_group_arn=getattr(self.capacity, "placement_group_arn", None),
+                placement_group_arn=placement_group.placement_group_arn,
+                created=created,
+            ),
         )
 
     # --- FSx for Lustre clients ---------------------------------------------------------------------------------
