@@ -423,31 +423,24 @@ def _capacity_requirements(
     types = [check_enum(f"capacity_types[{i}]", t, KarpenterCapacityType) for i, t in enumerate(capacity_types)]
     if not types:
         raise FmValidationError("capacity_types", list(capacity_types), "at least one capacity type")
-    if KarpenterCapacityType.RESERVED in types and not reserved_terms:
-        raise FmValidationError(
-            "capacity_types",
-            [t.value for t in types],
-            "no 'reserved' without capacity_reservations (Karpenter does not match open ODCRs: every reservation "
-            "to use is selected in the EC2NodeClass, tasks/odcrs.md)",
-        )
+    from .rules import (  # here: rules imports this module
+        reservation_type_needs_reserved_only,
+        reserved_capacity_needs_reservations,
+    )
+
+    reserved_capacity_needs_reservations(capacity_types=types, has_reservations=reserved_terms)
     out = [{"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": [t.value for t in dict.fromkeys(types)]}]
     if reservation_type is not None:
         check_enum("reservation_type", reservation_type, ReservationType)
-        if types != [KarpenterCapacityType.RESERVED]:
-            raise FmValidationError(
-                "reservation_type",
-                reservation_type.value,
-                "None unless capacity_types is [RESERVED] (the label exists on reserved nodes only)",
-            )
+        reservation_type_needs_reserved_only(reservation_type=reservation_type, capacity_types=types)
         out.append({"key": CAPACITY_RESERVATION_TYPE_LABEL, "operator": "In", "values": [reservation_type.value]})
     return out
 
 
 def _limits(max_gpus: int | None, max_nodes: int | None) -> dict[str, Any]:
-    if max_gpus is None and max_nodes is None:
-        raise FmValidationError(
-            "max_gpus", None, "a GPU limit and/or max_nodes (a NodePool without limits grows to the account's quota)"
-        )
+    from .rules import a_node_pool_has_a_limit  # here: rules imports this module
+
+    a_node_pool_has_a_limit(max_gpus=max_gpus, max_nodes=max_nodes)
     limits: dict[str, Any] = {}
     if max_gpus is not None:
         gpus = check_count("max_gpus", max_gpus, minimum=1)

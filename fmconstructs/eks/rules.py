@@ -1,4 +1,5 @@
-"""The cross-property rules of :class:`~fmconstructs.eks.node_group.GpuNodeGroup`, as pure functions (the shape of
+"""The cross-property rules of :class:`~fmconstructs.eks.node_group.GpuNodeGroup` and of the GPU node pools
+(:mod:`fmconstructs.eks.karpenter_manifests`, used by Karpenter and EKS Auto Mode), as pure functions (the shape of
 :mod:`fmconstructs._rules`): plain values in, no construct or scope; a hard rule raises
 :class:`~fmconstructs.errors.FmValidationError`, a soft rule returns an :class:`~fmconstructs._rules.Advice` (or None)
 that the construct attaches with :func:`~fmconstructs._rules.warn`.
@@ -17,14 +18,18 @@ from .._validate import known, same_zone
 from ..capacity import Capacity, CapacityBlockScaling, CapacityKind, UltraServerCapacityBlock
 from ..catalog import InstanceSpec
 from ..errors import FmValidationError, WarningId, is_token
+from .karpenter_manifests import KarpenterCapacityType, ReservationType
 
 __all__ = [
+    "a_node_pool_has_a_limit",
     "capacity_block_sizes_are_zero_or_max",
     "efa_groups_take_one_subnet",
     "max_nodes_fit_the_reservation",
     "on_block_events_needs_a_capacity_block",
     "on_block_events_starts_empty",
     "placement_group_holds_the_reservation",
+    "reservation_type_needs_reserved_only",
+    "reserved_capacity_needs_reservations",
     "sizes_are_ordered",
     "subnets_are_in_the_capacity_zone",
     "ultraserver_types_need_a_recent_kubernetes",
@@ -169,3 +174,41 @@ def placement_group_holds_the_reservation(
         "the reservation or fail for insufficient capacity. Leave use_placement_group False and placement_group "
         "unset, or create the reservation in that placement group; acknowledge this warning when it is.",
     )
+
+
+# --- GPU node pools (Karpenter and EKS Auto Mode NodePools) ---------------------------------------------------------
+
+
+def reserved_capacity_needs_reservations(
+    *, capacity_types: Sequence[KarpenterCapacityType], has_reservations: bool
+) -> None:
+    """``RESERVED`` only with reservations selected in the node class: Karpenter does not match open ODCRs, every
+    reservation to use is selected in the EC2NodeClass (Karpenter docs tasks/odcrs.md)."""
+    if KarpenterCapacityType.RESERVED in capacity_types and not has_reservations:
+        raise FmValidationError(
+            "capacity_types",
+            [t.value for t in capacity_types],
+            "no 'reserved' without capacity_reservations (Karpenter does not match open ODCRs: every reservation "
+            "to use is selected in the EC2NodeClass, tasks/odcrs.md)",
+        )
+
+
+def reservation_type_needs_reserved_only(
+    *, reservation_type: ReservationType, capacity_types: Sequence[KarpenterCapacityType]
+) -> None:
+    """A reservation type selects on a label that exists on reserved nodes only: ``capacity_types`` is
+    ``[RESERVED]``."""
+    if list(capacity_types) != [KarpenterCapacityType.RESERVED]:
+        raise FmValidationError(
+            "reservation_type",
+            reservation_type.value,
+            "None unless capacity_types is [RESERVED] (the label exists on reserved nodes only)",
+        )
+
+
+def a_node_pool_has_a_limit(*, max_gpus: int | None, max_nodes: int | None) -> None:
+    """A GPU limit and/or a node limit: a NodePool without limits grows to the account's quota."""
+    if max_gpus is None and max_nodes is None:
+        raise FmValidationError(
+            "max_gpus", None, "a GPU limit and/or max_nodes (a NodePool without limits grows to the account's quota)"
+        )

@@ -11,6 +11,7 @@ from fmconstructs._rules import Advice
 from fmconstructs.capacity import CapacityBlockScaling, CapacityKind
 from fmconstructs.catalog import get_instance_spec
 from fmconstructs.eks import rules
+from fmconstructs.eks.karpenter_manifests import KarpenterCapacityType, ReservationType
 from fmconstructs.errors import WarningId
 
 TOKEN = float("-1.8881545897087626e+289")  # what CfnParameter.value_as_number returns (a number token)
@@ -238,3 +239,53 @@ def test_advice_when_the_reservation_is_not_known_to_be_in_the_group(reservation
     assert isinstance(advice, Advice)
     assert advice.warning is WarningId.PLACEMENT_GROUP_WITH_CAPACITY_RESERVATION
     assert advice.message.startswith(f"Nodes on an On-Demand Capacity Reservation are launched into {which}")
+
+
+# --- GPU node pools -------------------------------------------------------------------------------------------------
+
+RESERVED, ON_DEMAND = KarpenterCapacityType.RESERVED, KarpenterCapacityType.ON_DEMAND
+
+
+@pytest.mark.parametrize(
+    ("types", "has_reservations"), [([RESERVED], True), ([RESERVED, ON_DEMAND], True), ([ON_DEMAND], False)]
+)
+def test_reserved_with_reservations_passes(types, has_reservations):
+    rules.reserved_capacity_needs_reservations(capacity_types=types, has_reservations=has_reservations)
+
+
+@pytest.mark.parametrize("types", [[RESERVED], [RESERVED, ON_DEMAND]])
+def test_reserved_without_reservations_is_refused(types):
+    _refused(
+        lambda: rules.reserved_capacity_needs_reservations(capacity_types=types, has_reservations=False),
+        "capacity_types",
+        r"^capacity_types must be no 'reserved' without capacity_reservations \(Karpenter does not match open ODCRs",
+    )
+
+
+@pytest.mark.parametrize("kind", list(ReservationType))
+def test_a_reservation_type_with_reserved_only_passes(kind):
+    rules.reservation_type_needs_reserved_only(reservation_type=kind, capacity_types=[RESERVED])
+
+
+@pytest.mark.parametrize("types", [[RESERVED, ON_DEMAND], [ON_DEMAND], [ON_DEMAND, RESERVED]])
+def test_a_reservation_type_with_other_capacity_is_refused(types):
+    _refused(
+        lambda: rules.reservation_type_needs_reserved_only(
+            reservation_type=ReservationType.CAPACITY_BLOCK, capacity_types=types
+        ),
+        "reservation_type",
+        r"^reservation_type must be None unless capacity_types is \[RESERVED\]",
+    )
+
+
+@pytest.mark.parametrize(("max_gpus", "max_nodes"), [(8, None), (None, 1), (8, 1)])
+def test_a_pool_with_a_limit_passes(max_gpus, max_nodes):
+    rules.a_node_pool_has_a_limit(max_gpus=max_gpus, max_nodes=max_nodes)
+
+
+def test_a_pool_without_limits_is_refused():
+    _refused(
+        lambda: rules.a_node_pool_has_a_limit(max_gpus=None, max_nodes=None),
+        "max_gpus",
+        r"^max_gpus must be a GPU limit and/or max_nodes \(a NodePool without limits grows to the account's quota\)",
+    )
