@@ -151,7 +151,7 @@ def add_eks_outputs(scope: Construct, cluster: GpuEksCluster, *, node_groups: Ma
         CfnOutput(
             scope,
             f"{name}Nodegroup",
-            value=group.nodegroup_name,
+            value=group.node_group_name,
             description=f"EKS managed node group of {group.instance_spec.instance_type} nodes",
         )
 

@@ -18,7 +18,7 @@ import fmconstructs
 from fmconstructs import FmValidationError
 from fmconstructs.capacity import Capacity, OnDemand
 from fmconstructs.compute import GpuAutoScalingGroup, GpuLaunchTemplate
-from fmconstructs.eks import GpuNodeGroup, SystemNodeGroupOptions
+from fmconstructs.eks import GpuNodeGroup, GpuNodeGroupOptions, SystemNodeGroupOptions
 from fmconstructs.hyperpod import HyperPodCluster
 from fmconstructs.pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, SlurmVersion
 from fmconstructs.pcs.node_group import PcsGpuNodeGroupOptions, PcsLoginNodeGroupOptions
@@ -99,8 +99,12 @@ def test_the_removed_keyword_is_gone_from_the_signature(owner, call, old, new):
         "check_capacity": check_capacity,
         "size_for_throughput": size_for_throughput,
     }[owner]
-    # PCS node groups take their options as **options: Unpack[<Options>] (one declaration of the keywords).
-    options = {"PcsGpuNodeGroup": PcsGpuNodeGroupOptions, "PcsLoginNodeGroup": PcsLoginNodeGroupOptions}.get(owner)
+    # Node groups take their options as **options: Unpack[<Options>] (one declaration of the keywords).
+    options = {
+        "PcsGpuNodeGroup": PcsGpuNodeGroupOptions,
+        "PcsLoginNodeGroup": PcsLoginNodeGroupOptions,
+        "GpuNodeGroup": GpuNodeGroupOptions,
+    }.get(owner)
     parameters = set(inspect.signature(function).parameters) | set(options.__annotations__ if options else ())
     assert old not in parameters and new in parameters
 

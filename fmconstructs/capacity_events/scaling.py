@@ -103,7 +103,7 @@ def scaling_target(parameter: str, value: object) -> BlockScalingTarget:
             path=value.node.path,
             reservation_id=_block_reservation_id(parameter, value.capacity),
             size=value.max_nodes,
-            name=value.nodegroup_name,
+            name=value.node_group_name,
             cluster_name=value.cluster.cluster_name,
             resource_arn=value.nodegroup.nodegroup_arn,
         )

@@ -9,8 +9,8 @@ with the product's owner key.) Sources are cited at those callers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Required, TypedDict, cast
 
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
@@ -19,10 +19,64 @@ from constructs import Construct
 
 from .._validate import check_construct, check_sequence
 from ..catalog import InstanceSpec
-from .karpenter_manifests import CapacityReservationTerm, KarpenterCapacityType
+from ..errors import FmTypeError, FmValidationError
+from ._node_group_props import refuse_unknown_options
+from .karpenter_manifests import (
+    CapacityReservationTerm,
+    KarpenterCapacityType,
+    NodePoolDisruption,
+    NodePoolOptions,
+    ReservationType,
+)
 
 if TYPE_CHECKING:
     from .cluster import GpuEksCluster
+
+
+class GpuNodePoolOptions(TypedDict, total=False):
+    """The options of a GPU node pool, Karpenter's (:meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool`,
+    which adds :class:`~fmconstructs.eks.karpenter.KarpenterGpuNodePoolOptions`) and EKS Auto Mode's
+    (:meth:`~fmconstructs.eks.auto_mode.AutoModeGpuNodePools.add_gpu_node_pool`, which adds
+    :class:`~fmconstructs.eks.auto_mode.AutoModeGpuNodePoolOptions`): their one declaration.
+
+    :param instance_types: GPU catalog types (required; a type with EFA on several cards alone, with its EFA layout;
+        UltraServer types refused, see :mod:`fmconstructs.eks.karpenter_manifests`).
+    :param max_gpus: the pool's GPU limit (``limits["nvidia.com/gpu"]``); with ``max_nodes``, at least one of the
+        two, each >= 1.
+    :param max_nodes: the pool's node limit (``limits.nodes``).
+    :param capacity_reservations: ODCRs / Capacity Blocks to launch into (``capacityReservationSelectorTerms``;
+        :meth:`CapacityReservationTerm.for_capacity` turns a ``CapacityBlock`` into one).
+    :param capacity_types: default ``[RESERVED]`` with reservations, else ``[ON_DEMAND]``; add ``ON_DEMAND``
+        after ``RESERVED`` to fall back to On-Demand when the reservations are full.
+    :param reservation_type: only Capacity Blocks or only ODCRs (with ``capacity_types=[RESERVED]``).
+    :param subnets: where nodes go (by id). Default: the cluster's subnets. EFA traffic stays in one Availability
+        Zone: give the subnet of the reservation's zone for EFA pools.
+    :param labels: extra node labels (Kubernetes label keys and values).
+    :param gpu_taint: taint nodes ``nvidia.com/gpu=true:NoSchedule``. Default: True, as GPU node groups.
+    :param disruption: consolidation, expiry and budget (:class:`NodePoolDisruption`). Default: its defaults
+        (Auto Mode: ``expire_after`` 504h, its maximum).
+    :param tags: tags on the instances the pool launches (the node class's ``spec.tags``). Default: none.
+
+    Security groups: the cluster security group, plus the cluster's EFA security group for EFA types.
+    """
+
+    instance_types: Required[Sequence[str]]
+    max_gpus: int | None
+    max_nodes: int | None
+    capacity_reservations: Sequence[CapacityReservationTerm]
+    capacity_types: Sequence[KarpenterCapacityType] | None
+    reservation_type: ReservationType | None
+    subnets: Sequence[ec2.ISubnet] | None
+    labels: Mapping[str, str] | None
+    gpu_taint: bool
+    disruption: NodePoolDisruption | None
+    tags: Mapping[str, str] | None
+
+
+#: The GPU pool options that go to the ``NodePool`` unchanged (``capacity_types`` is resolved first).
+_NODE_POOL_KEYS = frozenset(NodePoolOptions.__annotations__) & frozenset(GpuNodePoolOptions.__annotations__) - {
+    "capacity_types"
+}
 
 
 def node_role(scope: Construct, *, description: str, managed_policies: Sequence[str]) -> iam.Role:
@@ -92,3 +146,49 @@ def pool_placement(
             (KarpenterCapacityType.RESERVED,) if capacity_reservations else (KarpenterCapacityType.ON_DEMAND,)
         )
     return PoolPlacement([subnet.subnet_id for subnet in chosen], groups, capacity_types)
+
+
+class GpuNodePool(NamedTuple):
+    """A GPU pool's options, checked as far as both products share them: what the node class and the pool need."""
+
+    specs: tuple[InstanceSpec, ...]
+    placement: PoolPlacement
+    #: The one instance type whose EFA layout the node class carries (None for several types).
+    efa_instance_type: str | None
+    capacity_reservations: Sequence[CapacityReservationTerm]
+    #: The ``NodePool`` options (:class:`NodePoolOptions`), capacity types resolved.
+    node_pool_options: NodePoolOptions
+
+
+def resolve_gpu_node_pool(
+    owner: str,
+    cluster: GpuEksCluster,
+    name: str,
+    options: Mapping[str, Any],
+    *,
+    declared: Iterable[str],
+    taken: Container[str],
+    check_instance_types: Callable[[str, object], tuple[InstanceSpec, ...]],
+) -> GpuNodePool:
+    """``options`` of ``owner`` (keys ``declared``: :class:`GpuNodePoolOptions` and the product's own) for the pool
+    ``name`` (not in ``taken``): unknown keys refused as Python refuses a keyword, the instance types checked by the
+    product's rule, then where the nodes go (:func:`pool_placement`)."""
+    refuse_unknown_options(owner, options, declared)
+    if name in taken:
+        raise FmValidationError("name", name, "a NodePool name not added yet")
+    if "instance_types" not in options:
+        raise FmTypeError("instance_types", None, "GPU catalog instance types (required)")
+    specs = check_instance_types("instance_types", options["instance_types"])
+    reservations: Sequence[CapacityReservationTerm] = options.get("capacity_reservations", ())
+    placement = pool_placement(
+        cluster,
+        specs,
+        subnets=options.get("subnets"),
+        capacity_reservations=reservations,
+        capacity_types=options.get("capacity_types"),
+    )
+    pool_options = cast(NodePoolOptions, {key: options[key] for key in _NODE_POOL_KEYS if key in options})
+    pool_options["capacity_types"] = placement.capacity_types
+    pool_options["reserved"] = bool(reservations)
+    efa_instance_type = specs[0].instance_type if len(specs) == 1 else None
+    return GpuNodePool(specs, placement, efa_instance_type, reservations, pool_options)

@@ -54,9 +54,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -67,8 +66,10 @@ from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmTypeError, FmValidationError, is_token
 from . import _node_pools
 from . import karpenter_manifests as _karpenter
+from ._node_group_props import refuse_unknown_options
+from ._node_pools import GpuNodePoolOptions
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL
-from .karpenter_manifests import CapacityReservationTerm, KarpenterCapacityType, NodePoolDisruption, ReservationType
+from .karpenter_manifests import CapacityReservationTerm, NodePoolDisruption, NodePoolOptions
 from .manifests import check_name
 
 if TYPE_CHECKING:
@@ -209,23 +210,14 @@ def _expire_after_hours(value: str) -> float | None:
 
 
 def auto_mode_node_pool_manifest(
-    *,
-    name: str,
-    node_class_name: str,
-    instance_types: Sequence[str],
-    max_gpus: int | None = None,
-    max_nodes: int | None = None,
-    capacity_types: Sequence[KarpenterCapacityType] = (KarpenterCapacityType.ON_DEMAND,),
-    reservation_type: ReservationType | None = None,
-    reserved: bool = False,
-    labels: Mapping[str, str] | None = None,
-    gpu_taint: bool = True,
-    disruption: NodePoolDisruption | None = None,
+    *, name: str, node_class_name: str, instance_types: Sequence[str], **options: Unpack[NodePoolOptions]
 ) -> dict[str, Any]:
     """A ``NodePool`` on an Auto Mode ``NodeClass``: the same requirements, limits, taint and disruption as
-    :func:`~fmconstructs.eks.karpenter_manifests.node_pool_manifest`, without the device-plugin labels (Auto Mode runs
-    its own plugins) and with ``expireAfter`` at most 504h (default 504h)."""
+    :func:`~fmconstructs.eks.karpenter_manifests.node_pool_manifest` (:class:`NodePoolOptions`), without the
+    device-plugin labels (Auto Mode runs its own plugins) and with ``expireAfter`` at most 504h (default 504h)."""
+    refuse_unknown_options("auto_mode_node_pool_manifest", options, NodePoolOptions.__annotations__)
     check_auto_mode_instance_types("instance_types", instance_types)
+    disruption = options.get("disruption")
     disruption = (
         NodePoolDisruption(expire_after=f"{AUTO_MODE_MAX_EXPIRE_AFTER_HOURS}h") if disruption is None else disruption
     )
@@ -238,26 +230,32 @@ def auto_mode_node_pool_manifest(
             disruption.expire_after,
             f"at most {AUTO_MODE_MAX_EXPIRE_AFTER_HOURS}h (EKS Auto Mode's 21-day maximum node lifetime)",
         )
+    pool_options = options.copy()
+    pool_options["disruption"] = disruption
     pool = _karpenter.node_pool_manifest(
         name=name,
         node_class_name=node_class_name,
         instance_types=instance_types,
-        max_gpus=max_gpus,
-        max_nodes=max_nodes,
-        capacity_types=capacity_types,
-        reservation_type=reservation_type,
-        reserved=reserved,
-        labels=labels,
-        gpu_taint=gpu_taint,
-        disruption=disruption,
+        **pool_options,
     )
     template = pool["spec"]["template"]
     template["spec"]["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": NODE_CLASS_KIND, "name": node_class_name}
     node_labels = template["metadata"]["labels"]
+    labels = options.get("labels")
     for key in (GPU_PRESENT_LABEL, EFA_PRESENT_LABEL):
         if labels is None or key not in labels:
             node_labels.pop(key, None)
     return pool
+
+
+class AutoModeGpuNodePoolOptions(GpuNodePoolOptions, total=False):
+    """The options of :meth:`AutoModeGpuNodePools.add_gpu_node_pool`:
+    :class:`~fmconstructs.eks._node_pools.GpuNodePoolOptions` and the ``NodeClass``'s ephemeral storage.
+
+    :param ephemeral_storage_gib: ``ephemeralStorage.size`` (1-59000). Default: Auto Mode's (80Gi).
+    """
+
+    ephemeral_storage_gib: int | None
 
 
 class AutoModeGpuNodePools(Construct):
@@ -300,56 +298,34 @@ class AutoModeGpuNodePools(Construct):
                     "(aws-eks-v2 addNodePoolRole); AWS maintains it with the node agents' needs",
                 )
 
-    def add_gpu_node_pool(
-        self,
-        name: str,
-        *,
-        instance_types: Sequence[str],
-        max_gpus: int | None = None,
-        max_nodes: int | None = None,
-        capacity_reservations: Sequence[CapacityReservationTerm] = (),
-        capacity_types: Sequence[KarpenterCapacityType] | None = None,
-        reservation_type: ReservationType | None = None,
-        subnets: Sequence[ec2.ISubnet] | None = None,
-        ephemeral_storage_gib: int | None = None,
-        labels: Mapping[str, str] | None = None,
-        gpu_taint: bool = True,
-        disruption: NodePoolDisruption | None = None,
-    ) -> eks.KubernetesManifest:
-        """A ``NodeClass`` and a ``NodePool``, both named ``name``; parameters as
-        :meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool` (``capacity_types`` default ``[RESERVED]``
-        with reservations, else ``[ON_DEMAND]``). Security groups: the cluster's, plus its EFA group for EFA types."""
-        if name in self.node_pools:
-            raise FmValidationError("name", name, "a NodePool name not added yet")
-        specs = check_auto_mode_instance_types("instance_types", instance_types)
-        placement = _node_pools.pool_placement(
+    def add_gpu_node_pool(self, name: str, **options: Unpack[AutoModeGpuNodePoolOptions]) -> eks.KubernetesManifest:
+        """A ``NodeClass`` and a ``NodePool``, both named ``name``: see :class:`AutoModeGpuNodePoolOptions`
+        (the options of :meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool` but Karpenter's own, and
+        ``ephemeral_storage_gib``)."""
+        pool = _node_pools.resolve_gpu_node_pool(
+            "AutoModeGpuNodePools.add_gpu_node_pool",
             self.cluster,
-            specs,
-            subnets=subnets,
-            capacity_reservations=capacity_reservations,
-            capacity_types=capacity_types,
+            name,
+            options,
+            declared=AutoModeGpuNodePoolOptions.__annotations__,
+            taken=self.node_pools,
+            check_instance_types=check_auto_mode_instance_types,
         )
         node_class = auto_mode_node_class_manifest(
             name=name,
             role=self.node_role.role_name,
-            subnet_ids=placement.subnet_ids,
-            security_group_ids=placement.security_group_ids,
-            capacity_reservations=capacity_reservations,
-            efa_instance_type=specs[0].instance_type if len(specs) == 1 else None,
-            ephemeral_storage_gib=ephemeral_storage_gib,
+            subnet_ids=pool.placement.subnet_ids,
+            security_group_ids=pool.placement.security_group_ids,
+            capacity_reservations=pool.capacity_reservations,
+            efa_instance_type=pool.efa_instance_type,
+            ephemeral_storage_gib=options.get("ephemeral_storage_gib"),
+            tags=options.get("tags"),
         )
         node_pool = auto_mode_node_pool_manifest(
             name=name,
             node_class_name=name,
-            instance_types=[spec.instance_type for spec in specs],
-            max_gpus=max_gpus,
-            max_nodes=max_nodes,
-            capacity_types=placement.capacity_types,
-            reservation_type=reservation_type,
-            reserved=bool(capacity_reservations),
-            labels=labels,
-            gpu_taint=gpu_taint,
-            disruption=disruption,
+            instance_types=[spec.instance_type for spec in pool.specs],
+            **pool.node_pool_options,
         )
         manifest = self.cluster.cluster.add_manifest(f"AutoModePool-{name}", node_class, node_pool)
         manifest.node.add_dependency(self.access_entry)

@@ -42,11 +42,9 @@ sts, ssm, sqs, eks).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from aws_cdk import Duration
-from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks as eks_l1
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_events as events
@@ -57,17 +55,12 @@ from constructs import Construct
 
 from .. import _nag
 from .._validate import check_bool, check_construct, located
-from ..errors import FmTypeError, FmValidationError
+from ..errors import FmTypeError
 from . import _node_pools
 from . import addons as _addons
 from . import karpenter_iam as _iam
 from . import karpenter_manifests as _manifests
-from .karpenter_manifests import (
-    CapacityReservationTerm,
-    KarpenterCapacityType,
-    NodePoolDisruption,
-    ReservationType,
-)
+from ._node_pools import GpuNodePoolOptions
 from .vpc_cni import POD_IDENTITY_PRINCIPAL
 
 if TYPE_CHECKING:
@@ -140,6 +133,23 @@ def karpenter_values(
         },
         "controller": controller,
     }
+
+
+class KarpenterGpuNodePoolOptions(GpuNodePoolOptions, total=False):
+    """The options of :meth:`Karpenter.add_gpu_node_pool`: :class:`~fmconstructs.eks._node_pools.GpuNodePoolOptions`
+    and these (the ``EC2NodeClass``'s and the pool's weight; see
+    :func:`~fmconstructs.eks.karpenter_manifests.ec2_node_class_manifest`).
+
+    :param ami_version: ``latest`` (default) or an amazon-eks-ami release tag (``v20240807``) to pin.
+    :param root_volume_size_gib: encrypted gp3 root volume. Default: 200.
+    :param imds_hop_limit: IMDSv2 hop limit, 1 (default) or 2.
+    :param weight: the pool's priority among pools (1-100). Default: none.
+    """
+
+    ami_version: str
+    root_volume_size_gib: int
+    imds_hop_limit: int
+    weight: int | None
 
 
 class Karpenter(Construct):
@@ -305,80 +315,45 @@ class Karpenter(Construct):
         )
 
     # --- node pools -------------------------------------------------------------------------------------------
-    def add_gpu_node_pool(
-        self,
-        name: str,
-        *,
-        instance_types: Sequence[str],
-        max_gpus: int | None = None,
-        max_nodes: int | None = None,
-        capacity_reservations: Sequence[CapacityReservationTerm] = (),
-        capacity_types: Sequence[KarpenterCapacityType] | None = None,
-        reservation_type: ReservationType | None = None,
-        subnets: Sequence[ec2.ISubnet] | None = None,
-        ami_version: str = "latest",
-        root_volume_size_gib: int = 200,
-        imds_hop_limit: int = 1,
-        labels: Mapping[str, str] | None = None,
-        gpu_taint: bool = True,
-        disruption: NodePoolDisruption | None = None,
-        weight: int | None = None,
-    ) -> eks.KubernetesManifest:
-        """An ``EC2NodeClass`` and a ``NodePool``, both named ``name``, for GPU ``instance_types`` (catalog types; a
-        type with EFA on several cards alone, with its EFA layout; UltraServer types refused, see
-        :mod:`fmconstructs.eks.karpenter_manifests`).
-
-        :param capacity_reservations: ODCRs / Capacity Blocks to launch into (``capacityReservationSelectorTerms``;
-            :meth:`CapacityReservationTerm.for_capacity` turns a ``CapacityBlock`` into one).
-        :param capacity_types: default ``[RESERVED]`` with reservations, else ``[ON_DEMAND]``; add ``ON_DEMAND``
-            after ``RESERVED`` to fall back to On-Demand when the reservations are full.
-        :param subnets: where nodes go (by id). Default: the cluster's subnets. EFA traffic stays in one Availability
-            Zone: give the subnet of the reservation's zone for EFA pools.
-        Security groups: the cluster security group, plus the cluster's EFA security group for EFA types.
-        See :func:`~fmconstructs.eks.karpenter_manifests.ec2_node_class_manifest` and
-        :func:`~fmconstructs.eks.karpenter_manifests.node_pool_manifest` for the other parameters.
-        """
-        if name in self.node_pools:
-            raise FmValidationError("name", name, "a NodePool name not added yet")
-        specs = _manifests.check_karpenter_instance_types("instance_types", instance_types)
-        placement = _node_pools.pool_placement(
+    def add_gpu_node_pool(self, name: str, **options: Unpack[KarpenterGpuNodePoolOptions]) -> eks.KubernetesManifest:
+        """An ``EC2NodeClass`` and a ``NodePool``, both named ``name``, for GPU ``instance_types``: see
+        :class:`KarpenterGpuNodePoolOptions` (:class:`~fmconstructs.eks._node_pools.GpuNodePoolOptions` and
+        Karpenter's own), :func:`~fmconstructs.eks.karpenter_manifests.ec2_node_class_manifest` and
+        :func:`~fmconstructs.eks.karpenter_manifests.node_pool_manifest`."""
+        pool = _node_pools.resolve_gpu_node_pool(
+            "Karpenter.add_gpu_node_pool",
             self.cluster,
-            specs,
-            subnets=subnets,
-            capacity_reservations=capacity_reservations,
-            capacity_types=capacity_types,
+            name,
+            options,
+            declared=KarpenterGpuNodePoolOptions.__annotations__,
+            taken=self.node_pools,
+            check_instance_types=_manifests.check_karpenter_instance_types,
         )
         node_class = _manifests.ec2_node_class_manifest(
             name=name,
             role=None if self.instance_profile is not None else self.node_role.role_name,
             instance_profile=None if self.instance_profile is None else self.instance_profile.ref,
-            subnet_ids=placement.subnet_ids,
-            security_group_ids=placement.security_group_ids,
-            ami_version=ami_version,
-            root_volume_size_gib=root_volume_size_gib,
-            imds_hop_limit=imds_hop_limit,
-            capacity_reservations=capacity_reservations,
-            efa_instance_type=specs[0].instance_type if len(specs) == 1 else None,
+            subnet_ids=pool.placement.subnet_ids,
+            security_group_ids=pool.placement.security_group_ids,
+            ami_version=options.get("ami_version", "latest"),
+            root_volume_size_gib=options.get("root_volume_size_gib", 200),
+            imds_hop_limit=options.get("imds_hop_limit", 1),
+            capacity_reservations=pool.capacity_reservations,
+            efa_instance_type=pool.efa_instance_type,
+            tags=options.get("tags"),
         )
         node_pool = _manifests.node_pool_manifest(
             name=name,
             node_class_name=name,
-            instance_types=[spec.instance_type for spec in specs],
-            max_gpus=max_gpus,
-            max_nodes=max_nodes,
-            capacity_types=placement.capacity_types,
-            reservation_type=reservation_type,
-            reserved=bool(capacity_reservations),
-            labels=labels,
-            gpu_taint=gpu_taint,
-            disruption=disruption,
-            weight=weight,
+            instance_types=[spec.instance_type for spec in pool.specs],
+            weight=options.get("weight"),
+            **pool.node_pool_options,
         )
         manifest = self.cluster.cluster.add_manifest(f"KarpenterPool-{name}", node_class, node_pool)
         manifest.node.add_dependency(self.chart)  # the chart installs the CRDs
         manifest.node.add_dependency(self.node_access_entry)
         self.node_pools[name] = manifest
-        self.node_pool_instance_types[name] = tuple(spec.instance_type for spec in specs)
+        self.node_pool_instance_types[name] = tuple(spec.instance_type for spec in pool.specs)
         return manifest
 
 

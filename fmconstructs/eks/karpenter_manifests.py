@@ -59,12 +59,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
 from ..catalog import CATALOG, InstanceSpec, InterfaceType
 from ..errors import FmTypeError, FmValidationError, is_token
 from ._names import check_labels
+from ._node_group_props import refuse_unknown_options
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .manifests import check_name
 
@@ -76,6 +77,7 @@ __all__ = [
     "ConsolidationPolicy",
     "KarpenterCapacityType",
     "NodePoolDisruption",
+    "NodePoolOptions",
     "ReservationType",
     "check_karpenter_instance_types",
     "ec2_node_class_manifest",
@@ -421,31 +423,24 @@ def _capacity_requirements(
     types = [check_enum(f"capacity_types[{i}]", t, KarpenterCapacityType) for i, t in enumerate(capacity_types)]
     if not types:
         raise FmValidationError("capacity_types", list(capacity_types), "at least one capacity type")
-    if KarpenterCapacityType.RESERVED in types and not reserved_terms:
-        raise FmValidationError(
-            "capacity_types",
-            [t.value for t in types],
-            "no 'reserved' without capacity_reservations (Karpenter does not match open ODCRs: every reservation "
-            "to use is selected in the EC2NodeClass, tasks/odcrs.md)",
-        )
+    from .rules import (  # here: rules imports this module
+        reservation_type_needs_reserved_only,
+        reserved_capacity_needs_reservations,
+    )
+
+    reserved_capacity_needs_reservations(capacity_types=types, has_reservations=reserved_terms)
     out = [{"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": [t.value for t in dict.fromkeys(types)]}]
     if reservation_type is not None:
         check_enum("reservation_type", reservation_type, ReservationType)
-        if types != [KarpenterCapacityType.RESERVED]:
-            raise FmValidationError(
-                "reservation_type",
-                reservation_type.value,
-                "None unless capacity_types is [RESERVED] (the label exists on reserved nodes only)",
-            )
+        reservation_type_needs_reserved_only(reservation_type=reservation_type, capacity_types=types)
         out.append({"key": CAPACITY_RESERVATION_TYPE_LABEL, "operator": "In", "values": [reservation_type.value]})
     return out
 
 
 def _limits(max_gpus: int | None, max_nodes: int | None) -> dict[str, Any]:
-    if max_gpus is None and max_nodes is None:
-        raise FmValidationError(
-            "max_gpus", None, "a GPU limit and/or max_nodes (a NodePool without limits grows to the account's quota)"
-        )
+    from .rules import a_node_pool_has_a_limit  # here: rules imports this module
+
+    a_node_pool_has_a_limit(max_gpus=max_gpus, max_nodes=max_nodes)
     limits: dict[str, Any] = {}
     if max_gpus is not None:
         gpus = check_count("max_gpus", max_gpus, minimum=1)
@@ -456,31 +451,47 @@ def _limits(max_gpus: int | None, max_nodes: int | None) -> dict[str, Any]:
     return limits
 
 
+class NodePoolOptions(TypedDict, total=False):
+    """The ``NodePool`` options of :func:`node_pool_manifest` and
+    :func:`~fmconstructs.eks.auto_mode.auto_mode_node_pool_manifest` (besides the names and instance types).
+
+    :param max_gpus: ``limits["nvidia.com/gpu"]``; with ``max_nodes``, at least one of the two, each >= 1.
+    :param max_nodes: ``limits.nodes``.
+    :param capacity_types: ``karpenter.sh/capacity-type`` values; ``RESERVED`` needs ``reserved=True`` (the node
+        class selects reservations). Default: ``[ON_DEMAND]``.
+    :param reservation_type: only Capacity Blocks or only ODCRs (with ``capacity_types=[RESERVED]``).
+    :param reserved: the node class selects reservations. Default: False.
+    :param labels: extra node labels; the pool always sets ``nvidia.com/gpu.present=true`` (and
+        ``vpc.amazonaws.com/efa.present=true`` for EFA types), the labels the GPU add-ons select nodes by.
+    :param gpu_taint: taint nodes ``nvidia.com/gpu=true:NoSchedule`` (default True, as GPU node groups).
+    :param disruption: consolidation, expiry and budget (:class:`NodePoolDisruption`). Default: its defaults.
+    """
+
+    max_gpus: int | None
+    max_nodes: int | None
+    capacity_types: Sequence[KarpenterCapacityType]
+    reservation_type: ReservationType | None
+    reserved: bool
+    labels: Mapping[str, str] | None
+    gpu_taint: bool
+    disruption: NodePoolDisruption | None
+
+
 def node_pool_manifest(
     *,
     name: str,
     node_class_name: str,
     instance_types: Sequence[str],
-    max_gpus: int | None = None,
-    max_nodes: int | None = None,
-    capacity_types: Sequence[KarpenterCapacityType] = (KarpenterCapacityType.ON_DEMAND,),
-    reservation_type: ReservationType | None = None,
-    reserved: bool = False,
-    labels: Mapping[str, str] | None = None,
-    gpu_taint: bool = True,
-    disruption: NodePoolDisruption | None = None,
     weight: int | None = None,
+    **options: Unpack[NodePoolOptions],
 ) -> dict[str, Any]:
-    """A ``NodePool`` of GPU ``instance_types`` (catalog types; see :func:`check_karpenter_instance_types`).
-
-    :param max_gpus: ``limits["nvidia.com/gpu"]``; :param max_nodes: ``limits.nodes``; at least one, each >= 1.
-    :param capacity_types: ``karpenter.sh/capacity-type`` values; ``RESERVED`` needs ``reserved=True`` (the node
-        class selects reservations). :param reservation_type: only Capacity Blocks or only ODCRs (with
-        ``capacity_types=[RESERVED]``).
-    :param labels: extra node labels; the pool always sets ``nvidia.com/gpu.present=true`` (and
-        ``vpc.amazonaws.com/efa.present=true`` for EFA types), the labels the GPU add-ons select nodes by.
-    :param gpu_taint: taint nodes ``nvidia.com/gpu=true:NoSchedule`` (default True, as GPU node groups).
-    """
+    """A ``NodePool`` of GPU ``instance_types`` (catalog types; see :func:`check_karpenter_instance_types`), with the
+    :class:`NodePoolOptions`; ``weight`` (1-100) orders it among pools."""
+    refuse_unknown_options("node_pool_manifest", options, NodePoolOptions.__annotations__)
+    max_gpus, max_nodes = options.get("max_gpus"), options.get("max_nodes")
+    capacity_types = options.get("capacity_types", (KarpenterCapacityType.ON_DEMAND,))
+    reservation_type, reserved = options.get("reservation_type"), options.get("reserved", False)
+    labels, gpu_taint, disruption = options.get("labels"), options.get("gpu_taint", True), options.get("disruption")
     check_name("name", name)
     check_name("node_class_name", node_class_name)
     specs = check_karpenter_instance_types("instance_types", instance_types)

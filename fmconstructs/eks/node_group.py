@@ -48,19 +48,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Required, TypedDict, cast
+from typing import TYPE_CHECKING, Unpack, cast
 
 from aws_cdk import CfnResource
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
-from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .._plan_metadata import PlanKind, write_plan_record
+from .._renames import RenamedAttribute, renamed_keywords
+from .._rules import warn
 from .._validate import (
-    NOT_GIVEN,
     RemovedAttribute,
     known,
     located,
@@ -69,51 +68,31 @@ from .._validate import (
     subnet_zone,
 )
 from .._validate import check_mount_point as _check_mount_point
-from ..bootstrap import BootstrapDelivery, default_bootstrap_name, step_name
+from ..bootstrap import default_bootstrap_name, step_name
 from ..capacity import (
     Capacity,
     CapacityBlockScaling,
-    CapacityKind,
     OnDemand,
-    UltraServerCapacityBlock,
     check_backend_capacity,
     default_min_nodes,
 )
 from ..catalog import InstanceSpec, get_instance_spec
-from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB, GpuLaunchTemplate, UserDataFormat
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
-from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
+from ..compute.launch_template import GpuLaunchTemplate, UserDataFormat
+from ..errors import FmTypeError, FmValidationError, is_token
+from ..networking import ClusterPlacementGroup, InterfacePolicy
 from ..storage.client import lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
 from ..storage.lustre_clients import apply_lustre_client_plan, plan_lustre_client
 from . import health as _health
-from ._node_group_props import _NodeGroupProps, check_node_group_props
+from . import rules
+from ._node_group_props import EKS_IMDS_HOP_LIMIT as EKS_IMDS_HOP_LIMIT
+from ._node_group_props import GpuNodeGroupOptions as GpuNodeGroupOptions
+from ._node_group_props import _NodeGroupProps
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .versions import MIN_ULTRASERVER_VERSION, version_tuple
 
 if TYPE_CHECKING:
     from .cluster import GpuEksCluster
-
-#: IMDSv2 hop limit of GPU nodes: 1, so that only host processes and ``hostNetwork`` pods reach the instance metadata
-#: service and the node role's credentials; a pod on the pod network is one hop further and gets no IMDSv2 token.
-#: EKS User Guide "Amazon EKS security best practices" (best-practices-security, "Restricting access to the IMDS and
-#: Amazon EC2 instance profile credentials": block pod access to IMDS when pods that need AWS have their own roles and
-#: "No pods in your cluster require access to IMDS for other reasons, such as retrieving the current Region"; the
-#: option "block access to IMDSv2 for all containers that don't use host networking", for managed nodes with a custom
-#: launch template: IMDSv2 required and hop limit 1; the AWS Load Balancer Controller then needs its VPC and Region
-#: set) and the EKS User Guide cni-iam-role (the CNI's pods have the node role's permissions "unless you block access to
-#: IMDS"). What runs on fmconstructs GPU nodes and needs no pod-network IMDS: ``aws-node`` (VPC CNI, its own role
-#: through EKS Pod Identity), ``kube-proxy`` and ``eks-pod-identity-agent`` run on the host network; the FSx CSI node
-#: plugin falls back to the Kubernetes API for its instance data when IMDS is unreachable (kubernetes-sigs/aws-fsx-
-#: csi-driver pkg/cloud/metadata.go ``NewMetadataService``), and mounting needs no AWS call; the NVIDIA device plugin,
-#: EFA device plugin, DCGM exporter, NVIDIA DRA driver and fmconstructs' node exporter read the host's devices only
-#: (UNCONFIRMED for each chart's code: no IMDS use found in the values fmconstructs sets); the pre-bootstrap user data
-#: (bootstrap loader, Lustre client) runs on the host. SageMaker HyperPod EKS nodes behave the same way ("Only Pods
-#: with hostNetwork = true have access to the Amazon EC2 Instance Metadata Service (IMDS) by default", SageMaker
-#: Developer Guide sagemaker-hyperpod-eks-prerequisites). Workloads that need AWS credentials use EKS Pod Identity or
-#: IRSA; AWS SDKs that find their Region through IMDS (the Java and Go SDKs do) need ``AWS_REGION`` set in the pod.
-#: Before 0.2.x the limit was 2.
-EKS_IMDS_HOP_LIMIT = 1
 
 #: Labels on every GPU node (besides ``nvidia.com/gpu.present`` and ``vpc.amazonaws.com/efa.present``).
 INSTANCE_TYPE_LABEL = "fmconstructs.io/instance-type"
@@ -131,33 +110,6 @@ spec:
     localStorage:
       strategy: RAID0
 """
-
-
-class GpuNodeGroupOptions(TypedDict, total=False):
-    """Options of :meth:`GpuEksCluster.add_gpu_node_group` (the :class:`GpuNodeGroup` props without ``cluster``)."""
-
-    instance_type: Required[str]
-    max_nodes: Required[int | float]
-    min_nodes: int | float | None
-    desired_nodes: int | float | None
-    capacity: Capacity | None
-    subnets: Sequence[ec2.ISubnet] | None
-    placement_group: ClusterPlacementGroup | None
-    use_placement_group: bool
-    efa_interface_count: int | None
-    efa_cards: EfaCardSelection
-    labels: Mapping[str, str] | None
-    taints: Sequence[eks.TaintSpec] | None
-    instance_store_raid0: bool
-    root_volume_size_gib: int | float
-    nodegroup_name: str | None
-    node_role: iam.IRole | None
-    enable_node_auto_repair: bool
-    node_checks: bool
-    efa_interfaces_for_lustre: int | None
-    bootstrap_delivery: BootstrapDelivery | None
-    capacity_block_scaling: CapacityBlockScaling
-    imds_hop_limit: int
 
 
 @dataclass(frozen=True)
@@ -226,121 +178,29 @@ class GpuNodeGroup(Construct):
     counts skip the range checks (CloudFormation and EKS check them at deploy time).
 
     :param cluster: the :class:`GpuEksCluster`.
-    :param instance_type: a catalog type (``p5en.48xlarge`` ...); sets the AMI type and the EFA layout.
-    :param max_nodes: maximum nodes (required); at most the reservation's size when known. May be a number token.
-    :param min_nodes: default: 0 (:func:`~fmconstructs.capacity.default_min_nodes`, as on PCS and
-        ParallelCluster; it was ``max_nodes`` before), ``max_nodes`` on a Capacity Block deployed ``AT_DEPLOY``.
-        On a Capacity Block: 0 (to create the group before the block starts) or ``max_nodes``; 0 with
-        ``ON_BLOCK_EVENTS``.
-    :param desired_nodes: default: ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``. On a Capacity Block: 0 or
-        ``max_nodes``; 0 with ``ON_BLOCK_EVENTS``.
-    :param capacity: On-Demand (default), ``CapacityReservation``, ``CapacityBlock`` or
-        ``UltraServerCapacityBlock``.
-    :param subnets: default: the private subnet in the reservation's zone when known, else the VPC's first private
-        subnet. EFA groups take exactly one subnet. Subnets without zone information are accepted (the zone check
-        is skipped).
-    :param placement_group: an existing placement group to launch the nodes into.
-    :param use_placement_group: True creates a new cluster placement group when ``placement_group`` is not
-        given. Default: False: a node group gets a placement group only when asked (0.2.0; before, EFA groups not
-        on a Capacity Block got a new one by default). With an On-Demand Capacity Reservation a placement group
-        warns (``fmconstructs:placement-group-with-capacity-reservation``) unless the reservation is known to be
-        in that group: EC2 reserves capacity in a cluster placement group only for a reservation created in it
-        (EC2 User Guide "cr-cpg"), so a new group is unrelated to an existing reservation.
-    :param efa_interface_count: fewer EFA interfaces than the catalog's maximum. Default: the maximum.
-    :param efa_cards: which EFA-capable cards get an EFA (see :class:`EfaCardSelection`). Default: RECOMMENDED.
-    :param labels: extra node labels (merged over the fmconstructs labels); Kubernetes label keys and values.
-    :param taints: default: ``nvidia.com/gpu=true:NoSchedule``; pass ``[]`` for none. With ``node_checks`` the
-        node-checks taint is added to these.
-    :param instance_store_raid0: assemble the NVMe disks into RAID0 for kubelet/containerd through nodeadm
-        (AL2023 ``localStorage.strategy: RAID0``). Default: True (types without instance store skip it).
-    :param root_volume_size_gib: encrypted gp3 root volume. Default: 200.
-    :param nodegroup_name: default: generated by CloudFormation.
-    :param node_role: default: the cluster's node role.
-    :param enable_node_auto_repair: EKS node auto repair (replaces or reboots nodes with GPU or EFA faults).
-        Default: True. Also installs the ``eks-node-monitoring-agent`` add-on, which reports the GPU faults
-        auto repair acts on, before the group (:mod:`fmconstructs.eks.health`).
-    :param node_checks: nodes join with the taint ``fmconstructs.io/node-checks=pending:NoSchedule`` (added to
-        ``taints``), which a DaemonSet removes once the node's checks pass (:mod:`fmconstructs.eks.health`).
-        Default: True.
-    :param efa_interfaces_for_lustre: EFA interfaces each node uses for LNet with EFA-enabled FSx for Lustre file
-        systems (0: LNet over TCP). Default: the instance type's FSx default
-        (``InstanceSpec.fsx_lustre_efa_interfaces``, FSx for Lustre User Guide "Configuring EFA clients"), capped
-        by the EFA interfaces the node attaches.
-    :param bootstrap_delivery: how pre-bootstrap steps (Lustre clients) reach the nodes: default None, an S3
-        asset with a loader when the stack publishes file assets, else inline (see the module docstring).
-    :param capacity_block_scaling: on a Capacity Block, ``AT_DEPLOY`` (default: a full-size group, deploy after
-        the block starts) or ``ON_BLOCK_EVENTS`` (an empty group scaled by
-        :class:`~fmconstructs.capacity_events.CapacityBlockEvents`, deploy before the block starts; see the module
-        docstring). ``ON_BLOCK_EVENTS`` is refused on other capacity.
-    :param imds_hop_limit: the launch template's IMDSv2 hop limit, 1 or 2. Default: 1
-        (:data:`EKS_IMDS_HOP_LIMIT`: pods off the host network cannot reach the instance metadata or the node
-        role). 2 is the limit before 0.2.x, for workloads that still read IMDS from the pod network. Changing it
-        makes a new launch template version, which EKS rolls out by replacing the group's nodes.
+    :param options: the node group's options, :class:`GpuNodeGroupOptions` (``instance_type`` and ``max_nodes``
+        required).
     """
 
     @located
     @removed_keywords("GpuNodeGroup", max_size="max_nodes", min_size="min_nodes", desired_size="desired_nodes")
+    @renamed_keywords("GpuNodeGroup", nodegroup_name="node_group_name")
     def __init__(
         self,
         scope: Construct,
         id: str,
         *,
         cluster: GpuEksCluster,
-        instance_type: str,
-        max_nodes: int | float = NOT_GIVEN,
-        min_nodes: int | float | None = None,
-        desired_nodes: int | float | None = None,
-        capacity: Capacity | None = None,
-        subnets: Sequence[ec2.ISubnet] | None = None,
-        placement_group: ClusterPlacementGroup | None = None,
-        use_placement_group: bool = False,
-        efa_interface_count: int | None = None,
-        efa_cards: EfaCardSelection = EfaCardSelection.RECOMMENDED,
-        labels: Mapping[str, str] | None = None,
-        taints: Sequence[eks.TaintSpec] | None = None,
-        instance_store_raid0: bool = True,
-        root_volume_size_gib: int | float = DEFAULT_ROOT_VOLUME_SIZE_GIB,
-        nodegroup_name: str | None = None,
-        node_role: iam.IRole | None = None,
-        enable_node_auto_repair: bool = True,
-        node_checks: bool = True,
-        efa_interfaces_for_lustre: int | None = None,
-        bootstrap_delivery: BootstrapDelivery | None = None,
-        capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY,
-        imds_hop_limit: int = EKS_IMDS_HOP_LIMIT,
+        **options: Unpack[GpuNodeGroupOptions],
     ) -> None:
         from .cluster import GpuEksCluster
 
         if not isinstance(cluster, GpuEksCluster):
             raise FmTypeError("cluster", cluster, f"a GpuEksCluster (got a {type(cluster).__name__})")
-        props = check_node_group_props(
-            id=id,
-            instance_type=instance_type,
-            max_nodes=max_nodes,
-            min_nodes=min_nodes,
-            desired_nodes=desired_nodes,
-            capacity=capacity,
-            subnets=subnets,
-            placement_group=placement_group,
-            use_placement_group=use_placement_group,
-            efa_interface_count=efa_interface_count,
-            efa_cards=efa_cards,
-            labels=labels,
-            taints=taints,
-            instance_store_raid0=instance_store_raid0,
-            root_volume_size_gib=root_volume_size_gib,
-            nodegroup_name=nodegroup_name,
-            node_role=node_role,
-            enable_node_auto_repair=enable_node_auto_repair,
-            node_checks=node_checks,
-            efa_interfaces_for_lustre=efa_interfaces_for_lustre,
-            bootstrap_delivery=bootstrap_delivery,
-            capacity_block_scaling=capacity_block_scaling,
-            imds_hop_limit=imds_hop_limit,
-        )
+        props = _NodeGroupProps.resolve("GpuNodeGroup", options)
         super().__init__(scope, id)
         self.cluster: GpuEksCluster = cluster
-        self.instance_spec: InstanceSpec = get_instance_spec(instance_type)
+        self.instance_spec: InstanceSpec = get_instance_spec(props.instance_type)
         self.efa_interfaces_for_lustre = props.efa_interfaces_for_lustre
         self._lustre_clients: list[LustreClient] = []
         self._keep_capacity_and_sizes(props)
@@ -348,7 +208,7 @@ class GpuNodeGroup(Construct):
         self._build_launch_template(props)
         self._keep_labels_and_taints(props)
         self._build_nodegroup(props)
-        self._add_node_health(enable_node_auto_repair=enable_node_auto_repair)
+        self._add_node_health(enable_node_auto_repair=props.enable_node_auto_repair)
 
     # --- construction steps ------------------------------------------------------------------------------------
     def _keep_capacity_and_sizes(self, props: _NodeGroupProps) -> None:
@@ -407,7 +267,7 @@ class GpuNodeGroup(Construct):
             root_volume_size_gib=props.root_volume_size_gib,
             instance_store_mount_point=None,
             user_data_format=UserDataFormat.MIME_MULTIPART,
-            tags={"fmconstructs:eks-cluster": cluster.cluster_name},
+            tags={**(props.tags or {}), "fmconstructs:eks-cluster": cluster.cluster_name},
             bootstrap_delivery=props.bootstrap_delivery,
             bootstrap_role=props.node_role or cluster.node_role,
             bootstrap_name=default_bootstrap_name(self),
@@ -441,7 +301,7 @@ class GpuNodeGroup(Construct):
             CAPACITY_LABEL: self.capacity.kind.value,
             GPU_PRESENT_LABEL: "true",
             **({EFA_PRESENT_LABEL: "true"} if self.efa_interface_count > 0 else {}),
-            **user_labels,
+            **(user_labels or {}),
             **({_health.NODE_CHECKS_GROUP_LABEL: self.node_checks_group} if self.node_checks_group else {}),
         }
         self.taints: tuple[eks.TaintSpec, ...] = (
@@ -456,14 +316,13 @@ class GpuNodeGroup(Construct):
         """The managed node group (id ``Resource``) on the launch template, after the VPC CNI and the bootstrap
         permissions; with the plan record ``fmc plan`` reads."""
         cluster = self.cluster
-        nodegroup_name = props.nodegroup_name
         node_role = props.node_role
         enable_node_auto_repair = props.enable_node_auto_repair
         self.nodegroup = eks.Nodegroup(
             self,
             "Resource",
             cluster=cluster.icluster,
-            nodegroup_name=nodegroup_name,
+            nodegroup_name=props.node_group_name,
             ami_type=eks_ami_type(self.instance_spec),
             capacity_type=self.capacity_type,
             min_size=self.min_nodes,
@@ -477,6 +336,7 @@ class GpuNodeGroup(Construct):
             labels=self.labels,
             taints=list(self.taints),
             enable_node_auto_repair=enable_node_auto_repair,
+            tags=props.tags,
         )
         # Pod networking on the nodes needs the VPC CNI add-on and its role (the node role no longer carries the CNI
         # policy).
@@ -524,121 +384,57 @@ class GpuNodeGroup(Construct):
             "subnets", None, f"a subnet in {zone} (the reservation's zone): the VPC has no private subnet there"
         )
 
-    # --- validation ---------------------------------------------------------------------------------------------
+    # --- validation: the cross-property rules (fmconstructs.eks.rules) -----------------------------------------
     def _validate_sizes(self) -> None:
         minimum, maximum, desired = self.min_nodes, self.max_nodes, self.desired_nodes
-        # Range checks compare only values known at synthesis (number tokens are checked by EKS at deploy time).
-        if known(minimum) and known(maximum) and minimum > maximum:
-            raise FmValidationError("min_nodes", minimum, f"between 0 and max_nodes ({maximum})")
-        if known(desired) and known(minimum) and desired < minimum:
-            raise FmValidationError(
-                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
-            )
-        if known(desired) and known(maximum) and desired > maximum:
-            raise FmValidationError(
-                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
-            )
-        limit = self.capacity.max_instances
-        if known(limit) and known(maximum) and maximum > limit:  # type: ignore[operator]
-            raise FmValidationError("max_nodes", maximum, f"at most the reservation's {limit} instances")
+        rules.sizes_are_ordered(min_nodes=minimum, max_nodes=maximum, desired_nodes=desired)
+        rules.max_nodes_fit_the_reservation(max_nodes=maximum, reservation_instances=self.capacity.max_instances)
         # Instance-type rules of the capacity (UltraServer blocks); node counts are checked above.
         self.capacity.validate_for(self.instance_spec)
-        if self.capacity.is_capacity_block and known(maximum):
-            # EKS "capacity-blocks-mng": a fixed fleet; size 0 while the block is not active (and during upgrades).
-            if known(minimum) and minimum not in (0, maximum):
-                raise FmValidationError(
-                    "min_nodes", minimum, f"0 or max_nodes ({maximum}) on a Capacity Block (a fixed-size fleet)"
-                )
-            if known(desired) and desired not in (0, maximum):
-                raise FmValidationError(
-                    "desired_nodes",
-                    desired,
-                    f"0 (before the block starts) or max_nodes ({maximum}) on a Capacity Block",
-                )
+        rules.capacity_block_sizes_are_zero_or_max(
+            is_capacity_block=self.capacity.is_capacity_block,
+            min_nodes=minimum,
+            max_nodes=maximum,
+            desired_nodes=desired,
+        )
 
     def _validate_block_scaling(self) -> None:
         """``ON_BLOCK_EVENTS``: only on a Capacity Block, and the group starts empty (min and desired 0)."""
-        if self.capacity_block_scaling is not CapacityBlockScaling.ON_BLOCK_EVENTS:
-            return
-        if not self.capacity.is_capacity_block:
-            raise FmValidationError(
-                "capacity_block_scaling",
-                self.capacity_block_scaling.name,
-                f"CapacityBlockScaling.AT_DEPLOY on {self.capacity.kind.value} capacity (ON_BLOCK_EVENTS scales on "
-                "Capacity Block events)",
-            )
-        for parameter, value in (("min_nodes", self.min_nodes), ("desired_nodes", self.desired_nodes)):
-            if is_token(value) or value != 0:
-                raise FmValidationError(
-                    parameter,
-                    value,
-                    "0 (or omitted) with CapacityBlockScaling.ON_BLOCK_EVENTS (the group is created empty and "
-                    "scaled when the block starts)",
-                )
+        scaling = self.capacity_block_scaling
+        rules.on_block_events_needs_a_capacity_block(scaling=scaling, capacity=self.capacity)
+        rules.on_block_events_starts_empty(scaling=scaling, min_nodes=self.min_nodes, desired_nodes=self.desired_nodes)
 
     def _validate_instance_and_version(self) -> None:
         spec = self.instance_spec
-        if spec.ultraserver_types and not isinstance(self.capacity, UltraServerCapacityBlock):
-            raise FmValidationError(
-                "capacity",
-                self.capacity.kind.value,
-                f"an UltraServerCapacityBlock: {spec.instance_type} is sold only as UltraServer Capacity Blocks",
-            )
+        rules.ultraserver_types_need_an_ultraserver_block(spec=spec, capacity=self.capacity)
         if spec.ultraserver_types:
-            version = version_tuple(self.cluster.version)
-            if version < MIN_ULTRASERVER_VERSION:
-                needed = ".".join(map(str, MIN_ULTRASERVER_VERSION))
-                raise FmValidationError(
-                    "cluster.version",
-                    self.cluster.version.version,
-                    f"{needed} or later for {spec.instance_type} (Dynamic Resource Allocation for IMEX ComputeDomains)",
-                )
+            rules.ultraserver_types_need_a_recent_kubernetes(
+                spec=spec,
+                version=self.cluster.version.version,
+                version_parts=version_tuple(self.cluster.version),
+                minimum=MIN_ULTRASERVER_VERSION,
+            )
 
     def _validate_subnets(self) -> None:
-        if not self.subnets:
-            raise FmValidationError("subnets", [], "at least one subnet")
-        if self.efa_interface_count > 0 and len(self.subnets) != 1:
-            raise FmValidationError(
-                "subnets",
-                f"{len(self.subnets)} subnets",
-                "exactly one subnet for an EFA node group (EFA traffic cannot cross availability zones)",
-            )
-        zone = capacity_zone(self.capacity)
-        for index, subnet in enumerate(self.subnets):
-            # Only when both zones are known at synthesis (subnets imported without a zone, token zones: skipped).
-            if same_zone(zone, _subnet_zone(subnet)) is False:
-                raise FmValidationError(
-                    f"subnets[{index}]",
-                    _describe_subnet(subnet),
-                    f"a subnet in {zone}, the zone of the {self.capacity.kind.value}",
-                )
+        rules.efa_groups_take_one_subnet(efa_interface_count=self.efa_interface_count, subnet_count=len(self.subnets))
+        # Only when both zones are known at synthesis (subnets imported without a zone, token zones: skipped).
+        rules.subnets_are_in_the_capacity_zone(
+            capacity_zone=capacity_zone(self.capacity),
+            capacity_kind=self.capacity.kind,
+            subnets=[(_subnet_zone(subnet), _describe_subnet(subnet)) for subnet in self.subnets],
+        )
 
     def _check_placement_group_and_reservation(self, placement_group: ClusterPlacementGroup, *, created: bool) -> None:
         """Warn when nodes on an On-Demand Capacity Reservation go into a placement group the reservation is not known
-        to be in.
-
-        EC2 User Guide "cr-cpg" (Capacity Reservations in cluster placement groups): a reservation reserves capacity
-        in a cluster placement group only when it is created in that group (an existing reservation cannot be moved
-        into one), and "limitations-placement-groups" recommends reserving capacity explicitly in the cluster
-        placement group you launch into. A group created here cannot hold an existing reservation, and a given group
-        is only known to hold it when the capacity names the group (``placement_group_arn``, when the capacity
-        records one). Capacity Blocks have their own warning (the launch template's
-        ``placement-group-with-capacity-block``).
-        """
-        if self.capacity.kind is not CapacityKind.CAPACITY_RESERVATION:
-            return
-        reservation_group = getattr(self.capacity, "placement_group_arn", None)
-        if not created and reservation_group is not None and reservation_group == placement_group.placement_group_arn:
-            return
-        which = "a new placement group (use_placement_group=True)" if created else "the given placement_group"
-        add_warning(
+        to be in (:func:`~fmconstructs.eks.rules.placement_group_holds_the_reservation`)."""
+        warn(
             self,
-            WarningId.PLACEMENT_GROUP_WITH_CAPACITY_RESERVATION,
-            f"Nodes on an On-Demand Capacity Reservation are launched into {which}, and the reservation is not known "
-            "to be in it: EC2 reserves capacity in a cluster placement group only for reservations created in that "
-            'group (EC2 User Guide "Capacity Reservations in cluster placement groups"), so launches may fall outside '
-            "the reservation or fail for insufficient capacity. Leave use_placement_group False and placement_group "
-            "unset, or create the reservation in that placement group; acknowledge this warning when it is.",
+            rules.placement_group_holds_the_reservation(
+                capacity_kind=self.capacity.kind,
+                reservation_group_arn=getattr(self.capacity, "placement_group_arn", None),
+                placement_group_arn=placement_group.placement_group_arn,
+                created=created,
+            ),
         )
 
     # --- FSx for Lustre clients ---------------------------------------------------------------------------------
@@ -704,8 +500,13 @@ class GpuNodeGroup(Construct):
         return self.launch_template.efa_interface_count
 
     @property
-    def nodegroup_name(self) -> str:
+    def node_group_name(self) -> str:
+        """The node group's name: a deploy-time value (the node group's ``Ref``), also when ``node_group_name`` is
+        given."""
         return self.nodegroup.nodegroup_name
+
+    #: Deprecated name of :attr:`node_group_name` (removed in 0.4.0).
+    nodegroup_name = RenamedAttribute("node_group_name")
 
     @property
     def gpus_per_node(self) -> int:
