@@ -17,6 +17,7 @@ from typing import Any
 
 from aws_cdk import aws_ec2 as ec2
 
+from .._renames import RenamedAttribute, renamed_keywords
 from .._validate import (
     check_bool,
     check_count,
@@ -212,7 +213,8 @@ class HeadNode:
     :param subnet: ``Networking.SubnetId``.
     :param key_name: ``Ssh.KeyName`` (optional: Session Manager needs none).
     :param imds_secured: ``Imds.Secured`` (default True: only root and the cluster admin reach IMDS on the head node).
-    :param additional_security_groups: ``Networking.AdditionalSecurityGroups``.
+    :param security_groups: security groups the head node joins in addition to the one ParallelCluster creates
+        (``Networking.AdditionalSecurityGroups``; formerly ``additional_security_groups``, deprecated).
     :param on_node_start: / on_node_configured: ``CustomActions``.
     :param s3_read_buckets: ``Iam.S3Access`` bucket names the node may read (custom action scripts).
     """
@@ -221,7 +223,8 @@ class HeadNode:
     subnet: ec2.ISubnet
     key_name: str | None = None
     imds_secured: bool = True
-    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    security_groups: Sequence[ec2.ISecurityGroup] = ()
+    additional_security_groups = RenamedAttribute("security_groups")  # not a field: no annotation
     on_node_start: CustomAction | None = None
     on_node_configured: CustomAction | None = None
     s3_read_buckets: Sequence[str] = ()
@@ -232,13 +235,13 @@ class HeadNode:
         if self.key_name is not None:
             check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
         check_bool("imds_secured", self.imds_secured)
-        _security_group_ids("additional_security_groups", self.additional_security_groups)
+        _security_group_ids("security_groups", self.security_groups)
         _actions(self.on_node_start, self.on_node_configured)
         _iam(self.s3_read_buckets)
 
     def to_config(self) -> dict[str, Any]:
         networking: dict[str, Any] = {"SubnetId": self.subnet.subnet_id}
-        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        groups = _security_group_ids("security_groups", self.security_groups)
         if groups:
             networking["AdditionalSecurityGroups"] = groups
         out: dict[str, Any] = {
@@ -259,14 +262,19 @@ class HeadNode:
 
 @dataclass(frozen=True, kw_only=True)
 class LoginNodePool:
-    """One ``LoginNodes.Pools[]`` entry (LoginNodesPoolSchema): ``Networking.SubnetIds`` takes exactly one subnet."""
+    """One ``LoginNodes.Pools[]`` entry (LoginNodesPoolSchema): ``Networking.SubnetIds`` takes exactly one subnet.
+
+    :param security_groups: security groups the login nodes join in addition to the one ParallelCluster creates
+        (``Networking.AdditionalSecurityGroups``; formerly ``additional_security_groups``, deprecated).
+    """
 
     name: str
     instance_type: str
     subnet: ec2.ISubnet
     nodes: int | float = 1
     key_name: str | None = None
-    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    security_groups: Sequence[ec2.ISecurityGroup] = ()
+    additional_security_groups = RenamedAttribute("security_groups")  # not a field: no annotation
 
     def __post_init__(self) -> None:
         _name("name", self.name)
@@ -275,11 +283,11 @@ class LoginNodePool:
         check_count("nodes", self.nodes, minimum=0)  # LoginNodesPoolSchema.count: Range(min=0)
         if self.key_name is not None:
             check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
-        _security_group_ids("additional_security_groups", self.additional_security_groups)
+        _security_group_ids("security_groups", self.security_groups)
 
     def to_config(self) -> dict[str, Any]:
         networking: dict[str, Any] = {"SubnetIds": [self.subnet.subnet_id]}
-        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        groups = _security_group_ids("security_groups", self.security_groups)
         if groups:
             networking["AdditionalSecurityGroups"] = groups
         out: dict[str, Any] = {
@@ -468,13 +476,16 @@ class SlurmQueue:
     :param gpu_health_checks: ``HealthChecks.Gpu.Enabled`` (ParallelCluster's GPU health check: DCGM level 2 in the
         prolog; aws-parallelcluster 3.16.1 ``HealthChecksSchema``; mind aws-parallelcluster#6777, long checks in the
         prolog hang jobs on p4d/p5). Default: not set (ParallelCluster's default, off).
+    :param security_groups: security groups the queue's compute nodes join in addition to the one ParallelCluster
+        creates (``Networking.AdditionalSecurityGroups``; formerly ``additional_security_groups``, deprecated).
     """
 
     name: str
     subnets: Sequence[ec2.ISubnet]
     compute_resources: Sequence[ComputeResource]
     capacity_type: CapacityType | None = None
-    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    security_groups: Sequence[ec2.ISecurityGroup] = ()
+    additional_security_groups = RenamedAttribute("security_groups")  # not a field: no annotation
     on_node_start: CustomAction | None = None
     on_node_configured: CustomAction | None = None
     s3_read_buckets: Sequence[str] = ()
@@ -517,7 +528,7 @@ class SlurmQueue:
             # A reservation (block or ODCR) lives in one zone: each queue subnet must be in it when both are known.
             for subnet in subnets:
                 resource.capacity.check_subnet(subnet)
-        _security_group_ids("additional_security_groups", self.additional_security_groups)
+        _security_group_ids("security_groups", self.security_groups)
         _actions(self.on_node_start, self.on_node_configured)
         _iam(self.s3_read_buckets)
         if self.custom_ami is not None:
@@ -544,7 +555,7 @@ class SlurmQueue:
 
     def to_config(self) -> dict[str, Any]:
         networking: dict[str, Any] = {"SubnetIds": [s.subnet_id for s in self.subnets]}
-        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        groups = _security_group_ids("security_groups", self.security_groups)
         if groups:
             networking["AdditionalSecurityGroups"] = groups
         out: dict[str, Any] = {
@@ -649,3 +660,10 @@ class Monitoring:
             "Logs": {"CloudWatch": {"Enabled": self.logs, "RetentionInDays": self.log_retention_days}},
             "Dashboards": {"CloudWatch": {"Enabled": self.dashboards}},
         }
+
+
+# One node-group vocabulary across the backends (``security_groups``): the old keyword keeps working, deprecated.
+for _node_group in (HeadNode, LoginNodePool, SlurmQueue):
+    _renamed = renamed_keywords(_node_group.__name__, additional_security_groups="security_groups")
+    _node_group.__init__ = _renamed(_node_group.__init__)  # type: ignore[method-assign]
+del _node_group, _renamed
