@@ -35,13 +35,13 @@ from ..capacity import (
     Capacity,
     OnDemand,
     ReservationTargetForm,
-    UltraServerCapacityBlock,
     check_backend_capacity,
     default_min_nodes,
 )
 from ..catalog import CATALOG, InstanceSpec, check_instance_type, efa_max_interfaces
 from ..errors import FmValidationError
 from ..storage import LustreFileSystemBase
+from . import rules
 from .limits import check_name_not_default, check_queue_limits
 
 # cli/src/pcluster/validators/cluster_validators.py: NAME_MAX_LENGTH = 25, NAME_REGEX = r"^[a-z][a-z0-9\-]*$"
@@ -357,37 +357,16 @@ class ComputeResource:
             check_bool("placement_group", self.placement_group)
         check_optional_count("min_nodes", self.min_nodes, minimum=0)
         check_optional_count("max_nodes", self.max_nodes, minimum=1)  # SlurmComputeResourceSchema.max_count min 1
-        minimum, maximum = self.resolved_min_nodes, self.resolved_max_nodes
-        if known(minimum) and known(maximum) and minimum > maximum:
-            # ComputeResourceSizeValidator: "Max count must be greater than or equal to min count."
-            raise FmValidationError("min_nodes", minimum, f"at most max_nodes ({maximum})")
+        rules.min_nodes_at_most_max_nodes(self.resolved_min_nodes, self.resolved_max_nodes)
         spec = self.spec
-        if self.capacity.is_capacity_block and spec is None and known(self.instance_type):
-            raise FmValidationError("instance_type", self.instance_type, "a catalog instance type on a Capacity Block")
+        rules.capacity_block_needs_a_catalog_type(self.capacity, self.instance_type, spec)
         if spec is not None:
             # Capacity rules (fixed size on blocks, at most the reservation) live in fmconstructs.capacity;
             # ParallelCluster's ComputeResourceSizeValidator states the same block rule.
             self.capacity.validate_for(spec, min_nodes=self.resolved_min_nodes, max_nodes=self.resolved_max_nodes)
-        if self.efa and efa_max_interfaces(self.instance_type) == 0:  # EFA capability from data (catalog, EC2)
-            raise FmValidationError("efa", self.efa, f"False for {self.instance_type} (it takes no EFA interface)")
-        # UltraserverCapacityBlockSizeValidator (validators/ec2_validators.py): an UltraServer block's TotalCapacity
-        # must be in ULTRASERVER_CAPACITY_BLOCK_ALLOWED_SIZE_DICT (p6e-gb200: 9 or 18 instances, i.e. one
-        # u-p6e-gb200x36 or one u-p6e-gb200x72 per the catalog): one UltraServer per block.
-        if (
-            isinstance(self.capacity, UltraServerCapacityBlock)
-            and known(self.capacity.ultraserver_count)
-            and self.capacity.ultraserver_count != 1
-        ):
-            raise FmValidationError(
-                "capacity.ultraserver_count",
-                self.capacity.ultraserver_count,
-                "1 for ParallelCluster (a block of one UltraServer: 9 or 18 instances; ParallelCluster "
-                "UltraserverCapacityBlockSizeValidator); give each UltraServer block its own compute resource",
-            )
-        if self.capacity.reservation_target_forms:
-            # CapacityReservationTarget needs the id on blocks (ec2_validators.py CapacityReservationValidator).
-            form = ReservationTargetForm.RESERVATION_ID if self.capacity.is_capacity_block else None
-            self.capacity.reservation_target(form, consumer="ParallelCluster (CapacityType CAPACITY_BLOCK)")
+        rules.efa_needs_an_efa_type(self.efa, self.instance_type)
+        rules.ultraserver_block_holds_one_ultraserver(self.capacity)
+        rules.block_reservation_is_targeted_by_id(self.capacity)
 
     @property
     def spec(self) -> InstanceSpec | None:
@@ -510,21 +489,13 @@ class SlurmQueue:
         if not resources:
             raise FmValidationError("compute_resources", [], "at least one ComputeResource")
         check_queue_limits(resources)
-        names = [r.name for r in resources]
-        if len(set(names)) != len(names):
-            raise FmValidationError("compute_resources", names, "compute resources with distinct names")
+        rules.compute_resource_names_are_distinct([r.name for r in resources])
         if self.capacity_type is not None:
             check_enum("capacity_type", self.capacity_type, CapacityType)
         kind = self.resolved_capacity_type
         for index, resource in enumerate(resources):
-            block = resource.capacity.is_capacity_block
-            if block != (kind is CapacityType.CAPACITY_BLOCK):
-                raise FmValidationError(
-                    f"compute_resources[{index}].capacity",
-                    type(resource.capacity).__name__,
-                    f"{'a Capacity Block' if not block else 'not a Capacity Block'} in a {kind.value} queue "
-                    "(CapacityType is per queue)",
-                )
+            block_queue = kind is CapacityType.CAPACITY_BLOCK
+            rules.capacity_matches_the_queue_type(index, resource.capacity, block_queue=block_queue, kind=kind.value)
             # A reservation (block or ODCR) lives in one zone: each queue subnet must be in it when both are known.
             for subnet in subnets:
                 resource.capacity.check_subnet(subnet)
