@@ -19,15 +19,22 @@ from ..errors import FmValidationError, is_token
 
 __all__ = [
     "LUSTRE_MOUNT_POINT",
+    "autoscaling_needs_automatic_node_recovery",
+    "autoscaling_needs_continuous_provisioning",
+    "autoscaling_needs_eks",
     "base_config_dir_fits_the_slurm_configuration",
     "cluster_mount_point_fits_the_configuration",
+    "cluster_role_needs_autoscaling",
     "deep_health_checks_need_an_accelerated_type",
     "efa_security_group_in_the_cluster_vpc",
     "exporter_source_needs_api_and_a_workspace",
     "group_type_matches_the_training_plan",
     "instance_group_names_are_unique",
     "job_mapping_spec_needs_api_and_a_workspace",
+    "kubernetes_config_needs_eks",
     "lustre_mount_needs_api_and_a_file_system",
+    "memory_percent_needs_tiered_checkpointing",
+    "min_nodes_at_most_nodes",
     "nodes_fit_the_training_plan",
     "prometheus_workspace_needs_slurm",
     "slurm_groups_are_instance_groups",
@@ -182,4 +189,74 @@ def cluster_mount_point_fits_the_configuration(
             point,
             f"{LUSTRE_MOUNT_POINT!r} with EKS orchestration: nothing mounts the file system on the HyperPod nodes; "
             "pods mount its PersistentVolumeClaim at the path of their own volumeMounts",
+        )
+
+
+# --- provisioning options (instance groups, autoscaling, tiered checkpointing) ------------------------------------
+def min_nodes_at_most_nodes(min_nodes: Any, nodes: Any) -> None:
+    """``MinInstanceCount`` at most ``InstanceCount`` (CloudFormation schema) when both are known numbers."""
+    if is_token(min_nodes) or is_token(nodes):
+        return
+    if isinstance(min_nodes, int | float) and isinstance(nodes, int | float) and min_nodes > nodes:
+        raise FmValidationError("min_nodes", min_nodes, f"at most nodes ({nodes}): MinInstanceCount <= InstanceCount")
+
+
+def kubernetes_config_needs_eks(index: int, has_kubernetes: bool, eks: bool) -> None:
+    """Kubernetes labels and taints (``KubernetesConfig``) of group ``index`` only on an EKS-orchestrated cluster:
+    Slurm nodes are not Kubernetes nodes."""
+    if has_kubernetes and not eks:
+        raise FmValidationError(
+            f"instance_groups[{index}].kubernetes",
+            "a HyperPodKubernetesConfig",
+            "None with Slurm orchestration (KubernetesConfig labels and taints apply to EKS nodes)",
+        )
+
+
+_AUTOSCALING_PAGE = "(SageMaker Developer Guide sagemaker-hyperpod-eks-autoscaling)"
+
+
+def autoscaling_needs_eks(eks: bool) -> None:
+    """HyperPod's managed autoscaling (enabled) is for EKS clusters."""
+    if not eks:
+        raise FmValidationError(
+            "auto_scaling",
+            "Karpenter",
+            f"None with Slurm: HyperPod's managed autoscaling is for EKS clusters {_AUTOSCALING_PAGE}",
+        )
+
+
+def autoscaling_needs_continuous_provisioning(node_provisioning_mode: Any, continuous: bool) -> None:
+    """Enabled autoscaling builds on ``NodeProvisioningMode.CONTINUOUS`` (``continuous``)."""
+    if not continuous:
+        raise FmValidationError(
+            "node_provisioning_mode",
+            node_provisioning_mode,
+            "NodeProvisioningMode.CONTINUOUS with auto_scaling (autoscaling builds on continuous provisioning "
+            f"{_AUTOSCALING_PAGE})",
+        )
+
+
+def autoscaling_needs_automatic_node_recovery(node_recovery: str, automatic: bool) -> None:
+    """Enabled autoscaling needs ``NodeRecovery.AUTOMATIC`` (``automatic``; ``node_recovery`` is the value given)."""
+    if not automatic:
+        raise FmValidationError(
+            "node_recovery",
+            node_recovery,
+            f"NodeRecovery.AUTOMATIC with auto_scaling (a prerequisite of HyperPod autoscaling {_AUTOSCALING_PAGE})",
+        )
+
+
+def cluster_role_needs_autoscaling(has_cluster_role: bool, enabled: bool) -> None:
+    """``ClusterRole`` serves autoscaling: none when autoscaling is disabled."""
+    if has_cluster_role and not enabled:
+        raise FmValidationError(
+            "cluster_role", "an iam.IRole", "None when autoscaling is disabled (ClusterRole serves autoscaling)"
+        )
+
+
+def memory_percent_needs_tiered_checkpointing(instance_memory_percent: Any, enabled: bool) -> None:
+    """``InstanceMemoryAllocationPercentage`` only with tiered checkpointing on."""
+    if instance_memory_percent is not None and not enabled:
+        raise FmValidationError(
+            "instance_memory_percent", instance_memory_percent, "None when tiered checkpointing is off"
         )

@@ -160,3 +160,56 @@ def test_cluster_mount_point_fits_the_configuration(point: str, flags: dict[str,
 
 def test_mount_point_constant_is_the_same_object_from_both_modules() -> None:
     assert rules.LUSTRE_MOUNT_POINT is LUSTRE_MOUNT_POINT == "/fsx"
+
+
+@pytest.mark.parametrize(
+    ("min_nodes", "nodes", "ok"), [(0, 4, True), (4, 4, True), (2, "${Token[TOKEN.9]}", True), (5, 4, False)]
+)
+def test_min_nodes_at_most_nodes(min_nodes: int, nodes: Any, ok: bool) -> None:
+    if ok:
+        rules.min_nodes_at_most_nodes(min_nodes, nodes)
+    else:
+        with pytest.raises(FmValidationError, match=r"^min_nodes must be at most nodes \(4\)"):
+            rules.min_nodes_at_most_nodes(min_nodes, nodes)
+
+
+@pytest.mark.parametrize(("has", "eks", "ok"), [(True, True, True), (False, False, True), (True, False, False)])
+def test_kubernetes_config_needs_eks(has: bool, eks: bool, ok: bool) -> None:
+    if ok:
+        rules.kubernetes_config_needs_eks(3, has, eks)
+    else:
+        with pytest.raises(FmValidationError, match=r"^instance_groups\[3\]\.kubernetes must be None with Slurm"):
+            rules.kubernetes_config_needs_eks(3, has, eks)
+
+
+@pytest.mark.parametrize("ok", [True, False])
+def test_autoscaling_needs_eks_continuous_provisioning_and_automatic_recovery(ok: bool) -> None:
+    if ok:
+        rules.autoscaling_needs_eks(True)
+        rules.autoscaling_needs_continuous_provisioning("Continuous", True)
+        rules.autoscaling_needs_automatic_node_recovery("Automatic", True)
+        return
+    with pytest.raises(FmValidationError, match=r"^auto_scaling must be None with Slurm"):
+        rules.autoscaling_needs_eks(False)
+    with pytest.raises(FmValidationError, match=r"^node_provisioning_mode must be NodeProvisioningMode\.CONTINUOUS"):
+        rules.autoscaling_needs_continuous_provisioning(None, False)
+    with pytest.raises(FmValidationError, match=r"^node_recovery must be NodeRecovery\.AUTOMATIC.*got 'None'"):
+        rules.autoscaling_needs_automatic_node_recovery("None", False)
+
+
+@pytest.mark.parametrize(("has", "enabled", "ok"), [(True, True, True), (False, False, True), (True, False, False)])
+def test_cluster_role_needs_autoscaling(has: bool, enabled: bool, ok: bool) -> None:
+    if ok:
+        rules.cluster_role_needs_autoscaling(has, enabled)
+    else:
+        with pytest.raises(FmValidationError, match=r"^cluster_role must be None when autoscaling is disabled"):
+            rules.cluster_role_needs_autoscaling(has, enabled)
+
+
+@pytest.mark.parametrize(("percent", "enabled", "ok"), [(20, True, True), (None, False, True), (20, False, False)])
+def test_memory_percent_needs_tiered_checkpointing(percent: int | None, enabled: bool, ok: bool) -> None:
+    if ok:
+        rules.memory_percent_needs_tiered_checkpointing(percent, enabled)
+    else:
+        with pytest.raises(FmValidationError, match=r"^instance_memory_percent must be None when tiered checkpointing"):
+            rules.memory_percent_needs_tiered_checkpointing(percent, enabled)
