@@ -479,7 +479,7 @@ BAD_QUEUE: list[tuple[str, Any]] = [
     ("compute_resources", "c"),
     ("compute_resources", [{"Name": "c"}]),
     ("capacity_type", "ONDEMAND"),
-    ("additional_security_groups", "sg-1"),
+    ("security_groups", "sg-1"),
     ("on_node_start", "s3://b/x.sh"),
     ("s3_read_buckets", "bucket"),
     ("s3_read_buckets", ["Bucket_Upper"]),
@@ -508,7 +508,7 @@ BAD_HEAD: list[tuple[str, Any]] = [
     ("key_name", 5),
     ("key_name", "key\n"),
     ("imds_secured", 1),
-    ("additional_security_groups", "sg-1"),
+    ("security_groups", "sg-1"),
     ("on_node_configured", {"Script": "s3://b/x"}),
     ("s3_read_buckets", "b"),
 ]
@@ -636,7 +636,7 @@ def test_everything_a_token_synthesizes() -> None:
             instance_type=text("HeadType"),
             subnet=subnet,
             key_name=text("Key"),
-            additional_security_groups=[group],
+            security_groups=[group],
             on_node_configured=CustomAction(script=text("Script"), args=[text("Arg")]),
             s3_read_buckets=[text("Bucket")],
         ),
@@ -728,7 +728,7 @@ def test_malformed_subnet_id_refused(scene: Scene) -> None:
 def test_malformed_security_group_id_refused(scene: Scene) -> None:
     bad = ec2.SecurityGroup.from_security_group_id(scene.stack, "Bad", "sg-12")
     with pytest.raises(FmValidationError, match="security_group_id"):
-        HeadNode(instance_type="c7i.large", subnet=scene.subnet_a, additional_security_groups=[bad])
+        HeadNode(instance_type="c7i.large", subnet=scene.subnet_a, security_groups=[bad])
     with pytest.raises(FmValidationError, match="security_group_id"):
         make_cluster(scene, node_security_group=bad)
 

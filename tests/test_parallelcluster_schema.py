@@ -688,12 +688,12 @@ def _case_created_network_lustre(scene: Scene) -> ParallelCluster:
         name="gpu",
         subnets=[subnet],
         compute_resources=[ComputeResource(name="p5", instance_type="p5.48xlarge", max_nodes=2)],
-        additional_security_groups=[group],
+        security_groups=[group],
     )
     return _pc(
         scene,
         queue,
-        head_node=HeadNode(instance_type="c7i.2xlarge", subnet=subnet, additional_security_groups=[group]),
+        head_node=HeadNode(instance_type="c7i.2xlarge", subnet=subnet, security_groups=[group]),
         shared_storage=[SharedLustre(file_system=fs, name="scratch", mount_dir="/scratch")],
         node_security_group=group,
     )
@@ -1029,9 +1029,7 @@ AGREEMENT: dict[str, tuple[Any, dict[str, Any], str]] = {
         "Using the following custom Slurm settings at Queue level is not allowed: OverSubscribe",
     ),
     "malformed-security-group-id": (
-        lambda s: _head(
-            s, additional_security_groups=[ec2.SecurityGroup.from_security_group_id(s.stack, "Bad", "sg-12")]
-        ),
+        lambda s: _head(s, security_groups=[ec2.SecurityGroup.from_security_group_id(s.stack, "Bad", "sg-12")]),
         _cluster(
             _queue("q", {"Name": "c", "InstanceType": "c7i.large", "MaxCount": 1}),
             HeadNode={

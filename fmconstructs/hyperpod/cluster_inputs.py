@@ -26,7 +26,6 @@ from .._validate import (
     check_str_sequence,
     check_subnet,
     check_vpc,
-    known,
 )
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import EfaSecurityGroup
@@ -36,6 +35,7 @@ from ..observability.slurm_job_mapping import check_app_metrics, check_job_mappi
 from ..observability.sources import ExporterSource, check_exporter_source
 from ..storage import LustreFileSystemBase
 from ..storage.data_repository import check_bucket_name
+from . import rules
 from .cluster_lifecycle import LIFECYCLE_BUCKET_PREFIX
 from .data_safety import check_removal_policy
 from .orchestrator import HyperPodOrchestrator, OrchestratorKind
@@ -79,22 +79,7 @@ def _slurm_configuration(orchestrator: HyperPodOrchestrator, base_config_dir: st
     mode = orchestrator.slurm_configuration
     if mode is None:
         mode = SlurmConfiguration.LIFECYCLE_SCRIPTS if base_config_dir is not None else SlurmConfiguration.API
-    if mode is SlurmConfiguration.API and base_config_dir is not None:
-        raise FmValidationError(
-            "base_config_dir",
-            base_config_dir,
-            "None with SlurmConfiguration.API: HyperPod configures and starts Slurm itself, while the base-config's "
-            "lifecycle_script.py reads provisioning_parameters.json (not uploaded with the API-driven configuration) "
-            "and starts Slurm again; use "
-            "HyperPodOrchestrator.slurm(configuration=SlurmConfiguration.LIFECYCLE_SCRIPTS)",
-        )
-    if mode is SlurmConfiguration.LIFECYCLE_SCRIPTS and base_config_dir is None:
-        raise FmValidationError(
-            "base_config_dir",
-            None,
-            "a local copy of HyperPod's published lifecycle scripts (awsome-distributed-training LifecycleScripts/"
-            "base-config) with SlurmConfiguration.LIFECYCLE_SCRIPTS: without them nothing configures Slurm",
-        )
+    rules.base_config_dir_fits_the_slurm_configuration(mode is SlurmConfiguration.API, base_config_dir)
     return mode
 
 
@@ -105,16 +90,9 @@ def _job_mapping(
     (fmconstructs' collectors); a spec given explicitly elsewhere is refused, the default ``True`` is dropped."""
     spec = check_job_mapping("job_mapping", job_mapping)
     app = check_app_metrics("app_metrics", app_metrics)
-    if mode is SlurmConfiguration.API and workspace is not None:
-        return spec, app
-    if isinstance(job_mapping, JobMappingSpec):
-        raise FmValidationError(
-            "job_mapping",
-            "a JobMappingSpec",
-            "True, False or None without SlurmConfiguration.API and a prometheus_workspace (the job mapping labels "
-            "fmconstructs' dcgm-exporter, which runs only then)",
-        )
-    return None, None
+    api_with_workspace = mode is SlurmConfiguration.API and workspace is not None
+    rules.job_mapping_spec_needs_api_and_a_workspace(isinstance(job_mapping, JobMappingSpec), api_with_workspace)
+    return (spec, app) if api_with_workspace else (None, None)
 
 
 def _check_api_partitions(groups: Sequence[HyperPodInstanceGroup], orchestrator: HyperPodOrchestrator) -> None:
@@ -137,12 +115,7 @@ def _check_efa_security_group(value: object, vpc: ec2.IVpc) -> None:
         )
     resource = value.security_group.node.default_child
     group_vpc = resource.vpc_id if isinstance(resource, ec2.CfnSecurityGroup) else None
-    if known(group_vpc) and known(vpc.vpc_id) and group_vpc != vpc.vpc_id:
-        raise FmValidationError(
-            "efa_security_group",
-            f"{value.node.path} (VPC {group_vpc})",
-            f"an EfaSecurityGroup in the cluster's VPC ({vpc.vpc_id})",
-        )
+    rules.efa_security_group_in_the_cluster_vpc(value.node.path, group_vpc, vpc.vpc_id)
 
 
 def _lustre_mount(
@@ -151,13 +124,7 @@ def _lustre_mount(
     """Who mounts the file system with the API-driven configuration (None otherwise)."""
     if value is not None:
         check_enum("lustre_mount", value, HyperPodLustreMount)
-        if mode is not SlurmConfiguration.API or file_system is None:
-            raise FmValidationError(
-                "lustre_mount",
-                value.value,
-                "None unless the cluster uses SlurmConfiguration.API and has a file_system (with LIFECYCLE_SCRIPTS "
-                "the base-config mounts it from provisioning_parameters.json)",
-            )
+        rules.lustre_mount_needs_api_and_a_file_system(value, mode is SlurmConfiguration.API, file_system is not None)
     if mode is not SlurmConfiguration.API or file_system is None:
         return None
     return value or HyperPodLustreMount.NODE_BOOTSTRAP
@@ -167,13 +134,7 @@ def _exporter_source(value: object, mode: SlurmConfiguration | None, workspace: 
     """Where fmconstructs' collectors come from (API-driven configuration with a workspace), else None."""
     if value is not None:
         source = check_exporter_source("exporter_source", value)
-        if mode is not SlurmConfiguration.API or workspace is None:
-            raise FmValidationError(
-                "exporter_source",
-                value,
-                "None unless the cluster uses SlurmConfiguration.API and has a prometheus_workspace (with "
-                "LIFECYCLE_SCRIPTS the base-config installs its own collectors)",
-            )
+        rules.exporter_source_needs_api_and_a_workspace(value, mode is SlurmConfiguration.API, workspace is not None)
         return source
     if mode is not SlurmConfiguration.API or workspace is None:
         return None
@@ -296,22 +257,11 @@ def _check_groups(
     if not groups:
         raise FmValidationError("instance_groups", [], "at least one HyperPodInstanceGroup")
     names = [g.name for g in groups]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise FmValidationError("instance_groups", names, f"unique group names (repeated: {', '.join(duplicates)})")
+    rules.instance_group_names_are_unique(names)
     if not isinstance(orchestrator, HyperPodOrchestrator):
         raise FmTypeError("orchestrator", orchestrator, "a HyperPodOrchestrator (.slurm(...) or .eks(cluster))")
     if orchestrator.kind is OrchestratorKind.SLURM:
-        for parameter, group in (
-            ("controller_group", orchestrator.controller_group),
-            ("login_group", orchestrator.login_group),
-        ):
-            if group is not None and group not in names:
-                raise FmValidationError(f"orchestrator.{parameter}", group, f"one of the groups ({', '.join(names)})")
-        if orchestrator.controller_group == orchestrator.login_group:
-            raise FmValidationError(
-                "orchestrator.login_group", orchestrator.login_group, "a group other than the controller group"
-            )
+        rules.slurm_groups_are_instance_groups(orchestrator.controller_group, orchestrator.login_group, names)
     return groups
 
 
@@ -416,9 +366,4 @@ def _check_workspace(prometheus_workspace: Any, orchestrator: HyperPodOrchestrat
         attribute="remote_write_url",
         expected="an fmconstructs PrometheusWorkspace",
     )
-    if orchestrator.kind is not OrchestratorKind.SLURM:
-        raise FmValidationError(
-            "prometheus_workspace",
-            "a PrometheusWorkspace",
-            "None for EKS orchestration (scrape the EKS cluster with fmconstructs.observability.eks)",
-        )
+    rules.prometheus_workspace_needs_slurm(True, orchestrator.kind is OrchestratorKind.SLURM)

@@ -44,6 +44,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from .._validate import check_count, check_enum, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
+from . import rules
 
 
 class CapacityType(str, Enum):
@@ -316,10 +317,7 @@ def check_min_nodes(min_nodes: object, nodes: object, maximum: int) -> None:
     """``MinInstanceCount``: 0-``maximum`` and at most ``InstanceCount`` (CloudFormation schema) when both are
     known."""
     check_count("min_nodes", min_nodes, minimum=0, maximum=maximum)
-    if is_token(min_nodes) or is_token(nodes):
-        return
-    if isinstance(min_nodes, int | float) and isinstance(nodes, int | float) and min_nodes > nodes:
-        raise FmValidationError("min_nodes", min_nodes, f"at most nodes ({nodes}): MinInstanceCount <= InstanceCount")
+    rules.min_nodes_at_most_nodes(min_nodes, nodes)
 
 
 def group_option_properties(group: Any) -> dict[str, Any]:

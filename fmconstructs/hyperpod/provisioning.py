@@ -39,7 +39,8 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from .._validate import check_bool, check_count, check_enum
-from ..errors import FmTypeError, FmValidationError
+from ..errors import FmTypeError
+from . import rules
 from .types import NodeRecovery
 
 
@@ -94,10 +95,7 @@ class HyperPodAutoScaling:
         if self.cluster_role is not None:
             if not hasattr(self.cluster_role, "role_arn"):
                 raise FmTypeError("cluster_role", self.cluster_role, "an iam.IRole")
-            if not self.enabled:
-                raise FmValidationError(
-                    "cluster_role", "an iam.IRole", "None when autoscaling is disabled (ClusterRole serves autoscaling)"
-                )
+            rules.cluster_role_needs_autoscaling(True, self.enabled)
 
 
 @dataclass(frozen=True)
@@ -117,10 +115,7 @@ class TieredCheckpointing:
         check_bool("enabled", self.enabled)
         if self.instance_memory_percent is not None:
             check_count("instance_memory_percent", self.instance_memory_percent, minimum=0, maximum=100)
-            if not self.enabled:
-                raise FmValidationError(
-                    "instance_memory_percent", self.instance_memory_percent, "None when tiered checkpointing is off"
-                )
+            rules.memory_percent_needs_tiered_checkpointing(self.instance_memory_percent, self.enabled)
 
     def _property(self) -> sagemaker.CfnCluster.TieredStorageConfigProperty:
         return sagemaker.CfnCluster.TieredStorageConfigProperty(
@@ -148,23 +143,10 @@ def check_provisioning(
         raise FmTypeError("auto_scaling", auto_scaling, "a HyperPodAutoScaling (HyperPodAutoScaling.karpenter())")
     if not auto_scaling.enabled:
         return
-    page = "(SageMaker Developer Guide sagemaker-hyperpod-eks-autoscaling)"
-    if not eks:
-        raise FmValidationError(
-            "auto_scaling", "Karpenter", f"None with Slurm: HyperPod's managed autoscaling is for EKS clusters {page}"
-        )
-    if node_provisioning_mode is not NodeProvisioningMode.CONTINUOUS:
-        raise FmValidationError(
-            "node_provisioning_mode",
-            node_provisioning_mode,
-            f"NodeProvisioningMode.CONTINUOUS with auto_scaling (autoscaling builds on continuous provisioning {page})",
-        )
-    if node_recovery is not NodeRecovery.AUTOMATIC:
-        raise FmValidationError(
-            "node_recovery",
-            node_recovery.value,
-            f"NodeRecovery.AUTOMATIC with auto_scaling (a prerequisite of HyperPod autoscaling {page})",
-        )
+    rules.autoscaling_needs_eks(eks)
+    continuous = node_provisioning_mode is NodeProvisioningMode.CONTINUOUS
+    rules.autoscaling_needs_continuous_provisioning(node_provisioning_mode, continuous)
+    rules.autoscaling_needs_automatic_node_recovery(node_recovery.value, node_recovery is NodeRecovery.AUTOMATIC)
 
 
 def autoscaling_role(scope: Construct) -> iam.Role:
@@ -224,12 +206,5 @@ def cluster_properties(
 def check_group_orchestrator(groups: Any, *, eks: bool) -> None:
     """Kubernetes labels and taints (``KubernetesConfig``) only on an EKS-orchestrated cluster: Slurm nodes are not
     Kubernetes nodes."""
-    if eks:
-        return
     for index, group in enumerate(groups):
-        if group.kubernetes is not None:
-            raise FmValidationError(
-                f"instance_groups[{index}].kubernetes",
-                "a HyperPodKubernetesConfig",
-                "None with Slurm orchestration (KubernetesConfig labels and taints apply to EKS nodes)",
-            )
+        rules.kubernetes_config_needs_eks(index, group.kubernetes is not None, eks)

@@ -5,14 +5,9 @@ from __future__ import annotations
 from ..errors import FmValidationError, is_token
 from ..storage import LustreFileSystemBase
 from ..storage.client import _check_mount_point
+from .rules import LUSTRE_MOUNT_POINT as LUSTRE_MOUNT_POINT  # where the file system is mounted by default
+from .rules import cluster_mount_point_fits_the_configuration
 from .types import HyperPodInstanceGroup, SlurmConfiguration
-
-#: Where the cluster's Lustre file system is mounted on every node by default: ``/fsx``, the mount point of the
-#: published base-config, which cannot take another (awsome-distributed-training 1.architectures/5.sagemaker-hyperpod/
-#: LifecycleScripts/base-config/lifecycle_script.py at commit 7217859, line 182: ``ExecuteBashScript("./mount_fsx.sh")
-#: .run(fsx_dns_name, fsx_mountname, "/fsx")``), and of fmconstructs' other backends. ``HyperPodCluster(mount_point=)``
-#: chooses another one with ``SlurmConfiguration.API``.
-LUSTRE_MOUNT_POINT = "/fsx"
 
 
 def check_cluster_mount_point(
@@ -23,24 +18,12 @@ def check_cluster_mount_point(
     point = _check_mount_point(value)
     if is_token(point):
         raise FmValidationError("mount_point", point, "a path known at synthesis (it goes into the node set-up)")
-    if point == LUSTRE_MOUNT_POINT:
-        return point
-    if file_system is None:
-        raise FmValidationError("mount_point", point, f"{LUSTRE_MOUNT_POINT!r} (the default) without a file_system")
-    if mode is SlurmConfiguration.LIFECYCLE_SCRIPTS:
-        raise FmValidationError(
-            "mount_point",
-            point,
-            f"{LUSTRE_MOUNT_POINT!r} with base_config_dir: the published lifecycle_script.py mounts the file system at "
-            "/fsx (mount_fsx.sh <dns> <mount name> /fsx) and takes no other path",
-        )
-    if mode is None:
-        raise FmValidationError(
-            "mount_point",
-            point,
-            f"{LUSTRE_MOUNT_POINT!r} with EKS orchestration: nothing mounts the file system on the HyperPod nodes; "
-            "pods mount its PersistentVolumeClaim at the path of their own volumeMounts",
-        )
+    cluster_mount_point_fits_the_configuration(
+        point,
+        has_file_system=file_system is not None,
+        lifecycle_scripts=mode is SlurmConfiguration.LIFECYCLE_SCRIPTS,
+        eks=mode is None,
+    )
     return point
 
 

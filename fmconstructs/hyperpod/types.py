@@ -16,6 +16,7 @@ from .._validate import check_count, check_enum, check_str, check_str_sequence
 from ..catalog import CATALOG, InstanceSpec
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..storage.client import lustre_efa_interfaces
+from . import rules
 from .instance_group_options import (
     CapacityType,
     HyperPodKubernetesConfig,
@@ -393,13 +394,9 @@ class HyperPodInstanceGroup:
             )
             if len(set(checks)) != len(checks):
                 raise FmValidationError("deep_health_checks", list(checks), "each check at most once")
-            if checks and not is_accelerated(self.instance_type):
-                raise FmValidationError(
-                    "deep_health_checks",
-                    [c.value for c in checks],
-                    f"empty for {self.instance_type}: deep health checks run on GPU and Trainium instances only "
-                    "(SageMaker Developer Guide, deep health checks)",
-                )
+            rules.deep_health_checks_need_an_accelerated_type(
+                checks, self.instance_type, is_accelerated(self.instance_type)
+            )
             object.__setattr__(self, "deep_health_checks", checks)
         if not isinstance(self.capacity, HyperPodCapacity):
             raise FmTypeError(
@@ -435,19 +432,10 @@ class HyperPodInstanceGroup:
 
     def _check_training_plan(self) -> None:
         plan = self.capacity
-        if plan.training_plan_instance_type is not None and plan.training_plan_instance_type != self.instance_type:
-            raise FmValidationError(
-                "instance_type",
-                self.instance_type,
-                f"{plan.training_plan_instance_type}, the instance type of training plan {plan.training_plan_arn}",
-            )
-        count = plan.training_plan_instance_count
-        if count is not None and not is_token(count) and not is_token(self.nodes) and self.nodes > count:
-            raise FmValidationError(
-                "nodes",
-                self.nodes,
-                f"at most {count}, the instances reserved by training plan {plan.training_plan_arn}",
-            )
+        rules.group_type_matches_the_training_plan(
+            self.instance_type, plan.training_plan_instance_type, plan.training_plan_arn
+        )
+        rules.nodes_fit_the_training_plan(self.nodes, plan.training_plan_instance_count, plan.training_plan_arn)
 
     @property
     def instance_spec(self) -> InstanceSpec | None:

@@ -50,6 +50,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from .._rules import warn
 from .._validate import (
     check_enum,
     check_instance,
@@ -85,7 +86,6 @@ from .cluster_config import _ClusterConfig, _ConfigProducer, _WriteYaml
 from .cluster_lustre import LUSTRE_EFA_STEP as LUSTRE_EFA_STEP
 from .cluster_lustre import _ClusterLustreEfa
 from .config import (
-    UNSUPPORTED_OSES_FOR_P6E_GB200,
     HeadNode,
     LoginNodePool,
     Monitoring,
@@ -95,51 +95,26 @@ from .config import (
     SlurmQueue,
     _security_group,
 )
-from .limits import MAX_NUMBER_OF_QUEUES, check_cluster_limits
+from .limits import MAX_NUMBER_OF_QUEUES
+from .rules import ULTRASERVER_MIN_VERSION as ULTRASERVER_MIN_VERSION
+from .rules import (
+    VERSION_PATTERN,
+    check_cluster_limits,
+    p6e_gb200_needs_a_supported_os,
+    placement_group_on_capacity_block,
+    queue_names_are_distinct,
+    ultraservers_need_version_3_14,
+)
 from .updates import DeletionPolicy, create_time_settings, resolve_deletion_policy
 
 # PyPI aws-parallelcluster: 3.16.1 is the newest 3.x (`pip index versions aws-parallelcluster`, 2026-11-30).
 DEFAULT_VERSION = "3.16.1"
-_VERSION = re.compile(r"3\.\d+\.\d+")
 # constants.py PCLUSTER_NAME_REGEX = r"^([a-zA-Z][a-zA-Z0-9-]{0,%d})$" with PCLUSTER_NAME_MAX_LENGTH = 60
 # (ClusterNameValidator; 40 with Slurm accounting: PCLUSTER_NAME_MAX_LENGTH_SLURM_ACCOUNTING).
 CLUSTER_NAME_PATTERN = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,59}")
 # TagSchema: tag keys starting with "parallelcluster:" are reserved (validate_no_reserved_tag).
 _RESERVED_TAG_PREFIX = "parallelcluster:"
 RETAIN_WARNING = WarningId.PARALLELCLUSTER_RETAIN_DEPENDENCIES.qualified
-
-
-# ParallelCluster User Guide "support-nvidia-imex-p6e-gb200-instance": version 3.14.0 installs the NVIDIA stack
-# (driver, CUDA, EFA, IMEX) for p6e-gb200, writes the nvidia-imex configuration, starts nvidia-imex and makes each
-# UltraServer (one Capacity Block) a Slurm topology block.
-ULTRASERVER_MIN_VERSION = (3, 14, 0)
-
-
-def _check_gb200_os(queues: Sequence[SlurmQueue], os: OperatingSystem) -> None:
-    for queue in queues:
-        for resource in queue.compute_resources:
-            spec = resource.spec
-            if spec is not None and spec.family == "p6e-gb200" and os in UNSUPPORTED_OSES_FOR_P6E_GB200:
-                allowed = [o.value for o in OperatingSystem if o not in UNSUPPORTED_OSES_FOR_P6E_GB200]
-                raise FmValidationError(
-                    "os", os.value, f"one of {', '.join(allowed)} for {spec.instance_type} (ParallelCluster 3.16.1)"
-                )
-
-
-def _check_ultraserver_version(queues: Sequence[SlurmQueue], version: str) -> None:
-    if not known(version) or not _VERSION.fullmatch(version):
-        return
-    parsed = tuple(int(part) for part in version.split("."))
-    for queue in queues:
-        for resource in queue.compute_resources:
-            spec = resource.spec
-            if spec is not None and spec.ultraserver_types and parsed < ULTRASERVER_MIN_VERSION:
-                raise FmValidationError(
-                    "version",
-                    version,
-                    f"3.14.0 or later for {spec.instance_type} (UltraServer support: ParallelCluster User Guide "
-                    "support-nvidia-imex-p6e-gb200-instance)",
-                )
 
 
 @dataclass(frozen=True)
@@ -293,9 +268,7 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         queue_list = check_sequence("queues", queues, lambda p, v: check_instance(p, v, SlurmQueue, "a SlurmQueue"))
         if not 1 <= len(queue_list) <= MAX_NUMBER_OF_QUEUES:
             raise FmValidationError("queues", len(queue_list), "1 to 50 SlurmQueue (MAX_NUMBER_OF_QUEUES)")
-        names = [q.name for q in queue_list]
-        if len(set(names)) != len(names):
-            raise FmValidationError("queues", names, "queues with distinct names")
+        queue_names_are_distinct([q.name for q in queue_list])
         check_enum("os", os, OperatingSystem)
         if custom_ami is not None and not isinstance(custom_ami, GpuNodeImage):
             from .config import _AMI_ID, _AMI_TEXT
@@ -310,13 +283,14 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         if monitoring is not None:
             check_instance("monitoring", monitoring, Monitoring, "a Monitoring")
         tag_items = cls._check_tags(tags)
-        check_str("version", version, pattern=_VERSION, allowed="a ParallelCluster 3 version such as '3.16.1'")
+        check_str("version", version, pattern=VERSION_PATTERN, allowed="a ParallelCluster 3 version such as '3.16.1'")
         if not known(version):
             raise FmValidationError("version", version, "a version known at synthesis (it names the template URL)")
         resolved_deletion_policy = resolve_deletion_policy(removal_policy, deletion_policy)
         check_enum("queue_update_strategy", queue_update_strategy, QueueUpdateStrategy)
-        _check_ultraserver_version(queue_list, version)
-        _check_gb200_os(queue_list, os)
+        resources = [resource for queue in queue_list for resource in queue.compute_resources]
+        ultraservers_need_version_3_14(resources, version)
+        p6e_gb200_needs_a_supported_os(resources, os)
         # ParallelCluster's offline validators (architecture, counts, names, mount directories, head node memory).
         check_cluster_limits(head_node=head_node, queues=queue_list, login_nodes=pools, shared_storage=storage)
         accounting = check_slurm_accounting("slurm_accounting", slurm_accounting)
@@ -513,18 +487,7 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
             )
 
     def _warn_placement_groups_on_blocks(self) -> None:
-        for queue in self.queues:
-            for resource in queue.compute_resources:
-                if resource.capacity.is_capacity_block and resource.placement_group is True:
-                    # validators/ec2_validators.py PlacementGroupCapacityTypeValidator (a WARNING in ParallelCluster).
-                    add_warning(
-                        self,
-                        WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK,
-                        f"queue {queue.name} compute resource {resource.name} sets a placement group on a Capacity "
-                        "Block: insufficient capacity errors may occur from placement constraints outside the "
-                        "reservation (ParallelCluster PlacementGroupCapacityTypeValidator); blocks are placed in "
-                        "UltraClusters already",
-                    )
+        warn(self, (placement_group_on_capacity_block(q.name, r) for q in self.queues for r in q.compute_resources))
 
     # --- attributes -----------------------------------------------------------------------------------------------
     def attribute(self, name: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from aws_cdk import aws_ec2 as ec2
 
+from .._renames import RenamedAttribute, renamed_keywords
 from .._validate import (
     check_bool,
     check_count,
@@ -34,13 +35,13 @@ from ..capacity import (
     Capacity,
     OnDemand,
     ReservationTargetForm,
-    UltraServerCapacityBlock,
     check_backend_capacity,
     default_min_nodes,
 )
 from ..catalog import CATALOG, InstanceSpec, check_instance_type, efa_max_interfaces
 from ..errors import FmValidationError
 from ..storage import LustreFileSystemBase
+from . import rules
 from .limits import check_name_not_default, check_queue_limits
 
 # cli/src/pcluster/validators/cluster_validators.py: NAME_MAX_LENGTH = 25, NAME_REGEX = r"^[a-z][a-z0-9\-]*$"
@@ -212,7 +213,8 @@ class HeadNode:
     :param subnet: ``Networking.SubnetId``.
     :param key_name: ``Ssh.KeyName`` (optional: Session Manager needs none).
     :param imds_secured: ``Imds.Secured`` (default True: only root and the cluster admin reach IMDS on the head node).
-    :param additional_security_groups: ``Networking.AdditionalSecurityGroups``.
+    :param security_groups: security groups the head node joins in addition to the one ParallelCluster creates
+        (``Networking.AdditionalSecurityGroups``; formerly ``additional_security_groups``, deprecated).
     :param on_node_start: / on_node_configured: ``CustomActions``.
     :param s3_read_buckets: ``Iam.S3Access`` bucket names the node may read (custom action scripts).
     """
@@ -221,7 +223,8 @@ class HeadNode:
     subnet: ec2.ISubnet
     key_name: str | None = None
     imds_secured: bool = True
-    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    security_groups: Sequence[ec2.ISecurityGroup] = ()
+    additional_security_groups = RenamedAttribute("security_groups")  # not a field: no annotation
     on_node_start: CustomAction | None = None
     on_node_configured: CustomAction | None = None
     s3_read_buckets: Sequence[str] = ()
@@ -232,13 +235,13 @@ class HeadNode:
         if self.key_name is not None:
             check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
         check_bool("imds_secured", self.imds_secured)
-        _security_group_ids("additional_security_groups", self.additional_security_groups)
+        _security_group_ids("security_groups", self.security_groups)
         _actions(self.on_node_start, self.on_node_configured)
         _iam(self.s3_read_buckets)
 
     def to_config(self) -> dict[str, Any]:
         networking: dict[str, Any] = {"SubnetId": self.subnet.subnet_id}
-        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        groups = _security_group_ids("security_groups", self.security_groups)
         if groups:
             networking["AdditionalSecurityGroups"] = groups
         out: dict[str, Any] = {
@@ -259,14 +262,19 @@ class HeadNode:
 
 @dataclass(frozen=True, kw_only=True)
 class LoginNodePool:
-    """One ``LoginNodes.Pools[]`` entry (LoginNodesPoolSchema): ``Networking.SubnetIds`` takes exactly one subnet."""
+    """One ``LoginNodes.Pools[]`` entry (LoginNodesPoolSchema): ``Networking.SubnetIds`` takes exactly one subnet.
+
+    :param security_groups: security groups the login nodes join in addition to the one ParallelCluster creates
+        (``Networking.AdditionalSecurityGroups``; formerly ``additional_security_groups``, deprecated).
+    """
 
     name: str
     instance_type: str
     subnet: ec2.ISubnet
     nodes: int | float = 1
     key_name: str | None = None
-    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    security_groups: Sequence[ec2.ISecurityGroup] = ()
+    additional_security_groups = RenamedAttribute("security_groups")  # not a field: no annotation
 
     def __post_init__(self) -> None:
         _name("name", self.name)
@@ -275,11 +283,11 @@ class LoginNodePool:
         check_count("nodes", self.nodes, minimum=0)  # LoginNodesPoolSchema.count: Range(min=0)
         if self.key_name is not None:
             check_str("key_name", self.key_name, pattern=_KEY_NAME, allowed="an EC2 key pair name")
-        _security_group_ids("additional_security_groups", self.additional_security_groups)
+        _security_group_ids("security_groups", self.security_groups)
 
     def to_config(self) -> dict[str, Any]:
         networking: dict[str, Any] = {"SubnetIds": [self.subnet.subnet_id]}
-        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        groups = _security_group_ids("security_groups", self.security_groups)
         if groups:
             networking["AdditionalSecurityGroups"] = groups
         out: dict[str, Any] = {
@@ -349,37 +357,16 @@ class ComputeResource:
             check_bool("placement_group", self.placement_group)
         check_optional_count("min_nodes", self.min_nodes, minimum=0)
         check_optional_count("max_nodes", self.max_nodes, minimum=1)  # SlurmComputeResourceSchema.max_count min 1
-        minimum, maximum = self.resolved_min_nodes, self.resolved_max_nodes
-        if known(minimum) and known(maximum) and minimum > maximum:
-            # ComputeResourceSizeValidator: "Max count must be greater than or equal to min count."
-            raise FmValidationError("min_nodes", minimum, f"at most max_nodes ({maximum})")
+        rules.min_nodes_at_most_max_nodes(self.resolved_min_nodes, self.resolved_max_nodes)
         spec = self.spec
-        if self.capacity.is_capacity_block and spec is None and known(self.instance_type):
-            raise FmValidationError("instance_type", self.instance_type, "a catalog instance type on a Capacity Block")
+        rules.capacity_block_needs_a_catalog_type(self.capacity, self.instance_type, spec)
         if spec is not None:
             # Capacity rules (fixed size on blocks, at most the reservation) live in fmconstructs.capacity;
             # ParallelCluster's ComputeResourceSizeValidator states the same block rule.
             self.capacity.validate_for(spec, min_nodes=self.resolved_min_nodes, max_nodes=self.resolved_max_nodes)
-        if self.efa and efa_max_interfaces(self.instance_type) == 0:  # EFA capability from data (catalog, EC2)
-            raise FmValidationError("efa", self.efa, f"False for {self.instance_type} (it takes no EFA interface)")
-        # UltraserverCapacityBlockSizeValidator (validators/ec2_validators.py): an UltraServer block's TotalCapacity
-        # must be in ULTRASERVER_CAPACITY_BLOCK_ALLOWED_SIZE_DICT (p6e-gb200: 9 or 18 instances, i.e. one
-        # u-p6e-gb200x36 or one u-p6e-gb200x72 per the catalog): one UltraServer per block.
-        if (
-            isinstance(self.capacity, UltraServerCapacityBlock)
-            and known(self.capacity.ultraserver_count)
-            and self.capacity.ultraserver_count != 1
-        ):
-            raise FmValidationError(
-                "capacity.ultraserver_count",
-                self.capacity.ultraserver_count,
-                "1 for ParallelCluster (a block of one UltraServer: 9 or 18 instances; ParallelCluster "
-                "UltraserverCapacityBlockSizeValidator); give each UltraServer block its own compute resource",
-            )
-        if self.capacity.reservation_target_forms:
-            # CapacityReservationTarget needs the id on blocks (ec2_validators.py CapacityReservationValidator).
-            form = ReservationTargetForm.RESERVATION_ID if self.capacity.is_capacity_block else None
-            self.capacity.reservation_target(form, consumer="ParallelCluster (CapacityType CAPACITY_BLOCK)")
+        rules.efa_needs_an_efa_type(self.efa, self.instance_type)
+        rules.ultraserver_block_holds_one_ultraserver(self.capacity)
+        rules.block_reservation_is_targeted_by_id(self.capacity)
 
     @property
     def spec(self) -> InstanceSpec | None:
@@ -468,13 +455,16 @@ class SlurmQueue:
     :param gpu_health_checks: ``HealthChecks.Gpu.Enabled`` (ParallelCluster's GPU health check: DCGM level 2 in the
         prolog; aws-parallelcluster 3.16.1 ``HealthChecksSchema``; mind aws-parallelcluster#6777, long checks in the
         prolog hang jobs on p4d/p5). Default: not set (ParallelCluster's default, off).
+    :param security_groups: security groups the queue's compute nodes join in addition to the one ParallelCluster
+        creates (``Networking.AdditionalSecurityGroups``; formerly ``additional_security_groups``, deprecated).
     """
 
     name: str
     subnets: Sequence[ec2.ISubnet]
     compute_resources: Sequence[ComputeResource]
     capacity_type: CapacityType | None = None
-    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    security_groups: Sequence[ec2.ISecurityGroup] = ()
+    additional_security_groups = RenamedAttribute("security_groups")  # not a field: no annotation
     on_node_start: CustomAction | None = None
     on_node_configured: CustomAction | None = None
     s3_read_buckets: Sequence[str] = ()
@@ -499,25 +489,17 @@ class SlurmQueue:
         if not resources:
             raise FmValidationError("compute_resources", [], "at least one ComputeResource")
         check_queue_limits(resources)
-        names = [r.name for r in resources]
-        if len(set(names)) != len(names):
-            raise FmValidationError("compute_resources", names, "compute resources with distinct names")
+        rules.compute_resource_names_are_distinct([r.name for r in resources])
         if self.capacity_type is not None:
             check_enum("capacity_type", self.capacity_type, CapacityType)
         kind = self.resolved_capacity_type
         for index, resource in enumerate(resources):
-            block = resource.capacity.is_capacity_block
-            if block != (kind is CapacityType.CAPACITY_BLOCK):
-                raise FmValidationError(
-                    f"compute_resources[{index}].capacity",
-                    type(resource.capacity).__name__,
-                    f"{'a Capacity Block' if not block else 'not a Capacity Block'} in a {kind.value} queue "
-                    "(CapacityType is per queue)",
-                )
+            block_queue = kind is CapacityType.CAPACITY_BLOCK
+            rules.capacity_matches_the_queue_type(index, resource.capacity, block_queue=block_queue, kind=kind.value)
             # A reservation (block or ODCR) lives in one zone: each queue subnet must be in it when both are known.
             for subnet in subnets:
                 resource.capacity.check_subnet(subnet)
-        _security_group_ids("additional_security_groups", self.additional_security_groups)
+        _security_group_ids("security_groups", self.security_groups)
         _actions(self.on_node_start, self.on_node_configured)
         _iam(self.s3_read_buckets)
         if self.custom_ami is not None:
@@ -544,7 +526,7 @@ class SlurmQueue:
 
     def to_config(self) -> dict[str, Any]:
         networking: dict[str, Any] = {"SubnetIds": [s.subnet_id for s in self.subnets]}
-        groups = _security_group_ids("additional_security_groups", self.additional_security_groups)
+        groups = _security_group_ids("security_groups", self.security_groups)
         if groups:
             networking["AdditionalSecurityGroups"] = groups
         out: dict[str, Any] = {
@@ -649,3 +631,10 @@ class Monitoring:
             "Logs": {"CloudWatch": {"Enabled": self.logs, "RetentionInDays": self.log_retention_days}},
             "Dashboards": {"CloudWatch": {"Enabled": self.dashboards}},
         }
+
+
+# One node-group vocabulary across the backends (``security_groups``): the old keyword keeps working, deprecated.
+for _node_group in (HeadNode, LoginNodePool, SlurmQueue):
+    _renamed = renamed_keywords(_node_group.__name__, additional_security_groups="security_groups")
+    _node_group.__init__ = _renamed(_node_group.__init__)  # type: ignore[method-assign]
+del _node_group, _renamed

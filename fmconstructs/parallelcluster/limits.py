@@ -3,7 +3,8 @@
 Every limit is aws-parallelcluster 3.16.1's (PyPI; the same files as aws/aws-parallelcluster ``cli/src/pcluster/``):
 ``constants.py`` for the numbers, ``validators/cluster_validators.py`` for the rules, ``config/cluster_config.py`` for
 where each validator is registered (and so what it is given). ``tools/pcluster_validate.py --offline-validators`` runs
-the same validators on the generated configuration (tests/test_parallelcluster_validators.py).
+the same validators on the generated configuration (tests/test_parallelcluster_validators.py). The rules that apply
+these facts to several options at once are in :mod:`fmconstructs.parallelcluster.rules`.
 
 Head and login node facts: ParallelCluster reads the head node's architecture and memory from EC2
 (``HeadNode.architecture`` = ``DescribeInstanceTypes`` ``ProcessorInfo.SupportedArchitectures[0]``,
@@ -16,14 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._validate import known
 from ..catalog import CATALOG, CpuArchitecture
 from ..errors import FmValidationError
-
-if TYPE_CHECKING:
-    from .config import HeadNode, LoginNodePool, SharedLustre, SlurmQueue
 
 # constants.py: MAX_NUMBER_OF_QUEUES = 50, MAX_NUMBER_OF_LOGIN_NODE_POOLS = 10,
 # MAX_NUMBER_OF_COMPUTE_RESOURCES_PER_CLUSTER = MAX_COMPUTE_RESOURCES_PER_QUEUE = 50 (MaxCountValidator, registered
@@ -156,113 +154,8 @@ def _count(parameter: str, count: int, maximum: int, constant: str) -> None:
         raise FmValidationError(parameter, count, f"at most {maximum} (ParallelCluster {constant})")
 
 
-def _distinct(parameter: str, values: Sequence[Any], what: str) -> None:
-    seen = [v for v in values if known(v)]
-    duplicates = sorted({str(v) for v in seen if seen.count(v) > 1})
-    if duplicates:
-        raise FmValidationError(
-            parameter,
-            duplicates,
-            f"{what} that are unique (ParallelCluster DuplicateNameValidator / DuplicateMountDirValidator)",
-        )
-
-
 def check_queue_limits(compute_resources: Sequence[Any]) -> None:
     """SlurmQueue._register_validators: at most MAX_COMPUTE_RESOURCES_PER_QUEUE compute resources."""
     _count(
         "compute_resources", len(compute_resources), MAX_COMPUTE_RESOURCES_PER_QUEUE, "MAX_COMPUTE_RESOURCES_PER_QUEUE"
     )
-
-
-def check_cluster_limits(
-    *,
-    head_node: HeadNode,
-    queues: Sequence[SlurmQueue],
-    login_nodes: Sequence[LoginNodePool],
-    shared_storage: Sequence[SharedLustre],
-) -> None:
-    """The cluster-level rules of ParallelCluster's validators that need no AWS call (see the module docstring)."""
-    _count("queues", len(queues), MAX_NUMBER_OF_QUEUES, "MAX_NUMBER_OF_QUEUES")
-    total = sum(len(queue.compute_resources) for queue in queues)
-    _count(
-        "queues (compute resources in all queues)",
-        total,
-        MAX_NUMBER_OF_COMPUTE_RESOURCES_PER_CLUSTER,
-        "MAX_NUMBER_OF_COMPUTE_RESOURCES_PER_CLUSTER",
-    )
-    _count("login_nodes", len(login_nodes), MAX_NUMBER_OF_LOGIN_NODE_POOLS, "MAX_NUMBER_OF_LOGIN_NODE_POOLS")
-    _distinct("login_nodes", [pool.name for pool in login_nodes], "login pool names")
-    _check_storage(queues, shared_storage)
-    _check_architecture(head_node, queues)
-    _check_head_node_memory(head_node, queues)
-
-
-def _check_storage(queues: Sequence[SlurmQueue], shared_storage: Sequence[SharedLustre]) -> None:
-    _distinct("shared_storage", [s.name for s in shared_storage], "shared storage names")
-    ids = [
-        s.file_system.file_system_id if known(s.file_system.file_system_id) else s.file_system.node.path
-        for s in shared_storage
-    ]
-    # DuplicateNameValidator "Shared Storage IDs" (existing_storage_id_list): one file system mounted twice.
-    _distinct("shared_storage", ids, "file systems")
-    _distinct("shared_storage", [s.mount_dir for s in shared_storage], "mount directories")
-    _count("shared_storage", len(shared_storage), MAX_EXISTING_FSX, 'MAX_EXISTING_STORAGE_COUNT["fsx"]')
-    shared = [s.mount_dir for s in shared_storage if known(s.mount_dir)]
-    local = [DEFAULT_EPHEMERAL_DIR] if _any_instance_storage(queues) else []
-    # cluster_validators.py _find_overlapping_paths: every pair of shared directories and every (shared, local)
-    # pair; two directories overlap when one starts with the other + "/" (OverlappingMountDirValidator, an ERROR).
-    pairs = [(a, b) for i, a in enumerate(shared) for b in shared[i + 1 :]] + [(a, b) for a in shared for b in local]
-    for first, second in pairs:
-        if first.startswith(second + "/") or second.startswith(first + "/"):
-            raise FmValidationError(
-                "shared_storage (mount_dir)",
-                [first, second],
-                "mount directories that do not contain one another (ParallelCluster OverlappingMountDirValidator; "
-                f"{DEFAULT_EPHEMERAL_DIR} holds the instance store volumes of the compute nodes)",
-            )
-
-
-def _any_instance_storage(queues: Sequence[SlurmQueue]) -> bool:
-    return any(r.spec is not None and r.spec.instance_store is not None for q in queues for r in q.compute_resources)
-
-
-def _check_architecture(head_node: HeadNode, queues: Sequence[SlurmQueue]) -> None:
-    """cluster_validators.py InstanceArchitectureCompatibilityValidator (registered for every compute resource with
-    ``architecture=self.head_node.architecture``): each compute type must support the head node's architecture."""
-    head = node_type_facts(head_node.instance_type)
-    if head is None:
-        return
-    for queue in queues:
-        for resource in queue.compute_resources:
-            compute = node_type_facts(resource.instance_type)
-            if compute is None or compute.architecture is head.architecture:
-                continue
-            raise FmValidationError(
-                "head_node.instance_type",
-                head_node.instance_type,
-                f"an {compute.architecture.value} instance type such as "
-                f"{head_node_instance_type_for(compute.architecture)}: queue {queue.name} compute resource "
-                f"{resource.name} is {resource.instance_type} ({compute.architecture.value}) and ParallelCluster "
-                "refuses compute types without the head node's architecture "
-                f"(InstanceArchitectureCompatibilityValidator; {head_node.instance_type} is "
-                f"{head.architecture.value})",
-            )
-
-
-def _check_head_node_memory(head_node: HeadNode, queues: Sequence[SlurmQueue]) -> None:
-    """cluster_validators.py HeadNodeMemorySizeValidator, given the sum of every compute resource's MaxCount."""
-    head = node_type_facts(head_node.instance_type)
-    counts = [r.resolved_max_nodes for q in queues for r in q.compute_resources]
-    if head is None or not all(known(c) for c in counts):
-        return
-    total = sum(counts)
-    required = required_head_node_memory_gib(total)
-    memory_gib = head.memory_mib / 1024
-    if memory_gib < required:
-        raise FmValidationError(
-            "head_node.instance_type",
-            head_node.instance_type,
-            f"a type with at least {required:g} GiB of memory to manage {total:g} compute nodes "
-            f"({head_node.instance_type} has {memory_gib:g} GiB; ParallelCluster HeadNodeMemorySizeValidator: "
-            "min(nodes / 25 + 0.6, 16) GiB)",
-        )
