@@ -172,6 +172,15 @@ def _check_image_and_volume_inputs(
         check_str("instance_store_mount_point", instance_store_mount_point)
 
 
+#: Tags per AWS resource ("Tag restrictions: Maximum number of tags per resource - 50", AWS Batch User Guide "Tag
+#: restrictions" and the ECS ``Tag`` API reference; the EC2 User Guide's own table was not seen: UNCONFIRMED for EC2).
+MAX_TAGS_PER_RESOURCE = 50
+
+#: Keys the library adds to the launch template's tag specifications (launch_template.py; EKS node groups add
+#: ``fmconstructs:eks-cluster`` through ``tags``, which counts as the user's).
+LAUNCH_TEMPLATE_TAG_KEYS = frozenset({"fmconstructs:instance-type"})
+
+
 def _check_template_inputs(
     *,
     launch_template_name: object,
@@ -195,6 +204,17 @@ def _check_template_inputs(
         for key, value in tags.items():
             check_tag_key("tags (key)", key)  # no reserved 'aws:' prefix
             check_str(f"tags[{key!r}]" if not is_token(key) else "tags (value)", value)
+        # The template also tags what it launches with its own keys (LAUNCH_TEMPLATE_TAG_KEYS, the EKS cluster's
+        # node group adds fmconstructs:eks-cluster): the user's tags leave room for them.
+        own = len(LAUNCH_TEMPLATE_TAG_KEYS - set(tags))
+        if len(tags) + own > MAX_TAGS_PER_RESOURCE:
+            raise FmValidationError(
+                "tags",
+                f"{len(tags)} tags",
+                f"at most {MAX_TAGS_PER_RESOURCE - own} tags: the launch template adds "
+                f"{', '.join(sorted(LAUNCH_TEMPLATE_TAG_KEYS - set(tags)))} to the instances, volumes and network "
+                f"interfaces it launches, and AWS allows {MAX_TAGS_PER_RESOURCE} tags per resource",
+            )
     from .launch_template import UserDataFormat  # here: launch_template imports this module first
 
     check_enum("user_data_format", user_data_format, UserDataFormat)

@@ -22,6 +22,7 @@ from .._validate import (
 )
 from ..bootstrap import BootstrapDelivery
 from ..capacity import Capacity, CapacityBlockScaling
+from ..compute._launch_template_inputs import LAUNCH_TEMPLATE_TAG_KEYS, MAX_TAGS_PER_RESOURCE
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import ClusterPlacementGroup, EfaCardSelection
@@ -288,6 +289,8 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
         )
     tags = props["tags"]
     checked_tags = check_tags("tags", tags) if tags is not None else None
+    if checked_tags is not None:
+        _check_room_for_the_library_tags(checked_tags)
     node_role = props["node_role"]
     if node_role is not None:
         check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
@@ -308,3 +311,20 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
         "subnets": checked_subnets,
         "tags": checked_tags,
     }
+
+
+#: Keys the node group's launch template adds to its instances, volumes and network interfaces.
+_LIBRARY_INSTANCE_TAG_KEYS = LAUNCH_TEMPLATE_TAG_KEYS | {"fmconstructs:eks-cluster"}
+
+
+def _check_room_for_the_library_tags(tags: Mapping[str, str]) -> None:
+    """The user's tags plus the library's fit the per-resource tag limit on the instances (see
+    :data:`~fmconstructs.compute._launch_template_inputs.MAX_TAGS_PER_RESOURCE`)."""
+    own = _LIBRARY_INSTANCE_TAG_KEYS - set(tags)
+    if len(tags) + len(own) > MAX_TAGS_PER_RESOURCE:
+        raise FmValidationError(
+            "tags",
+            f"{len(tags)} tags",
+            f"at most {MAX_TAGS_PER_RESOURCE - len(own)} tags: the launch template adds {', '.join(sorted(own))} "
+            f"to the instances, volumes and network interfaces, and AWS allows {MAX_TAGS_PER_RESOURCE} per resource",
+        )
