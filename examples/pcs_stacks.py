@@ -48,7 +48,6 @@ from fmconstructs.observability.pcs import monitor_pcs_cluster
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.pcs import (
     AccountingMode,
-    FileSystemMount,
     PcsAmi,
     PcsCluster,
     PcsGpuNodeGroup,
@@ -61,6 +60,7 @@ from fmconstructs.storage import (
     DataRepositoryBucket,
     LustreFileSystem,
     LustreMetadataConfiguration,
+    LustreMount,
     size_for_throughput,
 )
 
@@ -193,7 +193,7 @@ class PcsP5Stack(Stack):
             efa_security_group=self.cluster.efa_security_group,
         )
         self.data_repositories = self.file_system.add_data_repositories(self.data_bucket.bucket)
-        fsx = FileSystemMount(self.file_system, "/fsx")
+        fsx = LustreMount(self.file_system, "/fsx")
 
         self.login = self.cluster.add_login_node_group("Login", ami=ami, mounts=[fsx])
         self.gpu: PcsGpuNodeGroup = self.cluster.add_gpu_node_group(

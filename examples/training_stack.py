@@ -35,8 +35,8 @@ from fmconstructs import CapacityReservation, CpuArchitecture
 from fmconstructs.observability.grafana import GrafanaWorkspace
 from fmconstructs.observability.pcs import monitor_pcs_cluster
 from fmconstructs.observability.workspace import PrometheusWorkspace
-from fmconstructs.pcs import AccountingMode, FileSystemMount, PcsAmi, PcsCluster, QueueSetting, SlurmVersion
-from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration
+from fmconstructs.pcs import AccountingMode, PcsAmi, PcsCluster, QueueSetting, SlurmVersion
+from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, LustreMount
 
 #: The GPU type of the examples (a synth-time choice: the launch template's EFA layout depends on it).
 DEFAULT_INSTANCE_TYPE = "p5.48xlarge"
@@ -123,7 +123,7 @@ class TrainingCluster(Construct):
             efa_security_group=self.cluster.efa_security_group,
         )
         self.data_repositories = self.file_system.add_data_repositories(self.data_bucket)
-        fsx = FileSystemMount(self.file_system, "/fsx")
+        fsx = LustreMount(self.file_system, "/fsx")
         self.login = self.cluster.add_login_node_group("Login", ami=ami, nodes=inputs.login_nodes, mounts=[fsx])
         self.gpu = self.cluster.add_gpu_node_group(
             "Gpu",
