@@ -80,6 +80,29 @@ def read_reclaim(event: dict[str, Any], ec2: Any, reservation_ids: list[str]) ->
     return reclaim
 
 
+def reclaim_step(
+    event: dict[str, Any],
+    detail_type: str,
+    ops: Any,
+    ec2: Any,
+    backend: dict[str, Any],
+    kube_factory: Callable[[], Any] | None,
+    budget: Any,
+    sleep: Callable[[float], None],
+    warning: dict[str, Any],
+    reservation_ids: list[str],
+) -> tuple[list[str] | None, dict[str, Any]]:
+    """A reclaim warning's (notice lines, result): no lines (no notice) for an instance of another reservation of the
+    account (not this platform's to report), else :func:`process_reclaim`'s drain and cordon."""
+    reclaim = read_reclaim(event, ec2, reservation_ids)
+    if not reclaim.listed:
+        print(json.dumps({"ignored": reclaim.lines}))
+        return None, {"detail_type": detail_type, "ignored": True, "instance_id": reclaim.instance_id}
+    notice, done = process_reclaim(reclaim, ops, ec2, backend, kube_factory, budget, sleep, warning)
+    done["detail_type"] = detail_type
+    return [f"{detail_type}: {notice[0]}", *notice[1:]], done
+
+
 def process_reclaim(
     reclaim: Reclaim,
     ops: Any,
