@@ -40,6 +40,7 @@ __all__ = [
     "SlurmScriptPiece",
     "merge_flags",
     "slurm_piece_header",
+    "slurm_piece_main",
     "slurm_script_files",
 ]
 
@@ -70,6 +71,20 @@ def slurm_piece_header(*, what: str, module: str, role: str, tag: str, variables
         "log() {",
         f'  logger -t {tag} -- "$*" 2>/dev/null || echo "{tag}: $*" >&2',
         "}",
+    ]
+
+
+def slurm_piece_main(body: Sequence[str], *, nothing: str) -> list[str]:
+    """The ``main`` function of a Slurm Prolog/Epilog piece and its call: returns 0 with a log line ("no numeric
+    SLURM_JOB_ID; ``nothing``") for a job id that is not a number, else runs ``body`` (lines indented by the caller);
+    the script then exits 0 whatever ``main`` returned (see :func:`slurm_piece_header`)."""
+    return [
+        "main() {",
+        f'  case "$job_id" in ""|*[!0-9]*) log "no numeric SLURM_JOB_ID; {nothing}"; return 0 ;; esac',
+        *body,
+        "}",
+        "main || true",
+        "exit 0",
     ]
 
 
