@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from fmconstructs._validate import check_count, check_enum, check_sequence, check_str
-from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header, slurm_piece_main
+from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header, slurm_piece_script
 from fmconstructs.errors import FmValidationError, is_token
 from fmconstructs.observability.job_mapping import HPC_JOB_LABEL
 
@@ -220,12 +220,8 @@ def render_app_metrics_prolog(spec: AppMetricsSpec) -> str:
         '    log "cannot write $file"',
         "  fi",
     ]
-    lines = [
-        *_header(spec, "Prolog"),
-        *_parse_ports_function(spec),
-        *slurm_piece_main(main, nothing="nothing discovered"),
-    ]
-    return "\n".join(lines) + "\n"
+    prelude = [*_header(spec, "Prolog"), *_parse_ports_function(spec)]
+    return slurm_piece_script(prelude, main, nothing="nothing discovered")
 
 
 def render_app_metrics_epilog(spec: AppMetricsSpec) -> str:
@@ -235,11 +231,7 @@ def render_app_metrics_epilog(spec: AppMetricsSpec) -> str:
         '  [ -d "$sd_dir" ] || return 0',
         '  rm -f -- "$sd_dir/$job_id.json" "$sd_dir/.$job_id.json.tmp."* || log "cannot remove $sd_dir/$job_id.json"',
     ]
-    lines = [
-        *_header(spec, "Epilog"),
-        *slurm_piece_main(main, nothing="nothing removed"),
-    ]
-    return "\n".join(lines) + "\n"
+    return slurm_piece_script(_header(spec, "Epilog"), main, nothing="nothing removed")
 
 
 def app_metrics_slurm_files(spec: AppMetricsSpec, *, prolog_dir: str, epilog_dir: str) -> dict[str, tuple[str, int]]:

@@ -42,7 +42,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from fmconstructs._validate import check_count, check_enum, check_sequence, check_str
-from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header, slurm_piece_main
+from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header, slurm_piece_script
 from fmconstructs.errors import FmValidationError, is_token
 
 #: No default in dcgm-exporter 4.2.3-4.1.1 (the flag's Value is "", pkg/cmd/app.go:258): this is the library's choice.
@@ -179,12 +179,8 @@ def render_job_mapping_prolog(spec: JobMappingSpec) -> str:
         "    fi",
         "  done",
     ]
-    lines = [
-        *_header(spec, "Prolog"),
-        f"gpus={_gpu_ids_expression(spec)}",
-        *slurm_piece_main(main, nothing="nothing mapped"),
-    ]
-    return "\n".join(lines) + "\n"
+    prelude = [*_header(spec, "Prolog"), f"gpus={_gpu_ids_expression(spec)}"]
+    return slurm_piece_script(prelude, main, nothing="nothing mapped")
 
 
 def render_job_mapping_epilog(spec: JobMappingSpec) -> str:
@@ -215,8 +211,4 @@ def render_job_mapping_epilog(spec: JobMappingSpec) -> str:
         "    fi",
         "  done",
     ]
-    lines = [
-        *_header(spec, "Epilog"),
-        *slurm_piece_main(main, nothing="nothing unmapped"),
-    ]
-    return "\n".join(lines) + "\n"
+    return slurm_piece_script(_header(spec, "Epilog"), main, nothing="nothing unmapped")
