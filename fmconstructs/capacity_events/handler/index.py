@@ -540,9 +540,10 @@ def process(
     detail_type = str(event.get("detail-type") or event.get("detail_type") or "")
     if detail_type in rc.RECLAIM_DETAIL_TYPES:
         backend = {"ssm": ssm, "login": login_node_group_id, "eks": eks, "sts": sts, "cluster": eks_cluster_name}
-        ops = sys.modules[__name__]  # the drain and cordon of this module (reclaim.py cannot import it)
-        ids = interruptible_reservation_ids or []
-        notice, done = rc.reclaim_step(event, detail_type, ops, ec2, backend, kube_factory, budget, sleep, warning, ids)
+        ops, ids = sys.modules[__name__], interruptible_reservation_ids or []  # ops: this module's drain and cordon
+        notice, done = rc.process_reclaim(
+            event, detail_type, ops, ec2, backend, kube_factory, budget, sleep, warning, ids
+        )
         return done if notice is None else _notify(sns, topic_arn, detail_type, notice, done, sleep)
     block = _BlockEvent(event, detail_type)
     expiring = _expiry_step(block, ec2=ec2, scheduler=scheduler, lead=lead, now=now)

@@ -80,7 +80,7 @@ def read_reclaim(event: dict[str, Any], ec2: Any, reservation_ids: list[str]) ->
     return reclaim
 
 
-def reclaim_step(
+def process_reclaim(
     event: dict[str, Any],
     detail_type: str,
     ops: Any,
@@ -92,35 +92,19 @@ def reclaim_step(
     warning: dict[str, Any],
     reservation_ids: list[str],
 ) -> tuple[list[str] | None, dict[str, Any]]:
-    """A reclaim warning's (notice lines, result): no lines (no notice) for an instance of another reservation of the
-    account (not this platform's to report), else :func:`process_reclaim`'s drain and cordon."""
+    """Drain (PCS) and cordon (EKS) the instance of a reclaim warning with ``ops`` (the ``index`` module: its
+    ``_drain_lines`` and ``_eks_lines``, the ones Capacity Block warnings use); (notice lines, result). No lines (no
+    notice) for an instance of another reservation of the account: not this platform's to report."""
     reclaim = read_reclaim(event, ec2, reservation_ids)
     if not reclaim.listed:
         print(json.dumps({"ignored": reclaim.lines}))
         return None, {"detail_type": detail_type, "ignored": True, "instance_id": reclaim.instance_id}
-    notice, done = process_reclaim(reclaim, ops, ec2, backend, kube_factory, budget, sleep, warning)
-    done["detail_type"] = detail_type
-    return [f"{detail_type}: {notice[0]}", *notice[1:]], done
-
-
-def process_reclaim(
-    reclaim: Reclaim,
-    ops: Any,
-    ec2: Any,
-    backend: dict[str, Any],
-    kube_factory: Callable[[], Any] | None,
-    budget: Any,
-    sleep: Callable[[float], None],
-    warning: dict[str, Any],
-) -> tuple[list[str], dict[str, Any]]:
-    """Drain (PCS) and cordon (EKS) the instance of a reclaim warning with ``ops`` (the ``index`` module: its
-    ``_drain_lines`` and ``_eks_lines``, the ones Capacity Block warnings use); (notice lines, result)."""
     cr = reclaim.reservation_id
     result: dict[str, Any] = {"instance_id": reclaim.instance_id, "capacity_reservation_id": cr}
-    lines = [f"instance {reclaim.instance_id} of {cr or '(unknown reservation)'} ends {reclaim.termination_time}."]
-    lines += reclaim.lines
+    ends = f"instance {reclaim.instance_id} of {cr or '(unknown reservation)'} ends {reclaim.termination_time}."
+    lines = [f"{detail_type}: {ends}", *reclaim.lines]
     if not reclaim.ours:
-        return lines, result
+        return lines, {**result, "detail_type": detail_type}
     instances = [reclaim.instance]
     if backend["login"]:
         try:
@@ -154,4 +138,5 @@ def process_reclaim(
             pod_warning=warning if warning.get("pod_annotation") else None,
             instances=instances,
         )
+    result["detail_type"] = detail_type
     return lines, result

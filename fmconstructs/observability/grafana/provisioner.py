@@ -23,7 +23,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Required, TypedDict, cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
@@ -74,6 +74,24 @@ GRAFANA_ACTIONS: tuple[str, ...] = (
 _UID = re.compile(r"[a-zA-Z0-9\-_]{1,40}")
 # botocore grafana ``ServiceAccountName``: 1-128 characters (no pattern).
 _SERVICE_ACCOUNT_NAME_MAX = 128
+
+
+class GrafanaProvisionerOptions(TypedDict, total=False):
+    """The options of :class:`GrafanaProvisioner` but ``workspace``, as
+    :meth:`~.workspace.GrafanaWorkspace.provision` takes them (one list: see the constructor for their meaning)."""
+
+    prometheus_workspace_arn: Required[str]
+    prometheus_endpoint: Required[str]
+    data_source_name: str
+    data_source_uid: str
+    data_source_is_default: bool
+    folder_title: str
+    folder_uid: str
+    service_account_name: str
+    log_retention: logs.RetentionDays
+    vpc: ec2.IVpc | None
+    vpc_subnets: ec2.SubnetSelection | None
+    security_groups: Sequence[ec2.ISecurityGroup] | None
 
 
 class GrafanaProvisioner(Construct):
