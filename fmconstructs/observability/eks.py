@@ -24,20 +24,14 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks as eks_l1
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_sequence, check_str, located
+from .._validate import check_bool, check_instance, check_scope_id, check_sequence, check_str, check_subnet, located
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, check_chart_source
 from ..eks.versions import version_tuple
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..health.nccl_eks_schedule import NCCL_METRICS_SERVICE
 from ..serving.observability import ServingAlertThresholds, add_serving_rules, serving_scrape_job
-from ._checks import (
-    PrometheusDuration,
-    check_aps_workspace_arn,
-    check_instance,
-    check_prometheus_duration,
-    check_scope,
-)
+from ._checks import PrometheusDuration, check_aps_workspace_arn, check_prometheus_duration
 from .collection import (
     LIFECYCLE_TEXTFILE,
     NODE_EXPORTER_VERSION,
@@ -355,7 +349,7 @@ class AmpEksScraper(Construct):
         :param serving_rule_namespace: the rule groups namespace of those rules; default
             ``fmconstructs-serving-<cluster_label>``.
         """
-        check_scope(scope, id)
+        check_scope_id(scope, id)
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
         workspace_arn = _workspace_arn(workspace)
         check_bool("install_node_exporter", install_node_exporter)
@@ -483,7 +477,7 @@ def _scraper_subnets(cluster: GpuEksCluster, subnets: Sequence[ec2.ISubnet] | No
             check_sequence(
                 "subnets",
                 subnets,
-                lambda n, v: check_construct(n, v, attribute="subnet_id", expected="an ec2.ISubnet"),
+                check_subnet,
             )
         )
     )

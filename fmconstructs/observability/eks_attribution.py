@@ -32,11 +32,10 @@ from typing import Any
 
 from aws_cdk import aws_eks_v2 as eks
 
-from .._validate import check_count, check_str
+from .._validate import check_count, check_instance, check_str
 from ..eks import GpuEksCluster
 from ..eks._names import check_label_value
 from ..eks.addons import ChartSource, HelmChartPin, check_chart_source, check_version
-from ._checks import check_instance
 
 #: The pod/namespace label key that names the owning team (issue 22 shared contract).
 TEAM_LABEL = "team"

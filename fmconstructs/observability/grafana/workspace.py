@@ -24,9 +24,19 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from ..._validate import check_bool, check_count, check_enum, check_sequence, check_str, check_str_sequence, located
+from ..._validate import (
+    check_bool,
+    check_count,
+    check_enum,
+    check_instance,
+    check_scope_id,
+    check_sequence,
+    check_str,
+    check_str_sequence,
+    located,
+)
 from ...errors import FmValidationError, WarningId, add_warning, is_token
-from .._checks import check_aps_workspace_arn, check_instance, check_scope, check_topic
+from .._checks import check_aps_workspace_arn, check_topic
 
 if TYPE_CHECKING:
     from .provisioner import GrafanaProvisioner, GrafanaProvisionerOptions
@@ -270,7 +280,7 @@ class GrafanaWorkspace(Construct):
             network, sign-in still required).
         :param removal_policy: default RETAIN (users' own dashboards live in the workspace).
         """
-        check_scope(scope, id)
+        check_scope_id(scope, id)
         arns = _validate(
             prometheus_workspace_arns=prometheus_workspace_arns,
             workspace_name=workspace_name,
