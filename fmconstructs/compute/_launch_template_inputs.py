@@ -128,11 +128,7 @@ def _check_network_inputs(
         raise FmTypeError("efa_security_group", efa_security_group, "an fmconstructs EfaSecurityGroup")
     out: dict[str, Any] = {}
     if security_groups is not None:
-        groups = check_sequence(
-            "security_groups",
-            security_groups,
-            check_security_group,
-        )
+        groups = check_sequence("security_groups", security_groups, check_security_group)
         if not groups:
             raise FmValidationError("security_groups", [], "None (a new group) or at least one group")
         out["security_groups"] = groups

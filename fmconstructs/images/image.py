@@ -476,11 +476,7 @@ class GpuNodeImage(Construct):
                 check_construct(parameter, bucket, attribute="bucket_name", expected="an s3.IBucket")
         groups = None
         if security_groups is not None:
-            groups = check_sequence(
-                "security_groups",
-                security_groups,
-                check_security_group,
-            )
+            groups = check_sequence("security_groups", security_groups, check_security_group)
             if not groups:
                 raise FmValidationError("security_groups", [], "at least one security group, or None")
         extra = check_sequence("additional_components", additional_components, _check_component)

@@ -40,7 +40,7 @@ from .collection import (
     scrape_timeout,
     shutdown_wait_seconds,
 )
-from .eks_attribution import add_kube_state_metrics, app_metrics_job, dcgm_job, kube_state_metrics_job
+from .eks_attribution import add_kube_state_metrics, app_metrics_job, dcgm_job, kube_state_metrics_job, service_job
 from .kueue_metrics import kueue_job
 from .workspace import PrometheusWorkspace
 
@@ -67,24 +67,6 @@ def _synth_label(cluster_label: object) -> str:
             "cluster_label", cluster_label, "a label known at synth time (the scrape configuration is base64-encoded)"
         )
     return str(cluster_label)
-
-
-def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
-    return {
-        "job_name": name,
-        "kubernetes_sd_configs": [{"role": "endpoints"}],
-        "relabel_configs": [
-            {"source_labels": ["__meta_kubernetes_service_name"], "action": "keep", "regex": service},
-            {
-                "source_labels": ["__meta_kubernetes_service_annotation_prometheus_io_scrape"],
-                "action": "keep",
-                "regex": "true",
-            },
-            {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "instance"},
-            {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
-            {"target_label": "cluster", "replacement": cluster_label},
-        ],
-    }
 
 
 def eks_scrape_config(
@@ -114,8 +96,8 @@ def eks_scrape_config(
         "global": {"scrape_interval": interval, "scrape_timeout": scrape_timeout(interval)},
         "scrape_configs": [
             dcgm_job(DCGM_EXPORTER_SERVICE, cluster_label),
-            _job("node", NODE_EXPORTER_SERVICE, cluster_label),
-            _job("nccl", NCCL_METRICS_SERVICE, cluster_label),
+            service_job("node", NODE_EXPORTER_SERVICE, cluster_label),
+            service_job("nccl", NCCL_METRICS_SERVICE, cluster_label),
             kube_state_metrics_job(cluster_label),
             app_metrics_job(cluster_label),
             *([kueue_job(cluster_label)] if kueue else []),
@@ -471,15 +453,7 @@ def _workspace_arn(workspace: object) -> str:
 
 def _scraper_subnets(cluster: GpuEksCluster, subnets: Sequence[ec2.ISubnet] | None) -> list[ec2.ISubnet]:
     chosen = (
-        list(cluster.vpc.private_subnets)
-        if subnets is None
-        else list(
-            check_sequence(
-                "subnets",
-                subnets,
-                check_subnet,
-            )
-        )
+        list(cluster.vpc.private_subnets) if subnets is None else list(check_sequence("subnets", subnets, check_subnet))
     )
     if not chosen:
         raise FmValidationError("subnets", [], "at least one subnet that reaches the nodes")

@@ -343,11 +343,7 @@ def _check_network(
     if vpc_subnets is not None:
         check_instance("vpc_subnets", vpc_subnets, ec2.SubnetSelection, "an ec2.SubnetSelection")
     if security_groups is not None:
-        check_sequence(
-            "security_groups",
-            security_groups,
-            check_security_group,
-        )
+        check_sequence("security_groups", security_groups, check_security_group)
     if vpc is None and (vpc_subnets is not None or security_groups is not None):
         raise FmValidationError("vpc", None, "a VPC when vpc_subnets or security_groups are given")
     if vpc is None and getattr(workspace, "network_access", None) is not None:
