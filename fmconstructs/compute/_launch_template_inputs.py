@@ -13,6 +13,7 @@ from .._validate import (
     check_count,
     check_enum,
     check_kms_key,
+    check_mount_point,
     check_optional_count,
     check_security_group,
     check_sequence,
@@ -166,8 +167,8 @@ def _check_image_and_volume_inputs(
     check_str("root_device_name", root_device_name, pattern=_DEVICE_NAME, allowed="a device name such as '/dev/xvda'")
     if encryption_key is not None:
         check_kms_key("encryption_key", encryption_key)
-    if instance_store_mount_point is not None:
-        check_str("instance_store_mount_point", instance_store_mount_point)
+    if instance_store_mount_point is not None:  # the one mount-point rule, checked again where it is rendered
+        check_mount_point("instance_store_mount_point", instance_store_mount_point)
 
 
 def _check_template_inputs(
