@@ -349,6 +349,10 @@ def check_security_group(parameter: str, value: object) -> Any:
     return check_construct(parameter, value, attribute="security_group_id", expected="an ec2.ISecurityGroup")
 
 
+def check_kms_key(parameter: str, value: object) -> Any:
+    return check_construct(parameter, value, attribute="key_arn", expected="a kms.IKey")
+
+
 # --- one line above every public constructor: scope/id first, errors located at the construct path ---------------
 
 P = ParamSpec("P")

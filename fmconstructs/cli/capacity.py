@@ -40,8 +40,8 @@ from .capacity_aws import (
     read_reservation,
 )
 from .errors import ExitCode, FmcError
-from .preflight_options import CAPACITY_BLOCK_DAYS, check_region
-from .replay import attach, load_responses
+from .preflight_options import CAPACITY_BLOCK_DAYS, check_region, connection_options
+from .replay import attach
 
 
 def _check_reservation(value: str) -> str:
@@ -86,13 +86,7 @@ def ec2_client(region: str | None, profile: str | None, endpoint_url: str | None
     5 without a region or when botocore cannot build the client."""
     from .health import _session
 
-    if endpoint_url is not None and not endpoint_url.startswith(("http://", "https://")):
-        raise click.BadParameter(f"{endpoint_url!r}: an http:// or https:// URL", param_hint="--endpoint-url")
-    if endpoint_url is not None and responses_file is not None:
-        raise click.UsageError("--endpoint-url and --responses exclude each other (one dry run at a time)")
-    responses = load_responses(responses_file) if responses_file is not None else None
-    if region is not None:
-        check_region(region)
+    responses = connection_options(endpoint_url, responses_file, region)
     session, _ = _session(profile, region, replay=responses is not None, endpoint=endpoint_url is not None)
     resolved = region or session.region_name
     if resolved is None:

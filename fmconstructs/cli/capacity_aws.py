@@ -169,8 +169,9 @@ def list_blocks(ec2: Any, *, include_ended: bool) -> list[Block]:
     return sorted(blocks, key=lambda b: (b.end or far, b.reservation_id))
 
 
-def read_reservation(ec2: Any, reservation_id: str) -> tuple[Block, bool]:
-    """(the reservation, whether it is a Capacity Block)."""
+def describe_reservation(ec2: Any, reservation_id: str, *, hint: str = "") -> dict[str, Any]:
+    """The reservation as ec2:DescribeCapacityReservations answers; exit 1 when this region has none by that id
+    (``hint`` ends the message)."""
     response = call(
         "ec2:DescribeCapacityReservations",
         ec2.describe_capacity_reservations,
@@ -179,11 +180,17 @@ def read_reservation(ec2: Any, reservation_id: str) -> tuple[Block, bool]:
     items = response.get("CapacityReservations", [])
     if not items:
         raise FmcError(
-            f"capacity reservation {reservation_id} not found in this region: check --region and the id "
-            "(fmc capacity blocks lists yours)",
+            f"capacity reservation {reservation_id} not found in this region: check --region and the id{hint}",
             ExitCode.CHECKS_FAILED,
         )
-    return Block.from_api(items[0]), items[0].get("ReservationType") == "capacity-block"
+    item: dict[str, Any] = items[0]
+    return item
+
+
+def read_reservation(ec2: Any, reservation_id: str) -> tuple[Block, bool]:
+    """(the reservation, whether it is a Capacity Block)."""
+    item = describe_reservation(ec2, reservation_id, hint=" (fmc capacity blocks lists yours)")
+    return Block.from_api(item), item.get("ReservationType") == "capacity-block"
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ import click
 from botocore.exceptions import ClientError
 
 from . import capacity as capacity_cli
-from .capacity_aws import DRY_RUN_OK, call
+from .capacity_aws import DRY_RUN_OK, call, describe_reservation
 from .errors import ExitCode, FmcError
 
 #: The most instances one allocation request may move (EC2 User Guide capacity-owner-procedures: "a maximum of 1000
@@ -122,18 +122,7 @@ def problems(source: Source, count: int) -> list[str]:
 
 
 def read_source(ec2: Any, reservation_id: str) -> Source:
-    response = call(
-        "ec2:DescribeCapacityReservations",
-        ec2.describe_capacity_reservations,
-        CapacityReservationIds=[reservation_id],
-    )
-    items = response.get("CapacityReservations", [])
-    if not items:
-        raise FmcError(
-            f"capacity reservation {reservation_id} not found in this region: check --region and the id",
-            ExitCode.CHECKS_FAILED,
-        )
-    return Source.from_api(items[0])
+    return Source.from_api(describe_reservation(ec2, reservation_id))
 
 
 def lend(ec2: Any, source: Source, count: int, *, dry_run: bool) -> dict[str, Any] | None:

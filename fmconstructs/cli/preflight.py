@@ -51,8 +51,8 @@ from ..preflight import ReservationInfo, block_end_problem, check_capacity, desc
 from .assembly import read_assembly
 from .errors import ExitCode, FmcError, require_gpu_groups
 from .plan import NodeGroupPlan, Plan, plan_stacks
-from .preflight_options import check_region, credentials_problem, parse_find_block
-from .replay import Recorded, attach, load_responses
+from .preflight_options import check_region, connection_options, credentials_problem, parse_find_block
+from .replay import Recorded, attach
 from .subnet_ips import check_subnet_ips, subnets_to_load
 from .topology_aws import ACTION as TOPOLOGY_ACTION
 from .topology_aws import Fetched, fetch_topology, reservation_topology_rows
@@ -738,13 +738,7 @@ def preflight(
     blocks = [parse_find_block(v) for v in find_block]
     if training_window_hours is not None and not (training_window_hours > 0 and math.isfinite(training_window_hours)):
         raise click.BadParameter("a finite number of hours above 0", param_hint="--training-window-hours")
-    if endpoint_url is not None and not endpoint_url.startswith(("http://", "https://")):
-        raise click.BadParameter(f"{endpoint_url!r}: an http:// or https:// URL", param_hint="--endpoint-url")
-    if endpoint_url is not None and responses_file is not None:
-        raise click.UsageError("--endpoint-url and --responses exclude each other (one dry run at a time)")
-    responses = load_responses(responses_file) if responses_file is not None else None
-    if region is not None:
-        check_region(region)
+    responses = connection_options(endpoint_url, responses_file, region)
     try:
         stacks = read_assembly(cdk_out)
         plan = plan_stacks(stacks)

@@ -9,6 +9,7 @@ import click
 from botocore.exceptions import ClientError
 
 from .errors import ExitCode, FmcError
+from .replay import Recorded, load_responses
 
 #: Capacity Block durations: "1-day increments up to 14 days, and in 7-day increments up to 182 days"; "Each
 #: Capacity Block can have up to 64 instances" (EC2 User Guide "Find and purchase Capacity Blocks",
@@ -105,3 +106,16 @@ def parse_find_block(value: str) -> tuple[str, int, int]:
             param_hint="--find-block",
         )
     return instance_type, count, days
+
+
+def connection_options(endpoint_url: str | None, responses_file: str | None, region: str | None) -> Recorded | None:
+    """Check ``--endpoint-url`` (an http(s) URL, not with ``--responses``) and ``--region``; the recorded responses
+    of ``--responses`` if given."""
+    if endpoint_url is not None and not endpoint_url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{endpoint_url!r}: an http:// or https:// URL", param_hint="--endpoint-url")
+    if endpoint_url is not None and responses_file is not None:
+        raise click.UsageError("--endpoint-url and --responses exclude each other (one dry run at a time)")
+    responses = load_responses(responses_file) if responses_file is not None else None
+    if region is not None:
+        check_region(region)
+    return responses

@@ -12,10 +12,15 @@ from .._validate import (
     check_construct,
     check_count,
     check_enum,
+    check_kms_key,
+    check_mount_point,
     check_optional_count,
+    check_security_group,
     check_sequence,
     check_str,
+    check_subnet,
     check_tag_key,
+    check_vpc,
 )
 from ..bootstrap import BootstrapDelivery
 from ..bootstrap.loader import NAME_PATTERN
@@ -109,7 +114,7 @@ def _check_network_inputs(
         raise FmValidationError(
             "instance_type", instance_type, "a catalog instance type known at synth time (it decides the interfaces)"
         )
-    check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+    check_vpc("vpc", vpc)
     check_enum("policy", policy, InterfacePolicy)
     if capacity is not None and not isinstance(capacity, Capacity):
         raise FmTypeError(
@@ -119,18 +124,12 @@ def _check_network_inputs(
         )
     check_optional_count("max_nodes", max_nodes, minimum=1)
     if subnet is not None:
-        check_construct("subnet", subnet, attribute="subnet_id", expected="an ec2.ISubnet")
+        check_subnet("subnet", subnet)
     if efa_security_group is not None and not isinstance(efa_security_group, EfaSecurityGroup):
         raise FmTypeError("efa_security_group", efa_security_group, "an fmconstructs EfaSecurityGroup")
     out: dict[str, Any] = {}
     if security_groups is not None:
-        groups = check_sequence(
-            "security_groups",
-            security_groups,
-            lambda name, group: check_construct(
-                name, group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-            ),
-        )
+        groups = check_sequence("security_groups", security_groups, check_security_group)
         if not groups:
             raise FmValidationError("security_groups", [], "None (a new group) or at least one group")
         out["security_groups"] = groups
@@ -166,10 +165,10 @@ def _check_image_and_volume_inputs(
     # EC2 API LaunchTemplateEbsBlockDeviceRequest.VolumeSize: "gp3: 1 - 65,536 GiB" (botocore 1.44).
     check_count("root_volume_size_gib", root_volume_size_gib, minimum=1, maximum=65536)
     check_str("root_device_name", root_device_name, pattern=_DEVICE_NAME, allowed="a device name such as '/dev/xvda'")
-    if encryption_key is not None and not hasattr(encryption_key, "key_arn"):
-        raise FmTypeError("encryption_key", encryption_key, "a kms.IKey")
-    if instance_store_mount_point is not None:
-        check_str("instance_store_mount_point", instance_store_mount_point)
+    if encryption_key is not None:
+        check_kms_key("encryption_key", encryption_key)
+    if instance_store_mount_point is not None:  # the one mount-point rule, checked again where it is rendered
+        check_mount_point("instance_store_mount_point", instance_store_mount_point)
 
 
 #: Tags per AWS resource ("Tag restrictions: Maximum number of tags per resource - 50", AWS Batch User Guide "Tag

@@ -40,6 +40,7 @@ __all__ = [
     "SlurmScriptPiece",
     "merge_flags",
     "slurm_piece_header",
+    "slurm_piece_script",
     "slurm_script_files",
 ]
 
@@ -71,6 +72,22 @@ def slurm_piece_header(*, what: str, module: str, role: str, tag: str, variables
         f'  logger -t {tag} -- "$*" 2>/dev/null || echo "{tag}: $*" >&2',
         "}",
     ]
+
+
+def slurm_piece_script(prelude: Sequence[str], main: Sequence[str], *, nothing: str) -> str:
+    """A Slurm Prolog/Epilog piece: ``prelude`` (:func:`slurm_piece_header` and the piece's own definitions), then a
+    ``main`` function that returns 0 with a log line ("no numeric SLURM_JOB_ID; ``nothing``") for a job id that is not
+    a number and else runs the ``main`` lines (indented by the caller); it always exits 0."""
+    lines = [
+        *prelude,
+        "main() {",
+        f'  case "$job_id" in ""|*[!0-9]*) log "no numeric SLURM_JOB_ID; {nothing}"; return 0 ;; esac',
+        *main,
+        "}",
+        "main || true",
+        "exit 0",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 _FLAG = re.compile(r"[A-Za-z]+")

@@ -48,7 +48,20 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from .._log_groups import encrypted_log_group
-from .._validate import check_bool, check_construct, check_enum, check_number, check_sequence, check_str, known, located
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_enum,
+    check_kms_key,
+    check_number,
+    check_security_group,
+    check_sequence,
+    check_str,
+    check_subnet,
+    check_vpc,
+    known,
+    located,
+)
 from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..pcs.slurm import DEFAULT_SLURM_VERSION, SlurmVersion
@@ -432,9 +445,9 @@ class GpuNodeImage(Construct):
         specs = _instance_specs(instance_types)
         self.instance_specs: tuple[InstanceSpec, ...] = specs
         self.architecture: CpuArchitecture = _architecture(specs)
-        check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+        check_vpc("vpc", vpc)
         if subnet is not None:
-            check_construct("subnet", subnet, attribute="subnet_id", expected="an ec2.ISubnet")
+            check_subnet("subnet", subnet)
         self.slurm_versions: tuple[SlurmVersion, ...] = check_sequence(
             "slurm_versions", slurm_versions, lambda n, v: check_enum(n, v, SlurmVersion)
         )
@@ -454,7 +467,7 @@ class GpuNodeImage(Construct):
             "root_volume_size_gib", root_volume_size_gib, minimum=1, maximum=16000, integer=True, unit="GiB"
         )
         if encryption_key is not None:
-            check_construct("encryption_key", encryption_key, attribute="key_arn", expected="a kms.IKey")
+            check_kms_key("encryption_key", encryption_key)
         for parameter, bucket in (
             ("logs_bucket", logs_bucket),
             ("server_access_logs_bucket", server_access_logs_bucket),
@@ -463,11 +476,7 @@ class GpuNodeImage(Construct):
                 check_construct(parameter, bucket, attribute="bucket_name", expected="an s3.IBucket")
         groups = None
         if security_groups is not None:
-            groups = check_sequence(
-                "security_groups",
-                security_groups,
-                lambda n, v: check_construct(n, v, attribute="security_group_id", expected="an ec2.ISecurityGroup"),
-            )
+            groups = check_sequence("security_groups", security_groups, check_security_group)
             if not groups:
                 raise FmValidationError("security_groups", [], "at least one security group, or None")
         extra = check_sequence("additional_components", additional_components, _check_component)

@@ -44,10 +44,12 @@ from constructs import Construct
 
 from .._validate import (
     check_bool,
-    check_construct,
     check_enum,
+    check_security_group,
     check_sequence,
     check_str,
+    check_subnet,
+    check_vpc,
     located,
     same_zone,
     subnet_zone,
@@ -154,11 +156,6 @@ def _check_backends(parameter: str, backends: object) -> tuple[ClusterBackend, .
     return checked
 
 
-def _check_subnet(parameter: str, subnet: object) -> ec2.ISubnet:
-    checked: ec2.ISubnet = check_construct(parameter, subnet, attribute="subnet_id", expected="an ec2.ISubnet")
-    return checked
-
-
 def _check_peer(parameter: str, peer: object) -> ec2.IPeer:
     # ec2.IPeer is a jsii interface (Peer.ipv4(...) returns a proxy, not a construct): check what a rule reads.
     if not (hasattr(peer, "to_ingress_rule_config") and hasattr(peer, "unique_id")):
@@ -237,7 +234,7 @@ class GpuClusterEndpoints(Construct):
         peers: Sequence[ec2.IPeer] | None = None,
         security_group: ec2.ISecurityGroup | None = None,
     ) -> None:
-        check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+        check_vpc("vpc", vpc)
         self.backends = _check_backends("backends", backends)
         chosen = (
             check_sequence("services", services, lambda n, v: check_enum(n, v, EndpointService))
@@ -246,15 +243,13 @@ class GpuClusterEndpoints(Construct):
         )
         extra = check_sequence("extra_services", extra_services, lambda n, v: check_enum(n, v, EndpointService))
         checked_subnets = (
-            check_sequence("subnets", subnets, _check_subnet) if subnets is not None else self._default_subnets(vpc)
+            check_sequence("subnets", subnets, check_subnet) if subnets is not None else self._default_subnets(vpc)
         )
         tables = check_sequence("route_tables", route_tables, _check_route_table) if route_tables is not None else None
         check_bool("s3_gateway", s3_gateway)
         checked_peers = check_sequence("peers", peers, _check_peer) if peers is not None else None
         if security_group is not None:
-            check_construct(
-                "security_group", security_group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-            )
+            check_security_group("security_group", security_group)
         self.services: tuple[EndpointService, ...] = tuple(dict.fromkeys([*chosen, *extra]))
         self._validate(subnets=checked_subnets, peers=checked_peers, security_group=security_group)
         if checked_peers is None and security_group is None:

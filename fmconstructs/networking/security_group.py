@@ -9,7 +9,7 @@ from aws_cdk import Aspects, IAspect, Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct, IConstruct
 
-from .._validate import check_construct, check_str, located
+from .._validate import check_str, check_vpc, located
 
 # EC2 API CreateSecurityGroup ``Description``: "Up to 255 characters in length. Valid characters: a-z, A-Z, 0-9,
 # spaces, and ._-:/()#,@[]+=&;{}!$*" (botocore ec2 CreateSecurityGroupRequest.Description).
@@ -67,7 +67,7 @@ class EfaSecurityGroup(Construct):
         :param description: EC2 ``GroupDescription``: up to 255 characters of a-z, A-Z, 0-9, spaces and
             ``._-:/()#,@[]+=&;{}!$*``. Default: a description of the EFA rules.
         """
-        check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+        check_vpc("vpc", vpc)
         if description is not None:
             check_str(
                 "description",

@@ -16,11 +16,7 @@ from typing import Any
 
 import aws_cdk as cdk
 
-from .._validate import check_instance
-from .._validate import check_scope_id as check_scope
 from ..errors import FmTypeError, FmValidationError, is_token
-
-__all__ = ["check_instance", "check_scope"]  # re-exported from fmconstructs._validate
 
 PrometheusDuration = str | cdk.Duration
 """A Prometheus duration string (``'30s'``, ``'1h30m'``, ``'1w'``, ``'500ms'``) or an ``aws_cdk.Duration``."""

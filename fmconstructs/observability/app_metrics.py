@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from fmconstructs._validate import check_count, check_enum, check_sequence, check_str
-from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header
+from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header, slurm_piece_script
 from fmconstructs.errors import FmValidationError, is_token
 from fmconstructs.observability.job_mapping import HPC_JOB_LABEL
 
@@ -201,11 +201,7 @@ def _parse_ports_function(spec: AppMetricsSpec) -> list[str]:
 def render_app_metrics_prolog(spec: AppMetricsSpec) -> str:
     """Bash for slurmd's Prolog: write ``<sd_dir>/<SLURM_JOB_ID>.json`` when the job declares metrics ports."""
     _check_spec(spec)
-    lines = [
-        *_header(spec, "Prolog"),
-        *_parse_ports_function(spec),
-        "main() {",
-        '  case "$job_id" in ""|*[!0-9]*) log "no numeric SLURM_JOB_ID; nothing discovered"; return 0 ;; esac',
+    main = [
         *(f"  {line}" for line in _declaration_lines(spec)),
         '  [ "$found" = 1 ] || return 0',
         "  local -a ports",
@@ -223,27 +219,19 @@ def render_app_metrics_prolog(spec: AppMetricsSpec) -> str:
         '    rm -f -- "$tmp"',
         '    log "cannot write $file"',
         "  fi",
-        "}",
-        "main || true",
-        "exit 0",
     ]
-    return "\n".join(lines) + "\n"
+    prelude = [*_header(spec, "Prolog"), *_parse_ports_function(spec)]
+    return slurm_piece_script(prelude, main, nothing="nothing discovered")
 
 
 def render_app_metrics_epilog(spec: AppMetricsSpec) -> str:
     """Bash for slurmd's Epilog: remove the job's discovery file (and a temporary file a killed prolog left)."""
     _check_spec(spec)
-    lines = [
-        *_header(spec, "Epilog"),
-        "main() {",
-        '  case "$job_id" in ""|*[!0-9]*) log "no numeric SLURM_JOB_ID; nothing removed"; return 0 ;; esac',
+    main = [
         '  [ -d "$sd_dir" ] || return 0',
         '  rm -f -- "$sd_dir/$job_id.json" "$sd_dir/.$job_id.json.tmp."* || log "cannot remove $sd_dir/$job_id.json"',
-        "}",
-        "main || true",
-        "exit 0",
     ]
-    return "\n".join(lines) + "\n"
+    return slurm_piece_script(_header(spec, "Epilog"), main, nothing="nothing removed")
 
 
 def app_metrics_slurm_files(spec: AppMetricsSpec, *, prolog_dir: str, epilog_dir: str) -> dict[str, tuple[str, int]]:

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import yaml
 
-from .._validate import check_bool, check_str
+from .._validate import check_bool, check_instance, check_str
 from ..compute.user_data import embedded_files_commands
 from ..errors import FmValidationError, is_token
 from ..health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
-from ._checks import PrometheusDuration, check_instance, check_prometheus_duration, duration_milliseconds
+from ._checks import PrometheusDuration, check_prometheus_duration, duration_milliseconds
 from .app_metrics import DEFAULT_APP_METRICS_SD_DIR, app_metrics_scrape_config
 from .job_mapping import JobMappingSpec, dcgm_exporter_job_mapping_args
 from .metrics import dcgm_counters_csv

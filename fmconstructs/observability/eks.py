@@ -24,20 +24,14 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks as eks_l1
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_sequence, check_str, located
+from .._validate import check_bool, check_instance, check_scope_id, check_sequence, check_str, check_subnet, located
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, check_chart_source
 from ..eks.versions import version_tuple
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from ..health.nccl_eks_schedule import NCCL_METRICS_SERVICE
 from ..serving.observability import ServingAlertThresholds, add_serving_rules, serving_scrape_job
-from ._checks import (
-    PrometheusDuration,
-    check_aps_workspace_arn,
-    check_instance,
-    check_prometheus_duration,
-    check_scope,
-)
+from ._checks import PrometheusDuration, check_aps_workspace_arn, check_prometheus_duration
 from .collection import (
     LIFECYCLE_TEXTFILE,
     NODE_EXPORTER_VERSION,
@@ -46,7 +40,7 @@ from .collection import (
     scrape_timeout,
     shutdown_wait_seconds,
 )
-from .eks_attribution import add_kube_state_metrics, app_metrics_job, dcgm_job, kube_state_metrics_job
+from .eks_attribution import add_kube_state_metrics, app_metrics_job, dcgm_job, kube_state_metrics_job, service_job
 from .kueue_metrics import kueue_job
 from .workspace import PrometheusWorkspace
 
@@ -73,24 +67,6 @@ def _synth_label(cluster_label: object) -> str:
             "cluster_label", cluster_label, "a label known at synth time (the scrape configuration is base64-encoded)"
         )
     return str(cluster_label)
-
-
-def _job(name: str, service: str, cluster_label: str) -> dict[str, Any]:
-    return {
-        "job_name": name,
-        "kubernetes_sd_configs": [{"role": "endpoints"}],
-        "relabel_configs": [
-            {"source_labels": ["__meta_kubernetes_service_name"], "action": "keep", "regex": service},
-            {
-                "source_labels": ["__meta_kubernetes_service_annotation_prometheus_io_scrape"],
-                "action": "keep",
-                "regex": "true",
-            },
-            {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "instance"},
-            {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
-            {"target_label": "cluster", "replacement": cluster_label},
-        ],
-    }
 
 
 def eks_scrape_config(
@@ -120,8 +96,8 @@ def eks_scrape_config(
         "global": {"scrape_interval": interval, "scrape_timeout": scrape_timeout(interval)},
         "scrape_configs": [
             dcgm_job(DCGM_EXPORTER_SERVICE, cluster_label),
-            _job("node", NODE_EXPORTER_SERVICE, cluster_label),
-            _job("nccl", NCCL_METRICS_SERVICE, cluster_label),
+            service_job("node", NODE_EXPORTER_SERVICE, cluster_label),
+            service_job("nccl", NCCL_METRICS_SERVICE, cluster_label),
             kube_state_metrics_job(cluster_label),
             app_metrics_job(cluster_label),
             *([kueue_job(cluster_label)] if kueue else []),
@@ -355,7 +331,7 @@ class AmpEksScraper(Construct):
         :param serving_rule_namespace: the rule groups namespace of those rules; default
             ``fmconstructs-serving-<cluster_label>``.
         """
-        check_scope(scope, id)
+        check_scope_id(scope, id)
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
         workspace_arn = _workspace_arn(workspace)
         check_bool("install_node_exporter", install_node_exporter)
@@ -477,15 +453,7 @@ def _workspace_arn(workspace: object) -> str:
 
 def _scraper_subnets(cluster: GpuEksCluster, subnets: Sequence[ec2.ISubnet] | None) -> list[ec2.ISubnet]:
     chosen = (
-        list(cluster.vpc.private_subnets)
-        if subnets is None
-        else list(
-            check_sequence(
-                "subnets",
-                subnets,
-                lambda n, v: check_construct(n, v, attribute="subnet_id", expected="an ec2.ISubnet"),
-            )
-        )
+        list(cluster.vpc.private_subnets) if subnets is None else list(check_sequence("subnets", subnets, check_subnet))
     )
     if not chosen:
         raise FmValidationError("subnets", [], "at least one subnet that reaches the nodes")

@@ -32,11 +32,10 @@ from typing import Any
 
 from aws_cdk import aws_eks_v2 as eks
 
-from .._validate import check_count, check_str
+from .._validate import check_count, check_instance, check_str
 from ..eks import GpuEksCluster
 from ..eks._names import check_label_value
 from ..eks.addons import ChartSource, HelmChartPin, check_chart_source, check_version
-from ._checks import check_instance
 
 #: The pod/namespace label key that names the owning team (issue 22 shared contract).
 TEAM_LABEL = "team"
@@ -121,25 +120,32 @@ def _common_labels(cluster_label: str) -> list[dict[str, Any]]:
     return [{"target_label": "cluster", "replacement": cluster_label}]
 
 
+def service_job(name: str, service: str, cluster_label: str, *, honor_labels: bool = False) -> dict[str, Any]:
+    """A job that scrapes the endpoints of the Kubernetes Service ``service`` (those annotated
+    ``prometheus.io/scrape: "true"``), ``instance`` and ``node`` set to the pod's node, ``cluster`` to
+    ``cluster_label``."""
+    job: dict[str, Any] = {"job_name": name}
+    if honor_labels:
+        job["honor_labels"] = True
+    job["kubernetes_sd_configs"] = [{"role": "endpoints"}]
+    job["relabel_configs"] = [
+        {"source_labels": ["__meta_kubernetes_service_name"], "action": "keep", "regex": service},
+        {
+            "source_labels": ["__meta_kubernetes_service_annotation_prometheus_io_scrape"],
+            "action": "keep",
+            "regex": "true",
+        },
+        {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "instance"},
+        {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
+        *_common_labels(cluster_label),
+    ]
+    return job
+
+
 def dcgm_job(service: str, cluster_label: str) -> dict[str, Any]:
     """The dcgm-exporter job: ``honor_labels: true`` keeps the exporter's ``namespace``/``pod``/``container`` (the
     pod holding the GPU) whatever target labels are added, and it adds none of those names itself."""
-    return {
-        "job_name": "dcgm",
-        "honor_labels": True,
-        "kubernetes_sd_configs": [{"role": "endpoints"}],
-        "relabel_configs": [
-            {"source_labels": ["__meta_kubernetes_service_name"], "action": "keep", "regex": service},
-            {
-                "source_labels": ["__meta_kubernetes_service_annotation_prometheus_io_scrape"],
-                "action": "keep",
-                "regex": "true",
-            },
-            {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "instance"},
-            {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
-            *_common_labels(cluster_label),
-        ],
-    }
+    return service_job("dcgm", service, cluster_label, honor_labels=True)
 
 
 def kube_state_metrics_job(cluster_label: str) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from fmconstructs._validate import check_count, check_enum, check_sequence, check_str
-from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header
+from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header, slurm_piece_script
 from fmconstructs.errors import FmValidationError, is_token
 
 #: No default in dcgm-exporter 4.2.3-4.1.1 (the flag's Value is "", pkg/cmd/app.go:258): this is the library's choice.
@@ -157,11 +157,7 @@ def _gpu_ids_expression(spec: JobMappingSpec) -> str:
 def render_job_mapping_prolog(spec: JobMappingSpec) -> str:
     """Bash for slurmd's Prolog: append ``SLURM_JOB_ID`` to ``<mapping_dir>/<gpu id>`` for each of the job's GPUs."""
     _check_spec(spec)
-    lines = [
-        *_header(spec, "Prolog"),
-        f"gpus={_gpu_ids_expression(spec)}",
-        "main() {",
-        '  case "$job_id" in ""|*[!0-9]*) log "no numeric SLURM_JOB_ID; nothing mapped"; return 0 ;; esac',
+    main = [
         '  [ -n "$gpus" ] || return 0',
         '  mkdir -p -- "$map_dir" || { log "cannot create $map_dir"; return 0; }',
         '  take_lock || { log "lock $lock_file not taken; job $job_id not mapped"; return 0; }',
@@ -182,20 +178,15 @@ def render_job_mapping_prolog(spec: JobMappingSpec) -> str:
         '      log "cannot map job $job_id to GPU $gpu"',
         "    fi",
         "  done",
-        "}",
-        "main || true",
-        "exit 0",
     ]
-    return "\n".join(lines) + "\n"
+    prelude = [*_header(spec, "Prolog"), f"gpus={_gpu_ids_expression(spec)}"]
+    return slurm_piece_script(prelude, main, nothing="nothing mapped")
 
 
 def render_job_mapping_epilog(spec: JobMappingSpec) -> str:
     """Bash for slurmd's Epilog: remove ``SLURM_JOB_ID`` from every GPU file; delete files left with no job."""
     _check_spec(spec)
-    lines = [
-        *_header(spec, "Epilog"),
-        "main() {",
-        '  case "$job_id" in ""|*[!0-9]*) log "no numeric SLURM_JOB_ID; nothing unmapped"; return 0 ;; esac',
+    main = [
         '  [ -d "$map_dir" ] || return 0',
         '  take_lock || { log "lock $lock_file not taken; job $job_id not unmapped"; return 0; }',
         "  local file name tmp rc",
@@ -219,8 +210,5 @@ def render_job_mapping_epilog(spec: JobMappingSpec) -> str:
         '      rm -f -- "$tmp" "$file" || log "cannot remove $file"',
         "    fi",
         "  done",
-        "}",
-        "main || true",
-        "exit 0",
     ]
-    return "\n".join(lines) + "\n"
+    return slurm_piece_script(_header(spec, "Epilog"), main, nothing="nothing unmapped")

@@ -13,10 +13,11 @@ import jsii
 from aws_cdk import Aspects, IAspect, Stack
 from constructs import IConstruct
 
+from .._validate import check_instance
 from ..bootstrap.node_bootstrap import synthesizer_publishes_file_assets
 from ..errors import FmValidationError, WarningId, add_warning
 from ..pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
-from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
+from ._checks import PrometheusDuration, check_prometheus_duration
 from .app_metrics import AppMetricsSpec
 from .collection import NodeLabels, check_cluster_label, node_collection_commands
 from .job_mapping import JobMappingSpec

@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
-from .._validate import check_enum, check_number, check_sequence, check_str
+from .._validate import check_enum, check_instance, check_number, check_sequence, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..health import metric_names as names
-from ._checks import PrometheusDuration, check_instance, check_prometheus_duration
+from ._checks import PrometheusDuration, check_prometheus_duration
 from .metrics import ALL_METRICS, efa_metric
 
 # NVIDIA XID catalog: 48 double-bit ECC, 63/64 row-remap pending/failure, 74 NVLink error, 79 GPU fell off the bus,

@@ -22,9 +22,18 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from .._log_groups import encrypted_log_group
-from .._validate import check_bool, check_construct, check_enum, check_str, check_str_sequence, located
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_enum,
+    check_instance,
+    check_scope_id,
+    check_str,
+    check_str_sequence,
+    located,
+)
 from ..errors import FmTypeError, FmValidationError, is_token
-from ._checks import KMS_KEY_ARN, check_arn, check_instance, check_scope, check_topic
+from ._checks import KMS_KEY_ARN, check_arn, check_topic
 from .rules import AlertThresholds, RuleGroup, check_rule_groups, default_rule_groups, rules_yaml
 
 #: AWS::APS::RuleGroupsNamespace ``Name``: 1-64 characters (CloudFormation resource reference); the AMP API's
@@ -120,7 +129,7 @@ class PrometheusWorkspace(Construct):
             64 of AWS::APS::RuleGroupsNamespace ``Name``). Default "fmconstructs".
         :param removal_policy: default RETAIN (the workspace holds your metrics history).
         """
-        check_scope(scope, id)
+        check_scope_id(scope, id)
         if alias is not None:
             # botocore amp WorkspaceAlias: min 1, max 100, no pattern ("can include any type of characters",
             # AWS::APS::Workspace Alias).

@@ -43,9 +43,9 @@ from typing import Any
 from aws_cdk import aws_aps as aps
 from constructs import Construct
 
-from .._validate import check_number
+from .._validate import check_instance, check_number
 from ..errors import FmValidationError, is_token
-from ..observability._checks import PrometheusDuration, check_instance, check_prometheus_duration
+from ..observability._checks import PrometheusDuration, check_prometheus_duration
 from ..observability.collection import check_cluster_label
 from ..observability.rules import AlertRule, RecordingRule, RuleGroup, Severity, rules_yaml
 from ..observability.workspace import _check_group_name_lengths, _check_namespace
@@ -110,7 +110,7 @@ def serving_scrape_job(cluster_label: str) -> dict[str, Any]:
 
     :param cluster_label: the ``cluster`` label of every series (known at synth time).
     """
-    label = _check_scope(cluster_label)
+    label = _check_cluster_label(cluster_label)
     if label is None:
         raise FmValidationError("cluster_label", cluster_label, "a cluster label")
     return {
@@ -173,7 +173,7 @@ def _selector(cluster_label: str | None, *matchers: str) -> str:
     return "{" + ", ".join(parts) + "}" if parts else ""
 
 
-def _check_scope(cluster_label: object) -> str | None:
+def _check_cluster_label(cluster_label: object) -> str | None:
     if cluster_label is None:
         return None
     label = check_cluster_label(cluster_label)
@@ -239,7 +239,7 @@ def serving_rule_group(*, cluster_label: str | None = None) -> RuleGroup:
     :param cluster_label: only series of this ``cluster`` (the scraper's rules, one namespace per cluster); default
         every cluster (for ``PrometheusWorkspace(extra_rule_groups=...)``, once per workspace).
     """
-    label = _check_scope(cluster_label)
+    label = _check_cluster_label(cluster_label)
     rules = [_pod_info(label), *_vllm_rules(label), *_gpu_rules(label)]
     return RuleGroup(RULE_GROUP, tuple(rules), interval="1m")
 
@@ -281,7 +281,7 @@ def serving_alert_rule_group(
     if thresholds is not None:
         check_instance("thresholds", thresholds, ServingAlertThresholds, "a ServingAlertThresholds or None")
     t = thresholds or ServingAlertThresholds()
-    label = _check_scope(cluster_label)
+    label = _check_cluster_label(cluster_label)
     scope = _selector(label)
     restarts = f"increase({KSM_RESTARTS}{scope}[{t.restart_window}])"
     info = f"{_POD_INFO}{scope}"
@@ -345,7 +345,7 @@ def add_serving_rules(
 
     :param rule_namespace: the namespace name (1-64 characters); default ``fmconstructs-serving-<cluster_label>``.
     """
-    label = _check_scope(cluster_label)
+    label = _check_cluster_label(cluster_label)
     assert label is not None
     name = serving_rule_namespace(label) if rule_namespace is None else rule_namespace
     _check_namespace(name, suffix="")

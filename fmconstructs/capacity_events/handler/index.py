@@ -48,24 +48,12 @@ except ImportError:  # pragma: no cover - Lambda: the asset's root is this direc
     rc = importlib.import_module("reclaim")
 
 # Scaling on block events moved to block_scaling.py; its names stay readable here (index.<name>).
-CLIENT_CONFIG, THROTTLING_CODES, with_backoff, _scaling_lines = (
-    bs.CLIENT_CONFIG,
-    bs.THROTTLING_CODES,
-    bs.with_backoff,
-    bs._scaling_lines,
-)
-SCALING_ATTEMPTS, SCALING_BASE_DELAY_S, SCALING_MAX_DELAY_S = (
-    bs.SCALING_ATTEMPTS,
-    bs.SCALING_BASE_DELAY_S,
-    bs.SCALING_MAX_DELAY_S,
-)
+CLIENT_CONFIG, THROTTLING_CODES, with_backoff = bs.CLIENT_CONFIG, bs.THROTTLING_CODES, bs.with_backoff
+SCALING_ATTEMPTS, SCALING_BASE_DELAY_S = bs.SCALING_ATTEMPTS, bs.SCALING_BASE_DELAY_S
+SCALING_MAX_DELAY_S, _scaling_lines = bs.SCALING_MAX_DELAY_S, bs._scaling_lines
 EKS_NODEGROUP, AUTO_SCALING_GROUP = bs.EKS_NODEGROUP, bs.AUTO_SCALING_GROUP
-request_token, scale_nodegroup, scale_auto_scaling_group, scale_targets = (
-    bs.request_token,
-    bs.scale_nodegroup,
-    bs.scale_auto_scaling_group,
-    bs.scale_targets,
-)
+request_token, scale_nodegroup = bs.request_token, bs.scale_nodegroup
+scale_auto_scaling_group, scale_targets = bs.scale_auto_scaling_group, bs.scale_targets
 
 # The page shows both spellings in different versions (docs.aws.amazon.com: "Capacity Block Delivered" /
 # "Capacity Block Expiration Warning"; docs.amazonaws.cn and older copies: "Capacity Block Reservation Delivered" /
@@ -548,90 +536,137 @@ def process(
     after them whatever happened. Only a notice that cannot be published raises, so that Lambda retries the event
     and, after its retries, sends it to the on-failure destination (see the construct)."""
     budget = budget or Budget(DEFAULT_BUDGET_S)
+    warning = job_warning or {}
     detail_type = str(event.get("detail-type") or event.get("detail_type") or "")
     if detail_type in rc.RECLAIM_DETAIL_TYPES:
-        reclaim = rc.read_reclaim(event, ec2, interruptible_reservation_ids or [])
-        if not reclaim.listed:  # another reservation of the account: not this platform's to report
-            print(json.dumps({"ignored": reclaim.lines}))
-            return {"detail_type": detail_type, "ignored": True, "instance_id": reclaim.instance_id}
         backend = {"ssm": ssm, "login": login_node_group_id, "eks": eks, "sts": sts, "cluster": eks_cluster_name}
-        ops = sys.modules[__name__]  # the drain and cordon of this module (reclaim.py cannot import it)
-        notice, done = rc.process_reclaim(reclaim, ops, ec2, backend, kube_factory, budget, sleep, job_warning or {})
-        done["detail_type"] = detail_type
-        return _notify(sns, topic_arn, detail_type, [f"{detail_type}: {notice[0]}", *notice[1:]], done, sleep)
-    detail = event.get("detail") or {}
-    reservation_id = str(detail.get("capacity-reservation-id") or "")
-    end_date = str(detail.get("end-date") or "unknown")
-    result: dict[str, Any] = {"detail_type": detail_type, "capacity_reservation_id": reservation_id}
-    lines = [f"{detail_type}: capacity reservation {reservation_id or '(missing)'}, ends {end_date}."]
-
-    expiring = detail_type in EXPIRY_DETAIL_TYPES
-    valid_id = bool(_RESERVATION_ID.fullmatch(reservation_id))
-    if lead is not None and valid_id:
-        delivered = detail_type in DELIVERED_DETAIL_TYPES
-        timing = ld.expiry_timing(
-            event, ec2=ec2, scheduler=scheduler, settings=lead, delivered=delivered, warning=expiring, now=now
+        ops, ids = sys.modules[__name__], interruptible_reservation_ids or []  # ops: this module's drain and cordon
+        notice, done = rc.process_reclaim(
+            event, detail_type, ops, ec2, backend, kube_factory, budget, sleep, warning, ids
         )
-        expiring, result = timing.expiring, {**result, **timing.result}
-        lines += timing.lines
-    warning = job_warning or {}
-    if (
-        expiring
-        and detail_type in EXPIRY_DETAIL_TYPES
-        and valid_id
-        and (login_node_group_id or eks_cluster_name or scaling_targets)
-    ):
-        # EC2's warning for a block extended since (same reservation id, later end): leave it (extension.py).
-        state, line = ext.block_extension(ec2, reservation_id, detail.get("end-date"))
-        result["extension"] = state
-        lines += [line] if line else []
-        expiring = state != ext.EXTENDED
-    if expiring and login_node_group_id and valid_id:
-        try:
-            lines += _drain_lines(
-                ec2,
-                ssm,
-                reservation_id=reservation_id,
-                login_node_group_id=login_node_group_id,
-                result=result,
-                budget=budget,
-                sleep=sleep,
-                after_drain=jw.slurm_signal_lines(warning["slurm_signal"], warning.get("slurm_scope", "steps"))
-                if warning.get("slurm_signal")
-                else None,
-            )
-        except Exception as error:  # the notice goes out whatever failed
-            traceback.print_exc()
-            result["drain_error"] = str(error)
-            lines.append(f"Drain of the block's Slurm nodes FAILED: {error}"[:1000])
-    if expiring and eks_cluster_name and valid_id:
-        factory = kube_factory or (lambda: kube_for_cluster(eks, sts, eks_cluster_name, budget))
-        lines += _eks_lines(
-            ec2,
-            reservation_id=reservation_id,
-            end_date=end_date,
-            cluster_name=eks_cluster_name,
-            kube_factory=factory,
-            result=result,
-            budget=budget,
-            pod_warning=warning if warning.get("pod_annotation") else None,
+        return done if notice is None else _notify(sns, topic_arn, detail_type, notice, done, sleep)
+    block = _BlockEvent(event, detail_type)
+    expiring = _expiry_step(block, ec2=ec2, scheduler=scheduler, lead=lead, now=now)
+    if expiring and (login_node_group_id or eks_cluster_name or scaling_targets):
+        expiring = _extension_step(block, ec2)
+    if expiring and login_node_group_id and block.valid_id:
+        _drain_step(
+            block, ec2, ssm, login_node_group_id=login_node_group_id, budget=budget, sleep=sleep, warning=warning
         )
+    if expiring and eks_cluster_name and block.valid_id:
+        _cordon_step(block, ec2, eks, sts, eks_cluster_name, kube_factory, budget=budget, warning=warning)
     starting = detail_type in DELIVERED_DETAIL_TYPES
-    if scaling_targets and valid_id and (starting or expiring):
-        lines += _scaling_lines(
+    if scaling_targets and block.valid_id and (starting or expiring):
+        block.lines += _scaling_lines(
             event,
             scaling_targets,
-            reservation_id=reservation_id,
+            reservation_id=block.reservation_id,
             starting=starting,
             eks=eks,
             autoscaling=autoscaling,
-            result=result,
+            result=block.result,
             sleep=sleep,
         )
-    if (expiring or starting) and reservation_id and not valid_id:
-        lines.append("Unrecognized capacity reservation id: nodes NOT drained or cordoned, groups NOT scaled.")
+    if (expiring or starting) and block.reservation_id and not block.valid_id:
+        block.lines.append("Unrecognized capacity reservation id: nodes NOT drained or cordoned, groups NOT scaled.")
+    return _notify(sns, topic_arn, detail_type, block.lines, block.result, sleep)
 
-    return _notify(sns, topic_arn, detail_type, lines, result, sleep)
+
+class _BlockEvent:
+    """A Capacity Block event as :func:`process` reads it, with the notice lines and the result it builds up."""
+
+    def __init__(self, event: dict[str, Any], detail_type: str) -> None:
+        detail: dict[str, Any] = event.get("detail") or {}
+        self.event, self.detail_type, self.detail = event, detail_type, detail
+        self.reservation_id = str(detail.get("capacity-reservation-id") or "")
+        self.end_date = str(detail.get("end-date") or "unknown")
+        self.valid_id = bool(_RESERVATION_ID.fullmatch(self.reservation_id))
+        self.result: dict[str, Any] = {"detail_type": detail_type, "capacity_reservation_id": self.reservation_id}
+        self.lines = [
+            f"{detail_type}: capacity reservation {self.reservation_id or '(missing)'}, ends {self.end_date}."
+        ]
+
+
+def _expiry_step(
+    block: _BlockEvent, *, ec2: Any, scheduler: Any, lead: ld.LeadSettings | None, now: dt.datetime | None
+) -> bool:
+    """Whether the expiry actions run now: an expiration warning, or what the lead times decide (``lead``)."""
+    expiring = block.detail_type in EXPIRY_DETAIL_TYPES
+    if lead is None or not block.valid_id:
+        return expiring
+    delivered = block.detail_type in DELIVERED_DETAIL_TYPES
+    timing = ld.expiry_timing(
+        block.event, ec2=ec2, scheduler=scheduler, settings=lead, delivered=delivered, warning=expiring, now=now
+    )
+    block.result.update(timing.result)
+    block.lines += timing.lines
+    return timing.expiring
+
+
+def _extension_step(block: _BlockEvent, ec2: Any) -> bool:
+    """EC2's warning for a block extended since (same reservation id, later end): leave it (extension.py). Whether
+    the expiry actions still run; only an expiration warning with a valid id is checked."""
+    if not (block.detail_type in EXPIRY_DETAIL_TYPES and block.valid_id):
+        return True
+    state, line = ext.block_extension(ec2, block.reservation_id, block.detail.get("end-date"))
+    block.result["extension"] = state
+    block.lines += [line] if line else []
+    return state != ext.EXTENDED
+
+
+def _drain_step(
+    block: _BlockEvent,
+    ec2: Any,
+    ssm: Any,
+    *,
+    login_node_group_id: str,
+    budget: Budget,
+    sleep: Callable[[float], None],
+    warning: dict[str, Any],
+) -> None:
+    """Drain the block's Slurm nodes; a failure is reported in the notice, never raised."""
+    try:
+        block.lines += _drain_lines(
+            ec2,
+            ssm,
+            reservation_id=block.reservation_id,
+            login_node_group_id=login_node_group_id,
+            result=block.result,
+            budget=budget,
+            sleep=sleep,
+            after_drain=jw.slurm_signal_lines(warning["slurm_signal"], warning.get("slurm_scope", "steps"))
+            if warning.get("slurm_signal")
+            else None,
+        )
+    except Exception as error:  # the notice goes out whatever failed
+        traceback.print_exc()
+        block.result["drain_error"] = str(error)
+        block.lines.append(f"Drain of the block's Slurm nodes FAILED: {error}"[:1000])
+
+
+def _cordon_step(
+    block: _BlockEvent,
+    ec2: Any,
+    eks: Any,
+    sts: Any,
+    cluster_name: str,
+    kube_factory: Callable[[], KubeApi] | None,
+    *,
+    budget: Budget,
+    warning: dict[str, Any],
+) -> None:
+    """Cordon the block's nodes in the EKS cluster (and warn their pods with ``warning``'s pod annotation)."""
+    factory = kube_factory or (lambda: kube_for_cluster(eks, sts, cluster_name, budget))
+    block.lines += _eks_lines(
+        ec2,
+        reservation_id=block.reservation_id,
+        end_date=block.end_date,
+        cluster_name=cluster_name,
+        kube_factory=factory,
+        result=block.result,
+        budget=budget,
+        pod_warning=warning if warning.get("pod_annotation") else None,
+    )
 
 
 def _notify(

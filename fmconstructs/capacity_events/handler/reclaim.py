@@ -81,7 +81,8 @@ def read_reclaim(event: dict[str, Any], ec2: Any, reservation_ids: list[str]) ->
 
 
 def process_reclaim(
-    reclaim: Reclaim,
+    event: dict[str, Any],
+    detail_type: str,
     ops: Any,
     ec2: Any,
     backend: dict[str, Any],
@@ -89,15 +90,21 @@ def process_reclaim(
     budget: Any,
     sleep: Callable[[float], None],
     warning: dict[str, Any],
-) -> tuple[list[str], dict[str, Any]]:
+    reservation_ids: list[str],
+) -> tuple[list[str] | None, dict[str, Any]]:
     """Drain (PCS) and cordon (EKS) the instance of a reclaim warning with ``ops`` (the ``index`` module: its
-    ``_drain_lines`` and ``_eks_lines``, the ones Capacity Block warnings use); (notice lines, result)."""
+    ``_drain_lines`` and ``_eks_lines``, the ones Capacity Block warnings use); (notice lines, result). No lines (no
+    notice) for an instance of another reservation of the account: not this platform's to report."""
+    reclaim = read_reclaim(event, ec2, reservation_ids)
+    if not reclaim.listed:
+        print(json.dumps({"ignored": reclaim.lines}))
+        return None, {"detail_type": detail_type, "ignored": True, "instance_id": reclaim.instance_id}
     cr = reclaim.reservation_id
     result: dict[str, Any] = {"instance_id": reclaim.instance_id, "capacity_reservation_id": cr}
-    lines = [f"instance {reclaim.instance_id} of {cr or '(unknown reservation)'} ends {reclaim.termination_time}."]
-    lines += reclaim.lines
+    ends = f"instance {reclaim.instance_id} of {cr or '(unknown reservation)'} ends {reclaim.termination_time}."
+    lines = [f"{detail_type}: {ends}", *reclaim.lines]
     if not reclaim.ours:
-        return lines, result
+        return lines, {**result, "detail_type": detail_type}
     instances = [reclaim.instance]
     if backend["login"]:
         try:
@@ -131,4 +138,5 @@ def process_reclaim(
             pod_warning=warning if warning.get("pod_annotation") else None,
             instances=instances,
         )
+    result["detail_type"] = detail_type
     return lines, result

@@ -23,7 +23,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Required, TypedDict, cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
@@ -34,9 +34,19 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from ..._log_groups import encrypted_log_group
-from ..._validate import check_bool, check_construct, check_enum, check_sequence, check_str, located
+from ..._validate import (
+    check_bool,
+    check_enum,
+    check_instance,
+    check_scope_id,
+    check_security_group,
+    check_sequence,
+    check_str,
+    check_vpc,
+    located,
+)
 from ...errors import FmValidationError, is_token
-from .._checks import check_aps_workspace_arn, check_instance, check_scope
+from .._checks import check_aps_workspace_arn
 from ..dashboards import dashboards_digest, load_dashboards
 
 if TYPE_CHECKING:
@@ -74,6 +84,24 @@ GRAFANA_ACTIONS: tuple[str, ...] = (
 _UID = re.compile(r"[a-zA-Z0-9\-_]{1,40}")
 # botocore grafana ``ServiceAccountName``: 1-128 characters (no pattern).
 _SERVICE_ACCOUNT_NAME_MAX = 128
+
+
+class GrafanaProvisionerOptions(TypedDict, total=False):
+    """The options of :class:`GrafanaProvisioner` but ``workspace``, as
+    :meth:`~.workspace.GrafanaWorkspace.provision` takes them (one list: see the constructor for their meaning)."""
+
+    prometheus_workspace_arn: Required[str]
+    prometheus_endpoint: Required[str]
+    data_source_name: str
+    data_source_uid: str
+    data_source_is_default: bool
+    folder_title: str
+    folder_uid: str
+    service_account_name: str
+    log_retention: logs.RetentionDays
+    vpc: ec2.IVpc | None
+    vpc_subnets: ec2.SubnetSelection | None
+    security_groups: Sequence[ec2.ISecurityGroup] | None
 
 
 class GrafanaProvisioner(Construct):
@@ -127,7 +155,7 @@ class GrafanaProvisioner(Construct):
         :param vpc_subnets: with ``vpc``: the subnets (default: aws-cdk-lib's choice, the private subnets).
         :param security_groups: with ``vpc``: default one new group with all outbound traffic allowed.
         """
-        check_scope(scope, id)
+        check_scope_id(scope, id)
         from .workspace import GrafanaWorkspace
 
         check_instance("workspace", workspace, GrafanaWorkspace, "a GrafanaWorkspace")
@@ -311,17 +339,11 @@ def _check_network(
 ) -> None:
     """A VPC is required for a workspace with network access control; subnets and groups only with a VPC."""
     if vpc is not None:
-        check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+        check_vpc("vpc", vpc)
     if vpc_subnets is not None:
         check_instance("vpc_subnets", vpc_subnets, ec2.SubnetSelection, "an ec2.SubnetSelection")
     if security_groups is not None:
-        check_sequence(
-            "security_groups",
-            security_groups,
-            lambda name, value: check_construct(
-                name, value, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-            ),
-        )
+        check_sequence("security_groups", security_groups, check_security_group)
     if vpc is None and (vpc_subnets is not None or security_groups is not None):
         raise FmValidationError("vpc", None, "a VPC when vpc_subnets or security_groups are given")
     if vpc is None and getattr(workspace, "network_access", None) is not None:

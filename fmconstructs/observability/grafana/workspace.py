@@ -15,22 +15,31 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_grafana as grafana
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from ..._validate import check_bool, check_count, check_enum, check_sequence, check_str, check_str_sequence, located
+from ..._validate import (
+    check_bool,
+    check_count,
+    check_enum,
+    check_instance,
+    check_scope_id,
+    check_sequence,
+    check_str,
+    check_str_sequence,
+    located,
+)
 from ...errors import FmValidationError, WarningId, add_warning, is_token
-from .._checks import check_aps_workspace_arn, check_instance, check_scope, check_topic
+from .._checks import check_aps_workspace_arn, check_topic
 
 if TYPE_CHECKING:
-    from .provisioner import GrafanaProvisioner
+    from .provisioner import GrafanaProvisioner, GrafanaProvisionerOptions
 
 # Amazon Prometheus Service query actions (AWS managed policy AmazonPrometheusQueryAccess, minus discovery).
 PROMETHEUS_QUERY_ACTIONS: tuple[str, ...] = (
@@ -271,7 +280,7 @@ class GrafanaWorkspace(Construct):
             network, sign-in still required).
         :param removal_policy: default RETAIN (users' own dashboards live in the workspace).
         """
-        check_scope(scope, id)
+        check_scope_id(scope, id)
         arns = _validate(
             prometheus_workspace_arns=prometheus_workspace_arns,
             workspace_name=workspace_name,
@@ -479,48 +488,16 @@ class GrafanaWorkspace(Construct):
                 )
             )
 
-    def provision(
-        self,
-        *,
-        prometheus_workspace_arn: str,
-        prometheus_endpoint: str,
-        id: str = "Provisioner",
-        data_source_name: str = "Amazon Managed Prometheus",
-        data_source_uid: str = "fm-amp",
-        data_source_is_default: bool = True,
-        folder_title: str = "fmconstructs",
-        folder_uid: str = "fmconstructs",
-        service_account_name: str = "fmconstructs-provisioner",
-        log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS,
-        vpc: ec2.IVpc | None = None,
-        vpc_subnets: ec2.SubnetSelection | None = None,
-        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
-    ) -> GrafanaProvisioner:
+    def provision(self, *, id: str = "Provisioner", **options: Unpack[GrafanaProvisionerOptions]) -> GrafanaProvisioner:
         """Add the custom resource that creates the data source and uploads the dashboards to this workspace.
 
-        Same options as :class:`~.provisioner.GrafanaProvisioner` (``workspace=self``); returns the provisioner.
-        With ``network_access`` on this workspace, ``vpc=`` is required (the provisioner must call Grafana from an
-        allowed network).
+        Same options as :class:`~.provisioner.GrafanaProvisioner` (``workspace=self``; listed once, in
+        :class:`~.provisioner.GrafanaProvisionerOptions`); returns the provisioner. With ``network_access`` on this
+        workspace, ``vpc=`` is required (the provisioner must call Grafana from an allowed network).
         """
         from .provisioner import GrafanaProvisioner
 
-        return GrafanaProvisioner(
-            self,
-            id,
-            workspace=self,
-            prometheus_workspace_arn=prometheus_workspace_arn,
-            prometheus_endpoint=prometheus_endpoint,
-            data_source_name=data_source_name,
-            data_source_uid=data_source_uid,
-            data_source_is_default=data_source_is_default,
-            folder_title=folder_title,
-            folder_uid=folder_uid,
-            service_account_name=service_account_name,
-            log_retention=log_retention,
-            vpc=vpc,
-            vpc_subnets=vpc_subnets,
-            security_groups=security_groups,
-        )
+        return GrafanaProvisioner(self, id, workspace=self, **options)
 
 
 def _default_name(scope: Construct) -> str:
