@@ -35,6 +35,8 @@ NOT_WARNING_IDS = frozenset(
         "fmconstructs:hyperpod-helm-chart",  # CDK context key (hyperpod/eks_dependencies.py CHART_CONTEXT)
         "fmconstructs:hyperpod-helm-chart-version",  # CDK context key (hyperpod/eks_dependencies.py)
         "fmconstructs:lustre-efa-interfaces",  # metadata key (storage/sizing.py LUSTRE_EFA_METADATA_KEY)
+        "fmconstructs:eks-cluster",  # tag key on EKS node groups' instances (eks/node_group.py)
+        "fmconstructs:instance-type",  # tag key on what a launch template launches (compute/launch_template.py)
     }
 )
 _NAMED_ID = re.compile(r"``(fmconstructs:[a-z0-9]+(?:-[a-z0-9]+)*)")
