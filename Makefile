@@ -38,7 +38,7 @@ $(VENV)/.stamp: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
-# aws-parallelcluster's own cluster schema for tests/test_parallelcluster_schema.py, in its own environment: the package
+# aws-parallelcluster's own cluster schema for tests/parallelcluster/test_parallelcluster_schema.py, in its own environment: the package
 # pins CDK v1 and jsii 1.85 (requirements-pcluster.txt). If it cannot be installed its tests skip (CI=true fails here).
 # Its own .gitignore keeps it out of git and of ruff (make lint).
 PCLUSTER_VENV := .venv-pcluster

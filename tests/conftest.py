@@ -89,11 +89,6 @@ def example_stacks() -> dict[str, cdk.Stack]:
     return build(app)
 
 
-@pytest.fixture(scope="session")
-def compute_template(example_stacks: dict[str, cdk.Stack]) -> Template:
-    return Template.from_stack(example_stacks["FmCompute"])
-
-
 def embedded_files(text: str) -> dict[str, str]:
     """Files packed into user data by ``embedded_files_commands`` (every archive in ``text``), by path."""
     import base64
@@ -136,25 +131,3 @@ def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str)
     if isinstance(val, str) and "{Token[" in val:
         return re.sub(r"[$#]\{Token\[[^\]]*\]\}", "TOKEN", val)
     return None
-
-
-@pytest.fixture
-def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every source of botocore's default credential chain removed for this test only (fmc's no-credentials paths)."""
-    for name in (
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_ROLE_ARN",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")

@@ -12,6 +12,7 @@ from aws_cdk.assertions import Template
 
 from fmconstructs import FmTypeError, FmValidationError
 from fmconstructs.eks import GpuEksCluster, GpuNodeGroup
+
 from tests.conftest import new_scene
 
 BASE: dict[str, Any] = {"instance_type": "p5en.48xlarge", "max_nodes": 2}

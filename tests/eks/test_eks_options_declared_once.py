@@ -21,6 +21,7 @@ from fmconstructs.eks._node_pools import GpuNodePoolOptions
 from fmconstructs.eks.auto_mode import AutoModeGpuNodePoolOptions, AutoModeGpuNodePools, auto_mode_node_pool_manifest
 from fmconstructs.eks.karpenter import Karpenter, KarpenterGpuNodePoolOptions
 from fmconstructs.eks.karpenter_manifests import NodePoolOptions, node_pool_manifest
+
 from tests.conftest import new_scene
 
 

@@ -13,6 +13,7 @@ from fmconstructs.errors import FmTypeError
 from fmconstructs.observability import _checks as observability_checks
 from fmconstructs.observability.grafana.provisioner import GrafanaProvisioner, GrafanaProvisionerOptions
 from fmconstructs.observability.grafana.workspace import GrafanaWorkspace
+
 from tests.conftest import new_scene
 
 AMP_ARN = "arn:aws:aps:us-east-1:123456789012:workspace/ws-12345678-abcd-1234-abcd-123456789012"

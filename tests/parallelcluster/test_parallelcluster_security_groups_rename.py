@@ -11,6 +11,7 @@ from aws_cdk import aws_ec2 as ec2
 
 from fmconstructs.errors import FmTypeError, FmValidationError
 from fmconstructs.parallelcluster import ComputeResource, HeadNode, LoginNodePool, SlurmQueue
+
 from tests.conftest import Scene
 
 

@@ -17,6 +17,7 @@ from fmconstructs import CapacityBlock, FmValidationError
 from fmconstructs.pcs import PcsAmi, PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup
 from fmconstructs.pcs._node_group_checks import _GpuNodeProps, _LoginNodeProps
 from fmconstructs.pcs.node_group import PcsGpuNodeGroupOptions, PcsLoginNodeGroupOptions
+
 from tests.conftest import new_scene
 
 AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")

@@ -12,6 +12,7 @@ from aws_cdk import aws_kms as kms
 from fmconstructs.errors import FmTypeError, FmValidationError
 from fmconstructs.platform import PlatformStorage
 from fmconstructs.storage import LustreDeploymentType, LustreFileSystem
+
 from tests.conftest import new_scene
 
 

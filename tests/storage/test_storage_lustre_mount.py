@@ -13,6 +13,7 @@ import pytest
 from fmconstructs.errors import FmTypeError, FmValidationError
 from fmconstructs.pcs import FileSystemMount, PcsAmi, PcsCluster
 from fmconstructs.storage import LustreFileSystem, LustreMetadataConfiguration, LustreMount
+
 from tests.conftest import Scene, new_scene
 
 AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")
