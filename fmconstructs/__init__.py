@@ -90,8 +90,8 @@ if TYPE_CHECKING:
     )
 
 #: This package's own version: the same as ``[project] version`` in pyproject.toml and the newest CHANGELOG.md release
-#: (not an external pin; tests/test_wheel.py builds the wheel from pyproject).
-__version__ = "0.3.0"  # this release: pyproject.toml [project] version and CHANGELOG.md "[0.3.0]"
+#: (not an external pin; tests/house/test_wheel.py builds the wheel from pyproject).
+__version__ = "0.3.1"  # this release: pyproject.toml [project] version and CHANGELOG.md "[0.3.1]"
 
 __all__ = [
     "BUILTIN_INSTANCE_TYPES",

@@ -5,7 +5,7 @@ Source: the EC2 User Guide "Elastic Fabric Adapter" page, section "Supported ins
 (efa.html#efa-instance-types), lists the EFA-capable types and says to read them with
 ``aws ec2 describe-instance-types --filters Name=network-info.efa-supported,Values=true``. This table is that API's
 answer as bundled by moto 5.2.5 (``moto/ec2/resources/instance_types.json.gz``: 1395 types, 303 with EFA),
-generated once and checked against it by ``tests/test_input_classes_instance_types.py``.
+generated once and checked against it by ``tests/catalog/test_catalog_unlisted_instance_types.py``.
 
 ``WITHOUT_EFA`` holds the types that API lists with ``EfaSupported`` false; a type in neither table (newer than the
 data) has unknown EFA support. The catalog's own records (``fmconstructs.catalog``) win over both.

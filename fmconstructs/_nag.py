@@ -35,7 +35,8 @@ __all__ = [
     "wildcard_resource_findings",
 ]
 
-#: Reasons shorter than this are refused (tests/test_validation_tier.py asks every acknowledgement for a specific one).
+#: Reasons shorter than this are refused (tests/house/test_validation_tier.py asks every acknowledgement for a specific
+#: one).
 MIN_REASON_LENGTH = 30
 
 IAM4 = "AwsSolutions-IAM4"

@@ -2,7 +2,7 @@
 
 Every other module asks this catalog for GPU counts, network cards, EFA limits and instance storage; none hard-codes
 them. Facts come from EC2 ``DescribeInstanceTypes`` (field names are given next to each record;
-``tests/test_catalog.py`` checks every field against the data moto bundles from that API) and, for
+``tests/catalog/test_catalog.py`` checks every field against the data moto bundles from that API) and, for
 ``p6e-gb200.36xlarge`` (absent from moto), from the AWS documentation cited in comments.
 
 Register another type with :func:`register_instance_type` (see its docstring).
@@ -411,7 +411,8 @@ _ALL = frozenset(InterfaceType)
 _P5_STORE = InstanceStoreSpec(disk_count=8, disk_size_gb=3800)  # InstanceStorageInfo.Disks: 8 x 3800 GB
 
 # --- Records ---------------------------------------------------------------------------------------------------
-# Sources: DescribeInstanceTypes (as bundled by moto 5.2.x, checked by tests/test_catalog.py) unless a comment says
+# Sources: DescribeInstanceTypes (as bundled by moto 5.2.x, checked by tests/catalog/test_catalog.py) unless a comment
+# says
 # otherwise; EFA bandwidth from the EC2 User Guide "Maximize network bandwidth ... with multiple network cards"
 # (efa-acc-inst-types).
 

@@ -5,7 +5,7 @@ properties whose change makes CloudFormation replace the resource (CloudFormatio
 ``createOnlyProperties``). cfn-lint ships them (``cfnlint/data/schemas/providers/<region>.json`` maps a type to
 ``resources/<hash>.json``); it is a dev-only dependency, so ``fmc changes`` reads this generated copy instead.
 
-Run ``python tools/gen_create_only.py`` after upgrading cfn-lint; ``tests/test_fmc_replacement_gate.py`` fails while
+Run ``python tools/gen_create_only.py`` after upgrading cfn-lint; ``tests/cli/test_fmc_replacement_gate.py`` fails while
 the copy differs from what the installed cfn-lint says.
 """
 

@@ -10,7 +10,8 @@ The SDK (PyPI ``grafana-foundation-sdk``, the ``dev`` extra; models for Grafana 
 ships the generated JSON, which :func:`fmconstructs.observability.dashboards.load_dashboards` reads and the
 provisioner uploads like the four hand-written dashboards. Every query names the per-job recording layer
 (:mod:`fmconstructs.observability.job_rules`), a collector metric (:mod:`fmconstructs.observability.metrics`) or a
-Kueue metric (kubernetes-sigs/kueue v0.19.2 pkg/metrics/metrics.go); ``tests/test_job_dashboards.py`` checks them.
+Kueue metric (kubernetes-sigs/kueue v0.19.2 pkg/metrics/metrics.go); ``tests/observability/test_job_dashboards.py``
+checks them.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def failure_queue(scope: Construct, id: str) -> sqs.Queue:
     SSE-SQS rather than a KMS key: Lambda (through the function's role, granted by aws-cdk-lib's SqsDestination) and
     EventBridge (through the queue policy aws-cdk-lib adds for a rule target's dead-letter queue) need no key policy.
     UNCONFIRMED: the EventBridge User Guide page on dead-letter queues was not opened to check what it says about
-    encrypted queues; cfn-lint and cdk-nag pass (tests/test_capacity_events_validation.py)."""
+    encrypted queues; cfn-lint and cdk-nag pass (tests/capacity_events/test_capacity_events_validation.py)."""
     queue = sqs.Queue(
         scope,
         id,

@@ -15,7 +15,7 @@ SQS actions only on the interruption queue; Describe* calls only in the stack's 
 as a JSON string under ``!Sub`` "because we use a StringEquals condition that uses an interpolated value in one of its
 key parameters" (the cluster name is part of the condition key ``aws:ResourceTag/kubernetes.io/cluster/<name>``);
 :func:`policy_document` does the same (``Fn::Sub`` of the JSON text), which also works when the cluster name is only
-known at deploy time. tests/test_eks_karpenter.py compares these dictionaries with the vendored upstream file
+known at deploy time. tests/eks/test_eks_karpenter.py compares these dictionaries with the vendored upstream file
 (tests/data/karpenter_crds/cloudformation.yaml).
 """
 

@@ -4,7 +4,8 @@ remediation reads. Standard library only (no imports at all), so every side can 
 (:mod:`fmconstructs.cli.health_queries`) and the remediation policy (:mod:`fmconstructs.remediation.policy`).
 
 Two consumers cannot import it and keep a copy that a test compares with this module
-(``tests/test_health_metrics.py``): the NCCL job's report script (:mod:`.nccl_report`, shipped alone to the nodes)
+(``tests/health/test_health_metrics.py``): the NCCL job's report script (:mod:`.nccl_report`, shipped alone to the
+nodes)
 and the remediation handler (``fmconstructs/remediation/handler/faults.py``, the Lambda asset holds only its own
 directory).
 

@@ -27,7 +27,7 @@ is 1. A bad node is in the slowest pair with every partner; a good node that met
 the run after, so its streak ends. The round counter and the streaks live in a JSON state file next to the baseline.
 
 The metric names are copies of :mod:`fmconstructs.health.metric_names` (this script is shipped alone);
-``tests/test_health_metrics.py`` keeps them equal.
+``tests/health/test_health_metrics.py`` keeps them equal.
 """
 
 from __future__ import annotations

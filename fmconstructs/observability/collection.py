@@ -2,7 +2,8 @@
 to Amazon Managed Prometheus with SigV4.
 
 :func:`node_collection_commands` returns idempotent user-data lines for a GPU node (or the login node, which also
-runs the Slurm collector). The agent configuration is :func:`agent_config`; ``tests/test_observability_collection.py``
+runs the Slurm collector). The agent configuration is :func:`agent_config`;
+``tests/observability/test_observability_collection.py``
 checks it with ``promtool check config --agent``. Every target carries the labels cluster, queue, node_group,
 instance_type and instance_id (read from IMDSv2 at boot).
 

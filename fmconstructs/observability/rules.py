@@ -1,7 +1,8 @@
 """Prometheus alert rules as code: GPU hardware, EFA, nodes, storage and Slurm.
 
 Every rule names only metrics that fmconstructs' collectors produce (:mod:`.metrics`); thresholds and ``for``
-durations are :class:`AlertThresholds` props. ``tests/test_observability_rules.py`` runs ``promtool check rules`` and
+durations are :class:`AlertThresholds` props. ``tests/observability/test_observability_rules.py`` runs ``promtool check
+rules`` and
 ``promtool test rules`` with input series that fire every alert (and healthy series that fire none).
 
 DCGM's XID gauge holds the *last* XID and never resets (dcgm-exporter#500), so XID alerts fire when the gauge

@@ -3,7 +3,8 @@
 Every limit is aws-parallelcluster 3.16.1's (PyPI; the same files as aws/aws-parallelcluster ``cli/src/pcluster/``):
 ``constants.py`` for the numbers, ``validators/cluster_validators.py`` for the rules, ``config/cluster_config.py`` for
 where each validator is registered (and so what it is given). ``tools/pcluster_validate.py --offline-validators`` runs
-the same validators on the generated configuration (tests/test_parallelcluster_validators.py). The rules that apply
+the same validators on the generated configuration (tests/parallelcluster/test_parallelcluster_validators.py). The
+rules that apply
 these facts to several options at once are in :mod:`fmconstructs.parallelcluster.rules`.
 
 Head and login node facts: ParallelCluster reads the head node's architecture and memory from EC2
@@ -77,7 +78,8 @@ class NodeTypeFacts:
 
 
 #: Head and login node types whose facts fmconstructs holds (EC2 DescribeInstanceTypes: ProcessorInfo.
-#: SupportedArchitectures and MemoryInfo.SizeInMiB; tests/test_parallelcluster_gb200_head.py checks each against the
+#: SupportedArchitectures and MemoryInfo.SizeInMiB; tests/parallelcluster/test_parallelcluster_gb200_head.py checks
+#: each against the
 #: data moto bundles from that API). c7g/m7g are AWS Graviton3 (arm64) types of the same sizes as c7i/m7i.
 NODE_TYPE_FACTS: dict[str, NodeTypeFacts] = {
     "c7i.xlarge": NodeTypeFacts(CpuArchitecture.X86_64, 8192),

@@ -63,7 +63,7 @@ LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT = "aws-load-balancer-controller"
 #: The controller's reference IAM policy, docs/install/iam_policy.json at tag v3.5.0 (installation.md: "If your
 #: cluster is in any other region: curl -o iam-policy.json https://raw.githubusercontent.com/kubernetes-sigs/
 #: aws-load-balancer-controller/v3.5.0/docs/install/iam_policy.json"), vendored unchanged as package data (git blob
-#: 761d0e733c41089c91ea009dd29faf71918085e5, checked by tests/test_serving_exposure.py).
+#: 761d0e733c41089c91ea009dd29faf71918085e5, checked by tests/serving/test_serving_exposure.py).
 IAM_POLICY_FILE = "aws_load_balancer_controller_iam_policy.json"
 #: The IngressClass the chart creates (values.yaml ``ingressClass: alb``, ``createIngressClassResource: true``).
 ALB_INGRESS_CLASS = "alb"

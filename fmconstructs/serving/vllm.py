@@ -31,7 +31,7 @@ from .lws import GROUP_SIZE_ENV, LEADER_ADDRESS_ENV, LWS_API_VERSION, WORKER_IND
 
 # This module imports no aws_cdk (nor fmconstructs.eks, whose package imports it): the ``fmc`` command and tests
 # render manifests without the jsii runtime. The two EKS names below are those of fmconstructs.eks.addons
-# (GPU_TAINT_KEY, INSTANCE_TYPE_LABEL); tests/test_serving_server.py checks they stay equal.
+# (GPU_TAINT_KEY, INSTANCE_TYPE_LABEL); tests/serving/test_serving_server.py checks they stay equal.
 #: The taint GPU node groups carry (fmconstructs.eks.addons.GPU_TAINT_KEY).
 GPU_TAINT_KEY = "nvidia.com/gpu"
 #: The well-known node label holding the EC2 instance type (kubelet sets it on every node, managed node groups and

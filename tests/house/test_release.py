@@ -1,11 +1,12 @@
-"""Release 0.3.0: one version everywhere (pyproject, ``fmconstructs.__version__``, ``fmc --version``, the newest
-CHANGELOG release), the CHANGELOG's migration list names every removed name, and the sdist and wheel that
+"""Release 0.3.1: one version everywhere (pyproject, ``fmconstructs.__version__``, ``fmc --version``, the newest
+CHANGELOG release), the CHANGELOG's migration lists name every removed (0.3.0) and deprecated (0.3.1) name, and the sdist and wheel that
 ``python -m build`` makes hold every file of the package (dashboards, serving data, Lambda handlers, node scripts,
 ``py.typed``) and pass ``twine check --strict`` (``make dist-check`` runs the same build).
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -24,7 +25,9 @@ from fmconstructs.cli.main import cli
 from tests.support.removed_names import REMOVED_ATTRIBUTES, REMOVED_KEYWORDS
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSION = "0.3.0"
+VERSION = "0.3.1"
+#: The release that removed the names deprecated in 0.2.0.
+REMOVED_RELEASE = "0.3.0"
 
 
 def _changelog_release(version: str) -> str:
@@ -44,7 +47,7 @@ def test_one_version_everywhere():
 
 
 def test_the_changelog_migration_list_names_every_removed_name():
-    release = _changelog_release(VERSION)
+    release = _changelog_release(REMOVED_RELEASE)
     removed = release[release.index("### Removed") :].split("\n### ", 1)[0]
     names = {old for _, _, old, _ in REMOVED_KEYWORDS} | {old for _, old, _ in REMOVED_ATTRIBUTES}
     names |= {"pinned_availability_zone", "slurm_version"}
@@ -52,6 +55,31 @@ def test_the_changelog_migration_list_names_every_removed_name():
     assert not missing, missing
     # The list is the first section of the release, so an upgrading user reads it first.
     assert release.split("\n### ", 1)[1].startswith("Removed")
+
+
+def _deprecated_names() -> set[str]:
+    """Every old name the package still accepts: ``renamed_keywords(owner, old="new")`` keywords and
+    ``old = RenamedAttribute("new")`` attributes, read from the source."""
+    names: set[str] = set()
+    for path in (ROOT / "fmconstructs").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "renamed_keywords":
+                names |= {keyword.arg for keyword in node.keywords if keyword.arg}
+            renamed_attribute = isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            if renamed_attribute and getattr(node.value.func, "id", None) == "RenamedAttribute":
+                names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return names
+
+
+def test_the_changelog_names_every_deprecated_name():
+    names = _deprecated_names()
+    assert {"kms_key", "nodegroup_name", "additional_security_groups", "efa_interfaces_for_lustre"} <= names
+    release = _changelog_release(VERSION)
+    deprecated = release[release.index("### Deprecated") :].split("\n### ", 1)[0]
+    missing = sorted(name for name in names if not re.search(rf"\b{name}\b", deprecated))
+    assert not missing, missing
+    # The rename list is the first section of the release, so an upgrading user reads it first.
+    assert release.split("\n### ", 1)[1].startswith("Deprecated")
 
 
 def _package_files() -> set[str]:

@@ -4,7 +4,7 @@ Each ``*.json`` file in this folder is one Grafana dashboard model (schemaVersio
 ``uid`` (its identity in every workspace: re-uploading replaces it) and an integer ``version`` that is bumped on every
 change. Every query uses the templated ``$datasource`` (type prometheus), ``$cluster`` and ``$instance`` variables and
 names only metrics of :data:`fmconstructs.observability.metrics.ALL_METRICS` (checked by
-``tests/test_observability_dashboards.py``).
+``tests/observability/test_observability_dashboards.py``).
 
 The :class:`~fmconstructs.observability.grafana.GrafanaProvisioner` custom resource uploads them; this module only
 reads them. It is standard library only, because the provisioning Lambda also ships this folder's JSON files.

@@ -30,7 +30,7 @@ from typing import Any
 #: EC2 instance ids (8 or 17 hex digits after "i-"; the form EC2 API responses use).
 INSTANCE_ID = re.compile(r"i-[0-9a-f]{8}(?:[0-9a-f]{9})?")
 # Copies of fmconstructs.health.metric_names (this directory is the Lambda asset: it cannot import the package);
-# tests/test_health_metrics.py keeps them equal.
+# tests/health/test_health_metrics.py keeps them equal.
 #: The prefix node-join checks drain a node with (the Slurm reason; also an alert label ``reason``).
 NODE_CHECK_REASON_PREFIX = "fmconstructs:"
 #: The alert label naming the trigger (``Trigger`` value); it wins over the alert-name mapping.
