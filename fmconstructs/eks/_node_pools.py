@@ -39,23 +39,23 @@ class GpuNodePoolOptions(TypedDict, total=False):
     (:meth:`~fmconstructs.eks.auto_mode.AutoModeGpuNodePools.add_gpu_node_pool`, which adds
     :class:`~fmconstructs.eks.auto_mode.AutoModeGpuNodePoolOptions`): their one declaration.
 
-    :param instance_types: GPU catalog types (required; a type with EFA on several cards alone, with its EFA layout;
+    :var instance_types: GPU catalog types (required; a type with EFA on several cards alone, with its EFA layout;
         UltraServer types refused, see :mod:`fmconstructs.eks.karpenter_manifests`).
-    :param max_gpus: the pool's GPU limit (``limits["nvidia.com/gpu"]``); with ``max_nodes``, at least one of the
+    :var max_gpus: the pool's GPU limit (``limits["nvidia.com/gpu"]``); with ``max_nodes``, at least one of the
         two, each >= 1.
-    :param max_nodes: the pool's node limit (``limits.nodes``).
-    :param capacity_reservations: ODCRs / Capacity Blocks to launch into (``capacityReservationSelectorTerms``;
+    :var max_nodes: the pool's node limit (``limits.nodes``).
+    :var capacity_reservations: ODCRs / Capacity Blocks to launch into (``capacityReservationSelectorTerms``;
         :meth:`CapacityReservationTerm.for_capacity` turns a ``CapacityBlock`` into one).
-    :param capacity_types: default ``[RESERVED]`` with reservations, else ``[ON_DEMAND]``; add ``ON_DEMAND``
+    :var capacity_types: default ``[RESERVED]`` with reservations, else ``[ON_DEMAND]``; add ``ON_DEMAND``
         after ``RESERVED`` to fall back to On-Demand when the reservations are full.
-    :param reservation_type: only Capacity Blocks or only ODCRs (with ``capacity_types=[RESERVED]``).
-    :param subnets: where nodes go (by id). Default: the cluster's subnets. EFA traffic stays in one Availability
+    :var reservation_type: only Capacity Blocks or only ODCRs (with ``capacity_types=[RESERVED]``).
+    :var subnets: where nodes go (by id). Default: the cluster's subnets. EFA traffic stays in one Availability
         Zone: give the subnet of the reservation's zone for EFA pools.
-    :param labels: extra node labels (Kubernetes label keys and values).
-    :param gpu_taint: taint nodes ``nvidia.com/gpu=true:NoSchedule``. Default: True, as GPU node groups.
-    :param disruption: consolidation, expiry and budget (:class:`NodePoolDisruption`). Default: its defaults
+    :var labels: extra node labels (Kubernetes label keys and values).
+    :var gpu_taint: taint nodes ``nvidia.com/gpu=true:NoSchedule``. Default: True, as GPU node groups.
+    :var disruption: consolidation, expiry and budget (:class:`NodePoolDisruption`). Default: its defaults
         (Auto Mode: ``expire_after`` 504h, its maximum).
-    :param tags: tags on the instances the pool launches (the node class's ``spec.tags``). Default: none.
+    :var tags: tags on the instances the pool launches (the node class's ``spec.tags``). Default: none.
 
     Security groups: the cluster security group, plus the cluster's EFA security group for EFA types.
     """

@@ -252,7 +252,7 @@ class AutoModeGpuNodePoolOptions(GpuNodePoolOptions, total=False):
     """The options of :meth:`AutoModeGpuNodePools.add_gpu_node_pool`:
     :class:`~fmconstructs.eks._node_pools.GpuNodePoolOptions` and the ``NodeClass``'s ephemeral storage.
 
-    :param ephemeral_storage_gib: ``ephemeralStorage.size`` (1-59000). Default: Auto Mode's (80Gi).
+    :var ephemeral_storage_gib: ``ephemeralStorage.size`` (1-59000). Default: Auto Mode's (80Gi).
     """
 
     ephemeral_storage_gib: int | None

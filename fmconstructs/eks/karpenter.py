@@ -140,10 +140,10 @@ class KarpenterGpuNodePoolOptions(GpuNodePoolOptions, total=False):
     and these (the ``EC2NodeClass``'s and the pool's weight; see
     :func:`~fmconstructs.eks.karpenter_manifests.ec2_node_class_manifest`).
 
-    :param ami_version: ``latest`` (default) or an amazon-eks-ami release tag (``v20240807``) to pin.
-    :param root_volume_size_gib: encrypted gp3 root volume. Default: 200.
-    :param imds_hop_limit: IMDSv2 hop limit, 1 (default) or 2.
-    :param weight: the pool's priority among pools (1-100). Default: none.
+    :var ami_version: ``latest`` (default) or an amazon-eks-ami release tag (``v20240807``) to pin.
+    :var root_volume_size_gib: encrypted gp3 root volume. Default: 200.
+    :var imds_hop_limit: IMDSv2 hop limit, 1 (default) or 2.
+    :var weight: the pool's priority among pools (1-100). Default: none.
     """
 
     ami_version: str

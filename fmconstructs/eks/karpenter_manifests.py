@@ -455,16 +455,16 @@ class NodePoolOptions(TypedDict, total=False):
     """The ``NodePool`` options of :func:`node_pool_manifest` and
     :func:`~fmconstructs.eks.auto_mode.auto_mode_node_pool_manifest` (besides the names and instance types).
 
-    :param max_gpus: ``limits["nvidia.com/gpu"]``; with ``max_nodes``, at least one of the two, each >= 1.
-    :param max_nodes: ``limits.nodes``.
-    :param capacity_types: ``karpenter.sh/capacity-type`` values; ``RESERVED`` needs ``reserved=True`` (the node
+    :var max_gpus: ``limits["nvidia.com/gpu"]``; with ``max_nodes``, at least one of the two, each >= 1.
+    :var max_nodes: ``limits.nodes``.
+    :var capacity_types: ``karpenter.sh/capacity-type`` values; ``RESERVED`` needs ``reserved=True`` (the node
         class selects reservations). Default: ``[ON_DEMAND]``.
-    :param reservation_type: only Capacity Blocks or only ODCRs (with ``capacity_types=[RESERVED]``).
-    :param reserved: the node class selects reservations. Default: False.
-    :param labels: extra node labels; the pool always sets ``nvidia.com/gpu.present=true`` (and
+    :var reservation_type: only Capacity Blocks or only ODCRs (with ``capacity_types=[RESERVED]``).
+    :var reserved: the node class selects reservations. Default: False.
+    :var labels: extra node labels; the pool always sets ``nvidia.com/gpu.present=true`` (and
         ``vpc.amazonaws.com/efa.present=true`` for EFA types), the labels the GPU add-ons select nodes by.
-    :param gpu_taint: taint nodes ``nvidia.com/gpu=true:NoSchedule`` (default True, as GPU node groups).
-    :param disruption: consolidation, expiry and budget (:class:`NodePoolDisruption`). Default: its defaults.
+    :var gpu_taint: taint nodes ``nvidia.com/gpu=true:NoSchedule`` (default True, as GPU node groups).
+    :var disruption: consolidation, expiry and budget (:class:`NodePoolDisruption`). Default: its defaults.
     """
 
     max_gpus: int | None

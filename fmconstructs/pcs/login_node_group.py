@@ -38,20 +38,20 @@ if TYPE_CHECKING:
 class PcsLoginNodeGroupOptions(TypedDict, total=False):
     """The options of :class:`PcsLoginNodeGroup` and :meth:`PcsCluster.add_login_node_group` (all but ``cluster``).
 
-    :param ami: :class:`PcsAmi` with the PCS agent and Slurm (the sample AMIs work here).
-    :param instance_type: default ``m7i.xlarge`` (any type; login nodes are not in the GPU catalog; may be a
+    :var ami: :class:`PcsAmi` with the PCS agent and Slurm (the sample AMIs work here).
+    :var instance_type: default ``m7i.xlarge`` (any type; login nodes are not in the GPU catalog; may be a
         deploy-time value).
-    :param nodes: static number of login nodes (min == max, >= 1 or a number token), default 1. Was
+    :var nodes: static number of login nodes (min == max, >= 1 or a number token), default 1. Was
         ``instance_count`` (removed in 0.3.0).
-    :param subnet: the nodes' subnet (``SubnetIds``). Default: the cluster's subnet.
-    :param mounts: Lustre file systems to mount (:class:`~fmconstructs.pcs.FileSystemMount`), over TCP.
-    :param user_data_commands: your own steps, run after the mounts (see also :meth:`PcsLoginNodeGroup.add_user_data`).
-    :param instance_profile: default: the cluster's.
-    :param security_groups: more groups for the launch template, besides the cluster's.
-    :param root_volume_size_gib: encrypted gp3 root volume. Default 100.
-    :param node_group_name: 3-25 characters, a letter then letters, digits or '-'. Default: generated.
-    :param tags: tags of the node group and of its launch template's instances and volumes.
-    :param bootstrap_delivery: how the node set-up (mounts, your commands, collectors) reaches the nodes: default
+    :var subnet: the nodes' subnet (``SubnetIds``). Default: the cluster's subnet.
+    :var mounts: Lustre file systems to mount (:class:`~fmconstructs.pcs.FileSystemMount`), over TCP.
+    :var user_data_commands: your own steps, run after the mounts (see also :meth:`PcsLoginNodeGroup.add_user_data`).
+    :var instance_profile: default: the cluster's.
+    :var security_groups: more groups for the launch template, besides the cluster's.
+    :var root_volume_size_gib: encrypted gp3 root volume. Default 100.
+    :var node_group_name: 3-25 characters, a letter then letters, digits or '-'. Default: generated.
+    :var tags: tags of the node group and of its launch template's instances and volumes.
+    :var bootstrap_delivery: how the node set-up (mounts, your commands, collectors) reaches the nodes: default
         None, an S3 asset with a loader when the stack publishes file assets, else inline (see the
         :mod:`.node_group` module docstring).
     """

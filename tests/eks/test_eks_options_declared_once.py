@@ -26,7 +26,7 @@ from tests.conftest import new_scene
 
 
 def _params(typed_dict: type) -> set[str]:
-    return set(re.findall(r":param (\w+):", typed_dict.__doc__ or ""))
+    return set(re.findall(r":var (\w+):", typed_dict.__doc__ or ""))
 
 
 # --- GpuNodeGroup ---------------------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def test_the_record_fields_are_the_typed_dict_keys(options, record, construct):
 
 @pytest.mark.parametrize(("options", "record", "construct"), DECLARATIONS)
 def test_every_option_is_documented_once_in_the_typed_dict(options, record, construct):
-    documented = re.findall(r":param (\w+):", options.__doc__)
+    documented = re.findall(r":var (\w+):", options.__doc__)
     assert documented == list(options.__annotations__)
     # the constructor's docstring points to the options instead of repeating them
     assert re.findall(r":param (\w+):", construct.__doc__) == ["cluster", "options"]
