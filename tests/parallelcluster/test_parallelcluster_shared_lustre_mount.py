@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -90,6 +91,7 @@ def test_the_cluster_yaml_is_the_same_with_either_name() -> None:
 def test_from_mount(fs: LustreFileSystem, mount: dict[str, Any], name: str | None, expected: dict[str, Any]) -> None:
     shared = SharedLustre.from_mount(LustreMount(fs, **mount), **({} if name is None else {"name": name}))
     assert shared == SharedLustre(file_system=fs, **expected)
+    assert dataclasses.replace(shared) == shared  # the direct constructor accepts what the factory made
 
 
 @pytest.mark.parametrize("efa_interfaces", [1, 2, 8])
