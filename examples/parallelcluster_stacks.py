@@ -148,7 +148,7 @@ class ParallelClusterP5enStack(Stack):
                     ],
                 )
             ],
-            shared_storage=[SharedLustre(file_system=self.file_system, mount_dir="/fsx")],
+            shared_storage=[SharedLustre(file_system=self.file_system, mount_point="/fsx")],
             node_security_group=self.efa_group,
             monitoring=Monitoring(log_retention_days=30),
             tags={"fmconstructs:example": id},

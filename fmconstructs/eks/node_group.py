@@ -83,6 +83,7 @@ from ..networking import ClusterPlacementGroup, InterfacePolicy
 from ..storage.client import lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
 from ..storage.lustre_clients import apply_lustre_client_plan, plan_lustre_client
+from ..storage.lustre_mount import LustreMount
 from . import health as _health
 from . import rules
 from ._node_group_props import EKS_IMDS_HOP_LIMIT as EKS_IMDS_HOP_LIMIT
@@ -438,8 +439,16 @@ class GpuNodeGroup(Construct):
         )
 
     # --- FSx for Lustre clients ---------------------------------------------------------------------------------
-    def add_lustre_client(self, file_system: LustreFileSystemBase, *, mount_point: str) -> LustreClient:
-        """Mount ``file_system`` at ``mount_point`` on every node of this group, configured before kubelet starts.
+    def add_lustre_client(
+        self, file_system: LustreFileSystemBase | LustreMount, *, mount_point: str | None = None
+    ) -> LustreClient:
+        """Mount a file system on every node of this group, configured before kubelet starts: a
+        :class:`~fmconstructs.storage.LustreMount` (``add_lustre_client(LustreMount(fs, "/fsx"))``, the one mount type
+        every backend takes), or a file system and ``mount_point`` (``add_lustre_client(fs, mount_point="/fsx")``).
+
+        A mount's ``efa_interfaces`` must agree with the group's ``efa_interfaces_for_lustre`` when both are given
+        (one LNet configuration per node); either one alone sets the count, neither gives the FSx for Lustre User
+        Guide default for the type.
 
         The commands (:meth:`LustreFileSystemBase.mount_commands`) are the node bootstrap's step
         ``lustre-<mount point>``, run from the shell part of the launch template's MIME user data (the asset loader,
@@ -456,9 +465,8 @@ class GpuNodeGroup(Construct):
         shares its EFA security group and zone (:meth:`LustreFileSystemBase.register_efa_clients`). Adding the same
         file system twice returns the first client.
         """
-        if not isinstance(file_system, LustreFileSystemBase):
-            raise FmTypeError("file_system", file_system, f"a LustreFileSystem (got a {type(file_system).__name__})")
-        check_mount_point("mount_point", mount_point)
+        mount = self._lustre_mount(file_system, mount_point)
+        file_system, mount_point = mount.file_system, mount.mount_point
         for client in self._lustre_clients:
             if client.file_system is file_system:
                 return client
@@ -469,7 +477,7 @@ class GpuNodeGroup(Construct):
             instance_spec=self.instance_spec,
             max_nodes=self.max_nodes,
             node_efa_interfaces=self.efa_interface_count,
-            efa_interfaces=self.efa_interfaces_for_lustre,
+            efa_interfaces=mount.efa_interfaces,
             mount_point=mount_point,
         )
         # FSx for Lustre User Guide "Configuring EFA clients": at most 1,024 EFA connections per file system, one per
@@ -488,6 +496,39 @@ class GpuNodeGroup(Construct):
         client = LustreClient(file_system, mount_point, count)
         self._lustre_clients.append(client)
         return client
+
+    def _lustre_mount(self, file_system: LustreFileSystemBase | LustreMount, mount_point: str | None) -> LustreMount:
+        """The one mount type for :meth:`add_lustre_client`'s two forms, with the group's EFA interfaces for Lustre
+        when the mount gives none; a mount whose count differs from the group's is refused (one LNet configuration
+        per node)."""
+        group_count = self.efa_interfaces_for_lustre
+        if isinstance(file_system, LustreMount):
+            if mount_point is not None:
+                raise FmTypeError(
+                    "mount_point", mount_point, "omitted when a LustreMount is given (the mount has its mount_point)"
+                )
+            mount = file_system
+            if mount.efa_interfaces is None or group_count is None:
+                count = group_count if mount.efa_interfaces is None else mount.efa_interfaces
+                return LustreMount(mount.file_system, mount.mount_point, count)
+            if mount.efa_interfaces != group_count:
+                raise FmValidationError(
+                    "efa_interfaces",
+                    mount.efa_interfaces,
+                    f"the node group's efa_interfaces_for_lustre ({group_count}) or None: each node has one LNet "
+                    "configuration for every file system it mounts",
+                )
+            return mount
+        if not isinstance(file_system, LustreFileSystemBase):
+            raise FmTypeError(
+                "file_system",
+                file_system,
+                f"a LustreFileSystem or a LustreMount (got a {type(file_system).__name__})",
+            )
+        if mount_point is None:
+            raise FmTypeError("mount_point", None, "given with a file system (or pass a LustreMount)")
+        check_mount_point("mount_point", mount_point)
+        return LustreMount(file_system, mount_point, group_count)
 
     @property
     def lustre_clients(self) -> tuple[LustreClient, ...]:

@@ -18,7 +18,6 @@ from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from ..errors import WarningId
 from ..storage import LustreFileSystemBase
 from ..storage.lustre_clients import (
-    LustreClientPlan,
     LustreClientSteps,
     apply_lustre_client_plan,
     plan_lustre_client,
@@ -119,23 +118,3 @@ def lustre_over_tcp_advice(group: HyperPodInstanceGroup) -> Advice:
 
 def warn_lustre_over_tcp(cluster: HyperPodCluster, group: HyperPodInstanceGroup) -> None:
     warn(cluster, lustre_over_tcp_advice(group))
-
-
-def register_lustre_efa_clients(
-    cluster: HyperPodCluster,
-    bootstrap: NodeBootstrap,
-    group: HyperPodInstanceGroup,
-    file_system: LustreFileSystemBase,
-    efa_interfaces: int,
-    subnets: Sequence[ec2.ISubnet],
-) -> None:
-    """EFA rules between the nodes' group and the file system's, and the group against the 1,024 budget (for a group
-    whose commands are already placed: :func:`~fmconstructs.storage.lustre_clients.apply_lustre_client_plan`)."""
-    apply_lustre_client_plan(
-        LustreClientPlan(efa_interfaces, (), bound_mount_name=False, max_nodes=group.nodes),
-        file_system=file_system,
-        consumer=bootstrap,
-        efa_security_group=cluster.efa_security_group,
-        open_efa_rules=True,
-        subnets=subnets,
-    )

@@ -21,8 +21,7 @@ from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.slurm_job_mapping import JOB_MAPPING_PROLOG_FLAGS
 from ..observability.sources import ExporterSource
 from ..storage import LustreFileSystemBase
-from ..storage.client import lustre_efa_interfaces
-from .cluster_lustre import register_lustre_efa_clients
+from ..storage.lustre_clients import apply_lustre_client_plan, plan_lustre_client
 from .slurm_scripts import (
     PROLOG_FLAGS_STEP,
     SLURM_SCRIPTS_STEP,
@@ -50,35 +49,7 @@ def api_group_bootstrap(
     """One group's set-up with the API-driven configuration: Lustre mount, collectors, then ``setup_commands``."""
     bootstrap = NodeBootstrap(cluster, f"Bootstrap-{group.name}", delivery=BootstrapDelivery.INLINE)
     if file_system is not None and mount is HyperPodLustreMount.NODE_BOOTSTRAP:
-        spec = group.instance_spec
-        interfaces = api_lustre_efa_interfaces(group)
-        bootstrap.add_step(
-            "lustre",
-            file_system.mount_commands(
-                cluster.mount_point or LUSTRE_MOUNT_POINT,
-                instance_spec=spec,
-                gpudirect_storage=None if group.gpu else False,
-                efa_interfaces_for_lustre=interfaces,
-            ),
-        )
-        efa_interfaces = lustre_efa_interfaces(
-            efa_enabled=file_system.efa_enabled, instance_spec=spec, efa_interfaces_for_lustre=interfaces
-        )
-        if file_system.efa_enabled and efa_interfaces != 0:
-            cluster.lustre_efa_interfaces[group.name] = efa_interfaces
-        if file_system.efa_enabled and group.gpu and spec is None and efa_interfaces is None:
-            # The mount script decides on the node (2 EFA interfaces with several EFA devices, else 1:
-            # storage.lustre_efa_interfaces): it may use EFA, but the count is not known here.
-            add_warning(
-                cluster,
-                WarningId.LUSTRE_EFA_CONNECTIONS_UNKNOWN,
-                f"instance group {group.name!r} ({group.instance_type}) decides its EFA interfaces for Lustre on "
-                "the node (the instance catalog does not hold its type): they are not counted against the file "
-                "system's 1,024 EFA connections (set efa_interfaces_for_lustre, or register the type with "
-                "fmconstructs.register_instance_type)",
-            )
-        if efa_interfaces:
-            register_lustre_efa_clients(cluster, bootstrap, group, file_system, efa_interfaces, subnets)
+        _add_lustre_client(cluster, bootstrap, group, file_system, subnets)
     node_type = cluster.orchestrator.slurm_node_type(group.name)
     slurm_states = node_type is SlurmNodeType.LOGIN or (
         node_type is SlurmNodeType.CONTROLLER and cluster.orchestrator.login_group is None
@@ -106,6 +77,55 @@ def api_group_bootstrap(
     if commands:
         bootstrap.add_commands(*commands)
     return bootstrap
+
+
+def _add_lustre_client(
+    cluster: HyperPodCluster,
+    bootstrap: NodeBootstrap,
+    group: HyperPodInstanceGroup,
+    file_system: LustreFileSystemBase,
+    subnets: Sequence[ec2.ISubnet],
+) -> None:
+    """The group's Lustre client from the one planner (:func:`~fmconstructs.storage.lustre_clients.plan_lustre_client`):
+    the mount step ``lustre``, EFA rules and the registration against the 1,024 EFA connections. GPUDirect Storage
+    follows the planner (a known, non-zero EFA count) and is off on groups without NVIDIA GPUs."""
+    spec = group.instance_spec
+    plan = plan_lustre_client(
+        efa_enabled=file_system.efa_enabled,
+        dns_name=file_system.dns_name,
+        mount_name=file_system.mount_name,
+        instance_spec=spec,
+        max_nodes=group.nodes,
+        efa_interfaces=api_lustre_efa_interfaces(group),
+        mount_point=cluster.mount_point or LUSTRE_MOUNT_POINT,
+        gpudirect_storage=None if group.gpu else False,
+    )
+    efa_interfaces = plan.efa_interfaces
+    if file_system.efa_enabled and efa_interfaces != 0:
+        cluster.lustre_efa_interfaces[group.name] = efa_interfaces
+    if file_system.efa_enabled and group.gpu and spec is None and efa_interfaces is None:
+        # The mount script decides on the node (2 EFA interfaces with several EFA devices, else 1:
+        # storage.lustre_efa_interfaces): it may use EFA, but the count is not known here.
+        add_warning(
+            cluster,
+            WarningId.LUSTRE_EFA_CONNECTIONS_UNKNOWN,
+            f"instance group {group.name!r} ({group.instance_type}) decides its EFA interfaces for Lustre on "
+            "the node (the instance catalog does not hold its type): they are not counted against the file "
+            "system's 1,024 EFA connections (set efa_interfaces_for_lustre, or register the type with "
+            "fmconstructs.register_instance_type)",
+        )
+    # EFA rules both ways between the nodes' group and the file system's, then the registration (a known, non-zero
+    # count); the bootstrap is the consumer, as for the groups whose commands HyperPod places (cluster_lustre).
+    apply_lustre_client_plan(
+        plan,
+        file_system=file_system,
+        consumer=bootstrap,
+        bootstrap=bootstrap,
+        step="lustre",
+        efa_security_group=cluster.efa_security_group,
+        open_efa_rules=True,
+        subnets=subnets,
+    )
 
 
 def _add_slurm_scripts(

@@ -39,8 +39,8 @@ from ..capacity import (
     default_min_nodes,
 )
 from ..catalog import CATALOG, InstanceSpec, check_instance_type, efa_max_interfaces
-from ..errors import FmValidationError
-from ..storage import LustreFileSystemBase
+from ..errors import FmTypeError, FmValidationError
+from ..storage import LustreFileSystemBase, LustreMount
 from . import rules
 from .limits import check_name_not_default, check_queue_limits
 
@@ -566,7 +566,8 @@ class SharedLustre:
     (``FsxLustreSettings.FileSystemId``; ParallelCluster then creates no file system and never deletes it).
 
     :param name: 1-30 lowercase letters, digits or '-' (SHARED_STORAGE_NAME_MAX_LENGTH).
-    :param mount_dir: ``MountDir`` (default ``/fsx``).
+    :param mount_point: where the nodes mount it, the config's ``MountDir`` (default ``/fsx``; formerly ``mount_dir``,
+        deprecated until fmconstructs 0.4.0).
     :param efa_clients: when the file system is EFA-enabled, configure the Lustre client of the compute nodes for EFA
         (default True); False: every node mounts it over TCP (warning ``fmconstructs:parallelcluster-lustre-over-tcp``).
 
@@ -586,13 +587,14 @@ class SharedLustre:
 
     file_system: LustreFileSystemBase
     name: str = "fsx"
-    mount_dir: str = "/fsx"
+    mount_point: str = "/fsx"
+    mount_dir = RenamedAttribute("mount_point")  # not a field: no annotation
     efa_clients: bool = True
 
     def __post_init__(self) -> None:
         check_instance("file_system", self.file_system, LustreFileSystemBase, "an fmconstructs LustreFileSystem")
         _name("name", self.name, SHARED_STORAGE_NAME_MAX_LENGTH)
-        check_mount_point("mount_dir", self.mount_dir)  # the library's one mount-point rule (fmconstructs._validate)
+        check_mount_point("mount_point", self.mount_point)  # the library's one mount-point rule (_validate)
         fs_id = self.file_system.file_system_id
         check_str("file_system.file_system_id", fs_id, pattern=_FILE_SYSTEM_ID, allowed="an id like 'fs-...'")
         check_bool("efa_clients", self.efa_clients)
@@ -601,9 +603,33 @@ class SharedLustre:
         return {
             "Name": self.name,
             "StorageType": "FsxLustre",
-            "MountDir": self.mount_dir,
+            "MountDir": self.mount_point,
             "FsxLustreSettings": {"FileSystemId": self.file_system.file_system_id},
         }
+
+    @classmethod
+    def from_mount(cls, mount: LustreMount, *, name: str = "fsx") -> SharedLustre:
+        """The ``SharedStorage`` entry for the one mount type, :class:`~fmconstructs.storage.LustreMount`, named
+        ``name`` (default ``fsx``): its file system at its ``mount_point``; ``efa_interfaces`` None configures LNet
+        over EFA on every queue that can (each queue's FSx for Lustre User Guide default), 0 mounts over TCP
+        (``efa_clients=False``). Another count is refused: one ``OnNodeStart`` step per queue configures LNet once for
+        every shared file system, with the count of the queue's instance type, so a per-mount count cannot be
+        honoured."""
+        if not isinstance(mount, LustreMount):
+            raise FmTypeError("mount", mount, f"a LustreMount (got a {type(mount).__name__})")
+        if mount.efa_interfaces not in (None, 0):
+            raise FmValidationError(
+                "efa_interfaces",
+                mount.efa_interfaces,
+                "None (each queue's FSx for Lustre User Guide default) or 0 (TCP) on ParallelCluster: one OnNodeStart "
+                "step per queue configures LNet for every shared file system with the count of the queue's type",
+            )
+        return cls(
+            file_system=mount.file_system,
+            name=name,
+            mount_point=mount.mount_point,
+            efa_clients=mount.efa_interfaces is None,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -638,3 +664,6 @@ for _node_group in (HeadNode, LoginNodePool, SlurmQueue):
     _renamed = renamed_keywords(_node_group.__name__, additional_security_groups="security_groups")
     _node_group.__init__ = _renamed(_node_group.__init__)  # type: ignore[method-assign]
 del _node_group, _renamed
+SharedLustre.__init__ = renamed_keywords("SharedLustre", mount_dir="mount_point")(  # type: ignore[method-assign]
+    SharedLustre.__init__
+)

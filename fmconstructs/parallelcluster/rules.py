@@ -221,7 +221,7 @@ def mount_dirs_do_not_overlap(mount_dirs: Sequence[str], instance_storage: bool)
     for first, second in pairs:
         if first.startswith(second + "/") or second.startswith(first + "/"):
             raise FmValidationError(
-                "shared_storage (mount_dir)",
+                "shared_storage (mount_point)",
                 [first, second],
                 "mount directories that do not contain one another (ParallelCluster OverlappingMountDirValidator; "
                 f"{DEFAULT_EPHEMERAL_DIR} holds the instance store volumes of the compute nodes)",
@@ -292,9 +292,9 @@ def check_cluster_limits(
             s.file_system.file_system_id if known(s.file_system.file_system_id) else s.file_system.node.path
             for s in shared_storage
         ],
-        [s.mount_dir for s in shared_storage],
+        [s.mount_point for s in shared_storage],
     )
     instance_storage = any(r.spec is not None and r.spec.instance_store is not None for _, r in resources)
-    mount_dirs_do_not_overlap([s.mount_dir for s in shared_storage], instance_storage)
+    mount_dirs_do_not_overlap([s.mount_point for s in shared_storage], instance_storage)
     compute_types_share_the_head_architecture(head_node.instance_type, resources)
     head_node_memory_fits_the_compute_nodes(head_node.instance_type, [r.resolved_max_nodes for _, r in resources])

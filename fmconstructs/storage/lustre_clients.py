@@ -30,6 +30,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from .._rules import Advice, warn
+from .._validate import check_bool
 from ..catalog import InstanceSpec
 from ..errors import FmValidationError
 from .client import MOUNT_NAME_MAX_BYTES, lustre_efa_interfaces, lustre_lnet_commands, lustre_mount_commands
@@ -88,6 +89,7 @@ def plan_lustre_client(
     mount_point: str = "/fsx",
     steps: LustreClientSteps = LustreClientSteps.MOUNT,
     unknown_layout: Advice | None = None,
+    gpudirect_storage: bool | None = None,
 ) -> LustreClientPlan:
     """Plan Lustre on ``max_nodes`` nodes of ``instance_spec`` (None: a type the catalog lacks) with
     ``node_efa_interfaces`` EFA interfaces (None: unknown, the type's), for a file system that is ``efa_enabled``,
@@ -96,10 +98,14 @@ def plan_lustre_client(
     ``efa_interfaces`` (None: the type's FSx default; 0: TCP) is the requested count for LNet; it is refused above
     the type's or the node's EFA interfaces (:func:`~fmconstructs.storage.client.lustre_efa_interfaces`).
     :attr:`LustreClientSteps.MOUNT` loads the GPUDirect Storage prerequisites only where the nodes use a known,
-    non-zero EFA count. With :attr:`LustreClientSteps.LNET_ONLY` and an EFA-enabled file system whose nodes' EFA
-    layout is unknown (no catalog entry), the nodes stay on TCP and the plan carries ``unknown_layout`` (the backend's
-    own warning). Pure: no construct, no scope.
+    non-zero EFA count (``gpudirect_storage`` default None; False: never, for nodes without NVIDIA GPUs): the FSx for
+    Lustre User Guide "Working with EFA-enabled file systems" builds GDS support on EFA, so nodes whose EFA use is
+    decided on the node (no catalog entry) do not load it. With :attr:`LustreClientSteps.LNET_ONLY` and an
+    EFA-enabled file system whose nodes' EFA layout is unknown (no catalog entry), the nodes stay on TCP and the plan
+    carries ``unknown_layout`` (the backend's own warning). Pure: no construct, no scope.
     """
+    if gpudirect_storage is not None:
+        check_bool("gpudirect_storage", gpudirect_storage)
     count = lustre_efa_interfaces(
         efa_enabled=efa_enabled,
         instance_spec=instance_spec,
@@ -118,8 +124,8 @@ def plan_lustre_client(
             mount_name=mount_name,
             mount_point=mount_point,
             efa_enabled=efa_enabled,
-            # GPUDirect Storage only where there is EFA for Lustre; off otherwise.
-            gpudirect_storage=None if count else False,
+            # GPUDirect Storage only where there is EFA for Lustre (a known, non-zero count); off otherwise.
+            gpudirect_storage=None if count and gpudirect_storage is not False else False,
             instance_spec=instance_spec,
             efa_interfaces_for_lustre=efa_interfaces,
             node_efa_interfaces=node_efa_interfaces,

@@ -1,6 +1,7 @@
 """The one "Lustre on a node group" input: :class:`LustreMount` (which file system, where, and how many EFA interfaces
-its client uses). PCS node groups take it as ``mounts=``; ``fmconstructs.pcs.FileSystemMount`` is its deprecated
-name."""
+its client uses). PCS node groups take it as ``mounts=`` (``fmconstructs.pcs.FileSystemMount`` is its deprecated
+name), EKS node groups as ``GpuNodeGroup.add_lustre_client(mount)``, and ParallelCluster through
+``SharedLustre.from_mount(mount, name=...)``."""
 
 from __future__ import annotations
 

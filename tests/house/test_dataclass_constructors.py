@@ -676,6 +676,9 @@ FACTORIES: dict[str, Row] = {
 #: Factories not round-tripped here, with where they are covered.
 FACTORIES_ELSEWHERE: dict[str, str] = {
     f"{MW}.from_fsx": "needs an FSx for Lustre file system construct: tests/serving/test_serving_weights.py",
+    "fmconstructs.parallelcluster.config.SharedLustre.from_mount": (
+        "needs an FSx for Lustre file system construct: tests/parallelcluster/test_parallelcluster_shared_lustre_mount.py"
+    ),
     "fmconstructs.hyperpod.eks_dependencies.HyperPodDependenciesChart.from_directory": (
         "needs a chart checkout on disk: tests/hyperpod/test_hyperpod_eks_dependencies.py"
     ),

@@ -325,7 +325,7 @@ def test_node_security_group_joins_every_node_and_opens_lustre(scene: Scene) -> 
     fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
     cluster = make_cluster(
         scene,
-        shared_storage=[SharedLustre(file_system=fs, mount_dir="/fsx")],
+        shared_storage=[SharedLustre(file_system=fs, mount_point="/fsx")],
         login_nodes=[LoginNodePool(name="login", instance_type="c7i.xlarge", subnet=scene.subnet_a)],
         node_security_group=efa,
     )
@@ -538,9 +538,9 @@ def test_monitoring_rejects(parameter: str, value: Any) -> None:
         ("file_system", "fs-0123456789abcdef0"),
         ("name", "FSX"),
         ("name", "a" * 31),
-        ("mount_dir", "/.fsx"),
-        ("mount_dir", "/"),
-        ("mount_dir", "/fsx\n"),
+        ("mount_point", "/.fsx"),
+        ("mount_point", "/"),
+        ("mount_point", "/fsx\n"),
     ],
 )
 def test_shared_lustre_rejects(scene: Scene, parameter: str, value: Any) -> None:

@@ -488,7 +488,7 @@ def _case_created_network_lustre(scene: Scene) -> ParallelCluster:
         scene,
         queue,
         head_node=HeadNode(instance_type="c7i.2xlarge", subnet=subnet, security_groups=[group]),
-        shared_storage=[SharedLustre(file_system=fs, name="scratch", mount_dir="/scratch")],
+        shared_storage=[SharedLustre(file_system=fs, name="scratch", mount_point="/scratch")],
         node_security_group=group,
     )
 

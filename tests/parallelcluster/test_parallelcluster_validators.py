@@ -92,7 +92,7 @@ def _storage(scene: Scene, *entries: tuple[int, str, str]) -> list[SharedLustre]
     for index, name, mount in entries:
         if index not in systems:
             systems[index] = _fs(scene, index)
-        out.append(SharedLustre(file_system=systems[index], name=name, mount_dir=mount))
+        out.append(SharedLustre(file_system=systems[index], name=name, mount_point=mount))
     return out
 
 
@@ -261,7 +261,7 @@ def test_parallelcluster_refuses_the_same_configuration(parallelcluster_results:
 @pytest.mark.parametrize("mount_dir", [*sorted(RESERVED_MOUNT_DIRS), "opt/slurm", "tmp"])
 def test_reserved_mount_directories_are_refused(mount_dir: str) -> None:
     with pytest.raises(
-        FmValidationError, match=r"^mount_dir must be (a directory other than '/' and the reserved|an absolute path)"
+        FmValidationError, match=r"^mount_point must be (a directory other than '/' and the reserved|an absolute path)"
     ):
         _storage(new_scene(), (0, "fsx", mount_dir))
 

@@ -74,7 +74,7 @@ def _consumers():
         "storage-client": lambda p: lustre_mount_commands(
             dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com", mount_name="abcdefgh", mount_point=p
         ),
-        "parallelcluster": lambda p: SharedLustre(file_system=fs, mount_dir=p),
+        "parallelcluster": lambda p: SharedLustre(file_system=fs, mount_point=p),
         "platform": lambda p: PlatformStorage.for_throughput(target_gbytes_per_s=1.0, mount_point=p),
     }
 

@@ -111,7 +111,7 @@ def _cluster(
         ),
         queues=[queue],
         shared_storage=(
-            [SharedLustre(file_system=file_system, mount_dir=storage_mount_point(platform))]
+            [SharedLustre(file_system=file_system, mount_point=storage_mount_point(platform))]
             if file_system is not None
             else []
         ),
