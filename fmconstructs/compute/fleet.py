@@ -20,8 +20,8 @@ from .._validate import (
     removed_keywords,
 )
 from ..capacity import CapacityBlockScaling, check_backend_capacity
-from ..errors import FmTypeError, FmValidationError, is_token
-from ..networking import InterfacePolicy
+from ..errors import FmTypeError, is_token
+from . import rules
 from .launch_template import GpuLaunchTemplate
 
 
@@ -128,27 +128,19 @@ class GpuAutoScalingGroup(Construct):
             raise FmTypeError("notifications_topic", notifications_topic, "an sns.ITopic")
         grace = health_check_grace_period if health_check_grace_period is not None else Duration.minutes(15)
         grace_seconds = check_duration_seconds("health_check_grace_period", grace)  # whole seconds (ASG API)
-        if launch_template.policy is not InterfacePolicy.SELF_MANAGED:
-            raise FmValidationError(
-                "launch_template.policy",
-                launch_template.policy.value,
-                "'self-managed' for an Auto Scaling group",
-            )
-        if launch_template.subnet is None:
-            raise FmValidationError("launch_template.subnet", None, "the one subnet of the fleet")
+        rules.an_auto_scaling_group_takes_a_self_managed_template(launch_template.policy)
+        rules.an_auto_scaling_group_needs_the_template_subnet(subnet_given=launch_template.subnet is not None)
         check_backend_capacity(launch_template.capacity, backend="self-managed Auto Scaling groups")
         check_enum("capacity_block_scaling", capacity_block_scaling, CapacityBlockScaling)
         on_events = capacity_block_scaling is CapacityBlockScaling.ON_BLOCK_EVENTS
-        if on_events:
-            _check_block_scaling(launch_template, minimum=minimum, desired=desired)
+        # ON_BLOCK_EVENTS: only on a Capacity Block, and the group starts empty.
+        rules.on_block_events_needs_a_capacity_block(scaling=capacity_block_scaling, capacity=launch_template.capacity)
+        rules.on_block_events_starts_empty(scaling=capacity_block_scaling, min_nodes=minimum, desired_nodes=desired)
         # ON_BLOCK_EVENTS: checked as the fixed fleet it becomes when the block starts (min == max).
         launch_template.capacity.validate_for(
             launch_template.instance_spec, min_nodes=maximum if on_events else minimum, max_nodes=maximum
         )
-        if known(desired) and known(minimum) and known(maximum) and not minimum <= desired <= maximum:
-            raise FmValidationError(
-                "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
-            )
+        rules.desired_nodes_are_between_min_and_max(min_nodes=minimum, max_nodes=maximum, desired_nodes=desired)
         return minimum, maximum, desired, grace_seconds, on_events
 
     def _build_group(
@@ -255,26 +247,6 @@ class GpuAutoScalingGroup(Construct):
     min_count = RemovedAttribute("min_nodes")
     max_count = RemovedAttribute("max_nodes")
     desired_count = RemovedAttribute("desired_nodes")
-
-
-def _check_block_scaling(launch_template: GpuLaunchTemplate, *, minimum: int, desired: int) -> None:
-    """``ON_BLOCK_EVENTS``: only on a Capacity Block, and the group starts empty."""
-    capacity = launch_template.capacity
-    if not capacity.is_capacity_block:
-        raise FmValidationError(
-            "capacity_block_scaling",
-            CapacityBlockScaling.ON_BLOCK_EVENTS.name,
-            f"CapacityBlockScaling.AT_DEPLOY on {capacity.kind.value} capacity (ON_BLOCK_EVENTS scales on Capacity "
-            "Block events)",
-        )
-    for parameter, value in (("min_nodes", minimum), ("desired_nodes", desired)):
-        if is_token(value) or value != 0:
-            raise FmValidationError(
-                parameter,
-                value,
-                "0 with CapacityBlockScaling.ON_BLOCK_EVENTS (the group starts empty and is scaled when the block "
-                "starts)",
-            )
 
 
 def _notification_configurations(

@@ -20,6 +20,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct, IValidation
 
+from .._rules import warn
 from .._validate import (
     RemovedAttribute,
     check_enum,
@@ -27,15 +28,16 @@ from .._validate import (
     known,
     located,
     removed_keywords,
+    subnet_zone,
 )
 from ..bootstrap import BootstrapDelivery, NodeBootstrap, text_size_bytes
 from ..bootstrap.size import size_errors
 from ..capacity import Capacity, OnDemand, ReservationTargetForm, subnet_label
 from ..catalog import InstanceSpec, get_instance_spec
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
+from ..errors import FmTypeError, FmValidationError
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
 from ..networking.interfaces import EfaCardSelection, plan_network_interfaces
-from . import _nag
+from . import _nag, rules
 from ._launch_template_inputs import _check_inputs
 from .user_data import check_user_data_size, nvme_raid_commands
 
@@ -306,25 +308,23 @@ class GpuLaunchTemplate(Construct):
         self.instance_store_mount_point = props.instance_store_mount_point
         if props.instance_store_mount_point is not None:
             raid = nvme_raid_commands(props.instance_store_mount_point)
-            if self.instance_spec.instance_store is None:
-                add_warning(
-                    self,
-                    WarningId.NO_INSTANCE_STORE,
-                    f"{props.instance_type} has no NVMe instance store; nothing is mounted at "
-                    f"{props.instance_store_mount_point}",
-                )
+            advice = rules.the_instance_store_is_there_to_mount(
+                spec=self.instance_spec, mount_point=props.instance_store_mount_point
+            )
+            if advice is not None:
+                warn(self, advice)
             else:
                 self.bootstrap.add_step(NVME_RAID_STEP, raid)
 
     def _warn_placement_group(self) -> None:
         """Warn against a placement group on a Capacity Block."""
-        if self.placement_group is not None and self.capacity.is_capacity_block:
-            add_warning(
-                self,
-                WarningId.PLACEMENT_GROUP_WITH_CAPACITY_BLOCK,
-                "A placement group on a Capacity Block risks insufficient-capacity errors: block instances are "
-                "already placed together in an EC2 UltraCluster. Remove placement_group unless you need it.",
-            )
+        warn(
+            self,
+            rules.placement_group_is_not_for_a_capacity_block(
+                has_placement_group=self.placement_group is not None,
+                is_capacity_block=self.capacity.is_capacity_block,
+            ),
+        )
 
     def _launch_template_data(
         self, props: _Props, consumer: str | None
@@ -391,13 +391,15 @@ class GpuLaunchTemplate(Construct):
     def _validate(self, *, subnet: ec2.ISubnet | None) -> None:
         self.capacity.validate_for(self.instance_spec, max_nodes=self.max_nodes)
         if subnet is not None:
-            if not self.policy.allows_subnet_in_launch_template:
-                raise FmValidationError(
-                    "subnet",
-                    subnet_label(subnet),
-                    f"None for the {self.policy.value} policy (the node group supplies the subnets)",
-                )
-            self.capacity.check_subnet(subnet)
+            rules.subnet_is_for_the_policy(policy=self.policy, subnet=subnet_label(subnet))
+            where = subnet_zone(subnet)
+            rules.subnet_is_in_the_capacity_zone(
+                subnet=f"{subnet_label(subnet)} in {where}",
+                subnet_zone=where,
+                capacity_zone=self.capacity.zone,
+                capacity_kind=self.capacity.kind,
+                zone_noun="availability zone",
+            )
 
     # --- what later constructs need ----------------------------------------------------------------------------
     def add_user_data(self, *commands: str) -> None:

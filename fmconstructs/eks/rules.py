@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._rules import Advice
-from .._validate import known, same_zone
-from ..capacity import Capacity, CapacityBlockScaling, CapacityKind, UltraServerCapacityBlock
+from .._validate import known
+from ..capacity import Capacity, CapacityBlockScaling, CapacityKind
 from ..catalog import InstanceSpec
-from ..errors import FmValidationError, WarningId, is_token
+from ..compute import rules as compute_rules
+from ..compute.rules import on_block_events_needs_a_capacity_block as on_block_events_needs_a_capacity_block
+from ..errors import FmValidationError, WarningId
 from .karpenter_manifests import KarpenterCapacityType, ReservationType
 
 __all__ = [
@@ -74,39 +76,22 @@ def capacity_block_sizes_are_zero_or_max(
         )
 
 
-def on_block_events_needs_a_capacity_block(*, scaling: CapacityBlockScaling, capacity: Capacity) -> None:
-    """``ON_BLOCK_EVENTS`` scales on Capacity Block events: refused on other capacity."""
-    if scaling is CapacityBlockScaling.ON_BLOCK_EVENTS and not capacity.is_capacity_block:
-        raise FmValidationError(
-            "capacity_block_scaling",
-            scaling.name,
-            f"CapacityBlockScaling.AT_DEPLOY on {capacity.kind.value} capacity (ON_BLOCK_EVENTS scales on "
-            "Capacity Block events)",
-        )
-
-
 def on_block_events_starts_empty(*, scaling: CapacityBlockScaling, min_nodes: Any, desired_nodes: Any) -> None:
-    """With ``ON_BLOCK_EVENTS`` the group is created empty: ``min_nodes`` and ``desired_nodes`` 0 (not tokens)."""
-    if scaling is not CapacityBlockScaling.ON_BLOCK_EVENTS:
-        return
-    for parameter, value in (("min_nodes", min_nodes), ("desired_nodes", desired_nodes)):
-        if is_token(value) or value != 0:
-            raise FmValidationError(
-                parameter,
-                value,
-                "0 (or omitted) with CapacityBlockScaling.ON_BLOCK_EVENTS (the group is created empty and "
-                "scaled when the block starts)",
-            )
+    """With ``ON_BLOCK_EVENTS`` the group is created empty: ``min_nodes`` and ``desired_nodes`` 0 (not tokens); the
+    shared :func:`fmconstructs.compute.rules.on_block_events_starts_empty` in the node group's words."""
+    compute_rules.on_block_events_starts_empty(
+        scaling=scaling,
+        min_nodes=min_nodes,
+        desired_nodes=desired_nodes,
+        allowed="0 (or omitted) with CapacityBlockScaling.ON_BLOCK_EVENTS (the group is created empty and "
+        "scaled when the block starts)",
+    )
 
 
 def ultraserver_types_need_an_ultraserver_block(*, spec: InstanceSpec, capacity: Capacity) -> None:
-    """A type sold only as UltraServers (the catalog's ``ultraserver_types``) needs an UltraServer Capacity Block."""
-    if spec.ultraserver_types and not isinstance(capacity, UltraServerCapacityBlock):
-        raise FmValidationError(
-            "capacity",
-            capacity.kind.value,
-            f"an UltraServerCapacityBlock: {spec.instance_type} is sold only as UltraServer Capacity Blocks",
-        )
+    """A type sold only as UltraServers (the catalog's ``ultraserver_types``) needs an UltraServer Capacity Block (the
+    shared :func:`fmconstructs.compute.rules.ultraserver_types_need_an_ultraserver_block`)."""
+    compute_rules.ultraserver_types_need_an_ultraserver_block(spec=spec, capacity_kind=capacity.kind)
 
 
 def ultraserver_types_need_a_recent_kubernetes(
@@ -140,12 +125,16 @@ def subnets_are_in_the_capacity_zone(
     *, capacity_zone: str | None, capacity_kind: CapacityKind, subnets: Sequence[tuple[str | None, str]]
 ) -> None:
     """Each subnet (its zone, or None when unknown, and its description for the message) in the zone the capacity
-    pins the group to, when both zones are known at synthesis."""
+    pins the group to, when both zones are known at synthesis (the shared
+    :func:`fmconstructs.compute.rules.subnet_is_in_the_capacity_zone`)."""
     for index, (zone, description) in enumerate(subnets):
-        if same_zone(capacity_zone, zone) is False:
-            raise FmValidationError(
-                f"subnets[{index}]", description, f"a subnet in {capacity_zone}, the zone of the {capacity_kind.value}"
-            )
+        compute_rules.subnet_is_in_the_capacity_zone(
+            subnet=description,
+            subnet_zone=zone,
+            capacity_zone=capacity_zone,
+            capacity_kind=capacity_kind,
+            parameter=f"subnets[{index}]",
+        )
 
 
 def placement_group_holds_the_reservation(

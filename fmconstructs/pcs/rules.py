@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from aws_cdk import Token
 
 from .._rules import Advice
-from .._validate import known, same_zone
+from .._validate import known
 from ..capacity import CapacityKind
 from ..catalog import InstanceSpec
+from ..compute import rules as compute_rules
 from ..errors import FmValidationError, WarningId
 from .health import PROLOG_RUNNER_PATH
 from .slurm import (
@@ -114,24 +115,22 @@ def subnet_is_in_the_reservation_zone(
     *, subnet_zone: str | None, capacity_zone: str | None, subnet: str, capacity_kind: CapacityKind
 ) -> None:
     """The group's subnet is in the reservation's zone, when both zones are known at synthesis (``subnet`` names the
-    subnet in the message: its id, or its construct path when the id is a deploy-time value)."""
-    if same_zone(capacity_zone, subnet_zone) is False:
-        raise FmValidationError(
-            "subnet",
-            f"{subnet} in {subnet_zone}",
-            f"a subnet in {capacity_zone}, the zone of the {capacity_kind.value}",
-        )
+    subnet in the message: its id, or its construct path when the id is a deploy-time value); the shared
+    :func:`fmconstructs.compute.rules.subnet_is_in_the_capacity_zone`."""
+    compute_rules.subnet_is_in_the_capacity_zone(
+        subnet=f"{subnet} in {subnet_zone}",
+        subnet_zone=subnet_zone,
+        capacity_zone=capacity_zone,
+        capacity_kind=capacity_kind,
+    )
 
 
 def ultraserver_types_need_an_ultraserver_block(spec: InstanceSpec, capacity_kind: CapacityKind) -> None:
-    """UltraServer instance types (p6e-gb200) are sold only as UltraServer Capacity Blocks."""
-    if spec.ultraserver_types and capacity_kind is not CapacityKind.ULTRASERVER_CAPACITY_BLOCK:
-        raise FmValidationError(
-            "capacity",
-            capacity_kind.value,
-            f"an UltraServerCapacityBlock for {spec.instance_type} (sold only as UltraServer Capacity Blocks: "
-            f"{', '.join(spec.ultraserver_types)})",
-        )
+    """UltraServer instance types (p6e-gb200) are sold only as UltraServer Capacity Blocks (the shared
+    :func:`fmconstructs.compute.rules.ultraserver_types_need_an_ultraserver_block`, naming the UltraServer types)."""
+    compute_rules.ultraserver_types_need_an_ultraserver_block(
+        spec=spec, capacity_kind=capacity_kind, list_the_types=True
+    )
 
 
 def ultraserver_groups_need_imex(
