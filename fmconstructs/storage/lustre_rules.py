@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from aws_cdk import CfnDeletionPolicy, Duration, RemovalPolicy, Stack
@@ -12,7 +13,16 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_enum, check_number, known
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_enum,
+    check_kms_key,
+    check_number,
+    check_security_group,
+    check_vpc,
+    known,
+)
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, one_of
 from ..networking.security_group import EfaSecurityGroup
 from ._checks import check_instance
@@ -205,8 +215,9 @@ def _check_backups(
 
 @dataclass(frozen=True)
 class _LustreProps:
-    """The props of a :class:`~fmconstructs.storage.lustre.LustreFileSystem`: as given, then as
-    :func:`check_lustre_props` returns them (typed, the subnet chosen, the default throughput and backup days set)."""
+    """The keyword arguments of :class:`~fmconstructs.storage.lustre.LustreFileSystem` as given (its signature is the
+    one declaration: names, types and defaults); :func:`check_lustre_props` returns them checked, as
+    :class:`_CheckedLustreProps`."""
 
     vpc: ec2.IVpc
     storage_capacity_gib: int
@@ -227,11 +238,23 @@ class _LustreProps:
     copy_tags_to_backups: bool | None
     removal_policy: RemovalPolicy
     vpc_subnets: ec2.SubnetSelection | None
-    #: The backup retention in days (set by :func:`check_lustre_props`; may be a token).
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _LustreProps:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
+
+
+@dataclass(frozen=True)
+class _CheckedLustreProps(_LustreProps):
+    """The props as :func:`check_lustre_props` returns them (typed, the subnet chosen, the default throughput and
+    backup days set)."""
+
+    #: The backup retention in days (may be a token).
     backup_days: int = 0
 
 
-def check_lustre_props(scope: Construct, given: _LustreProps) -> _LustreProps:
+def check_lustre_props(scope: Construct, given: _LustreProps) -> _CheckedLustreProps:
     """Raise on misuse, before any construct is built: types, the subnet, the log group's account and Region, then
     one small check per rule. Returns the props with the subnet chosen and the defaults that depend on others set."""
     props = _check_types(given)
@@ -241,12 +264,15 @@ def check_lustre_props(scope: Construct, given: _LustreProps) -> _LustreProps:
     if throughput is None and props.deployment_type.is_persistent:
         throughput = THROUGHPUT_MBPS_PER_TIB[props.deployment_type][0]
     props = replace(props, subnet=subnet, throughput_mbps_per_tib=throughput)
-    return replace(props, backup_days=_check_rules(props))
+    backup_days = _check_rules(props)
+    return _CheckedLustreProps(
+        **{field.name: getattr(props, field.name) for field in fields(props)}, backup_days=backup_days
+    )
 
 
 def _check_types(given: _LustreProps) -> _LustreProps:
     """Types first (wrong types raise FmTypeError naming the parameter; NaN/inf never reach jsii)."""
-    vpc = check_construct("vpc", given.vpc, attribute="vpc_id", expected="an ec2.IVpc")
+    vpc = check_vpc("vpc", given.vpc)
     storage_capacity_gib = check_number("storage_capacity_gib", given.storage_capacity_gib, integer=True, unit="GiB")
     deployment_type = check_enum("deployment_type", given.deployment_type, LustreDeploymentType)
     throughput_mbps_per_tib = given.throughput_mbps_per_tib
@@ -293,11 +319,9 @@ def _check_optional_constructs(given: _LustreProps) -> None:
             expected="an EfaSecurityGroup or ec2.ISecurityGroup",
         )
     if given.security_group is not None:
-        check_construct(
-            "security_group", given.security_group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-        )
+        check_security_group("security_group", given.security_group)
     if given.encryption_key is not None:
-        check_construct("encryption_key", given.encryption_key, attribute="key_arn", expected="a kms.IKey")
+        check_kms_key("encryption_key", given.encryption_key)
     if given.log_group is not None:
         check_construct("log_group", given.log_group, attribute="log_group_name", expected="a logs.ILogGroup")
 
