@@ -167,6 +167,9 @@ class WarningId(str, Enum):
     #: TrainingPlatform on EKS with an elastic GPU pool (EksGpuCapacity.KARPENTER / AUTO_MODE): what the managed node
     #: group would have (node checks, host Lustre mount and LNet-over-EFA set-up) is not on the pool's nodes.
     EKS_ELASTIC_POOL_LIMITS = "eks-elastic-pool-limits"
+    #: GpuEksCluster: the public API endpoint admits the whole internet (a ``/0`` among ``public_endpoint_cidrs``).
+    #: The id of ``EksWarning.PUBLIC_ENDPOINT_OPEN`` before 0.3.1, unchanged.
+    EKS_PUBLIC_ENDPOINT_OPEN = "eks-public-endpoint-open-to-internet"
 
     @property
     def qualified(self) -> str:

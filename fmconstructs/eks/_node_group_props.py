@@ -19,6 +19,7 @@ from .._validate import (
     check_optional_count,
     check_sequence,
     check_str,
+    check_subnet,
 )
 from ..bootstrap import BootstrapDelivery
 from ..capacity import Capacity, CapacityBlockScaling
@@ -152,11 +153,6 @@ def _check_taint(parameter: str, taint: object) -> eks.TaintSpec:
         raise FmValidationError(f"{parameter}.effect", None, "a TaintEffect (the EKS API requires one)")
     check_enum(f"{parameter}.effect", taint.effect, eks.TaintEffect)
     return taint
-
-
-def _check_subnet(parameter: str, subnet: object) -> ec2.ISubnet:
-    checked: ec2.ISubnet = check_construct(parameter, subnet, attribute="subnet_id", expected="an ec2.ISubnet")
-    return checked
 
 
 def known_count(parameter: str, value: object) -> int | None:
@@ -298,7 +294,7 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
     check_bool("node_checks", props["node_checks"])
     efa_interfaces_for_lustre = known_count("efa_interfaces_for_lustre", props["efa_interfaces_for_lustre"])
     subnets = props["subnets"]
-    checked_subnets = check_sequence("subnets", subnets, _check_subnet) if subnets is not None else None
+    checked_subnets = check_sequence("subnets", subnets, check_subnet) if subnets is not None else None
     if props["bootstrap_delivery"] is not None:
         check_enum("bootstrap_delivery", props["bootstrap_delivery"], BootstrapDelivery)
     check_enum("capacity_block_scaling", props["capacity_block_scaling"], CapacityBlockScaling)

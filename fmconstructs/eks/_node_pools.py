@@ -17,7 +17,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from .._validate import check_construct, check_sequence
+from .._validate import check_sequence, check_subnet
 from ..catalog import InstanceSpec
 from ..errors import FmTypeError, FmValidationError
 from ._node_group_props import refuse_unknown_options
@@ -136,7 +136,7 @@ def pool_placement(
     chosen = check_sequence(
         "subnets",
         cluster.subnets if subnets is None else subnets,
-        lambda p, v: check_construct(p, v, attribute="subnet_id", expected="an ec2.ISubnet"),
+        check_subnet,
     )
     groups = [cluster.cluster_security_group.security_group_id]
     if any(spec.maximum_efa_interfaces > 0 for spec in specs):

@@ -13,12 +13,10 @@ import ipaddress
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from aws_cdk import (
-    Annotations,
     Aws,
     CfnResource,
     Fn,
@@ -44,7 +42,7 @@ from .._validate import (
     removed_keywords,
 )
 from ..catalog import CATALOG, check_instance_type
-from ..errors import FmTypeError, FmValidationError
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..networking import EfaSecurityGroup
 from ..storage.lustre import LustreFileSystemBase
 from . import _cluster_charts as _charts
@@ -52,7 +50,7 @@ from . import _nag
 from . import addons as _addons
 from . import auto_mode as _auto_mode
 from . import health as _health
-from ._cluster_props import _check_role, _ClusterProps, check_cluster_props
+from ._cluster_props import _check_role, _CheckedClusterProps, _ClusterProps, check_cluster_props
 from ._names import check_labels
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
@@ -98,14 +96,11 @@ _EKS_CLUSTER_CREATE_ONLY: dict[str, Any] = {
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
 
-class EksWarning(str, Enum):
-    """Warning ids of the EKS constructs (``fmconstructs:<id>``, acknowledged with ``Annotations``)."""
+class EksWarning:
+    """The EKS constructs' warning ids, now members of :class:`~fmconstructs.errors.WarningId` (kept for imports
+    written before 0.3.1; the ids are unchanged, so acknowledgements keep working)."""
 
-    PUBLIC_ENDPOINT_OPEN = "eks-public-endpoint-open-to-internet"
-
-    @property
-    def qualified(self) -> str:
-        return f"fmconstructs:{self.value}"
+    PUBLIC_ENDPOINT_OPEN = WarningId.EKS_PUBLIC_ENDPOINT_OPEN
 
 
 @dataclass(frozen=True, init=False)
@@ -231,22 +226,8 @@ class GpuEksCluster(Construct):
         removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
         auto_mode: bool = False,
     ) -> None:
-        props = check_cluster_props(
-            vpc=vpc,
-            version=version,
-            cluster_name=cluster_name,
-            subnets=subnets,
-            public_endpoint_cidrs=public_endpoint_cidrs,
-            admin_roles=admin_roles,
-            secrets_encryption_key=secrets_encryption_key,
-            control_plane_logging=control_plane_logging,
-            system_node_group=system_node_group,
-            node_role=node_role,
-            kubectl_layer=kubectl_layer,
-            efa_security_group=efa_security_group,
-            tags=tags,
-            removal_policy=removal_policy,
-        )
+        given = _ClusterProps.of(locals())
+        props = check_cluster_props(given)
         super().__init__(scope, id)
         self.vpc = vpc
         self.version = props.version
@@ -265,7 +246,7 @@ class GpuEksCluster(Construct):
         _nag.acknowledge_cluster(self, own_node_role=node_role is None)
 
     # --- construction steps ------------------------------------------------------------------------------------
-    def _keep_network(self, props: _ClusterProps) -> eks.EndpointAccess:
+    def _keep_network(self, props: _CheckedClusterProps) -> eks.EndpointAccess:
         """The subnets (at least one) and the endpoint access, kept as attributes."""
         self.subnets: tuple[ec2.ISubnet, ...] = props.subnets
         if not self.subnets:
@@ -287,7 +268,7 @@ class GpuEksCluster(Construct):
 
     def _build_control_plane(
         self,
-        props: _ClusterProps,
+        props: _CheckedClusterProps,
         endpoint_access: eks.EndpointAccess,
         *,
         cluster_name: str | None,
@@ -333,7 +314,7 @@ class GpuEksCluster(Construct):
             warn_fixed_name(self, parameter="cluster_name", name=cluster_name, **_EKS_CLUSTER_CREATE_ONLY)
 
     def _build_node_access(
-        self, props: _ClusterProps, *, node_role: iam.IRole | None, efa_security_group: EfaSecurityGroup | None
+        self, props: _CheckedClusterProps, *, node_role: iam.IRole | None, efa_security_group: EfaSecurityGroup | None
     ) -> None:
         """The node role (unless given), the VPC CNI add-on and its role, the EFA security group, admin entries."""
         self.node_role: iam.IRole = node_role or iam.Role(
@@ -394,8 +375,9 @@ class GpuEksCluster(Construct):
         if not cidrs:
             raise FmValidationError("public_endpoint_cidrs", [], "None (private endpoint only) or at least one CIDR")
         if any(known(cidr) and ipaddress.ip_network(cidr, strict=False).prefixlen == 0 for cidr in cidrs):
-            Annotations.of(self).add_warning_v2(
-                EksWarning.PUBLIC_ENDPOINT_OPEN.qualified,
+            add_warning(
+                self,
+                WarningId.EKS_PUBLIC_ENDPOINT_OPEN,
                 "The cluster API endpoint is public to the whole internet (0.0.0.0/0); limit public_endpoint_cidrs to "
                 "your networks or leave it None for a private endpoint.",
             )

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from .. import _validate
-from .._validate import check_scope_id as check_scope_and_id
 
-__all__ = ["check_instance", "check_scope_and_id"]
+__all__ = ["check_instance"]
 
 
 def check_instance(parameter: str, value: object, expected_type: type, expected: str) -> None:

@@ -38,13 +38,14 @@ from .._validate import (
     check_count,
     check_enum,
     check_instance,
+    check_kms_key,
+    check_scope_id,
     check_sequence,
     check_str,
     known,
     located,
 )
-from ..errors import FmTypeError, FmValidationError, WarningId, is_token
-from ._checks import check_scope_and_id
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from .create_only import CREATE_ONLY_PROPERTIES as CREATE_ONLY_PROPERTIES
 
 if TYPE_CHECKING:
@@ -311,7 +312,7 @@ class DataRepositoryAssociation(Construct):
         imported_file_chunk_size_mib: int | None = None,
         removal_policy: RemovalPolicy | None = None,
     ) -> None:
-        check_scope_and_id(scope, id)
+        check_scope_id(scope, id)
         from .lustre import LustreFileSystemBase
 
         if not isinstance(file_system, LustreFileSystemBase):
@@ -447,9 +448,9 @@ class DataRepositoryBucket(Construct):
         lifecycle_rules: Sequence[s3.LifecycleRule] = (),
         auto_delete_objects: bool = False,
     ) -> None:
-        check_scope_and_id(scope, id)
+        check_scope_id(scope, id)
         if encryption_key is not None:
-            check_construct("encryption_key", encryption_key, attribute="key_arn", expected="a kms.IKey")
+            check_kms_key("encryption_key", encryption_key)
         versioned = check_bool("versioned", versioned)
         _check_access_log_types(server_access_logs_bucket, server_access_logs_prefix)
         if bucket_name is not None:
@@ -601,8 +602,9 @@ def warn_overlapping_s3_paths(
         if other.bucket.bucket_name == new.bucket.bucket_name and paths_overlap(
             other.data_repository_prefix, new.data_repository_prefix
         ):
-            Annotations.of(scope).add_warning_v2(
-                WARNING_OVERLAPPING_S3_PATHS,
+            add_warning(
+                scope,
+                WarningId.LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS,
                 f"{new.file_system_path} links {new.data_repository_path}, which overlaps "
                 f"{other.data_repository_path} of {other.file_system_path}: the same objects would appear twice",
             )

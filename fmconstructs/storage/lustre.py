@@ -39,6 +39,8 @@ from .._validate import (
     check_construct,
     check_count,
     check_enum,
+    check_scope_id,
+    check_security_group,
     check_str,
     check_zone,
     known,
@@ -48,7 +50,6 @@ from .._validate import (
 from ..catalog import InstanceSpec
 from ..errors import FmValidationError, WarningId, add_warning
 from ..networking.security_group import EfaSecurityGroup, close_default_egress
-from ._checks import check_scope_and_id
 from .client import (
     DEFAULT_MOUNT_OPTIONS,
     FILE_SYSTEM_ID_PATTERN,
@@ -88,7 +89,7 @@ from .lustre_options import LustreMetadataMode as LustreMetadataMode
 from .lustre_options import valid_metadata_iops as valid_metadata_iops
 from .lustre_repositories import _LustreDataRepositories
 from .lustre_rules import LOG_GROUP_PREFIX as LOG_GROUP_PREFIX
-from .lustre_rules import _LustreProps, _warn_retained_fixed_name, check_lustre_props
+from .lustre_rules import _CheckedLustreProps, _LustreProps, _warn_retained_fixed_name, check_lustre_props
 from .sizing import (
     # Re-exported: ``from fmconstructs.storage.lustre import MAX_EFA_CONNECTIONS`` keeps working (defined in sizing,
     # which the ``fmc`` command imports without aws_cdk).
@@ -326,44 +327,21 @@ class LustreFileSystem(LustreFileSystemBase):
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         vpc_subnets: ec2.SubnetSelection | None = None,
     ) -> None:
-        check_scope_and_id(scope, id)
-        props = check_lustre_props(
-            scope,
-            _LustreProps(
-                vpc=vpc,
-                storage_capacity_gib=storage_capacity_gib,
-                subnet=subnet,
-                deployment_type=deployment_type,
-                throughput_mbps_per_tib=throughput_mbps_per_tib,
-                metadata_configuration=metadata_configuration,
-                data_compression=data_compression,
-                efa_enabled=efa_enabled,
-                efa_security_group=efa_security_group,
-                security_group=security_group,
-                encryption_key=encryption_key,
-                log_level=log_level,
-                log_group=log_group,
-                weekly_maintenance_start_time=weekly_maintenance_start_time,
-                automatic_backup_retention=automatic_backup_retention,
-                daily_automatic_backup_start_time=daily_automatic_backup_start_time,
-                copy_tags_to_backups=copy_tags_to_backups,
-                removal_policy=removal_policy,
-                vpc_subnets=vpc_subnets,
-            ),
-        )
+        check_scope_id(scope, id)
+        props = check_lustre_props(scope, _LustreProps.of(locals()))
         super().__init__(scope, id)  # after every check: a refused file system leaves nothing in the tree
         self._warn_about(props)
         self._keep(props)
         security_group_ids = self._build_security_groups(props)
         self._build_file_system(props, security_group_ids)
 
-    def _warn_about(self, props: _LustreProps) -> None:
+    def _warn_about(self, props: _CheckedLustreProps) -> None:
         note = quota_note(props.storage_capacity_gib, props.deployment_type)
         if note is not None:
             add_warning(self, WarningId.LUSTRE_CAPACITY_ABOVE_DEFAULT_QUOTA, note)
         _warn_retained_fixed_name(self, props.log_group)
 
-    def _keep(self, props: _LustreProps) -> None:
+    def _keep(self, props: _CheckedLustreProps) -> None:
         assert props.subnet is not None  # chosen by check_lustre_props
         self.vpc = props.vpc
         self.subnet = props.subnet
@@ -378,7 +356,7 @@ class LustreFileSystem(LustreFileSystemBase):
         self.log_group = props.log_group
         self.log_level = props.log_level.value
 
-    def _build_security_groups(self, props: _LustreProps) -> list[str]:
+    def _build_security_groups(self, props: _CheckedLustreProps) -> list[str]:
         """The file system's own group, Lustre ports to itself; EFA: all traffic to and from itself. Returns the ids of
         the groups the file system is in."""
         security_group = props.security_group
@@ -415,7 +393,7 @@ class LustreFileSystem(LustreFileSystemBase):
             security_group_ids.append(efa_group.security_group_id)
         return security_group_ids
 
-    def _build_file_system(self, props: _LustreProps, security_group_ids: list[str]) -> None:
+    def _build_file_system(self, props: _CheckedLustreProps, security_group_ids: list[str]) -> None:
         """The ``AWS::FSx::FileSystem`` (child id "Resource") with its schedules, logging and removal policy."""
         persistent = props.deployment_type.is_persistent
         backup_days = props.backup_days
@@ -541,7 +519,7 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
         efa_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None,
         zone: str | None,
     ) -> None:
-        check_scope_and_id(scope, id)
+        check_scope_id(scope, id)
         file_system_id = check_str(
             "file_system_id",
             file_system_id,
@@ -551,9 +529,7 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
         )
         dns_name = check_dns_name(dns_name)
         mount_name = check_mount_name(mount_name)
-        check_construct(
-            "security_group", security_group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-        )
+        check_security_group("security_group", security_group)
         if storage_capacity_gib is not None:
             storage_capacity_gib = check_count("storage_capacity_gib", storage_capacity_gib, minimum=1)
         if deployment_type is not None:

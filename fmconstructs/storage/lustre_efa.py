@@ -16,6 +16,7 @@ from .._validate import (
     check_count,
     check_sequence,
     check_str,
+    check_subnet,
     known,
     same_zone,
     subnet_zone,
@@ -23,7 +24,6 @@ from .._validate import (
 from ..errors import FmValidationError, WarningId, add_warning
 from ..networking.security_group import EfaSecurityGroup
 from .lustre_network import (
-    _check_subnet,
     _describe_group,
     _describe_subnet,
     _optional_security_group,
@@ -145,7 +145,7 @@ class _LustreEfaClients(_Construct):
         max_nodes = check_count("max_nodes", max_nodes)
         efa_interfaces_per_node = check_count("efa_interfaces_per_node", efa_interfaces_per_node)
         client_group = _optional_security_group("efa_security_group", efa_security_group)
-        client_subnets = check_sequence("subnets", subnets, _check_subnet)
+        client_subnets = check_sequence("subnets", subnets, check_subnet)
         if not self.efa_enabled or (known(efa_interfaces_per_node) and efa_interfaces_per_node == 0):
             return
         self._check_efa_client_group(consumer, client_group)

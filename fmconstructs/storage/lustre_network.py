@@ -8,6 +8,7 @@ from aws_cdk import aws_ec2 as ec2
 
 from .._validate import (
     check_construct,
+    check_subnet,
     known,
 )
 from ..errors import FmTypeError, FmValidationError
@@ -66,7 +67,8 @@ def _select_subnet(vpc: ec2.IVpc, subnet: object, vpc_subnets: object) -> ec2.IS
     if subnet is not None and vpc_subnets is not None:
         raise FmValidationError("vpc_subnets", "given", "None when subnet is given (pass one of them)")
     if subnet is not None:
-        return _check_subnet("subnet", subnet)
+        checked: ec2.ISubnet = check_subnet("subnet", subnet)
+        return checked
     if vpc_subnets is not None:
         if not isinstance(vpc_subnets, ec2.SubnetSelection):
             raise FmTypeError(
@@ -100,11 +102,6 @@ def _select_subnet(vpc: ec2.IVpc, subnet: object, vpc_subnets: object) -> ec2.IS
         "VPC has no private or isolated subnet to default to; FSx for Lustre takes one subnet, best in the zone of "
         "its clients",
     )
-
-
-def _check_subnet(parameter: str, value: object) -> ec2.ISubnet:
-    checked: ec2.ISubnet = check_construct(parameter, value, attribute="subnet_id", expected="an ec2.ISubnet")
-    return checked
 
 
 def _describe_subnet(subnet: ec2.ISubnet) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from aws_cdk import CfnDeletionPolicy, Duration, RemovalPolicy, Stack
@@ -12,97 +13,29 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_enum, check_number, known
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_enum,
+    check_kms_key,
+    check_number,
+    check_security_group,
+    check_vpc,
+    known,
+)
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, one_of
 from ..networking.security_group import EfaSecurityGroup
+from . import rules
 from ._checks import check_instance
 from .lustre_network import _select_subnet
 from .lustre_options import LustreDataCompression, LustreLogLevel, LustreMetadataConfiguration
 from .sizing import (
-    EFA_CAPACITY_MULTIPLE_GIB,
-    MAX_STORAGE_CAPACITY_GIB,
     THROUGHPUT_MBPS_PER_TIB,
     LustreDeploymentType,
-    capacity_rule,
-    is_valid_capacity,
 )
 
 _MAX_BACKUP_RETENTION_DAYS = 90
 _DEFAULT_BACKUP_RETENTION_DAYS = 7
-
-
-def _check_throughput(deployment_type: LustreDeploymentType, throughput: int | None) -> None:
-    if deployment_type.is_persistent:
-        allowed = THROUGHPUT_MBPS_PER_TIB[deployment_type]
-        if known(throughput) and throughput not in allowed:
-            raise FmValidationError(
-                "throughput_mbps_per_tib", throughput, f"{one_of(allowed)} for {deployment_type.value}"
-            )
-    elif throughput is not None:
-        raise FmValidationError(
-            "throughput_mbps_per_tib",
-            throughput,
-            f"None for {deployment_type.value} (scratch throughput is a fixed 200 MB/s/TiB baseline)",
-        )
-
-
-def _check_efa(
-    deployment_type: LustreDeploymentType,
-    efa_enabled: bool,
-    metadata_configuration: LustreMetadataConfiguration | None,
-    efa_security_group: EfaSecurityGroup | ec2.ISecurityGroup | None,
-) -> None:
-    if not efa_enabled:
-        if efa_security_group is not None:
-            raise FmValidationError("efa_security_group", "given", "None unless efa_enabled is True")
-        return
-    if deployment_type is not LustreDeploymentType.PERSISTENT_2:
-        raise FmValidationError(
-            "efa_enabled", efa_enabled, f"False for {deployment_type.value} (EFA needs PERSISTENT_2)"
-        )
-    if metadata_configuration is None:
-        raise FmValidationError(
-            "metadata_configuration", None, "set (AUTOMATIC or USER_PROVISIONED) when efa_enabled is True"
-        )
-    if efa_security_group is None:
-        raise FmValidationError(
-            "efa_security_group", None, "an EfaSecurityGroup or ec2.ISecurityGroup when efa_enabled is True"
-        )
-
-
-def _check_capacity(
-    deployment_type: LustreDeploymentType, capacity: int, throughput: int | None, efa_enabled: bool
-) -> None:
-    if not known(capacity):
-        return  # a deploy-time value (checked for type and NaN/inf before): FSx checks it at deploy time
-    if capacity > MAX_STORAGE_CAPACITY_GIB:
-        raise FmValidationError(
-            "storage_capacity_gib",
-            capacity,
-            f"at most {MAX_STORAGE_CAPACITY_GIB:,} (FSx API CreateFileSystem StorageCapacity)",
-        )
-    if efa_enabled and not known(throughput):
-        return
-    if efa_enabled and throughput not in EFA_CAPACITY_MULTIPLE_GIB:
-        return  # reported by _check_throughput
-    if not is_valid_capacity(capacity, deployment_type, throughput, efa_enabled=efa_enabled):
-        raise FmValidationError(
-            "storage_capacity_gib",
-            capacity,
-            capacity_rule(deployment_type, throughput, efa_enabled=efa_enabled, near=capacity),
-        )
-
-
-def _check_metadata(deployment_type: LustreDeploymentType, metadata: LustreMetadataConfiguration | None) -> None:
-    if metadata is None:
-        return
-    if not isinstance(metadata, LustreMetadataConfiguration):
-        raise FmValidationError("metadata_configuration", metadata, "a LustreMetadataConfiguration")
-    if deployment_type is not LustreDeploymentType.PERSISTENT_2:
-        raise FmValidationError(
-            "metadata_configuration", metadata.mode.value, f"None for {deployment_type.value} (PERSISTENT_2 only)"
-        )
-    metadata.validate()
 
 
 #: FSx API ``LustreLogCreateConfiguration.Destination`` (FSx API Reference): "The name of the Amazon CloudWatch Logs log
@@ -205,8 +138,9 @@ def _check_backups(
 
 @dataclass(frozen=True)
 class _LustreProps:
-    """The props of a :class:`~fmconstructs.storage.lustre.LustreFileSystem`: as given, then as
-    :func:`check_lustre_props` returns them (typed, the subnet chosen, the default throughput and backup days set)."""
+    """The keyword arguments of :class:`~fmconstructs.storage.lustre.LustreFileSystem` as given (its signature is the
+    one declaration: names, types and defaults); :func:`check_lustre_props` returns them checked, as
+    :class:`_CheckedLustreProps`."""
 
     vpc: ec2.IVpc
     storage_capacity_gib: int
@@ -227,11 +161,23 @@ class _LustreProps:
     copy_tags_to_backups: bool | None
     removal_policy: RemovalPolicy
     vpc_subnets: ec2.SubnetSelection | None
-    #: The backup retention in days (set by :func:`check_lustre_props`; may be a token).
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _LustreProps:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
+
+
+@dataclass(frozen=True)
+class _CheckedLustreProps(_LustreProps):
+    """The props as :func:`check_lustre_props` returns them (typed, the subnet chosen, the default throughput and
+    backup days set)."""
+
+    #: The backup retention in days (may be a token).
     backup_days: int = 0
 
 
-def check_lustre_props(scope: Construct, given: _LustreProps) -> _LustreProps:
+def check_lustre_props(scope: Construct, given: _LustreProps) -> _CheckedLustreProps:
     """Raise on misuse, before any construct is built: types, the subnet, the log group's account and Region, then
     one small check per rule. Returns the props with the subnet chosen and the defaults that depend on others set."""
     props = _check_types(given)
@@ -241,12 +187,15 @@ def check_lustre_props(scope: Construct, given: _LustreProps) -> _LustreProps:
     if throughput is None and props.deployment_type.is_persistent:
         throughput = THROUGHPUT_MBPS_PER_TIB[props.deployment_type][0]
     props = replace(props, subnet=subnet, throughput_mbps_per_tib=throughput)
-    return replace(props, backup_days=_check_rules(props))
+    backup_days = _check_rules(props)
+    return _CheckedLustreProps(
+        **{field.name: getattr(props, field.name) for field in fields(props)}, backup_days=backup_days
+    )
 
 
 def _check_types(given: _LustreProps) -> _LustreProps:
     """Types first (wrong types raise FmTypeError naming the parameter; NaN/inf never reach jsii)."""
-    vpc = check_construct("vpc", given.vpc, attribute="vpc_id", expected="an ec2.IVpc")
+    vpc = check_vpc("vpc", given.vpc)
     storage_capacity_gib = check_number("storage_capacity_gib", given.storage_capacity_gib, integer=True, unit="GiB")
     deployment_type = check_enum("deployment_type", given.deployment_type, LustreDeploymentType)
     throughput_mbps_per_tib = given.throughput_mbps_per_tib
@@ -293,11 +242,9 @@ def _check_optional_constructs(given: _LustreProps) -> None:
             expected="an EfaSecurityGroup or ec2.ISecurityGroup",
         )
     if given.security_group is not None:
-        check_construct(
-            "security_group", given.security_group, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-        )
+        check_security_group("security_group", given.security_group)
     if given.encryption_key is not None:
-        check_construct("encryption_key", given.encryption_key, attribute="key_arn", expected="a kms.IKey")
+        check_kms_key("encryption_key", given.encryption_key)
     if given.log_group is not None:
         check_construct("log_group", given.log_group, attribute="log_group_name", expected="a logs.ILogGroup")
 
@@ -323,10 +270,24 @@ def _check_schedule_types(given: _LustreProps) -> None:
 def _check_rules(props: _LustreProps) -> int:
     """Raise :class:`FmValidationError` on misuse (one small check per rule); return the backup retention in days."""
     deployment_type = props.deployment_type
-    _check_throughput(deployment_type, props.throughput_mbps_per_tib)
-    _check_efa(deployment_type, props.efa_enabled, props.metadata_configuration, props.efa_security_group)
-    _check_capacity(deployment_type, props.storage_capacity_gib, props.throughput_mbps_per_tib, props.efa_enabled)
-    _check_metadata(deployment_type, props.metadata_configuration)
+    rules.throughput_fits_the_deployment_type(
+        deployment_type=deployment_type, throughput_mbps_per_tib=props.throughput_mbps_per_tib
+    )
+    rules.efa_needs_persistent_2_metadata_and_a_group(
+        deployment_type=deployment_type,
+        efa_enabled=props.efa_enabled,
+        metadata_configuration=props.metadata_configuration,
+        efa_security_group=props.efa_security_group,
+    )
+    rules.capacity_fits_the_deployment_type(
+        deployment_type=deployment_type,
+        storage_capacity_gib=props.storage_capacity_gib,
+        throughput_mbps_per_tib=props.throughput_mbps_per_tib,
+        efa_enabled=props.efa_enabled,
+    )
+    rules.metadata_configuration_needs_persistent_2(
+        deployment_type=deployment_type, metadata_configuration=props.metadata_configuration
+    )
     if not isinstance(props.data_compression, LustreDataCompression):
         raise FmValidationError("data_compression", props.data_compression, one_of(LustreDataCompression))
     if props.encryption_key is not None and not deployment_type.is_persistent:
