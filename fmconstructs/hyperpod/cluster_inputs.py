@@ -21,6 +21,7 @@ from aws_cdk import aws_s3 as s3
 from .._validate import (
     check_construct,
     check_enum,
+    check_security_group,
     check_sequence,
     check_str,
     check_str_sequence,
@@ -336,11 +337,7 @@ def _check_lifecycle_inputs(
         if is_token(base_config_dir) or not Path(base_config_dir).is_dir():
             raise FmValidationError("base_config_dir", base_config_dir, "an existing local directory")
     commands = check_str_sequence("setup_commands", setup_commands)
-    extra_groups = check_sequence(
-        "security_groups",
-        security_groups,
-        lambda p, v: check_construct(p, v, attribute="security_group_id", expected="an ec2.ISecurityGroup"),
-    )
+    extra_groups = check_sequence("security_groups", security_groups, check_security_group)
     if access_logs_bucket is not None:
         check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
     if lifecycle_bucket_name is not None:

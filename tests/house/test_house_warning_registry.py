@@ -45,10 +45,6 @@ _NAMED_ID = re.compile(r"``(fmconstructs:[a-z0-9]+(?:-[a-z0-9]+)*)")
 ALLOWLIST: dict[str, int] = {
     # EksWarning enum, its f"fmconstructs:{...}" qualified form, and add_warning_v2 on the public-endpoint warning.
     "fmconstructs/eks/cluster.py": 3,
-    # HyperPodAddonsWarning enum, its qualified f-string, and add_warning_v2.
-    "fmconstructs/hyperpod/eks_addons.py": 3,
-    # HyperPodEksWarning enum and its qualified f-string.
-    "fmconstructs/hyperpod/eks_dependencies.py": 2,
     # add_warning_v2 with WarningId.LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS.qualified (bypasses errors.add_warning).
     "fmconstructs/storage/data_repository.py": 1,
 }
