@@ -44,12 +44,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Annotations, Stack
+from aws_cdk import Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from fmconstructs.eks import GpuEksCluster
+from fmconstructs.errors import WarningId, add_warning
 from fmconstructs.hyperpod import (
     HyperPodAutoScaling,
     HyperPodCluster,
@@ -58,11 +59,7 @@ from fmconstructs.hyperpod import (
     NodeProvisioningMode,
 )
 from fmconstructs.hyperpod.eks_addons import HyperPodEksAddon, HyperPodEksAddons
-from fmconstructs.hyperpod.eks_dependencies import (
-    HyperPodDependenciesChart,
-    HyperPodEksDependencies,
-    HyperPodEksWarning,
-)
+from fmconstructs.hyperpod.eks_dependencies import HyperPodDependenciesChart, HyperPodEksDependencies
 from fmconstructs.observability.eks import AmpEksScraper
 from fmconstructs.observability.workspace import PrometheusWorkspace
 from fmconstructs.storage import LustreFileSystem
@@ -167,8 +164,9 @@ class HyperPodEksStack(Stack):
             )
             self.hyperpod_dependencies.add_dependent(self.cluster)
         else:
-            Annotations.of(self).add_warning_v2(
-                HyperPodEksWarning.DEPENDENCIES_NOT_INSTALLED.qualified,
+            add_warning(
+                self,
+                WarningId.HYPERPOD_DEPENDENCIES_NOT_INSTALLED,
                 f"HyperPod's dependencies chart is not installed (no -c {CHART_CONTEXT}=<HyperPodHelmChart directory "
                 "or oci:// reference>): creating the HyperPod cluster may fail (SageMaker Developer Guide "
                 "sagemaker-hyperpod-eks-install-packages-using-helm-chart); see examples/hyperpod_eks_stack.py",

@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING, Any
 
 from ._validate import (
     RemovedAttribute,
-    check_construct,
     check_count,
     check_enum,
     check_optional_count,
     check_str,
+    check_subnet,
     check_zone,
     known,
     removed_keywords,
@@ -283,7 +283,7 @@ class Capacity:
         Skipped when either is unknown: a subnet imported without a zone (``Subnet.from_subnet_id``), a zone that is a
         deploy-time value, no zone given to the reservation, or a zone name compared with a zone id.
         """
-        check_construct("subnet", subnet, attribute="subnet_id", expected="an ec2.ISubnet")
+        check_subnet("subnet", subnet)
         zone = self.zone
         where = subnet_zone(subnet)
         if same_zone(zone, where) is False:

@@ -45,7 +45,7 @@ from .access import session_command
 from .cluster_groups import group_property, orchestrator_property
 from .cluster_inputs import MAX_SECURITY_GROUPS as MAX_SECURITY_GROUPS
 from .cluster_inputs import MAX_SUBNETS as MAX_SUBNETS
-from .cluster_inputs import ClusterInputs, check_cluster_inputs
+from .cluster_inputs import ClusterInputs, ClusterProps, check_cluster_inputs
 from .cluster_lifecycle import LIFECYCLE_BUCKET_PREFIX as LIFECYCLE_BUCKET_PREFIX
 from .cluster_lifecycle import LIFECYCLE_PREFIX as LIFECYCLE_PREFIX
 from .cluster_lifecycle import (
@@ -223,31 +223,7 @@ class HyperPodCluster(Construct):
         tiered_checkpointing: TieredCheckpointing | None = None,
     ) -> None:
         check_scope_id(scope, id)
-        inputs = check_cluster_inputs(
-            vpc=vpc,
-            instance_groups=instance_groups,
-            orchestrator=orchestrator,
-            subnets=subnets,
-            cluster_name=cluster_name,
-            node_recovery=node_recovery,
-            file_system=file_system,
-            base_config_dir=base_config_dir,
-            setup_commands=setup_commands,
-            security_groups=security_groups,
-            access_logs_bucket=access_logs_bucket,
-            lifecycle_bucket_name=lifecycle_bucket_name,
-            prometheus_workspace=prometheus_workspace,
-            lustre_mount=lustre_mount,
-            exporter_source=exporter_source,
-            efa_security_group=efa_security_group,
-            mount_point=mount_point,
-            removal_policy=removal_policy,
-            job_mapping=job_mapping,
-            app_metrics=app_metrics,
-            node_provisioning_mode=node_provisioning_mode,
-            auto_scaling=auto_scaling,
-            tiered_checkpointing=tiered_checkpointing,
-        )
+        inputs = check_cluster_inputs(ClusterProps.of(locals()))
         super().__init__(scope, id)
         self._set_attributes(inputs, scope, id)
         group_ids = self._build_network(inputs)

@@ -9,8 +9,8 @@ Sources: the botocore ``sagemaker`` model of ``CreateCluster`` (``VpcConfig``, `
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from aws_cdk import aws_s3 as s3
 from .._validate import (
     check_construct,
     check_enum,
+    check_security_group,
     check_sequence,
     check_str,
     check_str_sequence,
@@ -175,53 +176,58 @@ class ClusterInputs:
     app_metrics: AppMetricsSpec | None = None
 
 
-def check_cluster_inputs(
-    *,
-    vpc: ec2.IVpc,
-    instance_groups: Sequence[HyperPodInstanceGroup],
-    orchestrator: HyperPodOrchestrator,
-    subnets: Sequence[ec2.ISubnet] | None,
-    cluster_name: str | None,
-    node_recovery: NodeRecovery,
-    file_system: LustreFileSystemBase | None,
-    base_config_dir: str | None,
-    setup_commands: Sequence[str],
-    security_groups: Sequence[ec2.ISecurityGroup],
-    access_logs_bucket: s3.IBucket | None,
-    lifecycle_bucket_name: str | None,
-    prometheus_workspace: Any,
-    lustre_mount: HyperPodLustreMount | None,
-    exporter_source: ExporterSource | None,
-    efa_security_group: EfaSecurityGroup | None,
-    mount_point: str,
-    removal_policy: RemovalPolicy,
-    job_mapping: JobMappingSpec | bool | None,
-    app_metrics: AppMetricsSpec | bool | None,
-    node_provisioning_mode: NodeProvisioningMode | None,
-    auto_scaling: HyperPodAutoScaling | None,
-    tiered_checkpointing: TieredCheckpointing | None,
-) -> ClusterInputs:
+@dataclass(frozen=True)
+class ClusterProps:
+    """The keyword arguments of :class:`~fmconstructs.hyperpod.cluster.HyperPodCluster` as given, in its order (the
+    signature is the one list: :meth:`of` reads them from the constructor's ``locals()``)."""
+
+    vpc: ec2.IVpc
+    instance_groups: Sequence[HyperPodInstanceGroup]
+    orchestrator: HyperPodOrchestrator
+    subnets: Sequence[ec2.ISubnet] | None
+    cluster_name: str | None
+    node_recovery: NodeRecovery
+    file_system: LustreFileSystemBase | None
+    base_config_dir: str | None
+    setup_commands: Sequence[str]
+    security_groups: Sequence[ec2.ISecurityGroup]
+    access_logs_bucket: s3.IBucket | None
+    lifecycle_bucket_name: str | None
+    prometheus_workspace: Any
+    lustre_mount: HyperPodLustreMount | None
+    exporter_source: ExporterSource | None
+    efa_security_group: EfaSecurityGroup | None
+    mount_point: str
+    removal_policy: RemovalPolicy
+    job_mapping: JobMappingSpec | bool | None
+    app_metrics: AppMetricsSpec | bool | None
+    node_provisioning_mode: NodeProvisioningMode | None
+    auto_scaling: HyperPodAutoScaling | None
+    tiered_checkpointing: TieredCheckpointing | None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> ClusterProps:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
+
+
+def check_cluster_inputs(props: ClusterProps) -> ClusterInputs:
     """Every check of :class:`~fmconstructs.hyperpod.cluster.HyperPodCluster`, in the order it always ran them."""
+    vpc, orchestrator, file_system = props.vpc, props.orchestrator, props.file_system
     check_vpc("vpc", vpc)
-    _check_efa_security_group(efa_security_group, vpc)
-    groups = _check_groups(instance_groups, orchestrator)
-    chosen_subnets = _check_subnets(subnets, vpc)
+    _check_efa_security_group(props.efa_security_group, vpc)
+    groups = _check_groups(props.instance_groups, orchestrator)
+    chosen_subnets = _check_subnets(props.subnets, vpc)
     eks = orchestrator.kind is OrchestratorKind.EKS
-    removal_policy = _check_cluster_options(
-        groups,
-        eks=eks,
-        cluster_name=cluster_name,
-        node_recovery=node_recovery,
-        node_provisioning_mode=node_provisioning_mode,
-        auto_scaling=auto_scaling,
-        tiered_checkpointing=tiered_checkpointing,
-        removal_policy=removal_policy,
-        file_system=file_system,
-    )
+    removal_policy = _check_cluster_options(groups, props, eks=eks)
     commands, extra_groups = _check_lifecycle_inputs(
-        base_config_dir, setup_commands, security_groups, access_logs_bucket, lifecycle_bucket_name
+        props.base_config_dir,
+        props.setup_commands,
+        props.security_groups,
+        props.access_logs_bucket,
+        props.lifecycle_bucket_name,
     )
-    _check_workspace(prometheus_workspace, orchestrator)
+    _check_workspace(props.prometheus_workspace, orchestrator)
     if len(extra_groups) > MAX_SECURITY_GROUPS - 1:
         raise FmValidationError("security_groups", len(extra_groups), f"at most {MAX_SECURITY_GROUPS - 1} groups")
     checked = ClusterInputs(
@@ -229,24 +235,24 @@ def check_cluster_inputs(
         groups=groups,
         orchestrator=orchestrator,
         subnets=chosen_subnets,
-        cluster_name=cluster_name,
-        node_recovery=node_recovery,
+        cluster_name=props.cluster_name,
+        node_recovery=props.node_recovery,
         file_system=file_system,
-        base_config_dir=base_config_dir,
+        base_config_dir=props.base_config_dir,
         commands=commands,
         extra_groups=extra_groups,
-        access_logs_bucket=access_logs_bucket,
-        lifecycle_bucket_name=lifecycle_bucket_name,
-        prometheus_workspace=prometheus_workspace,
-        efa_security_group=efa_security_group,
-        mount_point=mount_point,
+        access_logs_bucket=props.access_logs_bucket,
+        lifecycle_bucket_name=props.lifecycle_bucket_name,
+        prometheus_workspace=props.prometheus_workspace,
+        efa_security_group=props.efa_security_group,
+        mount_point=props.mount_point,
         removal_policy=removal_policy,
-        node_provisioning_mode=node_provisioning_mode,
-        auto_scaling=auto_scaling,
-        tiered_checkpointing=tiered_checkpointing,
+        node_provisioning_mode=props.node_provisioning_mode,
+        auto_scaling=props.auto_scaling,
+        tiered_checkpointing=props.tiered_checkpointing,
         eks_lustre_efa=eks and file_system is not None and file_system.efa_enabled,
     )
-    return _with_choices(checked, lustre_mount, exporter_source, job_mapping, app_metrics)
+    return _with_choices(checked, props.lustre_mount, props.exporter_source, props.job_mapping, props.app_metrics)
 
 
 def _check_groups(
@@ -266,31 +272,25 @@ def _check_groups(
 
 
 def _check_cluster_options(
-    groups: tuple[HyperPodInstanceGroup, ...],
-    *,
-    eks: bool,
-    cluster_name: str | None,
-    node_recovery: NodeRecovery,
-    node_provisioning_mode: NodeProvisioningMode | None,
-    auto_scaling: HyperPodAutoScaling | None,
-    tiered_checkpointing: TieredCheckpointing | None,
-    removal_policy: RemovalPolicy,
-    file_system: object,
+    groups: tuple[HyperPodInstanceGroup, ...], props: ClusterProps, *, eks: bool
 ) -> RemovalPolicy:
     """``ClusterName``, ``NodeRecovery``, the cluster-level provisioning options, the groups' orchestrator-only
     options, the removal policy (returned, checked) and the file system's type."""
-    if cluster_name is not None:
-        check_str("cluster_name", cluster_name, pattern=NAME_PATTERN, min_length=1, max_length=63, allowed=NAME_ALLOWED)
-    check_enum("node_recovery", node_recovery, NodeRecovery)
+    if props.cluster_name is not None:
+        check_str(
+            "cluster_name", props.cluster_name, pattern=NAME_PATTERN, min_length=1, max_length=63, allowed=NAME_ALLOWED
+        )
+    check_enum("node_recovery", props.node_recovery, NodeRecovery)
     check_provisioning(
-        node_provisioning_mode=node_provisioning_mode,
-        auto_scaling=auto_scaling,
-        tiered_checkpointing=tiered_checkpointing,
+        node_provisioning_mode=props.node_provisioning_mode,
+        auto_scaling=props.auto_scaling,
+        tiered_checkpointing=props.tiered_checkpointing,
         eks=eks,
-        node_recovery=node_recovery,
+        node_recovery=props.node_recovery,
     )
     check_group_orchestrator(groups, eks=eks)
-    removal_policy = check_removal_policy("removal_policy", removal_policy)
+    removal_policy = check_removal_policy("removal_policy", props.removal_policy)
+    file_system = props.file_system
     if file_system is not None and not isinstance(file_system, LustreFileSystemBase):
         raise FmTypeError("file_system", file_system, "an fmconstructs LustreFileSystemBase")
     return removal_policy
@@ -337,11 +337,7 @@ def _check_lifecycle_inputs(
         if is_token(base_config_dir) or not Path(base_config_dir).is_dir():
             raise FmValidationError("base_config_dir", base_config_dir, "an existing local directory")
     commands = check_str_sequence("setup_commands", setup_commands)
-    extra_groups = check_sequence(
-        "security_groups",
-        security_groups,
-        lambda p, v: check_construct(p, v, attribute="security_group_id", expected="an ec2.ISecurityGroup"),
-    )
+    extra_groups = check_sequence("security_groups", security_groups, check_security_group)
     if access_logs_bucket is not None:
         check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
     if lifecycle_bucket_name is not None:

@@ -50,14 +50,14 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, cast
 
-from aws_cdk import Annotations, ArnFormat, Stack
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IDependable
 
 from .._validate import check_bool, check_enum, check_scope_id, check_str, located
 from ..eks import GpuEksCluster
-from ..errors import FmTypeError, FmValidationError, WarningId, is_token
+from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
 from . import _nag
 from .cluster import HyperPodCluster
 from .eks_dependencies import HyperPodEksDependencies
@@ -74,15 +74,11 @@ class HyperPodEksAddon(str, Enum):
     OBSERVABILITY = "amazon-sagemaker-hyperpod-observability"
 
 
-class HyperPodAddonsWarning(str, Enum):
-    """Warning ids of :class:`HyperPodEksAddons` (``fmconstructs:<id>``, acknowledged with ``Annotations``)."""
+class HyperPodAddonsWarning:
+    """Deprecated: the warning ids of :class:`HyperPodEksAddons` are :class:`~fmconstructs.errors.WarningId` members;
+    this name keeps ``HyperPodAddonsWarning.WITHOUT_HYPERPOD_CLUSTER`` working (it *is* the ``WarningId`` member)."""
 
-    #: The training operator or observability without the HyperPod cluster to wait for.
-    WITHOUT_HYPERPOD_CLUSTER = WarningId.HYPERPOD_ADDONS_WITHOUT_HYPERPOD_CLUSTER.value
-
-    @property
-    def qualified(self) -> str:
-        return f"fmconstructs:{self.value}"
+    WITHOUT_HYPERPOD_CLUSTER = WarningId.HYPERPOD_ADDONS_WITHOUT_HYPERPOD_CLUSTER
 
 
 #: EKS User Guide workloads-add-ons-available-eks#add-ons-pod-id.
@@ -335,8 +331,9 @@ class HyperPodEksAddons(Construct):
         if HyperPodEksAddon.TRAINING_OPERATOR in selected and install_cert_manager:
             self.cert_manager = self._addon("CertManager", CERT_MANAGER_ADDON, None, waits_for)
         if needs_pod_identity and self.hyperpod_cluster is None:
-            Annotations.of(self).add_warning_v2(
-                HyperPodAddonsWarning.WITHOUT_HYPERPOD_CLUSTER.qualified,
+            add_warning(
+                self,
+                WarningId.HYPERPOD_ADDONS_WITHOUT_HYPERPOD_CLUSTER,
                 "the HyperPod training operator needs an existing HyperPod cluster and the observability add-on at "
                 "least one HyperPod node (SageMaker Developer Guide sagemaker-eks-operator-install, hyperpod-"
                 "observability-addon-setup): pass hyperpod_cluster so that the add-ons wait for it",

@@ -102,15 +102,11 @@ CHART_CONTEXT = "fmconstructs:hyperpod-helm-chart"
 CHART_VERSION_CONTEXT = "fmconstructs:hyperpod-helm-chart-version"
 
 
-class HyperPodEksWarning(str, Enum):
-    """Warning ids about HyperPod on EKS (``fmconstructs:<id>``, acknowledged with ``Annotations``)."""
+class HyperPodEksWarning:
+    """Deprecated: the warning ids about HyperPod on EKS are :class:`~fmconstructs.errors.WarningId` members; this
+    name keeps ``HyperPodEksWarning.DEPENDENCIES_NOT_INSTALLED`` working (it *is* the ``WarningId`` member)."""
 
-    #: An app chose not to install the dependencies chart (e.g. no checkout in CI): the HyperPod cluster would fail.
-    DEPENDENCIES_NOT_INSTALLED = WarningId.HYPERPOD_DEPENDENCIES_NOT_INSTALLED.value
-
-    @property
-    def qualified(self) -> str:
-        return f"fmconstructs:{self.value}"
+    DEPENDENCIES_NOT_INSTALLED = WarningId.HYPERPOD_DEPENDENCIES_NOT_INSTALLED
 
 
 class ChartLocation(str, Enum):

@@ -51,7 +51,17 @@ from constructs import Construct, IValidation
 
 from .._nag import acknowledge
 from .._replacement import check_removal_policy
-from .._validate import check_construct, check_count, check_number, check_scope_id, check_str, known, located
+from .._validate import (
+    check_construct,
+    check_count,
+    check_number,
+    check_scope_id,
+    check_security_group,
+    check_str,
+    check_vpc,
+    known,
+    located,
+)
 from ..errors import FmTypeError, FmValidationError
 
 #: DatabaseUriValidator: "Assuming the use of port 3306" when the Uri has none (the MySQL port).
@@ -94,9 +104,7 @@ def _secret(parameter: str, value: object) -> secretsmanager.ISecret:
 def _client_group(parameter: str, value: object) -> ec2.ISecurityGroup | None:
     if value is None:
         return None
-    group: ec2.ISecurityGroup = check_construct(
-        parameter, value, attribute="security_group_id", expected="an ec2.ISecurityGroup"
-    )
+    group: ec2.ISecurityGroup = check_security_group(parameter, value)
     return group
 
 
@@ -301,7 +309,7 @@ class SlurmAccountingDatabase(Construct):
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
     ) -> None:
         check_scope_id(scope, id)
-        check_construct("vpc", vpc, attribute="vpc_id", expected="an ec2.IVpc")
+        check_vpc("vpc", vpc)
         if not isinstance(engine_version, rds.AuroraMysqlEngineVersion):
             raise FmTypeError("engine_version", engine_version, "an rds.AuroraMysqlEngineVersion")
         # serverless-database.yaml parameter bounds: MinCapacity 0.5 .. 127.5, MaxCapacity 1 .. 128.

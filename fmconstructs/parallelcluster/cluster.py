@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from aws_cdk import (
     Aspects,
@@ -115,6 +116,32 @@ CLUSTER_NAME_PATTERN = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,59}")
 # TagSchema: tag keys starting with "parallelcluster:" are reserved (validate_no_reserved_tag).
 _RESERVED_TAG_PREFIX = "parallelcluster:"
 RETAIN_WARNING = WarningId.PARALLELCLUSTER_RETAIN_DEPENDENCIES.qualified
+
+
+@dataclass(frozen=True)
+class _Props:
+    """The keyword arguments of :class:`ParallelCluster` as given (checked by :meth:`ParallelCluster._validate`)."""
+
+    head_node: HeadNode
+    queues: Sequence[SlurmQueue]
+    cluster_name: str | None
+    os: OperatingSystem
+    custom_ami: str | GpuNodeImage | None
+    login_nodes: Sequence[LoginNodePool]
+    shared_storage: Sequence[SharedLustre]
+    monitoring: Monitoring | None
+    tags: Mapping[str, str] | None
+    version: str
+    removal_policy: RemovalPolicy | None
+    deletion_policy: DeletionPolicy | None
+    queue_update_strategy: QueueUpdateStrategy
+    node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None
+    slurm_accounting: SlurmAccounting | None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _Props:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -207,22 +234,7 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         slurm_accounting: SlurmAccounting | None = None,
     ) -> None:
         check_scope_id(scope, id)
-        checked = self._validate(
-            head_node=head_node,
-            queues=queues,
-            os=os,
-            custom_ami=custom_ami,
-            login_nodes=login_nodes,
-            shared_storage=shared_storage,
-            monitoring=monitoring,
-            tags=tags,
-            version=version,
-            removal_policy=removal_policy,
-            deletion_policy=deletion_policy,
-            queue_update_strategy=queue_update_strategy,
-            node_security_group=node_security_group,
-            slurm_accounting=slurm_accounting,
-        )
+        checked = self._validate(_Props.of(locals()))
         super().__init__(scope, id)
         cluster_name = self._check_cluster_name(cluster_name, checked.accounting)
         self._keep_props(
@@ -245,25 +257,18 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
 
     # --- construction steps ---------------------------------------------------------------------------------------
     @classmethod
-    def _validate(
-        cls,
-        *,
-        head_node: HeadNode,
-        queues: Sequence[SlurmQueue],
-        os: OperatingSystem,
-        custom_ami: str | GpuNodeImage | None,
-        login_nodes: Sequence[LoginNodePool],
-        shared_storage: Sequence[SharedLustre],
-        monitoring: Monitoring | None,
-        tags: Mapping[str, str] | None,
-        version: str,
-        removal_policy: RemovalPolicy | None,
-        deletion_policy: DeletionPolicy | None,
-        queue_update_strategy: QueueUpdateStrategy,
-        node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None,
-        slurm_accounting: SlurmAccounting | None,
-    ) -> _CheckedProps:
+    def _validate(cls, props: _Props) -> _CheckedProps:
         """Raise on misuse before any construct is built; return the props the checks re-type."""
+        head_node, queues, os, custom_ami = props.head_node, props.queues, props.os, props.custom_ami
+        login_nodes, shared_storage, monitoring, tags = (
+            props.login_nodes,
+            props.shared_storage,
+            props.monitoring,
+            props.tags,
+        )
+        version, removal_policy, deletion_policy = props.version, props.removal_policy, props.deletion_policy
+        queue_update_strategy, node_security_group = props.queue_update_strategy, props.node_security_group
+        slurm_accounting = props.slurm_accounting
         check_instance("head_node", head_node, HeadNode, "a HeadNode")
         queue_list = check_sequence("queues", queues, lambda p, v: check_instance(p, v, SlurmQueue, "a SlurmQueue"))
         if not 1 <= len(queue_list) <= MAX_NUMBER_OF_QUEUES:

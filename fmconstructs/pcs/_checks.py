@@ -14,6 +14,7 @@ from typing import Any
 from aws_cdk import Duration
 
 from .._validate import (
+    check_duration_seconds,
     check_optional_subnet,
     check_scope_id,
     check_security_group,
@@ -21,9 +22,8 @@ from .._validate import (
     check_subnet,
     check_tag_key,
     check_vpc,
-    is_token,
 )
-from ..errors import FmTypeError, FmValidationError
+from ..errors import FmTypeError
 
 __all__ = [
     "check_optional_subnet",
@@ -91,23 +91,9 @@ def check_duration(parameter: str, value: object) -> Duration | None:
 def idle_seconds(parameter: str, value: object, *, maximum_seconds: int = MAX_IDLE_SECONDS) -> int | float | None:
     """A scale-down idle time as whole seconds (1 .. ``maximum_seconds``), a number token, or None.
 
-    A deploy-time amount must be given as ``Duration.seconds(token)``: aws-cdk-lib cannot convert a token between
-    units. Known values are whole seconds; a number token is passed through untouched (``int()`` would break it).
-    """
-    duration = check_duration(parameter, value)
-    if duration is None:
+    The toolkit's :func:`~fmconstructs._validate.check_duration_seconds`: a deploy-time amount must be given as
+    ``Duration.seconds(token)``."""
+    if value is None:
         return None
-    try:
-        seconds = duration.to_seconds(integral=False)
-    except RuntimeError:  # jsii: a token amount in another unit than seconds
-        raise FmValidationError(
-            parameter, "a deploy-time value", "Duration.seconds(...) when its amount is a deploy-time value"
-        ) from None
-    if is_token(seconds):
-        return seconds
-    human = duration.to_human_string()
-    if seconds < 1 or seconds != int(seconds):
-        raise FmValidationError(parameter, human, "at least 1 second, in whole seconds")
-    if seconds > maximum_seconds:
-        raise FmValidationError(parameter, human, f"at most {maximum_seconds} seconds")
-    return int(seconds)
+    seconds: int | float = check_duration_seconds(parameter, value, minimum_seconds=1, maximum_seconds=maximum_seconds)
+    return seconds

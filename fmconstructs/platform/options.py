@@ -26,6 +26,7 @@ from .._validate import (
     check_count,
     check_enum,
     check_instance,
+    check_kms_key,
     check_number,
     check_optional_count,
     check_sequence,
@@ -177,7 +178,7 @@ class PlatformStorage:
                 )
         check_enum("removal_policy", self.removal_policy, RemovalPolicy)
         if self.encryption_key is not None:
-            check_construct("encryption_key", self.encryption_key, attribute="key_arn", expected="a kms.IKey")
+            check_kms_key("encryption_key", self.encryption_key)
 
     @classmethod
     def for_throughput(cls, *, target_gbytes_per_s: float, **options: Any) -> PlatformStorage:

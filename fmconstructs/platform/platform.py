@@ -41,7 +41,8 @@ Every lower-level construct is an attribute (:attr:`cluster`, :attr:`node_group`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, cast
 
 from aws_cdk import CfnOutput, Stack, Token
@@ -172,21 +173,7 @@ class TrainingPlatform(Construct):
         outputs: bool = True,
     ) -> None:
         check_scope_id(scope, id)
-        props = _check_props(
-            vpc=vpc,
-            instance_type=instance_type,
-            nodes=nodes,
-            orchestrator=orchestrator,
-            capacity=capacity,
-            subnet=subnet,
-            services_subnet=services_subnet,
-            storage=storage,
-            observability=observability,
-            access_logs_bucket=access_logs_bucket,
-            capacity_block_events=capacity_block_events,
-            health=health,
-            outputs=outputs,
-        )
+        props = _check_props(_Given.of(locals()))
         self._keep_choices(props, orchestrator, observability, capacity_block_events)
         plan = self._validate(props, orchestrator, storage, observability, health)
         self._hyperpod_chart = hyperpod_chart(scope, orchestrator)
@@ -557,23 +544,35 @@ class _Plan:
     nccl_check: NcclCheckSpec | None
 
 
-def _check_props(
-    *,
-    vpc: object,
-    instance_type: object,
-    nodes: object,
-    orchestrator: object,
-    capacity: object,
-    subnet: object,
-    services_subnet: object,
-    storage: object,
-    observability: object,
-    access_logs_bucket: object,
-    capacity_block_events: object,
-    health: object,
-    outputs: object,
-) -> _Props:
+@dataclass(frozen=True)
+class _Given:
+    """The keyword arguments of :class:`TrainingPlatform` as given (checked by :func:`_check_props`)."""
+
+    vpc: object
+    instance_type: object
+    nodes: object
+    orchestrator: object
+    capacity: object
+    subnet: object
+    services_subnet: object
+    storage: object
+    observability: object
+    access_logs_bucket: object
+    capacity_block_events: object
+    health: object
+    outputs: object
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _Given:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
+
+
+def _check_props(given: _Given) -> _Props:
     """One check per prop (types, known values), in the constructor's order."""
+    vpc, instance_type, nodes, orchestrator = given.vpc, given.instance_type, given.nodes, given.orchestrator
+    capacity, subnet, services_subnet, storage = given.capacity, given.subnet, given.services_subnet, given.storage
+    observability, access_logs_bucket, health = given.observability, given.access_logs_bucket, given.health
     checked_vpc = check_vpc("vpc", vpc)
     check_str("instance_type", instance_type)
     if is_token(instance_type):
@@ -594,10 +593,10 @@ def _check_props(
         check_instance("observability", observability, PlatformObservability, "a PlatformObservability (new, existing)")
     if access_logs_bucket is not None:
         check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
-    check_bool("capacity_block_events", capacity_block_events)
+    check_bool("capacity_block_events", given.capacity_block_events)
     if health is not None:
         check_instance("health", health, PlatformHealth, "a PlatformHealth or None")
-    check_bool("outputs", outputs)
+    check_bool("outputs", given.outputs)
     return _Props(
         checked_vpc, instance_spec, checked_nodes, adapter, checked_capacity, checked_subnet, checked_services
     )

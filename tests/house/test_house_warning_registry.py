@@ -43,10 +43,6 @@ _NAMED_ID = re.compile(r"``(fmconstructs:[a-z0-9]+(?:-[a-z0-9]+)*)")
 
 #: Modules outside the registry that still add warnings their own way -> number of places (may only shrink).
 ALLOWLIST: dict[str, int] = {
-    # HyperPodAddonsWarning enum, its qualified f-string, and add_warning_v2.
-    "fmconstructs/hyperpod/eks_addons.py": 3,
-    # HyperPodEksWarning enum and its qualified f-string.
-    "fmconstructs/hyperpod/eks_dependencies.py": 2,
 }
 
 

@@ -227,7 +227,7 @@ def test_rejects_versions_pcs_does_not_accept(version):
             {"accounting": AccountingMode.STANDARD, "accounting_purge_time_days": 10001},
             r"accounting_purge_time_days must be at most 10000, got 10001",
         ),
-        ({"scale_down_idle_time": cdk.Duration.millis(500)}, r"scale_down_idle_time must be at least 1 second"),
+        ({"scale_down_idle_time": cdk.Duration.millis(500)}, r"scale_down_idle_time must be a whole number of seconds"),
         ({"cluster_name": "1cluster"}, r"cluster_name must be 3-40 characters: a letter, then letters, digits"),
         ({"cluster_name": "a" * 41}, r"cluster_name must be 3-40 characters: a letter, then letters, digits"),
         ({"cluster_name": "ab"}, r"cluster_name must be 3-40 characters"),

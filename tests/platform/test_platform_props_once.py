@@ -1,0 +1,32 @@
+"""TrainingPlatform's keyword parameters are written once: the record its checks read is built from the signature."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import fields, is_dataclass
+
+from fmconstructs.platform.platform import TrainingPlatform, _Given
+
+OWN = {"self", "scope", "id"}
+
+
+def _keywords() -> list[str]:
+    parameters = inspect.signature(TrainingPlatform.__init__).parameters.values()
+    return [p.name for p in parameters if p.name not in OWN]
+
+
+def test_the_record_holds_every_keyword_parameter_in_order() -> None:
+    assert is_dataclass(_Given)
+    assert [field.name for field in fields(_Given)] == _keywords()
+
+
+def test_the_record_is_frozen_and_read_from_the_constructor_locals() -> None:
+    assert _Given.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    given = {name: object() for name in _keywords()}
+    record = _Given.of({**given, "self": object(), "scope": object(), "id": "x"})
+    assert {field.name: getattr(record, field.name) for field in fields(_Given)} == given
+
+
+def test_the_constructor_builds_the_record_from_its_locals() -> None:
+    source = inspect.getsource(TrainingPlatform.__init__)
+    assert "_Given.of(locals())" in source
