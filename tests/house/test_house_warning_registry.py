@@ -42,8 +42,7 @@ NOT_WARNING_IDS = frozenset(
 _NAMED_ID = re.compile(r"``(fmconstructs:[a-z0-9]+(?:-[a-z0-9]+)*)")
 
 #: Modules outside the registry that still add warnings their own way -> number of places (may only shrink).
-ALLOWLIST: dict[str, int] = {
-}
+ALLOWLIST: dict[str, int] = {}
 
 
 def _builds_an_id(node: ast.JoinedStr) -> bool:
