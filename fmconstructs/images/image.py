@@ -33,8 +33,8 @@ Prerequisites and limits (read before deploying):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Any
 
@@ -296,6 +296,39 @@ def _check_build_type(parameter: str, value: object, architecture: CpuArchitectu
     return str(name)
 
 
+@dataclass(frozen=True)
+class _ImageProps:
+    """The keyword arguments of :class:`GpuNodeImage` as given (checked by ``_check_props``), for its steps."""
+
+    instance_types: Sequence[str]
+    vpc: ec2.IVpc
+    subnet: ec2.ISubnet | None
+    slurm_versions: Sequence[SlurmVersion]
+    pcs_agent_version: str
+    slurm_installer_version: str
+    efa_installer_version: str
+    parent_image: ParentImage | None
+    schedule: BuildSchedule | None
+    ssm_parameter_name: str | None
+    image_name: str | None
+    build_instance_types: Sequence[str] | None
+    validate_on_gpu: bool
+    root_volume_size_gib: int
+    encryption_key: kms.IKey | None
+    logs_bucket: s3.IBucket | None
+    server_access_logs_bucket: s3.IBucket | None
+    security_groups: Sequence[ec2.ISecurityGroup] | None
+    additional_components: Sequence[ImageComponent]
+    removal_policy: RemovalPolicy
+    log_removal_policy: RemovalPolicy
+    log_retention: logs.RetentionDays
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _ImageProps:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
+
+
 class GpuNodeImage(Construct):
     """An EC2 Image Builder pipeline that builds GPU node AMIs for one architecture and publishes the newest AMI id in
     an SSM parameter.
@@ -370,43 +403,11 @@ class GpuNodeImage(Construct):
         log_removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,
     ) -> None:
+        props = _ImageProps.of(locals())
         super().__init__(scope, id)
-        size, groups, extra = self._check_props(
-            instance_types=instance_types,
-            vpc=vpc,
-            subnet=subnet,
-            slurm_versions=slurm_versions,
-            slurm_installer_version=slurm_installer_version,
-            parent_image=parent_image,
-            schedule=schedule,
-            validate_on_gpu=validate_on_gpu,
-            root_volume_size_gib=root_volume_size_gib,
-            encryption_key=encryption_key,
-            logs_bucket=logs_bucket,
-            server_access_logs_bucket=server_access_logs_bucket,
-            security_groups=security_groups,
-            additional_components=additional_components,
-            removal_policy=removal_policy,
-            log_removal_policy=log_removal_policy,
-            log_retention=log_retention,
-        )
-        self._resolve_settings(
-            image_name=image_name,
-            ssm_parameter_name=ssm_parameter_name,
-            parent_image=parent_image,
-            schedule=schedule,
-            build_instance_types=build_instance_types,
-            vpc=vpc,
-            subnet=subnet,
-            versions=(pcs_agent_version, slurm_installer_version, efa_installer_version),
-            extra=extra,
-        )
-        self._build_storage(
-            encryption_key=encryption_key,
-            logs_bucket=logs_bucket,
-            server_access_logs_bucket=server_access_logs_bucket,
-            removal_policy=removal_policy,
-        )
+        size, groups, extra = self._check_props(props)
+        self._resolve_settings(props, extra)
+        self._build_storage(props)
         self._build_instance_access(vpc, groups)
         self._build_components()
         self.recipe: imagebuilder.CfnImageRecipe = image_recipe(self, size)
@@ -414,105 +415,76 @@ class GpuNodeImage(Construct):
             self
         )
         self.distribution_configuration: imagebuilder.CfnDistributionConfiguration = distribution_configuration(self)
-        self._build_pipeline(log_retention=log_retention, log_removal_policy=log_removal_policy)
+        self._build_pipeline(props)
         _nag.acknowledge_image(self)
 
     # --- constructor steps -----------------------------------------------------------------------------------------
 
     def _check_props(
-        self,
-        *,
-        instance_types: Sequence[str],
-        vpc: ec2.IVpc,
-        subnet: ec2.ISubnet | None,
-        slurm_versions: Sequence[SlurmVersion],
-        slurm_installer_version: str,
-        parent_image: ParentImage | None,
-        schedule: BuildSchedule | None,
-        validate_on_gpu: bool,
-        root_volume_size_gib: int,
-        encryption_key: kms.IKey | None,
-        logs_bucket: s3.IBucket | None,
-        server_access_logs_bucket: s3.IBucket | None,
-        security_groups: Sequence[ec2.ISecurityGroup] | None,
-        additional_components: Sequence[ImageComponent],
-        removal_policy: RemovalPolicy,
-        log_removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
+        self, props: _ImageProps
     ) -> tuple[Any, tuple[ec2.ISecurityGroup, ...] | None, tuple[ImageComponent, ...]]:
         """Check the props (in the order of the signature); keep the instance specs, architecture, Slurm versions
         and GPU validation; return the root volume size, the security groups given and the additional components."""
-        specs = _instance_specs(instance_types)
+        specs = _instance_specs(props.instance_types)
         self.instance_specs: tuple[InstanceSpec, ...] = specs
         self.architecture: CpuArchitecture = _architecture(specs)
-        check_vpc("vpc", vpc)
-        if subnet is not None:
-            check_subnet("subnet", subnet)
+        check_vpc("vpc", props.vpc)
+        if props.subnet is not None:
+            check_subnet("subnet", props.subnet)
         self.slurm_versions: tuple[SlurmVersion, ...] = check_sequence(
-            "slurm_versions", slurm_versions, lambda n, v: check_enum(n, v, SlurmVersion)
+            "slurm_versions", props.slurm_versions, lambda n, v: check_enum(n, v, SlurmVersion)
         )
         if len(set(self.slurm_versions)) != len(self.slurm_versions):
             raise FmValidationError("slurm_versions", [v.value for v in self.slurm_versions], "distinct versions")
-        check_str("slurm_installer_version", slurm_installer_version)
-        if slurm_installer_version != "latest" and len(self.slurm_versions) != 1:
+        check_str("slurm_installer_version", props.slurm_installer_version)
+        if props.slurm_installer_version != "latest" and len(self.slurm_versions) != 1:
             raise FmValidationError(
-                "slurm_installer_version", slurm_installer_version, "'latest' unless exactly one Slurm version is built"
+                "slurm_installer_version",
+                props.slurm_installer_version,
+                "'latest' unless exactly one Slurm version is built",
             )
-        if parent_image is not None and not isinstance(parent_image, ParentImage):
-            raise FmTypeError("parent_image", parent_image, "a ParentImage or None")
-        if schedule is not None and not isinstance(schedule, BuildSchedule):
-            raise FmTypeError("schedule", schedule, "a BuildSchedule or None")
-        self.validate_on_gpu: bool = check_bool("validate_on_gpu", validate_on_gpu)
+        if props.parent_image is not None and not isinstance(props.parent_image, ParentImage):
+            raise FmTypeError("parent_image", props.parent_image, "a ParentImage or None")
+        if props.schedule is not None and not isinstance(props.schedule, BuildSchedule):
+            raise FmTypeError("schedule", props.schedule, "a BuildSchedule or None")
+        self.validate_on_gpu: bool = check_bool("validate_on_gpu", props.validate_on_gpu)
         size = check_number(
-            "root_volume_size_gib", root_volume_size_gib, minimum=1, maximum=16000, integer=True, unit="GiB"
+            "root_volume_size_gib", props.root_volume_size_gib, minimum=1, maximum=16000, integer=True, unit="GiB"
         )
-        if encryption_key is not None:
-            check_kms_key("encryption_key", encryption_key)
+        if props.encryption_key is not None:
+            check_kms_key("encryption_key", props.encryption_key)
         for parameter, bucket in (
-            ("logs_bucket", logs_bucket),
-            ("server_access_logs_bucket", server_access_logs_bucket),
+            ("logs_bucket", props.logs_bucket),
+            ("server_access_logs_bucket", props.server_access_logs_bucket),
         ):
             if bucket is not None:
                 check_construct(parameter, bucket, attribute="bucket_name", expected="an s3.IBucket")
         groups = None
-        if security_groups is not None:
-            groups = check_sequence("security_groups", security_groups, check_security_group)
+        if props.security_groups is not None:
+            groups = check_sequence("security_groups", props.security_groups, check_security_group)
             if not groups:
                 raise FmValidationError("security_groups", [], "at least one security group, or None")
-        extra = check_sequence("additional_components", additional_components, _check_component)
-        check_enum("removal_policy", removal_policy, RemovalPolicy)
-        check_enum("log_removal_policy", log_removal_policy, RemovalPolicy)
-        check_enum("log_retention", log_retention, logs.RetentionDays)
+        extra = check_sequence("additional_components", props.additional_components, _check_component)
+        check_enum("removal_policy", props.removal_policy, RemovalPolicy)
+        check_enum("log_removal_policy", props.log_removal_policy, RemovalPolicy)
+        check_enum("log_retention", props.log_retention, logs.RetentionDays)
 
         return size, groups, extra
 
-    def _resolve_settings(
-        self,
-        *,
-        image_name: str | None,
-        ssm_parameter_name: str | None,
-        parent_image: ParentImage | None,
-        schedule: BuildSchedule | None,
-        build_instance_types: Sequence[str] | None,
-        vpc: ec2.IVpc,
-        subnet: ec2.ISubnet | None,
-        versions: tuple[str, str, str],
-        extra: tuple[ImageComponent, ...],
-    ) -> None:
+    def _resolve_settings(self, props: _ImageProps, extra: tuple[ImageComponent, ...]) -> None:
         """Names, parent image, schedule, build instance types, subnet and components, defaults filled in."""
-        pcs_agent_version, slurm_installer_version, efa_installer_version = versions
-        self.image_name: str = self._image_name(image_name)
-        self.ssm_parameter_name: str = self._parameter_name(ssm_parameter_name)
-        self.parent_image: ParentImage = parent_image or ParentImage.dlami_base_gpu(self.architecture)
-        self.schedule: BuildSchedule = schedule or BuildSchedule.manual()
-        self.build_instance_types: tuple[str, ...] = self._build_types(build_instance_types)
-        self.subnet: ec2.ISubnet = self._subnet(vpc, subnet)
+        self.image_name: str = self._image_name(props.image_name)
+        self.ssm_parameter_name: str = self._parameter_name(props.ssm_parameter_name)
+        self.parent_image: ParentImage = props.parent_image or ParentImage.dlami_base_gpu(self.architecture)
+        self.schedule: BuildSchedule = props.schedule or BuildSchedule.manual()
+        self.build_instance_types: tuple[str, ...] = self._build_types(props.build_instance_types)
+        self.subnet: ec2.ISubnet = self._subnet(props.vpc, props.subnet)
 
         self.components: tuple[ImageComponent, ...] = (
             *self._builtin_components(
-                pcs_agent_version=pcs_agent_version,
-                slurm_installer_version=slurm_installer_version,
-                efa_installer_version=efa_installer_version,
+                pcs_agent_version=props.pcs_agent_version,
+                slurm_installer_version=props.slurm_installer_version,
+                efa_installer_version=props.efa_installer_version,
             ),
             *extra,
         )
@@ -533,17 +505,10 @@ class GpuNodeImage(Construct):
             raise FmValidationError("build_instance_types", [], "at least one instance type, or None")
         return tuple(build_types)
 
-    def _build_storage(
-        self,
-        *,
-        encryption_key: kms.IKey | None,
-        logs_bucket: s3.IBucket | None,
-        server_access_logs_bucket: s3.IBucket | None,
-        removal_policy: RemovalPolicy,
-    ) -> None:
+    def _build_storage(self, props: _ImageProps) -> None:
         """The image's KMS key and the build logs bucket (given or created)."""
-        self.encryption_key: kms.IKey = encryption_key or self._new_key(removal_policy)
-        self.logs_bucket: s3.IBucket = logs_bucket or s3.Bucket(
+        self.encryption_key: kms.IKey = props.encryption_key or self._new_key(props.removal_policy)
+        self.logs_bucket: s3.IBucket = props.logs_bucket or s3.Bucket(
             self,
             "Logs",
             encryption=s3.BucketEncryption.S3_MANAGED,
@@ -551,9 +516,9 @@ class GpuNodeImage(Construct):
             enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
-            server_access_logs_bucket=server_access_logs_bucket,
-            server_access_logs_prefix=f"{self.image_name}/" if server_access_logs_bucket is not None else None,
-            removal_policy=removal_policy,
+            server_access_logs_bucket=props.server_access_logs_bucket,
+            server_access_logs_prefix=f"{self.image_name}/" if props.server_access_logs_bucket is not None else None,
+            removal_policy=props.removal_policy,
         )
         self.logs_prefix: str = f"imagebuilder/{self.image_name}/"
 
@@ -610,21 +575,21 @@ class GpuNodeImage(Construct):
                 supported_os_versions=["Amazon Linux 2023"],
             )
 
-    def _build_pipeline(self, *, log_retention: logs.RetentionDays, log_removal_policy: RemovalPolicy) -> None:
+    def _build_pipeline(self, props: _ImageProps) -> None:
         """The build and pipeline log groups and the image pipeline (schedule, image tests)."""
         self.image_log_group: logs.LogGroup = encrypted_log_group(  # KMS, as every library log group
             self,
             "ImageLogs",
             log_group_name=f"/aws/imagebuilder/{self.image_name}",
-            retention=log_retention,
-            removal_policy=log_removal_policy,
+            retention=props.log_retention,
+            removal_policy=props.log_removal_policy,
         )
         self.pipeline_log_group: logs.LogGroup = encrypted_log_group(
             self,
             "PipelineLogs",
             log_group_name=f"/aws/imagebuilder/pipeline/{self.image_name}",
-            retention=log_retention,
-            removal_policy=log_removal_policy,
+            retention=props.log_retention,
+            removal_policy=props.log_removal_policy,
         )
         self.pipeline: imagebuilder.CfnImagePipeline = imagebuilder.CfnImagePipeline(
             self,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -234,6 +234,30 @@ def _saml_value(parameter: str, value: object) -> Any:
     )
 
 
+@dataclass(frozen=True)
+class _WorkspaceProps:
+    """The keyword arguments of :class:`GrafanaWorkspace` as given (checked by ``_validate``), for its steps."""
+
+    prometheus_workspace_arns: Sequence[str]
+    workspace_name: str | None
+    description: str
+    authentication: Sequence[GrafanaAuthentication]
+    saml: SamlOptions | None
+    permission_type: GrafanaPermissionType
+    account_access: GrafanaAccountAccess
+    organizational_units: Sequence[str]
+    grafana_version: GrafanaVersion
+    notification_topics: Sequence[sns.ITopic | str]
+    plugin_admin_enabled: bool
+    network_access: GrafanaNetworkAccess | None
+    removal_policy: cdk.RemovalPolicy
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _WorkspaceProps:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
+
+
 class GrafanaWorkspace(Construct):
     """An Amazon Managed Grafana workspace with a Prometheus data source role (``AWS::Grafana::Workspace``).
 
@@ -280,18 +304,9 @@ class GrafanaWorkspace(Construct):
             network, sign-in still required).
         :param removal_policy: default RETAIN (users' own dashboards live in the workspace).
         """
+        props = _WorkspaceProps.of(locals())
         check_scope_id(scope, id)
-        arns = _validate(
-            prometheus_workspace_arns=prometheus_workspace_arns,
-            workspace_name=workspace_name,
-            description=description,
-            authentication=authentication,
-            saml=saml,
-            permission_type=permission_type,
-            account_access=account_access,
-            organizational_units=organizational_units,
-            grafana_version=grafana_version,
-        )
+        arns = _validate(props)
         topics = check_sequence("notification_topics", notification_topics, check_topic)
         check_bool("plugin_admin_enabled", plugin_admin_enabled)
         if network_access is not None:
@@ -299,8 +314,11 @@ class GrafanaWorkspace(Construct):
         check_enum("removal_policy", removal_policy, cdk.RemovalPolicy)
         super().__init__(scope, id)
         name = workspace_name or _default_name(self)
-        authentication = tuple(authentication)
-        organizational_units = check_str_sequence("organizational_units", organizational_units)
+        props = replace(
+            props,
+            authentication=tuple(authentication),
+            organizational_units=check_str_sequence("organizational_units", organizational_units),
+        )
         if permission_type is GrafanaPermissionType.SERVICE_MANAGED:
             self._warn_service_managed()
         self._query_arns: list[str] = []
@@ -310,19 +328,7 @@ class GrafanaWorkspace(Construct):
         self.prefix_lists: tuple[ec2.PrefixList, ...] = ()
         #: The networks allowed to reach the workspace (None: every network); the provisioner checks it.
         self.network_access = network_access
-        self.resource = self._build_workspace(
-            name=name,
-            description=description,
-            account_access=account_access,
-            authentication=authentication,
-            permission_type=permission_type,
-            organizational_units=organizational_units,
-            grafana_version=grafana_version,
-            plugin_admin_enabled=plugin_admin_enabled,
-            saml=saml,
-            network=self._network_access(network_access),
-            removal_policy=removal_policy,
-        )
+        self.resource = self._build_workspace(props, name=name, network=self._network_access(network_access))
 
     def _warn_service_managed(self) -> None:
         add_warning(
@@ -378,37 +384,30 @@ class GrafanaWorkspace(Construct):
 
     def _build_workspace(
         self,
+        props: _WorkspaceProps,
         *,
         name: str,
-        description: str,
-        account_access: GrafanaAccountAccess,
-        authentication: tuple[GrafanaAuthentication, ...],
-        permission_type: GrafanaPermissionType,
-        organizational_units: Sequence[str],
-        grafana_version: GrafanaVersion,
-        plugin_admin_enabled: bool,
-        saml: SamlOptions | None,
         network: grafana.CfnWorkspace.NetworkAccessControlProperty | None,
-        removal_policy: cdk.RemovalPolicy,
     ) -> grafana.CfnWorkspace:
+        """The workspace, from the checked props (``authentication`` and ``organizational_units`` as tuples)."""
         resource = grafana.CfnWorkspace(
             self,
             "Resource",
             name=name,
-            description=description,
-            account_access_type=account_access.value,
-            authentication_providers=[a.value for a in authentication],
-            permission_type=permission_type.value,
+            description=props.description,
+            account_access_type=props.account_access.value,
+            authentication_providers=[a.value for a in props.authentication],
+            permission_type=props.permission_type.value,
             role_arn=self.role.role_arn,
             data_sources=["PROMETHEUS"],
             notification_destinations=["SNS"] if self.notification_topics else None,
-            organizational_units=list(organizational_units) or None,
-            grafana_version=grafana_version.value,
-            plugin_admin_enabled=plugin_admin_enabled,
-            saml_configuration=saml.to_cfn() if saml else None,
+            organizational_units=list(props.organizational_units) or None,
+            grafana_version=props.grafana_version.value,
+            plugin_admin_enabled=props.plugin_admin_enabled,
+            saml_configuration=props.saml.to_cfn() if props.saml else None,
             network_access_control=network,
         )
-        resource.apply_removal_policy(removal_policy)
+        resource.apply_removal_policy(props.removal_policy)
         # The role's query policy must exist before Grafana validates the role.
         resource.node.add_dependency(self._query_policy)
         return resource
@@ -506,28 +505,18 @@ def _default_name(scope: Construct) -> str:
     return re.sub(r"[^a-zA-Z0-9\-._~]", "-", raw)[:255]
 
 
-def _validate(
-    *,
-    prometheus_workspace_arns: object,
-    workspace_name: object,
-    description: object,
-    authentication: object,
-    saml: object,
-    permission_type: object,
-    account_access: object,
-    organizational_units: object,
-    grafana_version: object,
-) -> tuple[str, ...]:
-    arns = check_sequence("prometheus_workspace_arns", prometheus_workspace_arns, check_aps_workspace_arn)
+def _validate(props: _WorkspaceProps) -> tuple[str, ...]:
+    """Check the props up to ``grafana_version`` (the constructor checks the rest); the workspace ARNs."""
+    arns = check_sequence("prometheus_workspace_arns", props.prometheus_workspace_arns, check_aps_workspace_arn)
     if not arns:
         raise FmValidationError("prometheus_workspace_arns", [], "a non-empty list of workspace ARNs")
-    _validate_name(workspace_name, description)
-    _validate_authentication(authentication, saml)
-    check_enum("permission_type", permission_type, GrafanaPermissionType)
-    check_enum("account_access", account_access, GrafanaAccountAccess)
-    check_enum("grafana_version", grafana_version, GrafanaVersion)
-    units = check_str_sequence("organizational_units", organizational_units)
-    _validate_account_access(account_access, units)  # type: ignore[arg-type]
+    _validate_name(props.workspace_name, props.description)
+    _validate_authentication(props.authentication, props.saml)
+    check_enum("permission_type", props.permission_type, GrafanaPermissionType)
+    check_enum("account_access", props.account_access, GrafanaAccountAccess)
+    check_enum("grafana_version", props.grafana_version, GrafanaVersion)
+    units = check_str_sequence("organizational_units", props.organizational_units)
+    _validate_account_access(props.account_access, units)
     return arns
 
 
