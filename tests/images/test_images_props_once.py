@@ -27,7 +27,7 @@ def test_the_record_is_frozen_and_read_from_the_constructor_locals() -> None:
     record = _ImageProps.of({**given, "self": object(), "scope": object(), "id": "x", "__class__": GpuNodeImage})
     assert {field.name: getattr(record, field.name) for field in fields(_ImageProps)} == given
     with pytest.raises(FrozenInstanceError):
-        record.vpc = object()  # type: ignore[misc]
+        record.image_name = "changed"  # type: ignore[misc]
 
 
 def test_a_missing_keyword_is_a_key_error_not_a_silent_default() -> None:
