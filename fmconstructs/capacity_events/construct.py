@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -124,49 +125,61 @@ def _check_reservation_ids(value: object) -> tuple[str, ...]:
     return check_reservation_ids("capacity_reservation_ids", value, allowed="a capacity reservation id (cr-<hex>)")
 
 
-def _check_props(
-    *,
-    alert_topic: object,
-    pcs_login_node_group_id: object,
-    capacity_reservation_ids: object,
-    eks_cluster: object,
-    eks_in_vpc: object,
-    endpoints: object,
-    log_retention: object,
-    scaling_targets: object,
-    leads: tuple[object, object],
-    job_warning: object,
-    interruptible_reservation_ids: object,
-) -> _CheckedProps:
+@dataclass(frozen=True)
+class _Props:
+    """The keyword arguments of :class:`CapacityBlockEvents` as given (checked by :func:`_check_props`)."""
+
+    alert_topic: Any
+    pcs_login_node_group_id: str | None
+    capacity_reservation_ids: Sequence[str] | None
+    eks_cluster: GpuEksCluster | None
+    eks_in_vpc: bool
+    endpoints: Sequence[GpuClusterEndpoints | ec2.InterfaceVpcEndpoint | ec2.CfnVPCEndpoint] | None
+    log_retention: logs.RetentionDays
+    scaling_targets: Sequence[GpuNodeGroup | GpuAutoScalingGroup] | None
+    drain_lead_minutes: int
+    ultraserver_drain_lead_minutes: int
+    job_warning: JobWarning | None
+    interruptible_reservation_ids: Sequence[str] | None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _Props:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
+
+
+def _check_props(props: _Props) -> _CheckedProps:
     """Check every prop of :class:`CapacityBlockEvents` (in the order of its signature) before anything is built."""
-    check_construct("alert_topic", alert_topic, attribute="topic_arn", expected="an sns.ITopic")
-    if pcs_login_node_group_id is not None:
+    check_construct("alert_topic", props.alert_topic, attribute="topic_arn", expected="an sns.ITopic")
+    if props.pcs_login_node_group_id is not None:
         check_str(
             "pcs_login_node_group_id",
-            pcs_login_node_group_id,
+            props.pcs_login_node_group_id,
             pattern=_NODE_GROUP_ID,
             allowed="a PCS compute node group id (non-empty, no whitespace)",
         )
-    ids = _check_reservation_ids(capacity_reservation_ids)
+    ids = _check_reservation_ids(props.capacity_reservation_ids)
+    eks_cluster = props.eks_cluster
     if eks_cluster is not None and not isinstance(eks_cluster, GpuEksCluster):
         raise FmTypeError("eks_cluster", eks_cluster, f"a GpuEksCluster or None (got a {type(eks_cluster).__name__})")
-    check_bool("eks_in_vpc", eks_in_vpc)
+    check_bool("eks_in_vpc", props.eks_in_vpc)
+    endpoints = props.endpoints
     vpc_endpoints = _vpc_endpoints("endpoints", endpoints) if endpoints is not None else ()
-    if endpoints is not None and not (eks_in_vpc and eks_cluster is not None):
+    if endpoints is not None and not (props.eks_in_vpc and eks_cluster is not None):
         raise FmValidationError(
             "endpoints", "given", "None unless the handler runs in the VPC (eks_cluster given, eks_in_vpc=True)"
         )
-    check_enum("log_retention", log_retention, logs.RetentionDays)
-    block_targets = _check_targets(scaling_targets, ids)
-    checked_leads = _check_leads(*leads)
-    _check_job_warning(job_warning, pcs=pcs_login_node_group_id is not None, eks=eks_cluster is not None)
+    check_enum("log_retention", props.log_retention, logs.RetentionDays)
+    block_targets = _check_targets(props.scaling_targets, ids)
+    checked_leads = _check_leads(props.drain_lead_minutes, props.ultraserver_drain_lead_minutes)
+    _check_job_warning(props.job_warning, pcs=props.pcs_login_node_group_id is not None, eks=eks_cluster is not None)
     return _CheckedProps(
         ids=ids,
         vpc_endpoints=vpc_endpoints,
         block_targets=block_targets,
         leads=checked_leads,
         rule_ids=split_reservation_ids(ids, detail_types=DETAIL_TYPES),
-        interruptible_ids=check_interruptible_ids(interruptible_reservation_ids),
+        interruptible_ids=check_interruptible_ids(props.interruptible_reservation_ids),
         scheduled=any(needs_schedule(lead) for lead in checked_leads.values()),
     )
 
@@ -233,29 +246,11 @@ class CapacityBlockEvents(Construct):
         interruptible_reservation_ids: Sequence[str] | None = None,
     ) -> None:
         check_scope_id(scope, id)
-        checked = _check_props(
-            alert_topic=alert_topic,
-            pcs_login_node_group_id=pcs_login_node_group_id,
-            capacity_reservation_ids=capacity_reservation_ids,
-            eks_cluster=eks_cluster,
-            eks_in_vpc=eks_in_vpc,
-            endpoints=endpoints,
-            log_retention=log_retention,
-            scaling_targets=scaling_targets,
-            leads=(drain_lead_minutes, ultraserver_drain_lead_minutes),
-            job_warning=job_warning,
-            interruptible_reservation_ids=interruptible_reservation_ids,
-        )
+        props = _Props.of(locals())
+        checked = _check_props(props)
         super().__init__(scope, id)
-        self._record_props(
-            checked,
-            alert_topic=alert_topic,
-            pcs_login_node_group_id=pcs_login_node_group_id,
-            eks_cluster=eks_cluster,
-            eks_in_vpc=eks_in_vpc,
-            job_warning=job_warning,
-        )
-        self._build_role(log_retention)
+        self._record_props(checked, props)
+        self._build_role(props.log_retention)
         self._build_function(self._build_environment(checked.scheduled))
         self._build_rules(checked.rule_ids)
         self._acknowledge()
@@ -263,31 +258,22 @@ class CapacityBlockEvents(Construct):
             self._check_endpoint_reachable(eks_cluster)
             self._check_api_route(eks_cluster)
 
-    def _record_props(
-        self,
-        checked: _CheckedProps,
-        *,
-        alert_topic: Any,
-        pcs_login_node_group_id: str | None,
-        eks_cluster: GpuEksCluster | None,
-        eks_in_vpc: bool,
-        job_warning: JobWarning | None,
-    ) -> None:
+    def _record_props(self, checked: _CheckedProps, props: _Props) -> None:
         """The checked props as attributes, and the attributes the build steps fill in."""
         #: The interruptible reservations whose reclaim warnings drain and cordon.
         self.interruptible_reservation_ids = checked.interruptible_ids
-        self.alert_topic = alert_topic
-        self.pcs_login_node_group_id = pcs_login_node_group_id
+        self.alert_topic = props.alert_topic
+        self.pcs_login_node_group_id = props.pcs_login_node_group_id
         self.capacity_reservation_ids = checked.ids
-        self.eks_cluster = eks_cluster
-        self.eks_in_vpc = eks_in_vpc and eks_cluster is not None
+        self.eks_cluster = props.eks_cluster
+        self.eks_in_vpc = props.eks_in_vpc and props.eks_cluster is not None
         #: The AWS APIs the handler calls, as interface endpoint service names (com.amazonaws.<Region>.<name>).
         #: Lead times of the expiry actions per kind of block, in minutes before the end.
         self.lead_minutes: dict[CapacityKind, Any] = checked.leads
-        self.job_warning = job_warning
+        self.job_warning = props.job_warning
         self.api_services: tuple[str, ...] = _api_services(
-            pcs=pcs_login_node_group_id is not None,
-            eks=eks_cluster is not None,
+            pcs=props.pcs_login_node_group_id is not None,
+            eks=props.eks_cluster is not None,
             scaling=checked.block_targets,
             schedule=checked.scheduled,
             reclaim=bool(checked.interruptible_ids),

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from types import MappingProxyType
+from typing import Any
 
 from .._validate import check_bool, check_count, check_str
 from ..catalog import CATALOG, CpuArchitecture, get_instance_spec
@@ -188,6 +189,7 @@ class NodeCheckSpec:
         :param textfile_dir: node exporter's textfile directory for the checks' metrics; default:
             :data:`DEFAULT_TEXTFILE_DIR`; None: no metrics.
         """
+        given = _Given.of(locals())
         if is_token(instance_type):
             raise FmValidationError("instance_type", instance_type, _LITERAL)
         spec = get_instance_spec(instance_type)
@@ -198,23 +200,17 @@ class NodeCheckSpec:
             efa_interfaces = plan_network_interfaces(spec).efa_interface_count
         elif not is_token(efa_interfaces):
             check_count("efa_interfaces", efa_interfaces, maximum=spec.maximum_efa_interfaces)
-        return cls(
-            instance_type=instance_type,
-            gpu_count=spec.gpu.count,
-            efa_interfaces=efa_interfaces,
+        from_catalog = {
+            "gpu_count": spec.gpu.count,
+            "efa_interfaces": efa_interfaces,
             # Every x86_64 multi-GPU type in the catalog is an NVSwitch HGX system that needs Fabric Manager
             # (fmconstructs.images installs it there; ParallelCluster installs it on x86 only: "NVIDIA Fabric Manager
             # not present on ARM", aws-parallelcluster-cookbook fabric_manager resource). GB200 (arm64) uses IMEX.
-            fabric_manager=spec.architecture is CpuArchitecture.X86_64 and spec.gpu.count > 1,
-            imex=bool(spec.ultraserver_types),
-            lustre_mount_point=lustre_mount_point,
-            dcgm_level=dcgm_level,
-            budget_seconds={} if budget_seconds is None else budget_seconds,
-            fatal_xids=fatal_xids,
-            prolog_budget_seconds=prolog_budget_seconds,
-            log_file_path=log_file_path,
-            textfile_dir=textfile_dir,
-        )
+            "fabric_manager": spec.architecture is CpuArchitecture.X86_64 and spec.gpu.count > 1,
+            "imex": bool(spec.ultraserver_types),
+            "budget_seconds": {} if budget_seconds is None else budget_seconds,
+        }
+        return cls(**{**given.as_keywords(), **from_catalog})
 
     def applies(self, check: CheckName) -> bool:
         """Whether ``check`` applies to this node at all (in some mode)."""
@@ -240,6 +236,30 @@ class NodeCheckSpec:
     def total_budget_seconds(self, mode: CheckMode) -> int:
         """The most the checks of ``mode`` can take (each command at its budget; ``gpu-memory`` runs two)."""
         return sum(self.budget(c, mode) * (2 if c is CheckName.GPU_MEMORY else 1) for c in self.checks(mode))
+
+
+@dataclass(frozen=True)
+class _Given:
+    """The arguments of :meth:`NodeCheckSpec.for_instance_type` as given; the spec's fields of the same name."""
+
+    instance_type: str
+    efa_interfaces: int | None
+    lustre_mount_point: str | None
+    dcgm_level: int | None
+    budget_seconds: Mapping[CheckName, int] | None
+    fatal_xids: tuple[int, ...]
+    prolog_budget_seconds: int
+    log_file_path: str
+    textfile_dir: str | None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _Given:
+        """The arguments among ``for_instance_type``'s ``locals()``."""
+        return cls(**{item.name: arguments[item.name] for item in fields(cls)})
+
+    def as_keywords(self) -> dict[str, Any]:
+        """The arguments by name (not copied, unlike ``dataclasses.asdict``)."""
+        return {item.name: getattr(self, item.name) for item in fields(self)}
 
 
 def check_enum_mode(mode: object) -> CheckMode:

@@ -33,8 +33,10 @@ UNCONFIRMED against the exact tag ModelServer pins: the snapshot was too large t
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
 from aws_cdk import Arn, ArnFormat, Aws, Stack
 from aws_cdk import aws_eks_v2 as eks
@@ -296,6 +298,41 @@ def check_workspace(parameter: str, workspace: object) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Props:
+    """The keyword arguments of :class:`ModelServerAutoscaler` as given; all but the construct's own (cluster,
+    workspace, keda) are :func:`scaled_object_manifest` keywords of the same name."""
+
+    cluster: GpuEksCluster
+    server_name: str
+    workspace: PrometheusWorkspace | str
+    namespace: str
+    target_kind: ScaleTargetKind
+    metric: ServingMetric
+    threshold: float
+    min_replicas: int
+    max_replicas: int
+    scale_to_zero: bool
+    activation_threshold: float
+    wake_query: str | None
+    cluster_label: str | None
+    polling_interval_seconds: int
+    cooldown_period_seconds: int
+    keda: KedaAutoscaling | None
+
+    #: The fields that are the construct's own (not keywords of :func:`scaled_object_manifest`).
+    OWN: ClassVar[frozenset[str]] = frozenset({"cluster", "workspace", "keda"})
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _Props:
+        """The props among a constructor's ``locals()`` (its keyword arguments)."""
+        return cls(**{item.name: arguments[item.name] for item in fields(cls)})
+
+    def manifest_keywords(self) -> dict[str, Any]:
+        """The props :func:`scaled_object_manifest` takes, by name (not copied, unlike ``dataclasses.asdict``)."""
+        return {item.name: getattr(self, item.name) for item in fields(self) if item.name not in self.OWN}
+
+
 class ModelServerAutoscaler(Construct):
     """KEDA scaling of one model server on its vLLM queue in the AMP workspace the ``fm-serving`` job writes to."""
 
@@ -344,6 +381,7 @@ class ModelServerAutoscaler(Construct):
         :param polling_interval_seconds: default 30 (KEDA's). :param cooldown_period_seconds: default 300 (KEDA's).
         :param keda: default: the cluster's (:meth:`KedaAutoscaling.of`).
         """
+        props = _Props.of(locals())
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
         workspace_arn = check_workspace("workspace", workspace)
         if keda is not None:
@@ -351,14 +389,12 @@ class ModelServerAutoscaler(Construct):
         authentication = f"{server_name}-amp" if isinstance(server_name, str) else ""
         body = [
             scaled_object_manifest(
-                server_name=server_name, namespace=namespace, target_kind=target_kind,
-                server_address=workspace_server_address(workspace_arn), aws_region=workspace_region(workspace_arn),
-                authentication=authentication, metric=metric, threshold=threshold,
-                activation_threshold=activation_threshold, min_replicas=min_replicas, max_replicas=max_replicas,
-                scale_to_zero=scale_to_zero, wake_query=wake_query, cluster_label=cluster_label,
-                polling_interval_seconds=polling_interval_seconds, cooldown_period_seconds=cooldown_period_seconds,
+                **props.manifest_keywords(),
+                server_address=workspace_server_address(workspace_arn),
+                aws_region=workspace_region(workspace_arn),
+                authentication=authentication,
             ),
-        ]  # fmt: skip
+        ]
         body.insert(0, trigger_authentication_manifest(name=authentication, namespace=namespace))
         super().__init__(scope, id)
         self.keda = keda or KedaAutoscaling.of(cluster)

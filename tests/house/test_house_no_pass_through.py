@@ -23,9 +23,6 @@ MIN_PASS_THROUGH = 8
 
 #: ``"module::Qualified.function"`` -> pass-through calls it still makes (may only shrink; entries must exist).
 ALLOWLIST: dict[str, int] = {
-    "fmconstructs/capacity_events/construct.py::CapacityBlockEvents.__init__": 1,
-    "fmconstructs/health/spec.py::NodeCheckSpec.for_instance_type": 1,
-    "fmconstructs/serving/autoscaling.py::ModelServerAutoscaler.__init__": 1,
     "fmconstructs/storage/lustre.py::LustreFileSystem.from_lustre_file_system_attributes": 1,
     "fmconstructs/storage/lustre_repositories.py::_LustreDataRepositories.add_data_repository": 1,
     "fmconstructs/storage/lustre_rules.py::_check_types": 1,
