@@ -69,13 +69,15 @@ class AwsFailure:
     ``ResponseParserError``, e.g. an HTML page from a proxy: it subclasses neither ``ClientError`` nor
     ``BotoCoreError``, botocore.parsers), given the line. ``not_aws``: the line for ``ResponseParserError``
     (``{action}`` and ``{error}`` are filled in). ``also``: further exception types that become
-    ``answered(str(error))``.
+    ``answered(str(error))``. ``unexpected``: when set, any other exception (a response without the fields the caller
+    reads: ``KeyError``, ``TypeError``...) becomes ``answered`` of this line (``{action}``, ``{kind}``, ``{error}``).
     """
 
     answered: Callable[[str], Exception]
     unreachable: Callable[[str], Exception]
     not_aws: str
     also: tuple[type[Exception], ...] = ()
+    unexpected: str | None = None
 
 
 def call_aws(action: str, fn: Callable[..., T], failure: AwsFailure, /, **kwargs: Any) -> T:
@@ -96,3 +98,8 @@ def call_aws(action: str, fn: Callable[..., T], failure: AwsFailure, /, **kwargs
         raise failure.unreachable(failure.not_aws.format(action=action, error=error)) from None
     except failure.also as error:
         raise failure.answered(str(error)) from None
+    except Exception as error:
+        if failure.unexpected is None:
+            raise
+        kind = type(error).__name__
+        raise failure.answered(failure.unexpected.format(action=action, kind=kind, error=error)) from None

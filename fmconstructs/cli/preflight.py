@@ -104,6 +104,8 @@ _AS_FAIL_ROW = AwsFailure(
     unreachable=AwsProblem,
     not_aws="{action}: the response is not an AWS response (a proxy or captive page?): {error}",
     also=(FmValidationError,),
+    # a malformed response must be a FAIL row, not a traceback
+    unexpected="{action}: unexpected response ({kind}: {error})",
 )
 
 

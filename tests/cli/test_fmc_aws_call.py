@@ -62,9 +62,12 @@ def test_capacity_exits(error: Exception, code: ExitCode, text: str) -> None:
     assert text in str(raised.value)
 
 
-def test_capacity_lets_a_validation_error_through() -> None:
-    with pytest.raises(FmValidationError):
-        capacity_aws.call(ACTION, _raiser(FmValidationError("x", 1, "a string")))
+@pytest.mark.parametrize(
+    "error", [FmValidationError("x", 1, "a string"), KeyError("Subnets")], ids=["validation", "malformed"]
+)
+def test_capacity_lets_other_errors_through(error: Exception) -> None:
+    with pytest.raises(type(error)):
+        capacity_aws.call(ACTION, _raiser(error))
 
 
 @pytest.mark.parametrize(
@@ -74,8 +77,9 @@ def test_capacity_lets_a_validation_error_through() -> None:
         (EndpointConnectionError(endpoint_url="http://x"), f"{ACTION} failed"),
         (ResponseParserError("html"), f"{ACTION}: the response is not an AWS response (a proxy or captive page?)"),
         (FmValidationError("x", 1, "a string"), "x must be a string, got 1"),
+        (KeyError("Subnets"), f"{ACTION}: unexpected response (KeyError: 'Subnets')"),
     ],
-    ids=["denied", "endpoint", "not-aws", "validation"],
+    ids=["denied", "endpoint", "not-aws", "validation", "malformed"],
 )
 def test_preflight_fail_rows(error: Exception, text: str) -> None:
     with pytest.raises(preflight.AwsProblem) as raised:
