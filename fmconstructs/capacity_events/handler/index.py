@@ -200,11 +200,11 @@ class CordonReport:
 
 def cordon_block(
     instances: list[dict[str, Any]],
-    kube: KubeApi,
+    kube: kb.KubeApi,
     *,
     reservation_id: str,
     end_date: str,
-    budget: Budget | None = None,
+    budget: bg.Budget | None = None,
 ) -> CordonReport:
     """Cordon the nodes of ``instances`` in parallel (:data:`CORDON_WORKERS`) within ``budget`` (default: the
     client's). A node that is already unschedulable is not patched again: re-running the cordon is harmless."""
@@ -244,9 +244,9 @@ def _eks_lines(
     reservation_id: str,
     end_date: str,
     cluster_name: str,
-    kube_factory: Callable[[], KubeApi],
+    kube_factory: Callable[[], kb.KubeApi],
     result: dict[str, Any],
-    budget: Budget,
+    budget: bg.Budget,
     pod_warning: dict[str, Any] | None = None,
     instances: list[dict[str, Any]] | None = None,
 ) -> list[str]:
@@ -305,11 +305,11 @@ def process(
     eks: Any = None,
     sts: Any = None,
     eks_cluster_name: str = "",
-    kube_factory: Callable[[], KubeApi] | None = None,
+    kube_factory: Callable[[], kb.KubeApi] | None = None,
     scaling_targets: list[dict[str, Any]] | None = None,
     autoscaling: Any = None,
     sleep: Callable[[float], None] = time.sleep,
-    budget: Budget | None = None,
+    budget: bg.Budget | None = None,
     lead: ld.LeadSettings | None = None,
     scheduler: Any = None,
     job_warning: dict[str, Any] | None = None,
@@ -415,7 +415,7 @@ def _drain_step(
     ssm: Any,
     *,
     login_node_group_id: str,
-    budget: Budget,
+    budget: bg.Budget,
     sleep: Callable[[float], None],
     warning: dict[str, Any],
 ) -> None:
@@ -445,9 +445,9 @@ def _cordon_step(
     eks: Any,
     sts: Any,
     cluster_name: str,
-    kube_factory: Callable[[], KubeApi] | None,
+    kube_factory: Callable[[], kb.KubeApi] | None,
     *,
-    budget: Budget,
+    budget: bg.Budget,
     warning: dict[str, Any],
 ) -> None:
     """Cordon the block's nodes in the EKS cluster (and warn their pods with ``warning``'s pod annotation)."""
@@ -490,7 +490,7 @@ _NOT_YET = "InvocationDoesNotExist"
 
 
 def wait_for_command(
-    ssm: Any, command_id: str, instance_id: str, *, budget: Budget, sleep: Callable[[float], None] = time.sleep
+    ssm: Any, command_id: str, instance_id: str, *, budget: bg.Budget, sleep: Callable[[float], None] = time.sleep
 ) -> dict[str, Any]:
     """Poll ssm:GetCommandInvocation until a terminal status or the budget runs out; the last answer (``Status``
     "NotFinished" when the budget ran out first). Throttling is retried by the client and by :func:`with_backoff`."""
@@ -518,7 +518,7 @@ def _drain_lines(
     reservation_id: str,
     login_node_group_id: str,
     result: dict[str, Any],
-    budget: Budget,
+    budget: bg.Budget,
     sleep: Callable[[float], None] = time.sleep,
     after_drain: list[str] | None = None,
     instances: list[dict[str, Any]] | None = None,

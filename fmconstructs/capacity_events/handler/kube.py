@@ -17,10 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 try:  # package import (tests, fmconstructs)
-    from .budget import DEFAULT_BUDGET_S, Budget
+    from . import budget as bg
 except ImportError:  # pragma: no cover - Lambda: the asset's root is this directory, budget a top-level module
-    _budget = importlib.import_module("budget")
-    DEFAULT_BUDGET_S, Budget = _budget.DEFAULT_BUDGET_S, _budget.Budget
+    bg = importlib.import_module("budget")
 
 # EKS bearer token, the aws-iam-authenticator format (kubernetes-sigs/aws-iam-authenticator pkg/token/token.go:
 # v1Prefix "k8s-aws-v1.", clusterIDHeader "x-k8s-aws-id", requestPresignParam 60, base64.RawURLEncoding of the
@@ -89,7 +88,7 @@ class KubeApi:
         token: str,
         *,
         timeout_s: float = KUBE_TIMEOUT_S,
-        budget: Budget | None = None,
+        budget: bg.Budget | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         parsed = urllib.parse.urlsplit(endpoint)
@@ -99,7 +98,7 @@ class KubeApi:
         self.port = parsed.port or 443
         self.token = token
         self.timeout_s = timeout_s
-        self.budget = budget or Budget(DEFAULT_BUDGET_S)
+        self.budget = budget or bg.Budget(bg.DEFAULT_BUDGET_S)
         self.sleep = sleep
         self.context = ssl.create_default_context(cadata=ca_pem)
 
@@ -194,7 +193,7 @@ def match_nodes(nodes: list[dict[str, Any]], instances: list[dict[str, Any]]) ->
     return out
 
 
-def kube_for_cluster(eks: Any, sts: Any, cluster_name: str, budget: Budget | None = None) -> KubeApi:
+def kube_for_cluster(eks: Any, sts: Any, cluster_name: str, budget: bg.Budget | None = None) -> KubeApi:
     """A :class:`KubeApi` for the cluster: endpoint and CA from eks:DescribeCluster, a fresh token."""
     cluster = eks.describe_cluster(name=cluster_name)["cluster"]
     ca_pem = base64.b64decode(cluster["certificateAuthority"]["data"]).decode()
