@@ -36,12 +36,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from botocore.exceptions import BotoCoreError, ClientError
-from botocore.parsers import ResponseParserError
+from botocore.exceptions import ClientError
 
+from .aws_call import AwsFailure, call_aws
 from .errors import ExitCode, FmcError
-from .preflight import _CREDENTIAL_ERRORS, explain
-from .preflight_options import credentials_problem
 
 T = TypeVar("T")
 
@@ -66,23 +64,23 @@ ENDED_STATES = frozenset({"expired", "cancelled", "failed", "payment-failed"})
 DRY_RUN_OK = "DryRunOperation"
 
 
+def _exit_with(code: ExitCode) -> Callable[[str], FmcError]:
+    return lambda message: FmcError(message, code)
+
+
+#: ``fmc capacity``: a failed call ends ``fmc`` (1 for an error AWS answered, 5 when no AWS answer came).
+_AS_EXIT = AwsFailure(
+    answered=_exit_with(ExitCode.CHECKS_FAILED),
+    unreachable=_exit_with(ExitCode.AWS_SETUP),
+    not_aws="{action}: the answer is not an AWS response: {error}",
+)
+
+
 def call(action: str, fn: Callable[..., T], **kwargs: Any) -> T:
     """``fn(**kwargs)``; every failure ends ``fmc`` with one line: 4 for missing or refused credentials, 5 for an
     endpoint that cannot be reached or does not answer like AWS, 1 for an error AWS answered (not found, missing
     permission, throttling, no capacity...)."""
-    try:
-        return fn(**kwargs)
-    except _CREDENTIAL_ERRORS as error:
-        raise FmcError(explain(error, action), ExitCode.NO_CREDENTIALS) from None
-    except ClientError as error:
-        refused = credentials_problem(error)
-        if refused:
-            raise FmcError(refused, ExitCode.NO_CREDENTIALS) from None
-        raise FmcError(explain(error, action), ExitCode.CHECKS_FAILED) from None
-    except BotoCoreError as error:
-        raise FmcError(explain(error, action), ExitCode.AWS_SETUP) from None
-    except ResponseParserError as error:
-        raise FmcError(f"{action}: the answer is not an AWS response: {error}", ExitCode.AWS_SETUP) from None
+    return call_aws(action, fn, _AS_EXIT, **kwargs)
 
 
 def _iso(value: object) -> str | None:

@@ -30,17 +30,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 import click
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    CredentialRetrievalError,
-    NoCredentialsError,
-    PartialCredentialsError,
-    ProfileNotFound,
-    SSOError,
-    TokenRetrievalError,
-)
-from botocore.parsers import ResponseParserError
+from botocore.exceptions import BotoCoreError
 from rich.console import Console
 from rich.table import Table
 
@@ -49,9 +39,12 @@ from ..catalog import CATALOG, ULTRASERVERS, get_instance_spec
 from ..errors import FmValidationError
 from ..preflight import ReservationInfo, block_end_problem, check_capacity, describe_reservation
 from .assembly import read_assembly
+from .aws_call import _CREDENTIAL_ERRORS as _CREDENTIAL_ERRORS
+from .aws_call import AwsFailure, call_aws
+from .aws_call import explain as explain
 from .errors import ExitCode, FmcError, require_gpu_groups
 from .plan import NodeGroupPlan, Plan, plan_stacks
-from .preflight_options import check_region, connection_options, credentials_problem, parse_find_block
+from .preflight_options import check_region, connection_options, parse_find_block
 from .replay import Recorded, attach
 from .subnet_ips import check_subnet_ips, subnets_to_load
 from .topology_aws import ACTION as TOPOLOGY_ACTION
@@ -63,10 +56,6 @@ T = TypeVar("T")
 #: Seen in the Service Quotas console address ``servicequotas/home/services/ec2/quotas/L-417A185B`` quoted by public
 #: pages and tools (not on an AWS reference page seen here: UNCONFIRMED against AWS documentation).
 ON_DEMAND_P_QUOTA_CODE = "L-417A185B"
-
-#: botocore error codes -> what they mean for the user.
-_DENIED = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedAccess"})
-_THROTTLED = frozenset({"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"})
 
 
 class Status(str, Enum):
@@ -109,33 +98,15 @@ class AwsProblem(Exception):
     """An AWS call failed; ``str()`` explains it for the user."""
 
 
-#: botocore errors that mean "no usable credentials": the run stops with one error and ExitCode.NO_CREDENTIALS
-#: instead of a table of failed checks (botocore.exceptions).
-_CREDENTIAL_ERRORS = (
-    NoCredentialsError,
-    PartialCredentialsError,
-    CredentialRetrievalError,
-    TokenRetrievalError,
-    SSOError,
-    ProfileNotFound,
+#: ``fmc preflight``: every failed call (and a value the check cannot read) is a FAIL row.
+_AS_FAIL_ROW = AwsFailure(
+    answered=AwsProblem,
+    unreachable=AwsProblem,
+    not_aws="{action}: the response is not an AWS response (a proxy or captive page?): {error}",
+    also=(FmValidationError,),
+    # a malformed response must be a FAIL row, not a traceback
+    unexpected="{action}: unexpected response ({kind}: {error})",
 )
-
-
-def explain(error: Exception, action: str) -> str:
-    """One line for an AWS error: a missing permission (named), throttling, a missing resource, or the message."""
-    if isinstance(error, ClientError):
-        code = str(error.response.get("Error", {}).get("Code", ""))
-        message = str(error.response.get("Error", {}).get("Message", ""))
-        if code in _DENIED:
-            return f"missing permission {action} ({code}): grant it to the caller's role or user"
-        if code in _THROTTLED:
-            return f"{action} was throttled ({code}): retry later or lower the request rate"
-        if code.endswith(".NotFound") or code.endswith(".Malformed") or code.startswith("NoSuch"):
-            return f"not found ({code}): {message}"
-        return f"{action} failed ({code}): {message}"
-    if isinstance(error, NoCredentialsError):
-        return "no AWS credentials found (set a profile with --profile, or the usual environment/config)"
-    return f"{action} failed: {error}"
 
 
 def _call(action: str, fn: Callable[..., T], **kwargs: Any) -> T:
@@ -145,21 +116,7 @@ def _call(action: str, fn: Callable[..., T], **kwargs: Any) -> T:
     ``ClientError`` nor ``BotoCoreError`` (botocore.parsers); a response without the fields the check reads raises
     ``KeyError``/``TypeError``: every one of them is a failed check, never a traceback.
     """
-    try:
-        return fn(**kwargs)
-    except _CREDENTIAL_ERRORS as error:
-        raise FmcError(explain(error, action), ExitCode.NO_CREDENTIALS) from None
-    except ClientError as error:
-        refused = credentials_problem(error)
-        if refused:
-            raise FmcError(refused, ExitCode.NO_CREDENTIALS) from None
-        raise AwsProblem(explain(error, action)) from None
-    except (BotoCoreError, FmValidationError) as error:
-        raise AwsProblem(explain(error, action) if isinstance(error, BotoCoreError) else str(error)) from None
-    except ResponseParserError as error:
-        raise AwsProblem(f"{action}: the response is not an AWS response (a proxy or captive page?): {error}") from None
-    except Exception as error:  # a malformed response must be a FAIL row, not a traceback
-        raise AwsProblem(f"{action}: unexpected response ({type(error).__name__}: {error})") from None
+    return call_aws(action, fn, _AS_FAIL_ROW, **kwargs)
 
 
 def extension_hint(info: ReservationInfo, window_hours: float, now: dt.datetime) -> str:

@@ -30,6 +30,17 @@ from aws_cdk import Fn
 #: ``AWS::Region``, ``AWS::AccountId``).
 POLICY_VARIABLES = ("ClusterName", "NodeRoleArn", "InterruptionQueueArn")
 
+#: What Karpenter launches: upstream lists these six resources, in this order, in both
+#: ``AllowScopedEC2InstanceActionsWithTags`` and ``AllowScopedResourceCreationTagging``.
+_LAUNCHED_RESOURCES = (
+    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:fleet/*",
+    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:instance/*",
+    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:volume/*",
+    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:network-interface/*",
+    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:launch-template/*",
+    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:spot-instances-request/*",
+)
+
 CONTROLLER_POLICIES: dict[str, dict[str, Any]] = {
     "NodeLifecyclePolicy": {
         "Version": "2012-10-17",
@@ -60,14 +71,7 @@ CONTROLLER_POLICIES: dict[str, dict[str, Any]] = {
             {
                 "Sid": "AllowScopedEC2InstanceActionsWithTags",
                 "Effect": "Allow",
-                "Resource": [
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:fleet/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:instance/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:volume/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:network-interface/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:launch-template/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:spot-instances-request/*",
-                ],
+                "Resource": list(_LAUNCHED_RESOURCES),
                 "Action": ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
                 "Condition": {
                     "StringEquals": {
@@ -80,14 +84,7 @@ CONTROLLER_POLICIES: dict[str, dict[str, Any]] = {
             {
                 "Sid": "AllowScopedResourceCreationTagging",
                 "Effect": "Allow",
-                "Resource": [
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:fleet/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:instance/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:volume/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:network-interface/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:launch-template/*",
-                    "arn:${AWS::Partition}:ec2:${AWS::Region}:*:spot-instances-request/*",
-                ],
+                "Resource": list(_LAUNCHED_RESOURCES),
                 "Action": "ec2:CreateTags",
                 "Condition": {
                     "StringEquals": {
