@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 from aws_cdk import Annotations, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_fsx as fsx
@@ -274,6 +274,30 @@ CHECKPOINTS_LINK = DataRepositoryLink(
 )
 #: The documented default layout, in creation order.
 DEFAULT_LAYOUT: tuple[DataRepositoryLink, ...] = (DATASETS_LINK, CHECKPOINTS_LINK)
+
+
+class DataRepositoryAssociationOptions(TypedDict, total=False):
+    """The options of :meth:`LustreFileSystemBase.add_data_repository`: those of :class:`DataRepositoryAssociation`
+    but ``file_system`` (the file system it is called on); their defaults and checks are the association's.
+
+    :var bucket: an ``s3.IBucket``, or a bucket name or ``arn:<partition>:s3:::<name>`` ARN (required).
+    :var file_system_path: the Lustre directory (required).
+    :var data_repository_prefix: the S3 prefix. Default: the bucket's root.
+    :var auto_import_events: default: NEW, CHANGED, DELETED.
+    :var auto_export_events: default: none.
+    :var batch_import_meta_data_on_create: default: False.
+    :var imported_file_chunk_size_mib: default: the FSx chunk size (1024 MiB).
+    :var removal_policy: default: the file system's.
+    """
+
+    bucket: Required[s3.IBucket | str]
+    file_system_path: Required[str]
+    data_repository_prefix: str
+    auto_import_events: Sequence[DataRepositoryEvent]
+    auto_export_events: Sequence[DataRepositoryEvent]
+    batch_import_meta_data_on_create: bool
+    imported_file_chunk_size_mib: int | None
+    removal_policy: RemovalPolicy | None
 
 
 class DataRepositoryAssociation(Construct):

@@ -21,7 +21,9 @@ validation, one check per rule; ``lustre_network`` ports, connections, security 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
 
 import jsii
 from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
@@ -485,60 +487,57 @@ class LustreFileSystem(LustreFileSystemBase):
         group, default None) and ``zone`` (its zone name or id, default None) let :meth:`register_efa_clients` check
         EFA clients; unknown facts skip those checks.
         """
-        return _ImportedLustreFileSystem(
-            scope,
-            id,
-            file_system_id=file_system_id,
-            dns_name=dns_name,
-            mount_name=mount_name,
-            security_group=security_group,
-            storage_capacity_gib=storage_capacity_gib,
-            deployment_type=deployment_type,
-            throughput_mbps_per_tib=throughput_mbps_per_tib,
-            efa_enabled=efa_enabled,
-            efa_security_group=efa_security_group,
-            zone=zone,
-        )
+        return _ImportedLustreFileSystem(scope, id, _ImportedAttributes.of(locals()))
+
+
+@dataclass(frozen=True)
+class _ImportedAttributes:
+    """The keyword arguments of :meth:`LustreFileSystem.from_lustre_file_system_attributes`, as given."""
+
+    file_system_id: str
+    dns_name: str
+    mount_name: str
+    security_group: ec2.ISecurityGroup
+    storage_capacity_gib: int | None
+    deployment_type: LustreDeploymentType | None
+    throughput_mbps_per_tib: int | None
+    efa_enabled: bool
+    efa_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None
+    zone: str | None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _ImportedAttributes:
+        """The attributes among the factory's ``locals()`` (its keyword arguments)."""
+        return cls(**{field.name: arguments[field.name] for field in fields(cls)})
 
 
 class _ImportedLustreFileSystem(LustreFileSystemBase):
     @located
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        file_system_id: str,
-        dns_name: str,
-        mount_name: str,
-        security_group: ec2.ISecurityGroup,
-        storage_capacity_gib: int | None,
-        deployment_type: LustreDeploymentType | None,
-        throughput_mbps_per_tib: int | None,
-        efa_enabled: bool,
-        efa_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None,
-        zone: str | None,
-    ) -> None:
+    def __init__(self, scope: Construct, id: str, given: _ImportedAttributes) -> None:
         check_scope_id(scope, id)
         file_system_id = check_str(
             "file_system_id",
-            file_system_id,
+            given.file_system_id,
             pattern=FILE_SYSTEM_ID_PATTERN,
             allowed="a file system id (FSx API FileSystemId, 'fs-' and 8 or more hex digits)",
             max_length=21,
         )
-        dns_name = check_dns_name(dns_name)
-        mount_name = check_mount_name(mount_name)
+        dns_name = check_dns_name(given.dns_name)
+        mount_name = check_mount_name(given.mount_name)
+        security_group = given.security_group
         check_security_group("security_group", security_group)
+        storage_capacity_gib = given.storage_capacity_gib
         if storage_capacity_gib is not None:
             storage_capacity_gib = check_count("storage_capacity_gib", storage_capacity_gib, minimum=1)
+        deployment_type = given.deployment_type
         if deployment_type is not None:
             deployment_type = check_enum("deployment_type", deployment_type, LustreDeploymentType)
+        throughput_mbps_per_tib = given.throughput_mbps_per_tib
         if throughput_mbps_per_tib is not None:
             throughput_mbps_per_tib = check_count("throughput_mbps_per_tib", throughput_mbps_per_tib, minimum=1)
-        efa_enabled = check_bool("efa_enabled", efa_enabled)
-        efa_group = _optional_security_group("efa_security_group", efa_security_group)
-        zone = check_zone("zone", zone)
+        efa_enabled = check_bool("efa_enabled", given.efa_enabled)
+        efa_group = _optional_security_group("efa_security_group", given.efa_security_group)
+        zone = check_zone("zone", given.zone)
         if efa_enabled and deployment_type not in (None, LustreDeploymentType.PERSISTENT_2):
             raise FmValidationError("efa_enabled", efa_enabled, "False unless deployment_type is PERSISTENT_2")
         if efa_group is not None and not efa_enabled:

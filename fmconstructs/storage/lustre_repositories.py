@@ -5,9 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Unpack, cast
 
-from aws_cdk import RemovalPolicy
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
@@ -17,11 +16,10 @@ from .._validate import (
 )
 from ..errors import FmTypeError, FmValidationError
 from .data_repository import (
-    ALL_EVENTS,
     DEFAULT_LAYOUT,
     MAX_DATA_REPOSITORIES,
     DataRepositoryAssociation,
-    DataRepositoryEvent,
+    DataRepositoryAssociationOptions,
     DataRepositoryLink,
     check_bucket,
     import_bucket,
@@ -58,17 +56,7 @@ class _LustreDataRepositories(_Construct):
         return tuple(self._data_repositories)
 
     def add_data_repository(
-        self,
-        id: str,
-        *,
-        bucket: s3.IBucket | str,
-        file_system_path: str,
-        data_repository_prefix: str = "",
-        auto_import_events: Sequence[DataRepositoryEvent] = ALL_EVENTS,
-        auto_export_events: Sequence[DataRepositoryEvent] = (),
-        batch_import_meta_data_on_create: bool = False,
-        imported_file_chunk_size_mib: int | None = None,
-        removal_policy: RemovalPolicy | None = None,
+        self, id: str, **options: Unpack[DataRepositoryAssociationOptions]
     ) -> DataRepositoryAssociation:
         """Link ``file_system_path`` to ``s3://bucket/data_repository_prefix`` (AWS::FSx::DataRepositoryAssociation).
 
@@ -80,19 +68,8 @@ class _LustreDataRepositories(_Construct):
         ``/ns1`` are the same directory). Note: a tag change on a file system with associations can fail its
         CloudFormation update (cloudformation-coverage-roadmap#1687).
         """
-        return DataRepositoryAssociation(
-            self,
-            id,
-            file_system=cast("LustreFileSystemBase", self),  # this mixin is always a LustreFileSystemBase
-            bucket=bucket,
-            file_system_path=file_system_path,
-            data_repository_prefix=data_repository_prefix,
-            auto_import_events=auto_import_events,
-            auto_export_events=auto_export_events,
-            batch_import_meta_data_on_create=batch_import_meta_data_on_create,
-            imported_file_chunk_size_mib=imported_file_chunk_size_mib,
-            removal_policy=removal_policy,
-        )
+        # this mixin is always a LustreFileSystemBase
+        return DataRepositoryAssociation(self, id, file_system=cast("LustreFileSystemBase", self), **options)
 
     def add_data_repositories(
         self, bucket: s3.IBucket | str, layout: Sequence[DataRepositoryLink] = DEFAULT_LAYOUT

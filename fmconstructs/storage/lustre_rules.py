@@ -194,14 +194,18 @@ def check_lustre_props(scope: Construct, given: _LustreProps) -> _CheckedLustreP
 
 
 def _check_types(given: _LustreProps) -> _LustreProps:
-    """Types first (wrong types raise FmTypeError naming the parameter; NaN/inf never reach jsii)."""
-    vpc = check_vpc("vpc", given.vpc)
-    storage_capacity_gib = check_number("storage_capacity_gib", given.storage_capacity_gib, integer=True, unit="GiB")
-    deployment_type = check_enum("deployment_type", given.deployment_type, LustreDeploymentType)
-    throughput_mbps_per_tib = given.throughput_mbps_per_tib
-    if throughput_mbps_per_tib is not None:
-        throughput_mbps_per_tib = check_number(
-            "throughput_mbps_per_tib", throughput_mbps_per_tib, integer=True, unit="MB/s/TiB"
+    """Types first (wrong types raise FmTypeError naming the parameter; NaN/inf never reach jsii); the record with
+    the checked values (enums resolved, numbers checked) in place of the given ones."""
+    checked: dict[str, Any] = {
+        "vpc": check_vpc("vpc", given.vpc),
+        "storage_capacity_gib": check_number(
+            "storage_capacity_gib", given.storage_capacity_gib, integer=True, unit="GiB"
+        ),
+        "deployment_type": check_enum("deployment_type", given.deployment_type, LustreDeploymentType),
+    }
+    if given.throughput_mbps_per_tib is not None:
+        checked["throughput_mbps_per_tib"] = check_number(
+            "throughput_mbps_per_tib", given.throughput_mbps_per_tib, integer=True, unit="MB/s/TiB"
         )
     metadata_configuration = given.metadata_configuration
     if metadata_configuration is not None and not isinstance(metadata_configuration, LustreMetadataConfiguration):
@@ -210,25 +214,15 @@ def _check_types(given: _LustreProps) -> _LustreProps:
             metadata_configuration,
             "a LustreMetadataConfiguration (LustreMetadataConfiguration.automatic() or .user_provisioned(iops))",
         )
-    data_compression = check_enum("data_compression", given.data_compression, LustreDataCompression)
-    efa_enabled = check_bool("efa_enabled", given.efa_enabled)
+    checked["data_compression"] = check_enum("data_compression", given.data_compression, LustreDataCompression)
+    checked["efa_enabled"] = check_bool("efa_enabled", given.efa_enabled)
     _check_optional_constructs(given)
-    log_level = check_enum("log_level", given.log_level, LustreLogLevel)
+    checked["log_level"] = check_enum("log_level", given.log_level, LustreLogLevel)
     _check_schedule_types(given)
     if given.copy_tags_to_backups is not None and not isinstance(given.copy_tags_to_backups, bool):
         raise FmTypeError("copy_tags_to_backups", given.copy_tags_to_backups, "True, False or None (not emitted)")
-    removal_policy = check_enum("removal_policy", given.removal_policy, RemovalPolicy)
-    return replace(
-        given,
-        vpc=vpc,
-        storage_capacity_gib=storage_capacity_gib,
-        deployment_type=deployment_type,
-        throughput_mbps_per_tib=throughput_mbps_per_tib,
-        data_compression=data_compression,
-        efa_enabled=efa_enabled,
-        log_level=log_level,
-        removal_policy=removal_policy,
-    )
+    checked["removal_policy"] = check_enum("removal_policy", given.removal_policy, RemovalPolicy)
+    return replace(given, **checked)
 
 
 def _check_optional_constructs(given: _LustreProps) -> None:

@@ -22,11 +22,7 @@ PACKAGE = ROOT / "fmconstructs"
 MIN_PASS_THROUGH = 8
 
 #: ``"module::Qualified.function"`` -> pass-through calls it still makes (may only shrink; entries must exist).
-ALLOWLIST: dict[str, int] = {
-    "fmconstructs/storage/lustre.py::LustreFileSystem.from_lustre_file_system_attributes": 1,
-    "fmconstructs/storage/lustre_repositories.py::_LustreDataRepositories.add_data_repository": 1,
-    "fmconstructs/storage/lustre_rules.py::_check_types": 1,
-}
+ALLOWLIST: dict[str, int] = {}
 
 
 def pass_through_count(call: ast.Call) -> int:
