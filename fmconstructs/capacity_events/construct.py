@@ -18,6 +18,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from .._log_groups import encrypted_log_group
+from .._rules import warn
 from .._validate import (
     check_bool,
     check_construct,
@@ -30,7 +31,7 @@ from .._validate import (
 from ..compute.fleet import GpuAutoScalingGroup
 from ..eks import GpuEksCluster, GpuNodeGroup
 from ..eks.handler_network import ENI_POLICY, in_cluster_network
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..errors import FmTypeError
 from ..networking.endpoints import GpuClusterEndpoints
 from ..pcs.node_group import NODE_GROUP_ID_TAG
 from .delivery import failure_queue, handler_rule, wire_failure_queue
@@ -41,12 +42,16 @@ from .patterns import check_reservation_ids, event_pattern, split_reservation_id
 from .reachability import (
     _api_services,
     _endpoint_service,
-    _in_vpc_endpoint_problem,
-    _no_api_route_problem,
-    _outside_vpc_endpoint_problem,
     _vpc_endpoints,
 )
 from .reclaim import add_reclaim_rule, check_interruptible_ids
+from .rules import (
+    endpoints_need_the_handler_in_the_vpc,
+    job_warning_needs_a_backend,
+    scaling_targets_are_on_the_reservations,
+    the_handler_reaches_the_api_server,
+    the_handler_reaches_the_aws_apis,
+)
 from .scaling import (
     AUTO_SCALING_GROUP,
     BlockScalingTarget,
@@ -85,10 +90,7 @@ def _check_job_warning(value: object, *, pcs: bool, eks: bool) -> None:
         return
     if not isinstance(value, JobWarning):
         raise FmTypeError("job_warning", value, f"a JobWarning or None (got a {type(value).__name__})")
-    if not (pcs or eks):
-        raise FmValidationError(
-            "job_warning", "given", "None unless pcs_login_node_group_id or eks_cluster is given (nothing to warn)"
-        )
+    job_warning_needs_a_backend(job_warning_given=True, pcs=pcs, eks=eks)
 
 
 def _check_targets(value: object, reservation_ids: Sequence[str]) -> tuple[BlockScalingTarget, ...]:
@@ -96,15 +98,9 @@ def _check_targets(value: object, reservation_ids: Sequence[str]) -> tuple[Block
     if value is None:
         return ()
     found = check_sequence("scaling_targets", value, scaling_target)
-    for index, target in enumerate(found):
-        block = target.reservation_id
-        if reservation_ids and not is_token(block) and block not in reservation_ids:
-            raise FmValidationError(
-                f"scaling_targets[{index}]",
-                block,
-                f"a group on one of capacity_reservation_ids ({', '.join(reservation_ids)}): the rule only receives "
-                "those blocks' events",
-            )
+    scaling_targets_are_on_the_reservations(
+        target_blocks=[target.reservation_id for target in found], reservation_ids=reservation_ids
+    )
     return found
 
 
@@ -165,10 +161,9 @@ def _check_props(props: _Props) -> _CheckedProps:
     check_bool("eks_in_vpc", props.eks_in_vpc)
     endpoints = props.endpoints
     vpc_endpoints = _vpc_endpoints("endpoints", endpoints) if endpoints is not None else ()
-    if endpoints is not None and not (props.eks_in_vpc and eks_cluster is not None):
-        raise FmValidationError(
-            "endpoints", "given", "None unless the handler runs in the VPC (eks_cluster given, eks_in_vpc=True)"
-        )
+    endpoints_need_the_handler_in_the_vpc(
+        endpoints_given=endpoints is not None, eks_in_vpc=props.eks_in_vpc, eks_cluster_given=eks_cluster is not None
+    )
     check_enum("log_retention", props.log_retention, logs.RetentionDays)
     block_targets = _check_targets(props.scaling_targets, ids)
     checked_leads = _check_leads(props.drain_lead_minutes, props.ultraserver_drain_lead_minutes)
@@ -441,31 +436,25 @@ class CapacityBlockEvents(Construct):
             return
         isolated = {subnet.subnet_id for subnet in cluster.vpc.isolated_subnets}
         vpc_id = cluster.vpc.vpc_id
-        problem = _no_api_route_problem(
+        advice = the_handler_reaches_the_aws_apis(
+            eks_in_vpc=self.eks_in_vpc,
             needed=self.api_services,
             covered=[name for name in (_endpoint_service(e, vpc_id) for e in self.endpoints) if name is not None],
             isolated_subnet_ids=[s.subnet_id for s in cluster.subnets if s.subnet_id in isolated],
         )
-        if problem is not None:
-            add_warning(self, WarningId.CAPACITY_EVENTS_NO_API_ROUTE, problem)
+        warn(self, advice)
 
     def _check_endpoint_reachable(self, cluster: GpuEksCluster) -> None:
         """Warn when the handler cannot be known to reach the cluster's API server endpoint (see the module doc)."""
-        if self.eks_in_vpc:
-            isolated = {subnet.subnet_id for subnet in cluster.vpc.isolated_subnets}
-            problem = _in_vpc_endpoint_problem(
-                endpoint_public=cluster.endpoint_public,
-                endpoint_private=cluster.endpoint_private,
-                isolated_subnet_ids=[s.subnet_id for s in cluster.subnets if s.subnet_id in isolated],
-            )
-        else:
-            problem = _outside_vpc_endpoint_problem(
-                endpoint_public=cluster.endpoint_public,
-                endpoint_private=cluster.endpoint_private,
-                public_access_cidrs=cluster.public_access_cidrs,
-            )
-        if problem is not None:
-            add_warning(self, WarningId.CAPACITY_EVENTS_EKS_ENDPOINT_UNREACHABLE, problem)
+        isolated = {subnet.subnet_id for subnet in cluster.vpc.isolated_subnets} if self.eks_in_vpc else set[str]()
+        advice = the_handler_reaches_the_api_server(
+            eks_in_vpc=self.eks_in_vpc,
+            endpoint_public=cluster.endpoint_public,
+            endpoint_private=cluster.endpoint_private,
+            isolated_subnet_ids=[s.subnet_id for s in cluster.subnets if s.subnet_id in isolated],
+            public_access_cidrs=cluster.public_access_cidrs,
+        )
+        warn(self, advice)
 
     def _add_kubernetes_access(self, cluster: GpuEksCluster) -> None:
         """eks:DescribeCluster on the cluster, an access entry to one Kubernetes group, the node-cordon RBAC."""

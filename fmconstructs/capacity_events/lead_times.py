@@ -22,7 +22,8 @@ from __future__ import annotations
 from enum import Enum
 
 from .._validate import check_number
-from ..errors import FmValidationError, is_token
+from ..errors import is_token
+from . import rules as _rules
 
 
 class CapacityKind(str, Enum):
@@ -56,14 +57,7 @@ def check_lead_minutes(parameter: str, value: object, kind: CapacityKind) -> obj
     checked = check_number(parameter, checked, maximum=MAX_LEAD_MINUTES, unit="minutes")
     if is_token(checked):
         return checked
-    termination = TERMINATION_LEAD_MINUTES[kind]
-    if int(checked) <= termination:
-        raise FmValidationError(
-            parameter,
-            value,
-            f"more than {termination} minutes: EC2 starts terminating a {kind.value} Capacity Block's instances "
-            f"{termination} minutes before its end, and the drain must start before that",
-        )
+    _rules.the_drain_starts_before_termination(parameter=parameter, lead_minutes=int(checked), given=value, kind=kind)
     return int(checked)
 
 

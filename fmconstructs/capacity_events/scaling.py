@@ -37,6 +37,7 @@ from ..capacity import Capacity, CapacityBlockScaling
 from ..compute.fleet import GpuAutoScalingGroup
 from ..eks import GpuNodeGroup
 from ..errors import FmTypeError, FmValidationError
+from .rules import a_scaling_target_scales_on_block_events
 
 __all__ = ["AUTO_SCALING_GROUP", "EKS_NODEGROUP", "BlockScalingTarget", "scaling_target", "scaling_targets_json"]
 
@@ -85,13 +86,7 @@ def _block_reservation_id(parameter: str, capacity: Capacity) -> str:
 
 
 def _check_on_events(parameter: str, scaling: CapacityBlockScaling) -> None:
-    if scaling is not CapacityBlockScaling.ON_BLOCK_EVENTS:
-        raise FmValidationError(
-            f"{parameter}.capacity_block_scaling",
-            scaling.name,
-            "CapacityBlockScaling.ON_BLOCK_EVENTS (a fleet built AT_DEPLOY is a fixed fleet: scaling it to 0 at the "
-            "block's end would be undone by the next deployment)",
-        )
+    a_scaling_target_scales_on_block_events(parameter=parameter, scaling=scaling)
 
 
 def scaling_target(parameter: str, value: object) -> BlockScalingTarget:

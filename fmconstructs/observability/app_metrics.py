@@ -53,6 +53,7 @@ from fmconstructs._validate import check_count, check_enum, check_sequence, chec
 from fmconstructs.compute.slurm_scripts import NODE_DIR, NODE_DIR_TEXT, slurm_piece_header, slurm_piece_script
 from fmconstructs.errors import FmValidationError, is_token
 from fmconstructs.observability.job_mapping import HPC_JOB_LABEL
+from fmconstructs.observability.option_rules import epilog_dir_is_not_the_prolog_dir
 
 #: The shared contract of issue 22 (the coordinator fixed the job name and the directory).
 APP_METRICS_JOB_NAME = "fm-app"
@@ -243,8 +244,7 @@ def app_metrics_slurm_files(spec: AppMetricsSpec, *, prolog_dir: str, epilog_dir
     _check_spec(spec)
     prolog = _check_synth_str("prolog_dir", prolog_dir, _DIR, _DIR_TEXT)
     epilog = _check_synth_str("epilog_dir", epilog_dir, _DIR, _DIR_TEXT)
-    if prolog == epilog:
-        raise FmValidationError("epilog_dir", epilog_dir, "a directory other than prolog_dir")
+    epilog_dir_is_not_the_prolog_dir(prolog_dir=prolog, epilog_dir=epilog)
     return {
         f"{prolog}/{SCRIPT_NAME}": (render_app_metrics_prolog(spec), 0o755),
         f"{epilog}/{SCRIPT_NAME}": (render_app_metrics_epilog(spec), 0o755),

@@ -24,11 +24,12 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks as eks_l1
 from constructs import Construct
 
+from .._rules import warn
 from .._validate import check_bool, check_instance, check_scope_id, check_sequence, check_str, check_subnet, located
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, check_chart_source
 from ..eks.versions import version_tuple
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..errors import FmTypeError, FmValidationError, is_token
 from ..health.nccl_eks_schedule import NCCL_METRICS_SERVICE
 from ..serving.observability import ServingAlertThresholds, add_serving_rules, serving_scrape_job
 from ._checks import PrometheusDuration, check_aps_workspace_arn, check_prometheus_duration
@@ -42,6 +43,8 @@ from .collection import (
 )
 from .eks_attribution import add_kube_state_metrics, app_metrics_job, dcgm_job, kube_state_metrics_job, service_job
 from .kueue_metrics import kueue_job
+from .option_rules import GRACEFUL_NODE_SHUTDOWN_VERSION as GRACEFUL_NODE_SHUTDOWN_VERSION
+from .option_rules import nodes_shut_down_gracefully
 from .workspace import PrometheusWorkspace
 
 SCRAPER_USERNAME = "aps-collector-user"
@@ -53,10 +56,6 @@ PYTHON_IMAGE = "public.ecr.aws/docker/library/python:3.12-slim"
 #: Kubernetes namespace names are DNS-1123 labels (Kubernetes docs "Namespaces" / "Object Names and IDs": at most 63
 #: lowercase alphanumerics or '-', starting and ending with an alphanumeric).
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-#: The first Kubernetes version on which the EKS AL2023 AMIs turn on graceful node shutdown (amazon-eks-ami
-#: nodeadm/internal/kubelet/config.go ``withVersionToggles`` at 81fec2e, 2026-07: "Enable graceful node shutdown in
-#: 1.34+", shutdownGracePeriod 150 s, shutdownGracePeriodCriticalPods 30 s, for kubelet >= v1.34.0).
-GRACEFUL_NODE_SHUTDOWN_VERSION: tuple[int, int] = (1, 34)
 
 
 def _synth_label(cluster_label: object) -> str:
@@ -421,19 +420,7 @@ class AmpEksScraper(Construct):
         )
 
     def _warn_without_graceful_shutdown(self, cluster: GpuEksCluster) -> None:
-        version = _known_version(cluster)
-        if version is None or version >= GRACEFUL_NODE_SHUTDOWN_VERSION:
-            return
-        add_warning(
-            self,
-            WarningId.EKS_NO_GRACEFUL_NODE_SHUTDOWN,
-            f"Kubernetes {version[0]}.{version[1]}: the EKS AL2023 AMIs turn on graceful node shutdown only from "
-            "1.34 (amazon-eks-ami nodeadm), so on scale-in the kubelet does not run the collector pod's preStop "
-            "hook, fm_node_shutting_down never becomes 1 and every node removed on purpose pages "
-            "NodeStoppedReporting. Use Kubernetes 1.34 or later, or set shutdownGracePeriod (e.g. 2m30s) and "
-            "shutdownGracePeriodCriticalPods in the nodes' kubelet configuration (nodeadm NodeConfig "
-            "spec.kubelet.config), then acknowledge this warning.",
-        )
+        warn(self, nodes_shut_down_gracefully(_known_version(cluster)))
 
     @property
     def scraper_arn(self) -> str:

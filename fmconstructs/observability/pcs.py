@@ -13,6 +13,7 @@ import jsii
 from aws_cdk import Aspects, IAspect, Stack
 from constructs import IConstruct
 
+from .._rules import warn
 from .._validate import check_instance
 from ..bootstrap.node_bootstrap import synthesizer_publishes_file_assets
 from ..errors import FmValidationError, WarningId, add_warning
@@ -21,6 +22,7 @@ from ._checks import PrometheusDuration, check_prometheus_duration
 from .app_metrics import AppMetricsSpec
 from .collection import NodeLabels, check_cluster_label, node_collection_commands
 from .job_mapping import JobMappingSpec
+from .option_rules import job_mapping_fits_the_user_data
 from .slurm_job_mapping import (
     JOB_MAPPING_PROLOG_FLAGS,
     PCS_APP_METRICS_NAME,
@@ -164,15 +166,13 @@ def _register_job_mapping(
     spec = check_job_mapping("job_mapping", job_mapping)
     if spec is None:
         return None
-    if job_mapping is True and not synthesizer_publishes_file_assets(Stack.of(cluster)):
-        # As the platform's node checks (platform/_health_wiring.py): inline user data has no room for the pieces.
-        add_warning(
-            cluster,
-            WarningId.JOB_MAPPING_SKIPPED,
-            "GPU series carry no hpc_job label: this stack's synthesizer publishes no file assets (e.g. a "
-            "StackSetStack's), so the GPU nodes' set-up is inline user data and the job mapping's prolog and epilog "
-            "would take it past EC2's 16 KB; pass job_mapping=JobMappingSpec() to force it, False to silence this",
-        )
+    # As the platform's node checks (platform/_health_wiring.py): inline user data has no room for the pieces.
+    advice = job_mapping_fits_the_user_data(
+        job_mapping_by_default=job_mapping is True,
+        publishes_file_assets=synthesizer_publishes_file_assets(Stack.of(cluster)),
+    )
+    if advice is not None:
+        warn(cluster, advice)
         return None
     pieces = (*job_mapping_pieces(spec, name=PCS_JOB_MAPPING_NAME), *app_metrics_pieces(app, name=PCS_APP_METRICS_NAME))
     try:

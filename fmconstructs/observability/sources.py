@@ -36,6 +36,7 @@ from aws_cdk import aws_s3 as s3
 from .._validate import check_bool, check_construct, check_enum, check_str
 from ..errors import FmValidationError, is_token
 from . import _nag
+from .option_rules import a_bucket_only_for_an_s3_mirror, pull_through_cache_needs_a_repository
 
 #: The textfile (in node exporter's textfile directory) that carries ``fm_bootstrap_download_failed``.
 BOOTSTRAP_TEXTFILE = "fm_bootstrap.prom"
@@ -84,8 +85,7 @@ class ExporterSource:
         check_enum("kind", self.kind, ExporterSourceKind)
         if self.kind is ExporterSourceKind.S3_MIRROR:
             check_construct("bucket", self.bucket, attribute="bucket_name", expected="an s3.IBucket")
-        elif self.bucket is not None:
-            raise FmValidationError("bucket", self.bucket, "None unless kind is S3_MIRROR")
+        a_bucket_only_for_an_s3_mirror(is_s3_mirror=self.kind is ExporterSourceKind.S3_MIRROR, bucket=self.bucket)
         check_str("prefix", self.prefix, pattern=_PREFIX, allowed=_PREFIX_TEXT, max_length=900)
         if is_token(self.prefix):
             raise FmValidationError("prefix", self.prefix, f"{_PREFIX_TEXT}, known at synth time")
@@ -99,8 +99,9 @@ class ExporterSource:
         if self.dcgm_exporter_tag is not None:
             check_str("dcgm_exporter_tag", self.dcgm_exporter_tag, pattern=_TAG, allowed=_TAG_TEXT)
         check_bool("pull_through_cache", self.pull_through_cache)
-        if self.pull_through_cache and self.dcgm_exporter_repository is None:
-            raise FmValidationError("pull_through_cache", True, "False unless dcgm_exporter_repository is given")
+        pull_through_cache_needs_a_repository(
+            pull_through_cache=self.pull_through_cache, repository_given=self.dcgm_exporter_repository is not None
+        )
 
     @classmethod
     def s3_mirror(cls, bucket: s3.IBucket, *, prefix: str = DEFAULT_MIRROR_PREFIX) -> ExporterSource:

@@ -32,8 +32,9 @@ from .._validate import (
     check_str_sequence,
     located,
 )
-from ..errors import FmTypeError, FmValidationError, is_token
+from ..errors import FmTypeError
 from ._checks import KMS_KEY_ARN, check_arn, check_topic
+from .option_rules import group_names_fit_the_namespace
 from .rules import AlertThresholds, RuleGroup, check_rule_groups, default_rule_groups, rules_yaml
 
 #: AWS::APS::RuleGroupsNamespace ``Name``: 1-64 characters (CloudFormation resource reference); the AMP API's
@@ -41,9 +42,6 @@ from .rules import AlertThresholds, RuleGroup, check_rule_groups, default_rule_g
 _NAMESPACE = re.compile(r".*[0-9A-Za-z][-.0-9A-Z_a-z]*.*")
 _NAMESPACE_MAX = 64
 _CUSTOM_SUFFIX = "-custom"
-#: CreateRuleGroupsNamespace (AMP API reference): "The combined length of a rule group namespace and a rule group
-#: name cannot exceed 721 UTF-8 bytes."
-_NAMESPACE_AND_GROUP_MAX_BYTES = 721
 
 
 def alertmanager_config(*, topic_arn: str, region: str, group_by: Sequence[str] = ("alertname", "cluster")) -> str:
@@ -334,13 +332,4 @@ def _check_namespace(name: object, *, suffix: str) -> None:
 
 
 def _check_group_name_lengths(namespace: str, groups: Sequence[RuleGroup]) -> None:
-    if is_token(namespace):
-        return
-    for group in groups:
-        size = len(namespace.encode()) + len(group.name.encode())
-        if size > _NAMESPACE_AND_GROUP_MAX_BYTES:
-            raise FmValidationError(
-                "rule group name",
-                group.name,
-                f"at most {_NAMESPACE_AND_GROUP_MAX_BYTES} UTF-8 bytes together with the namespace {namespace!r}",
-            )
+    group_names_fit_the_namespace(namespace=namespace, group_names=[group.name for group in groups])
