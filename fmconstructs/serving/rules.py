@@ -4,10 +4,10 @@ names, enum values, catalog facts), no construct or scope; a hard rule raises
 :class:`~fmconstructs.errors.FmValidationError`, a soft rule returns an :class:`~fmconstructs._rules.Advice` (or None)
 that the construct attaches with :func:`~fmconstructs._rules.warn`.
 
-Checks of one option on its own stay with the constructors and manifest functions. The tensor/pipeline layout
-against the catalog's GPUs is :func:`~fmconstructs.serving.vllm.plan_parallelism`, the model against the GPU memory
-:func:`~fmconstructs.serving.sizing.check_model_fits` (both already pure functions of plain values). Values that are
-deploy-time tokens are never compared.
+Checks of one option on its own stay with the constructors and manifest functions. The tensor/pipeline degrees
+against the catalog's GPUs are checked here for :func:`~fmconstructs.serving.vllm.plan_parallelism`; the model
+against the GPU memory is :func:`~fmconstructs.serving.sizing.check_model_fits` (already a pure function of plain
+values). Values that are deploy-time tokens are never compared.
 """
 
 from __future__ import annotations
@@ -27,9 +27,12 @@ __all__ = [
     "min_replicas_at_most_max_replicas",
     "model_size_comes_with_its_dtype",
     "nodes_of_the_server_type_join_the_cluster",
+    "one_node_degrees_divide_its_gpus",
     "one_source_of_capacity",
+    "replica_degrees_use_every_gpu",
     "scale_to_zero_needs_a_wake_query",
     "scale_to_zero_starts_at_zero",
+    "tensor_parallel_divides_the_gpus",
     "weights_take_the_options_of_their_source",
 ]
 
@@ -60,6 +63,37 @@ def scale_to_zero_needs_a_wake_query(
         "one stops: nothing will scale it up again. Pass wake_query= (a series that exists at zero "
         "replicas), or keep min_replicas >= 1",
     )
+
+
+# --- parallelism (vllm.plan_parallelism) ---------------------------------------------------------------------------
+def tensor_parallel_divides_the_gpus(*, tensor_parallel: int | None, degree: int, gpus: int, of: str) -> None:
+    """The tensor-parallel ``degree`` (``tensor_parallel`` as given, None: the default) divides the ``gpus`` GPUs of
+    ``of`` (the catalog's GPUs of one node, ``p5.48xlarge``, or of the replica, ``2 x p5.48xlarge``)."""
+    if gpus % degree:
+        raise FmValidationError("tensor_parallel", tensor_parallel, f"a divisor of the {gpus} GPUs of {of}")
+
+
+def one_node_degrees_divide_its_gpus(
+    *, pipeline_parallel: int | None, tp: int, pp: int, node_gpus: int, instance_type: str
+) -> None:
+    """One node: the pod's ``tp x pp`` GPUs divide the node's GPUs (the catalog's ``gpu.count``)."""
+    gpus = tp * pp
+    if gpus > node_gpus or node_gpus % gpus:
+        raise FmValidationError(
+            "pipeline_parallel",
+            pipeline_parallel,
+            f"a degree whose product with tensor_parallel {tp} divides the {node_gpus} GPUs of {instance_type}",
+        )
+
+
+def replica_degrees_use_every_gpu(*, pipeline_parallel: int | None, tp: int, pp: int, gpus: int, nodes: int) -> None:
+    """Several nodes: ``tp x pp`` is every GPU of the replica (``gpus`` on ``nodes`` nodes)."""
+    if tp * pp != gpus:
+        raise FmValidationError(
+            "pipeline_parallel",
+            pipeline_parallel,
+            f"{gpus // tp} (tensor_parallel {tp} x pipeline_parallel must use the {gpus} GPUs of {nodes} nodes)",
+        )
 
 
 # --- exposure -------------------------------------------------------------------------------------------------------
