@@ -31,6 +31,7 @@ from pathlib import Path
 
 from .._validate import check_bool, check_count, check_number, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
+from . import rules
 from .metric_names import NODE_EXPORTER_TEXTFILE_DIR
 
 #: nccl-tests, pinned by tag and commit: the newest tag of NVIDIA/nccl-tests in the stored snapshot (tag v2.19.6,
@@ -169,10 +170,7 @@ class NcclCheckSpec:
         check_count("suspect_after_runs", self.suspect_after_runs, minimum=1, maximum=100)
         _synth("outlier_percent", self.outlier_percent)
         check_number("outlier_percent", self.outlier_percent, minimum=0, maximum=99)
-        if self.pairwise and self.nodes < 4:
-            raise FmValidationError(
-                "nodes", self.nodes, "at least 4 with pairwise=True (with fewer, the slowest pair blames no one node)"
-            )
+        rules.pairwise_needs_four_nodes(pairwise=self.pairwise, nodes=self.nodes)
 
     @property
     def environment(self) -> dict[str, str]:

@@ -19,6 +19,7 @@ from .._validate import check_count, check_str
 from ..catalog import get_instance_spec
 from ..errors import FmValidationError
 from ..networking.interfaces import plan_network_interfaces
+from . import rules
 from .nccl import JOB_NAME, LD_LIBRARY_PATH, METRICS_FILE, NcclCheckSpec, _mpirun_command, report_script
 
 _IMAGE = re.compile(r"[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+(:[A-Za-z0-9._-]{1,128}|@sha256:[0-9a-f]{64})")
@@ -123,10 +124,9 @@ def render_mpijob_manifests(
     check_str("results_claim", results_claim, pattern=_K8S_NAME, allowed="a PersistentVolumeClaim name")
     check_str("namespace", namespace, pattern=_K8S_NAME, allowed="a Kubernetes namespace name")
     instance = get_instance_spec(instance_type)
-    if instance.gpu.count != spec.gpus_per_node:
-        raise FmValidationError(
-            "spec.gpus_per_node", spec.gpus_per_node, f"{instance.gpu.count}, the GPUs of {instance_type}"
-        )
+    rules.gpus_per_node_match_the_instance_type(
+        gpus_per_node=spec.gpus_per_node, instance_type=instance_type, gpu_count=instance.gpu.count
+    )
     default_efa = plan_network_interfaces(instance).efa_interface_count
     efa = default_efa if efa_per_node is None else check_count("efa_per_node", efa_per_node, minimum=1)
     config_map = {

@@ -16,6 +16,7 @@ from typing import Any
 from .._validate import check_bool, check_count, check_str
 from ..catalog import CATALOG, CpuArchitecture, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token, one_of
+from . import rules
 from .metric_names import NODE_EXPORTER_TEXTFILE_DIR
 
 __all__ = [
@@ -151,7 +152,9 @@ class NodeCheckSpec:
         check_count("efa_interfaces", self.efa_interfaces, minimum=0)
         if self.instance_type in CATALOG:  # what for_instance_type refuses, for the direct constructor too
             maximum = CATALOG.get(self.instance_type).maximum_efa_interfaces
-            check_count("efa_interfaces", self.efa_interfaces, maximum=maximum)
+            rules.efa_interfaces_fit_the_instance_type(
+                efa_interfaces=self.efa_interfaces, maximum_efa_interfaces=maximum
+            )
         check_bool("fabric_manager", self.fabric_manager)
         check_bool("imex", self.imex)
         if self.lustre_mount_point is not None:
@@ -199,7 +202,9 @@ class NodeCheckSpec:
 
             efa_interfaces = plan_network_interfaces(spec).efa_interface_count
         elif not is_token(efa_interfaces):
-            check_count("efa_interfaces", efa_interfaces, maximum=spec.maximum_efa_interfaces)
+            rules.efa_interfaces_fit_the_instance_type(
+                efa_interfaces=efa_interfaces, maximum_efa_interfaces=spec.maximum_efa_interfaces
+            )
         from_catalog = {
             "gpu_count": spec.gpu.count,
             "efa_interfaces": efa_interfaces,
@@ -307,10 +312,4 @@ def _merge_budgets(value: object) -> Mapping[CheckName, int]:
 
 
 def _check_dcgm_budget(level: int, seconds: int) -> None:
-    nominal = DCGM_LEVEL_NOMINAL_SECONDS[level]
-    if nominal is not None and seconds < nominal:
-        raise FmValidationError(
-            "budget_seconds[dcgm-diag]",
-            seconds,
-            f"at least {nominal} s for dcgmi diag level {level} (NVIDIA: it normally runs about that long)",
-        )
+    rules.dcgm_budget_covers_the_level(level=level, seconds=seconds, nominal_seconds=DCGM_LEVEL_NOMINAL_SECONDS[level])

@@ -43,13 +43,15 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from .._rules import warn
 from .._validate import check_bool, check_count, check_enum, check_instance, check_number, check_str, located
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin
 from ..eks.manifests import check_name
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..errors import FmTypeError, FmValidationError
 from ..observability._checks import check_aps_workspace_arn
 from ..observability.workspace import PrometheusWorkspace
+from . import rules
 from ._cluster_addon import check_chart_inputs, one_per_cluster
 from ._pod_identity import pod_identity_role
 from .exposure import DEFAULT_NAMESPACE
@@ -136,10 +138,8 @@ def _check_replicas(min_replicas: object, max_replicas: object, scale_to_zero: o
     check_count("max_replicas", max_replicas, minimum=1)
     zero = check_bool("scale_to_zero", scale_to_zero)
     check_count("min_replicas", min_replicas, minimum=0 if zero else 1)
-    if zero and not is_token(min_replicas) and min_replicas != 0:
-        raise FmValidationError("min_replicas", min_replicas, "0 when scale_to_zero=True")
-    if not is_token(min_replicas) and not is_token(max_replicas) and int(min_replicas) > int(max_replicas):  # type: ignore[call-overload]
-        raise FmValidationError("min_replicas", min_replicas, f"at most max_replicas ({max_replicas})")
+    rules.scale_to_zero_starts_at_zero(scale_to_zero=zero, min_replicas=min_replicas)
+    rules.min_replicas_at_most_max_replicas(min_replicas=min_replicas, max_replicas=max_replicas)
 
 
 def _number(value: float) -> str:
@@ -402,11 +402,9 @@ class ModelServerAutoscaler(Construct):
         self.manifest_body = body
         self.manifest = eks.KubernetesManifest(self, "Manifest", cluster=cluster.icluster, manifest=body)
         self.manifest.node.add_dependency(self.keda.chart)
-        if scale_to_zero and wake_query is None:
-            add_warning(
-                self,
-                WarningId.SERVING_SCALE_TO_ZERO_WITHOUT_WAKE,
-                f"model server {server_name!r} scales to zero on {metric.value}, which no pod reports once the last "
-                "one stops: nothing will scale it up again. Pass wake_query= (a series that exists at zero "
-                "replicas), or keep min_replicas >= 1",
-            )
+        warn(
+            self,
+            rules.scale_to_zero_needs_a_wake_query(
+                server_name=server_name, metric=metric.value, scale_to_zero=scale_to_zero, wake_query=wake_query
+            ),
+        )

@@ -34,11 +34,13 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .. import _nag
+from .._rules import warn
 from .._validate import check_bool, check_construct, check_count, check_enum, check_instance, check_str, located
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin
 from ..eks.manifests import check_name
-from ..errors import FmValidationError, WarningId, add_warning
+from ..errors import FmValidationError
+from . import rules
 from ._cluster_addon import check_chart_inputs, one_per_cluster
 from ._pod_identity import pod_identity_role
 
@@ -338,13 +340,11 @@ class ModelServerEndpoint(Construct):
         check_instance("cluster", cluster, GpuEksCluster, "a GpuEksCluster")
         check_enum("kind", kind, LoadBalancerKind)
         check_enum("scheme", scheme, LoadBalancerScheme)
-        if (
-            not check_bool("allow_internet_facing", allow_internet_facing)
-            and scheme is LoadBalancerScheme.INTERNET_FACING
-        ):
-            raise FmValidationError(
-                "scheme", scheme.value, "LoadBalancerScheme.INTERNAL unless allow_internet_facing=True"
-            )
+        rules.internet_facing_needs_the_opt_in(
+            scheme=scheme.value,
+            internet_facing=scheme is LoadBalancerScheme.INTERNET_FACING,
+            allow_internet_facing=check_bool("allow_internet_facing", allow_internet_facing),
+        )
         if controller is not None:
             check_instance("controller", controller, AwsLoadBalancerController, "an AwsLoadBalancerController")
         if kind is LoadBalancerKind.NLB:
@@ -364,11 +364,9 @@ class ModelServerEndpoint(Construct):
         self.manifest_body = body
         self.manifest = eks.KubernetesManifest(self, "Manifest", cluster=cluster.icluster, manifest=[body])
         self.manifest.node.add_dependency(self.controller.chart)
-        if scheme is LoadBalancerScheme.INTERNET_FACING:
-            add_warning(
-                self,
-                WarningId.SERVING_INTERNET_FACING_ENDPOINT,
-                f"model server {server_name!r} is exposed on an internet-facing {kind.name}: anyone on the internet "
-                "can reach the OpenAI-compatible API, which vLLM serves without authentication unless --api-key is "
-                "set; prefer an internal load balancer reached through the VPC",
-            )
+        warn(
+            self,
+            rules.an_internet_facing_endpoint_is_open_to_all(
+                server_name=server_name, kind=kind.name, internet_facing=scheme is LoadBalancerScheme.INTERNET_FACING
+            ),
+        )

@@ -26,15 +26,16 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from .. import _nag
+from .._rules import warn
 from .._validate import check_count, check_number, check_str, located
 from ..catalog import InstanceSpec, get_instance_spec
 from ..eks import addons as _addons
 from ..eks._names import check_label_key, check_label_value
 from ..eks.manifests import check_name
 from ..eks.vpc_cni import POD_IDENTITY_PRINCIPAL
-from ..errors import FmTypeError, FmValidationError, WarningId, add_warning, is_token
+from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking.interfaces import plan_network_interfaces
-from . import vllm
+from . import rules, vllm
 from .autoscaling import ModelServerAutoscaler, ScaleTargetKind, ServingMetric
 from .exposure import (
     DEFAULT_HEALTH_CHECK_PATH,
@@ -253,17 +254,17 @@ class ModelServer(Construct):
             raise FmTypeError("weights", weights, f"a ModelWeights (got a {type(weights).__name__})")
         if node_group is not None and not isinstance(node_group, GpuNodeGroup):
             raise FmTypeError("node_group", node_group, f"a GpuNodeGroup (got a {type(node_group).__name__})")
-        if node_group is not None and node_group not in cluster.gpu_node_groups:
-            raise FmValidationError("node_group", node_group.node.path, "a GPU node group of cluster")
+        if node_group is not None:
+            rules.a_node_group_serves_its_cluster(
+                node_group_path=node_group.node.path, of_the_cluster=node_group in cluster.gpu_node_groups
+            )
         if parameters is not None:
             check_number("parameters", parameters, minimum=1)
         if dtype is not None and not isinstance(dtype, ModelDtype):
             raise FmTypeError(
                 "dtype", dtype, f"a ModelDtype such as ModelDtype.BF16, not a {type(dtype).__name__} ({_DTYPES})"
             )
-        if (parameters is None) != (dtype is None):
-            missing, given = ("dtype", "parameters") if dtype is None else ("parameters", "dtype")
-            raise FmValidationError(missing, None, f"given with {given} (the model-fit check needs both)")
+        rules.model_size_comes_with_its_dtype(parameters=parameters, dtype=dtype)
 
     @staticmethod
     def _check_selector(
@@ -271,10 +272,9 @@ class ModelServer(Construct):
     ) -> dict[str, str]:
         selector: dict[str, str] = {}
         if node_group is not None:
-            if node_group.instance_spec.instance_type != instance_type:
-                raise FmValidationError(
-                    "node_group", node_group.instance_spec.instance_type, f"a node group of {instance_type}"
-                )
+            rules.a_node_group_runs_the_server_type(
+                node_group_type=node_group.instance_spec.instance_type, instance_type=instance_type
+            )
             from ..eks.node_group import CAPACITY_LABEL
             from ..eks.node_group import INSTANCE_TYPE_LABEL as GROUP_TYPE_LABEL
 
@@ -292,13 +292,12 @@ class ModelServer(Construct):
         if node_group is not None:
             return
         types = {g.instance_spec.instance_type for g in self.cluster.gpu_node_groups}
-        if self.instance_type not in types:
-            add_warning(
-                self,
-                WarningId.SERVING_NO_NODE_GROUP,
-                f"{self.node.path}: the cluster has no GPU node group of {self.instance_type} (yet); the server's pods "
-                "stay pending until nodes of that type join (a node group added later, or Karpenter)",
-            )
+        warn(
+            self,
+            rules.nodes_of_the_server_type_join_the_cluster(
+                server_path=self.node.path, instance_type=self.instance_type, node_group_types=types
+            ),
+        )
 
     # --- build steps ---------------------------------------------------------------------------------------------
     @property
@@ -576,8 +575,7 @@ def _check_node_pool(
     """The NodePool's name and manifest: one of ``cluster.karpenter``'s pools, holding ``instance_type``."""
     if node_pool is None:
         return None
-    if node_group is not None:
-        raise FmValidationError("node_pool", node_pool, "None when node_group is given (one source of capacity)")
+    rules.one_source_of_capacity(node_pool=node_pool, node_group=node_group)
     karpenter = cluster.karpenter
     pools: dict[str, eks.KubernetesManifest] = {} if karpenter is None else dict(karpenter.node_pools)
     if isinstance(node_pool, eks.KubernetesManifest):
@@ -593,11 +591,9 @@ def _check_node_pool(
     else:
         raise FmTypeError("node_pool", node_pool, f"a NodePool name or its manifest (got a {type(node_pool).__name__})")
     assert karpenter is not None
-    types = karpenter.node_pool_instance_types[name]
-    if instance_type not in types:
-        raise FmValidationError(
-            "node_pool", name, f"a NodePool that launches {instance_type} (it has {', '.join(types)})"
-        )
+    rules.a_node_pool_launches_the_server_type(
+        node_pool=name, pool_types=karpenter.node_pool_instance_types[name], instance_type=instance_type
+    )
     return name, pools[name]
 
 

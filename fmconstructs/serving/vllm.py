@@ -27,6 +27,7 @@ from typing import Any
 from .._validate import check_count, check_str, check_str_sequence
 from ..catalog import get_instance_spec
 from ..errors import FmValidationError, is_token
+from . import rules
 from .lws import GROUP_SIZE_ENV, LEADER_ADDRESS_ENV, LWS_API_VERSION, WORKER_INDEX_LABEL
 
 # This module imports no aws_cdk (nor fmconstructs.eks, whose package imports it): the ``fmc`` command and tests
@@ -127,31 +128,20 @@ def plan_parallelism(
     if nodes == 1:
         tp = node_gpus if tensor_parallel is None else tensor_parallel
         pp = 1 if pipeline_parallel is None else pipeline_parallel
-        if node_gpus % tp:
-            raise FmValidationError(
-                "tensor_parallel", tensor_parallel, f"a divisor of the {node_gpus} GPUs of {instance_type}"
-            )
-        gpus = tp * pp
-        if gpus > node_gpus or node_gpus % gpus:
-            raise FmValidationError(
-                "pipeline_parallel",
-                pipeline_parallel,
-                f"a degree whose product with tensor_parallel {tp} divides the {node_gpus} GPUs of {instance_type}",
-            )
-        return Parallelism(1, gpus, tp, pp)
+        rules.tensor_parallel_divides_the_gpus(
+            tensor_parallel=tensor_parallel, degree=tp, gpus=node_gpus, of=instance_type
+        )
+        rules.one_node_degrees_divide_its_gpus(
+            pipeline_parallel=pipeline_parallel, tp=tp, pp=pp, node_gpus=node_gpus, instance_type=instance_type
+        )
+        return Parallelism(1, tp * pp, tp, pp)
     total = nodes * node_gpus
     tp = node_gpus if tensor_parallel is None else tensor_parallel
-    if total % tp:
-        raise FmValidationError(
-            "tensor_parallel", tensor_parallel, f"a divisor of the {total} GPUs of {nodes} x {instance_type}"
-        )
+    rules.tensor_parallel_divides_the_gpus(
+        tensor_parallel=tensor_parallel, degree=tp, gpus=total, of=f"{nodes} x {instance_type}"
+    )
     pp = total // tp if pipeline_parallel is None else pipeline_parallel
-    if tp * pp != total:
-        raise FmValidationError(
-            "pipeline_parallel",
-            pipeline_parallel,
-            f"{total // tp} (tensor_parallel {tp} x pipeline_parallel must use the {total} GPUs of {nodes} nodes)",
-        )
+    rules.replica_degrees_use_every_gpu(pipeline_parallel=pipeline_parallel, tp=tp, pp=pp, gpus=total, nodes=nodes)
     return Parallelism(nodes, node_gpus, tp, pp)
 
 

@@ -47,6 +47,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from .._validate import check_construct, check_enum, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..storage import LustreFileSystemBase
+from . import rules
 from .vllm import WeightsMount, server_labels
 
 __all__ = ["ModelWeights", "WeightsSource"]
@@ -143,9 +144,7 @@ class ModelWeights:
             WeightsSource.FSX: ("file_system", "path"),
             WeightsSource.HUGGING_FACE: ("model_id", "token"),
         }[self.source]
-        for field_name, value in given.items():
-            if field_name not in needs and value is not None:
-                raise FmValidationError(field_name, value, f"None for {self.source.name} weights")
+        rules.weights_take_the_options_of_their_source(source=self.source.name, needs=needs, given=given)
         if self.source is WeightsSource.S3:
             check_construct("bucket", self.bucket, attribute="bucket_arn", expected="an s3.IBucket")
             object.__setattr__(self, "prefix", check_prefix("prefix", self.prefix))
