@@ -4,9 +4,9 @@
 that the platform attaches with :func:`~fmconstructs._rules.warn`.
 
 Here: HyperPod's storage and chart rules (formerly ``platform._hyperpod_rules``, which re-exports them), the elastic
-pool's rules (:mod:`.elastic`), the services subnet's rules (:mod:`.placement`), ``add_model_server``'s rules
-(:mod:`.serving`) and the platform health's rules (:mod:`.health`). Checks of one option on its own stay with the
-options; values that are deploy-time tokens are never compared.
+pool's rules (:mod:`.elastic`), the options' cross-field rules (:mod:`.options`), the services subnet's rules
+(:mod:`.placement`), ``add_model_server``'s rules (:mod:`.serving`) and the platform health's rules (:mod:`.health`).
+Checks of one option on its own stay with the options; values that are deploy-time tokens are never compared.
 """
 
 from __future__ import annotations
@@ -25,20 +25,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HYPERPOD_EKS_VOLUME",
+    "access_logs_only_for_the_platform_bucket",
+    "base_config_dir_is_for_slurm",
     "base_config_dir_mounts_at_fsx",
     "base_config_dir_mounts_over_tcp",
+    "dependencies_chart_is_for_eks",
     "efa_storage_keeps_services_in_the_node_zone",
     "elastic_pool_is_not_for_an_ultraserver_block",
     "elastic_pool_limits",
     "elastic_pool_reserves_by_id",
     "elastic_pool_scales_at_deploy",
     "exactly_one_weights_source",
+    "existing_grafana_needs_its_prometheus",
     "fsx_path_needs_storage",
+    "grafana_network_access_needs_a_new_grafana",
     "hyperpod_eks_mounts_through_the_claim",
     "hyperpod_eks_needs_a_dependencies_chart",
     "model_servers_need_eks",
     "nccl_image_needs_nccl",
     "nccl_spec_fits_the_platform",
+    "new_workspace_options_need_a_new_workspace",
     "pcs_in_a_local_zone_needs_a_services_subnet",
     "remediation_acts_only_with_replace_nodes",
     "replace_nodes_needs_remediation",
@@ -281,4 +287,74 @@ def nccl_spec_fits_the_platform(
     if not (state_dir + "/").startswith(mount_point.rstrip("/") + "/"):
         raise FmValidationError(
             "health.nccl.state_dir", state_dir, f"a directory under the file system's mount point {mount_point}"
+        )
+
+
+# --- options --------------------------------------------------------------------------------------------------------
+def access_logs_only_for_the_platform_bucket(*, access_logs_bucket: str | None, data_bucket_given: bool) -> None:
+    """``access_logs_bucket`` (its construct path) is set on the bucket the platform creates: not with data_bucket."""
+    if access_logs_bucket is not None and data_bucket_given:
+        raise FmValidationError(
+            "access_logs_bucket",
+            access_logs_bucket,
+            "None when data_bucket is given (access logs are set on the bucket the platform creates; "
+            "configure your bucket's own server access logging)",
+        )
+
+
+def existing_grafana_needs_its_prometheus(*, grafana_given: bool, prometheus_given: bool) -> None:
+    """An existing Grafana workspace comes with the Prometheus workspace it reads."""
+    if grafana_given and not prometheus_given:
+        raise FmValidationError(
+            "prometheus_workspace",
+            None,
+            "the Prometheus workspace the existing Grafana workspace reads, given with grafana_workspace "
+            "(a new workspace would make the Grafana stack depend on this one and this one on it)",
+        )
+
+
+def grafana_network_access_needs_a_new_grafana(
+    *, grafana_network_access: object | None, create_grafana: bool, prometheus_given: bool
+) -> None:
+    """``grafana_network_access`` is for the Grafana workspace the platform creates."""
+    if grafana_network_access is not None and (not create_grafana or prometheus_given):
+        raise FmValidationError(
+            "grafana_network_access",
+            grafana_network_access,
+            "None unless the platform creates the Grafana workspace (PlatformObservability.new(grafana=True)):"
+            " an existing workspace keeps its own network access control",
+        )
+
+
+def new_workspace_options_need_a_new_workspace(
+    *, prometheus_given: bool, create_grafana: bool, alias: str | None
+) -> None:
+    """``create_grafana`` and ``alias`` describe new workspaces: refused beside an existing Prometheus workspace
+    (they would be silently ignored)."""
+    if not prometheus_given:
+        return
+    if create_grafana:
+        raise FmValidationError(
+            "create_grafana",
+            True,
+            "False with an existing prometheus_workspace (a Grafana workspace is created only with "
+            "PlatformObservability.new(); pass an existing one as grafana_workspace=)",
+        )
+    if alias is not None:
+        raise FmValidationError(
+            "alias", alias, "None with an existing prometheus_workspace (alias names a new workspace)"
+        )
+
+
+def base_config_dir_is_for_slurm(*, base_config_dir: str | None, on_eks: bool) -> None:
+    """HyperPod's published lifecycle scripts (``base_config_dir``) are for Slurm orchestration."""
+    if on_eks and base_config_dir is not None:
+        raise FmValidationError("base_config_dir", base_config_dir, "None with EKS orchestration (Slurm only)")
+
+
+def dependencies_chart_is_for_eks(*, chart_given: bool, on_eks: bool) -> None:
+    """HyperPod's dependencies chart is installed on its EKS cluster: EKS orchestration only."""
+    if chart_given and not on_eks:
+        raise FmValidationError(
+            "dependencies_chart", "a HyperPodDependenciesChart", "None with Slurm orchestration (EKS only)"
         )

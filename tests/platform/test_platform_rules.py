@@ -296,3 +296,99 @@ def test_an_nccl_spec_that_fits_passes(platform_nodes):
 )
 def test_an_nccl_spec_that_does_not_fit_is_refused(change, parameter, message):
     _refused(lambda: rules.nccl_spec_fits_the_platform(**{**NCCL, **change}, platform_nodes=2), parameter, message)
+
+
+# --- options --------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("logs", "data"), [(None, True), ("Stack/Logs", False), (None, False)])
+def test_access_logs_on_the_platform_bucket_pass(logs, data):
+    rules.access_logs_only_for_the_platform_bucket(access_logs_bucket=logs, data_bucket_given=data)
+
+
+def test_access_logs_with_your_data_bucket_are_refused():
+    _refused(
+        lambda: rules.access_logs_only_for_the_platform_bucket(access_logs_bucket="Stack/Logs", data_bucket_given=True),
+        "access_logs_bucket",
+        "None when data_bucket is given",
+    )
+
+
+@pytest.mark.parametrize(("grafana", "prometheus"), [(True, True), (False, False), (False, True)])
+def test_an_existing_grafana_with_its_prometheus_passes(grafana, prometheus):
+    rules.existing_grafana_needs_its_prometheus(grafana_given=grafana, prometheus_given=prometheus)
+
+
+def test_an_existing_grafana_without_its_prometheus_is_refused():
+    _refused(
+        lambda: rules.existing_grafana_needs_its_prometheus(grafana_given=True, prometheus_given=False),
+        "prometheus_workspace",
+        "the Prometheus workspace the existing Grafana workspace reads",
+    )
+
+
+@pytest.mark.parametrize(("access", "create", "prometheus"), [("a", True, False), (None, False, True)])
+def test_grafana_network_access_for_a_new_grafana_passes(access, create, prometheus):
+    rules.grafana_network_access_needs_a_new_grafana(
+        grafana_network_access=access, create_grafana=create, prometheus_given=prometheus
+    )
+
+
+@pytest.mark.parametrize(("create", "prometheus"), [(False, False), (True, True), (False, True)])
+def test_grafana_network_access_without_a_new_grafana_is_refused(create, prometheus):
+    _refused(
+        lambda: rules.grafana_network_access_needs_a_new_grafana(
+            grafana_network_access="a", create_grafana=create, prometheus_given=prometheus
+        ),
+        "grafana_network_access",
+        "None unless the platform creates the Grafana workspace",
+    )
+
+
+@pytest.mark.parametrize(
+    ("prometheus", "create", "alias"), [(False, True, "fm"), (True, False, None), (False, False, None)]
+)
+def test_new_workspace_options_for_new_workspaces_pass(prometheus, create, alias):
+    rules.new_workspace_options_need_a_new_workspace(prometheus_given=prometheus, create_grafana=create, alias=alias)
+
+
+@pytest.mark.parametrize(
+    ("create", "alias", "parameter", "message"),
+    [
+        (True, None, "create_grafana", "False with an existing prometheus_workspace"),
+        (True, "fm", "create_grafana", "False with an existing prometheus_workspace"),
+        (False, "fm", "alias", "alias names a new workspace"),
+    ],
+)
+def test_new_workspace_options_beside_an_existing_workspace_are_refused(create, alias, parameter, message):
+    _refused(
+        lambda: rules.new_workspace_options_need_a_new_workspace(
+            prometheus_given=True, create_grafana=create, alias=alias
+        ),
+        parameter,
+        message,
+    )
+
+
+@pytest.mark.parametrize(("base", "on_eks"), [("s3://b/base", False), (None, True), (None, False)])
+def test_base_config_dir_with_slurm_passes(base, on_eks):
+    rules.base_config_dir_is_for_slurm(base_config_dir=base, on_eks=on_eks)
+
+
+def test_base_config_dir_on_eks_is_refused():
+    _refused(
+        lambda: rules.base_config_dir_is_for_slurm(base_config_dir="base", on_eks=True),
+        "base_config_dir",
+        r"None with EKS orchestration \(Slurm only\)",
+    )
+
+
+@pytest.mark.parametrize(("chart", "on_eks"), [(True, True), (False, False), (False, True)])
+def test_a_dependencies_chart_on_eks_passes(chart, on_eks):
+    rules.dependencies_chart_is_for_eks(chart_given=chart, on_eks=on_eks)
+
+
+def test_a_dependencies_chart_with_slurm_is_refused():
+    _refused(
+        lambda: rules.dependencies_chart_is_for_eks(chart_given=True, on_eks=False),
+        "dependencies_chart",
+        r"None with Slurm orchestration \(EKS only\)",
+    )
