@@ -52,6 +52,7 @@ from .._validate import check_str
 from ..errors import FmTypeError, FmValidationError
 from ..observability.collection import DCGM_EXPORTER_IMAGE, NODE_EXPORTER_VERSION, PROMETHEUS_VERSION
 from ..pcs.slurm import SlurmVersion
+from . import rules
 
 #: Primary key fingerprint of the AWS PCS package signing key (PCS User Guide, custom AMI Steps 2 and 3).
 PCS_KEY_FINGERPRINT = "1C2432C1862F64D1F90A239A7EEF030EDDF5C21C"
@@ -129,8 +130,9 @@ class ImageComponent:
             if value is not None:
                 check_str(parameter, value, min_length=1, allowed="a non-empty bash script")
         check_str("revision", self.revision, pattern=_REVISION, allowed="'<major>.<minor>' such as '1.0'")
-        if self.build_script is None and self.check_script is None and self.test_script is None:
-            raise FmValidationError("build_script/check_script/test_script", None, "at least one script")
+        rules.a_component_has_a_script(
+            build_script=self.build_script, check_script=self.check_script, test_script=self.test_script
+        )
         object.__setattr__(self, "_document", self._render())
         # Rendered once (the component is immutable): digest, version and Data all read it.
         object.__setattr__(
@@ -351,10 +353,9 @@ def slurm_component(slurm_version: SlurmVersion, installer_version: str = SLURM_
     )
     major = slurm_version.value
     match = _SLURM_INSTALLER_VERSION.fullmatch(installer_version)
-    if match and match.group(1) and match.group(1) != major:
-        raise FmValidationError(
-            "slurm_installer_version", installer_version, f"an installer of Slurm {major} ('{major}.<patch>-<n>')"
-        )
+    rules.installer_matches_the_slurm_version(
+        installer_version=installer_version, installer_major=match.group(1) if match else None, slurm_major=major
+    )
     tarball = f"aws-pcs-slurm-{major}-installer-{installer_version}.tar.gz"
     build = _pcs_repository_install(
         "aws-pcs-slurm",

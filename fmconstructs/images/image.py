@@ -65,7 +65,7 @@ from .._validate import (
 from ..catalog import CpuArchitecture, InstanceSpec, check_instance_type, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..pcs.slurm import DEFAULT_SLURM_VERSION, SlurmVersion
-from . import _nag
+from . import _nag, rules
 from ._pipeline_parts import ROOT_DEVICE_NAME as ROOT_DEVICE_NAME
 from ._pipeline_parts import distribution_configuration, image_recipe, infrastructure_configuration
 from .components import (
@@ -124,11 +124,6 @@ _SSM_PARAMETER = re.compile(r"/imagebuilder/[a-zA-Z0-9_.\-/]{1,997}")
 # CloudWatch Logs group names (LogGroupName ^[a-zA-Z0-9\-_/\.]{1,512}$), so no spaces, and it leaves room for
 # component suffixes.
 _IMAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{1,62}[A-Za-z0-9]")
-# Instance type names: a 'g' among the family's attribute letters after the generation means AWS Graviton (EC2
-# Instance Types guide, "Instance type naming conventions": "g - AWS Graviton processors"), e.g. c7g, g5g, m7gd.
-_GRAVITON = re.compile(r"[a-z]+[0-9]+[a-z]*g[a-z]*\.[a-z0-9-]+")
-# GPU families start with g or p (G6, G5g, P5; gr6 too).
-_GPU_FAMILY = re.compile(r"(g|gr|p)[0-9][a-z0-9-]*\.[a-z0-9-]+")
 _AMI_ID = re.compile(r"ami-[0-9a-f]{8,17}")
 _SSM_SOURCE = re.compile(
     r"/[a-zA-Z0-9_.\-/]{1,2047}|arn:aws[a-z-]*:ssm:[a-z0-9-]+:[0-9]{12}:parameter/[a-zA-Z0-9_.\-/]+"
@@ -181,8 +176,7 @@ class BuildSchedule:
                 max_length=100,
                 allowed="an IANA time zone such as 'Etc/UTC' or 'Europe/Paris'",
             )
-            if self.expression is None:
-                raise FmValidationError("schedule.timezone", self.timezone, "None for a manual-only pipeline")
+            rules.timezone_needs_a_schedule(timezone=self.timezone, expression=self.expression)
 
     @classmethod
     def manual(cls) -> BuildSchedule:
@@ -268,31 +262,16 @@ def _instance_specs(instance_types: object) -> tuple[InstanceSpec, ...]:
 
 
 def _architecture(specs: Sequence[InstanceSpec]) -> CpuArchitecture:
-    architectures = {spec.architecture for spec in specs}
-    if len(architectures) != 1:
-        raise FmValidationError(
-            "instance_types",
-            [spec.instance_type for spec in specs],
-            "types of one architecture (one image per architecture: x86_64 for P5/P6, arm64 for P6e-GB200)",
-        )
-    return architectures.pop()
+    rules.instance_types_share_one_architecture(specs)
+    return specs[0].architecture
 
 
 def _check_build_type(parameter: str, value: object, architecture: CpuArchitecture, gpu: bool) -> str:
     name = check_instance_type(parameter, value)  # catalog or botocore's EC2 InstanceType enum
     if is_token(name):
         return str(name)
-    graviton = bool(_GRAVITON.fullmatch(name))
-    if graviton != (architecture is CpuArchitecture.ARM64):
-        raise FmValidationError(
-            parameter, name, f"an {architecture.value} instance type (the image is built for {architecture.value})"
-        )
-    if gpu and not _GPU_FAMILY.fullmatch(name):
-        raise FmValidationError(
-            parameter,
-            name,
-            "a GPU instance type (G or P family) when validate_on_gpu is True (the test runs nvidia-smi)",
-        )
+    rules.build_type_matches_the_architecture(parameter=parameter, instance_type=name, architecture=architecture)
+    rules.gpu_validation_needs_a_gpu_type(parameter=parameter, instance_type=name, validate_on_gpu=gpu)
     return str(name)
 
 
@@ -437,12 +416,9 @@ class GpuNodeImage(Construct):
         if len(set(self.slurm_versions)) != len(self.slurm_versions):
             raise FmValidationError("slurm_versions", [v.value for v in self.slurm_versions], "distinct versions")
         check_str("slurm_installer_version", props.slurm_installer_version)
-        if props.slurm_installer_version != "latest" and len(self.slurm_versions) != 1:
-            raise FmValidationError(
-                "slurm_installer_version",
-                props.slurm_installer_version,
-                "'latest' unless exactly one Slurm version is built",
-            )
+        rules.one_slurm_version_for_a_pinned_installer(
+            installer_version=props.slurm_installer_version, slurm_versions=len(self.slurm_versions)
+        )
         if props.parent_image is not None and not isinstance(props.parent_image, ParentImage):
             raise FmTypeError("parent_image", props.parent_image, "a ParentImage or None")
         if props.schedule is not None and not isinstance(props.schedule, BuildSchedule):

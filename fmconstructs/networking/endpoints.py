@@ -55,6 +55,7 @@ from .._validate import (
     subnet_zone,
 )
 from ..errors import FmTypeError, FmValidationError, is_token
+from . import rules
 
 
 class ClusterBackend(str, Enum):
@@ -336,8 +337,7 @@ class GpuClusterEndpoints(Construct):
         self._check_services()
         if peers is not None and not peers:
             raise FmValidationError("peers", [], "None (the VPC's CIDR block) or at least one peer")
-        if peers is not None and security_group is not None:
-            raise FmValidationError("peers", "given", "None when security_group is given (its rules are yours)")
+        rules.peers_or_a_security_group(peers_given=peers is not None, security_group_given=security_group is not None)
 
     @staticmethod
     def _check_subnets(subnets: tuple[ec2.ISubnet, ...]) -> None:

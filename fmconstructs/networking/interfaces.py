@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from .._validate import check_bool, check_enum, check_number
 from ..catalog import InstanceSpec, InterfaceType, NetworkCardSpec
 from ..errors import FmTypeError, FmValidationError, is_token
+from . import rules
 
 if TYPE_CHECKING:
     # aws_ec2 only in to_cfn: the ``fmc`` command plans layouts without Node.js (importing aws_cdk starts it).
@@ -149,12 +150,7 @@ class InterfaceLayout:
         The primary interface (and any extra ENA interface) gets ``security_group_ids`` plus the EFA group; EFA-only
         interfaces get the EFA group, which is all EFA traffic needs.
         """
-        if subnet_id is not None and not self.policy.allows_subnet_in_launch_template:
-            raise FmValidationError(
-                "subnet",
-                subnet_id,
-                f"omitted for the {self.policy.value} policy (the node group supplies subnets)",
-            )
+        rules.subnet_is_omitted_for_the_policy(policy=self.policy, subnet_id=subnet_id)
         from aws_cdk import aws_ec2 as ec2
 
         out: list[ec2.CfnLaunchTemplate.NetworkInterfaceProperty] = []
@@ -208,21 +204,19 @@ def plan_network_interfaces(
     check_bool("extra_ena_interfaces", extra_ena_interfaces)
     check_enum("efa_cards", efa_cards, EfaCardSelection)
     max_efa = spec.maximum_efa_interfaces
-    if efa_interface_count is not None and not 0 <= efa_interface_count <= max_efa:
-        raise FmValidationError(
-            "efa_interface_count", efa_interface_count, f"between 0 and {max_efa} for {spec.instance_type}"
-        )
+    rules.efa_count_fits_the_catalog(
+        efa_interface_count=efa_interface_count, maximum_efa=max_efa, instance_type=spec.instance_type
+    )
     candidates = _spread_order(spec, _selected_cards(spec, efa_cards))[:max_efa]
-    if efa_interface_count is not None and efa_interface_count > len(candidates):
-        raise FmValidationError(
-            "efa_interface_count",
-            efa_interface_count,
-            f"at most {len(candidates)} for {spec.instance_type} with the {policy.value} policy and "
-            f"{efa_cards.value} EFA cards (cards {sorted(candidates)}; efa_cards=EfaCardSelection.EVERY_GPU_CARD "
-            "or ALL use more cards where the type has them)",
-        )
+    rules.efa_count_fits_the_cards(
+        efa_interface_count=efa_interface_count,
+        candidates=candidates,
+        instance_type=spec.instance_type,
+        policy=policy,
+        efa_cards=efa_cards,
+    )
     budget = len(candidates) if efa_interface_count is None else efa_interface_count
-    _check_gpu_coverage(spec, efa_cards, candidates, budget)
+    rules.every_gpu_reaches_an_efa(spec=spec, selection=efa_cards, candidates=candidates, budget=budget)
     chosen = set(candidates[:budget])
 
     card0 = spec.card(0)
@@ -278,23 +272,6 @@ def _spread_order(spec: InstanceSpec, cards: Sequence[int]) -> tuple[int, ...]:
         order.extend(g[rank] for g in per_gpu if rank < len(g))
     order.extend(i for i in sorted(selected) if i not in order)
     return tuple(order)
-
-
-def _check_gpu_coverage(
-    spec: InstanceSpec, selection: EfaCardSelection, candidates: Sequence[int], budget: int
-) -> None:
-    """Refuse a count that leaves some GPU with none of its cards (0, no EFA at all, is allowed)."""
-    gpus = [g for g in spec.gpu_card_groups if set(g.cards) & set(candidates)]
-    if 0 < budget < len(gpus):
-        groups = ", ".join(str(list(g.cards)) for g in gpus)
-        counts = f"{len(gpus)}" if len(gpus) == len(candidates) else f"between {len(gpus)} and {len(candidates)}"
-        raise FmValidationError(
-            "efa_interface_count",
-            budget,
-            f"0 (no EFA) or {counts} for {spec.instance_type} with {selection.value} EFA cards: each of its "
-            f"{len(gpus)} GPUs needs an EFA on one of the cards it reaches ({groups}; EC2 User Guide "
-            "efa-acc-inst-types)",
-        )
 
 
 def _max_efa_flow_gbps(spec: InstanceSpec, efa_cards: Sequence[int]) -> float:

@@ -10,6 +10,7 @@ from constructs import Construct
 
 from .._validate import check_enum, check_number, known, located
 from ..errors import FmValidationError
+from . import rules
 
 
 class PlacementStrategy(str, Enum):
@@ -45,8 +46,7 @@ class ClusterPlacementGroup(Construct):
         # EC2 User Guide "placement-strategies" (partition): at most seven partitions per Availability Zone.
         if partition_count is not None:
             partition_count = check_number("partition_count", partition_count, integer=True)
-            if strategy is not PlacementStrategy.PARTITION:
-                raise FmValidationError("partition_count", partition_count, "None unless strategy is PARTITION")
+            rules.partition_count_needs_the_partition_strategy(partition_count=partition_count, strategy=strategy)
             if known(partition_count) and not 1 <= partition_count <= 7:
                 raise FmValidationError("partition_count", partition_count, "between 1 and 7")
         super().__init__(scope, id)

@@ -36,13 +36,15 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from .._rules import warn
 from ..capacity import CapacityKind
 from ..catalog import InstanceSpec
 from ..eks.addons import GPU_TAINT_KEY
 from ..eks.karpenter_manifests import CapacityReservationTerm, KarpenterCapacityType, ReservationType
 from ..eks.node_group import CAPACITY_LABEL, INSTANCE_TYPE_LABEL
 from ..eks.scheduling import FlavorQuota, KueueScheduling, network_layers
-from ..errors import FmValidationError, WarningId, add_warning, is_token
+from ..errors import WarningId, add_warning, is_token
+from . import rules
 
 if TYPE_CHECKING:
     from aws_cdk import aws_eks_v2 as eks
@@ -84,15 +86,11 @@ class ElasticPool:
 
 
 def _reservation(capacity: Capacity) -> tuple[tuple[CapacityReservationTerm, ...], ReservationType | None]:
+    rules.elastic_pool_reserves_by_id(
+        capacity_kind=capacity.kind, reservation_id=getattr(capacity, "reservation_id", None)
+    )
     if capacity.kind is CapacityKind.ON_DEMAND:
         return (), None
-    if getattr(capacity, "reservation_id", None) is None:
-        raise FmValidationError(
-            "capacity",
-            capacity.kind.value,
-            "On-Demand, or a reservation given by reservation_id for an elastic pool (capacityReservationSelectorTerms "
-            "select by id or tags, not by resource group); or EksGpuCapacity.MANAGED_NODE_GROUP",
-        )
     kind = ReservationType.CAPACITY_BLOCK if capacity.is_capacity_block else ReservationType.DEFAULT
     return (CapacityReservationTerm.for_capacity(capacity),), kind
 
@@ -101,25 +99,12 @@ def check_elastic(
     options: EksOptions, *, instance_spec: InstanceSpec, capacity: Capacity
 ) -> tuple[tuple[CapacityReservationTerm, ...], ReservationType | None]:
     """The cross-choice rules of an elastic pool; returns its reservation terms and reservation type."""
-    from ..capacity import CapacityBlockScaling
     from ..eks.auto_mode import check_auto_mode_instance_types
     from ..eks.karpenter_manifests import check_karpenter_instance_types
 
     kind = options.gpu_capacity
-    if capacity.kind is CapacityKind.ULTRASERVER_CAPACITY_BLOCK:
-        raise FmValidationError(
-            "orchestrator.gpu_capacity",
-            kind.name,
-            "EksGpuCapacity.MANAGED_NODE_GROUP on an UltraServer Capacity Block (IMEX needs the NVIDIA DRA driver, "
-            "which Karpenter's chart ignores and EKS Auto Mode does not support)",
-        )
-    if options.capacity_block_scaling is CapacityBlockScaling.ON_BLOCK_EVENTS:
-        raise FmValidationError(
-            "orchestrator.capacity_block_scaling",
-            options.capacity_block_scaling.name,
-            f"CapacityBlockScaling.AT_DEPLOY with EksGpuCapacity.{kind.name} (an elastic pool has no group size to "
-            "scale: it launches into the block while jobs are pending)",
-        )
+    rules.elastic_pool_is_not_for_an_ultraserver_block(gpu_capacity=kind, capacity_kind=capacity.kind)
+    rules.elastic_pool_scales_at_deploy(gpu_capacity=kind, capacity_block_scaling=options.capacity_block_scaling)
     check = check_auto_mode_instance_types if kind is EksGpuCapacity.AUTO_MODE else check_karpenter_instance_types
     check("instance_type", [instance_spec.instance_type])
     return _reservation(capacity)
@@ -154,22 +139,13 @@ def add_elastic_pool(platform: TrainingPlatform, cluster: GpuEksCluster, options
 
 def _warn_limits(platform: TrainingPlatform, options: EksOptions) -> None:
     """What the managed node group does that the elastic pool's nodes do not (one warning, acknowledgeable)."""
-    missing = []
-    if platform.health is not None and platform.health.node_checks_on:
-        missing.append("the node checks (their bootstrap gate is a managed node group launch template)")
-    if platform.file_system is not None:
-        missing.append(
-            "the host Lustre mount and LNet over EFA (node group bootstrap); pods mount the file system through "
-            "its PersistentVolumeClaim (FSx CSI driver)"
-        )
-    if not missing:
-        return
-    add_warning(
+    warn(
         platform,
-        WarningId.EKS_ELASTIC_POOL_LIMITS,
-        f"EksGpuCapacity.{options.gpu_capacity.name}: the elastic pool's nodes do not get "
-        + "; ".join(missing)
-        + ". Use EksGpuCapacity.MANAGED_NODE_GROUP for them.",
+        rules.elastic_pool_limits(
+            gpu_capacity=options.gpu_capacity,
+            node_checks_on=platform.health is not None and platform.health.node_checks_on,
+            has_file_system=platform.file_system is not None,
+        ),
     )
 
 

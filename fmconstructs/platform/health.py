@@ -74,6 +74,7 @@ from ..health.nccl_eks import _check_image
 from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.workspace import PrometheusWorkspace
 from ..remediation import NodeRemediation, RemediationPolicy, RemediationTarget
+from . import rules
 
 __all__ = ["NCCL_DIR", "NCCL_STEP", "PlatformHealth", "platform_nccl_spec"]
 
@@ -120,20 +121,16 @@ class PlatformHealth:
             raise FmTypeError("nccl", self.nccl, "an NcclCheckSpec, True (the default check), False or None")
         if self.nccl_image is not None:
             _check_image(self.nccl_image)
-            if self.nccl is False or self.nccl is None:
-                raise FmValidationError("nccl_image", self.nccl_image, "None when nccl is off")
+            rules.nccl_image_needs_nccl(nccl_image=self.nccl_image, nccl=self.nccl)
         check_instance("nccl_alerts", self.nccl_alerts, NcclAlertOptions, "an NcclAlertOptions")
         if self.remediation is not None:
             check_instance("remediation", self.remediation, RemediationPolicy, "a RemediationPolicy or None")
         check_bool("replace_nodes", self.replace_nodes)
-        if self.replace_nodes and self.remediation is None:
-            raise FmValidationError("replace_nodes", True, "False when remediation is None (nothing to replace with)")
-        if self.remediation is not None and not self.remediation.dry_run and not self.replace_nodes:
-            raise FmValidationError(
-                "remediation.dry_run",
-                False,
-                "True unless replace_nodes=True (the explicit opt-in to drain, reboot and replace nodes)",
-            )
+        rules.replace_nodes_needs_remediation(
+            replace_nodes=self.replace_nodes, has_remediation=self.remediation is not None
+        )
+        if self.remediation is not None and not self.remediation.dry_run:
+            rules.remediation_acts_only_with_replace_nodes(dry_run=False, replace_nodes=self.replace_nodes)
 
     @property
     def remediation_policy(self) -> RemediationPolicy | None:
@@ -198,16 +195,14 @@ def _nccl_problem(
 
 
 def _check_explicit(spec: NcclCheckSpec, *, gpus_per_node: int, nodes: Any, mount_point: str) -> None:
-    if spec.gpus_per_node > gpus_per_node:
-        raise FmValidationError(
-            "health.nccl.gpus_per_node", spec.gpus_per_node, f"at most {gpus_per_node}, the instance type's GPUs"
-        )
-    if known(nodes) and spec.nodes > nodes:
-        raise FmValidationError("health.nccl.nodes", spec.nodes, f"at most the platform's {nodes} nodes")
-    if not (spec.state_dir + "/").startswith(mount_point.rstrip("/") + "/"):
-        raise FmValidationError(
-            "health.nccl.state_dir", spec.state_dir, f"a directory under the file system's mount point {mount_point}"
-        )
+    rules.nccl_spec_fits_the_platform(
+        gpus_per_node=spec.gpus_per_node,
+        nodes=spec.nodes,
+        state_dir=spec.state_dir,
+        instance_gpus=gpus_per_node,
+        platform_nodes=nodes,
+        mount_point=mount_point,
+    )
 
 
 # --- NCCL: how each backend runs it ---------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ from ..storage import (
     size_for_throughput,
 )
 from ..storage.sizing import THROUGHPUT_MBPS_PER_TIB
+from . import rules
 from .elastic import EksGpuCapacity
 
 #: The highest PERSISTENT_2 tier (MB/s/TiB): the smallest file system for a throughput objective
@@ -169,13 +170,9 @@ class PlatformStorage:
             check_construct(
                 "access_logs_bucket", self.access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket"
             )
-            if self.data_bucket is not None:
-                raise FmValidationError(
-                    "access_logs_bucket",
-                    self.access_logs_bucket.node.path,
-                    "None when data_bucket is given (access logs are set on the bucket the platform creates; "
-                    "configure your bucket's own server access logging)",
-                )
+            rules.access_logs_only_for_the_platform_bucket(
+                access_logs_bucket=self.access_logs_bucket.node.path, data_bucket_given=self.data_bucket is not None
+            )
         check_enum("removal_policy", self.removal_policy, RemovalPolicy)
         if self.encryption_key is not None:
             check_kms_key("encryption_key", self.encryption_key)
@@ -269,25 +266,19 @@ class PlatformObservability:
             )
         if self.grafana_workspace is not None:
             check_instance("grafana_workspace", self.grafana_workspace, GrafanaWorkspace, "a GrafanaWorkspace")
-            if self.prometheus_workspace is None:
-                raise FmValidationError(
-                    "prometheus_workspace",
-                    None,
-                    "the Prometheus workspace the existing Grafana workspace reads, given with grafana_workspace "
-                    "(a new workspace would make the Grafana stack depend on this one and this one on it)",
-                )
+            rules.existing_grafana_needs_its_prometheus(
+                grafana_given=True, prometheus_given=self.prometheus_workspace is not None
+            )
         check_bool("create_grafana", self.create_grafana)
         if self.grafana_network_access is not None:
             check_instance(
                 "grafana_network_access", self.grafana_network_access, GrafanaNetworkAccess, "a GrafanaNetworkAccess"
             )
-            if not self.create_grafana or self.prometheus_workspace is not None:
-                raise FmValidationError(
-                    "grafana_network_access",
-                    self.grafana_network_access,
-                    "None unless the platform creates the Grafana workspace (PlatformObservability.new(grafana=True)):"
-                    " an existing workspace keeps its own network access control",
-                )
+            rules.grafana_network_access_needs_a_new_grafana(
+                grafana_network_access=self.grafana_network_access,
+                create_grafana=self.create_grafana,
+                prometheus_given=self.prometheus_workspace is not None,
+            )
         if self.alias is not None:
             check_str("alias", self.alias, min_length=1, max_length=100, allowed="1-100 characters")
         _refuse_contradictions(self)
@@ -326,19 +317,11 @@ class PlatformObservability:
 def _refuse_contradictions(choice: PlatformObservability) -> None:
     """``create_grafana`` and ``alias`` describe new workspaces: refused beside an existing Prometheus workspace
     (they would be silently ignored)."""
-    if choice.prometheus_workspace is None:
-        return
-    if choice.create_grafana:
-        raise FmValidationError(
-            "create_grafana",
-            True,
-            "False with an existing prometheus_workspace (a Grafana workspace is created only with "
-            "PlatformObservability.new(); pass an existing one as grafana_workspace=)",
-        )
-    if choice.alias is not None:
-        raise FmValidationError(
-            "alias", choice.alias, "None with an existing prometheus_workspace (alias names a new workspace)"
-        )
+    rules.new_workspace_options_need_a_new_workspace(
+        prometheus_given=choice.prometheus_workspace is not None,
+        create_grafana=choice.create_grafana,
+        alias=choice.alias,
+    )
 
 
 def _check_name(parameter: str, value: object) -> str:
@@ -593,8 +576,9 @@ class HyperPodOptions:
                     "Guide sagemaker-hyperpod-eks-prerequisites)",
                 )
         object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))
-        if self.orchestrator is HyperPodOrchestration.EKS and self.base_config_dir is not None:
-            raise FmValidationError("base_config_dir", self.base_config_dir, "None with EKS orchestration (Slurm only)")
+        rules.base_config_dir_is_for_slurm(
+            base_config_dir=self.base_config_dir, on_eks=self.orchestrator is HyperPodOrchestration.EKS
+        )
         if self.dependencies_chart is not None:
             check_instance(
                 "dependencies_chart",
@@ -602,10 +586,7 @@ class HyperPodOptions:
                 HyperPodDependenciesChart,
                 "a HyperPodDependenciesChart (.from_directory, .from_oci, .from_ecr, .from_helm_repository)",
             )
-            if self.orchestrator is not HyperPodOrchestration.EKS:
-                raise FmValidationError(
-                    "dependencies_chart", "a HyperPodDependenciesChart", "None with Slurm orchestration (EKS only)"
-                )
+            rules.dependencies_chart_is_for_eks(chart_given=True, on_eks=self.orchestrator is HyperPodOrchestration.EKS)
 
 
 #: What :class:`~fmconstructs.platform.TrainingPlatform` accepts as ``orchestrator``.

@@ -35,9 +35,11 @@ from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct, IConstruct
 
-from .._validate import check_optional_subnet, is_local_zone, known, same_zone, subnet_zone
+from .._rules import warn
+from .._validate import check_optional_subnet, known, same_zone, subnet_zone
 from ..capacity import Capacity, subnet_label
-from ..errors import FmValidationError, WarningId, add_warning, is_token
+from ..errors import FmValidationError, is_token
+from . import rules
 
 
 def check_services_subnet(
@@ -53,35 +55,14 @@ def check_services_subnet(
     node subnet is in a known Local Zone without one. Returns the checked subnet or None."""
     services: ec2.ISubnet | None = check_optional_subnet("services_subnet", services_subnet)
     if services is None:
-        if backend == "pcs" and is_local_zone(subnet_zone(subnet)):
-            raise FmValidationError(
-                "services_subnet",
-                None,
-                f"given with PCS when subnet is in a Local Zone or Wavelength Zone ({subnet_zone(subnet)}): the PCS "
-                "controller's subnet cannot reside in AWS Outposts, AWS Wavelength or an AWS Local Zone (AWS PCS API "
-                "Reference, Networking.subnetIds); pass services_subnet= a subnet in a zone of the parent Region "
-                "(the controller, login nodes and file system go there; the GPU nodes stay in subnet)",
-            )
+        rules.pcs_in_a_local_zone_needs_a_services_subnet(backend=backend, node_zone=subnet_zone(subnet))
         return None
     _check_same_vpc(vpc, services)
-    zone = subnet_zone(services)
-    if is_local_zone(zone):
-        raise FmValidationError(
-            "services_subnet",
-            f"{subnet_label(services)} in {zone}",
-            "a subnet in a zone of the parent Region, not a Local Zone or Wavelength Zone (it holds what those zones "
-            "may not offer: the PCS controller's subnet cannot be in one, AWS PCS API Reference Networking.subnetIds)",
-        )
-    node_zone = subnet_zone(subnet)
-    if storage and efa_storage and same_zone(zone, node_zone) is False:
-        raise FmValidationError(
-            "services_subnet",
-            f"{subnet_label(services)} in {zone}",
-            f"a subnet in {node_zone}, the GPU nodes' zone, while the file system is EFA-enabled: EFA traffic does "
-            'not cross Availability Zones (EC2 User Guide "Elastic Fabric Adapter"). Pass '
-            "PlatformStorage(efa_enabled=False) to mount the file system over TCP across zones, or a services_subnet "
-            "in the nodes' zone",
-        )
+    zone, label = subnet_zone(services), subnet_label(services)
+    rules.services_subnet_is_in_the_parent_region(services=label, zone=zone)
+    rules.efa_storage_keeps_services_in_the_node_zone(
+        services=label, zone=zone, node_zone=subnet_zone(subnet), storage=storage, efa_storage=efa_storage
+    )
     return services
 
 
@@ -126,16 +107,10 @@ def _is_ref(value: object) -> bool:
 def warn_cross_zone(scope: Construct, *, subnet: ec2.ISubnet, services: ec2.ISubnet, parts: list[str]) -> None:
     """A warning when ``services`` is known to be in another zone than the nodes' ``subnet``: ``parts`` (what went
     there) talk to the GPU nodes across zones."""
-    node_zone, zone = subnet_zone(subnet), subnet_zone(services)
-    if not parts or same_zone(node_zone, zone) is not False:
-        return
-    add_warning(
-        scope,
-        WarningId.SERVICES_SUBNET_OTHER_ZONE,
-        f"services_subnet {subnet_label(services)} is in {zone}, the GPU nodes in {node_zone}: {', '.join(parts)} "
-        "reach the nodes across zones (higher latency; traffic between zones is billed as data transfer). A "
-        "file system there is mounted over TCP: EFA does not cross zones.",
+    advice = rules.services_across_zones(
+        services=subnet_label(services), zone=subnet_zone(services), node_zone=subnet_zone(subnet), parts=parts
     )
+    warn(scope, advice)
 
 
 def default_subnet(vpc: ec2.IVpc, capacity: Capacity) -> ec2.ISubnet:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._validate import check_scope_id
-from ..errors import FmValidationError
 from ..serving.model_server import ModelServer
 from ..serving.weights import ModelWeights
+from . import rules
 
 if TYPE_CHECKING:
     from .platform import TrainingPlatform
@@ -34,14 +34,7 @@ def add_model_server(
     **options: Any,
 ) -> ModelServer:
     """See :meth:`TrainingPlatform.add_model_server`."""
-    from .platform import Backend
-
-    if platform.backend is not Backend.EKS:
-        raise FmValidationError(
-            "backend",
-            platform.backend.value,
-            "eks for add_model_server (model servers run on the platform's GpuEksCluster: EksOptions)",
-        )
+    rules.model_servers_need_eks(backend=platform.backend.value)
     cluster = platform.eks_cluster
     assert cluster is not None  # the EKS backend always has one
     check_scope_id(platform, id)
@@ -61,15 +54,9 @@ def add_model_server(
 
 def _weights(platform: TrainingPlatform, weights: ModelWeights | None, fsx_path: str | None) -> ModelWeights:
     """``weights``, or the directory ``fsx_path`` of the platform's file system: exactly one."""
-    if (weights is None) == (fsx_path is None):
-        raise FmValidationError(
-            "weights",
-            weights,
-            "exactly one of weights (ModelWeights.from_s3/from_hugging_face/from_fsx) or fsx_path (a directory of the "
-            "platform's FSx for Lustre file system)",
-        )
+    rules.exactly_one_weights_source(weights=weights, fsx_path=fsx_path)
     if weights is not None:
         return weights
-    if platform.file_system is None:
-        raise FmValidationError("fsx_path", fsx_path, "None on a platform without storage (pass weights=)")
+    rules.fsx_path_needs_storage(fsx_path=fsx_path, has_file_system=platform.file_system is not None)
+    assert platform.file_system is not None
     return ModelWeights.from_fsx(platform.file_system, path=str(fsx_path))

@@ -38,6 +38,7 @@ from typing import Any
 from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..health import metric_names as names
+from . import rules
 
 __all__ = [
     "DEFAULT_ACTIONS",
@@ -219,8 +220,7 @@ class RemediationTarget:
             item=lambda n, v: check_str(n, v, pattern=_ID, allowed="a PCS compute node group id"),
             min_items=1,
         )
-        if login_node_group_id in ids:
-            raise FmValidationError("compute_node_group_ids", list(ids), "node groups other than the login node group")
+        rules.login_group_is_not_a_compute_group(login_node_group_id=login_node_group_id, compute_node_group_ids=ids)
         return cls(Backend.PCS, cluster_id, login_node_group_id=login_node_group_id, compute_node_group_ids=ids)
 
     @classmethod
@@ -251,11 +251,12 @@ class RemediationTarget:
         if backend is Backend.PCS:
             self._check_pcs()
             return
-        for name, empty in (("login_node_group_id", None), ("compute_node_group_ids", ())):
-            if getattr(self, name):
-                raise FmValidationError(name, getattr(self, name), f"{empty} for Backend.{backend.name} (PCS only)")
-        if backend is not Backend.EKS and self.eks_cluster is not None:
-            raise FmValidationError("eks_cluster", self.eks_cluster, f"None for Backend.{backend.name} (EKS only)")
+        rules.node_groups_only_for_pcs(
+            backend=backend,
+            login_node_group_id=self.login_node_group_id,
+            compute_node_group_ids=self.compute_node_group_ids,
+        )
+        rules.eks_cluster_only_for_eks(backend=backend, eks_cluster=self.eks_cluster)
         if backend is Backend.PARALLELCLUSTER:
             check_str("cluster", self.cluster, pattern=_PC_NAME, allowed="a ParallelCluster cluster name")
         elif backend is Backend.AUTO_SCALING:
@@ -270,11 +271,9 @@ class RemediationTarget:
             check_str("cluster", self.cluster, allowed="the EKS cluster's name")
 
     def _check_pcs(self) -> None:
-        if self.eks_cluster is not None:
-            raise FmValidationError("eks_cluster", self.eks_cluster, "None for Backend.PCS (EKS only)")
+        rules.eks_cluster_only_for_eks(backend=Backend.PCS, eks_cluster=self.eks_cluster)
         check_str("cluster", self.cluster, pattern=_ID, allowed="a PCS cluster id (non-empty, no whitespace)")
-        if self.login_node_group_id is None:
-            raise FmValidationError("login_node_group_id", None, "a PCS compute node group id for Backend.PCS")
+        rules.pcs_needs_a_login_node_group(login_node_group_id=self.login_node_group_id)
         check_str("login_node_group_id", self.login_node_group_id, pattern=_ID, allowed="a PCS compute node group id")
         ids = check_str_sequence(
             "compute_node_group_ids",
@@ -282,8 +281,9 @@ class RemediationTarget:
             item=lambda n, v: check_str(n, v, pattern=_ID, allowed="a PCS compute node group id"),
             min_items=1,
         )
-        if self.login_node_group_id in ids:
-            raise FmValidationError("compute_node_group_ids", list(ids), "node groups other than the login node group")
+        rules.login_group_is_not_a_compute_group(
+            login_node_group_id=self.login_node_group_id, compute_node_group_ids=ids
+        )
         object.__setattr__(self, "compute_node_group_ids", ids)
 
     def to_json(self) -> str:

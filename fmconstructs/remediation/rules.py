@@ -1,0 +1,60 @@
+"""The cross-property rules of :class:`~fmconstructs.remediation.RemediationTarget` as pure functions (the shape of
+:mod:`fmconstructs._rules`): plain values in, no construct or scope; a hard rule raises
+:class:`~fmconstructs.errors.FmValidationError`.
+
+Checks of one field on its own (id and name patterns, counts) stay with the policy and target; the Lambda handler's
+runtime checks are not construct-side rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import FmValidationError
+
+if TYPE_CHECKING:
+    from .policy import Backend
+
+__all__ = [
+    "eks_cluster_only_for_eks",
+    "login_group_is_not_a_compute_group",
+    "node_groups_only_for_pcs",
+    "pcs_needs_a_login_node_group",
+]
+
+
+def login_group_is_not_a_compute_group(
+    *, login_node_group_id: str | None, compute_node_group_ids: Sequence[str]
+) -> None:
+    """PCS: the login node group is not among the compute node groups remediated."""
+    if login_node_group_id in compute_node_group_ids:
+        raise FmValidationError(
+            "compute_node_group_ids", list(compute_node_group_ids), "node groups other than the login node group"
+        )
+
+
+def node_groups_only_for_pcs(
+    *, backend: Backend, login_node_group_id: str | None, compute_node_group_ids: Sequence[str]
+) -> None:
+    """The PCS node group fields are empty for the other backends."""
+    if backend.name == "PCS":
+        return
+    for name, value, empty in (
+        ("login_node_group_id", login_node_group_id, None),
+        ("compute_node_group_ids", compute_node_group_ids, ()),
+    ):
+        if value:
+            raise FmValidationError(name, value, f"{empty} for Backend.{backend.name} (PCS only)")
+
+
+def eks_cluster_only_for_eks(*, backend: Backend, eks_cluster: object | None) -> None:
+    """``eks_cluster`` is for Backend.EKS only."""
+    if backend.name != "EKS" and eks_cluster is not None:
+        raise FmValidationError("eks_cluster", eks_cluster, f"None for Backend.{backend.name} (EKS only)")
+
+
+def pcs_needs_a_login_node_group(*, login_node_group_id: str | None) -> None:
+    """Backend.PCS runs Slurm commands on a login node: a login node group id is required."""
+    if login_node_group_id is None:
+        raise FmValidationError("login_node_group_id", None, "a PCS compute node group id for Backend.PCS")
