@@ -23,6 +23,7 @@ from ..capacity import Capacity, CapacityBlockScaling, CapacityKind
 from ..catalog import InstanceSpec
 from ..errors import FmValidationError, WarningId, is_token
 from ..networking import InterfacePolicy
+from ..networking.rules import subnet_is_for_the_policy as subnet_is_for_the_policy
 
 __all__ = [
     "an_auto_scaling_group_needs_the_template_subnet",
@@ -103,15 +104,6 @@ def on_block_events_starts_empty(
 
 
 # --- launch template ------------------------------------------------------------------------------------------------
-def subnet_is_for_the_policy(*, policy: InterfacePolicy, subnet: str | None) -> None:
-    """A subnet in the launch template only for consumers that take it from there (not EKS managed node groups,
-    whose node group supplies the subnets). ``subnet`` names the given subnet in the message, None when none."""
-    if subnet is not None and not policy.allows_subnet_in_launch_template:
-        raise FmValidationError(
-            "subnet", subnet, f"None for the {policy.value} policy (the node group supplies the subnets)"
-        )
-
-
 def placement_group_is_not_for_a_capacity_block(*, has_placement_group: bool, is_capacity_block: bool) -> Advice | None:
     """Advice against a placement group on a Capacity Block (block instances are already placed together)."""
     if not (has_placement_group and is_capacity_block):

@@ -150,7 +150,7 @@ class InterfaceLayout:
         The primary interface (and any extra ENA interface) gets ``security_group_ids`` plus the EFA group; EFA-only
         interfaces get the EFA group, which is all EFA traffic needs.
         """
-        rules.subnet_is_omitted_for_the_policy(policy=self.policy, subnet_id=subnet_id)
+        rules.subnet_is_for_the_policy(policy=self.policy, subnet=subnet_id)
         from aws_cdk import aws_ec2 as ec2
 
         out: list[ec2.CfnLaunchTemplate.NetworkInterfaceProperty] = []

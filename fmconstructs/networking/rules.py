@@ -24,7 +24,7 @@ __all__ = [
     "every_gpu_reaches_an_efa",
     "partition_count_needs_the_partition_strategy",
     "peers_or_a_security_group",
-    "subnet_is_omitted_for_the_policy",
+    "subnet_is_for_the_policy",
 ]
 
 
@@ -40,15 +40,13 @@ def peers_or_a_security_group(*, peers_given: bool, security_group_given: bool) 
         raise FmValidationError("peers", "given", "None when security_group is given (its rules are yours)")
 
 
-def subnet_is_omitted_for_the_policy(*, policy: InterfacePolicy, subnet_id: str | None) -> None:
-    """The interface layout puts a subnet in the launch template only for policies that take it from there (the
-    wording of :meth:`NetworkInterfacePlan.to_cfn`; :func:`fmconstructs.compute.rules.subnet_is_for_the_policy`
-    words the launch template's own option)."""
-    if subnet_id is not None and not policy.allows_subnet_in_launch_template:
+def subnet_is_for_the_policy(*, policy: InterfacePolicy, subnet: str | None) -> None:
+    """A subnet in the launch template (or its interface layout) only for consumers that take it from there (not EKS
+    managed node groups, whose node group supplies the subnets). ``subnet`` names the given subnet in the message,
+    None when none. The one rule for the launch template and :meth:`NetworkInterfacePlan.to_cfn`."""
+    if subnet is not None and not policy.allows_subnet_in_launch_template:
         raise FmValidationError(
-            "subnet",
-            subnet_id,
-            f"omitted for the {policy.value} policy (the node group supplies subnets)",
+            "subnet", subnet, f"None for the {policy.value} policy (the node group supplies the subnets)"
         )
 
 

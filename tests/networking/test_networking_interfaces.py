@@ -100,7 +100,7 @@ def test_eks_policy_matches_self_managed_layout_but_refuses_subnets():
     assert triples(eks) == triples(plan_network_interfaces(spec))
     rendered = eks.to_cfn(efa_security_group_id="sg-efa", security_group_ids=["sg-node"])
     assert all(n.subnet_id is None for n in rendered)
-    with pytest.raises(FmValidationError, match=r"subnet must be omitted for the eks-managed-node-group policy"):
+    with pytest.raises(FmValidationError, match=r"subnet must be None for the eks-managed-node-group policy"):
         eks.to_cfn(efa_security_group_id="sg-efa", subnet_id="subnet-1")
 
 

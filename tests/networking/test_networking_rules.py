@@ -53,16 +53,14 @@ def test_peers_with_a_security_group_are_refused():
     [(InterfacePolicy.SELF_MANAGED, "subnet-1"), (InterfacePolicy.EKS_MANAGED_NODE_GROUP, None)],
 )
 def test_a_subnet_where_the_policy_takes_one_passes(policy, subnet):
-    rules.subnet_is_omitted_for_the_policy(policy=policy, subnet_id=subnet)
+    rules.subnet_is_for_the_policy(policy=policy, subnet=subnet)
 
 
 def test_a_subnet_for_a_managed_node_group_is_refused():
     _refused(
-        lambda: rules.subnet_is_omitted_for_the_policy(
-            policy=InterfacePolicy.EKS_MANAGED_NODE_GROUP, subnet_id="subnet-1"
-        ),
+        lambda: rules.subnet_is_for_the_policy(policy=InterfacePolicy.EKS_MANAGED_NODE_GROUP, subnet="subnet-1"),
         "subnet",
-        r"omitted for the eks-managed-node-group policy \(the node group supplies subnets\)",
+        r"None for the eks-managed-node-group policy \(the node group supplies the subnets\)",
     )
 
 
