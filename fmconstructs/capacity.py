@@ -284,14 +284,32 @@ class Capacity:
         deploy-time value, no zone given to the reservation, or a zone name compared with a zone id.
         """
         check_subnet("subnet", subnet)
-        zone = self.zone
         where = subnet_zone(subnet)
-        if same_zone(zone, where) is False:
-            raise FmValidationError(
-                "subnet",
-                f"{subnet_label(subnet)} in {where}",
-                f"a subnet in {zone}, the availability zone of the {self.kind.value}",
-            )
+        subnet_is_in_the_capacity_zone(
+            subnet=f"{subnet_label(subnet)} in {where}",
+            subnet_zone=where,
+            capacity_zone=self.zone,
+            capacity_kind=self.kind,
+            zone_noun="availability zone",
+        )
+
+
+def subnet_is_in_the_capacity_zone(
+    *,
+    subnet: str,
+    subnet_zone: str | None,
+    capacity_zone: str | None,
+    capacity_kind: CapacityKind,
+    parameter: str = "subnet",
+    zone_noun: str = "zone",
+) -> None:
+    """The subnet is in the zone the capacity pins the nodes to, when both zones are known at synthesis (a zone
+    name is not compared with a zone id). ``subnet`` is how the message names the subnet (``subnet-0abc in
+    us-east-1b``; never a raw token), ``parameter`` the caller's option (``subnet``, ``subnets[1]``)."""
+    if same_zone(capacity_zone, subnet_zone) is False:
+        raise FmValidationError(
+            parameter, subnet, f"a subnet in {capacity_zone}, the {zone_noun} of the {capacity_kind.value}"
+        )
 
 
 def subnet_label(subnet: ec2.ISubnet) -> str:

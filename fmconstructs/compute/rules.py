@@ -18,8 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from .._rules import Advice
-from .._validate import known, same_zone
+from .._validate import known
 from ..capacity import Capacity, CapacityBlockScaling, CapacityKind
+from ..capacity import subnet_is_in_the_capacity_zone as subnet_is_in_the_capacity_zone
 from ..catalog import InstanceSpec
 from ..errors import FmValidationError, WarningId, is_token
 from ..networking import InterfacePolicy
@@ -45,24 +46,6 @@ STARTS_EMPTY = (
 
 
 # --- shared by the backends -----------------------------------------------------------------------------------------
-def subnet_is_in_the_capacity_zone(
-    *,
-    subnet: str,
-    subnet_zone: str | None,
-    capacity_zone: str | None,
-    capacity_kind: CapacityKind,
-    parameter: str = "subnet",
-    zone_noun: str = "zone",
-) -> None:
-    """The subnet is in the zone the capacity pins the nodes to, when both zones are known at synthesis (a zone
-    name is not compared with a zone id). ``subnet`` is how the message names the subnet (``subnet-0abc in
-    us-east-1b``; never a raw token), ``parameter`` the caller's option (``subnet``, ``subnets[1]``)."""
-    if same_zone(capacity_zone, subnet_zone) is False:
-        raise FmValidationError(
-            parameter, subnet, f"a subnet in {capacity_zone}, the {zone_noun} of the {capacity_kind.value}"
-        )
-
-
 def ultraserver_types_need_an_ultraserver_block(
     *, spec: InstanceSpec, capacity_kind: CapacityKind, parameter: str = "capacity", list_the_types: bool = False
 ) -> None:
