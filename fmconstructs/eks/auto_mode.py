@@ -62,8 +62,8 @@ from constructs import Construct
 
 from .. import _nag
 from .._validate import check_bool, check_construct, check_count, check_str, check_str_sequence, located
-from ..catalog import CATALOG, InstanceSpec
-from ..errors import FmTypeError, FmValidationError, is_token
+from ..catalog import InstanceSpec
+from ..errors import FmTypeError, FmValidationError
 from . import _node_pools
 from . import karpenter_manifests as _karpenter
 from ._node_group_props import refuse_unknown_options
@@ -115,22 +115,15 @@ def auto_mode_cluster_props(auto_mode: bool) -> dict[str, Any]:
 
 
 def _check_type(parameter: str, value: object) -> InstanceSpec:
-    text = check_str(parameter, value, allowed="a GPU instance type of the fmconstructs catalog")
-    if is_token(text) or text not in CATALOG:
-        raise FmValidationError(
-            parameter, value, "a GPU instance type of the fmconstructs catalog, known at synthesis (a requirement)"
-        )
-    spec = CATALOG.get(text)
-    if spec.gpu.count < 1:
-        raise FmValidationError(parameter, value, "a GPU instance type (the catalog lists no GPU for it)")
-    if spec.ultraserver_types:
-        raise FmValidationError(
-            parameter,
-            value,
-            "a type EKS Auto Mode can run: UltraServer types need IMEX through the NVIDIA DRA driver and DRA is not "
-            f"supported with EKS Auto Mode (EKS User Guide device-management-efa); {_USE_NODE_GROUP}",
-        )
-    return spec
+    not_listed = "a GPU instance type of the fmconstructs catalog, known at synthesis (a requirement)"
+    return _karpenter.check_pool_gpu_type(
+        parameter,
+        value,
+        deploy_time=not_listed,
+        unknown=not_listed,
+        ultraserver="a type EKS Auto Mode can run: UltraServer types need IMEX through the NVIDIA DRA driver and DRA "
+        f"is not supported with EKS Auto Mode (EKS User Guide device-management-efa); {_USE_NODE_GROUP}",
+    )
 
 
 def check_auto_mode_instance_types(parameter: str, value: object) -> tuple[InstanceSpec, ...]:

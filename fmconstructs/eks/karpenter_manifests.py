@@ -246,29 +246,36 @@ def _multi_efa(spec: InstanceSpec) -> bool:
     return spec.maximum_efa_interfaces > 1
 
 
-def _check_gpu_type(parameter: str, value: object) -> InstanceSpec:
+def check_pool_gpu_type(
+    parameter: str, value: object, *, deploy_time: str, unknown: str, ultraserver: str
+) -> InstanceSpec:
+    """A GPU pool's instance type: a catalog type with GPUs, known at synthesis (a NodePool requirement), not sold as
+    UltraServers. The messages for a deploy-time value, a type the catalog does not list and an UltraServer type are
+    the pool kind's (Karpenter, Auto Mode)."""
     text = check_str(parameter, value, allowed="a GPU instance type of the fmconstructs catalog")
     if is_token(text):
-        raise FmValidationError(parameter, value, "an instance type known at synthesis (a NodePool requirement)")
+        raise FmValidationError(parameter, value, deploy_time)
     if text not in CATALOG:
-        raise FmValidationError(
-            parameter,
-            value,
-            "a GPU instance type of the fmconstructs catalog (fmconstructs.BUILTIN_INSTANCE_TYPES; add others, e.g. "
-            "g6e.12xlarge, with fmconstructs.register_instance_type)",
-        )
+        raise FmValidationError(parameter, value, unknown)
     spec = CATALOG.get(text)
     if spec.gpu.count < 1:
         raise FmValidationError(parameter, value, "a GPU instance type (the catalog lists no GPU for it)")
     if spec.ultraserver_types:
-        raise FmValidationError(
-            parameter,
-            value,
-            "a type Karpenter can launch: UltraServer types need IMEX through the NVIDIA DRA driver (Karpenter's chart "
-            "ignores DRA requests by default) and UltraServer Capacity Blocks (not in Karpenter's v1.14 docs); use a "
-            "managed node group (GpuEksCluster.add_gpu_node_group)",
-        )
+        raise FmValidationError(parameter, value, ultraserver)
     return spec
+
+
+def _check_gpu_type(parameter: str, value: object) -> InstanceSpec:
+    return check_pool_gpu_type(
+        parameter,
+        value,
+        deploy_time="an instance type known at synthesis (a NodePool requirement)",
+        unknown="a GPU instance type of the fmconstructs catalog (fmconstructs.BUILTIN_INSTANCE_TYPES; add others, "
+        "e.g. g6e.12xlarge, with fmconstructs.register_instance_type)",
+        ultraserver="a type Karpenter can launch: UltraServer types need IMEX through the NVIDIA DRA driver "
+        "(Karpenter's chart ignores DRA requests by default) and UltraServer Capacity Blocks (not in Karpenter's "
+        "v1.14 docs); use a managed node group (GpuEksCluster.add_gpu_node_group)",
+    )
 
 
 def check_karpenter_instance_types(parameter: str, value: object) -> tuple[InstanceSpec, ...]:
