@@ -62,7 +62,7 @@ def image_recipe(image: GpuNodeImage, size: Any) -> imagebuilder.CfnImageRecipe:
         # "1.0" plus a number from the content digest, so any change makes a new recipe version.
         image,
         "Recipe",
-        version=content_version("1.0", recipe_digest),
+        version=content_version("1.0", recipe_digest),  # our own recipe version scheme, not an upstream pin
         **recipe_props,
     )
 
