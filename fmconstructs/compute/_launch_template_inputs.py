@@ -177,7 +177,9 @@ MAX_TAGS_PER_RESOURCE = 50
 
 #: Keys the library adds to the launch template's tag specifications (launch_template.py; EKS node groups add
 #: ``fmconstructs:eks-cluster`` through ``tags``, which counts as the user's).
-LAUNCH_TEMPLATE_TAG_KEYS = frozenset({"fmconstructs:instance-type"})
+#: The tag the launch template puts on what it launches, naming the instance type.
+INSTANCE_TYPE_TAG = "fmconstructs:instance-type"
+LAUNCH_TEMPLATE_TAG_KEYS = frozenset({INSTANCE_TYPE_TAG})
 
 
 def _check_template_inputs(

@@ -38,7 +38,7 @@ from ..errors import FmTypeError, FmValidationError
 from ..networking import ClusterPlacementGroup, EfaSecurityGroup, InterfaceLayout, InterfacePolicy
 from ..networking.interfaces import EfaCardSelection, plan_network_interfaces
 from . import _nag, rules
-from ._launch_template_inputs import _check_inputs
+from ._launch_template_inputs import INSTANCE_TYPE_TAG, _check_inputs
 from .user_data import check_user_data_size, nvme_raid_commands
 
 #: The step names the launch template gives its built-in set-up.
@@ -380,7 +380,7 @@ class GpuLaunchTemplate(Construct):
                     resource_type=resource_type,
                     tags=[
                         {"key": k, "value": v}
-                        for k, v in {"fmconstructs:instance-type": props.instance_type, **(props.tags or {})}.items()
+                        for k, v in {INSTANCE_TYPE_TAG: props.instance_type, **(props.tags or {})}.items()
                     ],
                 )
                 for resource_type in ("instance", "volume", "network-interface")

@@ -310,7 +310,9 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: Keys the node group's launch template adds to its instances, volumes and network interfaces.
-_LIBRARY_INSTANCE_TAG_KEYS = LAUNCH_TEMPLATE_TAG_KEYS | {"fmconstructs:eks-cluster"}
+#: The tag an EKS node group's launch template puts on its instances, naming the cluster.
+EKS_CLUSTER_TAG = "fmconstructs:eks-cluster"
+_LIBRARY_INSTANCE_TAG_KEYS = LAUNCH_TEMPLATE_TAG_KEYS | {EKS_CLUSTER_TAG}
 
 
 def _check_room_for_the_library_tags(tags: Mapping[str, str]) -> None:

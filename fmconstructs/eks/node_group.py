@@ -86,9 +86,9 @@ from ..storage.lustre_clients import apply_lustre_client_plan, plan_lustre_clien
 from ..storage.lustre_mount import LustreMount
 from . import health as _health
 from . import rules
+from ._node_group_props import EKS_CLUSTER_TAG, _NodeGroupProps
 from ._node_group_props import EKS_IMDS_HOP_LIMIT as EKS_IMDS_HOP_LIMIT
 from ._node_group_props import GpuNodeGroupOptions as GpuNodeGroupOptions
-from ._node_group_props import _NodeGroupProps
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .versions import MIN_ULTRASERVER_VERSION, version_tuple
 
@@ -268,7 +268,7 @@ class GpuNodeGroup(Construct):
             root_volume_size_gib=props.root_volume_size_gib,
             instance_store_mount_point=None,
             user_data_format=UserDataFormat.MIME_MULTIPART,
-            tags={**(props.tags or {}), "fmconstructs:eks-cluster": cluster.cluster_name},
+            tags={**(props.tags or {}), EKS_CLUSTER_TAG: cluster.cluster_name},
             bootstrap_delivery=props.bootstrap_delivery,
             bootstrap_role=props.node_role or cluster.node_role,
             bootstrap_name=default_bootstrap_name(self),
