@@ -72,7 +72,7 @@ def wait_for_port(port: int, timeout_s: float = 30.0, host: str = "127.0.0.1") -
 
 def wait_for_http(url: str, timeout_s: float = 30.0) -> None:
     def answers() -> bool:
-        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(url, timeout=2) as response:
             return bool(response.status == 200)
 
     wait_for(url, answers, timeout_s)
@@ -92,7 +92,7 @@ class Daemon:
     def start(self) -> Daemon:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
-        self.process = subprocess.Popen(  # noqa: S603 - argv built by the twin
+        self.process = subprocess.Popen(
             list(self.argv),
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -131,10 +131,8 @@ class Daemon:
         pgid = self.process.pid
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            pass
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -173,7 +171,7 @@ class Daemons:
 def http_get(url: str, timeout_s: float = 5.0) -> bytes:
     """GET a loopback URL."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
             body: bytes = response.read()
             return body
     except urllib.error.URLError as error:
