@@ -1,0 +1,105 @@
+"""The day-2 loops on real Slurm 24.11, per Slurm backend, with what the library renders (issue 29, loops a-e).
+
+GIVEN a TrainingPlatform synthesized on the backend (node checks, observability, remediation on) and a twin cluster
+built from it (tests/support/twin/), WHEN nodes boot and jobs run with faults injected through the nodes' fake tools,
+THEN the loops hold. One cluster per backend for the whole module: jobs are queued before the nodes boot, so the
+first job meets a node the moment its slurmd registers (the window a dynamic node has before its boot gate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fmconstructs.platform import Backend
+from tests.support.twin.cluster import TwinCluster
+from tests.support.twin.fixtures import ran_on, require_twin, submit, wait_job, wait_until
+from tests.support.twin.nodes import HEALTHY
+from tests.support.twin.rendered import build_platform
+
+BACKENDS = [Backend.PCS, Backend.PARALLELCLUSTER]
+OPERATOR_REASON = "ops: DIMM swap ticket 4711"
+#: gpu-1 healthy, gpu-2 fails its boot checks (7 GPUs), gpu-3 drained by an operator, gpu-4 healthy at boot and
+#: loses an EFA device later (a prolog failure).
+SCENARIOS = {"gpu-2": HEALTHY.but(gpus=7)}
+
+
+@pytest.fixture(scope="module", params=BACKENDS, ids=lambda b: b.value)
+def twin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinCluster]:
+    require_twin()
+    rendered = build_platform(request.param, nodes=4)
+    home: Path = tmp_path_factory.mktemp(f"twin-{request.param.value}")
+    cluster = TwinCluster(rendered=rendered, home=home, nodes=4)
+    try:
+        cluster.start(SCENARIOS, boot=False)
+        assert cluster.slurm is not None
+        cluster.early_jobs = [submit(cluster, "-N1") for _ in range(6)]  # type: ignore[attr-defined]
+        cluster.boot_all()
+        cluster.slurm.run(["scontrol", "update", "nodename=gpu-3", "state=drain", f"reason={OPERATOR_REASON}"])
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def test_a_node_failing_its_boot_checks_never_runs_a_job(twin: TwinCluster) -> None:
+    assert twin.slurm is not None
+    for job in twin.early_jobs:  # type: ignore[attr-defined]
+        wait_job(twin, job, "COMPLETED", timeout_s=90)
+    ran = {node for nodes in ran_on(twin).values() for node in nodes}
+    assert "gpu-2" not in ran
+    info = twin.slurm.wait_node("gpu-2", r"DRAIN", timeout_s=60)
+    assert info["Reason"].startswith("fmconstructs: gpu-count: 7 GPUs visible, expected 8") or info[
+        "Reason"
+    ].startswith("Prolog error"), info
+
+
+def test_a_boot_gate_failure_names_the_check_in_the_metrics(twin: TwinCluster) -> None:
+    assert twin.slurm is not None
+    textfile = twin.slurm.nodes["gpu-2"].textfile_dir / "fm_node_checks_boot.prom"
+    wait_until("gpu-2's boot check metrics", textfile.exists, 60)
+    text = textfile.read_text()
+    assert 'fm_node_check_status{check="gpu-count",mode="boot"} 0' in text
+    assert 'reason="7 GPUs visible, expected 8"' in text
+
+
+def test_healthy_nodes_take_jobs_after_their_gate(twin: TwinCluster) -> None:
+    assert twin.slurm is not None
+    for name in ("gpu-1", "gpu-4"):
+        twin.slurm.wait_node(name, r"^(IDLE|MIXED|ALLOCATED)", timeout_s=60)
+
+
+def test_b_prolog_failure_requeues_the_job_without_holding_it(twin: TwinCluster) -> None:
+    assert twin.slurm is not None
+    twin.set_scenario("gpu-4", HEALTHY.but(efa_devices=31))
+    job = submit(twin, "-N1", "-w", "gpu-4", "--requeue")
+    info = twin.slurm.wait_node("gpu-4", r"DRAIN", timeout_s=60)
+    assert "Prolog" in info.get("Reason", "") or info.get("Reason", "").startswith("fmconstructs:"), info
+    job_info = wait_until("the job requeued", lambda: twin.slurm and twin.slurm.job_info(job).get("Restarts") != "0")
+    del job_info
+    state = twin.slurm.job_info(job)
+    assert state.get("JobState") == "PENDING", state
+    assert "held" not in state.get("Reason", "").lower() and state.get("Priority") != "0", state
+    textfile = twin.slurm.nodes["gpu-4"].textfile_dir / "fm_node_checks_prolog.prom"
+    wait_until("gpu-4's prolog check metrics", textfile.exists, 30)
+    assert 'fm_node_check_status{check="efa-devices",mode="prolog"} 0' in textfile.read_text()
+    twin.replace("gpu-4")
+    twin.slurm.wait_node("gpu-4", r"^(IDLE|MIXED|ALLOCATED)", timeout_s=60)
+    wait_job(twin, job, "COMPLETED", timeout_s=60)
+    assert "gpu-4" in ran_on(twin)[job]
+
+
+def test_e_an_operator_drained_node_is_never_touched(twin: TwinCluster) -> None:
+    assert twin.slurm is not None
+    info = twin.slurm.node_info("gpu-3")
+    assert "DRAIN" in info["State"]
+    assert info["Reason"] == OPERATOR_REASON
+    twin.replace("gpu-3")  # even a reboot: the gate runs its checks, the operator's drain stays
+    wait_until(
+        "gpu-3's boot checks after the reboot",
+        (twin.slurm.nodes["gpu-3"].textfile_dir / "fm_node_checks_boot.prom").exists,
+        60,
+    )
+    info = twin.slurm.node_info("gpu-3")
+    assert "DRAIN" in info["State"] and info["Reason"] == OPERATOR_REASON, info
