@@ -217,7 +217,8 @@ class XidPolicy:
 
     def xids(self, xid_class: XidClass) -> tuple[int, ...]:
         """The Xids of ``xid_class``, ascending."""
-        checked: XidClass = _check_class("xid_class", xid_class, optional=False)
+        checked = _check_class("xid_class", xid_class, optional=False)
+        assert checked is not None
         xids: tuple[int, ...] = getattr(self, checked.value)
         return xids
 
