@@ -9,14 +9,15 @@
   alert rules (:mod:`.nccl_rules`).
 
 The names the loop speaks (metrics, alerts, the remediation trigger label) are defined once in
-:mod:`.metric_names` (stdlib only).
+:mod:`.metric_names` (stdlib only); which Xid needs what (application, contained, reset, fatal), for the node checks,
+the alerts and remediation alike, in :mod:`.xid` (:class:`XidPolicy`, from NVIDIA's Xid catalog).
 
 Backends choose where the scripts plug in (prolog, boot unit, lifecycle script, DaemonSet). Exports resolve lazily
 (PEP 562, :mod:`fmconstructs._lazy`); every module but ``nccl_rules`` imports no aws_cdk, so the Node-free ``fmc``
 can read them.
 
 One option object for every backend, :class:`NodeHealthOptions` (``enabled``, ``dcgm_level``, ``prolog_checks``,
-``budget_seconds``, ``prolog_budget_seconds``, ``fatal_xids``), and how each backend maps it:
+``budget_seconds``, ``prolog_budget_seconds``, ``xid_policy``), and how each backend maps it:
 
 ============================  ==========================================  ==========================================
 NodeHealthOptions             PCS (``PcsCluster(node_health=...)``,        ParallelCluster
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
         CheckName,
         NodeCheckSpec,
     )
+    from .xid import DEFAULT_XID_POLICY, XidClass, XidPolicy
 
 __all__ = [
     "BOOT_GATE_UNIT_NAME",
@@ -93,6 +95,7 @@ __all__ = [
     "DEFAULT_BUDGET_SECONDS",
     "DEFAULT_FATAL_XIDS",
     "DEFAULT_LOG_FILE_PATH",
+    "DEFAULT_XID_POLICY",
     "NCCL_TESTS_COMMIT",
     "NCCL_TESTS_VERSION",
     "PARALLELCLUSTER_SLURM_BIN_DIR",
@@ -108,6 +111,8 @@ __all__ = [
     "NodeCheckSpec",
     "NodeHealthOptions",
     "SizeResult",
+    "XidClass",
+    "XidPolicy",
     "nccl_rule_group",
     "parse_output",
     "pcs_slurm_bin_dir",
@@ -160,6 +165,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "CheckName",
         "NodeCheckSpec",
     ),
+    ".xid": ("DEFAULT_XID_POLICY", "XidClass", "XidPolicy"),
 }
 
 if not TYPE_CHECKING:

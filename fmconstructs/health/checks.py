@@ -15,9 +15,12 @@ The checks and the procedure each follows:
   ``isPending`` "A reset will be required", ``failureOccurred`` "a row remapping ever failed"), then
   ``nvidia-smi --query-gpu=pci.bus_id,retired_pages.pending --format=csv,noheader``: no pending page retirement
   (NVIDIA "Dynamic Page Retirement"). Yes/No and 1/0 are both read; ``[N/A]`` passes.
-- ``gpu-xid``: no Xid of ``NodeCheckSpec.fatal_xids`` among the ``NVRM: Xid (<pci>): <n>, ...`` kernel lines
-  (``dmesg``, i.e. since boot; NVIDIA "Dynamic Page Retirement", "Visibility": Xids are "logged to the system error
-  log").
+- ``gpu-xid``: no Xid of the RESET or FATAL class of ``NodeCheckSpec.xid_policy`` among the
+  ``NVRM: Xid (<pci>): <n>, ...`` kernel lines (``dmesg``, i.e. since boot; NVIDIA "Dynamic Page Retirement",
+  "Visibility": Xids are "logged to the system error log"). The failure names the Xid and its class,
+  ``Xid 119 (reset) on PCI:0000:53:00 ...`` (a FATAL one first when both are there): the alert on the failure routes
+  remediation by that word (:func:`fmconstructs.health.xid.node_check_reason_regex`). CONTAINED (94) and
+  APPLICATION Xids pass.
 - ``fabric-manager``: ``systemctl is-active nvidia-fabricmanager`` is ``active`` (x86_64 NVSwitch types).
 - ``imex``: ``systemctl is-enabled nvidia-imex`` is ``enabled`` (UltraServer types). Not ``is-active`` nor
   ``nvidia-imex-ctl -q`` = READY: both AWS guides (PCS "capacity-blocks-nvidia-imex", ParallelCluster
@@ -72,6 +75,7 @@ from types import MappingProxyType
 from ..errors import FmTypeError
 from . import metric_names as names
 from .spec import CheckMode, CheckName, NodeCheckSpec, check_enum_mode
+from .xid import XidClass
 
 __all__ = ["SYSLOG_TAG", "render_node_checks"]
 
@@ -280,11 +284,14 @@ function check_gpu_xid() {
     return
   fi
   found=$(echo "$out" | sed -n 's/.*NVRM: Xid (\([^)]*\)): \([0-9][0-9]*\).*/\2 \1/p' |
-    awk -v fatal=" @FATAL_XIDS@ " 'index(fatal, " " $1 " ") {print "Xid " $1 " on " $2; exit}')
+    awk -v fatal=" @FATAL_CLASS_XIDS@ " -v reset=" @RESET_CLASS_XIDS@ " '
+      index(fatal, " " $1 " ") {f = "Xid " $1 " (@FATAL_CLASS@) on " $2; exit}
+      index(reset, " " $1 " ") && r == "" {r = "Xid " $1 " (@RESET_CLASS@) on " $2}
+      END {if (f != "") print f; else if (r != "") print r}')
   if [ -n "$found" ]; then
     fail "${found} in the kernel log since boot"
   else
-    pass "no Xid of @FATAL_XIDS@ since boot"
+    pass "no Xid of @NODE_CHECK_XIDS@ since boot"
   fi
 }
 """,
@@ -389,6 +396,18 @@ def _fill(template: str, values: Mapping[str, str]) -> str:
     return template
 
 
+def _xid_values(spec: NodeCheckSpec) -> dict[str, str]:
+    """The ``gpu-xid`` check's Xid lists and class names (from ``spec.xid_policy``)."""
+    policy = spec.xid_policy
+    return {
+        "@FATAL_CLASS_XIDS@": " ".join(map(str, policy.xids(XidClass.FATAL))),
+        "@RESET_CLASS_XIDS@": " ".join(map(str, policy.xids(XidClass.RESET))),
+        "@FATAL_CLASS@": XidClass.FATAL.value,
+        "@RESET_CLASS@": XidClass.RESET.value,
+        "@NODE_CHECK_XIDS@": " ".join(map(str, policy.node_check_xids)) or "(none)",
+    }
+
+
 def render_check_library(spec: NodeCheckSpec, mode: CheckMode) -> str:
     """The script without its last lines: the helpers, one function per check of ``mode`` and ``run_checks``.
 
@@ -406,7 +425,7 @@ def render_check_library(spec: NodeCheckSpec, mode: CheckMode) -> str:
         "@SYSLOG_TAG@": SYSLOG_TAG,
         "@EXPECTED_GPUS@": str(spec.gpu_count),
         "@EXPECTED_EFA@": str(spec.efa_interfaces),
-        "@FATAL_XIDS@": " ".join(str(x) for x in spec.fatal_xids),
+        **_xid_values(spec),
         "@LUSTRE_MOUNT_POINT@": spec.lustre_mount_point or "",
         "@DCGM_LEVEL@": str(spec.dcgm_level or 0),
         "@CHECK_LIST@": ", ".join(c.value for c in checks) or "none",

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from .._validate import check_bool
-from .spec import DEFAULT_FATAL_XIDS, CheckMode, CheckName, NodeCheckSpec
+from .spec import CheckMode, CheckName, NodeCheckSpec
+from .xid import DEFAULT_XID_POLICY, XidPolicy
 
 __all__ = ["DEFAULT_PROLOG_BUDGET_SECONDS", "NodeHealthOptions"]
 
@@ -36,7 +37,12 @@ class NodeHealthOptions:
     :param budget_seconds: per-check budgets at boot; checks not named keep
         :data:`~fmconstructs.health.DEFAULT_BUDGET_SECONDS`.
     :param prolog_budget_seconds: the most any check may take in the prolog (1-60). Default 10.
-    :param fatal_xids: Xids that fail ``gpu-xid``. Default :data:`~fmconstructs.health.DEFAULT_FATAL_XIDS`.
+    :param xid_policy: which Xids fail ``gpu-xid`` (the RESET and FATAL classes of
+        :class:`~fmconstructs.health.xid.XidPolicy`); ``TrainingPlatform`` gives the same policy to the alerts of the
+        workspace it creates, so one value moves an Xid for the checks, the alerts and remediation. Default
+        :data:`~fmconstructs.health.xid.DEFAULT_XID_POLICY` (NVIDIA's Xid catalog).
+    :param fatal_xids: deprecated: exactly these Xids fail ``gpu-xid`` (``XidPolicy.with_node_check_xids`` applied
+        to ``xid_policy``; it is then None). Default None.
     """
 
     enabled: bool = True
@@ -44,7 +50,8 @@ class NodeHealthOptions:
     prolog_checks: bool = True
     budget_seconds: Mapping[CheckName, int] = field(default_factory=dict)
     prolog_budget_seconds: int = DEFAULT_PROLOG_BUDGET_SECONDS
-    fatal_xids: tuple[int, ...] = DEFAULT_FATAL_XIDS
+    xid_policy: XidPolicy = DEFAULT_XID_POLICY
+    fatal_xids: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         check_bool("enabled", self.enabled)
@@ -52,7 +59,8 @@ class NodeHealthOptions:
         # NodeCheckSpec checks the rest (levels, budgets against DCGM's nominal time, Xids, tokens refused).
         reference = self.spec_for(_REFERENCE_TYPE, efa_interfaces=0)
         object.__setattr__(self, "budget_seconds", MappingProxyType(dict(reference.budget_seconds)))
-        object.__setattr__(self, "fatal_xids", reference.fatal_xids)
+        object.__setattr__(self, "xid_policy", reference.xid_policy)
+        object.__setattr__(self, "fatal_xids", None)
 
     def spec_for(
         self,
@@ -69,7 +77,8 @@ class NodeHealthOptions:
             lustre_mount_point=lustre_mount_point,
             dcgm_level=self.dcgm_level,
             budget_seconds=self.budget_seconds,
-            fatal_xids=tuple(self.fatal_xids),
+            xid_policy=self.xid_policy,
+            fatal_xids=self.fatal_xids,
             prolog_budget_seconds=self.prolog_budget_seconds,
         )
 

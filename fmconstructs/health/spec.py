@@ -18,6 +18,7 @@ from ..catalog import CATALOG, CpuArchitecture, get_instance_spec
 from ..errors import FmTypeError, FmValidationError, is_token, one_of
 from . import rules
 from .metric_names import NODE_EXPORTER_TEXTFILE_DIR
+from .xid import DEFAULT_XID_POLICY, XidClass, XidPolicy, check_xid_policy
 
 __all__ = [
     "DCGM_LEVEL_NOMINAL_SECONDS",
@@ -40,7 +41,8 @@ class CheckName(str, Enum):
     GPU_MEMORY = "gpu-memory"
     """No pending row remapping, no row-remapping failure, no pending page retirement."""
     GPU_XID = "gpu-xid"
-    """No fatal Xid (``NVRM: Xid``) in the kernel log since boot."""
+    """No Xid of the RESET or FATAL class (:class:`~fmconstructs.health.xid.XidPolicy`) in the kernel log since
+    boot; the failure names the Xid and its class (``Xid 119 (reset) on PCI:...``)."""
     FABRIC_MANAGER = "fabric-manager"
     """``nvidia-fabricmanager`` is active (x86_64 multi-GPU NVSwitch types)."""
     IMEX = "imex"
@@ -87,12 +89,12 @@ DEFAULT_BUDGET_SECONDS: Mapping[CheckName, int] = MappingProxyType(
 #: 4 "Extended, longer-running"). None: no figure given. A DCGM budget below the figure is refused.
 DCGM_LEVEL_NOMINAL_SECONDS: Mapping[int, int | None] = MappingProxyType({1: None, 2: 120, 3: 900, 4: None})
 
-#: Xids that fail ``gpu-xid``. 48 (double-bit ECC error) and 64 (page retirement failed): NVIDIA "Dynamic Page
-#: Retirement" guide, "Visibility"; 79 ("GPU has fallen off the bus"): NVIDIA Xid catalog (docs.nvidia.com/deploy/
-#: xid-errors). 74 (NVLink error), 94 and 95 (contained / uncontained ECC error) are the usual companions: UNCONFIRMED
-#: against the catalog text (not seen). Application Xids (13, 31, 43 ...) are deliberately absent: a user's job causes
-#: them, and the prolog must not drain a node for them.
-DEFAULT_FATAL_XIDS: tuple[int, ...] = (48, 64, 74, 79, 94, 95)
+#: Xids that fail ``gpu-xid`` by default: the RESET and FATAL classes of
+#: :data:`~fmconstructs.health.xid.DEFAULT_XID_POLICY` (NVIDIA's Xid catalog; sources in
+#: :data:`~fmconstructs.health.xid.XID_SOURCES`). Not 94 (contained: new work runs on that GPU without a reset) nor
+#: the application's Xids (13, 31, 43 ...): a user's job causes them, and the prolog must not drain a node for them.
+#: Deprecated with ``fatal_xids``: read ``XidPolicy.node_check_xids``.
+DEFAULT_FATAL_XIDS: tuple[int, ...] = DEFAULT_XID_POLICY.node_check_xids
 
 #: Where the checks log (each line also goes to syslog with the tag ``fmconstructs-node-checks``).
 DEFAULT_LOG_FILE_PATH = "/var/log/fmconstructs/node-checks.log"
@@ -133,8 +135,9 @@ class NodeCheckSpec:
     lustre_mount_point: str | None = None
     #: ``dcgmi diag -r`` level at boot (1-4); None: no DCGM diagnostics. Never run in the prolog.
     dcgm_level: int | None = 2
-    #: Xids that fail ``gpu-xid`` (see :data:`DEFAULT_FATAL_XIDS`).
-    fatal_xids: tuple[int, ...] = DEFAULT_FATAL_XIDS
+    #: Deprecated: the Xids that fail ``gpu-xid``, applied to ``xid_policy`` (``XidPolicy.with_node_check_xids``);
+    #: None (the default, and always after construction): ``xid_policy`` decides.
+    fatal_xids: tuple[int, ...] | None = None
     #: Per-check budgets (seconds); checks not named keep :data:`DEFAULT_BUDGET_SECONDS`.
     budget_seconds: Mapping[CheckName, int] = field(default_factory=dict)
     #: The most any check may take in the prolog (seconds); the boot budget applies when it is smaller.
@@ -144,6 +147,9 @@ class NodeCheckSpec:
     #: node exporter's textfile directory: each run writes ``fm_node_checks_<mode>.prom`` there (status, duration,
     #: last run, failure reason; :mod:`.metric_names`). Skipped on a node without the directory; None: never.
     textfile_dir: str | None = DEFAULT_TEXTFILE_DIR
+    #: Which Xids fail ``gpu-xid`` (RESET and FATAL classes) and how the failure names them; the alerts and
+    #: remediation read the same policy (:mod:`fmconstructs.health.xid`).
+    xid_policy: XidPolicy = DEFAULT_XID_POLICY
 
     def __post_init__(self) -> None:
         _refuse_tokens(self)
@@ -163,7 +169,11 @@ class NodeCheckSpec:
         if self.textfile_dir is not None:
             _check_path("textfile_dir", self.textfile_dir)
         check_count("prolog_budget_seconds", self.prolog_budget_seconds, minimum=1, maximum=60)
-        object.__setattr__(self, "fatal_xids", _check_xids(self.fatal_xids))
+        policy = check_xid_policy("xid_policy", self.xid_policy)
+        if self.fatal_xids is not None:
+            policy = policy.with_node_check_xids(_check_xids(self.fatal_xids))
+        object.__setattr__(self, "xid_policy", policy)
+        object.__setattr__(self, "fatal_xids", None)
         object.__setattr__(self, "budget_seconds", _merge_budgets(self.budget_seconds))
         if self.dcgm_level is not None:
             check_count("dcgm_level", self.dcgm_level, minimum=1, maximum=4)
@@ -178,7 +188,8 @@ class NodeCheckSpec:
         lustre_mount_point: str | None = None,
         dcgm_level: int | None = 2,
         budget_seconds: Mapping[CheckName, int] | None = None,
-        fatal_xids: tuple[int, ...] = DEFAULT_FATAL_XIDS,
+        fatal_xids: tuple[int, ...] | None = None,
+        xid_policy: XidPolicy = DEFAULT_XID_POLICY,
         prolog_budget_seconds: int = _DEFAULT_PROLOG_BUDGET_SECONDS,
         log_file_path: str = DEFAULT_LOG_FILE_PATH,
         textfile_dir: str | None = DEFAULT_TEXTFILE_DIR,
@@ -191,6 +202,8 @@ class NodeCheckSpec:
         :param lustre_mount_point: where the node mounts FSx for Lustre; None: no Lustre check.
         :param textfile_dir: node exporter's textfile directory for the checks' metrics; default:
             :data:`DEFAULT_TEXTFILE_DIR`; None: no metrics.
+        :param xid_policy: the Xid classes (:class:`~fmconstructs.health.xid.XidPolicy`); default NVIDIA's catalog.
+        :param fatal_xids: deprecated: exactly these Xids fail ``gpu-xid`` (applied to ``xid_policy``).
         """
         given = _Given.of(locals())
         if is_token(instance_type):
@@ -238,6 +251,10 @@ class NodeCheckSpec:
         seconds = self.budget_seconds[check]
         return min(seconds, self.prolog_budget_seconds) if mode is CheckMode.PROLOG else seconds
 
+    def xid_classes(self) -> dict[XidClass, tuple[int, ...]]:
+        """The Xids that fail ``gpu-xid``, by class (RESET and FATAL)."""
+        return {c: self.xid_policy.xids(c) for c in XidClass if c.fails_node_checks}
+
     def total_budget_seconds(self, mode: CheckMode) -> int:
         """The most the checks of ``mode`` can take (each command at its budget; ``gpu-memory`` runs two)."""
         return sum(self.budget(c, mode) * (2 if c is CheckName.GPU_MEMORY else 1) for c in self.checks(mode))
@@ -252,7 +269,8 @@ class _Given:
     lustre_mount_point: str | None
     dcgm_level: int | None
     budget_seconds: Mapping[CheckName, int] | None
-    fatal_xids: tuple[int, ...]
+    fatal_xids: tuple[int, ...] | None
+    xid_policy: XidPolicy
     prolog_budget_seconds: int
     log_file_path: str
     textfile_dir: str | None

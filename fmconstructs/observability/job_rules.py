@@ -204,8 +204,8 @@ def job_alert_rule_group(*, idle_util_percent: float = 5.0, idle_for: Prometheus
                 "0m",
                 Severity.WARNING,
                 f"A GPU of job {job} raised an XID",
-                "A GPU held by this job reported a new XID in the last 15 minutes; GpuCriticalXid/GpuXidError name "
-                "the GPU and the code. The job may have crashed or be computing on a faulty GPU.",
+                "A GPU held by this job reported a new XID in the last 15 minutes; GpuCriticalXid, GpuContainedXid "
+                "or GpuXidError name the GPU and the code. The job may have crashed or be computing on a faulty GPU.",
                 (),
             ),
         ),

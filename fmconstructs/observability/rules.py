@@ -7,8 +7,13 @@ rules`` and
 
 DCGM's XID gauge holds the *last* XID and never resets (dcgm-exporter#500), so XID alerts fire when the gauge
 *changes* within ``xid_window`` to a listed code; a repeat of the same XID on the same GPU does not change the gauge
-and is not seen again until the exporter restarts. The critical codes follow NVIDIA's XID catalog ("XID Errors",
-NVIDIA GPU deployment and management documentation).
+and is not seen again until the exporter restarts (nor is an Xid the gauge held for less than a scrape: Xid 45
+often follows 48 or 94 at once; the node checks read the kernel log and see both). Which code raises which alert
+comes from one :class:`~fmconstructs.health.xid.XidPolicy` (``AlertThresholds.xid_policy``, NVIDIA's Xid catalog by
+default), the policy the node checks fail on: ``GpuCriticalXid`` for the FATAL and the RESET class (one rule each,
+labels ``xid_class`` and ``fmconstructs_trigger`` = ``fatal-xid`` / ``reset-xid``: remediation replaces or reboots),
+``GpuContainedXid`` (warning, ``contained-xid``: notify only) and ``GpuXidError`` for every other code. A ``gpu-xid``
+node-check failure raises ``FmNodeCheckFailed`` with the same two labels for the class the node names.
 """
 
 from __future__ import annotations
@@ -24,12 +29,20 @@ import yaml
 from .._validate import check_enum, check_instance, check_number, check_sequence, check_str
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..health import metric_names as names
+from ..health.xid import (
+    DEFAULT_XID_POLICY,
+    XID_CLASS_LABEL,
+    XidClass,
+    XidPolicy,
+    check_xid_policy,
+    node_check_reason_regex,
+)
 from ._checks import PrometheusDuration, check_prometheus_duration
 from .metrics import ALL_METRICS, efa_metric
 
-# NVIDIA XID catalog: 48 double-bit ECC, 63/64 row-remap pending/failure, 74 NVLink error, 79 GPU fell off the bus,
-# 92 high single-bit ECC rate, 94/95 contained/uncontained ECC, 119/120 GSP RPC timeout/error, 140 unrecovered ECC.
-CRITICAL_XIDS: tuple[int, ...] = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140)
+#: Deprecated (with ``AlertThresholds.critical_xids``): the Xids that raise ``GpuCriticalXid`` by default, the RESET
+#: and FATAL classes of :data:`~fmconstructs.health.xid.DEFAULT_XID_POLICY` (the Xids that fail the node checks).
+CRITICAL_XIDS: tuple[int, ...] = DEFAULT_XID_POLICY.node_check_xids
 
 
 class Severity(str, Enum):
@@ -71,9 +84,13 @@ class AlertThresholds:
 
     Durations are Prometheus durations (``'5m'``, ``'1h30m'``, ``'1w'``, ``'500ms'``, ``'0'``) or ``aws_cdk.Duration``
     values (stored as the equivalent Prometheus string). Numbers are finite ints or floats (not bools).
+
+    ``xid_policy`` says which Xid raises which alert (:mod:`fmconstructs.health.xid`; the node checks' policy).
+    ``critical_xids`` is deprecated: exactly these Xids page (``XidPolicy.with_node_check_xids`` applied to
+    ``xid_policy``; it is then None).
     """
 
-    critical_xids: tuple[int, ...] = CRITICAL_XIDS
+    critical_xids: tuple[int, ...] | None = None
     xid_window: PrometheusDuration = "15m"
     gpu_temperature_celsius: float = 87.0  # H100/H200 slowdown starts around 90 C
     memory_temperature_celsius: float = 95.0  # HBM3 throttles near 95 C
@@ -94,6 +111,7 @@ class AlertThresholds:
     filesystem_for: PrometheusDuration = "15m"
     slurm_for: PrometheusDuration = "10m"
     node_check_for: PrometheusDuration = "2m"  # a node-join check failing this long pages (and remediates)
+    xid_policy: XidPolicy = DEFAULT_XID_POLICY
 
     def __post_init__(self) -> None:
         for name in _DURATION_FIELDS:
@@ -108,12 +126,16 @@ class AlertThresholds:
             value = _synth_number(name, getattr(self, name))
             if not 0 < value < 1:
                 raise FmValidationError(name, value, "a ratio between 0 and 1 (exclusive)")
-        xids = check_sequence(
-            "critical_xids", self.critical_xids, lambda n, v: _synth_number(n, v, minimum=1, integer=True)
-        )
-        if not xids:
-            raise FmValidationError("critical_xids", list(xids), "a non-empty tuple of positive XID codes")
-        object.__setattr__(self, "critical_xids", tuple(int(x) for x in xids))
+        policy = check_xid_policy("xid_policy", self.xid_policy)
+        if self.critical_xids is not None:
+            xids = check_sequence(
+                "critical_xids", self.critical_xids, lambda n, v: _synth_number(n, v, minimum=1, integer=True)
+            )
+            if not xids:
+                raise FmValidationError("critical_xids", list(xids), "a non-empty tuple of positive XID codes")
+            policy = policy.with_node_check_xids(int(x) for x in xids)
+        object.__setattr__(self, "xid_policy", policy)
+        object.__setattr__(self, "critical_xids", None)
 
 
 def _check_label_map(parameter: str, value: object, *, annotations: bool = False) -> dict[str, str]:
@@ -235,32 +257,64 @@ def _increase(metric: str, window: str = "5m") -> str:
     return f"increase({metric}[{window}]) > 0"
 
 
+_XID = "DCGM_FI_DEV_XID_ERRORS"
+#: The Xid classes with their own alert: (class, alert, severity, summary word, description).
+_XID_CLASS_ALERTS = (
+    (
+        XidClass.FATAL,
+        "GpuCriticalXid",
+        Severity.CRITICAL,
+        "Critical",
+        "An Xid of the fatal class (default 54, 79 fell off the bus: the node needs other hardware) was reported. "
+        "The node checks fail on it; remediation replaces the node (fmconstructs_trigger fatal-xid).",
+    ),
+    (
+        XidClass.RESET,
+        "GpuCriticalXid",
+        Severity.CRITICAL,
+        "Critical",
+        "An Xid of the reset class (NVIDIA: the GPU needs a reset; e.g. 48 double-bit ECC, 74 NVLink, 95 uncontained "
+        "error, 119/120 GSP) was reported. The node checks fail on it until a reboot; remediation reboots the node "
+        "(fmconstructs_trigger reset-xid).",
+    ),
+    (
+        XidClass.CONTAINED,
+        "GpuContainedXid",
+        Severity.WARNING,
+        "Contained",
+        "A contained memory error (Xid 94): the application that hit it ended; other work and new jobs run on this "
+        "GPU without a reset (NVIDIA). Reset the GPU when convenient; nothing is drained or replaced "
+        "(fmconstructs_trigger contained-xid: notify).",
+    ),
+)
+
+
+def _xid_is(codes: Iterable[int]) -> str:
+    return " or ".join(f"{_XID} == {code}" for code in codes)
+
+
 def _gpu_xid_rules(t: AlertThresholds) -> tuple[AlertRule, ...]:
-    """XID errors: critical codes (drain the node) and the other, often application, codes."""
-    xid = "DCGM_FI_DEV_XID_ERRORS"
-    critical = " or ".join(f"{xid} == {code}" for code in t.critical_xids)
-    changed = f"changes({xid}[{t.xid_window}]) > 0"
-    return (
-        AlertRule(
-            "GpuCriticalXid",
-            f"({critical}) and {changed}",
-            "0m",
-            Severity.CRITICAL,
-            f"Critical XID {{{{ $value }}}} on {_GPU}",
-            "A critical XID (double-bit ECC, row-remap failure, NVLink, fell off the bus, GSP) was reported. "
-            "Drain the node and run the NVIDIA diagnostics (dcgmi diag -r 3) before reusing it.",
-            (xid,),
-        ),
-        AlertRule(
-            "GpuXidError",
-            f"{xid} > 0 and {changed} unless ({critical})",
-            "0m",
-            Severity.WARNING,
-            f"XID {{{{ $value }}}} on {_GPU}",
-            "A new, non-critical XID was reported; often an application fault (e.g. 13, 31, 43).",
-            (xid,),
-        ),
+    """XID errors, one alert per class of ``t.xid_policy`` that has Xids, then the other codes."""
+    changed = f"changes({_XID}[{t.xid_window}]) > 0"
+    out: list[AlertRule] = []
+    for xid_class, name, severity, word, description in _XID_CLASS_ALERTS:
+        codes = t.xid_policy.xids(xid_class)
+        if not codes:
+            continue
+        labels = {XID_CLASS_LABEL: xid_class.value, names.TRIGGER_LABEL: str(xid_class.trigger)}
+        summary = f"{word} XID {{{{ $value }}}} on {_GPU}"
+        expr = f"({_xid_is(codes)}) and {changed}"
+        out.append(AlertRule(name, expr, "0m", severity, summary, description, (_XID,), labels=labels))
+    classified = sorted(x for c, *_ in _XID_CLASS_ALERTS for x in t.xid_policy.xids(c))
+    other = f"{_XID} > 0 and {changed}" + (f" unless ({_xid_is(classified)})" if classified else "")
+    description = (
+        "A new Xid outside the contained, reset and fatal classes: an application fault (e.g. 13, 31, 43) or an "
+        "event NVIDIA's catalog says to ignore (e.g. 63, 92). Nothing acts on the node."
     )
+    out.append(
+        AlertRule("GpuXidError", other, "0m", Severity.WARNING, f"XID {{{{ $value }}}} on {_GPU}", description, (_XID,))
+    )
+    return tuple(out)
 
 
 def _gpu_memory_rules(t: AlertThresholds) -> tuple[AlertRule, ...]:
@@ -284,13 +338,16 @@ def _gpu_memory_rules(t: AlertThresholds) -> tuple[AlertRule, ...]:
             "A reset is needed for the remap to take effect; jobs on this GPU may have hit memory errors.",
             ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",),
         ),
+        # An uncorrectable error counts here whether the GPU contained it (Xid 94: new work runs without a reset) or
+        # not (Xid 95): the Xid alerts say which and act; this one only informs (issue 29: 94 is not fatal).
         AlertRule(
             "GpuDoubleBitEccErrors",
             _increase("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "15m"),
             "0m",
-            Severity.CRITICAL,
+            Severity.WARNING,
             f"Uncorrectable (double-bit) ECC errors on {_GPU}",
-            "Uncorrectable memory errors corrupt results: drain the node.",
+            "Uncorrectable memory errors were counted. The Xid alerts say what they need: contained (94) nothing "
+            "but a reset when convenient, uncontained (95) or 48 a reboot. This alert does not remediate.",
             ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",),
         ),
     )
@@ -571,17 +628,55 @@ def slurm_rules(t: AlertThresholds) -> RuleGroup:
     )
 
 
+_ON_CHECK = "on(cluster, job, instance, check, mode)"
+#: The classes whose ``gpu-xid`` failures route to their own trigger (the classes that fail the checks).
+_ROUTED_XID_CLASSES = tuple(c for c in XidClass if c.fails_node_checks)
+
+
+def _xid_failure(xid_classes: Iterable[XidClass]) -> str:
+    """``fm_node_check_failure_info`` of ``gpu-xid`` failures whose reason names an Xid of ``xid_classes`` (the
+    class word the check writes: :func:`~fmconstructs.health.xid.node_check_reason_regex`; a raw string, no
+    escapes)."""
+    regex = "|".join(f"(?:{node_check_reason_regex(c)})" for c in xid_classes)
+    return f'{names.NODE_CHECK_FAILURE_INFO}{{check="gpu-xid", reason=~`{regex}`}}'
+
+
 def _node_check_failed_expr() -> str:
     """Each failing check of a node (``fm_node_check_status == 0``), with the failure's ``reason`` label from
-    ``fm_node_check_failure_info`` when the node wrote one (the ``or`` keeps a failure without it). A node that is
-    gone (scale-down, replacement) has no series, so nothing fires for it: no ``absent()``, no staleness alert."""
+    ``fm_node_check_failure_info`` when the node wrote one (the ``or`` keeps a failure without it), but a ``gpu-xid``
+    failure of a RESET or FATAL Xid (its own rules, :func:`_node_check_xid_expr`). A node that is gone (scale-down,
+    replacement) has no series, so nothing fires for it: no ``absent()``, no staleness alert."""
     status, info = names.NODE_CHECK_STATUS, names.NODE_CHECK_FAILURE_INFO
-    on = "on(cluster, job, instance, check, mode)"
-    return f"({status} == 0) * {on} group_left(reason) {info} or {on} {status} == 0"
+    each = f"({status} == 0) * {_ON_CHECK} group_left(reason) {info} or {_ON_CHECK} {status} == 0"
+    return f"({each}) unless {_ON_CHECK} {_xid_failure(_ROUTED_XID_CLASSES)}"
+
+
+def _node_check_xid_expr(xid_class: XidClass) -> str:
+    """A ``gpu-xid`` failure naming an Xid of ``xid_class``, with its reason."""
+    status = f'{names.NODE_CHECK_STATUS}{{check="gpu-xid"}}'
+    return f"({status} == 0) * {_ON_CHECK} group_left(reason) {_xid_failure([xid_class])}"
+
+
+def _node_check_xid_rule(t: AlertThresholds, xid_class: XidClass) -> AlertRule:
+    """``FmNodeCheckFailed`` for a ``gpu-xid`` failure of ``xid_class``: the class's trigger, as the Xid alert."""
+    action = "reboots" if xid_class is XidClass.RESET else "replaces"
+    return AlertRule(
+        names.ALERT_NODE_CHECK_FAILED,
+        _node_check_xid_expr(xid_class),
+        t.node_check_for,
+        Severity.CRITICAL,
+        "Node check {{ $labels.check }} ({{ $labels.mode }}) fails on {{ $labels.instance }}",
+        f"The gpu-xid check found an Xid of the {xid_class.value} class: {{{{ $labels.reason }}}}. The Slurm gate or "
+        f"prolog drained the node (EKS: it keeps its taint); the remediation handler {action} it per its policy "
+        f"(fmconstructs_trigger {xid_class.trigger}, as the Xid alert).",
+        (names.NODE_CHECK_STATUS, names.NODE_CHECK_FAILURE_INFO),
+        labels={names.TRIGGER_LABEL: str(xid_class.trigger), XID_CLASS_LABEL: xid_class.value},
+    )
 
 
 def node_check_rules(t: AlertThresholds) -> RuleGroup:
-    """``FmNodeCheckFailed``: remediation's NODE_CHECK_FAILED trigger (label ``fmconstructs_trigger``)."""
+    """``FmNodeCheckFailed``: remediation's NODE_CHECK_FAILED trigger (label ``fmconstructs_trigger``), and for a
+    ``gpu-xid`` failure the trigger of the Xid's class (one rule per class that fails the checks)."""
     return RuleGroup(
         "fmconstructs-node-checks",
         (
@@ -597,6 +692,7 @@ def node_check_rules(t: AlertThresholds) -> RuleGroup:
                 (names.NODE_CHECK_STATUS, names.NODE_CHECK_FAILURE_INFO),
                 labels={names.TRIGGER_LABEL: names.TRIGGER_NODE_CHECK_FAILED},
             ),
+            *(_node_check_xid_rule(t, c) for c in _ROUTED_XID_CLASSES),
         ),
     )
 

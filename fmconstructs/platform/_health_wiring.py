@@ -12,7 +12,7 @@ from ..bootstrap import NodeBootstrap
 from ..bootstrap.node_bootstrap import synthesizer_publishes_file_assets
 from ..errors import WarningId, add_warning
 from ..health import NcclCheckSpec, NodeHealthOptions, nccl_rule_group
-from ..observability.rules import RuleGroup
+from ..observability.rules import AlertThresholds, RuleGroup
 from ..parallelcluster import ParallelCluster
 from ..remediation import NodeRemediation, RemediationTarget
 from .health import (
@@ -42,6 +42,16 @@ def rule_groups(platform: TrainingPlatform) -> list[RuleGroup]:
     if backend not in ("pcs", "parallelcluster") and not (backend == "eks" and health.nccl_image is not None):
         return []
     return [nccl_rule_group(health.nccl_alerts)]
+
+
+def alert_thresholds(platform: TrainingPlatform) -> AlertThresholds | None:
+    """The new workspace's alert thresholds: the node checks' Xid policy, so that one
+    ``NodeHealthOptions(xid_policy=...)`` moves an Xid for the checks, the alerts and remediation (the alerts carry
+    the class's trigger). None (the defaults) without node-check options. An existing workspace keeps its own."""
+    health = platform.health
+    if health is None or health.node_checks is None:
+        return None
+    return AlertThresholds(xid_policy=health.node_checks.xid_policy)
 
 
 def pcs_node_health(platform: TrainingPlatform) -> NodeHealthOptions | None:

@@ -328,7 +328,11 @@ class TrainingPlatform(Construct):
             self.grafana_workspace = choice.grafana_workspace
             return
         workspace = PrometheusWorkspace(
-            self, "Prometheus", alias=choice.alias, extra_rule_groups=_health.rule_groups(self)
+            self,
+            "Prometheus",
+            alias=choice.alias,
+            extra_rule_groups=_health.rule_groups(self),
+            thresholds=_health.alert_thresholds(self),
         )
         self.prometheus_workspace = workspace
         if choice.create_grafana:

@@ -12,6 +12,8 @@ from .construct import EVICTION_RULES, NodeRemediation
 from .policy import (
     DEFAULT_ACTIONS,
     DEFAULT_ALERT_TRIGGERS,
+    XID_CLASS_ACTIONS,
+    XID_CLASS_TRIGGERS,
     Action,
     Backend,
     JobKill,
@@ -24,6 +26,8 @@ __all__ = [
     "DEFAULT_ACTIONS",
     "DEFAULT_ALERT_TRIGGERS",
     "EVICTION_RULES",
+    "XID_CLASS_ACTIONS",
+    "XID_CLASS_TRIGGERS",
     "Action",
     "Backend",
     "JobKill",

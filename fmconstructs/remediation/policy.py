@@ -5,9 +5,14 @@ Pure data (no aws_cdk): the construct serializes both into the handler's environ
 
 Triggers (:class:`Trigger`) and where they come from:
 
-- ``FATAL_XID``: the critical GPU alerts of :mod:`fmconstructs.observability.rules` (``GpuCriticalXid``,
-  ``GpuRowRemapFailure``, ``GpuDoubleBitEccErrors``), delivered by the Prometheus workspace's Alertmanager to the
-  alert topic (SNS).
+- ``FATAL_XID``, ``RESET_XID``, ``CONTAINED_XID``: an Xid of the FATAL, RESET or CONTAINED class of the
+  :class:`~fmconstructs.health.xid.XidPolicy` (:mod:`fmconstructs.health.xid`): alert ``GpuCriticalXid``
+  (``xid_class`` fatal or reset) or ``GpuContainedXid`` of :mod:`fmconstructs.observability.rules`, or a
+  ``gpu-xid`` node-check failure (``FmNodeCheckFailed`` with the same ``xid_class``); each carries its trigger in
+  ``fmconstructs_trigger``. Default actions: replace, reboot, notify (:data:`XID_CLASS_ACTIONS`). ``FATAL_XID`` also
+  comes from ``GpuRowRemapFailure`` (the GPU ran out of spare rows). Delivered by the Prometheus workspace's
+  Alertmanager to the alert topic (SNS). ``GpuDoubleBitEccErrors`` maps to no trigger: the counter cannot tell a
+  contained error (94, no action) from an uncontained one (95); the Xid alerts can.
 - ``EFA_ERROR``: the critical EFA alerts of the same module (``EfaRdmaWorkRequestErrors``, ``EfaUnresponsiveRemote``).
 - ``NODE_CHECK_FAILED``: a node-join check failed: alert ``FmNodeCheckFailed`` of
   :func:`fmconstructs.observability.rules.node_check_rules` (in the default rule groups; it carries
@@ -38,11 +43,14 @@ from typing import Any
 from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..health import metric_names as names
+from ..health import xid
 from . import rules
 
 __all__ = [
     "DEFAULT_ACTIONS",
     "DEFAULT_ALERT_TRIGGERS",
+    "XID_CLASS_ACTIONS",
+    "XID_CLASS_TRIGGERS",
     "Action",
     "Backend",
     "JobKill",
@@ -55,7 +63,9 @@ __all__ = [
 class Trigger(str, Enum):
     """Why a node is remediated (see the module docstring)."""
 
-    FATAL_XID = "fatal-xid"
+    FATAL_XID = xid.TRIGGER_FATAL_XID
+    RESET_XID = xid.TRIGGER_RESET_XID
+    CONTAINED_XID = xid.TRIGGER_CONTAINED_XID
     EFA_ERROR = "efa-error"
     NODE_CHECK_FAILED = names.TRIGGER_NODE_CHECK_FAILED
     NCCL_OUTLIER = names.TRIGGER_NCCL_OUTLIER
@@ -94,18 +104,31 @@ class Backend(str, Enum):
 
 #: The critical alerts of fmconstructs.observability.rules that name one node, and the health alerts to come.
 DEFAULT_ALERT_TRIGGERS: Mapping[str, Trigger] = {
-    "GpuCriticalXid": Trigger.FATAL_XID,
+    "GpuCriticalXid": Trigger.FATAL_XID,  # its rules' fmconstructs_trigger label wins (reset-xid for the reset class)
+    "GpuContainedXid": Trigger.CONTAINED_XID,
     "GpuRowRemapFailure": Trigger.FATAL_XID,
-    "GpuDoubleBitEccErrors": Trigger.FATAL_XID,
     "EfaRdmaWorkRequestErrors": Trigger.EFA_ERROR,
     "EfaUnresponsiveRemote": Trigger.EFA_ERROR,
     names.ALERT_NODE_CHECK_FAILED: Trigger.NODE_CHECK_FAILED,
     names.ALERT_NCCL_OUTLIER: Trigger.NCCL_OUTLIER,
 }
 
-#: A fatal GPU fault or a failed node-join check replaces the node; the rest drain it.
+#: The trigger of each Xid class (the ``fmconstructs_trigger`` its alerts carry); APPLICATION has none.
+XID_CLASS_TRIGGERS: Mapping[xid.XidClass, Trigger] = {c: Trigger(c.trigger) for c in xid.XidClass if c.trigger}
+
+#: What each Xid class gets by default: NVIDIA's immediate action as this library can take it (contained: the job
+#: already ended and new work may run, so only a notice; reset: a reboot resets every GPU of the node; fatal: other
+#: hardware). See :mod:`fmconstructs.health.xid` for the sources.
+XID_CLASS_ACTIONS: Mapping[xid.XidClass, Action] = {
+    xid.XidClass.CONTAINED: Action.NOTIFY,
+    xid.XidClass.RESET: Action.REBOOT,
+    xid.XidClass.FATAL: Action.REPLACE,
+}
+
+#: A fatal GPU fault or a failed node-join check replaces the node, an Xid that needs a GPU reset reboots it, a
+#: contained Xid only notifies; the rest drain it.
 DEFAULT_ACTIONS: Mapping[Trigger, Action] = {
-    Trigger.FATAL_XID: Action.REPLACE,
+    **{XID_CLASS_TRIGGERS[c]: action for c, action in XID_CLASS_ACTIONS.items()},
     Trigger.EFA_ERROR: Action.DRAIN,
     Trigger.NODE_CHECK_FAILED: Action.REPLACE,
     Trigger.NCCL_OUTLIER: Action.DRAIN,

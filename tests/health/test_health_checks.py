@@ -17,10 +17,12 @@ from fmconstructs.catalog import get_instance_spec
 from fmconstructs.errors import FmValidationError
 from fmconstructs.health import (
     DEFAULT_BUDGET_SECONDS,
+    DEFAULT_XID_POLICY,
     PROLOG_CHECKS,
     CheckMode,
     CheckName,
     NodeCheckSpec,
+    XidClass,
     render_node_checks,
 )
 from fmconstructs.networking import EfaCardSelection, plan_network_interfaces
@@ -102,6 +104,7 @@ def test_checks_per_mode_and_budgets() -> None:
         ({"fatal_xids": (79, 79)}, "fatal_xids"),
         ({"fatal_xids": "79"}, "fatal_xids"),
         ({"fatal_xids": (0,)}, "fatal_xids[0]"),
+        ({"xid_policy": (79,)}, "xid_policy"),
         ({"prolog_budget_seconds": 0}, "prolog_budget_seconds"),
         ({"prolog_budget_seconds": 61}, "prolog_budget_seconds"),
         ({"log_file_path": "relative.log"}, "log_file_path"),
@@ -200,7 +203,7 @@ def test_every_check_passes_on_a_healthy_node(sandbox: Sandbox) -> None:
         (
             {"FAKE_DMESG": r"[ 12.3] NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.\n"},
             CheckName.GPU_XID,
-            "Xid 79 on PCI:0000:53:00 in the kernel log since boot",
+            "Xid 79 (fatal) on PCI:0000:53:00 in the kernel log since boot",
         ),
         ({"FAKE_FM_STATE": "failed"}, CheckName.FABRIC_MANAGER, "nvidia-fabricmanager is failed"),
         ({"FAKE_EFA_COUNT": "31"}, CheckName.EFA_DEVICES, "31 EFA devices, expected 32"),
@@ -228,8 +231,56 @@ def test_application_xids_and_two_libfabric_fabrics_pass(sandbox: Sandbox) -> No
         FAKE_EFA_DIRECT="1",  # newer Libfabric: an efa and an efa-direct fabric per device
     )
     assert run.rc == 0, run.out
-    assert "PASS gpu-xid: no Xid of 48 64 74 79 94 95 since boot" in run.out
+    node_xids = " ".join(map(str, DEFAULT_XID_POLICY.node_check_xids))
+    assert f"PASS gpu-xid: no Xid of {node_xids} since boot" in run.out
     assert "PASS efa-devices: 32 EFA devices" in run.out
+
+
+def _xid_line(*xids: int) -> str:
+    return "".join(rf"[ 9.{x}] NVRM: Xid (PCI:0000:53:00): {x}, pid=42, some text\n" for x in xids)
+
+
+@pytest.mark.parametrize(
+    ("xids", "found"),
+    [
+        ((119,), "Xid 119 (reset) on PCI:0000:53:00"),  # GSP RPC timeout: NVIDIA RESET_GPU (issue 29: it passed)
+        ((48,), "Xid 48 (reset) on PCI:0000:53:00"),
+        ((79,), "Xid 79 (fatal) on PCI:0000:53:00"),
+        ((119, 79), "Xid 79 (fatal) on PCI:0000:53:00"),  # the fatal one is named, whatever came first
+        ((13, 120, 95), "Xid 120 (reset) on PCI:0000:53:00"),  # the first reset-class one
+    ],
+)
+def test_gpu_xid_fails_on_reset_and_fatal_xids_and_names_the_class(
+    sandbox: Sandbox, xids: tuple[int, ...], found: str
+) -> None:
+    run = sandbox.run(render_node_checks(p5_spec(), CheckMode.PROLOG), FAKE_DMESG=_xid_line(*xids))
+    assert run.rc == 1
+    assert run.line(CheckName.GPU_XID).startswith(f"FAIL gpu-xid: {found} in the kernel log since boot"), run.out
+
+
+@pytest.mark.parametrize("xid", [94, 13, 31, 43, 45, 63, 92])
+def test_contained_application_and_unlisted_xids_pass(sandbox: Sandbox, xid: int) -> None:
+    run = sandbox.run(render_node_checks(p5_spec(), CheckMode.PROLOG), FAKE_DMESG=_xid_line(xid))
+    assert run.rc == 0, run.out
+    assert run.line(CheckName.GPU_XID).startswith("PASS gpu-xid: no Xid of "), run.out
+
+
+def test_a_tuned_policy_reaches_the_check(sandbox: Sandbox) -> None:
+    policy = DEFAULT_XID_POLICY.moved([94], to=XidClass.RESET).moved([119], to=None)
+    spec = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=None, xid_policy=policy)
+    assert 94 in spec.xid_classes()[XidClass.RESET] and 119 not in spec.xid_classes()[XidClass.RESET]
+    failing = sandbox.run(render_node_checks(spec, CheckMode.PROLOG), FAKE_DMESG=_xid_line(94))
+    assert "FAIL gpu-xid: Xid 94 (reset) on PCI:0000:53:00" in failing.out
+    passing = sandbox.run(render_node_checks(spec, CheckMode.PROLOG), FAKE_DMESG=_xid_line(119))
+    assert passing.rc == 0, passing.out
+
+
+def test_the_deprecated_fatal_xids_still_choose_the_failing_xids(sandbox: Sandbox) -> None:
+    spec = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=None, fatal_xids=(79, 13))
+    assert spec.fatal_xids is None  # consumed into the policy
+    assert spec.xid_policy.node_check_xids == (13, 79)
+    run = sandbox.run(render_node_checks(spec, CheckMode.PROLOG), FAKE_DMESG=_xid_line(119, 13))
+    assert "FAIL gpu-xid: Xid 13 (fatal) on PCI:0000:53:00" in run.out
 
 
 def test_imex_on_gb200_and_no_fabric_manager(sandbox: Sandbox) -> None:

@@ -116,7 +116,7 @@ def test_an_operator_drain_during_the_checks_is_kept(tmp_path: Path, failing: bo
 
 
 def test_a_node_drained_by_an_earlier_failed_gate_is_resumed_when_it_passes(tmp_path: Path) -> None:
-    cluster = Cluster(tmp_path, state="IDLE+DRAIN", reason="fmconstructs: gpu-xid: Xid 79 on PCI:0000:53:00")
+    cluster = Cluster(tmp_path, state="IDLE+DRAIN", reason="fmconstructs: gpu-xid: Xid 79 (fatal) on PCI:0000:53:00")
     run = cluster.gate()
     assert run.rc == 0, run.out
     assert cluster.node == ("IDLE", "")

@@ -76,6 +76,7 @@ RESULT_TYPES: dict[str, str] = {
     "fmconstructs.bootstrap.node_bootstrap.ScriptAction": "NodeBootstrap.script_action() result",
     "fmconstructs.capacity_events.scaling.BlockScalingTarget": "built from a node group by scaling_target()",
     "fmconstructs.catalog.InstanceCatalog": "the registry (CATALOG); InstanceSpec rows are validated",
+    "fmconstructs.health.xid.XidSource": "a row of XID_SOURCES (NVIDIA's catalog); users tune XidPolicy",
     "fmconstructs.eks.cluster.GpuAddons": "GpuEksCluster.add_gpu_addons() result",
     "fmconstructs.eks.node_group.LustreClient": "GpuNodeGroup.add_lustre_client() result",
     "fmconstructs.storage.lustre_clients.LustreClientPlan": "plan_lustre_client() result (inputs checked there)",
@@ -366,6 +367,11 @@ BAD: dict[str, list[tuple[str, Row]]] = {
     ],
     "fmconstructs.eks.cluster.SystemNodeGroupOptions": [
         ("min-above-max", lambda c: _m("fmconstructs.eks.cluster.SystemNodeGroupOptions")(min_nodes=5, max_nodes=4))
+    ],
+    "fmconstructs.health.xid.XidPolicy": [
+        ("xid-zero", lambda c: _m("fmconstructs.health.xid.XidPolicy")(reset=(0,))),
+        ("xid-str", lambda c: _m("fmconstructs.health.xid.XidPolicy")(fatal="79")),
+        ("two-classes", lambda c: _m("fmconstructs.health.xid.XidPolicy")(reset=(94,))),
     ],
     "fmconstructs.health.nccl.NcclCheckSpec": [
         ("nodes-str", lambda c: _m("fmconstructs.health.nccl.NcclCheckSpec")(nodes="2"))

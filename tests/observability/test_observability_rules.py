@@ -22,7 +22,20 @@ SLURM = {"cluster": "training", "instance": "10.0.1.5:9101", "job": "slurm"}
 
 # alert -> (input series, eval time, labels of the firing alert, {{ $value }} as rendered)
 FIRING = {
-    "GpuCriticalXid": ([("DCGM_FI_DEV_XID_ERRORS", GPU, "0x10 79x10")], "12m", GPU, "79"),
+    # Xid alerts carry their class and its remediation trigger (tests/observability/test_observability_xid_rules.py
+    # fires each class)
+    "GpuCriticalXid": (
+        [("DCGM_FI_DEV_XID_ERRORS", GPU, "0x10 79x10")],
+        "12m",
+        {**GPU, "xid_class": "fatal", "fmconstructs_trigger": "fatal-xid"},
+        "79",
+    ),
+    "GpuContainedXid": (
+        [("DCGM_FI_DEV_XID_ERRORS", GPU, "0x10 94x10")],
+        "12m",
+        {**GPU, "xid_class": "contained", "fmconstructs_trigger": "contained-xid"},
+        "94",
+    ),
     "GpuXidError": ([("DCGM_FI_DEV_XID_ERRORS", GPU, "0x10 13x10")], "12m", GPU, "13"),
     "GpuRowRemapFailure": ([("DCGM_FI_DEV_ROW_REMAP_FAILURE", GPU, "0x5 1x10")], "10m", GPU, None),
     "GpuUncorrectableRemappedRows": ([("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", GPU, "0x5 1x10")], "10m", GPU, None),
@@ -191,11 +204,22 @@ def test_rules_read_only_collected_metrics():
             assert set(rule.metrics) <= ALL_METRICS
 
 
+def rule_for(name: str, labels: dict[str, str]) -> AlertRule:
+    """The rule named ``name`` whose own labels the firing alert carries (an alert name may have a rule per class)."""
+    rules = [
+        r
+        for g in default_rule_groups()
+        for r in g.rules
+        if isinstance(r, AlertRule) and r.name == name and r.labels.items() <= labels.items()
+    ]
+    assert len(rules) == 1, (name, labels, rules)
+    return rules[0]
+
+
 def test_promtool_unit_tests_fire_every_alert_and_stay_quiet_when_healthy(promtool, rule_file, tmp_path):
-    rules = {r.name: r for g in default_rule_groups() for r in g.rules}
     tests = []
     for name, (inputs, eval_time, labels, value) in FIRING.items():
-        rule = rules[name]
+        rule = rule_for(name, labels)
         tests.append(
             {
                 "interval": "1m",
@@ -312,7 +336,7 @@ def test_thresholds_are_props(promtool, tmp_path):
     groups = default_rule_groups(AlertThresholds(gpu_temperature_celsius=80, temperature_for="2m", critical_xids=(79,)))
     text = rules_yaml(groups)
     assert "DCGM_FI_DEV_GPU_TEMP > 80" in text
-    assert "DCGM_FI_DEV_XID_ERRORS == 79)" in text and "== 48" not in text
+    assert "(DCGM_FI_DEV_XID_ERRORS == 79) and" in text and "== 48" not in text
     path = tmp_path / "r.yml"
     path.write_text(text)
     assert subprocess.run([promtool, "check", "rules", str(path)], capture_output=True).returncode == 0

@@ -28,4 +28,6 @@ def test_gpu_health_rules_is_the_families_in_order() -> None:
     )
     expected = [rule.name for family in families for rule in family(t)]
     assert [rule.name for rule in gpu_health_rules(t).rules] == expected
-    assert expected[0] == "GpuCriticalXid" and expected[-1] == "GpuPcieReplays" and len(expected) == 11
+    # GpuCriticalXid twice (fatal, reset: issue 29), then GpuContainedXid and GpuXidError
+    assert expected[:4] == ["GpuCriticalXid", "GpuCriticalXid", "GpuContainedXid", "GpuXidError"]
+    assert expected[-1] == "GpuPcieReplays" and len(expected) == 13

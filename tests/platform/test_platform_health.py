@@ -14,6 +14,7 @@ from aws_cdk.assertions import Annotations, Match
 from fmconstructs.bootstrap import NodeBootstrap
 from fmconstructs.errors import FmTypeError, FmValidationError, WarningId
 from fmconstructs.health import NcclAlertOptions, NcclCheckSpec, NodeHealthOptions, render_sbatch, render_timer_units
+from fmconstructs.health.xid import DEFAULT_XID_POLICY, XidClass
 from fmconstructs.parallelcluster import ComputeResource, HeadNode, ParallelCluster, SlurmQueue
 from fmconstructs.platform import (
     Backend,
@@ -98,6 +99,23 @@ def test_a_new_workspace_gets_the_nccl_rule_group():
         r["Properties"]["Data"] for r in built.template.find_resources("AWS::APS::RuleGroupsNamespace").values()
     ]
     assert any("NcclBusBandwidthBelowBaseline" in json.dumps(data) for data in namespaces)
+
+
+def test_one_xid_policy_moves_an_xid_for_the_checks_the_alerts_and_remediation():
+    # issue 29: NodeHealthOptions(xid_policy=...) reaches the node checks and the new workspace's alerts, whose
+    # labels carry the class's trigger (reset-xid: the remediation policy reboots)
+    tuned = DEFAULT_XID_POLICY.moved([94], to=XidClass.RESET)
+    built = _build(Backend.PCS, health=PlatformHealth(node_checks=NodeHealthOptions(xid_policy=tuned)))
+    platform = built.platform
+    assert platform.cluster.node_health.xid_policy == tuned  # type: ignore[union-attr]
+    scripts = [body for body, _ in _step_files(platform.node_group.bootstrap, "node-health").values()]
+    assert any('reset=" 46 48 62 64 74 94 95 ' in body for body in scripts)
+    assert platform.prometheus_workspace is not None
+    rules = [r for g in platform.prometheus_workspace.rule_groups for r in g.rules]
+    (reset,) = [r for r in rules if r.name == "GpuCriticalXid" and r.labels.get("xid_class") == "reset"]
+    assert "DCGM_FI_DEV_XID_ERRORS == 94 " in reset.expr and reset.labels["fmconstructs_trigger"] == "reset-xid"
+    assert "GpuContainedXid" not in {r.name for r in rules}
+    assert _policy(built)["actions"]["reset-xid"] == "reboot"
 
 
 def test_parallelcluster_default_gate_in_the_gpu_bootstrap_nccl_on_the_head_node_by_scrontab():

@@ -257,9 +257,7 @@ def test_auto_scaling_group_replacement_sets_instance_health(world):
     )
     instance = asg.describe_auto_scaling_groups()["AutoScalingGroups"][0]["Instances"][0]["InstanceId"]
     target = json.loads(RemediationTarget.auto_scaling_group(group_name="gpu-asg").to_json())
-    result = world.run(
-        _sns_event(_alert_record("GpuDoubleBitEccErrors", instance)), _policy(job_kill=JobKill.FATAL), target
-    )
+    result = world.run(_sns_event(_alert_record("GpuCriticalXid", instance)), _policy(job_kill=JobKill.FATAL), target)
     assert [r["outcome"] for r in result["records"]] == ["replaced"]
     (health,) = asg.describe_auto_scaling_instances(InstanceIds=[instance])["AutoScalingInstances"]
     assert health["HealthStatus"] == "Unhealthy"

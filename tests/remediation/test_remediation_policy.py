@@ -7,9 +7,11 @@ import json
 import pytest
 
 from fmconstructs.errors import FmValidationError
+from fmconstructs.health.xid import XidClass
 from fmconstructs.observability.rules import AlertRule, Severity, default_rule_groups
 from fmconstructs.remediation import (
     DEFAULT_ALERT_TRIGGERS,
+    XID_CLASS_TRIGGERS,
     Action,
     Backend,
     JobKill,
@@ -34,15 +36,35 @@ def test_a_trigger_without_an_action_only_notifies():
 
 
 def test_default_alert_triggers_name_the_critical_per_node_alerts_that_exist():
-    critical = {
-        rule.name
-        for group in default_rule_groups()
-        for rule in group.rules
-        if isinstance(rule, AlertRule) and rule.severity is Severity.CRITICAL
+    severities: dict[str, set[Severity]] = {}
+    for group in default_rule_groups():
+        for rule in group.rules:
+            if isinstance(rule, AlertRule):
+                severities.setdefault(rule.name, set()).add(rule.severity)
+    existing = {name: t for name, t in DEFAULT_ALERT_TRIGGERS.items() if not name.startswith("Fm")}
+    assert set(existing) <= set(severities)
+    policy = RemediationPolicy()
+    # every alert that acts on a node is critical; the contained Xid (notify only) is a warning
+    acting = {name for name, t in existing.items() if policy.action_for(t) is not Action.NOTIFY}
+    assert all(severities[name] == {Severity.CRITICAL} for name in acting)
+    assert severities["GpuContainedXid"] == {Severity.WARNING}
+    assert policy.action_for(DEFAULT_ALERT_TRIGGERS["GpuContainedXid"]) is Action.NOTIFY
+    assert {"GpuCriticalXid", "EfaRdmaWorkRequestErrors", "EfaUnresponsiveRemote"} <= acting
+    # the double-bit counter cannot tell a contained error (94) from an uncontained one: it does not remediate
+    assert "GpuDoubleBitEccErrors" not in DEFAULT_ALERT_TRIGGERS
+
+
+def test_each_xid_class_has_its_trigger_and_default_action():
+    assert XID_CLASS_TRIGGERS == {
+        XidClass.CONTAINED: Trigger.CONTAINED_XID,
+        XidClass.RESET: Trigger.RESET_XID,
+        XidClass.FATAL: Trigger.FATAL_XID,
     }
-    existing = {name for name in DEFAULT_ALERT_TRIGGERS if not name.startswith("Fm")}
-    assert existing <= critical
-    assert {"GpuCriticalXid", "EfaRdmaWorkRequestErrors", "EfaUnresponsiveRemote"} <= existing
+    policy = RemediationPolicy()
+    assert policy.action_for(Trigger.CONTAINED_XID) is Action.NOTIFY
+    assert policy.action_for(Trigger.RESET_XID) is Action.REBOOT
+    assert policy.action_for(Trigger.FATAL_XID) is Action.REPLACE
+    assert json.loads(policy.to_json())["actions"]["reset-xid"] == "reboot"
 
 
 def test_policy_json_is_what_the_handler_reads():
