@@ -69,7 +69,7 @@ from ..health import (
     render_scrontab,
     render_timer_units,
 )
-from ..health.nccl import JOB_NAME, SCRIPT_NAME, TEXTFILE_DIR
+from ..health.nccl import JOB_NAME, REPORT_PATH, SCRIPT_NAME, TEXTFILE_DIR, report_script
 from ..health.nccl_eks import _check_image
 from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.workspace import PrometheusWorkspace
@@ -154,8 +154,10 @@ def platform_nccl_spec(
     mount_point: str | None,
     queue: str | None,
     login_nodes: int,
+    instance_type: str | None = None,
 ) -> NcclCheckSpec | None:
-    """The NCCL check the platform runs (None: none): the default where it can run, an explicit spec checked."""
+    """The NCCL check the platform runs (None: none): the default where it can run, an explicit spec checked. The
+    platform's ``instance_type`` fills the spec's (the catalog's published figure gives the baseline's floor)."""
     if health is None or health.nccl is None or health.nccl is False:
         return None
     # health.nccl_image on another backend than EKS: refused up front (platform.backends, Unsupported).
@@ -171,9 +173,17 @@ def platform_nccl_spec(
     if isinstance(health.nccl, NcclCheckSpec):
         spec = health.nccl
         _check_explicit(spec, gpus_per_node=gpus_per_node, nodes=nodes, mount_point=mount_point)
-        return spec if spec.partition is not None or queue is None else dataclasses.replace(spec, partition=queue)
+        if spec.partition is None and queue is not None:
+            spec = dataclasses.replace(spec, partition=queue)
+        if spec.instance_type is None and instance_type is not None:
+            spec = dataclasses.replace(spec, instance_type=instance_type)
+        return spec
     return NcclCheckSpec(
-        nodes=2, gpus_per_node=gpus_per_node, state_dir=f"{mount_point}/fmconstructs/nccl", partition=queue
+        nodes=2,
+        gpus_per_node=gpus_per_node,
+        state_dir=f"{mount_point}/fmconstructs/nccl",
+        partition=queue,
+        instance_type=instance_type,
     )
 
 
@@ -231,9 +241,10 @@ def wire_pcs_nccl(login_group: Any, spec: NcclCheckSpec, *, slurm_version: str) 
     bin_dir = pcs_slurm_bin_dir(slurm_version)
     files = {
         f"{NCCL_DIR}/{SCRIPT_NAME}": (render_sbatch(spec), 0o755),
+        REPORT_PATH: (report_script(), 0o755),  # the queue probe of the publish unit
         _SUBMIT: (_submit_script(f"{bin_dir}/sbatch", f"{bin_dir}/squeue"), 0o755),
         **_units(render_timer_units(spec, sbatch=_SUBMIT)),
-        **_units(render_publish_units(spec)),
+        **_units(render_publish_units(spec, squeue=f"{bin_dir}/squeue")),
     }
     commands = [
         *_install_script(spec),
@@ -251,8 +262,9 @@ def parallelcluster_head_steps(head: NodeBootstrap, cluster: Any, spec: NcclChec
     scrontab = f"{NCCL_DIR}/scrontab"
     files = {
         f"{NCCL_DIR}/{SCRIPT_NAME}": (render_sbatch(spec), 0o755),
+        REPORT_PATH: (report_script(), 0o755),  # the queue probe of the publish unit
         scrontab: (render_scrontab(spec), 0o644),
-        **_units(render_publish_units(spec)),
+        **_units(render_publish_units(spec, squeue=f"{PARALLELCLUSTER_SLURM_BIN_DIR}/squeue")),
     }
     install = f"{PARALLELCLUSTER_SLURM_BIN_DIR}/scrontab {scrontab}"
     commands = [
@@ -293,8 +305,8 @@ def wire_eks_nccl(
         scope,
         WarningId.PLATFORM_HEALTH_EKS_NCCL,
         "The NCCL check on EKS creates a Kubeflow MPIJob (kubeflow.org/v2beta1) from the CronJob "
-        f"{namespace}/{JOB_NAME} on '{spec.schedule}' (UTC): install the MPI operator on the cluster, or each run "
-        f"fails. Run it now with `kubectl create job --from=cronjob/{JOB_NAME} -n {namespace} <name>`. Logs and "
+        f"{namespace}/{JOB_NAME} on '{spec.schedule}' (UTC): install the MPI operator (v0.5.0 or later, for "
+        "launcherCreationPolicy) on the cluster, or each run fails. Run it now with `kubectl create job --from=cronjob/{JOB_NAME} -n {namespace} <name>`. Logs and "
         f"baseline stay on the claim {namespace}/{claim}; the metrics are scraped from the Service fm-nccl-metrics.",
     )
     return manifest
