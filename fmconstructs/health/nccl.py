@@ -196,8 +196,7 @@ class NcclCheckSpec:
         object.__setattr__(self, "extra_env", dict(self.extra_env))
         self._validate_pairwise()
         self._validate_baseline()
-        if self.schedule_interval_hours is None:
-            cron_max_gap_seconds(self.schedule)  # refuses a schedule that never runs
+        cron_max_gap_seconds(self.schedule)  # refuses a schedule that never runs
 
     def _validate_pairwise(self) -> None:
         check_bool("pairwise", self.pairwise)
