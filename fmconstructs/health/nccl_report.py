@@ -348,7 +348,7 @@ def _run_lines(result: NcclResult, now: float) -> list[str]:
 
 
 def _baseline_lines(baseline: Baseline) -> list[str]:
-    policy, lines = baseline.policy, []
+    policy, lines = baseline.policy, list[str]()
     _gauge(
         lines,
         BASELINE_BUSBW,

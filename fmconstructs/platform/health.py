@@ -27,7 +27,8 @@ the backends; ``health=None`` turns all of it off.
   refused.
 
 - **NCCL default** (``nccl=True``): a 2-node check (``gpus_per_node`` = the type's GPUs, partition = the platform's
-  queue, state in ``<mount point>/fmconstructs/nccl``) on PCS and ParallelCluster when ``nodes`` is known and >= 2
+  queue, ``instance_type`` = the platform's, whose published figure gives the baseline's floor, state in
+  ``<mount point>/fmconstructs/nccl``) on PCS and ParallelCluster when ``nodes`` is known and >= 2
   and the platform has a file system (the job keeps its logs, baseline and metrics there); on PCS also a login node
   group. Anything missing turns the default off quietly; an explicit :class:`~fmconstructs.health.NcclCheckSpec`
   where it cannot run is refused. Every run takes ``nodes`` whole nodes for up to ``time_limit_minutes`` (with
@@ -100,7 +101,8 @@ class PlatformHealth:
         published that the library could verify, :mod:`fmconstructs.health.nccl_eks`). Without it EKS runs no NCCL
         check. Default None.
     :param nccl_alerts: the NCCL rule group's options (:class:`~fmconstructs.health.NcclAlertOptions`). Default: its
-        defaults (10 % below the baseline).
+        defaults (the check's own tolerance, ``NcclCheckSpec.drop_percent`` 10 %, below the rolling baseline or the
+        floor; overdue against the schedule plus 1 h).
     :param remediation: the remediation handler's :class:`~fmconstructs.remediation.RemediationPolicy`, wired only
         with observability (the alert topic). None: no handler. Default ``RemediationPolicy()`` (dry run).
     :param replace_nodes: the opt-in to act on nodes: True turns the policy's ``dry_run`` off (drain, reboot and
@@ -306,7 +308,8 @@ def wire_eks_nccl(
         WarningId.PLATFORM_HEALTH_EKS_NCCL,
         "The NCCL check on EKS creates a Kubeflow MPIJob (kubeflow.org/v2beta1) from the CronJob "
         f"{namespace}/{JOB_NAME} on '{spec.schedule}' (UTC): install the MPI operator (v0.5.0 or later, for "
-        "launcherCreationPolicy) on the cluster, or each run fails. Run it now with `kubectl create job --from=cronjob/{JOB_NAME} -n {namespace} <name>`. Logs and "
+        "launcherCreationPolicy) on the cluster, or each run fails. "
+        f"Run it now with `kubectl create job --from=cronjob/{JOB_NAME} -n {namespace} <name>`. Logs and "
         f"baseline stay on the claim {namespace}/{claim}; the metrics are scraped from the Service fm-nccl-metrics.",
     )
     return manifest

@@ -390,6 +390,11 @@ def test_platform_with_an_image_schedules_the_check_and_publishes_it() -> None:
     for kind in ("CronJob", "Role", "RoleBinding", "ServiceAccount", "Deployment", "Service"):
         assert kind in kinds
     assert "MPIJob" not in kinds  # created by the CronJob, not at deploy time
+    from aws_cdk.assertions import Annotations, Match
+
+    warnings = Annotations.from_stack(built.stack).find_warning("*", Match.string_like_regexp("NCCL check on EKS"))
+    (text,) = {str(w.entry.data) for w in warnings}
+    assert "v0.5.0 or later" in text and "kubectl create job --from=cronjob/fm-nccl-allreduce -n " in text
     assert "NcclBusBandwidthBelowBaseline" in json.dumps(
         [r["Properties"]["Data"] for r in built.template.find_resources("AWS::APS::RuleGroupsNamespace").values()]
     )
