@@ -24,6 +24,7 @@ from .errors import FmTypeError, FmValidationError, is_token
 
 if TYPE_CHECKING:
     from ._gpu_performance import GpuPerformance
+    from ._nccl_reference import NcclAllReduceReference
 
 
 class InterfaceType(str, Enum):
@@ -644,6 +645,23 @@ def gpu_performance(instance_type: str) -> GpuPerformance:
             "a type whose GPU model has sourced performance figures (H100, H200, B200, B300, GB200)",
         )
     return performance
+
+
+def nccl_allreduce_reference(
+    instance_type: str, *, nodes: int, message_bytes: int | None = None
+) -> NcclAllReduceReference | None:
+    """The published nccl-tests all-reduce bus bandwidth of ``nodes`` x ``instance_type`` at ``message_bytes``
+    (default: the figure's own size, 16 GiB), each with its source (:mod:`fmconstructs._nccl_reference`); None where
+    none is published. A reference for a floor, never a pass/fail gate (NVIDIA/aicr#1256)."""
+    from ._nccl_reference import NCCL_ALLREDUCE_REFERENCES
+
+    for reference in NCCL_ALLREDUCE_REFERENCES:
+        if (reference.instance_type, reference.nodes) == (instance_type, nodes) and message_bytes in (
+            None,
+            reference.message_bytes,
+        ):
+            return reference
+    return None
 
 
 def register_instance_type(spec: InstanceSpec, *, replace: bool = False) -> InstanceSpec:

@@ -41,9 +41,9 @@ NODE_CHECK_FAILURE_INFO = names.NODE_CHECK_FAILURE_INFO
 #: Slurm nodes per state (``state`` label), written today by fmconstructs/observability/node/slurm_textfile.py from
 #: ``sinfo --format='%T %D'``. It carries counts only: per-node drain reasons are not exported.
 SLURM_NODES = "fm_slurm_nodes"
-#: Average all-reduce bus bandwidth (GB/s) of the latest scheduled nccl-tests run.
-NCCL_BUSBW = names.NCCL_AVG_BUSBW
-#: The cluster's own baseline bus bandwidth (GB/s): the first healthy run's average.
+#: All-reduce bus bandwidth (GB/s) at the largest message size of the latest healthy scheduled nccl-tests run.
+NCCL_BUSBW = names.NCCL_MAX_SIZE_BUSBW
+#: The cluster's own baseline bus bandwidth (GB/s): the rolling window's percentile, never below the floor.
 NCCL_BASELINE = names.NCCL_BASELINE_BUSBW
 
 #: Slurm states (slurm_textfile.KNOWN_STATES) that mean a node is not taking jobs because of a problem.

@@ -28,11 +28,17 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._validate import check_bool, check_count, check_number, check_str
+from ..catalog import check_instance_type, nccl_allreduce_reference
 from ..errors import FmTypeError, FmValidationError, is_token
 from . import rules
-from .metric_names import NODE_EXPORTER_TEXTFILE_DIR
+from .cron import cron_max_gap_seconds
+from .metric_names import NCCL_QUEUE_TEXTFILE, NODE_EXPORTER_TEXTFILE_DIR
+
+if TYPE_CHECKING:
+    from .._nccl_reference import NcclAllReduceReference
 
 #: nccl-tests, pinned by tag and commit: the newest tag of NVIDIA/nccl-tests in the stored snapshot (tag v2.19.6,
 #: commit a0b82b2260cf5152b9f8c061bbf7eaf0ba096432, 2026-07-09; src/common.h NCCL_TESTS_VERSION "2.19.6").
@@ -64,6 +70,10 @@ SCRONTAB_SLURM_SETTINGS: Mapping[str, str] = {"ScronParameters": "enable"}
 JOB_NAME = "fm-nccl-allreduce"
 SCRIPT_NAME = f"{JOB_NAME}.sbatch"
 METRICS_FILE = "fm_nccl.prom"
+#: Where the platform installs the report script on the login/head node for the queue probe
+#: (:func:`render_publish_units` with ``squeue``).
+REPORT_PATH = "/opt/fmconstructs/nccl/nccl_report.py"
+_SIZE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}  # nccl-tests src/common.cu parsesize: powers of 1024
 
 _SIZE = re.compile(r"[1-9][0-9]*[KMG]?")
 _ABS_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
@@ -107,6 +117,21 @@ class NcclCheckSpec:
     :param suspect_after_runs: runs in a row in the slowest pair that make a node suspect. default: 3.
     :param outlier_percent: the slowest pair counts only when its average is more than this far below the median of
         the run's pairs (pairs within noise of each other implicate nobody). default: 10.
+    :param instance_type: the nodes' EC2 type, for the catalog's published all-reduce figure at ``nodes`` nodes and
+        ``max_bytes`` (:func:`fmconstructs.catalog.nccl_allreduce_reference`), of which ``floor_fraction`` is the
+        baseline's floor. None: no catalog floor (the EKS renderer fills it from its ``instance_type``). default: None.
+    :param floor_fraction: the floor as a fraction of the published figure: a reference, not a gate (fixed per-SKU
+        gates misfire on healthy clusters, NVIDIA/aicr#1256), low enough for other NCCL/EFA versions and tuning, high
+        enough that a broken fabric (TCP instead of EFA, missing interfaces) never becomes the baseline. default: 0.8.
+    :param floor_busbw_gbytes_per_s: an explicit floor (GB/s, max-size busbw) instead of the catalog's, e.g. for a
+        type or node count without a published figure. default: None.
+    :param baseline_runs: runs the rolling baseline window keeps (default 7: a week of the daily default schedule).
+    :param baseline_percentile: the window's percentile that is the baseline (default 50: the median).
+    :param drop_percent: a run more than this far below the baseline alerts (``NcclBusBandwidthBelowBaseline``) and
+        does not enter the window; within it, it does (default 10: a 15 % drop alerts, a 5 % drop does not).
+    :param schedule_interval_hours: the longest time between two scheduled runs, against which ``NcclCheckStale``
+        judges the check. Default: computed from ``schedule``; give it when the timer's ``on_calendar`` (PCS) is not
+        the same schedule.
     """
 
     nodes: int = 2
@@ -125,6 +150,13 @@ class NcclCheckSpec:
     pairwise: bool = False
     suspect_after_runs: int = 3
     outlier_percent: float = 10.0
+    instance_type: str | None = None
+    floor_fraction: float = 0.8
+    floor_busbw_gbytes_per_s: float | None = None
+    baseline_runs: int = 7
+    baseline_percentile: float = 50.0
+    drop_percent: float = 10.0
+    schedule_interval_hours: float | None = None
 
     def __post_init__(self) -> None:
         for name, minimum, maximum in (
@@ -163,6 +195,8 @@ class NcclCheckSpec:
             check_str(f"extra_env[{key!r}]", value, pattern=re.compile(r"[^\n'\x00]*"), allowed="one line")
         object.__setattr__(self, "extra_env", dict(self.extra_env))
         self._validate_pairwise()
+        self._validate_baseline()
+        cron_max_gap_seconds(self.schedule)  # refuses a schedule that never runs
 
     def _validate_pairwise(self) -> None:
         check_bool("pairwise", self.pairwise)
@@ -171,6 +205,69 @@ class NcclCheckSpec:
         _synth("outlier_percent", self.outlier_percent)
         check_number("outlier_percent", self.outlier_percent, minimum=0, maximum=99)
         rules.pairwise_needs_four_nodes(pairwise=self.pairwise, nodes=self.nodes)
+
+    def _validate_baseline(self) -> None:
+        if self.instance_type is not None:
+            _synth("instance_type", self.instance_type)
+            check_instance_type("instance_type", self.instance_type)
+        _synth("baseline_runs", self.baseline_runs)
+        check_count("baseline_runs", self.baseline_runs, minimum=1, maximum=1000)
+        for name, minimum, maximum, exclusive in (
+            ("floor_fraction", 0, 1, True),
+            ("baseline_percentile", 0, 100, False),
+            ("drop_percent", 0, 99, True),
+        ):
+            _synth(name, getattr(self, name))
+            check_number(name, getattr(self, name), minimum=minimum, maximum=maximum, exclusive_minimum=exclusive)
+        for name, maximum in (("floor_busbw_gbytes_per_s", 100000), ("schedule_interval_hours", 24 * 366 * 8)):
+            if getattr(self, name) is not None:
+                _synth(name, getattr(self, name))
+                check_number(name, getattr(self, name), minimum=0, exclusive_minimum=True, maximum=maximum)
+
+    @property
+    def max_size_bytes(self) -> int:
+        """``max_bytes`` in bytes (nccl-tests reads K, M and G as powers of 1024)."""
+        unit = self.max_bytes[-1] if self.max_bytes[-1] in "KMG" else ""
+        return int(self.max_bytes[: len(self.max_bytes) - len(unit)]) * _SIZE_UNITS[unit]
+
+    @property
+    def schedule_interval_seconds(self) -> int:
+        """The longest time between two scheduled runs: ``schedule_interval_hours``, else from ``schedule``."""
+        if self.schedule_interval_hours is not None:
+            return round(self.schedule_interval_hours * 3600)
+        return cron_max_gap_seconds(self.schedule)
+
+    def reference(self, instance_type: str | None = None) -> NcclAllReduceReference | None:
+        """The catalog's published figure for ``nodes`` x the instance type at ``max_bytes`` (None: none)."""
+        itype = self.instance_type if self.instance_type is not None else instance_type
+        if itype is None:
+            return None
+        return nccl_allreduce_reference(itype, nodes=self.nodes, message_bytes=self.max_size_bytes)
+
+    def floor_busbw(self, instance_type: str | None = None) -> float | None:
+        """The baseline's floor (GB/s): ``floor_busbw_gbytes_per_s``, else ``floor_fraction`` of the catalog's
+        published figure for this type, node count and size, else None (no floor)."""
+        if self.floor_busbw_gbytes_per_s is not None:
+            return float(self.floor_busbw_gbytes_per_s)
+        reference = self.reference(instance_type)
+        return None if reference is None else round(reference.busbw_gbytes_per_s * self.floor_fraction, 3)
+
+    def report_arguments(self, instance_type: str | None = None) -> list[str]:
+        """The report's baseline and schedule options (the same for every backend)."""
+        arguments = [
+            "--drop-percent",
+            f"{self.drop_percent:g}",
+            "--window-runs",
+            str(self.baseline_runs),
+            "--window-percentile",
+            f"{self.baseline_percentile:g}",
+            "--schedule-interval-seconds",
+            str(self.schedule_interval_seconds),
+            "--time-limit-seconds",
+            str(self.time_limit_minutes * 60),
+        ]
+        floor = self.floor_busbw(instance_type)
+        return arguments if floor is None else [*arguments, "--floor-gbytes-per-second", f"{floor:g}"]
 
     @property
     def environment(self) -> dict[str, str]:
@@ -263,7 +360,8 @@ done <"$pairs_dir/plan"
 
 def render_sbatch(spec: NcclCheckSpec) -> str:
     """The batch script: all_reduce_perf over ``spec.nodes`` nodes, then the report (embedded), which writes the
-    metrics and records the baseline on the first healthy run. Exits non-zero when the test or the report fails."""
+    metrics and keeps the rolling baseline (:meth:`NcclCheckSpec.report_arguments`). Exits non-zero when the test or
+    the report fails."""
     header = "".join(f"#SBATCH {option}\n" for option in spec.slurm_options())
     mpirun = " ".join(shlex.quote(w) for w in _mpirun_command(spec, "RANKS"))
     mpirun = mpirun.replace(" RANKS ", ' "$ranks" ')
@@ -308,7 +406,8 @@ cat >"$report" <<'FM_NCCL_REPORT'
         + ' 2>&1 | tee "$log"\n'
         + "test_status=${PIPESTATUS[0]}\n"
         + pairs
-        + '"$python" -I "$report" --log "$log" --baseline "$baseline" --output "$state_dir/fm_nccl.prom"'
+        + '"$python" -I "$report" --log "$log" --baseline "$baseline" --output "$state_dir/fm_nccl.prom" '
+        + " ".join(shlex.quote(a) for a in spec.report_arguments())
         + pair_args
         + r"""
 report_status=$?
@@ -347,17 +446,42 @@ def render_timer_units(spec: NcclCheckSpec, *, user: str = "root", sbatch: str =
     }
 
 
-def render_publish_units(spec: NcclCheckSpec, *, textfile_dir: str = TEXTFILE_DIR) -> dict[str, str]:
+def probe_command(spec: NcclCheckSpec, *, squeue: str, output: str, report_path: str = REPORT_PATH) -> list[str]:
+    """The Slurm queue probe (:func:`~fmconstructs.health.nccl_report.probe_queue`): is the check pending for nodes
+    that other running jobs hold? Writes ``fm_nccl_check_deferred`` to ``output``."""
+    command = [spec.python, "-I", report_path, "--probe-queue", "--squeue", squeue, "--job-name", JOB_NAME]
+    if spec.partition is not None:
+        command += ["--partition", spec.partition]
+    return [*command, "--output", output]
+
+
+def render_publish_units(
+    spec: NcclCheckSpec, *, textfile_dir: str = TEXTFILE_DIR, squeue: str | None = None, report_path: str = REPORT_PATH
+) -> dict[str, str]:
     """systemd units for the login node that copy the job's metrics file from the shared state directory into node
-    exporter's textfile directory every minute (atomically: node exporter never reads a partial file)."""
+    exporter's textfile directory every minute (atomically: node exporter never reads a partial file). With
+    ``squeue`` (the cluster's Slurm command), the same service runs the queue probe, which writes
+    ``fm_nccl_queue.prom`` there (``NcclCheckStale`` stays quiet while the check is deferred); the report script
+    must then be installed at ``report_path``."""
     check_str("textfile_dir", textfile_dir, pattern=_ABS_PATH, allowed="an absolute path")
     source = shlex.quote(spec.metrics_path)
     tmp = shlex.quote(f"{textfile_dir}/.{METRICS_FILE}.tmp")
     dest = shlex.quote(f"{textfile_dir}/{METRICS_FILE}")
     command = f"test ! -f {source} || (install -m 0644 {source} {tmp} && mv -f {tmp} {dest})"
+    service = (
+        "[Unit]\nDescription=fmconstructs: publish the NCCL check metrics\n\n"
+        f"[Service]\nType=oneshot\nExecStart=/bin/sh -c {shlex.quote(command)}\n"
+    )
+    if squeue is not None:
+        check_str("squeue", squeue, pattern=_ABS_PATH, allowed="an absolute path")
+        check_str("report_path", report_path, pattern=_ABS_PATH, allowed="an absolute path")
+        probe = probe_command(
+            spec, squeue=squeue, output=f"{textfile_dir}/{NCCL_QUEUE_TEXTFILE}", report_path=report_path
+        )
+        # "-": a failed probe (slurmctld not answering yet) does not fail the unit; it writes probe_success 0.
+        service += f"ExecStart=-{' '.join(probe)}\n"
     return {
-        "fm-nccl-publish.service": "[Unit]\nDescription=fmconstructs: publish the NCCL check metrics\n\n"
-        f"[Service]\nType=oneshot\nExecStart=/bin/sh -c {shlex.quote(command)}\n",
+        "fm-nccl-publish.service": service,
         "fm-nccl-publish.timer": "[Unit]\nDescription=fmconstructs: publish the NCCL check metrics every minute\n\n"
         "[Timer]\nOnBootSec=1min\nOnUnitActiveSec=1min\n\n[Install]\nWantedBy=timers.target\n",
     }

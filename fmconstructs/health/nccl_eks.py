@@ -35,7 +35,7 @@ def _check_image(image: str) -> str:
     return image
 
 
-def _launcher_script(spec: NcclCheckSpec) -> str:
+def _launcher_script(spec: NcclCheckSpec, instance_type: str) -> str:
     ranks = str(spec.nodes * spec.gpus_per_node)
     command = _mpirun_command(spec, ranks)
     command[1:1] = ["--allow-run-as-root", "--tag-output"]
@@ -48,7 +48,9 @@ def _launcher_script(spec: NcclCheckSpec) -> str:
         + ' 2>&1 | tee "$log"\n'
         "test_status=${PIPESTATUS[0]}\n"
         f'python3 -I {REPORT_MOUNT}/nccl_report.py --log "$log" --baseline {baseline} '
-        f"--output {RESULTS_MOUNT}/{METRICS_FILE}\n"
+        f"--output {RESULTS_MOUNT}/{METRICS_FILE} "
+        + " ".join(shlex.quote(a) for a in spec.report_arguments(instance_type))
+        + "\n"
         "report_status=$?\n"
         '[ "$test_status" -eq 0 ] || exit "$test_status"\n'
         'exit "$report_status"\n'
@@ -59,14 +61,14 @@ def _env() -> list[dict[str, str]]:
     return [{"name": "LD_LIBRARY_PATH", "value": f"{LD_LIBRARY_PATH}:/opt/nccl/build/lib"}]
 
 
-def _launcher_replica(spec: NcclCheckSpec, image: str, results_claim: str) -> dict[str, Any]:
+def _launcher_replica(spec: NcclCheckSpec, image: str, results_claim: str, instance_type: str) -> dict[str, Any]:
     """One launcher pod: mpirun, then the report from the ConfigMap, results on the claim."""
     container = {
         "name": "launcher",
         "image": image,
         "imagePullPolicy": "IfNotPresent",
         "env": _env(),
-        "command": ["/bin/bash", "-c", _launcher_script(spec)],
+        "command": ["/bin/bash", "-c", _launcher_script(spec, instance_type)],
         "volumeMounts": [
             {"name": "report", "mountPath": REPORT_MOUNT, "readOnly": True},
             {"name": "results", "mountPath": RESULTS_MOUNT},
@@ -113,7 +115,8 @@ def render_mpijob_manifests(
 
     :param image: an nccl-tests image with Open MPI, EFA and ``/opt/nccl-tests/build/all_reduce_perf`` (built from
         awsome-distributed-training ``nccl-tests.Dockerfile``), pinned by tag or digest.
-    :param instance_type: the workers' ``node.kubernetes.io/instance-type``; GPUs per node come from the catalog.
+    :param instance_type: the workers' ``node.kubernetes.io/instance-type``; GPUs per node come from the catalog, and
+        so does the baseline's floor (``spec.instance_type`` must be None or the same).
     :param results_claim: a PersistentVolumeClaim (e.g. FSx for Lustre) for logs, the baseline and the metrics file.
     :param efa_per_node: ``vpc.amazonaws.com/efa`` per worker; default: the EFA interfaces of the catalog's layout.
     """
@@ -124,6 +127,10 @@ def render_mpijob_manifests(
     check_str("results_claim", results_claim, pattern=_K8S_NAME, allowed="a PersistentVolumeClaim name")
     check_str("namespace", namespace, pattern=_K8S_NAME, allowed="a Kubernetes namespace name")
     instance = get_instance_spec(instance_type)
+    if spec.instance_type is not None and spec.instance_type != instance_type:
+        raise FmValidationError(
+            "spec.instance_type", spec.instance_type, f"None or the workers' instance_type ({instance_type!r})"
+        )
     rules.gpus_per_node_match_the_instance_type(
         gpus_per_node=spec.gpus_per_node, instance_type=instance_type, gpu_count=instance.gpu.count
     )
@@ -143,7 +150,7 @@ def render_mpijob_manifests(
     }
     if efa:
         resources["vpc.amazonaws.com/efa"] = efa
-    launcher = _launcher_replica(spec, image, results_claim)
+    launcher = _launcher_replica(spec, image, results_claim, instance_type)
     worker = _worker_replica(spec, image, instance_type, resources)
     mpijob = {
         "apiVersion": "kubeflow.org/v2beta1",
@@ -151,6 +158,10 @@ def render_mpijob_manifests(
         "metadata": {"name": JOB_NAME, "namespace": namespace},
         "spec": {
             "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+            # The launcher starts once every worker is ready (kubeflow/mpi-operator v2beta1 types.go, since v0.5.0:
+            # "does not fail trying to connect to worker"): while a long job holds the GPUs the check waits, deferred,
+            # instead of failing (the default AtStartup launcher would run mpirun against pending workers).
+            "launcherCreationPolicy": "WaitForWorkersReady",
             "slotsPerWorker": spec.gpus_per_node,
             "mpiReplicaSpecs": {"Launcher": launcher, "Worker": worker},
         },

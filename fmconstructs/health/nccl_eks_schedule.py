@@ -19,6 +19,10 @@
   (:func:`fmconstructs.observability.eks.eks_scrape_config`, job ``nccl``). The node exporter's textfile directory on
   EKS is an ``emptyDir`` of its own pod (:func:`fmconstructs.observability.eks.node_exporter_manifests`), so the
   launcher cannot write into it.
+- Queue probe: the metrics pod also lists the MPIJob's worker pods on each scrape (its ServiceAccount's Role allows
+  ``list`` on pods in the namespace, nothing else) and serves ``fm_nccl_check_deferred``: 1 while a worker waits for
+  GPUs that other pods hold (the MPIJob's launcher waits for its workers, ``launcherCreationPolicy:
+  WaitForWorkersReady``). ``NcclCheckStale`` stays quiet then; the next CronJob run replaces the waiting MPIJob.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ NCCL_METRICS_SERVICE = "fm-nccl-metrics"
 NCCL_METRICS_PORT = 9403
 LAUNCH_CONFIG_MAP = f"{JOB_NAME}-launch"
 LAUNCHER_SERVICE_ACCOUNT = f"{JOB_NAME}-launcher"
+#: The metrics pod's service account: it lists the check's worker pods (the queue probe, ``list`` on pods only).
+METRICS_SERVICE_ACCOUNT = NCCL_METRICS_SERVICE
 MPIJOB_RESOURCE = "mpijobs.v2beta1.kubeflow.org"
 _LAUNCH_MOUNT = "/fm-nccl-launch"
 _SERVER_MOUNT = "/fm-nccl"
@@ -99,6 +105,29 @@ def _rbac(namespace: str) -> list[dict[str, Any]]:
     ]
 
 
+def _metrics_rbac(namespace: str) -> list[dict[str, Any]]:
+    """The metrics pod's ServiceAccount, a Role with ``list`` on pods (the probe's label-selected list) and the
+    binding (Kubernetes RBAC: a list cannot be limited by resourceNames)."""
+    meta = {"name": METRICS_SERVICE_ACCOUNT, "namespace": namespace}
+    api = "rbac.authorization.k8s.io"
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(meta)},
+        {
+            "apiVersion": f"{api}/v1",
+            "kind": "Role",
+            "metadata": dict(meta),
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}],
+        },
+        {
+            "apiVersion": f"{api}/v1",
+            "kind": "RoleBinding",
+            "metadata": dict(meta),
+            "subjects": [{"kind": "ServiceAccount", "name": METRICS_SERVICE_ACCOUNT, "namespace": namespace}],
+            "roleRef": {"apiGroup": api, "kind": "Role", "name": METRICS_SERVICE_ACCOUNT},
+        },
+    ]
+
+
 def _kubectl_container(name: str, command: list[str]) -> dict[str, Any]:
     return {
         "name": name,
@@ -148,7 +177,14 @@ def _metrics(namespace: str, results_claim: str) -> list[dict[str, Any]]:
         "image": METRICS_SERVER_IMAGE,
         "imagePullPolicy": "IfNotPresent",
         "command": ["python3", "-I", f"{_SERVER_MOUNT}/nccl_metrics_server.py"],
-        "args": [f"{RESULTS_MOUNT}/{METRICS_FILE}", str(NCCL_METRICS_PORT)],
+        "args": [
+            f"{RESULTS_MOUNT}/{METRICS_FILE}",
+            str(NCCL_METRICS_PORT),
+            "--probe-job",
+            JOB_NAME,
+            "--probe-namespace",
+            namespace,
+        ],
         "ports": [{"name": "metrics", "containerPort": NCCL_METRICS_PORT}],
         "securityContext": dict(_NON_ROOT),
         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
@@ -158,6 +194,7 @@ def _metrics(namespace: str, results_claim: str) -> list[dict[str, Any]]:
         ],
     }
     pod = {
+        "serviceAccountName": METRICS_SERVICE_ACCOUNT,
         "containers": [container],
         "volumes": [
             {"name": "server", "configMap": {"name": f"{JOB_NAME}-report"}},
@@ -201,8 +238,9 @@ def render_scheduled_nccl_manifests(
     efa_per_node: int | None = None,
 ) -> list[dict[str, Any]]:
     """The scheduled NCCL check on EKS: report ConfigMap (with the metrics server), the ConfigMap holding the
-    ``MPIJob``, the launcher's ServiceAccount, Role and RoleBinding, the CronJob, and the metrics Deployment and
-    Service. Parameters as :func:`~fmconstructs.health.nccl_eks.render_mpijob_manifests` (validated there)."""
+    ``MPIJob``, the launcher's ServiceAccount, Role and RoleBinding, the CronJob, the metrics pod's ServiceAccount,
+    Role and RoleBinding, and the metrics Deployment and Service. Parameters as
+    :func:`~fmconstructs.health.nccl_eks.render_mpijob_manifests` (validated there)."""
     report, mpijob = render_mpijob_manifests(
         spec,
         image=image,
@@ -218,4 +256,11 @@ def render_scheduled_nccl_manifests(
         "metadata": {"name": LAUNCH_CONFIG_MAP, "namespace": namespace},
         "data": {"mpijob.json": json.dumps(mpijob, indent=1, sort_keys=True)},
     }
-    return [report, launch, *_rbac(namespace), _cron_job(spec, namespace), *_metrics(namespace, results_claim)]
+    return [
+        report,
+        launch,
+        *_rbac(namespace),
+        _cron_job(spec, namespace),
+        *_metrics_rbac(namespace),
+        *_metrics(namespace, results_claim),
+    ]

@@ -167,4 +167,5 @@ def nccl_spec(
         mount_point=storage.mount_point if storage is not None else None,
         queue=queue if isinstance(options, PcsOptions | ParallelClusterOptions) else None,
         login_nodes=getattr(options, "login_nodes", 0),
+        instance_type=platform.instance_spec.instance_type,
     )

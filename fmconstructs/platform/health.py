@@ -27,7 +27,8 @@ the backends; ``health=None`` turns all of it off.
   refused.
 
 - **NCCL default** (``nccl=True``): a 2-node check (``gpus_per_node`` = the type's GPUs, partition = the platform's
-  queue, state in ``<mount point>/fmconstructs/nccl``) on PCS and ParallelCluster when ``nodes`` is known and >= 2
+  queue, ``instance_type`` = the platform's, whose published figure gives the baseline's floor, state in
+  ``<mount point>/fmconstructs/nccl``) on PCS and ParallelCluster when ``nodes`` is known and >= 2
   and the platform has a file system (the job keeps its logs, baseline and metrics there); on PCS also a login node
   group. Anything missing turns the default off quietly; an explicit :class:`~fmconstructs.health.NcclCheckSpec`
   where it cannot run is refused. Every run takes ``nodes`` whole nodes for up to ``time_limit_minutes`` (with
@@ -69,7 +70,7 @@ from ..health import (
     render_scrontab,
     render_timer_units,
 )
-from ..health.nccl import JOB_NAME, SCRIPT_NAME, TEXTFILE_DIR
+from ..health.nccl import JOB_NAME, REPORT_PATH, SCRIPT_NAME, TEXTFILE_DIR, report_script
 from ..health.nccl_eks import _check_image
 from ..observability.collection import NodeLabels, node_collection_commands
 from ..observability.workspace import PrometheusWorkspace
@@ -100,7 +101,8 @@ class PlatformHealth:
         published that the library could verify, :mod:`fmconstructs.health.nccl_eks`). Without it EKS runs no NCCL
         check. Default None.
     :param nccl_alerts: the NCCL rule group's options (:class:`~fmconstructs.health.NcclAlertOptions`). Default: its
-        defaults (10 % below the baseline).
+        defaults (the check's own tolerance, ``NcclCheckSpec.drop_percent`` 10 %, below the rolling baseline or the
+        floor; overdue against the schedule plus 1 h).
     :param remediation: the remediation handler's :class:`~fmconstructs.remediation.RemediationPolicy`, wired only
         with observability (the alert topic). None: no handler. Default ``RemediationPolicy()`` (dry run).
     :param replace_nodes: the opt-in to act on nodes: True turns the policy's ``dry_run`` off (drain, reboot and
@@ -154,8 +156,10 @@ def platform_nccl_spec(
     mount_point: str | None,
     queue: str | None,
     login_nodes: int,
+    instance_type: str | None = None,
 ) -> NcclCheckSpec | None:
-    """The NCCL check the platform runs (None: none): the default where it can run, an explicit spec checked."""
+    """The NCCL check the platform runs (None: none): the default where it can run, an explicit spec checked. The
+    platform's ``instance_type`` fills the spec's (the catalog's published figure gives the baseline's floor)."""
     if health is None or health.nccl is None or health.nccl is False:
         return None
     # health.nccl_image on another backend than EKS: refused up front (platform.backends, Unsupported).
@@ -171,9 +175,17 @@ def platform_nccl_spec(
     if isinstance(health.nccl, NcclCheckSpec):
         spec = health.nccl
         _check_explicit(spec, gpus_per_node=gpus_per_node, nodes=nodes, mount_point=mount_point)
-        return spec if spec.partition is not None or queue is None else dataclasses.replace(spec, partition=queue)
+        if spec.partition is None and queue is not None:
+            spec = dataclasses.replace(spec, partition=queue)
+        if spec.instance_type is None and instance_type is not None:
+            spec = dataclasses.replace(spec, instance_type=instance_type)
+        return spec
     return NcclCheckSpec(
-        nodes=2, gpus_per_node=gpus_per_node, state_dir=f"{mount_point}/fmconstructs/nccl", partition=queue
+        nodes=2,
+        gpus_per_node=gpus_per_node,
+        state_dir=f"{mount_point}/fmconstructs/nccl",
+        partition=queue,
+        instance_type=instance_type,
     )
 
 
@@ -231,9 +243,10 @@ def wire_pcs_nccl(login_group: Any, spec: NcclCheckSpec, *, slurm_version: str) 
     bin_dir = pcs_slurm_bin_dir(slurm_version)
     files = {
         f"{NCCL_DIR}/{SCRIPT_NAME}": (render_sbatch(spec), 0o755),
+        REPORT_PATH: (report_script(), 0o755),  # the queue probe of the publish unit
         _SUBMIT: (_submit_script(f"{bin_dir}/sbatch", f"{bin_dir}/squeue"), 0o755),
         **_units(render_timer_units(spec, sbatch=_SUBMIT)),
-        **_units(render_publish_units(spec)),
+        **_units(render_publish_units(spec, squeue=f"{bin_dir}/squeue")),
     }
     commands = [
         *_install_script(spec),
@@ -251,8 +264,9 @@ def parallelcluster_head_steps(head: NodeBootstrap, cluster: Any, spec: NcclChec
     scrontab = f"{NCCL_DIR}/scrontab"
     files = {
         f"{NCCL_DIR}/{SCRIPT_NAME}": (render_sbatch(spec), 0o755),
+        REPORT_PATH: (report_script(), 0o755),  # the queue probe of the publish unit
         scrontab: (render_scrontab(spec), 0o644),
-        **_units(render_publish_units(spec)),
+        **_units(render_publish_units(spec, squeue=f"{PARALLELCLUSTER_SLURM_BIN_DIR}/squeue")),
     }
     install = f"{PARALLELCLUSTER_SLURM_BIN_DIR}/scrontab {scrontab}"
     commands = [
@@ -293,8 +307,9 @@ def wire_eks_nccl(
         scope,
         WarningId.PLATFORM_HEALTH_EKS_NCCL,
         "The NCCL check on EKS creates a Kubeflow MPIJob (kubeflow.org/v2beta1) from the CronJob "
-        f"{namespace}/{JOB_NAME} on '{spec.schedule}' (UTC): install the MPI operator on the cluster, or each run "
-        f"fails. Run it now with `kubectl create job --from=cronjob/{JOB_NAME} -n {namespace} <name>`. Logs and "
+        f"{namespace}/{JOB_NAME} on '{spec.schedule}' (UTC): install the MPI operator (v0.5.0 or later, for "
+        "launcherCreationPolicy) on the cluster, or each run fails. "
+        f"Run it now with `kubectl create job --from=cronjob/{JOB_NAME} -n {namespace} <name>`. Logs and "
         f"baseline stay on the claim {namespace}/{claim}; the metrics are scraped from the Service fm-nccl-metrics.",
     )
     return manifest

@@ -57,7 +57,7 @@ def _pod(manifests: list[dict[str, Any]]) -> dict[str, Any]:
 # --- manifests ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(11))
 def test_manifests_validate_against_kubernetes_schemas(index: int) -> None:
     manifest = _render()[index]
     assert kubernetes_validate.validate(manifest, K8S_VERSION, strict=True) == K8S_VERSION
@@ -72,6 +72,9 @@ def test_every_object_is_in_the_platform_namespace() -> None:
         "Role",
         "RoleBinding",
         "CronJob",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
         "Deployment",
         "Service",
     ]
@@ -79,7 +82,7 @@ def test_every_object_is_in_the_platform_namespace() -> None:
 
 def test_rbac_is_create_get_delete_on_mpijobs_only() -> None:
     manifests = _render()
-    role = _kind(manifests, "Role")
+    role = _kind(manifests, "Role", "fm-nccl-allreduce-launcher")
     assert role["rules"] == [
         {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["create"]},
         {
@@ -89,7 +92,7 @@ def test_rbac_is_create_get_delete_on_mpijobs_only() -> None:
             "verbs": ["get", "delete"],
         },
     ]
-    binding = _kind(manifests, "RoleBinding")
+    binding = _kind(manifests, "RoleBinding", "fm-nccl-allreduce-launcher")
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "fm-nccl-allreduce-launcher", "namespace": "ml"}]
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
@@ -257,7 +260,9 @@ def test_without_the_delete_the_next_create_would_fail(tmp_path: Path) -> None:
 
 def test_the_pod_uses_only_verbs_the_role_allows() -> None:
     manifests = _render()
-    allowed = {verb for rule in _kind(manifests, "Role")["rules"] for verb in rule["verbs"]}
+    allowed = {
+        verb for rule in _kind(manifests, "Role", "fm-nccl-allreduce-launcher")["rules"] for verb in rule["verbs"]
+    }
     pod = _pod(manifests)
     used = {c["command"][1] for c in pod["initContainers"] + pod["containers"]}
     assert [c["command"][0] for c in pod["initContainers"] + pod["containers"]] == ["kubectl", "kubectl"]
@@ -385,6 +390,11 @@ def test_platform_with_an_image_schedules_the_check_and_publishes_it() -> None:
     for kind in ("CronJob", "Role", "RoleBinding", "ServiceAccount", "Deployment", "Service"):
         assert kind in kinds
     assert "MPIJob" not in kinds  # created by the CronJob, not at deploy time
+    from aws_cdk.assertions import Annotations, Match
+
+    warnings = Annotations.from_stack(built.stack).find_warning("*", Match.string_like_regexp("NCCL check on EKS"))
+    (text,) = {str(w.entry.data) for w in warnings}
+    assert "v0.5.0 or later" in text and "kubectl create job --from=cronjob/fm-nccl-allreduce -n " in text
     assert "NcclBusBandwidthBelowBaseline" in json.dumps(
         [r["Properties"]["Data"] for r in built.template.find_resources("AWS::APS::RuleGroupsNamespace").values()]
     )

@@ -193,15 +193,24 @@ def test_textfile_dir_token_is_refused() -> None:
 
 
 def test_nccl_report_copy_equals_the_names_module() -> None:
-    from fmconstructs.health import nccl_report
+    from fmconstructs.health import nccl_metrics_server, nccl_report
 
-    assert nccl_report.BUSBW == metric_names.NCCL_BUSBW
-    assert nccl_report.AVG_BUSBW == metric_names.NCCL_AVG_BUSBW
-    assert nccl_report.BASELINE_BUSBW == metric_names.NCCL_BASELINE_BUSBW
-    assert nccl_report.LAST_RUN == metric_names.NCCL_LAST_RUN
-    assert nccl_report.LAST_SUCCESS == metric_names.NCCL_LAST_SUCCESS
-    assert nccl_report.BASELINE_TIME == metric_names.NCCL_BASELINE_TIME
-    assert nccl_report.METRICS <= metric_names.NCCL_METRICS
+    # every NCCL_<X> of the names module is the report's <X> (the report is shipped alone, with a copy)
+    copies = {
+        key: getattr(nccl_report, key.removeprefix("NCCL_"))
+        for key in dir(metric_names)
+        if key.startswith("NCCL_")
+        and key
+        not in ("NCCL_PREFIX", "NCCL_METRICS", "NCCL_REPORT_METRICS", "NCCL_QUEUE_METRICS", "NCCL_QUEUE_TEXTFILE")
+    }
+    assert copies == {key: getattr(metric_names, key) for key in copies}
+    assert nccl_report.METRICS == metric_names.NCCL_REPORT_METRICS
+    assert nccl_report.QUEUE_METRICS == metric_names.NCCL_QUEUE_METRICS
+    # the EKS metrics server serves the same three queue-probe gauges
+    server = nccl_metrics_server
+    assert {server.CHECK_DEFERRED, server.QUEUE_PROBE_TIME, server.QUEUE_PROBE_SUCCESS} == nccl_report.QUEUE_METRICS
+    assert server.render_probe(True, 5.0) == nccl_report.render_probe(True, 5.0)
+    assert server.render_probe(None, 5.0) == nccl_report.render_probe(None, 5.0)
 
 
 def test_remediation_handler_copy_equals_the_names_module() -> None:
@@ -222,7 +231,7 @@ def test_every_side_uses_the_same_names() -> None:
     assert collection.TEXTFILE_DIR == nccl.TEXTFILE_DIR == metric_names.NODE_EXPORTER_TEXTFILE_DIR == TEXTFILE_DIR
     assert health_queries.NODE_CHECK_STATUS == metric_names.NODE_CHECK_STATUS == "fm_node_check_status"
     assert health_queries.NODE_CHECK_LAST_RUN == "fm_node_check_last_run_timestamp_seconds"
-    assert health_queries.NCCL_BUSBW == metric_names.NCCL_AVG_BUSBW
+    assert health_queries.NCCL_BUSBW == metric_names.NCCL_MAX_SIZE_BUSBW
     assert health_queries.NCCL_BASELINE == metric_names.NCCL_BASELINE_BUSBW
     assert metric_names.NODE_CHECK_METRICS <= ALL_METRICS
     assert DEFAULT_ALERT_TRIGGERS[metric_names.ALERT_NODE_CHECK_FAILED] is Trigger.NODE_CHECK_FAILED

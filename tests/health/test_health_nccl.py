@@ -30,7 +30,7 @@ from fmconstructs.health import (
 from fmconstructs.images import nccl_tests_component
 
 from tests.conftest import require_tool
-from tests.support.health_nccl import EKS_TAGGED, P5_SRUN, _degraded
+from tests.support.health_nccl import EKS_TAGGED, P5_SRUN, _degraded, scaled
 
 # --- parser -------------------------------------------------------------------------------------------------------------
 
@@ -89,44 +89,49 @@ def test_unchecked_runs_print_na_in_the_wrong_column():
 
 def test_metrics_are_valid_exposition_with_the_documented_names():
     result = parse_output(P5_SRUN)
-    text = nccl_report.render_metrics(result, {"avg_busbw": 200.0, "timestamp": 1700000000.0}, 1800000000.0)
+    policy = nccl_report.BaselinePolicy(floor=389.672)
+    baseline = nccl_report.Baseline((nccl_report.WindowRun(480.0, 1700000000.0),), policy, admitted=True)
+    schedule = nccl_report.Schedule(86400, 1800)
+    text = nccl_report.render_metrics(result, baseline, 1800000000.0, schedule)
     assert 'fm_nccl_allreduce_busbw_gbytes_per_second{placement="in_place",size_bytes="17179869184"} 487.26' in text
     assert "fm_nccl_allreduce_avg_busbw_gbytes_per_second 193.452\n" in text
-    assert "fm_nccl_allreduce_baseline_busbw_gbytes_per_second 200\n" in text
+    assert "fm_nccl_allreduce_max_size_busbw_gbytes_per_second 487.09\n" in text
+    assert "fm_nccl_allreduce_max_size_bytes 17179869184\n" in text
+    assert "fm_nccl_allreduce_baseline_busbw_gbytes_per_second 480\n" in text
+    assert "fm_nccl_allreduce_floor_busbw_gbytes_per_second 389.672\n" in text
+    assert "fm_nccl_allreduce_drop_tolerance_ratio 0.1\n" in text
+    assert "fm_nccl_baseline_window_runs 1\n" in text and "fm_nccl_baseline_window_max_runs 7\n" in text
+    assert "fm_nccl_last_run_in_baseline 1\n" in text
     assert "fm_nccl_last_run_timestamp_seconds 1800000000\n" in text
     assert "fm_nccl_last_run_success 1\n" in text
+    assert "fm_nccl_schedule_interval_seconds 86400\n" in text
+    assert "fm_nccl_next_run_due_timestamp_seconds 1800088200\n" in text
     promtool = require_tool("promtool", "prometheus")
     proc = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_no_baseline_no_baseline_series():
-    text = nccl_report.render_metrics(parse_output(P5_SRUN), None, 1.0)
-    assert "baseline" not in text
+def test_no_window_and_no_floor_no_baseline_series():
+    empty = nccl_report.Baseline((), nccl_report.BaselinePolicy())
+    text = nccl_report.render_metrics(parse_output(P5_SRUN), empty, 1.0)
+    assert "fm_nccl_allreduce_baseline_busbw_gbytes_per_second" not in text
+    assert "fm_nccl_allreduce_floor_busbw_gbytes_per_second" not in text
+    assert "fm_nccl_next_run_due_timestamp_seconds" not in text  # no schedule given
 
 
-def test_first_healthy_run_becomes_the_baseline_and_later_runs_never_replace_it(tmp_path):
-    log, baseline, out = tmp_path / "run.log", tmp_path / "b.json", tmp_path / "fm_nccl.prom"
-    log.write_text("srun: error: launch failed\n")
-    nccl_report.report(log, baseline, out, now=100)
-    assert not baseline.exists()  # an unhealthy run is never the baseline
-    assert "fm_nccl_last_run_success 0" in out.read_text()
-    log.write_text(P5_SRUN)
-    nccl_report.report(log, baseline, out, now=200)
-    assert json.loads(baseline.read_text()) == {"avg_busbw": 193.452, "timestamp": 200}
-    log.write_text(_degraded(P5_SRUN, "150.5"))
-    nccl_report.report(log, baseline, out, now=300)
-    assert json.loads(baseline.read_text())["avg_busbw"] == 193.452
-    text = out.read_text()
-    assert "fm_nccl_allreduce_avg_busbw_gbytes_per_second 150.5\n" in text
-    assert "fm_nccl_allreduce_baseline_busbw_gbytes_per_second 193.452\n" in text
+def test_an_unhealthy_run_writes_no_max_size_busbw():
+    text = nccl_report.render_metrics(
+        parse_output(_degraded(P5_SRUN, "0")), nccl_report.Baseline((), nccl_report.BaselinePolicy()), 1.0
+    )
+    assert "fm_nccl_last_run_success 0" in text
+    assert "fm_nccl_allreduce_max_size_busbw_gbytes_per_second" not in text
 
 
-def test_a_corrupt_baseline_file_is_replaced_by_the_next_healthy_run(tmp_path):
+def test_a_corrupt_baseline_file_is_an_empty_window_replaced_by_the_next_healthy_run(tmp_path):
     (tmp_path / "b.json").write_text("{not json")
     (tmp_path / "run.log").write_text(P5_SRUN)
     nccl_report.report(tmp_path / "run.log", tmp_path / "b.json", tmp_path / "o.prom", now=5)
-    assert json.loads((tmp_path / "b.json").read_text())["avg_busbw"] == 193.452
+    assert json.loads((tmp_path / "b.json").read_text()) == {"runs": [{"busbw": 487.09, "timestamp": 5}], "version": 2}
 
 
 # --- the batch script ---------------------------------------------------------------------------------------------------
@@ -170,22 +175,26 @@ def test_sbatch_header_and_launch_follow_the_spec():
     assert "/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1 -c 1 -n 100" in text
 
 
-def test_the_job_publishes_metrics_and_records_the_baseline_then_compares_with_it(tmp_path):
-    spec = _spec(tmp_path)
+def test_the_job_publishes_metrics_and_keeps_the_baseline_window_then_compares_with_it(tmp_path):
+    spec = _spec(tmp_path, instance_type="p5.48xlarge")
     Path(spec.state_dir).mkdir()
     _fake_mpirun(tmp_path, P5_SRUN)
     proc = _run_job(tmp_path, spec, "41")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "args").read_text().startswith("-n 16 -N 8 -x FI_PROVIDER=efa")
     baseline = Path(spec.state_dir) / "baseline-2x8-16G.json"
-    assert json.loads(baseline.read_text())["avg_busbw"] == 193.452
+    assert [r["busbw"] for r in json.loads(baseline.read_text())["runs"]] == [487.09]
     assert (Path(spec.state_dir) / "logs" / "allreduce-41.log").read_text() == P5_SRUN
-    _fake_mpirun(tmp_path, _degraded(P5_SRUN, "160"))
+    _fake_mpirun(tmp_path, scaled(P5_SRUN, 0.85))
     proc = _run_job(tmp_path, spec, "42")
     assert proc.returncode == 0, proc.stderr
     metrics = Path(spec.metrics_path).read_text()
-    assert "fm_nccl_allreduce_avg_busbw_gbytes_per_second 160\n" in metrics
-    assert "fm_nccl_allreduce_baseline_busbw_gbytes_per_second 193.452\n" in metrics
+    assert "fm_nccl_allreduce_max_size_busbw_gbytes_per_second 414.03\n" in metrics
+    assert "fm_nccl_allreduce_baseline_busbw_gbytes_per_second 487.09\n" in metrics
+    # the floor: 0.8 of the catalog's 487.09 GB/s for 2 x p5.48xlarge at 16 GiB
+    assert "fm_nccl_allreduce_floor_busbw_gbytes_per_second 389.672\n" in metrics
+    assert "fm_nccl_last_run_in_baseline 0\n" in metrics  # 15% below: not admitted
+    assert "fm_nccl_schedule_interval_seconds 86400\n" in metrics
 
 
 def test_a_failed_test_fails_the_job_and_publishes_a_failed_run(tmp_path):

@@ -13,7 +13,14 @@ from aws_cdk.assertions import Annotations, Match
 
 from fmconstructs.bootstrap import NodeBootstrap
 from fmconstructs.errors import FmTypeError, FmValidationError, WarningId
-from fmconstructs.health import NcclAlertOptions, NcclCheckSpec, NodeHealthOptions, render_sbatch, render_timer_units
+from fmconstructs.health import (
+    NcclAlertOptions,
+    NcclCheckSpec,
+    NodeHealthOptions,
+    render_sbatch,
+    render_timer_units,
+    report_script,
+)
 from fmconstructs.health.xid import DEFAULT_XID_POLICY, XidClass
 from fmconstructs.parallelcluster import ComputeResource, HeadNode, ParallelCluster, SlurmQueue
 from fmconstructs.platform import (
@@ -84,9 +91,16 @@ def test_pcs_default_checks_nodes_schedules_nccl_on_the_login_node_and_remediate
     submit = files["/opt/fmconstructs/nccl/submit.sh"][0]
     assert "/opt/aws/pcs/scheduler/slurm-" in submit and "squeue" in submit  # the PCS Slurm, one run at a time
     assert "/etc/systemd/system/fm-nccl-publish.timer" in files
-    assert "#SBATCH --partition=gpu" in files["/opt/fmconstructs/nccl/fm-nccl-allreduce.sbatch"][0]
+    # the publish unit also runs the queue probe with the PCS squeue (NcclCheckStale is quiet while deferred)
+    publish = files["/etc/systemd/system/fm-nccl-publish.service"][0]
+    assert "--probe-queue --squeue /opt/aws/pcs/scheduler/slurm-" in publish and "--partition gpu" in publish
+    assert files["/opt/fmconstructs/nccl/nccl_report.py"][0] == report_script()
+    sbatch = files["/opt/fmconstructs/nccl/fm-nccl-allreduce.sbatch"][0]
+    assert "#SBATCH --partition=gpu" in sbatch
+    # the platform's type gives the catalog floor: 0.8 x 487.09 GB/s (2 x p5.48xlarge at 16 GiB)
+    assert "--floor-gbytes-per-second 389.672" in sbatch and "--schedule-interval-seconds 86400" in sbatch
     assert platform.nccl_check == NcclCheckSpec(
-        nodes=2, gpus_per_node=8, state_dir="/fsx/fmconstructs/nccl", partition="gpu"
+        nodes=2, gpus_per_node=8, state_dir="/fsx/fmconstructs/nccl", partition="gpu", instance_type="p5.48xlarge"
     )
     assert platform.remediation is not None
     assert platform.remediation.target.backend is RemediationBackend.PCS
@@ -127,6 +141,7 @@ def test_parallelcluster_default_gate_in_the_gpu_bootstrap_nccl_on_the_head_node
     assert head is not None
     files = _step_files(head, "nccl-check")
     assert "#SCRON --job-name=fm-nccl-allreduce" in files["/opt/fmconstructs/nccl/scrontab"][0]
+    assert "--probe-queue --squeue /opt/slurm/bin/squeue" in files["/etc/systemd/system/fm-nccl-publish.service"][0]
     assert "ScronParameters" in built.text  # CustomSlurmSettings: scrontab enabled
     assert platform.remediation is not None
     assert platform.remediation.target.backend is RemediationBackend.PARALLELCLUSTER
@@ -215,7 +230,7 @@ def test_explicit_nccl_spec_takes_the_queue_as_partition():
     spec = NcclCheckSpec(nodes=2, state_dir="/fsx/health/nccl", schedule="0 */6 * * *")
     built = _build(Backend.PARALLELCLUSTER, health=PlatformHealth(nccl=spec))
     assert built.platform.nccl_check == NcclCheckSpec(
-        nodes=2, state_dir="/fsx/health/nccl", schedule="0 */6 * * *", partition="gpu"
+        nodes=2, state_dir="/fsx/health/nccl", schedule="0 */6 * * *", partition="gpu", instance_type="p5.48xlarge"
     )
     head = built.platform.head_bootstrap
     assert head is not None

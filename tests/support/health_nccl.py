@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+_PREFIX = re.compile(r"\s*(?:\d+: ?|\[\d+,\d+\]<stdout>:)?\s*")
+
 # all_reduce_perf on 2x p5.48xlarge as `srun --label` prints it: rows from awslabs/awsome-distributed-ai
 # micro-benchmarks/nccl-tests/README.md ("Results"), the footer in the format of NVIDIA/nccl-tests src/util.cu
 # writeResultFooter (v2.19.6).
@@ -39,3 +43,22 @@ EKS_TAGGED = """\
 
 def _degraded(text: str, avg: str) -> str:
     return text.replace("193.452", avg)
+
+
+def scaled(text: str, factor: float) -> str:
+    """``text`` (an all_reduce_perf output) with every algbw/busbw and the average multiplied by ``factor``: the
+    same fabric ``1 - factor`` slower (0.85: a 15% drop). Row layout: NVIDIA/nccl-tests src/util.cu (v2.19.6)."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        match = _PREFIX.match(line)
+        prefix, body = match.group(0), line[match.end() :]
+        tokens = body.split()
+        if len(tokens) >= 13 and tokens[0].isdigit():
+            for index in (6, 7, 10, 11):
+                tokens[index] = f"{float(tokens[index]) * factor:.2f}"
+            line = prefix + "  ".join(tokens) + "\n"
+        elif body.startswith("# Avg bus bandwidth"):
+            value = float(body.rsplit(":", 1)[1])
+            line = prefix + f"# Avg bus bandwidth    : {value * factor:.4f}\n"
+        lines.append(line)
+    return "".join(lines)
