@@ -8,7 +8,7 @@ runtime (structured logs, idempotence, the rate limit, dry run, notification) is
 
 from __future__ import annotations
 
-from .construct import EVICTION_RULES, NodeRemediation
+from .construct import EVICTION_RULES, HELD_BACK_METRIC, HELD_BACK_NAMESPACE, NodeRemediation
 from .policy import (
     DEFAULT_ACTIONS,
     DEFAULT_ALERT_TRIGGERS,
@@ -24,6 +24,8 @@ __all__ = [
     "DEFAULT_ACTIONS",
     "DEFAULT_ALERT_TRIGGERS",
     "EVICTION_RULES",
+    "HELD_BACK_METRIC",
+    "HELD_BACK_NAMESPACE",
     "Action",
     "Backend",
     "JobKill",

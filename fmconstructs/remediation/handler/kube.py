@@ -133,6 +133,7 @@ class KubeApi:
         self.token, self.timeout_s, self.sleep = token, timeout_s, sleep
         self.deadline = deadline or rt.Deadline()
         self.context = ssl.create_default_context(cadata=ca_pem) if ca_pem else None
+        self._nodes: list[dict[str, Any]] | None = None
 
     def _once(self, method: str, path: str, data: bytes | None, headers: dict[str, str]) -> tuple[int, bytes, str]:
         timeout = min(self.timeout_s, self.deadline.left())
@@ -161,7 +162,9 @@ class KubeApi:
             retry_after = ""
             try:
                 status, payload, retry_after = self._once(method, path, data, headers)
-            except (OSError, http.client.HTTPException) as error:  # timeouts, refused, reset, TLS
+            except ssl.SSLCertVerificationError as error:  # the wrong server: another try will not help
+                raise KubeError(f"{method} {path}: {error}") from None
+            except (OSError, http.client.HTTPException) as error:  # timeouts, refused, reset
                 failure = KubeError(f"{method} {path}: {type(error).__name__} {error} (attempt {attempt})")
             else:
                 if status < 300:
@@ -194,8 +197,11 @@ class KubeApi:
                 return items
 
     def node_for_instance(self, instance_id: str) -> str:
-        """The node whose ``spec.providerID`` ends with ``/<instance-id>`` (aws:///<zone>/<id>), or ''."""
-        for node in self.nodes():
+        """The node whose ``spec.providerID`` ends with ``/<instance-id>`` (aws:///<zone>/<id>), or ''. The node
+        list is read once per client (one invocation), so that a burst of faults lists the nodes once."""
+        if self._nodes is None:
+            self._nodes = self.nodes()
+        for node in self._nodes:
             provider = str((node.get("spec") or {}).get("providerID") or "")
             if provider.startswith("aws://") and provider.rsplit("/", 1)[-1] == instance_id:
                 return str(node["metadata"]["name"])
