@@ -107,7 +107,7 @@ def _delay(attempt: int, retry_after: str) -> float:
     value = retry_after.strip()
     if value.isdigit():
         return min(KUBE_MAX_DELAY_S, float(value))
-    return min(KUBE_MAX_DELAY_S, KUBE_BASE_DELAY_S * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+    return min(KUBE_MAX_DELAY_S, KUBE_BASE_DELAY_S * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
 
 class KubeApi:

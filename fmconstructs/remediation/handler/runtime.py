@@ -39,7 +39,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from botocore.exceptions import ClientError
 
@@ -119,10 +119,12 @@ class Deadline:
         reserve_s: float = NOTICE_RESERVE_S,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        if remaining_s is None:
-            end = monotonic() + DEFAULT_BUDGET_S + reserve_s
-            remaining_s = lambda: end - monotonic()  # noqa: E731 - a closure over the end time
-        self.remaining_s = remaining_s
+        end = monotonic() + DEFAULT_BUDGET_S + reserve_s
+
+        def default_remaining() -> float:
+            return end - monotonic()
+
+        self.remaining_s: Callable[[], float] = remaining_s or default_remaining
         self.reserve_s = reserve_s
 
     def remaining(self) -> float:
@@ -187,7 +189,7 @@ class Ledger:
         except ClientError as error:
             if error_code(error) != _CONDITION_FAILED:
                 raise
-            held = error.response.get("Item") or {}
+            held = cast(dict[str, Any], error.response.get("Item") or {})
             return Lease(key, state=str((held.get("state") or {}).get("S") or "leased"))
         return Lease(key, owner=owner)
 
