@@ -4,10 +4,9 @@ remediation reads. Standard library only (no imports at all), so every side can 
 (:mod:`fmconstructs.cli.health_queries`) and the remediation policy (:mod:`fmconstructs.remediation.policy`).
 
 Two consumers cannot import it and keep a copy that a test compares with this module
-(``tests/health/test_health_metrics.py``): the NCCL job's report script (:mod:`.nccl_report`, shipped alone to the
-nodes)
-and the remediation handler (``fmconstructs/remediation/handler/faults.py``, the Lambda asset holds only its own
-directory).
+(``tests/health/test_health_metrics.py``, ``tests/remediation/test_remediation_handler_contract.py``): the NCCL job's
+report script (:mod:`.nccl_report`, shipped alone to the nodes) and the remediation handler
+(``fmconstructs/remediation/handler/faults.py`` and ``kube.py``, the Lambda asset holds only its own directory).
 
 The loop, by name::
 
@@ -140,3 +139,8 @@ TRIGGER_LABEL = "fmconstructs_trigger"
 TRIGGER_NODE_CHECK_FAILED = "node-check-failed"
 #: ``Trigger.NCCL_OUTLIER.value``.
 TRIGGER_NCCL_OUTLIER = "nccl-outlier"
+#: The node annotation remediation sets when it cordons a Kubernetes node, and its value: the EKS node-check gate
+#: uncordons a node carrying it once its checks pass after the reboot; a node cordoned without it is an operator's,
+#: which neither side touches. The remediation handler keeps a copy (``fmconstructs/remediation/handler/kube.py``).
+CORDONED_BY_ANNOTATION = "fmconstructs.io/cordoned-by"
+CORDONED_BY_REMEDIATION = "remediation"

@@ -15,7 +15,15 @@ the stack (``RemovalPolicy.DESTROY``): a new stack starts with a fresh hour. It 
 on-demand and has point-in-time recovery (cdk-nag AwsSolutions-DDB3), cheap for a table this small.
 
 Asynchronous invocations (SNS and EventBridge invoke Lambda asynchronously) that fail after Lambda's retries go to an
-encrypted SQS dead-letter queue (:attr:`NodeRemediation.dead_letter_queue`).
+encrypted SQS dead-letter queue (:attr:`NodeRemediation.dead_letter_queue`). The handler fails an invocation on
+purpose when its deadline left faults unreached, so that Lambda's retry delivers them again.
+
+Replacements held back by the hourly limit (``max_replacements_per_hour``; the node is only drained) are counted by a
+metric filter on the handler's ``rate-limited`` log lines (:attr:`NodeRemediation.held_back_metric`, namespace
+``fmconstructs/Remediation``, metric ``ReplacementsHeldBack``, dimension ``Cluster``), and an alarm on it
+(:attr:`NodeRemediation.held_back_alarm`) notifies the alert topic: "replacement held back" is something an alert can
+read, although the handler writes no Prometheus metric. The alarm's own message carries no SNS message attribute,
+so the handler's subscription (whose filter needs one) never receives it.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
@@ -45,11 +55,11 @@ from .handler.faults import HEALTH_DETAIL_TYPE, HEALTH_SOURCE, SCHEDULED_CHANGE
 from .handler.runtime import NOTICE_ATTRIBUTE
 from .policy import Backend, RemediationPolicy, RemediationTarget
 
-__all__ = ["EVICTION_RULES", "NodeRemediation"]
+__all__ = ["EVICTION_RULES", "HELD_BACK_METRIC", "HELD_BACK_NAMESPACE", "NodeRemediation"]
 
 _HANDLER_DIR = Path(__file__).resolve().parent / "handler"
-#: Kubernetes RBAC of the EKS handler: find the node (list nodes), cordon and annotate it (patch), list its pods and
-#: evict them through the Eviction API (create on pods/eviction, kubectl drain's subresource).
+#: Kubernetes RBAC of the EKS handler: find and read the node (list, get), cordon and annotate it (patch), list its
+#: pods and evict them through the Eviction API (create on pods/eviction, kubectl drain's subresource).
 EVICTION_RULES: tuple[dict[str, Any], ...] = (
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
@@ -58,6 +68,13 @@ EVICTION_RULES: tuple[dict[str, Any], ...] = (
 # EKS managed node groups tag their instances eks:cluster-name (UNCONFIRMED: no EKS page seen that lists the instance
 # tags; without the tag, the handler's TerminateInstances / RebootInstances are denied and the notice says so).
 EKS_CLUSTER_TAG = "eks:cluster-name"
+#: Where the held-back replacements are counted (see the module docstring).
+HELD_BACK_NAMESPACE = "fmconstructs/Remediation"
+HELD_BACK_METRIC = "ReplacementsHeldBack"
+# The handler's timeout: a burst of faults each waits for its SSM command (the idle check); the handler stops before
+# it (context.get_remaining_time_in_millis) and leaves the rest to Lambda's retry. Lambda allows up to 900 s
+# (Lambda Developer Guide, "Lambda quotas": function timeout 900 seconds).
+HANDLER_TIMEOUT = cdk.Duration.minutes(5)
 # Auto Scaling tags the instances it launches with aws:autoscaling:groupName (EC2 Auto Scaling User Guide,
 # "Tag Auto Scaling groups and instances": "Amazon EC2 Auto Scaling adds a tag ... aws:autoscaling:groupName";
 # UNCONFIRMED: page not opened for this module).
@@ -104,6 +121,7 @@ class NodeRemediation(Construct):
         self.function = self._create_function()
         self.subscription = self._subscribe()
         self.rule = self._create_health_rule()
+        self.held_back_metric, self.held_back_alarm = self._count_held_back()
         self._acknowledge()
 
     def _create_table(self) -> dynamodb.Table:
@@ -159,11 +177,17 @@ class NodeRemediation(Construct):
         if backend in (Backend.PCS, Backend.PARALLELCLUSTER):
             # ec2:DescribeInstances has no resource-level permissions (Service Authorization Reference, Amazon EC2).
             self._allow("DescribeInstances", ["ec2:DescribeInstances"], ["*"])
-            self._wildcards["*"] = "ec2:DescribeInstances has no resource-level permissions, so its Resource is *"
             document = cdk.Stack.of(self).format_arn(
                 service="ssm", account="", resource="document", resource_name=RUN_SHELL_DOCUMENT
             )
             self._allow("RunShellScriptDocument", ["ssm:SendCommand"], [document])
+            # ssm:GetCommandInvocation (reading the script's result) takes "*", as in CapacityBlockEvents
+            # (UNCONFIRMED that the Service Authorization Reference lists no resource type for it). Read-only.
+            self._allow("ReadScriptResult", ["ssm:GetCommandInvocation"], ["*"])
+            self._wildcards["*"] = (
+                "ec2:DescribeInstances has no resource-level permissions and ssm:GetCommandInvocation (read-only: "
+                "a command's status and output) takes none, so their Resource is *"
+            )
         if backend is Backend.PCS:
             login = {f"ssm:resourceTag/{PCS_NODE_GROUP_TAG}": self.target.login_node_group_id}
             self._allow("SlurmOnLoginNodes", ["ssm:SendCommand"], [instances], {"StringEquals": login})
@@ -281,7 +305,7 @@ class NodeRemediation(Construct):
             architecture=lambda_.Architecture.ARM_64,
             handler="index.handler",
             code=lambda_.Code.from_asset(str(_HANDLER_DIR), exclude=["__pycache__", "*.pyc"]),
-            timeout=cdk.Duration.minutes(2),
+            timeout=HANDLER_TIMEOUT,
             memory_size=256,
             role=self.role,
             log_group=self.log_group,
@@ -318,6 +342,48 @@ class NodeRemediation(Construct):
             ),
             targets=[targets.LambdaFunction(self.function, retry_attempts=2, dead_letter_queue=self.dead_letter_queue)],
         )
+
+    def _count_held_back(self) -> tuple[cloudwatch.Metric, cloudwatch.Alarm]:
+        """A metric filter on the handler's ``rate-limited`` lines and an alarm to the alert topic (module docstring).
+        The JSON fields are those of the handler's log line (index.py: ``event`` "remediation", ``outcome``,
+        ``cluster``); metric filter JSON selectors ``$.field`` (CloudWatch Logs User Guide, "Filter pattern syntax for
+        metric filters", JSON log events)."""
+        logs.MetricFilter(
+            self,
+            "HeldBackFilter",
+            log_group=self.log_group,
+            filter_pattern=logs.FilterPattern.all(
+                logs.FilterPattern.string_value("$.event", "=", "remediation"),
+                logs.FilterPattern.string_value("$.outcome", "=", "rate-limited"),
+            ),
+            metric_namespace=HELD_BACK_NAMESPACE,
+            metric_name=HELD_BACK_METRIC,
+            metric_value="1",
+            dimensions={"Cluster": "$.cluster"},
+            unit=cloudwatch.Unit.COUNT,
+        )
+        metric = cloudwatch.Metric(
+            namespace=HELD_BACK_NAMESPACE,
+            metric_name=HELD_BACK_METRIC,
+            dimensions_map={"Cluster": self.target.cluster},
+            statistic=cloudwatch.Stats.SUM,
+            period=cdk.Duration.minutes(5),
+        )
+        alarm = metric.create_alarm(
+            self,
+            "HeldBackAlarm",
+            alarm_description=(
+                f"fmconstructs node remediation ({self.target.backend.value}): replacement held back, "
+                f"max_replacements_per_hour={int(self.policy.max_replacements_per_hour)} reached; the excess nodes "
+                "are only drained until a later alert replaces them"
+            ),
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        alarm.add_alarm_action(cw_actions.SnsAction(self.alert_topic))
+        return metric, alarm
 
     def _acknowledge(self) -> None:
         """cdk-nag acknowledgements, each with its reason."""

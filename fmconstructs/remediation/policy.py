@@ -88,7 +88,11 @@ class Action(str, Enum):
 class JobKill(str, Enum):
     """Whether remediation may end running jobs."""
 
-    #: Never: a drained node waits for its jobs; a replacement that would end them is deferred and notified.
+    #: Never: a drained node waits for its jobs. A REPLACE drains the node and replaces it as soon as Slurm shows no
+    #: job on it (PCS: set DOWN and terminated; ParallelCluster: set DOWN, clustermgtd replaces it; a node whose
+    #: prolog check failed is idle, so it is replaced at once); while jobs run, PCS defers (``replace-deferred``,
+    #: retried at the alert's next delivery) and ParallelCluster keeps it DRAIN (clustermgtd replaces it after its
+    #: jobs); EKS defers while a PodDisruptionBudget keeps pods. Within the hourly limit in every case.
     NEVER = "never"
     #: For the policy's ``fatal_triggers`` only: the node is replaced at once (Slurm state DOWN, instance
     #: terminated, Auto Scaling health Unhealthy), ending what runs there. Other triggers behave as NEVER.
@@ -149,7 +153,8 @@ class RemediationPolicy:
     :param max_replacements_per_hour: replacements per cluster per clock hour (UTC), enforced in the handler with a
         conditional write; 0 never replaces (a REPLACE drains). default: 2.
     :param dry_run: only notify what would be done; nothing is drained, rebooted or replaced. default: True.
-    :param job_kill: whether a fatal fault may end running jobs (:class:`JobKill`). default: NEVER.
+    :param job_kill: whether a fatal fault may end running jobs (:class:`JobKill`). default: NEVER (a REPLACE
+        still replaces an idle node: see :attr:`JobKill.NEVER`).
     :param fatal_triggers: the triggers ``JobKill.FATAL`` applies to. default: FATAL_XID.
     :param alert_triggers: alert name -> trigger. default: :data:`DEFAULT_ALERT_TRIGGERS`.
     """

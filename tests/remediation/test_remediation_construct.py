@@ -17,6 +17,8 @@ from fmconstructs.eks import GpuEksCluster
 from fmconstructs.errors import FmValidationError
 from fmconstructs.remediation import (
     EVICTION_RULES,
+    HELD_BACK_METRIC,
+    HELD_BACK_NAMESPACE,
     JobKill,
     NodeRemediation,
     RemediationPolicy,
@@ -73,7 +75,7 @@ def test_pcs_iam_is_scoped_to_the_clusters_node_groups(pcs_template):
     assert {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "sns:Publish"} <= actions
     assert not any(a.endswith("*") and a.startswith("dynamodb") for a in actions)
     wildcard = [s for s in _statements(pcs_template) if s["Resource"] == "*"]
-    assert [s["Action"] for s in wildcard] == ["ec2:DescribeInstances"]
+    assert [s["Action"] for s in wildcard] == ["ec2:DescribeInstances", "ssm:GetCommandInvocation"]
 
 
 def test_handler_gets_policy_and_target_and_a_dead_letter_queue(pcs_template):
@@ -85,6 +87,44 @@ def test_handler_gets_policy_and_target_and_a_dead_letter_queue(pcs_template):
     assert props["Runtime"] == "python3.14"
     assert "DeadLetterConfig" in props
     pcs_template.has_resource_properties("AWS::SQS::Queue", {"SqsManagedSseEnabled": True})
+
+
+def test_handler_runs_long_enough_for_a_burst_of_ssm_commands(pcs_template):
+    (function,) = pcs_template.find_resources("AWS::Lambda::Function").values()
+    assert function["Properties"]["Timeout"] == 300
+    assert _by_sid(pcs_template)["ReadScriptResult"]["Action"] == "ssm:GetCommandInvocation"
+
+
+def test_held_back_replacements_are_counted_from_the_handlers_log(pcs_template):
+    (mf,) = pcs_template.find_resources("AWS::Logs::MetricFilter").values()
+    props = mf["Properties"]
+    assert props["FilterPattern"] == '{ ($.event = "remediation") && ($.outcome = "rate-limited") }'
+    assert props["LogGroupName"]["Ref"].startswith("FixHandlerLogs")
+    (transformation,) = props["MetricTransformations"]
+    assert transformation == {
+        "MetricNamespace": HELD_BACK_NAMESPACE,
+        "MetricName": HELD_BACK_METRIC,
+        "MetricValue": "1",
+        "Dimensions": [{"Key": "Cluster", "Value": "$.cluster"}],
+        "Unit": "Count",
+    }
+
+
+def test_an_alarm_on_held_back_replacements_notifies_the_alert_topic(pcs_template):
+    (alarm,) = pcs_template.find_resources("AWS::CloudWatch::Alarm").values()
+    props = alarm["Properties"]
+    assert (props["Namespace"], props["MetricName"], props["Statistic"]) == (
+        HELD_BACK_NAMESPACE,
+        HELD_BACK_METRIC,
+        "Sum",
+    )
+    assert props["Dimensions"] == [{"Name": "Cluster", "Value": "pcs_c1"}]
+    assert (props["Threshold"], props["EvaluationPeriods"], props["Period"]) == (1, 1, 300)
+    assert props["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert props["TreatMissingData"] == "notBreaching"
+    (action,) = props["AlarmActions"]
+    assert action["Ref"].startswith("Alerts")
+    assert "max_replacements_per_hour=4" in props["AlarmDescription"]
 
 
 def test_subscription_drops_the_handlers_own_notices(pcs_template):

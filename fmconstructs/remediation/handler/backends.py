@@ -1,18 +1,42 @@
-"""Backend actions of the remediation handler: Slurm through SSM Run Command, Kubernetes, Auto Scaling, EC2.
+"""Backend actions of the remediation handler: Slurm through SSM Run Command, Auto Scaling, EC2 (Kubernetes is
+:mod:`kube`).
 
-Each function does one AWS or Kubernetes call sequence and raises on failure; the caller (index.py) logs, notifies and
-counts. Standard library + boto3 only.
+Each function does one AWS call sequence and raises on failure; the caller (index.py) logs, notifies and counts.
+Standard library + boto3 only.
+
+The Slurm script (:func:`slurm_script`) and what the handler reads back (the contract a harness's SSM double keeps):
+
+- ``ssm.send_command(InstanceIds=[host], DocumentName="AWS-RunShellScript", Comment=..., Parameters={"commands":
+  [script]})``; the handler reads ``response["Command"]["CommandId"]``.
+- ``ssm.get_command_invocation(CommandId=..., InstanceId=host)``, polled until ``Status`` is terminal (Success,
+  Cancelled, TimedOut, Failed) or the deadline comes (``InvocationDoesNotExist`` and Pending/InProgress/Delayed are
+  polled again); the handler reads ``Status``, ``ResponseCode``, ``StatusDetails``, ``StandardOutputContent`` and
+  ``StandardErrorContent``.
+- In ``StandardOutputContent``, lines ``FMC_REMEDIATION <key>=<value>``: ``node`` (the Slurm node), ``state`` (its
+  state before), ``jobs`` (jobs RUNNING, COMPLETING, CONFIGURING or SUSPENDED on it), ``previous_reason`` and
+  ``result``: ``drained``, ``reboot-scheduled``, ``down``, ``busy`` (mode ``replace``: drained, jobs still run, not
+  set DOWN) or ``operator-drained`` (nothing changed). Exit code 0 with a ``result``; 3 no Slurm node matches; 4
+  several match; 5 a Slurm command failed.
+
+A double that runs the script with bash (Slurm's commands on its PATH) and answers ``Status`` "Success"/"Failed",
+``ResponseCode`` and the output is all a harness needs.
 """
 
 from __future__ import annotations
 
-import base64
-import http.client
-import json
+import importlib
 import re
-import ssl
-import urllib.parse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+from botocore.exceptions import ClientError
+
+try:  # package import (tests, fmconstructs)
+    from . import runtime as rt
+except ImportError:  # pragma: no cover - Lambda: the asset's root is this directory, runtime a top-level module
+    rt = importlib.import_module("runtime")
 
 RUN_SHELL_DOCUMENT = "AWS-RunShellScript"
 # PCS tags every instance it launches with its node group id (PCS User Guide, working-with_cng_find-instances; the
@@ -26,54 +50,154 @@ PC_CLUSTER_TAG = "parallelcluster:cluster-name"
 PC_NODE_TYPE_TAG = "parallelcluster:node-type"
 PC_HEAD_NODE = "HeadNode"
 PC_COMPUTE = "Compute"
-# What may reach the shell script: IPv4 addresses, EC2 private DNS host labels, a reason of safe characters.
+# What may reach the shell script: IPv4 addresses, EC2 private DNS host labels; reasons lose what is not printable.
 _ADDRESS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
 _HOST = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-_UNSAFE = re.compile(r"[^A-Za-z0-9 _.:/-]")
+_UNSAFE = re.compile(r"[^ -~]|['\"\\`@]")
+#: The longest Slurm reason the script sets (the boot gate's bound, fmconstructs/health/slurm_gate.py).
+REASON_MAX_CHARS = 200
+# Copy of fmconstructs.health.metric_names.NODE_CHECK_REASON_PREFIX (faults.py holds the compared copy).
+OUR_REASON_PREFIX = "fmconstructs:"
+#: Every reason remediation sets starts with this (an ``fmconstructs:`` reason: the boot gate resumes it).
+REMEDIATION_REASON_PREFIX = f"{OUR_REASON_PREFIX} remediation"
+#: What earlier releases of this handler drained with: still ours.
+LEGACY_REASON_PREFIX = "fmconstructs-remediation:"
+# Drain reasons Slurm sets itself, not an operator: "Prolog error" and "Job env setup error" (slurmctld node_mgr.c
+# validate_node_specs: a failed prolog drains the node with that reason; seen with Slurm 24.11, shared/reference
+# twin.md), "Node unexpectedly rebooted" (same file), "Not responding"; "Epilog error" and "Kill task failed"
+# (slurm_errno.c ESLURMD_KILL_TASK_FAILED) UNCONFIRMED as drain reasons from Slurm's source. The script replaces these
+# with its own reason; any other drain reason is an operator's and is left alone.
+SLURM_OWN_REASONS = (
+    "Prolog error",
+    "Job env setup error",
+    "Epilog error",
+    "Kill task failed",
+    "Not responding",
+    "Node unexpectedly rebooted",
+)
+#: The mark of the script's result lines on stdout.
+RESULT_MARK = "FMC_REMEDIATION"
 
 # Slurm modes: DRAIN lets running jobs finish and schedules no new ones; DOWN takes the node away now, ending what
 # runs there; reboot ASAP drains the node and reboots it once its jobs are done, then resumes it (Slurm scontrol man
 # page, "update NodeName ... State" and "reboot [ASAP] [nextstate={RESUME|DOWN}] [reason=<reason>]"; UNCONFIRMED: the
-# man page was not re-read for this module, nor whether PCS configures the RebootProgram a reboot needs).
-SLURM_DRAIN, SLURM_DOWN, SLURM_REBOOT = "drain", "down", "reboot"
+# man page was not re-read for this module, nor whether PCS configures the RebootProgram a reboot needs). ``replace``
+# drains, then sets the node DOWN only when no job runs on it (``squeue -h -w <node> -t ...``).
+SLURM_DRAIN, SLURM_DOWN, SLURM_REBOOT, SLURM_REPLACE = "drain", "down", "reboot", "replace"
+SLURM_MODES = (SLURM_DRAIN, SLURM_DOWN, SLURM_REBOOT, SLURM_REPLACE)
+# The job states that occupy a node (squeue --states: RUNNING, COMPLETING, CONFIGURING, SUSPENDED).
+_BUSY_STATES = "RUNNING,COMPLETING,CONFIGURING,SUSPENDED"
+
+_SCRIPT = r"""#!/bin/bash
+# fmconstructs node remediation (fmconstructs/remediation/handler/backends.py): mode @MODE@
+set -uo pipefail
+for d in /opt/aws/pcs/scheduler/slurm-*/bin /opt/slurm/bin; do [ -d "$d" ] && PATH="$d:$PATH"; done
+export PATH
+MODE='@MODE@'
+WANTED=' @WANTED@ '
+REASON='@REASON@'
+DETAIL='@DETAIL@'
+OURS='@OURS@'
+LEGACY='@LEGACY@'
+REMEDIATION='@REMEDIATION@'
+SLURM_OWN=(@SLURM_OWN@)
+
+say() { printf '@MARK@ %s=%s\n' "$1" "$2"; }
+sctl() { timeout 30 scontrol "$@"; }
+fail() { say result failed; echo "$1" >&2; exit 5; }
+ours() { [[ "$1" == "$OURS"* || "$1" == "$LEGACY"* ]]; }
+slurms() { local r; for r in "${SLURM_OWN[@]}"; do [ "$1" == "$r" ] && return 0; done; return 1; }
+only() { local -a n; read -r -a n <<<"$1"; [ "${#n[@]}" -eq 1 ] && echo "${n[0]}"; }
+
+by_name="" by_addr=""
+listing=$(timeout 30 sinfo -h -N -o '%N %o %n' | sort -u) || fail "sinfo failed"
+while read -r name addr host; do
+  [ -n "$name" ] || continue
+  case "$WANTED" in *" $name "*) by_name="$by_name $name" ;; esac
+  case "$WANTED" in *" $addr "* | *" $host "*) by_addr="$by_addr $name" ;; esac
+done <<<"$listing"
+node=$(only "$by_name")
+[ -n "$node" ] || node=$(only "$by_addr")
+if [ -z "$node" ]; then
+  if [ -z "${by_name}${by_addr}" ]; then say result no-node; echo "no Slurm node matches${WANTED}" >&2; exit 3; fi
+  say result ambiguous; echo "several Slurm nodes match:${by_name}${by_addr}" >&2; exit 4
+fi
+say node "$node"
+
+shown=$(sctl show node "$node") || fail "scontrol show node $node failed"
+state=$(sed -n 's/^ *State=\([^ ]*\).*/\1/p' <<<"$shown" | head -n 1)
+previous=$(sed -n 's/^ *Reason=\(.*\)$/\1/p' <<<"$shown" | head -n 1 | sed 's/ \[[^]]*\]$//')
+say state "$state"
+say previous_reason "$previous"
+if [[ "$state" == *DRAIN* ]] && [ -n "$previous" ] && ! ours "$previous" && ! slurms "$previous"; then
+  say result operator-drained
+  exit 0
+fi
+if [ -z "$DETAIL" ] && [[ "$previous" == "$OURS"* ]] && [[ "$previous" != "$REMEDIATION"* ]]; then
+  DETAIL="${previous#"$OURS"}"
+  DETAIL="${DETAIL# }"
+fi
+new="$REASON"
+[ -z "$DETAIL" ] || new="$REASON: $DETAIL"
+new=$(printf '%s' "$new" | tr -d '"\r\n' | cut -c 1-@REASON_MAX@)
+
+busy() {
+  local out
+  out=$(timeout 30 squeue -h -w "$node" -t @BUSY@ -o '%i') || return 1
+  printf '%s\n' "$out" | sort -u | grep -c . || true
+}
+drain() { sctl update nodename="$node" state=DRAIN reason="$new" || fail "scontrol drain of $node failed"; }
+down() { sctl update nodename="$node" state=DOWN reason="$new" || fail "scontrol down of $node failed"; }
+case "$MODE" in
+  drain) drain; say jobs "$(busy)"; say result drained ;;
+  down) say jobs "$(busy)"; down; say result down ;;
+  reboot)
+    sctl reboot ASAP nextstate=RESUME reason="$new" "$node" || fail "scontrol reboot of $node failed"
+    say jobs "$(busy)"; say result reboot-scheduled ;;
+  replace)
+    drain
+    jobs=$(busy) || fail "squeue on $node failed"
+    say jobs "$jobs"
+    if [ "$jobs" -eq 0 ]; then down; say result down; else say result busy; fi ;;
+esac
+say reason "$new"
+"""
 
 
 def safe_reason(text: str) -> str:
-    return _UNSAFE.sub("_", text)[:120]
+    """Printable ASCII without quotes or backslashes, at most :data:`REASON_MAX_CHARS` characters."""
+    return _UNSAFE.sub("_", text)[:REASON_MAX_CHARS]
 
 
-def slurm_script(addresses: list[str], mode: str, reason: str) -> str:
-    """The shell script run on the login node (PCS) or head node (ParallelCluster): find the Slurm nodes whose address
-    or host name is in ``addresses`` (``sinfo -N -o '%N %o %n'``: node name, NodeAddr, NodeHostName) and apply ``mode``
-    with ``reason``. Slurm lives in /opt/aws/pcs/scheduler/slurm-<version>/bin on PCS (PCS User Guide, as in
-    pcs/user_data.py) and /opt/slurm/bin on ParallelCluster (User Guide slurm-prolog-epilog-v3 paths)."""
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "") + "'"
+
+
+def slurm_script(addresses: list[str], mode: str, reason: str, detail: str = "") -> str:
+    """The shell script run on the login node (PCS) or head node (ParallelCluster): find the one Slurm node named
+    or addressed by ``addresses`` (``sinfo -N -o '%N %o %n'``: a NodeName equal to one of them wins over a NodeAddr or
+    NodeHostName), leave it alone when an operator drained it, else apply ``mode`` with the reason
+    ``<reason>: <detail>`` (``detail``: the check's failure when known, else the node's own ``fmconstructs:`` reason
+    without its prefix). See the module docstring for its output. Slurm lives in
+    /opt/aws/pcs/scheduler/slurm-<version>/bin on PCS (PCS User Guide, as in pcs/user_data.py) and /opt/slurm/bin on
+    ParallelCluster (User Guide slurm-prolog-epilog-v3 paths)."""
+    if mode not in SLURM_MODES:
+        raise ValueError(f"mode must be one of {', '.join(SLURM_MODES)}, got {mode!r}")
     wanted = " ".join(sorted({a for a in addresses if _ADDRESS.fullmatch(a) or _HOST.fullmatch(a)}))
-    reason = safe_reason(reason)
-    commands = {
-        SLURM_DRAIN: f'scontrol update nodename="$nodes" state=DRAIN reason="{reason}"',
-        SLURM_DOWN: f'scontrol update nodename="$nodes" state=DOWN reason="{reason}"',
-        SLURM_REBOOT: f'scontrol reboot ASAP nextstate=RESUME reason="{reason}" "$nodes"',
+    values = {
+        "@MODE@": mode,
+        "@WANTED@": wanted,
+        "@REASON@": safe_reason(reason),
+        "@DETAIL@": safe_reason(detail),
+        "@OURS@": OUR_REASON_PREFIX,
+        "@LEGACY@": LEGACY_REASON_PREFIX,
+        "@REMEDIATION@": REMEDIATION_REASON_PREFIX,
+        "@SLURM_OWN@": " ".join(_quoted(r) for r in SLURM_OWN_REASONS),
+        "@MARK@": RESULT_MARK,
+        "@REASON_MAX@": str(REASON_MAX_CHARS),
+        "@BUSY@": _BUSY_STATES,
     }
-    return "\n".join(
-        [
-            "#!/bin/bash",
-            "set -euo pipefail",
-            'for d in /opt/aws/pcs/scheduler/slurm-*/bin /opt/slurm/bin; do [ -d "$d" ] && PATH="$d:$PATH"; done',
-            "export PATH",
-            f'wanted=" {wanted} "',
-            'nodes=""',
-            "while read -r name addr host; do",
-            '  case "$wanted" in',
-            '    *" $addr "*|*" $host "*)',
-            '      case ",$nodes," in *",$name,"*) ;; *) nodes="${nodes:+$nodes,}$name" ;; esac ;;',
-            "  esac",
-            "done < <(sinfo -h -N -o '%N %o %n')",
-            'if [ -z "$nodes" ]; then echo "no Slurm node matches"; exit 3; fi',
-            commands[mode],
-            f'echo "{mode}: $nodes"',
-            "",
-        ]
-    )
+    return re.sub(r"@[A-Z_]+@", lambda m: values[m.group(0)], _SCRIPT)
 
 
 def describe(ec2: Any, instance_id: str) -> dict[str, Any]:
@@ -112,7 +236,56 @@ def slurm_host(ec2: Any, target: dict[str, Any]) -> str | None:
     return ids[0] if ids else None
 
 
-def run_slurm(ssm: Any, host: str, script: str, comment: str) -> str:
+# GetCommandInvocation Status values (botocore ssm model, CommandInvocationStatus: Pending, InProgress, Delayed,
+# Success, Cancelled, TimedOut, Failed, Cancelling); the terminal ones, as the SSM API reference's StatusDetails says
+# of Success, Delivery/Execution Timed Out, Failed, Canceled ("This is a terminal state"), as CapacityBlockEvents reads
+# them; the others are polled again.
+SSM_TERMINAL_STATUSES = frozenset({"Success", "Cancelled", "TimedOut", "Failed"})
+SSM_POLL_INTERVAL_S = 1.0
+# GetCommandInvocation answers InvocationDoesNotExist while the invocation is not yet visible right after SendCommand
+# (UNCONFIRMED as documented eventual consistency); it is polled again like Pending.
+_NOT_YET = "InvocationDoesNotExist"
+
+
+@dataclass
+class SlurmResult:
+    """What the script reported: ``fields`` are its ``FMC_REMEDIATION key=value`` lines (``result``, ``node``,
+    ``state``, ``jobs``, ``previous_reason``, ``reason``)."""
+
+    command_id: str
+    host: str
+    status: str
+    code: int
+    fields: dict[str, str] = field(default_factory=dict)
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def result(self) -> str:
+        return self.fields.get("result", "")
+
+    @property
+    def jobs(self) -> int:
+        value = self.fields.get("jobs", "")
+        return int(value) if value.isdigit() else -1
+
+    def describe(self) -> str:
+        where = f"SSM command {self.command_id} on {self.host}"
+        node = self.fields.get("node")
+        return f"{where}, Slurm node {node}" if node else where
+
+
+def script_fields(stdout: str) -> dict[str, str]:
+    """The ``FMC_REMEDIATION key=value`` lines of the script's output (the last value of a key wins)."""
+    out: dict[str, str] = {}
+    for line in stdout.splitlines():
+        if line.startswith(RESULT_MARK + " "):
+            key, _, value = line[len(RESULT_MARK) + 1 :].partition("=")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def send_script(ssm: Any, host: str, script: str, comment: str) -> str:
     """Send ``script`` to ``host`` with SSM Run Command (AWS-RunShellScript); returns the command id."""
     response = ssm.send_command(
         InstanceIds=[host],
@@ -121,6 +294,55 @@ def run_slurm(ssm: Any, host: str, script: str, comment: str) -> str:
         Parameters={"commands": [script]},
     )
     return str(response["Command"]["CommandId"])
+
+
+def wait_for_script(
+    ssm: Any, command_id: str, host: str, *, deadline: rt.Deadline, sleep: Callable[[float], None] = time.sleep
+) -> SlurmResult:
+    """Poll ssm:GetCommandInvocation until a terminal status; :class:`~runtime.OutOfTime` when the deadline comes
+    first (the command may still run: its effect is idempotent, a redelivery runs it again)."""
+    last = "not seen"
+    while True:
+        try:
+            answer = ssm.get_command_invocation(CommandId=command_id, InstanceId=host)
+        except ClientError as error:
+            if rt.error_code(error) != _NOT_YET:
+                raise
+        else:
+            last = str(answer.get("Status") or "")
+            if last in SSM_TERMINAL_STATUSES:
+                stdout = str(answer.get("StandardOutputContent") or "")
+                code = answer.get("ResponseCode")
+                return SlurmResult(
+                    command_id,
+                    host,
+                    last,
+                    int(code) if isinstance(code, int) else -1,
+                    script_fields(stdout),
+                    stdout,
+                    str(answer.get("StandardErrorContent") or ""),
+                )
+        if deadline.left() <= SSM_POLL_INTERVAL_S:
+            raise rt.OutOfTime(f"SSM command {command_id} on {host} still {last} when the deadline came")
+        sleep(SSM_POLL_INTERVAL_S)
+
+
+def run_slurm(
+    ssm: Any,
+    host: str,
+    script: str,
+    comment: str,
+    *,
+    deadline: rt.Deadline,
+    sleep: Callable[[float], None] = time.sleep,
+) -> SlurmResult:
+    """Send the script and wait for its result; raises unless it succeeded with a ``result`` line."""
+    command_id = send_script(ssm, host, script, comment)
+    done = wait_for_script(ssm, command_id, host, deadline=deadline, sleep=sleep)
+    if done.status != "Success" or not done.result or done.result in ("failed", "no-node", "ambiguous"):
+        error = (done.stderr.strip() or done.stdout.strip())[-300:]
+        raise RuntimeError(f"{done.describe()}: {done.status}, exit code {done.code}: {error or 'no output'}")
+    return done
 
 
 def in_auto_scaling_group(autoscaling: Any, instance_id: str, group: str) -> bool:
@@ -133,136 +355,3 @@ def set_unhealthy(autoscaling: Any, instance_id: str) -> None:
     instance" (Auto Scaling API reference, SetInstanceHealth HealthStatus). The grace period is not respected:
     the fault is known now (ShouldRespectGracePeriod False)."""
     autoscaling.set_instance_health(InstanceId=instance_id, HealthStatus="Unhealthy", ShouldRespectGracePeriod=False)
-
-
-# --- Kubernetes: cordon, evict, as kubectl drain does ------------------------------------------------------------
-
-# EKS bearer token, the aws-iam-authenticator format (as in fmconstructs/capacity_events/handler/index.py, which cites
-# kubernetes-sigs/aws-iam-authenticator pkg/token/token.go and awscli customizations/eks/get_token.py).
-TOKEN_PREFIX = "k8s-aws-v1."
-CLUSTER_ID_HEADER = "x-k8s-aws-id"
-PATCH_CONTENT_TYPE = "application/strategic-merge-patch+json"
-REASON_ANNOTATION = "fmconstructs.io/remediation-reason"
-# The Eviction API answers 429 Too Many Requests when a PodDisruptionBudget does not allow the eviction now
-# (Kubernetes docs, "API-initiated Eviction": "429 Too Many Requests ... because of the configured
-# PodDisruptionBudget"); kubectl drain retries later. The handler does not wait: it reports the node as blocked.
-EVICTION_BLOCKED = 429
-
-
-class KubeError(Exception):
-    def __init__(self, message: str, status: int = 0) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def eks_token(sts: Any, cluster_name: str) -> str:
-    def add_header(request: Any, **_: Any) -> None:
-        request.headers[CLUSTER_ID_HEADER] = cluster_name
-
-    event = "before-sign.sts.GetCallerIdentity"
-    sts.meta.events.register(event, add_header, unique_id="fmconstructs-remediation-token")
-    try:
-        url = sts.generate_presigned_url("get_caller_identity", Params={}, ExpiresIn=60, HttpMethod="GET")
-    finally:
-        sts.meta.events.unregister(event, unique_id="fmconstructs-remediation-token")
-    return TOKEN_PREFIX + base64.urlsafe_b64encode(str(url).encode()).decode().rstrip("=")
-
-
-class KubeApi:
-    """The Kubernetes calls remediation needs, over HTTPS with the cluster's CA (standard library only)."""
-
-    def __init__(self, endpoint: str, ca_pem: str | None, token: str, *, timeout_s: float = 10.0) -> None:
-        parsed = urllib.parse.urlsplit(endpoint)
-        if parsed.scheme not in ("https", "http") or not parsed.hostname:
-            raise KubeError(f"not an endpoint: {endpoint!r}")
-        self.scheme, self.host, self.port = parsed.scheme, parsed.hostname, parsed.port
-        self.token, self.timeout_s = token, timeout_s
-        self.context = ssl.create_default_context(cadata=ca_pem) if ca_pem else None
-
-    def request(self, method: str, path: str, body: object = None, content_type: str = "application/json") -> Any:
-        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
-        data = json.dumps(body).encode() if body is not None else None
-        if data is not None:
-            headers["Content-Type"] = content_type
-        conn: http.client.HTTPConnection
-        if self.scheme == "https":
-            conn = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout_s, context=self.context)
-        else:  # a local fake API server in tests
-            conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
-        try:
-            conn.request(method, path, body=data, headers=headers)
-            response = conn.getresponse()
-            payload = response.read()
-        finally:
-            conn.close()
-        if response.status >= 300:
-            text = payload[:200].decode(errors="replace")
-            raise KubeError(f"{method} {path}: HTTP {response.status} {text}", response.status)
-        return json.loads(payload) if payload else {}
-
-    def node_for_instance(self, instance_id: str) -> str:
-        """The node whose ``spec.providerID`` ends with ``/<instance-id>`` (aws:///<zone>/<id>), or ''."""
-        token = ""
-        while True:
-            query = {"limit": "500", **({"continue": token} if token else {})}
-            page = self.request("GET", "/api/v1/nodes?" + urllib.parse.urlencode(query))
-            for node in page.get("items") or []:
-                provider = str((node.get("spec") or {}).get("providerID") or "")
-                if provider.startswith("aws://") and provider.rsplit("/", 1)[-1] == instance_id:
-                    return str(node["metadata"]["name"])
-            token = str((page.get("metadata") or {}).get("continue") or "")
-            if not token:
-                return ""
-
-    def cordon(self, node: str, reason: str) -> None:
-        body = {"metadata": {"annotations": {REASON_ANNOTATION: reason}}, "spec": {"unschedulable": True}}
-        self.request("PATCH", "/api/v1/nodes/" + urllib.parse.quote(node, safe=""), body, PATCH_CONTENT_TYPE)
-
-    def pods_on(self, node: str) -> list[dict[str, Any]]:
-        query = urllib.parse.urlencode({"fieldSelector": f"spec.nodeName={node}"})
-        return list(self.request("GET", "/api/v1/pods?" + query).get("items") or [])
-
-    def evict(self, namespace: str, name: str) -> None:
-        """POST .../pods/<name>/eviction (policy/v1 Eviction): the API server checks PodDisruptionBudgets."""
-        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
-        path = f"/api/v1/namespaces/{urllib.parse.quote(namespace)}/pods/{urllib.parse.quote(name)}/eviction"
-        self.request("POST", path, body)
-
-
-def kube_for_cluster(eks: Any, sts: Any, cluster_name: str) -> KubeApi:
-    cluster = eks.describe_cluster(name=cluster_name)["cluster"]
-    ca_pem = base64.b64decode(cluster["certificateAuthority"]["data"]).decode()
-    return KubeApi(cluster["endpoint"], ca_pem, eks_token(sts, cluster_name))
-
-
-def evictable(pod: dict[str, Any]) -> bool:
-    """What kubectl drain evicts: not DaemonSet pods (recreated on the node anyway), not mirror pods (static pods,
-    annotation ``kubernetes.io/config.mirror``), not pods already finished (kubectl drain's filters, as in
-    k8s.io/kubectl pkg/drain/filters.go; UNCONFIRMED: the file was not re-read for this module)."""
-    metadata = pod.get("metadata") or {}
-    if "kubernetes.io/config.mirror" in (metadata.get("annotations") or {}):
-        return False
-    if any(owner.get("kind") == "DaemonSet" for owner in metadata.get("ownerReferences") or []):
-        return False
-    return str((pod.get("status") or {}).get("phase") or "") not in ("Succeeded", "Failed")
-
-
-def drain_node(kube: Any, node: str, reason: str) -> tuple[list[str], list[str]]:
-    """Cordon ``node`` and evict its pods; returns (evicted, blocked) as ``namespace/name``. A pod whose eviction a
-    PodDisruptionBudget refuses (HTTP 429) is blocked; any other error raises."""
-    kube.cordon(node, reason)
-    evicted: list[str] = []
-    blocked: list[str] = []
-    for pod in kube.pods_on(node):
-        if not evictable(pod):
-            continue
-        namespace = str(pod["metadata"].get("namespace") or "default")
-        name = str(pod["metadata"]["name"])
-        try:
-            kube.evict(namespace, name)
-            evicted.append(f"{namespace}/{name}")
-        except KubeError as error:
-            if error.status != EVICTION_BLOCKED:
-                raise
-            blocked.append(f"{namespace}/{name}")
-    return evicted, blocked

@@ -131,7 +131,7 @@ def alert_faults(message: str, alert_triggers: dict[str, str]) -> tuple[list[Fau
             skipped += 1
             continue
         details = {"alertname": labels.get("alertname", ""), "source_alert": labels.get("alertname", "")}
-        for key in ("gpu", "device", "reason", "Hostname", "node"):
+        for key in ("gpu", "device", "check", "reason", "Hostname", "node"):
             if labels.get(key):
                 details[key] = labels[key]
         faults.append(

@@ -9,11 +9,25 @@ State lives in one DynamoDB table with a string partition key ``pk`` and a TTL a
   the condition ``attribute_not_exists(used) OR used < :limit``; DynamoDB evaluates a condition and writes atomically
   (DynamoDB Developer Guide, "Condition expressions": "the write succeeds only if the condition is met"; UpdateItem
   ConditionExpression, failure ``ConditionalCheckFailedException``), so concurrent invocations never exceed the limit.
-- ``once#<key>#<window>``: an idempotency claim, written with ``attribute_not_exists(pk)``: the first writer wins and a
-  duplicate delivery within the window is skipped.
+- ``once#<key>``: who handles ``key`` (an instance and a trigger), with ``state`` ``leased`` or ``done``, ``owner`` (a
+  random id per lease) and ``until`` (epoch seconds). :meth:`Ledger.lease` writes it with the condition
+  ``attribute_not_exists(pk) OR #until < :now``: the first writer wins, and a lease whose holder died (a Lambda
+  timeout mid-action) expires at ``until``, so a retry takes it over and acts again. The handler writes the lease
+  *before* it acts, :meth:`Ledger.complete` (``done`` for :data:`DONE_S`) only *after* the action succeeded, and
+  :meth:`Ledger.release` (conditional on its own ``owner``) when the action failed or was deferred: acts, then
+  records. A lease lasts the invocation's remaining time plus :data:`LEASE_MARGIN_S`; Lambda retries a failed
+  asynchronous invocation after one minute, then two (Lambda Developer Guide, "How Lambda handles errors and retries
+  with asynchronous invocation": "a one-minute wait between the first two attempts, and two minutes between the
+  second and third attempts"; timeouts are function errors), so the lease of a timed-out invocation has expired when
+  its retry arrives. A condition that fails returns the item (``ReturnValuesOnConditionCheckFailure`` ``ALL_OLD``,
+  DynamoDB API reference PutItem; botocore ConditionalCheckFailedException ``Item``), which tells a duplicate
+  (``done``) from a fault another invocation is handling now (``leased``).
 
-TTL removes items a day after their window (DynamoDB TTL deletes expired items in the background, typically within a
-few days: the handler never reads an item of a past window, so late deletion does not matter).
+TTL removes items a day after their ``until`` (DynamoDB TTL deletes expired items in the background, typically within
+a few days: the handler compares ``until`` itself, so late deletion does not matter).
+
+Time: :class:`Deadline` is the invocation's budget (Lambda's ``context.get_remaining_time_in_millis()`` minus
+:data:`NOTICE_RESERVE_S` kept for the last notice); every wait and every Kubernetes call stops at it.
 """
 
 from __future__ import annotations
@@ -22,9 +36,10 @@ import datetime as dt
 import json
 import sys
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from botocore.exceptions import ClientError
 
@@ -36,6 +51,14 @@ THROTTLING_CODES = frozenset(
 )
 WINDOW_S = 3600
 TTL_GRACE_S = 86400
+#: How long a handled (instance, trigger) stays handled: a redelivery within the hour is a duplicate.
+DONE_S = 3600
+#: A lease outlives the invocation that took it by this much (see the module docstring).
+LEASE_MARGIN_S = 30.0
+#: Kept back from the invocation's remaining time for the last notice (sns:Publish) and the final log line.
+NOTICE_RESERVE_S = 10.0
+#: Without a Lambda context (tests, a local harness): the budget of one call of ``process``.
+DEFAULT_BUDGET_S = 100.0
 #: SNS message attribute on every notice: the alert topic subscription filters it out (no loop through the topic).
 NOTICE_ATTRIBUTE = "fmconstructs_notice"
 # SNS Publish Subject: "Constraints: Subjects must be ASCII text ... and must be less than 100 characters long"
@@ -43,6 +66,11 @@ NOTICE_ATTRIBUTE = "fmconstructs_notice"
 _SUBJECT_MAX = 99
 # SNS messages are at most 256 KiB (SNS API reference, Publish Message); notices stay far below.
 _MESSAGE_MAX = 200_000
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+
+
+class OutOfTime(Exception):
+    """The invocation's :class:`Deadline` came before the step finished: nothing is recorded, a redelivery retries."""
 
 
 def log(event: str, **fields: Any) -> None:
@@ -57,7 +85,10 @@ def error_code(error: BaseException) -> str:
 
 
 def outcome_of(error: BaseException) -> str:
-    """``access-denied``, ``throttled`` or ``failed``: what a notice says about an action that raised ``error``."""
+    """``not-finished`` (:class:`OutOfTime`), ``access-denied``, ``throttled`` or ``failed``: what a notice says
+    about an action that raised ``error``."""
+    if isinstance(error, OutOfTime):
+        return "not-finished"
     code = error_code(error)
     if code in ACCESS_DENIED_CODES:
         return "access-denied"
@@ -75,9 +106,55 @@ def window_label(start_s: int) -> str:
     return dt.datetime.fromtimestamp(start_s, dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
 
 
+class Deadline:
+    """The invocation's time budget: ``remaining_s()`` (seconds left in the invocation; in Lambda
+    ``context.get_remaining_time_in_millis() / 1000``, Lambda Developer Guide "Using the Lambda context object to
+    retrieve Python function information": "Returns the number of milliseconds left before the execution times out")
+    minus ``reserve_s``. Without ``remaining_s``: :data:`DEFAULT_BUDGET_S` from now (``monotonic``)."""
+
+    def __init__(
+        self,
+        remaining_s: Callable[[], float] | None = None,
+        *,
+        reserve_s: float = NOTICE_RESERVE_S,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        end = monotonic() + DEFAULT_BUDGET_S + reserve_s
+
+        def default_remaining() -> float:
+            return end - monotonic()
+
+        self.remaining_s: Callable[[], float] = remaining_s or default_remaining
+        self.reserve_s = reserve_s
+
+    def remaining(self) -> float:
+        """Seconds left in the invocation (the reserve included)."""
+        return max(0.0, float(self.remaining_s()))
+
+    def left(self) -> float:
+        """Seconds left for work (the reserve excluded)."""
+        return max(0.0, self.remaining() - self.reserve_s)
+
+    def expired(self) -> bool:
+        return self.left() <= 0.0
+
+
+@dataclass
+class Lease:
+    """The answer of :meth:`Ledger.lease`: ``owner`` when taken, else the ``state`` of whoever holds it."""
+
+    key: str
+    owner: str = ""
+    state: str = ""
+
+    @property
+    def taken(self) -> bool:
+        return bool(self.owner)
+
+
 @dataclass
 class Ledger:
-    """Idempotency claims and rate-limit tokens in a DynamoDB table (see the module docstring)."""
+    """Leases, completion records and rate-limit tokens in a DynamoDB table (see the module docstring)."""
 
     dynamodb: Any
     table: str
@@ -87,25 +164,55 @@ class Ledger:
     def _expiry(self, window: int) -> int:
         return window + self.window_s + TTL_GRACE_S
 
-    def claim(self, key: str) -> bool:
-        """True for the first claim of ``key`` in the current window, False for a duplicate."""
-        window = window_of(self.clock(), self.window_s)
+    def _item(self, key: str, state: str, owner: str, until: float) -> dict[str, Any]:
+        return {
+            "pk": {"S": f"once#{key}"},
+            "state": {"S": state},
+            "owner": {"S": owner},
+            "until": {"N": str(int(until))},
+            "expires_at": {"N": str(int(until) + TTL_GRACE_S)},
+        }
+
+    def lease(self, key: str, seconds: float) -> Lease:
+        """Take ``key`` for ``seconds`` unless it is done or leased by someone else (their lease not yet expired)."""
+        now = self.clock()
+        owner = uuid.uuid4().hex
         try:
             self.dynamodb.put_item(
                 TableName=self.table,
-                Item={"pk": {"S": f"once#{key}#{window}"}, "expires_at": {"N": str(self._expiry(window))}},
-                ConditionExpression="attribute_not_exists(pk)",
+                Item=self._item(key, "leased", owner, now + seconds),
+                ConditionExpression="attribute_not_exists(pk) OR #until < :now",
+                ExpressionAttributeNames={"#until": "until"},
+                ExpressionAttributeValues={":now": {"N": str(int(now))}},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+            if error_code(error) != _CONDITION_FAILED:
+                raise
+            held = cast(dict[str, Any], error.response.get("Item") or {})
+            return Lease(key, state=str((held.get("state") or {}).get("S") or "leased"))
+        return Lease(key, owner=owner)
 
-    def release(self, key: str) -> None:
-        """Forget the claim of ``key`` (an action that failed may be retried by a redelivery)."""
-        window = window_of(self.clock(), self.window_s)
-        self.dynamodb.delete_item(TableName=self.table, Key={"pk": {"S": f"once#{key}#{window}"}})
+    def complete(self, lease: Lease, seconds: float = DONE_S) -> None:
+        """Record ``lease.key`` as done for ``seconds`` (after the action succeeded)."""
+        self.dynamodb.put_item(
+            TableName=self.table, Item=self._item(lease.key, "done", lease.owner, self.clock() + seconds)
+        )
+
+    def release(self, lease: Lease) -> None:
+        """Forget ``lease`` (the action failed or was deferred: a redelivery acts again); only while it is still
+        ours (a lease taken over, or a completion written by another invocation, stays)."""
+        try:
+            self.dynamodb.delete_item(
+                TableName=self.table,
+                Key={"pk": {"S": f"once#{lease.key}"}},
+                ConditionExpression="#owner = :owner AND #state = :leased",
+                ExpressionAttributeNames={"#owner": "owner", "#state": "state"},
+                ExpressionAttributeValues={":owner": {"S": lease.owner}, ":leased": {"S": "leased"}},
+            )
+        except ClientError as error:
+            if error_code(error) != _CONDITION_FAILED:
+                raise
 
     def take(self, scope: str, limit: int) -> bool:
         """Take one of ``limit`` tokens of ``scope`` in the current window; False when none is left."""
@@ -125,7 +232,7 @@ class Ledger:
                 },
             )
         except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
+            if error_code(error) == _CONDITION_FAILED:
                 return False
             raise
         return True
@@ -142,7 +249,7 @@ class Ledger:
                 ExpressionAttributeValues={":minus": {"N": "-1"}, ":zero": {"N": "0"}},
             )
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if error_code(error) != _CONDITION_FAILED:
                 raise
 
 
