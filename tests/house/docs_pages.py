@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -51,3 +52,13 @@ def run_program(code: str, name: str, outdir: Path) -> dict[str, Any]:
         patch.setattr(cdk, "App", app)
         exec(compile(code, name, "exec"), scope)  # the sample is ours, in this repository
     return scope
+
+
+def needs_credentials(outdir: Path) -> list[str]:
+    """What the cloud assembly in ``outdir`` would need AWS credentials for: context lookups left missing (an
+    account's zones, ``manifest.json`` ``missing``) and CDK's placeholders for them in a template (``dummy1a``)."""
+    manifest = json.loads((outdir / "manifest.json").read_text())
+    found = [f"lookup {m['key']}" for m in manifest.get("missing", [])]
+    return found + [
+        f"placeholder in {t.name}" for t in sorted(outdir.glob("*.template.json")) if "dummy" in t.read_text()
+    ]

@@ -14,7 +14,7 @@ import pytest
 from aws_cdk import aws_ec2 as ec2
 
 from tests.conftest import ENV, new_app
-from tests.house.docs_pages import DOCS, MARKED, pages, run_program
+from tests.house.docs_pages import DOCS, MARKED, needs_credentials, pages, run_program
 
 
 def samples() -> list[tuple[str, int, str, str]]:
@@ -34,6 +34,7 @@ def test_sample_runs(name, index, mode, code, tmp_path):
         run_program(code, f"docs/{name}", tmp_path)
         if "app.synth()" in code:
             assert (tmp_path / "manifest.json").exists()
+            assert needs_credentials(tmp_path) == []  # `npx cdk synth` runs it with no AWS account or credentials
         else:
             assert "aws_cdk" not in code  # a program that builds an app must synthesize it
         return

@@ -14,7 +14,7 @@ import pytest
 
 from fmconstructs.catalog import instance_table_markdown
 
-from tests.house.docs_pages import FRONT_PAGE, MARKED, README, page, run_program
+from tests.house.docs_pages import FRONT_PAGE, MARKED, README, needs_credentials, page, run_program
 
 FRONT = FRONT_PAGE
 FRONT_PAGES = sorted({README, FRONT})
@@ -56,4 +56,5 @@ def test_front_page_example_runs(tmp_path):
     assert len(code.strip().splitlines()) <= 15
     scope = run_program(code, FRONT.name, tmp_path)
     assert (tmp_path / "manifest.json").exists()
+    assert needs_credentials(tmp_path) == []  # `npx cdk synth` runs it with no AWS account or credentials
     assert scope["stack"].node.find_child("Platform").node.find_child("FileSystem") is not None
