@@ -327,13 +327,14 @@ def check_settings(parameter: str, settings: Mapping[Any, str] | None, allowed: 
     out: dict[str, str] = {}
     for name, value in settings.items():
         key = _setting_name(parameter, name, allowed)
+        label = f"{parameter}[{_plain(key)}]"
         if key in out:
-            raise FmValidationError(f"{parameter} name", name, f"each setting once ({key} is given twice)")
+            raise FmValidationError(f"{parameter} name", name, f"each setting once ({_plain(key)} is given twice)")
         if not isinstance(value, str):
-            raise FmTypeError(f"{parameter}[{key}]", value, f"a str (got a {type(value).__name__})")
+            raise FmTypeError(label, value, f"a str (got a {type(value).__name__})")
         if not is_token(value) and not _VALUE.fullmatch(value):
-            raise FmValidationError(f"{parameter}[{key}]", value, "one non-empty line of at most 1024 characters")
-        _check_value(f"{parameter}[{key}]", key, value)
+            raise FmValidationError(label, value, "one non-empty line of at most 1024 characters")
+        _check_value(label, key, value)
         out[key] = value
     return out
 
