@@ -2,9 +2,10 @@
 
 - Node-join checks: :class:`NodeCheckSpec` (``NodeCheckSpec.for_instance_type``: catalog GPU count, the launch
   layout's EFA interfaces, Fabric Manager or IMEX, a Lustre mount point, DCGM level, per-check budgets),
-  :func:`render_node_checks` (BOOT: every check; PROLOG: lightweight checks only) and :func:`render_slurm_boot_gate`
-  (drain, check, resume, or keep drained with the failing check as the reason); see :mod:`.slurm_gate` for what PCS
-  and ParallelCluster allow.
+  :func:`render_node_checks` (BOOT: every check; PROLOG: lightweight checks only), :func:`render_slurm_boot_gate`
+  (drain, check, resume, or keep drained with the failing check as the reason) and :func:`render_slurm_idle_check`
+  (Slurm's ``HealthCheckProgram`` between jobs: drain a failing node, never resume); see :mod:`.slurm_gate` for
+  what PCS and ParallelCluster allow.
 - The scheduled NCCL fabric check (:mod:`.nccl`, :mod:`.nccl_eks`, the job's stdlib-only :mod:`.nccl_report`) and its
   alert rules (:mod:`.nccl_rules`).
 
@@ -17,7 +18,8 @@ Backends choose where the scripts plug in (prolog, boot unit, lifecycle script, 
 can read them.
 
 One option object for every backend, :class:`NodeHealthOptions` (``enabled``, ``dcgm_level``, ``prolog_checks``,
-``budget_seconds``, ``prolog_budget_seconds``, ``xid_policy``), and how each backend maps it:
+``budget_seconds``, ``prolog_budget_seconds``, ``xid_policy``, ``idle_check_interval_seconds``,
+``idle_check_node_states``), and how each backend maps it:
 
 ============================  ==========================================  ==========================================
 NodeHealthOptions             PCS (``PcsCluster(node_health=...)``,        ParallelCluster
@@ -30,6 +32,10 @@ boot gate (BOOT checks)       systemd unit from the user data, waits for   the q
 ``prolog_checks``             the cluster ``Prolog`` is a runner of        ``prolog.d/85_fmconstructs_node_checks.sh``
                               ``/opt/fmconstructs/slurm/prolog.d`` (the    on the head node dispatches to the node's
                               checks, then IMEX)                           own checks; total budget <= 90 s
+``idle_check_interval_``      the cluster's ``HealthCheckProgram`` (the    not wired
+``seconds`` (default 300)     IDLE checks; drains a failing node, never
+                              resumes), ``HealthCheckInterval``,
+                              ``HealthCheckNodeState`` (IDLE,CYCLE)
 ``dcgm_level``                at boot; None where PCS deep health checks   at boot; None with ``HealthChecks/Gpu``
                               run DCGM (QUICK/MEDIUM/LONG = 1/2/3)         (``gpu_health_checks=True``: DCGM L2 in
                                                                            every prolog)
@@ -68,13 +74,14 @@ if TYPE_CHECKING:
     from .nccl_eks_schedule import render_scheduled_nccl_manifests
     from .nccl_report import NcclResult, SizeResult, parse_output
     from .nccl_rules import NcclAlertOptions, nccl_rule_group
-    from .options import NodeHealthOptions
+    from .options import HealthCheckNodeState, NodeHealthOptions
     from .slurm_gate import (
         CHECKING_REASON,
         PARALLELCLUSTER_SLURM_BIN_DIR,
         REASON_PREFIX,
         pcs_slurm_bin_dir,
         render_slurm_boot_gate,
+        render_slurm_idle_check,
     )
     from .spec import (
         DCGM_LEVEL_NOMINAL_SECONDS,
@@ -105,6 +112,7 @@ __all__ = [
     "SYSLOG_TAG",
     "CheckMode",
     "CheckName",
+    "HealthCheckNodeState",
     "NcclAlertOptions",
     "NcclCheckSpec",
     "NcclResult",
@@ -125,6 +133,7 @@ __all__ = [
     "render_scheduled_nccl_manifests",
     "render_scrontab",
     "render_slurm_boot_gate",
+    "render_slurm_idle_check",
     "render_timer_units",
     "report_script",
 ]
@@ -132,7 +141,7 @@ __all__ = [
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".checks": ("SYSLOG_TAG", "render_node_checks"),
     ".install": ("BOOT_GATE_UNIT_NAME", "render_boot_gate_unit", "render_prolog_runner"),
-    ".options": ("NodeHealthOptions",),
+    ".options": ("HealthCheckNodeState", "NodeHealthOptions"),
     ".nccl": (
         "NCCL_TESTS_COMMIT",
         "NCCL_TESTS_VERSION",
@@ -154,6 +163,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "REASON_PREFIX",
         "pcs_slurm_bin_dir",
         "render_slurm_boot_gate",
+        "render_slurm_idle_check",
     ),
     ".spec": (
         "DCGM_LEVEL_NOMINAL_SECONDS",

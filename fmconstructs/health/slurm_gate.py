@@ -24,12 +24,26 @@ node's hostname relates to its Slurm node name is UNCONFIRMED; the ``NodeAddr`` 
 their private address, PCS User Guide "(Optional) Test EFA" shows ``scontrol show nodes`` with ``NodeAddr`` and
 ``NodeHostName``).
 
+Between jobs (:func:`render_slurm_idle_check`): the same library with the IDLE checks (the PROLOG ones, each within
+:data:`~fmconstructs.health.spec.IDLE_BUDGET_CAP_SECONDS`), for Slurm's ``HealthCheckProgram``, which slurmd runs as
+root every ``HealthCheckInterval`` seconds on the nodes ``HealthCheckNodeState`` selects, once when it starts, and
+kills after 60 s; "any action to be taken must be explicitly performed by the program (e.g. execute scontrol update
+NodeName=foo State=drain Reason=...)" (slurm.conf(5) ``HealthCheckProgram``). The script:
+
+1. takes the node's name from ``SLURMD_NODENAME`` (slurmd sets it for the program: Slurm's slurmd.c
+   ``run_script_health_check``), else as the gate finds it;
+2. leaves any drained node alone (state ``DRAIN``, whatever the reason: an operator's, the boot gate's while it
+   checks, or an earlier failure that remediation owns) and checks nothing there;
+3. runs the checks; on pass, does nothing more (it never resumes a node);
+4. on fail, drains the node with ``reason="fmconstructs: <failing check>: <reason>"`` unless someone drained it
+   meanwhile, and exits 1 (slurmd only logs the status). Every ``scontrol`` call runs under ``timeout 5``.
+
 What each backend allows (wired by :mod:`fmconstructs.pcs.health` and :mod:`fmconstructs.parallelcluster.health`):
 
-- PCS: cluster-level custom Slurm settings are a closed list: ``Prolog``, ``Epilog``, ``SelectTypeParameters``,
-  ``AccountingStorageEnforce`` (PCS API reference ``SlurmCustomSetting``) and ``PrologFlags`` (PCS User Guide
-  "slurm-custom-settings-cluster"; :class:`fmconstructs.pcs.slurm.ClusterSetting`). ``HealthCheckProgram`` and
-  ``HealthCheckInterval`` are not on it: on PCS use ``Prolog`` (PROLOG mode) and this gate at boot. PCS also has its
+- PCS: custom Slurm settings per level, checked against the PCS User Guide's lists
+  (:mod:`fmconstructs.pcs.slurm`); the cluster level takes ``Prolog`` (PROLOG mode), ``HealthCheckProgram``,
+  ``HealthCheckInterval`` and ``HealthCheckNodeState`` (IDLE mode, this module's between-jobs check), and PCS runs
+  this gate at boot from the node's user data. PCS also has its
   own checks per compute node group (PCS API ``InstanceHealthChecks``; PCS User Guide "Configuring instance health
   checks"): ``deepHealthChecks.onStart.profile`` QUICK / MEDIUM / LONG = DCGM level 1 / 2 / 3, run "each time an
   instance starts ... before the compute node accepts jobs", after the ``nodeBootstrapped`` scripts of
@@ -62,10 +76,12 @@ from .spec import CheckMode, NodeCheckSpec
 
 __all__ = [
     "CHECKING_REASON",
+    "IDLE_CHECK_OFF",
     "PARALLELCLUSTER_SLURM_BIN_DIR",
     "REASON_PREFIX",
     "pcs_slurm_bin_dir",
     "render_slurm_boot_gate",
+    "render_slurm_idle_check",
 ]
 
 #: Every drain reason the gate sets starts with this; only such a drain is ever resumed.
@@ -103,31 +119,32 @@ _DEFAULT_NODE_NAME = r"""  local host addr
     }' | grep -m 1 . && return
   done"""
 
-_GATE = r"""
-# --- Slurm boot gate (fmconstructs/health/slurm_gate.py): no jobs until the checks above pass ---
-if [ -n "$root" ]; then
+# The scripts' Slurm helpers, in pieces so each script takes the ones it calls (the gate takes them all, in this order).
+_PATH = r"""if [ -n "$root" ]; then
   PATH="${root}/bin:${root}@SLURM_BIN@:@SLURM_BIN@:${PATH}"
 else
   PATH="@SLURM_BIN@:${PATH}"
 fi
 REASON_PREFIX="@REASON_PREFIX@"
-CHECKING_REASON="@CHECKING_REASON@"
-NODE_WAIT_SECONDS=@NODE_WAIT@
-DRAIN_WHILE_CHECKING=@DRAIN_WHILE_CHECKING@
-NODE=""
+"""
 
+_SCTL = r"""
 function sctl() {
-  timeout 30 scontrol "$@"
+  timeout @SCONTROL_TIMEOUT@ scontrol "$@"
 }
 
 function node_name() {
 @NODE_NAME@
 }
+"""
 
+_READY = r"""
 function node_ready() {
 @READY@
 }
+"""
 
+_NODE_FIELDS = r"""
 function node_field() {
   sctl show node "$1" 2>/dev/null | sed -n "s/^ *$2=\(.*\)\$/\1/p" | head -n 1
 }
@@ -135,7 +152,9 @@ function node_field() {
 function node_state() {
   node_field "$1" State | awk '{print $1}'
 }
+"""
 
+_GATE_HELPERS = r"""
 function drained_by_someone_else() {
   local reason
   reason=$(node_field "$1" Reason)
@@ -158,11 +177,15 @@ function wait_for_node() {
     sleep 5
   done
 }
+"""
 
+_FAILURE_REASON = r"""
 function failure_reason() {
   printf '%s %s: %s' "$REASON_PREFIX" "$FIRST_FAILED_CHECK" "$FIRST_FAIL_REASON" | tr -d '"\r\n' | cut -c 1-200
 }
+"""
 
+_GATE_MAIN = r"""
 if ! wait_for_node; then
   log "GATE: no Slurm node found for $(hostname -s) within ${NODE_WAIT_SECONDS}s; checks run without the gate"
   run_checks
@@ -197,6 +220,70 @@ fi
 exit 1
 """
 
+_GATE = (
+    "\n# --- Slurm boot gate (fmconstructs/health/slurm_gate.py): no jobs until the checks above pass ---\n"
+    + _PATH
+    + r"""CHECKING_REASON="@CHECKING_REASON@"
+NODE_WAIT_SECONDS=@NODE_WAIT@
+DRAIN_WHILE_CHECKING=@DRAIN_WHILE_CHECKING@
+NODE=""
+"""
+    + _SCTL
+    + _READY
+    + _NODE_FIELDS
+    + _GATE_HELPERS
+    + _FAILURE_REASON
+    + _GATE_MAIN
+)
+
+_IDLE_MAIN = r"""
+NODE="${SLURMD_NODENAME:-}"
+if [ -z "$NODE" ]; then
+  NODE=$(node_name)
+fi
+if [ -z "$NODE" ]; then
+  log "IDLE: no Slurm node found for $(hostname -s); checks run, nothing is drained"
+  run_checks
+  exit $?
+fi
+state=$(node_state "$NODE")
+if [ -z "$state" ]; then
+  log "IDLE: the state of ${NODE} is unknown (scontrol); checks run, nothing is drained"
+  run_checks
+  exit $?
+fi
+if [[ "$state" == *DRAIN* ]]; then
+  log "IDLE: ${NODE} is drained (${state}); not checked, left as it is"
+  exit 0
+fi
+if run_checks; then
+  exit 0
+fi
+if [[ "$(node_state "$NODE")" == *DRAIN* ]]; then
+  log "IDLE: ${NODE} failed its checks and was drained meanwhile; left as it is"
+  exit 1
+fi
+reason=$(failure_reason)
+sctl update nodename="$NODE" state=drain reason="$reason" || log "IDLE: could not drain ${NODE}"
+log "IDLE: ${NODE} drained: ${reason}"
+exit 1
+"""
+
+_IDLE_CHECK = (
+    "\n# --- Slurm between-jobs check (fmconstructs/health/slurm_gate.py): HealthCheckProgram; drains on failure, never"
+    " resumes ---\n" + _PATH + _SCTL + _NODE_FIELDS + _FAILURE_REASON + _IDLE_MAIN
+)
+#: The ``HealthCheckProgram`` of a node whose own options turn the between-jobs check off while its cluster runs it
+#: (one ``HealthCheckProgram`` per cluster): it passes.
+IDLE_CHECK_OFF = """#!/bin/bash
+# fmconstructs: this node's checks between jobs are off (its node group's node_health); the cluster's
+# HealthCheckProgram passes here (fmconstructs/health/slurm_gate.py).
+exit 0
+"""
+#: ``timeout`` of each ``scontrol`` call: the gate's, and the between-jobs check's (three calls within slurmd's 60 s).
+_GATE_SCONTROL_SECONDS = 30
+_IDLE_SCONTROL_SECONDS = 5
+
 
 def render_slurm_boot_gate(
     spec: NodeCheckSpec,
@@ -218,6 +305,46 @@ def render_slurm_boot_gate(
         where the gate starts before ``slurmd``: PCS user data); polled with the node name within
         ``node_wait_seconds``. Default: none (look the node up at once).
     """
+    _check_commands(slurm_bin_dir=slurm_bin_dir, node_name_command=node_name_command, ready_command=ready_command)
+    check_bool("drain_while_checking", drain_while_checking)
+    check_count("node_wait_seconds", node_wait_seconds, minimum=0, maximum=3600)
+    values = {
+        **_slurm_values(slurm_bin_dir, node_name_command, _GATE_SCONTROL_SECONDS),
+        "@CHECKING_REASON@": CHECKING_REASON,
+        "@NODE_WAIT@": str(node_wait_seconds),
+        "@DRAIN_WHILE_CHECKING@": "1" if drain_while_checking else "0",
+        "@READY@": "  true" if ready_command is None else f"  {ready_command}",
+    }
+    return render_check_library(spec, CheckMode.BOOT) + _fill(_GATE, values)
+
+
+def render_slurm_idle_check(spec: NodeCheckSpec, *, slurm_bin_dir: str, node_name_command: str | None = None) -> str:
+    """The between-jobs check (``#!/bin/bash``) for Slurm's ``HealthCheckProgram``: the IDLE checks; a failing node
+    is drained with the failing check as its reason, a drained node is left alone, nothing is ever resumed (see the
+    module notes). The parameters are :func:`render_slurm_boot_gate`'s."""
+    _check_commands(slurm_bin_dir=slurm_bin_dir, node_name_command=node_name_command, ready_command=None)
+    values = _slurm_values(slurm_bin_dir, node_name_command, _IDLE_SCONTROL_SECONDS)
+    return render_check_library(spec, CheckMode.IDLE) + _fill(_IDLE_CHECK, values)
+
+
+def _slurm_values(slurm_bin_dir: str, node_name_command: str | None, scontrol_seconds: int) -> dict[str, str]:
+    """The placeholders of the Slurm helpers both scripts share."""
+    return {
+        "@SLURM_BIN@": slurm_bin_dir,
+        "@REASON_PREFIX@": REASON_PREFIX,
+        "@SCONTROL_TIMEOUT@": str(scontrol_seconds),
+        "@NODE_NAME@": _DEFAULT_NODE_NAME if node_name_command is None else f"  {node_name_command}",
+    }
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    for placeholder, value in values.items():
+        template = template.replace(placeholder, value)
+    return template
+
+
+def _check_commands(*, slurm_bin_dir: object, node_name_command: object, ready_command: object) -> None:
+    """Literal values only (the scripts are rendered at synth time), each of its form."""
     for name, value in (
         ("slurm_bin_dir", slurm_bin_dir),
         ("node_name_command", node_name_command),
@@ -231,32 +358,11 @@ def render_slurm_boot_gate(
         pattern=_ABSOLUTE_PATH,
         allowed="an absolute path without a trailing '/' (letters, digits, '.', '_', '-', '/')",
     )
-    if node_name_command is not None:
-        check_str(
-            "node_name_command",
-            node_name_command,
-            pattern=_COMMAND,
-            allowed="one line of printable ASCII without quotes or '@' (at most 200 characters)",
-        )
-    if ready_command is not None:
-        check_str(
-            "ready_command",
-            ready_command,
-            pattern=_COMMAND,
-            allowed="one line of printable ASCII without quotes or '@' (at most 200 characters)",
-        )
-    check_bool("drain_while_checking", drain_while_checking)
-    check_count("node_wait_seconds", node_wait_seconds, minimum=0, maximum=3600)
-    values = {
-        "@SLURM_BIN@": slurm_bin_dir,
-        "@REASON_PREFIX@": REASON_PREFIX,
-        "@CHECKING_REASON@": CHECKING_REASON,
-        "@NODE_WAIT@": str(node_wait_seconds),
-        "@DRAIN_WHILE_CHECKING@": "1" if drain_while_checking else "0",
-        "@NODE_NAME@": _DEFAULT_NODE_NAME if node_name_command is None else f"  {node_name_command}",
-        "@READY@": "  true" if ready_command is None else f"  {ready_command}",
-    }
-    gate = _GATE
-    for placeholder, value in values.items():
-        gate = gate.replace(placeholder, value)
-    return render_check_library(spec, CheckMode.BOOT) + gate
+    for name, value in (("node_name_command", node_name_command), ("ready_command", ready_command)):
+        if value is not None:
+            check_str(
+                name,
+                value,
+                pattern=_COMMAND,
+                allowed="one line of printable ASCII without quotes or '@' (at most 200 characters)",
+            )

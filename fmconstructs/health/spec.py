@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_FATAL_XIDS",
     "DEFAULT_LOG_FILE_PATH",
     "DEFAULT_TEXTFILE_DIR",
+    "IDLE_BUDGET_CAP_SECONDS",
     "PROLOG_CHECKS",
     "CheckMode",
     "CheckName",
@@ -56,16 +57,25 @@ class CheckName(str, Enum):
 
 
 class CheckMode(str, Enum):
-    """Where the checks run: BOOT (every applicable check) or PROLOG (lightweight checks, small budgets)."""
+    """Where the checks run: BOOT (every applicable check), PROLOG (lightweight checks, small budgets) or IDLE
+    (between jobs: the PROLOG checks within Slurm's ``HealthCheckProgram`` limit, :data:`IDLE_BUDGET_CAP_SECONDS`)."""
 
     BOOT = "boot"
     PROLOG = "prolog"
+    IDLE = "idle"
 
 
 #: Checks a prolog runs: everything but DCGM diagnostics. A prolog must finish on every node of a job before the job
 #: starts; long diagnostics there hang jobs ("Prolog hung on node", aws/aws-parallelcluster#6777: ParallelCluster's
 #: GPU health check runs DCGM in the prolog and takes too long on p4d/p5).
 PROLOG_CHECKS: tuple[CheckName, ...] = tuple(c for c in CheckName if c is not CheckName.DCGM_DIAG)
+
+#: The most any check may take between jobs (IDLE, seconds). slurmd kills the ``HealthCheckProgram`` after 60 s
+#: (slurm.conf(5) ``HealthCheckProgram``: "killed if it does not terminate normally within 60 seconds"; Slurm's
+#: slurmd.c ``run_script_health_check``: ``max_wait = 60 * 1000``): seven commands at 6 s (``gpu-memory`` runs two) are
+#: 42 s, which leaves room for the three ``scontrol`` calls of the between-jobs check
+#: (:func:`fmconstructs.health.render_slurm_idle_check`, 5 s each).
+IDLE_BUDGET_CAP_SECONDS = 6
 
 #: Per-check time budgets (seconds) at boot. Each command of a check runs under ``timeout <budget>``; a command that
 #: runs out of budget fails its check. Chosen here (no AWS figure), except ``dcgm-diag``: see
@@ -243,12 +253,14 @@ class NodeCheckSpec:
     def checks(self, mode: CheckMode) -> tuple[CheckName, ...]:
         """The checks ``mode`` runs for this node, in order."""
         check_enum_mode(mode)
-        allowed = PROLOG_CHECKS if mode is CheckMode.PROLOG else tuple(CheckName)
+        allowed = tuple(CheckName) if mode is CheckMode.BOOT else PROLOG_CHECKS
         return tuple(c for c in CheckName if c in allowed and self.applies(c))
 
     def budget(self, check: CheckName, mode: CheckMode) -> int:
         """The time budget (seconds) of ``check`` in ``mode``."""
         seconds = self.budget_seconds[check]
+        if mode is CheckMode.IDLE:
+            return min(seconds, self.prolog_budget_seconds, IDLE_BUDGET_CAP_SECONDS)
         return min(seconds, self.prolog_budget_seconds) if mode is CheckMode.PROLOG else seconds
 
     def xid_classes(self) -> dict[XidClass, tuple[int, ...]]:
@@ -287,7 +299,7 @@ class _Given:
 
 def check_enum_mode(mode: object) -> CheckMode:
     if not isinstance(mode, CheckMode):
-        raise FmTypeError("mode", mode, "a CheckMode (CheckMode.BOOT, CheckMode.PROLOG)")
+        raise FmTypeError("mode", mode, "a CheckMode (CheckMode.BOOT, CheckMode.PROLOG, CheckMode.IDLE)")
     return mode
 
 

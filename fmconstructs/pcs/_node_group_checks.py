@@ -42,7 +42,7 @@ from ._checks import (
 from .ami import PcsAmi
 from .health import check_node_health
 from .iam import PcsInstanceProfile
-from .slurm import NodeGroupSetting, check_settings
+from .slurm import NODE_GROUP_SETTINGS, NodeGroupSettings, check_settings
 
 if TYPE_CHECKING:
     from .node_group import FileSystemMount
@@ -94,7 +94,7 @@ class _GpuNodeProps:
     user_data_commands: Sequence[str] = ()
     instance_profile: PcsInstanceProfile | None = None
     security_groups: Sequence[ec2.ISecurityGroup] = ()
-    slurm_settings: Mapping[NodeGroupSetting, str] | None = None
+    slurm_settings: NodeGroupSettings | None = None
     scale_down_idle_time: Duration | None = None
     root_volume_size_gib: int | float = DEFAULT_ROOT_VOLUME_SIZE_GIB
     node_group_name: str | None = None
@@ -119,7 +119,7 @@ class _GpuNodeProps:
             min_nodes=min_nodes,
             **_check_gpu_options(props),
             **_check_common_options(props),
-            slurm_settings=check_settings("slurm_settings", props.slurm_settings, NodeGroupSetting),
+            slurm_settings=check_settings("slurm_settings", props.slurm_settings, NODE_GROUP_SETTINGS),
         )
 
     @property

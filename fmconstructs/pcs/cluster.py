@@ -11,8 +11,15 @@ node groups of the cluster share:
 - **EFA security group** (:attr:`PcsCluster.efa_security_group`, created with the first GPU node group): shared by
   all GPU node groups and by an EFA-enabled FSx for Lustre file system, since EFA traffic only flows inside one group.
 - **Instance profile** (:attr:`PcsCluster.instance_profile`, created on first use): see :mod:`.iam`.
-- **Node health** (``node_health``): the cluster's ``Prolog`` runs the node checks before every job and the GPU
-  node groups gate each node at boot (:mod:`.health`); with IMEX too, the IMEX prolog runs after the checks.
+- **Node health** (``node_health``): the cluster's ``Prolog`` runs the node checks before every job, its
+  ``HealthCheckProgram`` re-checks idle nodes between jobs and the GPU node groups gate each node at boot
+  (:mod:`.health`); with IMEX too, the IMEX prolog runs after the checks.
+- **Prolog failures requeue, not hold**: whenever the library sets the cluster's ``Prolog`` (node health, IMEX,
+  prolog pieces), ``SchedulerParameters`` gets ``nohold_on_prolog_fail``, merged with any options you give (Slurm
+  "Prolog and Epilog Guide": otherwise a job whose prolog failed waits held until an administrator releases it).
+- **Custom settings** (``slurm_settings``): names from the PCS User Guide's cluster list
+  (:data:`~fmconstructs.pcs.slurm.CLUSTER_SETTINGS`), a :class:`ClusterSetting` or the name as a string;
+  :attr:`PcsCluster.slurm_custom_settings` gives what the template renders, as ``(name, value)`` pairs.
 - **Prolog and epilog pieces** (:meth:`PcsCluster.add_slurm_scripts`, :mod:`.slurm_scripts`): with a piece, the
   ``Prolog``/``Epilog`` become runners of ``/opt/fmconstructs/slurm/prolog.d``/``epilog.d`` that every GPU node group
   installs (``monitor_pcs_cluster`` registers the dcgm-exporter job mapping this way).
@@ -94,19 +101,29 @@ from ._checks import (
     idle_seconds,
 )
 from .controller_size import NodeCount, effective_size, room_for, size_problem
-from .health import PROLOG_RUNNER_PATH, check_node_health, cluster_runs_prolog_checks
+from .health import (
+    PROLOG_RUNNER_PATH,
+    check_node_health,
+    cluster_runs_idle_checks,
+    cluster_runs_prolog_checks,
+    idle_check_settings,
+)
 from .iam import PcsInstanceProfile
 from .slurm import (
+    CLUSTER_SETTINGS,
     DEFAULT_SLURM_VERSION,
     AccountingMode,
     ClusterSetting,
+    ClusterSettings,
     ControllerSize,
-    QueueSetting,
+    QueueSettings,
     SlurmVersion,
     check_settings,
     coerce_slurm_version,
     merge_prolog_flags,
+    settings_in_order,
     to_cfn_settings,
+    without_prolog_holds,
 )
 from .slurm_scripts import EPILOG_RUNNER_PATH, RESERVED_PROLOG_NAMES, InstallSlurmScripts
 from .user_data import IMEX_PROLOG_FLAGS, IMEX_PROLOG_PATH
@@ -144,14 +161,18 @@ class PcsCluster(Construct):
         Default: PCS's (-1).
     :param scale_down_idle_time: how long a dynamic node may idle before PCS terminates it (1 s .. 10,000,000 s, whole
         seconds; a deploy-time amount as ``Duration.seconds(token)``). Default: PCS's (600 s).
-    :param slurm_settings: cluster-level custom settings, keyed by :class:`ClusterSetting`.
+    :param slurm_settings: cluster-level custom settings, keyed by :class:`ClusterSetting` or by a name on the PCS
+        User Guide's cluster list (:data:`~fmconstructs.pcs.slurm.CLUSTER_SETTINGS`; any case); other names are
+        refused. ``SchedulerParameters`` you give are kept (``nohold_on_prolog_fail`` is added when the library sets
+        the ``Prolog``); the ``HealthCheck*`` settings are the library's while ``node_health`` runs idle checks.
     :param enable_imex: install and run the NVIDIA IMEX prolog (needs Slurm >= 25.05; sets ``Prolog``, so
         ``slurm_settings`` must not, and ``PrologFlags=Alloc,NoHold``, merged with any flags ``slurm_settings``
         gives). Required before adding UltraServer node groups. Default False.
     :param node_health: node-join checks (:class:`~fmconstructs.health.NodeHealthOptions`): the default of every GPU
         node group (each may give its own); with ``prolog_checks`` the cluster's ``Prolog`` is the runner of
-        :data:`~fmconstructs.pcs.health.PROLOG_DIR` (so ``slurm_settings`` must not set ``Prolog``). Default None: no
-        checks.
+        :data:`~fmconstructs.pcs.health.PROLOG_DIR` (so ``slurm_settings`` must not set ``Prolog``); with
+        ``idle_check_interval_seconds`` (the default) its ``HealthCheckProgram`` is the between-jobs check with
+        ``HealthCheckInterval`` and ``HealthCheckNodeState`` from the options. Default None: no checks.
     :param security_group: default: a new group with the rules PCS documents (see the module docstring). A given
         group (may be imported by id) must already have them.
     :param cluster_name: 3-40 characters, a letter then letters, digits or '-' (PCS ``CreateCluster.clusterName``).
@@ -176,7 +197,7 @@ class PcsCluster(Construct):
         accounting: AccountingMode = AccountingMode.NONE,
         accounting_purge_time_days: int | None = None,
         scale_down_idle_time: Duration | None = None,
-        slurm_settings: Mapping[ClusterSetting, str] | None = None,
+        slurm_settings: ClusterSettings | None = None,
         enable_imex: bool = False,
         security_group: ec2.ISecurityGroup | None = None,
         cluster_name: str | None = None,
@@ -220,9 +241,10 @@ class PcsCluster(Construct):
 
     # --- build steps ------------------------------------------------------------------------------------------------
     def _build_slurm_settings(
-        self, *, subnet: ec2.ISubnet | None, slurm_settings: Mapping[ClusterSetting, str] | None
-    ) -> dict[ClusterSetting, str]:
-        """The checked ``slurm_settings`` with the IMEX prolog and flags and the node-health ``Prolog``."""
+        self, *, subnet: ec2.ISubnet | None, slurm_settings: ClusterSettings | None
+    ) -> dict[str, str]:
+        """The checked ``slurm_settings`` with the IMEX prolog and flags, the node-health ``Prolog`` and idle checks,
+        and ``nohold_on_prolog_fail`` when the library set the ``Prolog``."""
         settings = self._validate(subnet=subnet, slurm_settings=slurm_settings)
         self._given_settings = frozenset(settings)
         if self.imex_enabled:
@@ -233,6 +255,10 @@ class PcsCluster(Construct):
             )
         if self.runs_prolog_checks:
             settings[ClusterSetting.PROLOG] = PROLOG_RUNNER_PATH  # runs the checks, then IMEX (pcs/health.py)
+        if self.runs_idle_checks and self.node_health is not None:
+            settings.update(idle_check_settings(self.node_health))
+        if ClusterSetting.PROLOG in settings and ClusterSetting.PROLOG not in self._given_settings:
+            settings = without_prolog_holds(settings)
         return settings
 
     def _build_security_group(self, given: ec2.ISecurityGroup | None) -> ec2.ISecurityGroup:
@@ -288,23 +314,27 @@ class PcsCluster(Construct):
         return resource
 
     # --- validation: the cross-property rules (:mod:`.rules`) ---------------------------------------------------------
-    def _validate(
-        self, *, subnet: ec2.ISubnet | None, slurm_settings: Mapping[ClusterSetting, str] | None
-    ) -> dict[ClusterSetting, str]:
+    def _validate(self, *, subnet: ec2.ISubnet | None, slurm_settings: ClusterSettings | None) -> dict[str, str]:
         rules.a_vpc_without_private_subnets_needs_a_subnet(
             subnet_given=subnet is not None, private_subnets=len(self.vpc.private_subnets)
         )
-        settings = check_settings("slurm_settings", slurm_settings, ClusterSetting)
+        settings = check_settings("slurm_settings", slurm_settings, CLUSTER_SETTINGS)
         rules.accounting_storage_enforce_needs_standard_accounting(settings, self.accounting)
         rules.imex_needs_a_slurm_that_runs_it(imex_enabled=self.imex_enabled, slurm_version=self.slurm_version)
         rules.imex_owns_the_prolog(imex_enabled=self.imex_enabled, settings=settings)
         rules.prolog_checks_own_the_prolog(runs_prolog_checks=self.runs_prolog_checks, settings=settings)
+        rules.idle_checks_own_the_health_check(runs_idle_checks=self.runs_idle_checks, settings=settings)
         return settings
 
     @property
     def runs_prolog_checks(self) -> bool:
         """Whether the cluster's ``Prolog`` is the node-health runner (:mod:`.health`)."""
         return cluster_runs_prolog_checks(self.node_health)
+
+    @property
+    def runs_idle_checks(self) -> bool:
+        """Whether the cluster's ``HealthCheckProgram`` is the between-jobs check (:mod:`.health`)."""
+        return cluster_runs_idle_checks(self.node_health)
 
     # --- what node groups and operators need -----------------------------------------------------------------------
     @property
@@ -346,9 +376,18 @@ class PcsCluster(Construct):
         return self._login_node_groups[0].session_command if self._login_node_groups else None
 
     @property
-    def slurm_settings(self) -> dict[ClusterSetting, str]:
-        """The cluster-level custom settings as rendered (including the IMEX ``Prolog`` and ``PrologFlags``)."""
+    def slurm_settings(self) -> dict[str, str]:
+        """The cluster-level custom settings as rendered (including the library's ``Prolog``, ``PrologFlags``,
+        ``SchedulerParameters`` and ``HealthCheck*``), keyed by :class:`ClusterSetting` for the typed names and by
+        the list's spelling for the others (a :class:`ClusterSetting` equals its name as a string)."""
         return dict(self._slurm_settings)
+
+    @property
+    def slurm_custom_settings(self) -> tuple[tuple[str, str], ...]:
+        """``SlurmConfiguration.SlurmCustomSettings`` as ``(name, value)`` pairs in the template's order (by name):
+        the ``Name=value`` lines PCS writes into ``slurm.conf`` for this cluster. Read it after the last
+        :meth:`add_slurm_scripts` (the template is resolved at synthesis); deploy-time values appear as tokens."""
+        return settings_in_order(self._slurm_settings)
 
     @property
     def efa_security_group(self) -> EfaSecurityGroup:
@@ -405,7 +444,8 @@ class PcsCluster(Construct):
     def add_slurm_scripts(self, *pieces: SlurmScriptPiece, prolog_flags: Sequence[str] = ()) -> None:
         """Run ``pieces`` around every job on the cluster's GPU nodes (:mod:`.slurm_scripts`): the cluster's
         ``Prolog`` (``Epilog``) becomes the runner of the prolog (epilog) directory, every GPU node group installs
-        the runners and the pieces, and ``prolog_flags`` are merged into ``PrologFlags``. Refused when you set
+        the runners and the pieces, and ``prolog_flags`` are merged into ``PrologFlags`` (a prolog piece also adds
+        ``nohold_on_prolog_fail`` to ``SchedulerParameters``). Refused when you set
         ``slurm_settings[Prolog]`` (``[Epilog]``) yourself, for a name already registered, or for the cluster's own
         ``10-node-checks.sh`` and ``91-nvidia-imex.sh``."""
         checked = check_pieces("pieces", [*self._slurm_script_pieces, *pieces])[len(self._slurm_script_pieces) :]
@@ -429,6 +469,7 @@ class PcsCluster(Construct):
         hooks = {piece.hook for piece in checked}
         if SlurmHook.PROLOG in hooks:
             settings[ClusterSetting.PROLOG] = PROLOG_RUNNER_PATH
+            settings = without_prolog_holds(settings)
         if SlurmHook.EPILOG in hooks:
             settings[ClusterSetting.EPILOG] = EPILOG_RUNNER_PATH
         if checked and not self._slurm_script_pieces:
@@ -462,7 +503,7 @@ class PcsCluster(Construct):
         *,
         node_groups: Sequence[PcsGpuNodeGroup],
         queue_name: str | None = None,
-        slurm_settings: Mapping[QueueSetting, str] | None = None,
+        slurm_settings: QueueSettings | None = None,
     ) -> PcsQueue:
         """A queue (Slurm partition) of this cluster mapping ``node_groups``; see :class:`PcsQueue`."""
         from .queue import PcsQueue

@@ -1,4 +1,4 @@
-"""Node-join checks on PCS: the boot gate at every boot and the prolog checks before every job.
+"""Node checks on PCS: the boot gate at every boot, the prolog checks before every job and the idle checks between.
 
 Wiring (``PcsCluster(node_health=NodeHealthOptions(...))``, per group ``PcsGpuNodeGroup(node_health=...)``):
 
@@ -12,15 +12,24 @@ Wiring (``PcsCluster(node_health=NodeHealthOptions(...))``, per group ``PcsGpuNo
   (slurmd) starts and the compute node registers with the Slurm controller", botocore PCS model
   ``NodeLifecycleStages``) is the documented place for such a script; it takes scripts from S3 with checksums and is
   not used here yet (UNCONFIRMED in aws-cdk-lib 2.275's ``CfnComputeNodeGroup``).
-- **Prolog checks.** PCS takes one cluster-level ``Prolog`` (custom settings: ``Prolog``, ``Epilog``,
-  ``SelectTypeParameters``, ``AccountingStorageEnforce``, ``PrologFlags``; not ``HealthCheckProgram``: PCS API
-  ``SlurmCustomSetting``). With node health on, the cluster's ``Prolog`` is :data:`PROLOG_RUNNER_PATH`, a runner
-  (:func:`fmconstructs.health.render_prolog_runner`) of :data:`PROLOG_DIR` that every GPU node group installs: the
-  PROLOG checks as ``10-node-checks.sh`` (where the group's options keep them) and, on an IMEX cluster, a link
-  ``91-nvidia-imex.sh`` to the IMEX prolog (:data:`~fmconstructs.pcs.user_data.IMEX_PROLOG_PATH`), run in that
-  order. A failing prolog drains the node and requeues the job (Slurm "Prolog and Epilog Guide"). The budget: each
-  check at most ``prolog_budget_seconds`` (default 10 s, about 70 s for every check at worst); PCS's
-  ``BatchStartTimeout`` is not a custom setting and its value is UNCONFIRMED.
+- **Prolog checks.** PCS takes one cluster-level ``Prolog`` (custom settings,
+  :data:`~fmconstructs.pcs.slurm.CLUSTER_SETTINGS`). With node health on, the cluster's ``Prolog`` is
+  :data:`PROLOG_RUNNER_PATH`, a runner (:func:`fmconstructs.health.render_prolog_runner`) of :data:`PROLOG_DIR` that
+  every GPU node group installs: the PROLOG checks as ``10-node-checks.sh`` (where the group's options keep them)
+  and, on an IMEX cluster, a link ``91-nvidia-imex.sh`` to the IMEX prolog
+  (:data:`~fmconstructs.pcs.user_data.IMEX_PROLOG_PATH`), run in that order. A failing prolog drains the node and
+  requeues the job (Slurm "Prolog and Epilog Guide"); the cluster's ``SchedulerParameters`` carry
+  ``nohold_on_prolog_fail`` whenever the library sets its ``Prolog``
+  (:data:`~fmconstructs.pcs.slurm.NOHOLD_ON_PROLOG_FAIL`), so that job runs again elsewhere instead of waiting held
+  for an administrator. The budget: each check at most ``prolog_budget_seconds`` (default 10 s, about 70 s for every
+  check at worst); PCS's ``BatchStartTimeout`` is not a custom setting and its value is UNCONFIRMED.
+- **Between jobs.** With ``idle_check_interval_seconds`` (default 300 s), the cluster's ``HealthCheckProgram`` is
+  :data:`IDLE_CHECK_PATH` with ``HealthCheckInterval`` and ``HealthCheckNodeState`` from the options (default
+  ``IDLE,CYCLE``: idle nodes, spread over the interval): every GPU node group installs
+  :func:`fmconstructs.health.render_slurm_idle_check` there (a group whose own options turn node health or the idle
+  checks off installs a program that passes), which drains a failing node with ``fmconstructs: <check>: <reason>``
+  and never resumes one; remediation takes it from there. Nodes of compute node groups made outside this library
+  need a program at that path too (slurmd logs an error at each interval otherwise).
 - **Dynamic nodes.** A node PCS launches for a waiting job gets that job as soon as ``slurmd`` registers, before the
   boot gate drains it; the prolog checks cover that first job.
 - **PCS instance health checks** (PCS API ``InstanceHealthChecks``: ``deepHealthChecks.onStart.profile``
@@ -39,13 +48,23 @@ from dataclasses import dataclass
 
 from .._validate import check_instance
 from ..errors import FmValidationError
-from ..health import CheckMode, NodeHealthOptions, pcs_slurm_bin_dir, render_node_checks, render_slurm_boot_gate
+from ..health import (
+    CheckMode,
+    NodeHealthOptions,
+    pcs_slurm_bin_dir,
+    render_node_checks,
+    render_slurm_boot_gate,
+    render_slurm_idle_check,
+)
 from ..health.install import boot_gate_unit_commands, render_boot_gate_unit, render_prolog_runner
+from ..health.slurm_gate import IDLE_CHECK_OFF
+from .slurm import ClusterSetting
 from .user_data import IMEX_PROLOG_PATH
 
 __all__ = [
     "BOOT_GATE_PATH",
     "BOOT_GATE_UNIT_PATH",
+    "IDLE_CHECK_PATH",
     "NODE_CHECKS_PROLOG_PATH",
     "NODE_HEALTH_STEP",
     "PCS_NODE_WAIT_SECONDS",
@@ -53,7 +72,9 @@ __all__ = [
     "PROLOG_RUNNER_PATH",
     "PcsNodeHealthStep",
     "check_node_health",
+    "cluster_runs_idle_checks",
     "cluster_runs_prolog_checks",
+    "idle_check_settings",
     "pcs_node_health_step",
 ]
 
@@ -66,6 +87,8 @@ BOOT_GATE_UNIT_PATH = "/etc/systemd/system/fmconstructs-node-checks.service"
 PROLOG_RUNNER_PATH = "/opt/fmconstructs/slurm/prolog.sh"
 PROLOG_DIR = "/opt/fmconstructs/slurm/prolog.d"
 NODE_CHECKS_PROLOG_PATH = f"{PROLOG_DIR}/10-node-checks.sh"
+#: The cluster's ``HealthCheckProgram`` when node health runs idle checks.
+IDLE_CHECK_PATH = "/opt/fmconstructs/health/idle-check.sh"
 IMEX_PROLOG_LINK = f"{PROLOG_DIR}/91-nvidia-imex.sh"
 #: How long the gate waits for ``slurmd`` (seconds): the rest of the user data runs first (mounts, your steps).
 PCS_NODE_WAIT_SECONDS = 1800
@@ -86,6 +109,20 @@ def cluster_runs_prolog_checks(options: NodeHealthOptions | None) -> bool:
     return options is not None and options.enabled and options.prolog_checks
 
 
+def cluster_runs_idle_checks(options: NodeHealthOptions | None) -> bool:
+    """Whether a cluster with these options sets its ``HealthCheckProgram`` to :data:`IDLE_CHECK_PATH`."""
+    return options is not None and options.idle_checks
+
+
+def idle_check_settings(options: NodeHealthOptions) -> dict[str, str]:
+    """The cluster settings of the between-jobs check (slurm.conf(5) ``HealthCheck*``)."""
+    return {
+        ClusterSetting.HEALTH_CHECK_PROGRAM: IDLE_CHECK_PATH,
+        ClusterSetting.HEALTH_CHECK_INTERVAL: str(options.idle_check_interval_seconds),
+        ClusterSetting.HEALTH_CHECK_NODE_STATE: options.health_check_node_state,
+    }
+
+
 @dataclass(frozen=True)
 class PcsNodeHealthStep:
     """What one GPU node group installs: ``files`` (``{path: (text, mode)}``) and ``commands`` run after them."""
@@ -103,6 +140,7 @@ def pcs_node_health_step(
     slurm_version: str,
     cluster_prolog: bool,
     imex: bool,
+    cluster_idle_checks: bool = False,
 ) -> PcsNodeHealthStep:
     """The ``node-health`` step of a GPU node group (see the module notes)."""
     if options.prolog_checks and options.enabled and not cluster_prolog:
@@ -118,11 +156,16 @@ def pcs_node_health_step(
         files[PROLOG_RUNNER_PATH] = (render_prolog_runner(PROLOG_DIR), 0o755)
         if imex:
             commands += [f"mkdir -p {PROLOG_DIR}", f"ln -sfn {IMEX_PROLOG_PATH} {IMEX_PROLOG_LINK}"]
+    if cluster_idle_checks and not options.idle_checks:
+        files[IDLE_CHECK_PATH] = (IDLE_CHECK_OFF, 0o755)
     if not options.enabled:
         return PcsNodeHealthStep(files, commands)
     spec = options.spec_for(instance_type, efa_interfaces=efa_interfaces, lustre_mount_point=lustre_mount_point)
     if options.prolog_checks:
         files[NODE_CHECKS_PROLOG_PATH] = (render_node_checks(spec, CheckMode.PROLOG), 0o755)
+    if cluster_idle_checks and options.idle_checks:
+        idle = render_slurm_idle_check(spec, slurm_bin_dir=pcs_slurm_bin_dir(slurm_version))
+        files[IDLE_CHECK_PATH] = (idle, 0o755)
     gate = render_slurm_boot_gate(
         spec,
         slurm_bin_dir=pcs_slurm_bin_dir(slurm_version),

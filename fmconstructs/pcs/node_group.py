@@ -98,8 +98,9 @@ from .login_node_group import PcsLoginNodeGroup as PcsLoginNodeGroup
 from .login_node_group import PcsLoginNodeGroupOptions as PcsLoginNodeGroupOptions
 from .purchase_option import purchase_option_for as purchase_option_for
 from .slurm import (
-    NodeGroupSetting,
-    QueueSetting,
+    NodeGroupSettings,
+    QueueSettings,
+    settings_in_order,
     to_cfn_settings,
 )
 from .user_data import IMEX_PROLOG_PATH, imex_prolog_install_commands
@@ -138,8 +139,9 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
     :var user_data_commands: your own steps, run after the built-in ones (see also :meth:`add_user_data`).
     :var instance_profile: default: the cluster's.
     :var security_groups: more groups for the primary interface, besides the cluster's.
-    :var slurm_settings: node-group custom settings (:class:`NodeGroupSetting`); RealMemory at most the
-        instance's memory.
+    :var slurm_settings: node-group custom settings: a :class:`NodeGroupSetting` or a name on the PCS User Guide's
+        compute node group list (:data:`~fmconstructs.pcs.slurm.NODE_GROUP_SETTINGS`, e.g. ``"Features"``); other
+        names are refused. RealMemory at most the instance's memory.
     :var scale_down_idle_time: per-group idle time before scale-down (Slurm >= 25.11; 1 s .. 10,000,000 s).
     :var root_volume_size_gib: encrypted gp3 root volume (8 .. 16384 GiB). Default 200.
     :var node_group_name: 3-25 characters, a letter then letters, digits or '-' (PCS
@@ -166,7 +168,7 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
     user_data_commands: Sequence[str]
     instance_profile: PcsInstanceProfile | None
     security_groups: Sequence[ec2.ISecurityGroup]
-    slurm_settings: Mapping[NodeGroupSetting, str] | None
+    slurm_settings: NodeGroupSettings | None
     scale_down_idle_time: Duration | None
     root_volume_size_gib: int | float
     node_group_name: str | None
@@ -216,6 +218,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         self.connections = self.launch_template.connections
         self.bootstrap = self.launch_template.bootstrap
         self._build_bootstrap_steps(props)
+        self._slurm_settings = settings
         self.resource = self._build_resource(props.ami, props, settings)
         # Nodes register as soon as they boot: the role's policies must exist before PCS launches any.
         self.resource.node.add_dependency(self.instance_profile.policy)
@@ -264,7 +267,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             self.bootstrap.add_commands(*props.user_data_commands)
 
     def _build_resource(
-        self, ami: PcsAmi, props: _GpuNodeProps, settings: Mapping[NodeGroupSetting, str]
+        self, ami: PcsAmi, props: _GpuNodeProps, settings: Mapping[str, str]
     ) -> pcs.CfnComputeNodeGroup:
         """The ``AWS::PCS::ComputeNodeGroup`` on the launch template's latest version."""
         return pcs.CfnComputeNodeGroup(
@@ -296,9 +299,9 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         *,
         ami: PcsAmi,
         spot: bool,
-        slurm_settings: Mapping[NodeGroupSetting, str] | None,
+        slurm_settings: NodeGroupSettings | None,
         idle: int | float | None,
-    ) -> dict[NodeGroupSetting, str]:
+    ) -> dict[str, str]:
         spec, capacity, cluster = self.instance_spec, self.capacity, self.cluster
         # min <= max, min == max on Capacity Blocks, max <= the reservation's size; number tokens are not compared.
         capacity.validate_for(spec, min_nodes=self.min_nodes, max_nodes=self.max_nodes)
@@ -333,9 +336,16 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             slurm_version=cluster.slurm_version.value,
             cluster_prolog=cluster.runs_prolog_checks,
             imex=cluster.imex_enabled,
+            cluster_idle_checks=cluster.runs_idle_checks,
         )
         if step.files or step.commands:
             self.bootstrap.add_step(NODE_HEALTH_STEP, step.commands, files=step.files)
+
+    @property
+    def slurm_custom_settings(self) -> tuple[tuple[str, str], ...]:
+        """``SlurmConfiguration.SlurmCustomSettings`` as ``(name, value)`` pairs in the template's order (by name):
+        the node attributes PCS puts on this group's ``NodeName`` lines in ``slurm.conf``."""
+        return settings_in_order(self._slurm_settings)
 
     @property
     def _uses_efa(self) -> bool:
@@ -366,14 +376,14 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         id: str,
         *,
         queue_name: str | None = None,
-        slurm_settings: Mapping[QueueSetting, str] | None = None,
+        slurm_settings: QueueSettings | None = None,
     ) -> PcsQueue:
         """A queue of this node group's cluster that maps this node group alone (created under the cluster)."""
         return self.cluster.add_queue(id, node_groups=[self], queue_name=queue_name, slurm_settings=slurm_settings)
 
 
 def _slurm_configuration(
-    settings: Mapping[NodeGroupSetting, str], idle: int | float | None
+    settings: Mapping[str, str], idle: int | float | None
 ) -> pcs.CfnComputeNodeGroup.SlurmConfigurationProperty | None:
     """The node group's custom settings and idle time; None when it has neither."""
     if not settings and idle is None:

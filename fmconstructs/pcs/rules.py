@@ -21,7 +21,7 @@ from ..capacity import CapacityKind
 from ..catalog import InstanceSpec
 from ..compute import rules as compute_rules
 from ..errors import FmValidationError, WarningId
-from .health import PROLOG_RUNNER_PATH
+from .health import IDLE_CHECK_PATH, PROLOG_RUNNER_PATH
 from .slurm import (
     EXCLUSIVE_QUEUE_SETTINGS,
     MIN_SLURM_VERSION_FOR_IMEX,
@@ -39,6 +39,7 @@ __all__ = [
     "a_vpc_without_private_subnets_needs_a_subnet",
     "accounting_storage_enforce_needs_standard_accounting",
     "exclusive_user_is_deprecated",
+    "idle_checks_own_the_health_check",
     "imex_needs_a_slurm_that_runs_it",
     "imex_owns_the_prolog",
     "node_group_idle_time_needs_slurm_25_11",
@@ -62,7 +63,7 @@ def a_vpc_without_private_subnets_needs_a_subnet(*, subnet_given: bool, private_
 
 
 def accounting_storage_enforce_needs_standard_accounting(
-    settings: Mapping[ClusterSetting, str], accounting: AccountingMode
+    settings: Mapping[str, str], accounting: AccountingMode
 ) -> None:
     """``AccountingStorageEnforce`` only with Slurm accounting on (``accounting=STANDARD``)."""
     if ClusterSetting.ACCOUNTING_STORAGE_ENFORCE in settings and accounting is not AccountingMode.STANDARD:
@@ -89,7 +90,7 @@ def imex_needs_a_slurm_that_runs_it(*, imex_enabled: bool, slurm_version: SlurmV
         )
 
 
-def imex_owns_the_prolog(*, imex_enabled: bool, settings: Mapping[ClusterSetting, str]) -> None:
+def imex_owns_the_prolog(*, imex_enabled: bool, settings: Mapping[str, str]) -> None:
     """With ``enable_imex`` the cluster's ``Prolog`` is the IMEX prolog: ``slurm_settings[Prolog]`` stays unset."""
     if imex_enabled and ClusterSetting.PROLOG in settings:
         raise FmValidationError(
@@ -100,13 +101,35 @@ def imex_owns_the_prolog(*, imex_enabled: bool, settings: Mapping[ClusterSetting
         )
 
 
-def prolog_checks_own_the_prolog(*, runs_prolog_checks: bool, settings: Mapping[ClusterSetting, str]) -> None:
+def prolog_checks_own_the_prolog(*, runs_prolog_checks: bool, settings: Mapping[str, str]) -> None:
     """With node-health prolog checks the cluster's ``Prolog`` is their runner: ``slurm_settings[Prolog]`` unset."""
     if runs_prolog_checks and ClusterSetting.PROLOG in settings:
         raise FmValidationError(
             "slurm_settings[Prolog]",
             settings[ClusterSetting.PROLOG],
             f"unset when node_health runs prolog checks (the cluster's Prolog is {PROLOG_RUNNER_PATH})",
+        )
+
+
+#: The settings the between-jobs check sets (:func:`fmconstructs.pcs.health.idle_check_settings`).
+_IDLE_CHECK_SETTINGS = (
+    ClusterSetting.HEALTH_CHECK_PROGRAM,
+    ClusterSetting.HEALTH_CHECK_INTERVAL,
+    ClusterSetting.HEALTH_CHECK_NODE_STATE,
+)
+
+
+def idle_checks_own_the_health_check(*, runs_idle_checks: bool, settings: Mapping[str, str]) -> None:
+    """With node-health idle checks the cluster's ``HealthCheck*`` settings are theirs: unset in ``slurm_settings``
+    (the interval and node states are ``NodeHealthOptions`` options)."""
+    given = [name for name in _IDLE_CHECK_SETTINGS if name in settings]
+    if runs_idle_checks and given:
+        raise FmValidationError(
+            f"slurm_settings[{given[0].value}]",
+            settings[given[0]],
+            f"unset when node_health runs idle checks (the cluster's HealthCheckProgram is {IDLE_CHECK_PATH}; set "
+            "NodeHealthOptions(idle_check_interval_seconds=..., idle_check_node_states=...), or "
+            "idle_check_interval_seconds=None to set these yourself)",
         )
 
 
@@ -152,7 +175,7 @@ def ultraserver_groups_need_imex(
         )
 
 
-def real_memory_fits_the_instance(settings: Mapping[NodeGroupSetting, str], spec: InstanceSpec) -> None:
+def real_memory_fits_the_instance(settings: Mapping[str, str], spec: InstanceSpec) -> None:
     """``slurm_settings[RealMemory]`` is at most the instance's memory (when known at synthesis)."""
     real_memory = settings.get(NodeGroupSetting.REAL_MEMORY)
     if real_memory is not None and known(real_memory) and int(real_memory) > spec.memory_mib:
@@ -176,7 +199,7 @@ def node_group_idle_time_needs_slurm_25_11(idle: int | float | None, slurm_versi
 
 
 # --- queues ----------------------------------------------------------------------------------------------------------
-def exclusive_user_is_deprecated(settings: Mapping[QueueSetting, str], slurm_version: SlurmVersion) -> Advice | None:
+def exclusive_user_is_deprecated(settings: Mapping[str, str], slurm_version: SlurmVersion) -> Advice | None:
     """``ExclusiveUser`` is deprecated from Slurm 26.05: advise ``Exclusive=USER``."""
     if QueueSetting.EXCLUSIVE_USER not in settings or not slurm_version.at_least(
         SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER
@@ -219,7 +242,7 @@ def ultraserver_counts_have_power_of_two_ratios(counts: Mapping[str, int]) -> No
             )
 
 
-def ultraserver_queue_is_exclusive(settings: dict[QueueSetting, str]) -> dict[QueueSetting, str]:
+def ultraserver_queue_is_exclusive(settings: dict[str, str]) -> dict[str, str]:
     """``settings`` of an UltraServer queue, made exclusive: given exclusive values are kept, others rejected (the IMEX
     prolog restarts nvidia-imex on the job's nodes); none given adds ``OverSubscribe=EXCLUSIVE``."""
     exclusive = False

@@ -12,12 +12,13 @@ CloudFormation rollback:
 - Purchase options ONDEMAND | SPOT | CAPACITY_BLOCK | INTERRUPTIBLE_CAPACITY_RESERVATION (schema of
   ``AWS::PCS::ComputeNodeGroup`` as bundled by cfn-lint; botocore 1.44.8 PCS ``PurchaseOption``; the last for an
   :class:`~fmconstructs.capacity.InterruptibleCapacityReservation`, PCS User Guide capacity-reservations-iodcr).
-- Custom Slurm setting names per level: PCS API reference ``SlurmCustomSetting`` (clusters: Prolog, Epilog,
-  SelectTypeParameters, AccountingStorageEnforce; compute node groups: Weight, RealMemory), the PCS User Guide
-  "Custom Slurm settings for AWS PCS clusters" (slurm-custom-settings-cluster: PrologFlags) and "... queues"
-  (slurm-custom-settings-queue: AllowAccounts, AllowQos, Default, DefaultTime, DenyAccounts, DenyQos, Exclusive,
-  ExclusiveUser, OverSubscribe). PCS accepts more names over time; a name missing here can still be set with an
-  escape hatch (``node.default_child.add_property_override``) until it is added.
+- Custom Slurm setting names per level, as the PCS User Guide lists them (:data:`CLUSTER_SETTINGS`,
+  :data:`NODE_GROUP_SETTINGS`, :data:`QUEUE_SETTINGS`: pages "Custom Slurm settings for AWS PCS clusters", "... compute
+  node groups", "... queues"). A name on a level's list is passed through as given (its value one line); the names
+  the library uses or checks have an enum member (:class:`ClusterSetting`, :class:`NodeGroupSetting`,
+  :class:`QueueSetting`) and typed value checks. A name not on the list is refused, naming the list. PCS accepts more
+  names over time; one missing here can still be set with an escape hatch (``node.default_child.add_property_override``)
+  until it is added.
 
 This module imports no aws_cdk (``fmc`` reads the controller-size table without Node.js).
 """
@@ -28,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TypeVar
+from typing import Any
 
 from ..errors import FmTypeError, FmValidationError, is_token, one_of
 
@@ -136,7 +137,8 @@ class PurchaseOption(str, Enum):
 
 
 class ClusterSetting(str, Enum):
-    """Cluster-level ``SlurmCustomSettings`` names PCS accepts (PCS API reference ``SlurmCustomSetting``)."""
+    """The cluster-level ``SlurmCustomSettings`` names the library sets or checks (all of them on
+    :data:`CLUSTER_SETTINGS`; any other name of that list may be given as a plain string)."""
 
     PROLOG = "Prolog"
     EPILOG = "Epilog"
@@ -147,10 +149,20 @@ class ClusterSetting(str, Enum):
     """Comma-separated :data:`PROLOG_FLAG_NAMES` (slurm.conf(5)); listed by the PCS User Guide
     slurm-custom-settings-cluster. ``enable_imex`` adds ``Alloc,NoHold`` (PCS User Guide
     capacity-blocks-nvidia-imex)."""
+    SCHEDULER_PARAMETERS = "SchedulerParameters"
+    """Comma-separated slurm.conf(5) options. A cluster whose ``Prolog`` the library sets gets
+    :data:`NOHOLD_ON_PROLOG_FAIL` added (your options kept)."""
+    HEALTH_CHECK_PROGRAM = "HealthCheckProgram"
+    """An absolute path; with ``node_health`` idle checks the library's between-jobs check."""
+    HEALTH_CHECK_INTERVAL = "HealthCheckInterval"
+    """Seconds between runs of ``HealthCheckProgram`` (slurm.conf(5); 0 disables it)."""
+    HEALTH_CHECK_NODE_STATE = "HealthCheckNodeState"
+    """Comma-separated :data:`HEALTH_CHECK_NODE_STATES`."""
 
 
 class NodeGroupSetting(str, Enum):
-    """Compute-node-group ``SlurmCustomSettings`` names PCS accepts (PCS API reference ``SlurmCustomSetting``)."""
+    """The compute-node-group ``SlurmCustomSettings`` names the library checks (all of them on
+    :data:`NODE_GROUP_SETTINGS`; any other name of that list may be given as a plain string)."""
 
     WEIGHT = "Weight"
     REAL_MEMORY = "RealMemory"
@@ -158,7 +170,8 @@ class NodeGroupSetting(str, Enum):
 
 
 class QueueSetting(str, Enum):
-    """Queue-level (Slurm partition) ``SlurmCustomSettings`` names (PCS User Guide, queue custom settings)."""
+    """The queue-level (Slurm partition) ``SlurmCustomSettings`` names the library sets or checks (all of them on
+    :data:`QUEUE_SETTINGS`; any other name of that list may be given as a plain string)."""
 
     ALLOW_ACCOUNTS = "AllowAccounts"
     ALLOW_QOS = "AllowQos"
@@ -175,12 +188,104 @@ class QueueSetting(str, Enum):
     ``EXCLUSIVE`` unless told otherwise (:class:`~fmconstructs.pcs.PcsQueue`)."""
 
 
-_SettingName = TypeVar("_SettingName", ClusterSetting, NodeGroupSetting, QueueSetting)
+@dataclass(frozen=True)
+class SettingList:
+    """The custom Slurm setting names PCS accepts at one level: ``names`` (canonical spelling) and ``typed``, the enum
+    of those the library sets or checks."""
+
+    level: str
+    typed: type[ClusterSetting] | type[NodeGroupSetting] | type[QueueSetting]
+    names: tuple[str, ...]
+    source: str
+
+    def canonical(self, name: str) -> str | None:
+        """The list's spelling of ``name`` (slurm.conf(5): names are case-insensitive), or None when not on it."""
+        return next((known for known in self.names if known.lower() == name.lower()), None)
+
+
+#: Cluster-level names (``AWS::PCS::Cluster`` ``SlurmConfiguration.SlurmCustomSettings``). Sources: PCS API reference
+#: ``SlurmCustomSetting`` (Prolog, Epilog, SelectTypeParameters, AccountingStorageEnforce); PCS User Guide "Custom
+#: Slurm settings for AWS PCS clusters" (slurm-custom-settings-cluster): PrologFlags, and as the 2026-12-02 review read
+#: the page (../shared/reference/aws-facts.md section 12) HealthCheckProgram, HealthCheckInterval, HealthCheckNodeState,
+#: SchedulerParameters, JobRequeue, RequeueExit, UnkillableStepTimeout, TaskProlog, TaskEpilog, MinJobAge (not
+#: TopologyPlugin); PCS User Guide "Release notes for Slurm versions in AWS PCS", 25.11: CommunicationParameters
+#: ("set CommunicationParameters=enable_http"). The page lists about 50 names; the stored copies searched for this
+#: list show its items without their names, so the others are UNCONFIRMED and refused until added here.
+CLUSTER_SETTINGS = SettingList(
+    level="cluster",
+    typed=ClusterSetting,
+    names=(
+        "AccountingStorageEnforce",
+        "CommunicationParameters",
+        "Epilog",
+        "HealthCheckInterval",
+        "HealthCheckNodeState",
+        "HealthCheckProgram",
+        "JobRequeue",
+        "MinJobAge",
+        "Prolog",
+        "PrologFlags",
+        "RequeueExit",
+        "SchedulerParameters",
+        "SelectTypeParameters",
+        "TaskEpilog",
+        "TaskProlog",
+        "UnkillableStepTimeout",
+    ),
+    source="PCS User Guide slurm-custom-settings-cluster",
+)
+#: Compute-node-group names (``AWS::PCS::ComputeNodeGroup``). Sources: PCS API reference ``SlurmCustomSetting``
+#: (Weight, RealMemory); PCS User Guide "Custom Slurm settings for AWS PCS compute node groups" as the 2026-12-02 review
+#: read it (aws-facts.md section 12: Features, CpuSpecList, Gres, MemSpecLimit, Parameters, Sockets); the "Gres custom
+#: Slurm setting" is also in the PCS release notes ("Configuring custom GRES settings in AWS PCS"). Others UNCONFIRMED.
+NODE_GROUP_SETTINGS = SettingList(
+    level="compute node group",
+    typed=NodeGroupSetting,
+    names=("CpuSpecList", "Features", "Gres", "MemSpecLimit", "Parameters", "RealMemory", "Sockets", "Weight"),
+    source="PCS User Guide slurm-custom-settings-cng",
+)
+#: Queue (Slurm partition) names (``AWS::PCS::Queue``): PCS User Guide "Custom Slurm settings for AWS PCS queues"
+#: (slurm-custom-settings-queue; the zh_tw page: AllowAccounts, AllowQoS, Default, DefaultTime, DenyAccounts, DenyQoS,
+#: ExclusiveUser, GraceTime, MaxTime, OverSubscribe, OverTimeLimit, PreemptMode, PriorityJobFactor, PriorityTier, QOS,
+#: TRESBillingWeights; the id_id page adds Exclusive; the 2026-12-02 review adds PowerDownOnIdle). The page: QOS values
+#: named by AllowQos, DenyQos or QOS must exist in the accounting database.
+QUEUE_SETTINGS = SettingList(
+    level="queue",
+    typed=QueueSetting,
+    names=(
+        "AllowAccounts",
+        "AllowQos",
+        "Default",
+        "DefaultTime",
+        "DenyAccounts",
+        "DenyQos",
+        "Exclusive",
+        "ExclusiveUser",
+        "GraceTime",
+        "MaxTime",
+        "OverSubscribe",
+        "OverTimeLimit",
+        "PowerDownOnIdle",
+        "PreemptMode",
+        "PriorityJobFactor",
+        "PriorityTier",
+        "QOS",
+        "TRESBillingWeights",
+    ),
+    source="PCS User Guide slurm-custom-settings-queue",
+)
 
 #: slurm.conf(5) ``PrologFlags`` values (canonical spelling; Slurm compares them case-insensitively).
 PROLOG_FLAG_NAMES = ("Alloc", "Contain", "DeferBatch", "ForceRequeueOnFail", "NoHold", "RunInJob", "Serial", "X11")
 #: slurm.conf(5): ``NoHold`` "cannot be combined with the Contain or X11 flags"; ``RunInJob`` implies ``Contain``.
 _FLAGS_EXCLUDED_BY_NOHOLD = ("Contain", "RunInJob", "X11")
+#: The ``SchedulerParameters`` option that keeps a job whose prolog failed requeued but not held: "the job will be
+#: placed in a held state unless nohold_on_prolog_fail is configured in SchedulerParameters" (Slurm "Prolog and Epilog
+#: Guide", Failure Handling; slurm.conf(5) ``Prolog``). ParallelCluster sets it (ParallelCluster User Guide "Slurm
+#: prolog and epilog"); slurmd matches it case-insensitively (slurmd/req.c ``_launch_job_fail``: ``xstrcasestr``).
+NOHOLD_ON_PROLOG_FAIL = "nohold_on_prolog_fail"
+#: slurm.conf(5) ``HealthCheckNodeState`` values (START_ONLY from Slurm 25.11: PCS release notes, 25.11).
+HEALTH_CHECK_NODE_STATES = ("ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE", "START_ONLY")
 #: Partition ``Exclusive`` values (Slurm 26.05: NO, NODE, USER or TOPO).
 EXCLUSIVE_VALUES = ("NO", "NODE", "USER", "TOPO")
 #: Queue settings that make every job of a partition own its nodes: what IMEX needs (a job's prolog restarts
@@ -194,49 +299,77 @@ _OVER_SUBSCRIBE = re.compile(r"EXCLUSIVE|NO|(YES|FORCE)(:\d+)?", re.IGNORECASE)
 
 _VALUE = re.compile(r"[^\r\n]{1,1024}")
 _ABSOLUTE_PATHS = re.compile(r"/[A-Za-z0-9._/*-]+(,/[A-Za-z0-9._/*-]+)*")
+_ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._/-]+")
 _UNSIGNED = re.compile(r"\d+")
+_OPTIONS = re.compile(r"[^,\s]+(,[^,\s]+)*")
 _YES_NO = ("YES", "NO")
 _MAX_SLURM_WEIGHT = 4_294_967_280  # slurm.conf "Weight": 0 .. 2^32 - 16 (values above are reserved)
 
 
-def check_settings(
-    parameter: str,
-    settings: Mapping[_SettingName, str] | None,
-    allowed: type[_SettingName],
-) -> dict[_SettingName, str]:
-    """Check setting names against ``allowed`` and values for shape; return a copy (empty for None).
+#: What ``slurm_settings`` takes at each level: the level's enum members, or names from its list as strings.
+ClusterSettings = Mapping[ClusterSetting, str] | Mapping[str, str]
+NodeGroupSettings = Mapping[NodeGroupSetting, str] | Mapping[str, str]
+QueueSettings = Mapping[QueueSetting, str] | Mapping[str, str]
 
-    Names must be members of the level's enum (a plain string, even a correct one, is rejected so the level is
-    explicit); values must be one non-empty line. Tokens are passed through unchecked.
+
+def check_settings(parameter: str, settings: Mapping[Any, str] | None, allowed: SettingList) -> dict[str, str]:
+    """Check setting names against ``allowed`` and values for shape; return a copy (empty for None), keyed by the
+    list's spelling (the enum member for a typed name, else the plain name).
+
+    A name is a member of the level's enum or a string naming a setting on the level's list (any case); a name
+    given twice (``Prolog`` and ``prolog``) is refused. Values must be one non-empty line; typed names get their
+    slurm.conf(5) checks. Token values are passed through unchecked.
     """
     if settings is None:
         return {}
     if not isinstance(settings, Mapping):
-        raise FmTypeError(
-            parameter, settings, f"a mapping of {allowed.__name__} to str (got a {type(settings).__name__})"
-        )
-    out: dict[_SettingName, str] = {}
+        raise FmTypeError(parameter, settings, f"a mapping of setting name to str (got a {type(settings).__name__})")
+    out: dict[str, str] = {}
     for name, value in settings.items():
-        if not isinstance(name, allowed):
-            raise FmTypeError(f"{parameter} name", name, f"a {allowed.__name__} ({one_of(allowed)})")
+        key = _setting_name(parameter, name, allowed)
+        label = f"{parameter}[{_plain(key)}]"
+        if key in out:
+            raise FmValidationError(f"{parameter} name", name, f"each setting once ({_plain(key)} is given twice)")
         if not isinstance(value, str):
-            raise FmTypeError(f"{parameter}[{name.value}]", value, f"a str (got a {type(value).__name__})")
+            raise FmTypeError(label, value, f"a str (got a {type(value).__name__})")
         if not is_token(value) and not _VALUE.fullmatch(value):
-            raise FmValidationError(
-                f"{parameter}[{name.value}]", value, "one non-empty line of at most 1024 characters"
-            )
-        _check_value(parameter, name, value)
-        out[name] = value
+            raise FmValidationError(label, value, "one non-empty line of at most 1024 characters")
+        _check_value(label, key, value)
+        out[key] = value
     return out
 
 
-def _check_value(parameter: str, name: ClusterSetting | NodeGroupSetting | QueueSetting, value: str) -> None:
-    """Value rules that are certain from slurm.conf(5)."""
+def _setting_name(parameter: str, name: object, allowed: SettingList) -> str:
+    """``name`` as the list spells it: the level's enum member for a typed name, else the list's string."""
+    label = f"{parameter} name"
+    expected = f"a {allowed.typed.__name__} or a name on the PCS {allowed.level} list"
+    if isinstance(name, allowed.typed):
+        return name
+    if isinstance(name, Enum) or not isinstance(name, str):
+        raise FmTypeError(label, name, f"{expected} ({allowed.source}: {', '.join(allowed.names)})")
+    if is_token(name):
+        raise FmValidationError(label, name, f"a literal name ({expected})")
+    canonical = allowed.canonical(name)
+    if canonical is None:
+        raise FmValidationError(label, name, f"{expected} ({allowed.source}: {', '.join(allowed.names)})")
+    typed = {member.value: member for member in allowed.typed}
+    return typed.get(canonical, canonical)
+
+
+def _check_value(label: str, name: str, value: str) -> None:
+    """Value rules that are certain from slurm.conf(5), for the typed names."""
     if is_token(value):
         return
-    label = f"{parameter}[{name.value}]"
     if name in (ClusterSetting.PROLOG, ClusterSetting.EPILOG) and not _ABSOLUTE_PATHS.fullmatch(value):
         raise FmValidationError(label, value, "absolute paths of programs on the nodes, comma-separated")
+    if name is ClusterSetting.HEALTH_CHECK_PROGRAM and not _ABSOLUTE_PATH.fullmatch(value):
+        raise FmValidationError(label, value, "the absolute path of a program on the nodes")
+    if name is ClusterSetting.HEALTH_CHECK_INTERVAL and not _UNSIGNED.fullmatch(value):
+        raise FmValidationError(label, value, "a whole number of seconds (0 turns the check off)")
+    if name is ClusterSetting.HEALTH_CHECK_NODE_STATE:
+        _check_options(label, value, HEALTH_CHECK_NODE_STATES)
+    if name is ClusterSetting.SCHEDULER_PARAMETERS and not _OPTIONS.fullmatch(value):
+        raise FmValidationError(label, value, "comma-separated options without spaces or empty items")
     if name is NodeGroupSetting.WEIGHT and not (_UNSIGNED.fullmatch(value) and int(value) <= _MAX_SLURM_WEIGHT):
         raise FmValidationError(label, value, f"an integer from 0 to {_MAX_SLURM_WEIGHT}")
     if name is NodeGroupSetting.REAL_MEMORY and not (_UNSIGNED.fullmatch(value) and int(value) >= 1):
@@ -249,6 +382,23 @@ def _check_value(parameter: str, name: ClusterSetting | NodeGroupSetting | Queue
         raise FmValidationError(label, value, "EXCLUSIVE, NO, YES[:count] or FORCE[:count]")
     if name is ClusterSetting.PROLOG_FLAGS:
         parse_prolog_flags(value, parameter=label)
+
+
+def _check_options(label: str, value: str, allowed: Sequence[str]) -> None:
+    items = [item.strip().upper() for item in value.split(",")]
+    if any(item not in allowed for item in items) or len(set(items)) != len(items):
+        raise FmValidationError(label, value, f"comma-separated values without repeats, each {one_of(allowed)}")
+
+
+def merge_scheduler_parameters(required: Sequence[str], given: str | None, *, parameter: str) -> str:
+    """The given ``SchedulerParameters`` as written, then each of ``required`` it lacks (options compared by name,
+    case-insensitively, as slurmctld reads them)."""
+    if given is not None and is_token(given):
+        raise FmValidationError(parameter, given, f"a literal value (fmconstructs adds {', '.join(required)} to it)")
+    options = [] if given is None else given.split(",")
+    names = {option.split("=", 1)[0].strip().lower() for option in options}
+    options += [option for option in required if option.lower() not in names]
+    return ",".join(options)
 
 
 def parse_prolog_flags(value: str, *, parameter: str = "PrologFlags") -> list[str]:
@@ -283,12 +433,30 @@ def merge_prolog_flags(required: Sequence[str], given: str | None, *, parameter:
     return ",".join(parse_prolog_flags(",".join(flags), parameter=parameter))
 
 
-def to_cfn_settings(settings: Mapping[_SettingName, str]) -> list[dict[str, str]]:
+def without_prolog_holds(settings: Mapping[str, str]) -> dict[str, str]:
+    """``settings`` with :data:`NOHOLD_ON_PROLOG_FAIL` in ``SchedulerParameters`` (given options kept, none twice):
+    for a cluster whose ``Prolog`` the library sets, so a job whose prolog failed is requeued, not held."""
+    out = dict(settings)
+    out[ClusterSetting.SCHEDULER_PARAMETERS] = merge_scheduler_parameters(
+        (NOHOLD_ON_PROLOG_FAIL,),
+        out.get(ClusterSetting.SCHEDULER_PARAMETERS),
+        parameter="slurm_settings[SchedulerParameters]",
+    )
+    return out
+
+
+def settings_in_order(settings: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """``(name, value)`` pairs, sorted by name: the order the template lists them in (stable templates)."""
+    return tuple(sorted(((_plain(name), value) for name, value in settings.items()), key=lambda item: item[0]))
+
+
+def to_cfn_settings(settings: Mapping[str, str]) -> list[dict[str, str]]:
     """Render settings as CloudFormation ``SlurmCustomSettings`` items, sorted by name (stable templates)."""
-    return [
-        {"ParameterName": name.value, "ParameterValue": value}
-        for name, value in sorted(settings.items(), key=lambda item: item[0].value)
-    ]
+    return [{"ParameterName": name, "ParameterValue": value} for name, value in settings_in_order(settings)]
+
+
+def _plain(name: str) -> str:
+    return name.value if isinstance(name, Enum) else name
 
 
 def coerce_slurm_version(version: object, *, parameter: str = "slurm_version") -> SlurmVersion:

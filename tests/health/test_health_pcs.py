@@ -20,6 +20,7 @@ from fmconstructs.pcs import ClusterSetting, PcsAmi, PcsCluster, PcsGpuNodeGroup
 from fmconstructs.pcs.health import (
     BOOT_GATE_PATH,
     BOOT_GATE_UNIT_PATH,
+    IDLE_CHECK_PATH,
     NODE_CHECKS_PROLOG_PATH,
     NODE_HEALTH_STEP,
     PROLOG_DIR,
@@ -56,13 +57,21 @@ def _step_files(group: PcsGpuNodeGroup) -> dict[str, tuple[str, int]]:
 
 
 def test_node_health_sets_the_cluster_prolog_to_the_runner() -> None:
-    cluster = _cluster(node_health=NodeHealthOptions())
-    assert cluster.slurm_settings == {ClusterSetting.PROLOG: PROLOG_RUNNER_PATH}
+    cluster = _cluster(node_health=NodeHealthOptions(idle_check_interval_seconds=None))
+    assert cluster.slurm_settings == {
+        ClusterSetting.PROLOG: PROLOG_RUNNER_PATH,
+        ClusterSetting.SCHEDULER_PARAMETERS: "nohold_on_prolog_fail",  # a failed prolog requeues, never holds
+    }
     Template.from_stack(cdk.Stack.of(cluster)).has_resource_properties(
         "AWS::PCS::Cluster",
         {
             "SlurmConfiguration": Match.object_like(
-                {"SlurmCustomSettings": [{"ParameterName": "Prolog", "ParameterValue": PROLOG_RUNNER_PATH}]}
+                {
+                    "SlurmCustomSettings": [
+                        {"ParameterName": "Prolog", "ParameterValue": PROLOG_RUNNER_PATH},
+                        {"ParameterName": "SchedulerParameters", "ParameterValue": "nohold_on_prolog_fail"},
+                    ]
+                }
             )
         },
     )
@@ -108,7 +117,8 @@ def test_user_data_carries_the_gate_unit_runner_and_checks() -> None:
 def test_a_group_can_turn_its_checks_off_and_still_installs_the_runner() -> None:
     cluster = _cluster(node_health=NodeHealthOptions())
     files = _step_files(_p5(cluster, node_health=NodeHealthOptions(enabled=False)))
-    assert set(files) == {PROLOG_RUNNER_PATH}
+    assert set(files) == {PROLOG_RUNNER_PATH, IDLE_CHECK_PATH}  # the cluster's HealthCheckProgram passes here
+    assert files[IDLE_CHECK_PATH][0].rstrip().endswith("exit 0")
 
 
 def test_a_group_without_prolog_checks_keeps_the_gate() -> None:

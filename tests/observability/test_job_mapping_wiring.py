@@ -89,6 +89,10 @@ def test_pcs_p5_cluster_prolog_and_epilog_are_the_runners(pcs_p5: tuple[PcsP5Sta
         "Prolog": "/opt/fmconstructs/slurm/prolog.sh",
         "Epilog": "/opt/fmconstructs/slurm/epilog.sh",
         "PrologFlags": "Alloc",
+        "SchedulerParameters": "nohold_on_prolog_fail",  # the library's Prolog: a failed prolog requeues unheld
+        "HealthCheckProgram": "/opt/fmconstructs/health/idle-check.sh",  # node health re-checks idle nodes
+        "HealthCheckInterval": "300",
+        "HealthCheckNodeState": "IDLE,CYCLE",
     }
 
 

@@ -237,7 +237,11 @@ def test_rejects_versions_pcs_does_not_accept(version):
             r"accounting_purge_time_days must be -1 \(never purge\) or 1 to 10000 days \(0 is not valid\), got 0",
         ),
         ({"scale_down_idle_time": cdk.Duration.seconds(10_000_001)}, r"scale_down_idle_time must be at most 10000000"),
-        ({"slurm_settings": {"Prolog": "/x"}}, r"slurm_settings name must be a ClusterSetting"),
+        (
+            {"slurm_settings": {"TopologyPlugin": "topology/block"}},
+            r"slurm_settings name must be a ClusterSetting or a name on the PCS cluster list \(PCS User Guide "
+            r"slurm-custom-settings-cluster: AccountingStorageEnforce, .*\), got 'TopologyPlugin'",
+        ),
         (
             {"slurm_settings": {NodeGroupSetting.WEIGHT: "1"}},
             r"slurm_settings name must be a ClusterSetting .*got <NodeGroupSetting.WEIGHT",

@@ -113,6 +113,8 @@ def test_gb200_ultraserver_node_group(gb200):
                         {"ParameterName": "Prolog", "ParameterValue": Match.any_value()},
                         # PCS User Guide capacity-blocks-nvidia-imex: the IMEX prolog runs with these flags.
                         {"ParameterName": "PrologFlags", "ParameterValue": "Alloc,NoHold"},
+                        # Slurm "Prolog and Epilog Guide": a failed prolog requeues the job without holding it.
+                        {"ParameterName": "SchedulerParameters", "ParameterValue": "nohold_on_prolog_fail"},
                     ]
                 }
             ),

@@ -68,6 +68,7 @@ def test_imex_sets_prolog_and_prolog_flags_alloc_nohold():
     assert cluster.slurm_settings == {
         ClusterSetting.PROLOG: IMEX_PROLOG_PATH,
         ClusterSetting.PROLOG_FLAGS: "Alloc,NoHold",
+        ClusterSetting.SCHEDULER_PARAMETERS: "nohold_on_prolog_fail",  # the IMEX prolog is the library's
     }
     Template.from_stack(cdk.Stack.of(cluster)).has_resource_properties(
         CLUSTER,
@@ -77,6 +78,7 @@ def test_imex_sets_prolog_and_prolog_flags_alloc_nohold():
                     "SlurmCustomSettings": [
                         {"ParameterName": "Prolog", "ParameterValue": IMEX_PROLOG_PATH},
                         {"ParameterName": "PrologFlags", "ParameterValue": "Alloc,NoHold"},
+                        {"ParameterName": "SchedulerParameters", "ParameterValue": "nohold_on_prolog_fail"},
                     ]
                 }
             )

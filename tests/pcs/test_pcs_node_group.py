@@ -285,7 +285,7 @@ def _gpu(cluster: PcsCluster | None = None, **overrides: object) -> PcsGpuNodeGr
             {"slurm_settings": {NodeGroupSetting.REAL_MEMORY: "2097153"}},
             r"slurm_settings\[RealMemory\] must be at most 2097152 MiB, the memory of p5.48xlarge",
         ),
-        ({"slurm_settings": {"Weight": "1"}}, r"slurm_settings name must be a NodeGroupSetting"),
+        ({"slurm_settings": {"Nodes": "1"}}, r"slurm_settings name must be a NodeGroupSetting or a name on the PCS"),
         (
             {"scale_down_idle_time": cdk.Duration.seconds(10_000_001)},
             r"scale_down_idle_time must be at most 10000000 seconds",
@@ -423,6 +423,7 @@ def test_ultraserver_cluster_runs_the_imex_prolog_on_slurm_25_05_or_later(gb200)
                     "SlurmCustomSettings": [
                         {"ParameterName": "Prolog", "ParameterValue": IMEX_PROLOG_PATH},
                         {"ParameterName": "PrologFlags", "ParameterValue": "Alloc,NoHold"},
+                        {"ParameterName": "SchedulerParameters", "ParameterValue": "nohold_on_prolog_fail"},
                     ]
                 }
             )
