@@ -4,6 +4,7 @@ built from the library's agent configuration, the SSM double."""
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 from pathlib import Path
@@ -24,15 +25,16 @@ from fmconstructs.observability.collection import (
     agent_config_yaml,
 )
 from fmconstructs.observability.metrics import DCGM_FIELDS
+from fmconstructs.remediation import JobKill, RemediationPolicy, RemediationTarget
 from fmconstructs.remediation.handler import faults
 from fmconstructs.remediation.handler.runtime import NOTICE_ATTRIBUTE
 
 from tests.conftest import require_tool
-from tests.support.twin.artifacts import Resolver, agent_config_from_user_data
+from tests.support.twin.artifacts import RemediationArtifacts, Resolver, agent_config_from_user_data
 from tests.support.twin.exporters import FakeDcgmExporter, MonitoredNode, dcgm_fields, render_dcgm_metrics
 from tests.support.twin.monitoring import alertmanager_config, node_scrape_configs, prometheus_config
 from tests.support.twin.procs import TwinError
-from tests.support.twin.remediation import TwinSsm
+from tests.support.twin.remediation import RemediationBridge, TwinSsm
 from tests.support.twin.sns import Publish, lambda_event, matches_filter_policy, parse_publish, verify_sigv4
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:Alerts"
@@ -71,6 +73,7 @@ def test_the_resolver_gives_stable_values_to_deploy_time_references() -> None:
     assert resolver.resolve({"Fn::Sub": "${AWS::AccountId}/${Topic}/${Ws.Arn}"}).startswith("123456789012/arn:aws:sns")
     assert resolver.resolve({"Fn::Sub": ["${X}-y", {"X": {"Ref": "Other"}}]}) == "Other-y"
     assert resolver.resolve({"Fn::Select": [1, ["a", {"Ref": "B"}]]}) == "B"
+    assert base64.b64decode(resolver.resolve({"Fn::Base64": {"Fn::Join": ["", ["#!", {"Ref": "X"}]]}})) == b"#!X"
 
 
 def test_an_intrinsic_the_twin_cannot_resolve_fails_loudly() -> None:
@@ -313,3 +316,55 @@ def test_the_ssm_double_runs_the_script_and_answers_what_the_handler_reads() -> 
         ssm.send_command(
             InstanceIds=["i-0000000000000000b"], DocumentName="AWS-RunShellScript", Parameters={"commands": ["true"]}
         )
+
+
+# --- the bridge on ParallelCluster (moto, no daemons) ---------------------------------------------------------------
+
+
+def _parallelcluster_artifacts() -> RemediationArtifacts:
+    policy = RemediationPolicy(dry_run=False, job_kill=JobKill.FATAL)
+    return RemediationArtifacts(
+        function="Handler",
+        policy=json.loads(policy.to_json()),
+        target=json.loads(RemediationTarget.parallelcluster(cluster_name="pc-twin").to_json()),
+        topic_arn=TOPIC,
+        table_name="State",
+        key_schema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        attribute_definitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        filter_policy=None,
+        environment={},
+    )
+
+
+def test_the_bridge_tags_parallelcluster_nodes_and_runs_the_handler_on_them() -> None:
+    scripts: list[str] = []
+
+    def slurm(script: str) -> tuple[int, str, str]:
+        scripts.append(script)
+        return 0, "FMC_REMEDIATION node=queue1-st-p5-1\nFMC_REMEDIATION jobs=0\nFMC_REMEDIATION result=down\n", ""
+
+    with RemediationBridge(_parallelcluster_artifacts(), replace=lambda i: None, run_slurm_script=slurm) as bridge:
+        head = bridge.launch("head", private_ip="127.0.0.10")
+        compute = bridge.launch("compute", private_ip="127.0.0.11")
+        assert bridge.slurm_hosts() == {head}
+        assert bridge.ec2 is not None
+        (reservation,) = bridge.ec2.describe_instances(InstanceIds=[compute])["Reservations"]
+        instance = reservation["Instances"][0]
+        assert (instance["PrivateIpAddress"], instance["PrivateDnsName"]) == (
+            "127.0.0.11",
+            "ip-127-0-0-11.ec2.internal",
+        )
+        tags = {t["Key"]: t["Value"] for t in instance["Tags"]}
+        assert tags == {"parallelcluster:cluster-name": "pc-twin", "parallelcluster:node-type": "Compute"}
+        message = (
+            "Alerts Firing:\nLabels:\n - alertname = GpuCriticalXid\n - cluster = pc-twin\n"
+            f" - instance_id = {compute}\nAnnotations:\n - summary = x\n"
+        )
+        publish = Publish(TOPIC, message, "[FIRING] GpuCriticalXid", {"severity": "critical"}, "m", "t", "k", "r")
+        result = bridge(lambda_event(publish, f"{TOPIC}:s"))
+        (record,) = result["records"]
+        assert (record["instance"], record["trigger"], record["outcome"]) == (compute, "fatal-xid", "replace-requested")
+        assert len(scripts) == 1 and "127.0.0.11" in scripts[0] and "DOWN" in scripts[0]
+        assert bridge.ec2.terminated == []  # ParallelCluster: clustermgtd replaces a DOWN node, no terminate
+        with pytest.raises(TwinError, match="role must be one of"):
+            bridge.launch("login-ish", private_ip="127.0.0.12")

@@ -11,13 +11,15 @@
   (``/etc/fmconstructs/prometheus-agent.yml``, :func:`fmconstructs.observability.collection.node_collection_commands`).
 
 Deploy-time values are resolved by :class:`Resolver`: ``Ref``, ``Fn::GetAtt``, ``Fn::Join``, ``Fn::Sub``,
-``Fn::Select`` and the pseudo parameters, with made-up but stable values (a topic's ``Ref`` is
-``arn:aws:sns:<region>:<account>:<logical id>``, what moto returns for a topic of that name; anything else
-``<logical id>`` or ``<logical id>.<attribute>``), or the values a caller gives (``refs``).
+``Fn::Select``, ``Fn::Base64`` and the pseudo parameters (any other ``Fn::`` raises :class:`~.procs.TwinError`),
+with made-up but stable values (a topic's ``Ref`` is ``arn:aws:sns:<region>:<account>:<logical id>``, what moto
+returns for a topic of that name; anything else ``<logical id>`` or ``<logical id>.<attribute>``), or the values a
+caller gives (``refs``: ``{"Logical": "value", "Logical.Attribute": "value"}``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Mapping
@@ -111,6 +113,8 @@ class Resolver:
                 return self.resolve(items)[int(self.resolve(index))]
             if name == "Fn::Sub":
                 return self._sub(argument)
+            if name == "Fn::Base64":  # user data: decode it again to read what the node runs
+                return base64.b64encode(str(self.resolve(argument)).encode()).decode()
             if name.startswith("Fn::"):
                 raise TwinError(f"the twin cannot resolve {name} (add it to artifacts.Resolver)")
         return {key: self.resolve(item) for key, item in value.items()}

@@ -32,6 +32,7 @@ import copy
 import json
 import os
 import shutil
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
@@ -203,9 +204,11 @@ class PrometheusServer:
         """Write ``config`` and make the server load it (POST /-/reload); raises if it refused the file."""
         self.write_config(config)
         request = urllib.request.Request(f"{self.url}/-/reload", method="POST")
-        with urllib.request.urlopen(request, timeout=10) as response:
-            if response.status != 200:
-                raise TwinError(f"prometheus refused the reload: HTTP {response.status}")
+        try:
+            with urllib.request.urlopen(request, timeout=10):
+                pass
+        except urllib.error.HTTPError as error:
+            raise TwinError(f"prometheus refused the reload: HTTP {error.code} {error.read()[:500]!r}") from None
 
     def query(self, expr: str) -> list[dict[str, Any]]:
         """An instant query: the ``result`` list (vector elements ``{"metric": {...}, "value": [t, "v"]}``)."""
