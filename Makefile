@@ -18,11 +18,13 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 setup: $(VENV)/.stamp node_modules/.stamp
 
 # Debian tools the tests use as real validators: shellcheck (node-side scripts), promtool (package prometheus),
-# amtool (package prometheus-alertmanager).
+# amtool (package prometheus-alertmanager). The cluster twin (tests/twin, docs/development/twin.md) also runs the
+# prometheus, prometheus-alertmanager and prometheus-node-exporter daemons of those packages.
 tools:
 	@missing=""; command -v shellcheck >/dev/null || missing="$$missing shellcheck"; \
 	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	command -v amtool >/dev/null || missing="$$missing prometheus-alertmanager"; \
+	command -v prometheus-node-exporter >/dev/null || missing="$$missing prometheus-node-exporter"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  if ! command -v apt-get >/dev/null; then echo "no apt-get: tests needing$$missing will skip (CI=true fails them)"; exit 0; fi; \
