@@ -200,8 +200,10 @@ def enable_node_health(
     check_instance("options", options, NodeHealthOptions, "a NodeHealthOptions")
     if head_bootstrap is not None:
         check_instance("head_bootstrap", head_bootstrap, NodeBootstrap, "a NodeBootstrap")
+        cluster._check_unattached("head_bootstrap", head_bootstrap)
     if node_bootstrap is not None:
         check_instance("node_bootstrap", node_bootstrap, NodeBootstrap, "a NodeBootstrap")
+        cluster._check_unattached("node_bootstrap", node_bootstrap)
     if not options.enabled:
         return []
     names = [q.name for q in cluster.queues]

@@ -127,6 +127,7 @@ def add_slurm_scripts(
     flags = check_str_sequence("prolog_flags", prolog_flags)
     if bootstrap is not None:
         check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
+        cluster._check_unattached("bootstrap", bootstrap)
     own = bootstrap is None
     if bootstrap is None:
         index = sum(1 for child in cluster.node.children if child.node.id.startswith("SlurmScripts"))
