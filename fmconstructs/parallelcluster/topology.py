@@ -90,6 +90,8 @@ UNIT = "fmconstructs-slurm-topology"
 #: ParallelCluster's Slurm configuration directory (User Guide "Slurm prolog and epilog": /opt/slurm/etc/...).
 TOPOLOGY_CONF_PATH = "/opt/slurm/etc/topology.conf"
 TOPOLOGY_SLURM_SETTINGS: tuple[dict[str, str], ...] = ({"TopologyPlugin": "topology/tree"},)
+#: The plan record's ``slurm_topology`` (:mod:`fmconstructs._plan_metadata`): what ``fmc plan`` reports.
+PLAN_TOPOLOGY = {"plugin": "topology/tree", "source": "fmconstructs"}
 # EC2 User Guide "Prerequisites for Amazon EC2 topology", Instance types (3 network nodes: p5.48xlarge, p5e.48xlarge,
 # p5en.48xlarge; 4: p6-b200.48xlarge, p6-b300.48xlarge). p6e-gb200 is ParallelCluster's own (module docstring).
 TOPOLOGY_INSTANCE_TYPES = frozenset(
@@ -288,6 +290,7 @@ def enable_slurm_topology(
     bootstrap.add_step(TOPOLOGY_STEP, _commands(cluster, types), files=_files(cluster.queues, interval_minutes))
     cluster.add_custom_slurm_settings(TOPOLOGY_SLURM_SETTINGS[0])
     cluster.node.add_validation(_TopologyAtCreation(cluster, bootstrap))
+    cluster._write_plan_record(slurm_topology=PLAN_TOPOLOGY)
     if own:
         policy = cluster.add_head_node_bootstrap(bootstrap, event=event, statements=topology_statements())
         _nag.acknowledge(
