@@ -342,11 +342,12 @@ class _ClusterBootstraps(_Construct):
         node_bootstrap: NodeBootstrap | None = None,
     ) -> list[NodeBootstrap]:
         """Node-join checks on the GPU queues ``queues`` (default: every queue), :mod:`.health`: each node runs the
-        boot gate as its queue's OnNodeConfigured action (never drained while healthy; a failing node fails its
-        bootstrap, drained with the failing check as reason, and is replaced) and, with ``options.prolog_checks``,
-        the PROLOG checks before every job from ``/opt/slurm/etc/scripts/prolog.d/`` (installed by
-        ``head_bootstrap``, default: a new one run as the head node's OnNodeConfigured; give your own to share it,
-        then attach it with :meth:`add_head_node_bootstrap`). ``options`` default: ``NodeHealthOptions()``. Each
+        boot gate as its queue's OnNodeConfigured action (never drained; a failing node is held out of work in a
+        Slurm reservation with the failing check as its comment, the bootstrap goes on, and remediation replaces it)
+        and, with ``options.prolog_checks``, the PROLOG checks before every job from
+        ``/opt/slurm/etc/scripts/prolog.d/95_fmconstructs_node_checks.sh`` (installed by ``head_bootstrap``, default:
+        a new piece of the head node's OnNodeConfigured; give your own, not attached yet, to share it, then attach it
+        with :meth:`add_head_node_bootstrap`). ``options`` default: ``NodeHealthOptions()``. Each
         queue takes no other OnNodeConfigured bootstrap. ``node_bootstrap``: for one queue, add the ``node-health``
         step to this bootstrap (the queue's OnNodeConfigured, which you attach with :meth:`add_node_bootstrap` after
         this call) instead of a new one, so the checks run after your own steps. Returns the bootstraps created or

@@ -134,7 +134,8 @@ def node_health_files(options: NodeHealthOptions, queue: SlurmQueue) -> dict[str
 
 
 def _node_commands(queue: SlurmQueue) -> list[str]:
-    """Link the node's own instance type to :data:`NODE_DIR`, then run its gate (a failure fails the bootstrap)."""
+    """Link the node's own instance type to :data:`NODE_DIR`, then run its gate (a failure holds the node and logs
+    :data:`GATE_FAILED_MARKER`; the bootstrap goes on)."""
     types = _instance_types(queue)
     if len(types) == 1:
         select = [f"fm_type={types[0]}"]

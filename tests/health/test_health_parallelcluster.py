@@ -67,7 +67,7 @@ def test_queue_runs_the_gate_on_node_configured_and_the_head_node_installs_the_p
     node = steps[NODE_HEALTH_STEP]
     assert set(node.files) == {GATE, CHECKS}
     # Synchronous, and never a failure of the bootstrap (ParallelCluster would shut the node down).
-    assert node.commands[-1].startswith(f"{HEALTH_DIR}/node/boot-gate.sh || echo \"{GATE_FAILED_MARKER}: ")
+    assert node.commands[-1].startswith(f'{HEALTH_DIR}/node/boot-gate.sh || echo "{GATE_FAILED_MARKER}: ')
     gate = node.files[GATE][0]
     assert "DRAIN_WHILE_CHECKING=0" in gate and 'PATH="/opt/slurm/bin:${PATH}"' in gate
     assert "*) echo 30 ;;" in gate and "gpu-st-r0-[0-9]*) echo UNLIMITED ;;" in gate
@@ -170,7 +170,7 @@ def _files() -> dict[str, tuple[str, int]]:
 # slurmctld's reservations and node comment, kept in $SLURM_STATE, for the hold (GateHold).
 HOLD_SCONTROL = SCONTROL.replace(
     'state_file="${SLURM_STATE}/state"',
-    r'''state_file="${SLURM_STATE}/state"
+    r"""state_file="${SLURM_STATE}/state"
 resv="${SLURM_STATE}/reservations"
 mkdir -p "$resv"
 case "$1 $2" in
@@ -186,7 +186,7 @@ esac
 if [ "$1" = requeue ]; then echo "$2" >>"${SLURM_STATE}/requeued"; exit 0; fi
 if [ "$1" = update ]; then
   for arg in "${@:2}"; do case "$arg" in comment=*) printf '%s' "${arg#comment=}" >"${SLURM_STATE}/comment" ;; esac; done
-fi''',
+fi""",
 ).replace(
     '  [ -n "$reason" ] && echo "   Reason=${reason} [root@2026-12-01T14:00:00]"',
     '  [ -n "$reason" ] && echo "   Reason=${reason} [root@2026-12-01T14:00:00]"\n'
