@@ -191,7 +191,8 @@ class ParallelClusterP5enStack(Stack):
                 iam.PolicyStatement(actions=["aps:RemoteWrite"], resources=[workspace.workspace_arn])
             )
         # Node-join checks (issue 20): the boot gate runs last in the gpu queue's OnNodeConfigured bootstrap (a
-        # failing node fails its bootstrap and is replaced), the lightweight checks in the prolog before every job.
+        # failing node is held out of work in a reservation until remediation replaces it), the lightweight checks in
+        # the prolog before every job.
         self.cluster.enable_node_health(
             NodeHealthOptions(), queues=["gpu"], head_bootstrap=self.head_bootstrap, node_bootstrap=self.gpu_bootstrap
         )

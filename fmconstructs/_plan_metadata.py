@@ -9,6 +9,9 @@ Each node-group and file-system construct writes one record as the resource's Cl
   reads the resource's properties as it would without the record (never a crash).
 - ``kind``: a :class:`PlanKind` (what ``fmc plan`` should treat the resource as).
 - ``backend``: which construct wrote it (``pcs``, ``eks``, ``parallelcluster``, ``hyperpod``, ``fsx-lustre``).
+- ``slurm_topology`` (ParallelCluster, only with :meth:`~fmconstructs.parallelcluster.ParallelCluster.
+  enable_slurm_topology`): ``{"plugin": "topology/tree", "source": "fmconstructs"}``: the head node writes
+  topology.conf from a piece of a creation event (checked at synthesis), so ``fmc plan`` reports it as configured.
 - ``lustre_efa_interfaces`` (ParallelCluster, HyperPod, only when they share an EFA-enabled file system): the EFA
   interfaces per node for LNet of each queue / instance group, 0 over TCP, ``"decided-on-node"`` when the node
   decides. The same mapping is also written under the older key
@@ -51,12 +54,18 @@ class _HasMetadata(Protocol):
 
 
 def plan_record(
-    kind: PlanKind, *, backend: str, lustre_efa_interfaces: Mapping[str, int | str] | None = None
+    kind: PlanKind,
+    *,
+    backend: str,
+    lustre_efa_interfaces: Mapping[str, int | str] | None = None,
+    slurm_topology: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The record's JSON value (version :data:`PLAN_RECORD_VERSION`)."""
     record: dict[str, Any] = {"version": PLAN_RECORD_VERSION, "kind": kind.value, "backend": backend}
     if lustre_efa_interfaces is not None:
         record["lustre_efa_interfaces"] = dict(lustre_efa_interfaces)
+    if slurm_topology is not None:
+        record["slurm_topology"] = dict(slurm_topology)
     return record
 
 
@@ -66,10 +75,13 @@ def write_plan_record(
     *,
     backend: str,
     lustre_efa_interfaces: Mapping[str, int | str] | None = None,
+    slurm_topology: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write the record on ``resource`` (a ``CfnResource``), and the Lustre EFA counts under the older key too."""
+    """Write the record on ``resource`` (a ``CfnResource``; a later call replaces it), and the Lustre EFA counts
+    under the older key too."""
     resource.add_metadata(
-        PLAN_METADATA_KEY, plan_record(kind, backend=backend, lustre_efa_interfaces=lustre_efa_interfaces)
+        PLAN_METADATA_KEY,
+        plan_record(kind, backend=backend, lustre_efa_interfaces=lustre_efa_interfaces, slurm_topology=slurm_topology),
     )
     if lustre_efa_interfaces is not None:
         resource.add_metadata(_LEGACY_LUSTRE_EFA_KEY, dict(lustre_efa_interfaces))

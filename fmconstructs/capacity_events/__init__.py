@@ -10,6 +10,9 @@ the block's instances (ec2:DescribeInstances, filter ``capacity-reservation-id``
 ``aws:pcs:compute-node-group-id``) and runs ``scontrol update nodename=... state=DRAIN reason="capacity block ends"``
 there through SSM Run Command (``AWS-RunShellScript``). The login node needs the SSM agent and
 ``AmazonSSMManagedInstanceCore`` (the PCS login node role has it by default).
+With ``parallelcluster_cluster_name`` instead, the same drain (and job warning) runs on that ParallelCluster
+cluster's head node (tags ``parallelcluster:cluster-name`` and ``parallelcluster:node-type=HeadNode``, as remediation
+finds it; Slurm in ``/opt/slurm/bin``); that the head node is an SSM managed instance by default is UNCONFIRMED.
 
 With ``eks_cluster`` (a :class:`~fmconstructs.eks.GpuEksCluster`) the warning also cordons the block's Kubernetes
 nodes: the handler finds the block's instances (same filter), matches them to nodes by ``spec.providerID``
@@ -34,7 +37,8 @@ CIDRs that do not cover every IPv4 address (a Lambda function outside a VPC has 
 a public-only endpoint with handler subnets that are isolated (no route out). Deploy-time CIDRs are not checked.
 
 In the VPC the handler also calls regional AWS APIs (:attr:`CapacityBlockEvents.api_services`): ``sns`` (Publish),
-``ec2`` (DescribeInstances), ``eks`` (DescribeCluster) and, with ``pcs_login_node_group_id``, ``ssm`` (SendCommand,
+``ec2`` (DescribeInstances), ``eks`` (DescribeCluster) and, with ``pcs_login_node_group_id`` or
+``parallelcluster_cluster_name``, ``ssm`` (SendCommand,
 GetCommandInvocation).
 The EKS token is a presigned sts:GetCallerIdentity URL: signed in the handler, never sent by it, so no ``sts``. A
 function in a VPC reaches those APIs only through a NAT route or interface VPC endpoints. When its subnets are known to

@@ -31,12 +31,12 @@ from .._validate import (
 from ..compute.fleet import GpuAutoScalingGroup
 from ..eks import GpuEksCluster, GpuNodeGroup
 from ..eks.handler_network import ENI_POLICY, in_cluster_network
-from ..errors import FmTypeError
+from ..errors import FmTypeError, FmValidationError
 from ..networking.endpoints import GpuClusterEndpoints
 from ..pcs.node_group import NODE_GROUP_ID_TAG
 from .delivery import failure_queue, handler_rule, wire_failure_queue
 from .expiry import JOB_WARNING_RULES, JobWarning, add_expiry_schedule
-from .handler.index import DETAIL_TYPES, RUN_SHELL_DOCUMENT
+from .handler.index import DETAIL_TYPES, PC_CLUSTER_TAG, PC_HEAD_NODE, PC_NODE_TYPE_TAG, RUN_SHELL_DOCUMENT
 from .lead_times import DEFAULT_LEAD_MINUTES, CapacityKind, check_lead_minutes, lead_minutes_json, needs_schedule
 from .patterns import check_reservation_ids, event_pattern, split_reservation_ids
 from .reachability import (
@@ -66,6 +66,8 @@ HANDLER = "index.handler"
 # PCS compute node group ids (PCS API reference, ComputeNodeGroup.id: "The generated unique ID"; UNCONFIRMED pattern:
 # any non-empty id without whitespace is accepted).
 _NODE_GROUP_ID = re.compile(r"\S{1,256}")
+# ParallelCluster cluster names (aws-parallelcluster constants.py PCLUSTER_NAME_REGEX, max length 60).
+_PC_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,59}")
 
 #: The ClusterRole rules the EKS cordon needs: list nodes (to match them to the block's instances), get and patch them
 #: (spec.unschedulable and the annotations). Nothing else: no pods, no eviction.
@@ -127,6 +129,7 @@ class _Props:
 
     alert_topic: Any
     pcs_login_node_group_id: str | None
+    parallelcluster_cluster_name: str | None
     capacity_reservation_ids: Sequence[str] | None
     eks_cluster: GpuEksCluster | None
     eks_in_vpc: bool
@@ -154,6 +157,17 @@ def _check_props(props: _Props) -> _CheckedProps:
             pattern=_NODE_GROUP_ID,
             allowed="a PCS compute node group id (non-empty, no whitespace)",
         )
+    if props.parallelcluster_cluster_name is not None:
+        check_str(
+            "parallelcluster_cluster_name",
+            props.parallelcluster_cluster_name,
+            pattern=_PC_NAME,
+            allowed="a ParallelCluster cluster name (a letter, then up to 59 letters, digits or '-')",
+        )
+        if props.pcs_login_node_group_id is not None:
+            raise FmValidationError(
+                "parallelcluster_cluster_name", props.parallelcluster_cluster_name, "None with pcs_login_node_group_id"
+            )
     ids = _check_reservation_ids(props.capacity_reservation_ids)
     eks_cluster = props.eks_cluster
     if eks_cluster is not None and not isinstance(eks_cluster, GpuEksCluster):
@@ -167,7 +181,8 @@ def _check_props(props: _Props) -> _CheckedProps:
     check_enum("log_retention", props.log_retention, logs.RetentionDays)
     block_targets = _check_targets(props.scaling_targets, ids)
     checked_leads = _check_leads(props.drain_lead_minutes, props.ultraserver_drain_lead_minutes)
-    _check_job_warning(props.job_warning, pcs=props.pcs_login_node_group_id is not None, eks=eks_cluster is not None)
+    slurm = props.pcs_login_node_group_id is not None or props.parallelcluster_cluster_name is not None
+    _check_job_warning(props.job_warning, pcs=slurm, eks=eks_cluster is not None)
     return _CheckedProps(
         ids=ids,
         vpc_endpoints=vpc_endpoints,
@@ -185,6 +200,11 @@ class CapacityBlockEvents(Construct):
     :param alert_topic: the SNS topic to notify (e.g. :class:`~fmconstructs.observability` alert topic).
     :param pcs_login_node_group_id: the PCS login node group id; when given, the block's Slurm nodes are drained on
         the expiration warning through SSM Run Command on one of its running instances. default: notify only.
+    :param parallelcluster_cluster_name: a ParallelCluster cluster's name; when given, the block's Slurm nodes are
+        drained (and jobs warned) the same way on the cluster's head node (found by its ``parallelcluster:cluster-name``
+        and ``parallelcluster:node-type=HeadNode`` tags; the head node must be an SSM managed instance: UNCONFIRMED
+        that ParallelCluster's head node role allows it by default). Not with ``pcs_login_node_group_id``. default:
+        notify only.
     :param capacity_reservation_ids: only these blocks. default: every Capacity Block of the account and region.
     :param eks_cluster: a :class:`~fmconstructs.eks.GpuEksCluster`; when given, the block's Kubernetes nodes are
         cordoned (and annotated) on the expiration warning. default: no EKS cordon.
@@ -229,6 +249,7 @@ class CapacityBlockEvents(Construct):
         *,
         alert_topic: Any,
         pcs_login_node_group_id: str | None = None,
+        parallelcluster_cluster_name: str | None = None,
         capacity_reservation_ids: Sequence[str] | None = None,
         eks_cluster: GpuEksCluster | None = None,
         eks_in_vpc: bool = True,
@@ -259,6 +280,8 @@ class CapacityBlockEvents(Construct):
         self.interruptible_reservation_ids = checked.interruptible_ids
         self.alert_topic = props.alert_topic
         self.pcs_login_node_group_id = props.pcs_login_node_group_id
+        #: The ParallelCluster cluster whose head node drains the block's Slurm nodes (None: not ParallelCluster).
+        self.parallelcluster_cluster_name = props.parallelcluster_cluster_name
         self.capacity_reservation_ids = checked.ids
         self.eks_cluster = props.eks_cluster
         self.eks_in_vpc = props.eks_in_vpc and props.eks_cluster is not None
@@ -267,7 +290,7 @@ class CapacityBlockEvents(Construct):
         self.lead_minutes: dict[CapacityKind, Any] = checked.leads
         self.job_warning = props.job_warning
         self.api_services: tuple[str, ...] = _api_services(
-            pcs=props.pcs_login_node_group_id is not None,
+            pcs=props.pcs_login_node_group_id is not None or props.parallelcluster_cluster_name is not None,
             eks=props.eks_cluster is not None,
             scaling=checked.block_targets,
             schedule=checked.scheduled,
@@ -306,7 +329,18 @@ class CapacityBlockEvents(Construct):
         self._grant_block_reads()
         if self.pcs_login_node_group_id is not None:
             environment["PCS_LOGIN_NODE_GROUP_ID"] = self.pcs_login_node_group_id
-            self._grant_pcs_drain(self.pcs_login_node_group_id)
+            self._grant_slurm_drain(
+                "LoginNodesOnly", {f"ssm:resourceTag/{NODE_GROUP_ID_TAG}": self.pcs_login_node_group_id}
+            )
+        if self.parallelcluster_cluster_name is not None:
+            environment["PARALLELCLUSTER_CLUSTER_NAME"] = self.parallelcluster_cluster_name
+            self._grant_slurm_drain(
+                "HeadNodeOnly",
+                {
+                    f"ssm:resourceTag/{PC_CLUSTER_TAG}": self.parallelcluster_cluster_name,
+                    f"ssm:resourceTag/{PC_NODE_TYPE_TAG}": PC_HEAD_NODE,
+                },
+            )
         if self.eks_cluster is not None:
             environment["EKS_CLUSTER_NAME"] = self.eks_cluster.cluster_name
             self._add_kubernetes_access(self.eks_cluster)
@@ -317,7 +351,7 @@ class CapacityBlockEvents(Construct):
 
     def _grant_block_reads(self) -> None:
         """ec2 reads of the block's instances (drain, cordon) and of its end date (before acting on a warning)."""
-        if self.pcs_login_node_group_id is not None or self.eks_cluster is not None:
+        if self._drains or self.eks_cluster is not None:
             # ec2:DescribeInstances supports no resource-level permissions (Service Authorization Reference, "Actions,
             # resources, and condition keys for Amazon EC2": no resource type for Describe* actions), so "*".
             # UNCONFIRMED: the page was not opened while writing this.
@@ -326,7 +360,7 @@ class CapacityBlockEvents(Construct):
                     sid="FindBlockAndLoginInstances", actions=["ec2:DescribeInstances"], resources=["*"]
                 )
             )
-        if self.pcs_login_node_group_id is not None or self.eks_cluster is not None or self.scaling_targets:
+        if self._drains or self.eks_cluster is not None or self.scaling_targets:
             # Before acting on an expiration warning the handler checks whether the block was extended
             # (handler/extension.py). Describe* actions: "*" as for DescribeInstances above (UNCONFIRMED likewise).
             self.role.add_to_policy(
@@ -337,8 +371,14 @@ class CapacityBlockEvents(Construct):
                 )
             )
 
-    def _grant_pcs_drain(self, pcs_login_node_group_id: str) -> None:
-        """SSM Run Command (AWS-RunShellScript) on the PCS login node group's instances, and reading its result."""
+    @property
+    def _drains(self) -> bool:
+        """Whether the handler drains Slurm nodes (PCS login nodes or a ParallelCluster head node)."""
+        return self.pcs_login_node_group_id is not None or self.parallelcluster_cluster_name is not None
+
+    def _grant_slurm_drain(self, sid: str, tags: dict[str, str]) -> None:
+        """SSM Run Command (AWS-RunShellScript) on the instances with ``tags`` (the PCS login node group's, or the
+        ParallelCluster head node: the same conditions remediation's handler uses), and reading its result."""
         stack = cdk.Stack.of(self)
         self.role.add_to_policy(
             iam.PolicyStatement(
@@ -361,10 +401,10 @@ class CapacityBlockEvents(Construct):
         )
         self.role.add_to_policy(
             iam.PolicyStatement(
-                sid="LoginNodesOnly",
+                sid=sid,
                 actions=["ssm:SendCommand"],
                 resources=[stack.format_arn(service="ec2", resource="instance", resource_name="*")],
-                conditions={"StringEquals": {f"ssm:resourceTag/{NODE_GROUP_ID_TAG}": pcs_login_node_group_id}},
+                conditions={"StringEquals": tags},
             )
         )
 
@@ -537,7 +577,7 @@ class CapacityBlockEvents(Construct):
             ),
         }
         if (
-            self.pcs_login_node_group_id is not None
+            self._drains
             or self.eks_cluster is not None
             or self.scaling_targets
             or self.expiry_schedule
@@ -550,13 +590,14 @@ class CapacityBlockEvents(Construct):
             )
         if self.expiry_schedule is not None:
             findings.update(self.expiry_schedule.nag_findings(_nag_text))
-        if self.pcs_login_node_group_id is not None:
+        if self._drains:
             stack = cdk.Stack.of(self)
             region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region
             account = "<AWS::AccountId>" if cdk.Token.is_unresolved(stack.account) else stack.account
             findings[f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:{region}:{account}:instance/*]"] = (
-                "ssm:SendCommand on instance/* is limited by the condition "
-                "ssm:resourceTag/aws:pcs:compute-node-group-id to the PCS login node group's instances"
+                "ssm:SendCommand on instance/* is limited by resource tag conditions to the PCS login node group's "
+                "instances (ssm:resourceTag/aws:pcs:compute-node-group-id) or the ParallelCluster head node "
+                "(ssm:resourceTag/parallelcluster:cluster-name and parallelcluster:node-type)"
             )
         for target in self.scaling_targets:
             if target.kind == AUTO_SCALING_GROUP:

@@ -39,10 +39,14 @@ __all__ = [
 
 
 def job_warning_needs_a_backend(*, job_warning_given: bool, pcs: bool, eks: bool) -> None:
-    """A ``job_warning`` is delivered through a backend: PCS login nodes (``pcs``) or an EKS cluster (``eks``)."""
+    """A ``job_warning`` is delivered through a backend: Slurm on PCS login nodes or a ParallelCluster head node
+    (``pcs``) or an EKS cluster (``eks``)."""
     if job_warning_given and not (pcs or eks):
         raise FmValidationError(
-            "job_warning", "given", "None unless pcs_login_node_group_id or eks_cluster is given (nothing to warn)"
+            "job_warning",
+            "given",
+            "None unless pcs_login_node_group_id, parallelcluster_cluster_name or eks_cluster is given "
+            "(nothing to warn)",
         )
 
 

@@ -6,8 +6,11 @@ a warning only where the group asked for tight placement):
 
 - PCS: no topology plugin is configured by fmconstructs; nodes carry features per network node at most (README).
 - AWS ParallelCluster: ``Scheduling.SlurmSettings.CustomSlurmSettings`` entries (a list of one-key mappings,
-  ParallelCluster 3 configuration format) with ``TopologyPlugin``: ``topology/tree`` is the plugin fmconstructs'
-  DescribeInstanceTopology generator feeds; P6e-GB200 queues without it get ParallelCluster's own ``topology/block``
+  ParallelCluster 3 configuration format) with ``TopologyPlugin``: ``topology/tree`` is reported as fmconstructs'
+  DescribeInstanceTopology generator only when the resource's plan record says fmconstructs set it up
+  (``slurm_topology``, written by ``enable_slurm_topology``, whose refresher runs at a head node creation event);
+  a ``topology/tree`` setting without it is reported as a setting with no topology.conf known to come from
+  fmconstructs. P6e-GB200 queues without it get ParallelCluster's own ``topology/block``
   (issue 21: "ParallelCluster (topology/block for GB200)", cookbook ``pcluster_topology_generator``; UNCONFIRMED here
   against the cookbook source).
 - EKS: Kueue Topology Aware Scheduling when the stack installs the ``kueue`` Helm chart through the CDK's
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._plan_metadata import read_plan_record
 from .assembly import NodeGroup
 
 #: The ``Custom::AWSCDK-EKS-HelmChart`` resource type of aws-cdk-lib's ``aws_eks.HelmChart`` (aws-cdk-lib 2.275.0
@@ -32,6 +36,7 @@ HELM_CHART_TYPE = "Custom::AWSCDK-EKS-HelmChart"
 
 PCS_TOPOLOGY = "none (node features only; see README)"
 PCLUSTER_TREE = "topology/tree from DescribeInstanceTopology (fmconstructs)"
+PCLUSTER_TREE_SETTING_ONLY = "topology/tree (CustomSlurmSettings; no topology.conf from fmconstructs)"
 PCLUSTER_BLOCK = "topology/block (ParallelCluster)"
 KUEUE_TAS = "Kueue TAS"
 HYPERPOD_EKS = "HyperPod (task governance)"
@@ -81,7 +86,7 @@ def _parallelcluster_topology(group: NodeGroup, template: dict[str, Any]) -> str
         return NOT_COMPUTE  # the head node and login pools run no jobs
     plugin = topology_plugin(_pc_config(group, template))
     if plugin == "topology/tree":
-        return PCLUSTER_TREE
+        return PCLUSTER_TREE if _fmconstructs_tree(group, template) else PCLUSTER_TREE_SETTING_ONLY
     if isinstance(plugin, str):
         return f"{plugin} (CustomSlurmSettings)"
     if plugin is not None:
@@ -90,6 +95,14 @@ def _parallelcluster_topology(group: NodeGroup, template: dict[str, Any]) -> str
     if isinstance(itype, str) and itype.startswith("p6e-gb200."):
         return PCLUSTER_BLOCK
     return NONE
+
+
+def _fmconstructs_tree(group: NodeGroup, template: dict[str, Any]) -> bool:
+    """Whether the resource's plan record says fmconstructs writes its topology.conf (see the module docstring)."""
+    logical, _ = _pc_parts(group)
+    record = read_plan_record(_dict(_resources(template).get(logical)))
+    topology = record.fields.get("slurm_topology") if record is not None and record.supported else None
+    return isinstance(topology, dict) and topology.get("source") == "fmconstructs"
 
 
 def _installs_kueue(template: dict[str, Any]) -> bool:

@@ -15,6 +15,15 @@ leading number orders it among the other pieces, and the script. A backend only 
   lines 45-46; the directories are created by recipes/config/config_health_check.rb lines 18-38), so the pieces are
   copied there (:meth:`fmconstructs.parallelcluster.ParallelCluster.add_slurm_scripts`).
 
+Which piece runs first depends on how the backend runs the directory (:class:`SlurmRunOrder`, :func:`run_order`):
+the library's runners go in name order; Slurm's own glob (``Prolog=<dir>/*``) runs the files "in reverse
+alphabetical order (z-a -> Z-A -> 9-0)" and stops at the first that fails (Slurm "Prolog and Epilog Guide",
+doc/html/prolog_epilog.shtml since SchedMD/slurm 19be282 "Clarify ordering of multiple prolog/epilog scripts",
+2024-01; src/plugins/prep/script/prep_script_slurmd.c at 284c3b9: ``glob(3)`` results ``list_push``-ed, i.e.
+prepended, then ``list_for_each``, which stops when a script fails). So a backend whose slurmd runs a glob names
+its pieces so that the one meant to run first sorts last (ParallelCluster:
+:data:`fmconstructs.parallelcluster.slurm_scripts.PROLOG_ORDER`).
+
 A piece may need ``PrologFlags`` (e.g. ``Alloc``, so the prolog runs at allocation on every node of the job);
 :func:`merge_flags` merges flag lists without repeats, keeping the first spelling.
 
@@ -36,9 +45,11 @@ __all__ = [
     "NODE_DIR_TEXT",
     "SLURM_SCRIPT_PATH",
     "SlurmHook",
+    "SlurmRunOrder",
     "SlurmScriptDirs",
     "SlurmScriptPiece",
     "merge_flags",
+    "run_order",
     "slurm_piece_header",
     "slurm_piece_script",
     "slurm_script_files",
@@ -98,6 +109,23 @@ class SlurmHook(str, Enum):
 
     PROLOG = "Prolog"
     EPILOG = "Epilog"
+
+
+class SlurmRunOrder(str, Enum):
+    """How a backend's slurmd runs the files of a prolog or epilog directory (see the module notes)."""
+
+    #: fmconstructs' runners (:func:`fmconstructs.health.install.render_prolog_runner`): name order.
+    NAME = "name"
+    #: Slurm's own glob (``Prolog=<dir>/*``): reverse alphabetical order, byte-wise (z-a -> Z-A -> 9-0).
+    SLURM_GLOB = "slurm-glob"
+
+
+def run_order(names: Iterable[str], order: SlurmRunOrder) -> list[str]:
+    """``names`` in the order slurmd runs them under ``order`` (first runs first)."""
+    checked = check_enum("order", order, SlurmRunOrder)
+    # glob(3) sorts with strcoll(3), so slurmd's locale could reorder names that differ only in punctuation or case
+    # (which locale slurmd has is UNCONFIRMED); names whose leading digits differ sort the same in any locale.
+    return sorted(names, reverse=checked is SlurmRunOrder.SLURM_GLOB)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -27,9 +27,9 @@ NodeHealthOptions             PCS (``PcsCluster(node_health=...)``,        Paral
 ============================  ==========================================  ==========================================
 boot gate (BOOT checks)       systemd unit from the user data, waits for   the queue's ``OnNodeConfigured`` action;
                               ``slurmd``; drains while checking, resumes   never drains while checking (clustermgtd
-                              on pass (:mod:`fmconstructs.pcs.health`)     replaces DRAIN nodes); a failure drains
-                                                                           and fails the bootstrap
-``prolog_checks``             the cluster ``Prolog`` is a runner of        ``prolog.d/85_fmconstructs_node_checks.sh``
+                              on pass (:mod:`fmconstructs.pcs.health`)     replaces DRAIN nodes); a failing node is
+                                                                           held in a reservation, the bootstrap goes on
+``prolog_checks``             the cluster ``Prolog`` is a runner of        ``prolog.d/95_fmconstructs_node_checks.sh``
                               ``/opt/fmconstructs/slurm/prolog.d`` (the    on the head node dispatches to the node's
                               checks, then IMEX)                           own checks; total budget <= 90 s
 ``idle_check_interval_``      the cluster's ``HealthCheckProgram`` (the    not wired

@@ -85,7 +85,7 @@ _DISPATCH = r"""#!/bin/bash
 # fmconstructs prolog dispatch (fmconstructs/health/install.py): runs this node's own prolog checks, @CHECKS@, when
 # its node set-up installed them; other nodes pass.
 checks="${FMCONSTRUCTS_ROOT:-}@CHECKS@" # FMCONSTRUCTS_ROOT: tests only
-if [ ! -x "$checks" ]; then
+@FAILED@if [ ! -x "$checks" ]; then
   exit 0
 fi
 exec "$checks"
@@ -121,9 +121,20 @@ def render_epilog_runner(directory: str) -> str:
     return _EPILOG_RUNNER.replace("@DIR@", _path("directory", directory))
 
 
-def render_prolog_dispatch(checks_path: str) -> str:
-    """A shared prolog that runs the node-local ``checks_path`` when it exists (see the module notes)."""
-    return _DISPATCH.replace("@CHECKS@", _path("checks_path", checks_path))
+_FAILED = """failed="${FMCONSTRUCTS_ROOT:-}@MARKER@" # written by a boot gate that failed (GateHold)
+if [ -f "$failed" ]; then
+  echo "fmconstructs: this node failed its boot checks ($(head -c 200 "$failed")); no job starts here" >&2
+  exit 1
+fi
+"""
+
+
+def render_prolog_dispatch(checks_path: str, *, failed_marker: str | None = None) -> str:
+    """A shared prolog that runs the node-local ``checks_path`` when it exists (see the module notes); with
+    ``failed_marker`` (a boot gate's :attr:`~fmconstructs.health.slurm_gate.GateHold.marker_path`) it fails first on
+    a node whose boot gate failed, so a job that reaches a held node is requeued and the node drained."""
+    failed = "" if failed_marker is None else _FAILED.replace("@MARKER@", _path("failed_marker", failed_marker))
+    return _DISPATCH.replace("@CHECKS@", _path("checks_path", checks_path)).replace("@FAILED@", failed)
 
 
 def render_boot_gate_unit(gate_path: str, *, timeout_seconds: int) -> str:

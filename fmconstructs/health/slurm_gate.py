@@ -8,7 +8,8 @@ The script, run once at boot after ``slurmd`` has registered the node (a boot un
 4. on pass, resumes the node (``scontrol update nodename=<node> state=resume``) only while its drain reason is still
    one of ours (it starts with ``fmconstructs:``): a node an operator drained meanwhile stays drained;
 5. on fail, drains it with ``reason="fmconstructs: <failing check>: <reason>"`` (the first failing check; quotes and
-   newlines removed, at most 200 characters) and exits 1.
+   newlines removed, at most 200 characters) and exits 1; with a :class:`GateHold` it holds the node in a reservation
+   instead (and releases it when a later run passes).
 
 A node already drained by someone else when the gate starts (state ``DRAIN`` with a reason not starting with
 ``fmconstructs:``) is never touched: the checks run and log, its state and reason stay. A node Slurm marked ``DOWN``
@@ -57,8 +58,9 @@ What each backend allows (wired by :mod:`fmconstructs.pcs.health` and :mod:`fmco
   Custom prologs go in ``/opt/slurm/etc/scripts/prolog.d/`` (User Guide "Slurm prolog and epilog";
   ``BatchStartTimeout=180``). Mind clustermgtd: it replaces static nodes whose Slurm state turns DRAIN or DOWN
   (User Guide "Slurm Workload Manager": "the change of the Slurm node status to DRAIN or DOWN"), so on ParallelCluster
-  render the gate with ``drain_while_checking=False`` (a node draining for its checks would be replaced) and expect
-  a failed node to be replaced rather than kept drained.
+  render the gate with ``drain_while_checking=False`` (a node draining for its checks would be replaced) and with a
+  :class:`GateHold`: a failing node is held in a reservation instead of drained, so it stays up with its metrics
+  (``FmNodeCheckFailed``) until remediation replaces it (:mod:`fmconstructs.parallelcluster.health` has the sources).
 
 Tests only (unset on nodes): as :mod:`fmconstructs.health.checks`, plus ``$FMCONSTRUCTS_ROOT<slurm_bin_dir>`` on
 ``PATH`` before the real one.
@@ -67,9 +69,10 @@ Tests only (unset on nodes): as :mod:`fmconstructs.health.checks`, plus ``$FMCON
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .._validate import check_bool, check_count, check_str
-from ..errors import FmValidationError, is_token
+from ..errors import FmTypeError, FmValidationError, is_token
 from .checks import render_check_library
 from .metric_names import NODE_CHECK_REASON_PREFIX
 from .spec import CheckMode, NodeCheckSpec
@@ -79,6 +82,7 @@ __all__ = [
     "IDLE_CHECK_OFF",
     "PARALLELCLUSTER_SLURM_BIN_DIR",
     "REASON_PREFIX",
+    "GateHold",
     "pcs_slurm_bin_dir",
     "render_slurm_boot_gate",
     "render_slurm_idle_check",
@@ -186,22 +190,19 @@ function failure_reason() {
 """
 
 _GATE_MAIN = r"""
+@HOLD_FUNCTIONS@
 if ! wait_for_node; then
   log "GATE: no Slurm node found for $(hostname -s) within ${NODE_WAIT_SECONDS}s; checks run without the gate"
-  run_checks
-  exit $?
-fi
+@UNGATED@fi
 if drained_by_someone_else "$NODE"; then
   log "GATE: ${NODE} is drained by someone else ($(node_field "$NODE" Reason)); checks run, its state stays"
-  run_checks
-  exit $?
-fi
+@UNGATED@fi
 if [ "$DRAIN_WHILE_CHECKING" -eq 1 ]; then
   sctl update nodename="$NODE" state=drain reason="$CHECKING_REASON" ||
     log "GATE: could not drain ${NODE} while the checks run"
 fi
 if run_checks; then
-  if ours_to_resume "$NODE"; then
+@ON_PASS@  if ours_to_resume "$NODE"; then
     sctl update nodename="$NODE" state=resume && log "GATE: ${NODE} passed its checks and takes jobs"
   elif drained_by_someone_else "$NODE"; then
     log "GATE: ${NODE} passed its checks but was drained meanwhile by someone else; left drained"
@@ -210,13 +211,11 @@ if run_checks; then
   fi
   exit 0
 fi
-if drained_by_someone_else "$NODE"; then
+@FAILED@if drained_by_someone_else "$NODE"; then
   log "GATE: ${NODE} failed its checks and was drained meanwhile by someone else; reason left as it is"
 else
   reason=$(failure_reason)
-  sctl update nodename="$NODE" state=drain reason="$reason" || log "GATE: could not drain ${NODE}"
-  log "GATE: ${NODE} drained: ${reason}"
-fi
+@ON_FAIL@fi
 exit 1
 """
 
@@ -285,6 +284,141 @@ _GATE_SCONTROL_SECONDS = 30
 _IDLE_SCONTROL_SECONDS = 5
 
 
+# Without a hold the gate drains a failing node (the original text, byte for byte).
+_DRAIN = {
+    "@HOLD_FUNCTIONS@": "",
+    "@UNGATED@": "  run_checks\n  exit $?\n",
+    "@ON_PASS@": "",
+    "@FAILED@": "",
+    "@ON_FAIL@": '  sctl update nodename="$NODE" state=drain reason="$reason" || log "GATE: could not drain ${NODE}"\n'
+    '  log "GATE: ${NODE} drained: ${reason}"\n',
+}
+
+_HOLD_FUNCTIONS = r"""
+# --- hold (GateHold): a failing node stays up, out of work, in a reservation; never drained or failed by the gate ---
+HOLD_PREFIX="@HOLD_PREFIX@"
+HOLD_MARKER="${root}@HOLD_MARKER@"
+
+function mark_failed() {
+  if ! { mkdir -p "${HOLD_MARKER%/*}" && printf '%s\n' "$1" >"$HOLD_MARKER"; }; then
+    log "GATE: could not write ${HOLD_MARKER}"
+  fi
+}
+
+function clear_failed() {
+  rm -f "$HOLD_MARKER"
+}
+
+function hold_minutes() {
+  case "$1" in
+    @HOLD_UNLIMITED@) echo UNLIMITED ;;
+    *) echo @HOLD_MINUTES@ ;;
+  esac
+}
+
+function hold_node() {
+  local node=$1 reason=$2 name="${HOLD_PREFIX}$1" job
+  if sctl show reservation "$name" >/dev/null 2>&1 ||
+    sctl create reservation ReservationName="$name" Nodes="$node" Users=root StartTime=now \
+      Duration="$(hold_minutes "$node")" Flags=IGNORE_JOBS,OVERLAP >/dev/null; then
+    log "GATE: ${node} held out of work by reservation ${name}: ${reason}"
+  else
+    sctl update nodename="$node" state=drain reason="$reason" || log "GATE: could not drain ${node}"
+    log "GATE: no reservation ${name}; ${node} drained instead: ${reason}"
+  fi
+  sctl update nodename="$node" comment="$reason" || log "GATE: could not set the comment of ${node}"
+  for job in $(timeout 30 squeue -h -w "$node" -o %A 2>/dev/null); do
+    if sctl requeue "$job"; then
+      log "GATE: job ${job} requeued off ${node}"
+    else
+      log "GATE: could not requeue job ${job} off ${node}"
+    fi
+  done
+}
+
+function release_node() {
+  local name="${HOLD_PREFIX}$1"
+  [ -n "$1" ] || return 0
+  if sctl show reservation "$name" >/dev/null 2>&1; then
+    if sctl delete reservation "$name"; then
+      log "GATE: reservation ${name} deleted"
+    else
+      log "GATE: could not delete reservation ${name}"
+    fi
+  fi
+  if [[ "$(node_field "$1" Comment)" == "$REASON_PREFIX"* ]]; then
+    sctl update nodename="$1" comment="" || log "GATE: could not clear the comment of ${1}"
+  fi
+}"""
+
+_HOLD = {
+    "@UNGATED@": '  if run_checks; then\n    clear_failed\n    release_node "$NODE"\n    exit 0\n  fi\n'
+    '  mark_failed "$(failure_reason)"\n  exit 1\n',
+    "@ON_PASS@": '  clear_failed\n  release_node "$NODE"\n',
+    "@FAILED@": 'mark_failed "$(failure_reason)"\n',
+    "@ON_FAIL@": '  hold_node "$NODE" "$reason"\n',
+}
+
+_RESERVATION_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
+_NODE_PATTERN = re.compile(r"[A-Za-z0-9*?_.|\[\]-]{1,1000}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateHold:
+    """How the boot gate keeps a failing node out of work when draining it would get it replaced at once, or failing
+    would end its bootstrap (ParallelCluster: :mod:`fmconstructs.parallelcluster.health`).
+
+    On failure the node is not drained: a Slurm reservation ``<reservation_prefix><node>`` (``Users=root``,
+    ``Flags=IGNORE_JOBS,OVERLAP``, no ``MAINT``) keeps other users' jobs off it (scontrol(1) "RESERVATIONS";
+    Slurm reservations.html), its ``Comment`` gets the failure (``fmconstructs: <check>: <reason>``), jobs already
+    allocated to it are requeued, and ``marker_path`` records the failure for the prolog
+    (:func:`fmconstructs.health.install.render_prolog_dispatch` ``failed_marker``), which fails any job that still
+    reaches the node. If the reservation cannot be created the node is drained instead. On pass the gate deletes its
+    reservation, clears its comment and the marker (a replacement instance under the same node name takes jobs).
+
+    :param reservation_prefix: the reservation's name before the node name.
+    :param unlimited_nodes: a shell ``case`` pattern of the node names held until a passing gate releases them (e.g.
+        ParallelCluster's static nodes ``*-st-*``); other nodes are held for ``minutes`` (a dynamic node's name
+        returns to the pool once its instance is gone).
+    :param minutes: how long other nodes are held.
+    :param marker_path: the node-local file that records a failed gate.
+    """
+
+    reservation_prefix: str = "fmconstructs-node-checks-"
+    unlimited_nodes: str = "*"
+    minutes: int = 30
+    marker_path: str = "/var/lib/fmconstructs/node-checks-failed"
+
+    def __post_init__(self) -> None:
+        check_str(
+            "reservation_prefix",
+            self.reservation_prefix,
+            pattern=_RESERVATION_PREFIX,
+            allowed="a letter, then up to 39 letters, digits, '_' or '-'",
+        )
+        check_str(
+            "unlimited_nodes",
+            self.unlimited_nodes,
+            pattern=_NODE_PATTERN,
+            allowed="a shell case pattern of letters, digits and '*?_.|[]-' (at most 1000 characters)",
+        )
+        check_count("minutes", self.minutes, minimum=1, maximum=1440)
+        check_str("marker_path", self.marker_path, pattern=_ABSOLUTE_PATH, allowed="an absolute path")
+        for name in ("reservation_prefix", "unlimited_nodes", "minutes", "marker_path"):
+            if is_token(getattr(self, name)):
+                raise FmValidationError(name, getattr(self, name), "a literal value (the gate is rendered at synth)")
+
+    def placeholders(self) -> dict[str, str]:
+        """The gate's placeholders for this hold."""
+        functions = (
+            _HOLD_FUNCTIONS.replace("@HOLD_PREFIX@", self.reservation_prefix)
+            .replace("@HOLD_MARKER@", self.marker_path)
+            .replace("@HOLD_UNLIMITED@", self.unlimited_nodes)
+            .replace("@HOLD_MINUTES@", str(self.minutes))
+        )
+        return {"@HOLD_FUNCTIONS@": functions + "\n", **_HOLD}
+
+
 def render_slurm_boot_gate(
     spec: NodeCheckSpec,
     *,
@@ -293,6 +427,7 @@ def render_slurm_boot_gate(
     drain_while_checking: bool = True,
     node_wait_seconds: int = 300,
     ready_command: str | None = None,
+    hold: GateHold | None = None,
 ) -> str:
     """The boot gate (``#!/bin/bash``): drain, run the BOOT checks, resume or keep drained with the reason.
 
@@ -304,6 +439,8 @@ def render_slurm_boot_gate(
     :param ready_command: one shell line that succeeds once the node may be looked up (e.g. ``pgrep -x slurmd``
         where the gate starts before ``slurmd``: PCS user data); polled with the node name within
         ``node_wait_seconds``. Default: none (look the node up at once).
+    :param hold: keep a failing node out of work without draining it (:class:`GateHold`); the gate still exits 1
+        on failure. Default: none (drain it).
     """
     _check_commands(slurm_bin_dir=slurm_bin_dir, node_name_command=node_name_command, ready_command=ready_command)
     check_bool("drain_while_checking", drain_while_checking)
@@ -315,6 +452,10 @@ def render_slurm_boot_gate(
         "@DRAIN_WHILE_CHECKING@": "1" if drain_while_checking else "0",
         "@READY@": "  true" if ready_command is None else f"  {ready_command}",
     }
+    if hold is not None and not isinstance(hold, GateHold):
+        raise FmTypeError("hold", hold, "a GateHold or None")
+    # The hold's text first: its functions hold placeholders of their own and the gate's (none of which repeat).
+    values = {**(_DRAIN if hold is None else hold.placeholders()), **values}
     return render_check_library(spec, CheckMode.BOOT) + _fill(_GATE, values)
 
 

@@ -82,10 +82,10 @@ from .cluster_bootstrap import IMEX_STEP as IMEX_STEP
 from .cluster_bootstrap import POLICY_NAME_MAX_LENGTH as POLICY_NAME_MAX_LENGTH
 from .cluster_bootstrap import POLICY_NAME_PREFIX as POLICY_NAME_PREFIX
 from .cluster_bootstrap import _ClusterBootstraps
-from .cluster_config import SEQUENCE_MIN_VERSION as SEQUENCE_MIN_VERSION
 from .cluster_config import _ClusterConfig, _ConfigProducer, _WriteYaml
 from .cluster_lustre import LUSTRE_EFA_STEP as LUSTRE_EFA_STEP
 from .cluster_lustre import _ClusterLustreEfa
+from .config import SEQUENCE_MIN_VERSION as SEQUENCE_MIN_VERSION
 from .config import (
     HeadNode,
     LoginNodePool,

@@ -28,11 +28,13 @@ from ..errors import FmTypeError, FmValidationError
 from ..health import NodeHealthOptions
 from .config import (
     QUEUE_EVENTS,
+    SEQUENCE_MIN_VERSION,
     CustomActionEvent,
     HeadNode,
     LoginNodePool,
     SlurmQueue,
 )
+from .config import version_tuple as _version
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
 
 if TYPE_CHECKING:
@@ -87,7 +89,10 @@ class _ClusterBootstraps(_Construct):
     head_node: HeadNode
     queues: tuple[SlurmQueue, ...]
     login_nodes: tuple[LoginNodePool, ...]
-    _bootstraps: dict[tuple[str, str, CustomActionEvent], tuple[ScriptAction, str]]
+    # (section kind, name, event) -> the bootstraps' script actions and their policy ARNs, in order (queues and login
+    # pools take one per event; the head node's events run every piece, :meth:`add_head_node_bootstrap`)
+    _bootstraps: dict[tuple[str, str, CustomActionEvent], list[tuple[ScriptAction, str]]]
+    version: str
     _attached_bootstraps: list[tuple[NodeBootstrap, list[tuple[str, str]], CustomActionEvent]]
     _bootstrap_policies: list[iam.ManagedPolicy]
     _imex_bootstrap: NodeBootstrap | None
@@ -163,20 +168,49 @@ class _ClusterBootstraps(_Construct):
         event: CustomActionEvent = CustomActionEvent.ON_NODE_CONFIGURED,
         statements: Sequence[iam.PolicyStatement] = (),
     ) -> iam.ManagedPolicy:
-        """Run ``bootstrap`` on the head node as its ``HeadNode.CustomActions.<event>`` (OnNodeStart,
+        """Run ``bootstrap`` on the head node as a piece of its ``HeadNode.CustomActions.<event>`` (OnNodeStart,
         OnNodeConfigured or OnNodeUpdated: HeadNodeCustomActionsSchema; OnNodeUpdated runs on ``pcluster
-        update-cluster``). Same delivery and IAM as :meth:`add_node_bootstrap`: ``HeadNode.Iam.S3Access`` on the two
-        objects (HeadNodeIamSchema has S3Access) and the managed policy in ``HeadNode.Iam.AdditionalIamPolicies``.
-        One bootstrap per event; not with the head node's own ``on_node_start``/``on_node_configured`` for that
-        event. Returns the policy."""
+        update-cluster`` only, not when the cluster is created). Same delivery and IAM as :meth:`add_node_bootstrap`:
+        ``HeadNode.Iam.S3Access`` on the two objects (HeadNodeIamSchema has S3Access) and the managed policy in
+        ``HeadNode.Iam.AdditionalIamPolicies``.
+
+        The cluster owns each head node event and runs every piece given for it, in the order given, after the head
+        node's own ``on_node_start``/``on_node_configured``: one piece renders as ``{Script, Args}`` as before, several
+        as a ``Sequence`` (User Guide "custom-bootstrap-actions-config-v3": ``Sequence``, "added in AWS ParallelCluster
+        version 3.6.0", runs its scripts in order), so node health, IMEX, topology and Slurm scripts each add their
+        own piece. ParallelCluster refuses any change to the head node's OnNodeStart/OnNodeConfigured on an existing
+        cluster (aws-parallelcluster 3.16.1 cluster_schema.py HeadNodeCustomActionsSchema: UpdatePolicy.UNSUPPORTED;
+        OnNodeUpdated is SUPPORTED): adding a piece there is a create-time choice. Returns the policy."""
         check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
         check_enum("event", event, CustomActionEvent)
+        entries = self._bootstraps.get((_HEAD, _HEAD, event), [])
+        if any(b is bootstrap and event is e for b, _, e in self._attached_bootstraps):
+            raise FmValidationError("bootstrap", bootstrap.node.path, f"a bootstrap not already in {event.value}")
         field_name = _EVENT_FIELDS.get(event)
-        if field_name is not None and getattr(self.head_node, field_name) is not None:
-            raise FmValidationError("event", event.value, f"an event the head node has no {field_name} of its own for")
-        if (_HEAD, _HEAD, event) in self._bootstraps:
-            raise FmValidationError("event", event.value, "an event without a head node bootstrap already")
+        own = field_name is not None and getattr(self.head_node, field_name) is not None
+        if (entries or own) and _version(self.version) < SEQUENCE_MIN_VERSION:
+            raise FmValidationError(
+                "version",
+                self.version,
+                f"3.6.0 or later: the head node's {event.value} runs several scripts as a CustomActions Sequence "
+                "(User Guide custom-bootstrap-actions-config-v3)",
+            )
         return self._attach(bootstrap, [(_HEAD, _HEAD)], event, statements, "the ParallelCluster head node")
+
+    def head_node_pieces(self, event: CustomActionEvent) -> list[NodeBootstrap]:
+        """The bootstraps the head node runs at ``event``, in order."""
+        check_enum("event", event, CustomActionEvent)
+        return [b for b, targets, e in self._attached_bootstraps if e is event and (_HEAD, _HEAD) in targets]
+
+    def _check_unattached(self, parameter: str, bootstrap: NodeBootstrap) -> None:
+        """A bootstrap given to a feature must take its step before it is attached (its archive is built then)."""
+        if any(b is bootstrap for b, _, _ in self._attached_bootstraps):
+            raise FmValidationError(
+                parameter,
+                bootstrap.node.path,
+                "a bootstrap not attached yet (attaching builds its archive, so a later step fails synthesis); omit "
+                f"{parameter} and the feature adds its own piece to the head node's event",
+            )
 
     def add_login_node_bootstrap(
         self,
@@ -248,7 +282,7 @@ class _ClusterBootstraps(_Construct):
         )
         self._bootstrap_policies.append(policy)
         for kind, name in targets:
-            self._bootstraps[(kind, name, event)] = (action, policy.managed_policy_arn)
+            self._bootstraps.setdefault((kind, name, event), []).append((action, policy.managed_policy_arn))
         self._attached_bootstraps.append((bootstrap, targets, event))
         return policy
 
@@ -271,9 +305,10 @@ class _ClusterBootstraps(_Construct):
         ``MessageTimeout: 240``. Jobs that need IMEX run exclusively (``--exclusive``, or a queue with
         ``job_exclusive_allocation=True``): the prolog skips other jobs.
 
-        ``bootstrap`` (default: a new one run as the head node's OnNodeStart, as the page does): the head node
-        bootstrap that gets the ``nvidia-imex-prolog`` step; when you give one, attach it to the head node with
-        :meth:`add_head_node_bootstrap` after this call (checked at synthesis). Returns the bootstrap."""
+        ``bootstrap`` (default: a new one, a piece of the head node's OnNodeStart as the page does, next to any
+        other piece of that event): the head node bootstrap that gets the ``nvidia-imex-prolog`` step; when you give
+        one (not attached yet), attach it to the head node with :meth:`add_head_node_bootstrap` after this call
+        (checked at synthesis). Returns the bootstrap."""
         if self._imex_bootstrap is not None:
             raise FmValidationError("enable_imex", "called twice", "one call per cluster")
         ultra = [
@@ -289,6 +324,7 @@ class _ClusterBootstraps(_Construct):
         if bootstrap is None:
             bootstrap = NodeBootstrap(self, "ImexBootstrap", name=IMEX_BOOTSTRAP_NAME)
         check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
+        self._check_unattached("bootstrap", bootstrap)
         bootstrap.add_step(IMEX_STEP, files=imex_prolog_files())
         self._imex_bootstrap = bootstrap
         self._custom_slurm_settings.extend(dict(setting) for setting in IMEX_CUSTOM_SLURM_SETTINGS)
@@ -306,11 +342,12 @@ class _ClusterBootstraps(_Construct):
         node_bootstrap: NodeBootstrap | None = None,
     ) -> list[NodeBootstrap]:
         """Node-join checks on the GPU queues ``queues`` (default: every queue), :mod:`.health`: each node runs the
-        boot gate as its queue's OnNodeConfigured action (never drained while healthy; a failing node fails its
-        bootstrap, drained with the failing check as reason, and is replaced) and, with ``options.prolog_checks``,
-        the PROLOG checks before every job from ``/opt/slurm/etc/scripts/prolog.d/`` (installed by
-        ``head_bootstrap``, default: a new one run as the head node's OnNodeConfigured; give your own to share it,
-        then attach it with :meth:`add_head_node_bootstrap`). ``options`` default: ``NodeHealthOptions()``. Each
+        boot gate as its queue's OnNodeConfigured action (never drained; a failing node is held out of work in a
+        Slurm reservation with the failing check as its comment, the bootstrap goes on, and remediation replaces it)
+        and, with ``options.prolog_checks``, the PROLOG checks before every job from
+        ``/opt/slurm/etc/scripts/prolog.d/95_fmconstructs_node_checks.sh`` (installed by ``head_bootstrap``, default:
+        a new piece of the head node's OnNodeConfigured; give your own, not attached yet, to share it, then attach it
+        with :meth:`add_head_node_bootstrap`). ``options`` default: ``NodeHealthOptions()``. Each
         queue takes no other OnNodeConfigured bootstrap. ``node_bootstrap``: for one queue, add the ``node-health``
         step to this bootstrap (the queue's OnNodeConfigured, which you attach with :meth:`add_node_bootstrap` after
         this call) instead of a new one, so the checks run after your own steps. Returns the bootstraps created or
@@ -336,9 +373,12 @@ class _ClusterBootstraps(_Construct):
         EC2 DescribeInstanceTopology (:mod:`.topology`): ``TopologyPlugin: topology/tree`` in CustomSlurmSettings, a
         head node bootstrap (default: a new one run as the head node's ``event``, OnNodeStart) installing a systemd
         timer that rewrites ``/opt/slurm/etc/topology.conf`` and runs ``scontrol reconfigure`` when nodes join or
-        leave. Refused on clusters with p6e-gb200 queues (ParallelCluster writes their topology/block itself). With
-        your own ``bootstrap``, attach it with :meth:`add_head_node_bootstrap` after this call, giving
-        ``statements=fmconstructs.parallelcluster.topology.topology_statements()``. Returns the bootstrap."""
+        leave. Refused on clusters with p6e-gb200 queues (ParallelCluster writes their topology/block itself). The
+        bootstrap is a piece of the head node's ``event`` next to the others (IMEX, the Slurm scripts); ``event`` must
+        run at creation (OnNodeStart or OnNodeConfigured). With your own ``bootstrap`` (not attached yet), attach it
+        with :meth:`add_head_node_bootstrap` at one of those events after this call, giving
+        ``statements=fmconstructs.parallelcluster.topology.topology_statements()`` (checked at synthesis). Returns
+        the bootstrap."""
         from .topology import enable_slurm_topology
 
         return enable_slurm_topology(

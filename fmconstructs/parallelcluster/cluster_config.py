@@ -30,6 +30,7 @@ from .accounting import (
 )
 from .cluster_bootstrap import _HEAD, _LOGIN, _QUEUE
 from .config import (
+    SEQUENCE_MIN_VERSION,
     CustomActionEvent,
     HeadNode,
     LoginNodePool,
@@ -38,6 +39,7 @@ from .config import (
     QueueUpdateStrategy,
     SharedLustre,
     SlurmQueue,
+    version_tuple,
 )
 from .review import review_header
 from .slurm_scripts import merge_prolog_flag_settings
@@ -46,10 +48,6 @@ if TYPE_CHECKING:
     _Construct = Construct  # mypy sees the mixin as a construct; at run time it is a plain class
 else:
     _Construct = object
-
-# User Guide "custom-bootstrap-actions-config-v3": "Using the Sequence setting (added in AWS ParallelCluster version
-# 3.6.0)"; aws-parallelcluster 3.16.1 cluster_schema.py OneOrManyCustomActionField takes Script or Sequence.
-SEQUENCE_MIN_VERSION = (3, 6, 0)
 
 
 @jsii.implements(IAspect)
@@ -113,7 +111,7 @@ class _ClusterConfig(_Construct):
     slurm_accounting: SlurmAccounting | None
     node_security_group: ec2.ISecurityGroup | None
     _overrides: list[tuple[str, Any]]
-    _bootstraps: dict[tuple[str, str, CustomActionEvent], tuple[ScriptAction, str]]
+    _bootstraps: dict[tuple[str, str, CustomActionEvent], list[tuple[ScriptAction, str]]]
     _custom_slurm_settings: list[dict[str, Any]]
     _lustre_efa: dict[str, tuple[ScriptAction, str]]
 
@@ -138,13 +136,18 @@ class _ClusterConfig(_Construct):
             sections[(_QUEUE, queue["Name"])] = queue
         for pool in config.get("LoginNodes", {}).get("Pools", []):
             sections[(_LOGIN, pool["Name"])] = pool
-        for (kind, name, event), (action, policy_arn) in self._bootstraps.items():
+        for (kind, name, event), entries in self._bootstraps.items():
             section = sections[(kind, name)]
-            section.setdefault("CustomActions", {})[event.value] = {
-                "Script": action.script_url,
-                "Args": list(action.args),
-            }
-            self._grant(section, kind, action, policy_arn)
+            actions = section.setdefault("CustomActions", {})
+            scripts = [{"Script": action.script_url, "Args": list(action.args)} for action, _ in entries]
+            own = actions.get(event.value)  # the head node's own on_node_start / on_node_configured runs first
+            if own is not None:
+                scripts = [*own.get("Sequence", [own]), *scripts]
+            # One script keeps the {Script, Args} form (the template of a single-piece event is unchanged); several
+            # run as a Sequence, in order (checked for 3.6.0+ when the piece was added).
+            actions[event.value] = scripts[0] if len(scripts) == 1 else {"Sequence": scripts}
+            for action, policy_arn in entries:
+                self._grant(section, kind, action, policy_arn)
         for name, (action, policy_arn) in self._lustre_efa.items():
             # First in the queue's OnNodeStart, before its own action or bootstrap (a Sequence runs in order, before
             # ParallelCluster's own bootstrap: User Guide custom-bootstrap-actions-config-v3).
@@ -161,7 +164,7 @@ class _ClusterConfig(_Construct):
             self._grant(section, _QUEUE, action, policy_arn)
 
     def _check_sequence_version(self, queue: str) -> None:
-        if tuple(int(part) for part in self.version.split(".")) < SEQUENCE_MIN_VERSION:
+        if version_tuple(self.version) < SEQUENCE_MIN_VERSION:
             raise FmValidationError(
                 "version",
                 self.version,

@@ -120,10 +120,21 @@ class _ClusterLustreEfa(_Construct):
         """With an EFA-enabled shared file system, :data:`LUSTRE_EFA_METADATA_KEY` on the resource: each queue's EFA
         interfaces per node for LNet, 0 for a queue that mounts over TCP (what ``fmc plan`` counts), in the plan record
         (:mod:`fmconstructs._plan_metadata`) the resource always carries."""
+        self._write_plan_record()
+
+    def _write_plan_record(self, *, slurm_topology: dict[str, str] | None = None) -> None:
+        """The plan record, with ``slurm_topology`` once :meth:`enable_slurm_topology` configured it (it replaces the
+        record written at construction)."""
         marker = None
         if any(shared.file_system.efa_enabled for shared in self.shared_storage):
             marker = {queue.name: self.lustre_efa_interfaces.get(queue.name, 0) for queue in self.queues}
-        write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="parallelcluster", lustre_efa_interfaces=marker)
+        write_plan_record(
+            self.resource,
+            PlanKind.NODE_GROUP,
+            backend="parallelcluster",
+            lustre_efa_interfaces=marker,
+            slurm_topology=slurm_topology,
+        )
 
     def _lustre_efa_plan(
         self, queue: SlurmQueue, storage: Sequence[SharedLustre]

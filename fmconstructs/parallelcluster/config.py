@@ -156,6 +156,15 @@ class CustomActionEvent(str, Enum):
 #: The events a Slurm queue's ``CustomActions`` accept (QueueCustomActionsSchema).
 QUEUE_EVENTS = frozenset({CustomActionEvent.ON_NODE_START, CustomActionEvent.ON_NODE_CONFIGURED})
 
+# User Guide "custom-bootstrap-actions-config-v3": "Using the Sequence setting (added in AWS ParallelCluster version
+# 3.6.0)"; aws-parallelcluster 3.16.1 cluster_schema.py OneOrManyCustomActionField takes Script or Sequence.
+SEQUENCE_MIN_VERSION = (3, 6, 0)
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"3.16.1"`` -> ``(3, 16, 1)`` (versions are checked against VERSION_PATTERN by the cluster)."""
+    return tuple(int(part) for part in version.split("."))
+
 
 @dataclass(frozen=True, kw_only=True)
 class CustomAction:

@@ -34,8 +34,11 @@ Not done, and why:
   reconfigure``; workaround ``Topology=default:<BlockName>`` on node lines) concerns that block file and is left to
   ParallelCluster; this refresher writes tree topology and runs ``scontrol reconfigure`` whenever membership changes.
 - ``topology.yaml`` (UNCONFIRMED fields, see :mod:`fmconstructs.topology.slurm`).
-- On by default: not yet; the head node takes one bootstrap per event, so turning it on silently would take the
-  OnNodeStart event users may want. Call :meth:`ParallelCluster.enable_slurm_topology`.
+- On by default: no (a new piece of the head node's OnNodeStart is a change ParallelCluster refuses on an existing
+  cluster). Call :meth:`ParallelCluster.enable_slurm_topology`, or ``ParallelClusterOptions(slurm_topology=True)`` on
+  :class:`~fmconstructs.platform.TrainingPlatform`: the refresher is its own piece of the head node's OnNodeStart,
+  next to IMEX and the Slurm scripts (:meth:`ParallelCluster.add_head_node_bootstrap` composes them), and a bootstrap
+  that would only run at OnNodeUpdated (which does not run when the cluster is created) is refused.
 
 UNCONFIRMED: the ``aws`` CLI and ``python3`` (3.9 or later) on ParallelCluster's head node AMIs; ``/opt/slurm/etc``
 present at OnNodeStart; ParallelCluster leaving a topology.conf it did not write in place on non-GB200 clusters.
@@ -48,11 +51,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import jsii
 from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
+from constructs import IValidation
 
 from .. import _nag
-from .._validate import check_count, check_instance, known
+from .._validate import check_count, check_enum, check_instance, known
 from ..bootstrap import NodeBootstrap
 from ..errors import FmValidationError
 from ..topology import slurm as _slurm
@@ -75,6 +80,8 @@ __all__ = [
 ]
 
 TOPOLOGY_STEP = "slurm-topology"
+#: The head node events that run when the cluster is created (OnNodeUpdated runs on updates only).
+CREATION_EVENTS = (CustomActionEvent.ON_NODE_START, CustomActionEvent.ON_NODE_CONFIGURED)
 TOPOLOGY_DIR = "/opt/fmconstructs/topology"
 RENDERER_PATH = f"{TOPOLOGY_DIR}/slurm_topology.py"
 REFRESH_PATH = f"{TOPOLOGY_DIR}/refresh.sh"
@@ -83,6 +90,8 @@ UNIT = "fmconstructs-slurm-topology"
 #: ParallelCluster's Slurm configuration directory (User Guide "Slurm prolog and epilog": /opt/slurm/etc/...).
 TOPOLOGY_CONF_PATH = "/opt/slurm/etc/topology.conf"
 TOPOLOGY_SLURM_SETTINGS: tuple[dict[str, str], ...] = ({"TopologyPlugin": "topology/tree"},)
+#: The plan record's ``slurm_topology`` (:mod:`fmconstructs._plan_metadata`): what ``fmc plan`` reports.
+PLAN_TOPOLOGY = {"plugin": "topology/tree", "source": "fmconstructs"}
 # EC2 User Guide "Prerequisites for Amazon EC2 topology", Instance types (3 network nodes: p5.48xlarge, p5e.48xlarge,
 # p5en.48xlarge; 4: p6-b200.48xlarge, p6-b300.48xlarge). p6e-gb200 is ParallelCluster's own (module docstring).
 TOPOLOGY_INSTANCE_TYPES = frozenset(
@@ -211,6 +220,23 @@ def _commands(cluster: ParallelCluster, types: list[str]) -> list[str]:
     ]
 
 
+@jsii.implements(IValidation)
+class _TopologyAtCreation:
+    """The bootstrap holding the refresher runs on the head node at OnNodeStart or OnNodeConfigured, so a new cluster
+    has topology.conf (``fmc plan`` reports ``topology/tree`` from the TopologyPlugin setting alone)."""
+
+    def __init__(self, cluster: ParallelCluster, bootstrap: NodeBootstrap) -> None:
+        self._cluster, self._bootstrap = cluster, bootstrap
+
+    def validate(self) -> list[str]:
+        if any(self._bootstrap in self._cluster.head_node_pieces(event) for event in CREATION_EVENTS):
+            return []
+        return [
+            f"enable_slurm_topology: bootstrap {self._bootstrap.node.path} holds the topology refresher but does not "
+            "run on the head node at OnNodeStart or OnNodeConfigured: attach it with add_head_node_bootstrap"
+        ]
+
+
 def topology_statements() -> list[iam.PolicyStatement]:
     """The head node's permissions for the refresher: give them as ``statements`` to
     :meth:`ParallelCluster.add_head_node_bootstrap` when you pass your own ``bootstrap``."""
@@ -233,8 +259,17 @@ def enable_slurm_topology(
     check_count("interval_minutes", interval_minutes, minimum=1, maximum=1440)
     if not known(interval_minutes):
         raise FmValidationError("interval_minutes", interval_minutes, "a number known at synthesis (1 to 1440)")
+    check_enum("event", event, CustomActionEvent)
+    if event not in CREATION_EVENTS:
+        raise FmValidationError(
+            "event",
+            event.value,
+            "OnNodeStart or OnNodeConfigured (OnNodeUpdated runs on pcluster update-cluster only: the cluster would "
+            "be created with TopologyPlugin=topology/tree and no topology.conf)",
+        )
     if bootstrap is not None:
         check_instance("bootstrap", bootstrap, NodeBootstrap, "a NodeBootstrap")
+        cluster._check_unattached("bootstrap", bootstrap)
     gb200 = [q.name for q in cluster.queues if any(_GB200.match(r.instance_type) for r in q.compute_resources)]
     if gb200:
         raise FmValidationError(
@@ -254,6 +289,8 @@ def enable_slurm_topology(
         bootstrap = NodeBootstrap(cluster, "SlurmTopology", name="slurm-topology")
     bootstrap.add_step(TOPOLOGY_STEP, _commands(cluster, types), files=_files(cluster.queues, interval_minutes))
     cluster.add_custom_slurm_settings(TOPOLOGY_SLURM_SETTINGS[0])
+    cluster.node.add_validation(_TopologyAtCreation(cluster, bootstrap))
+    cluster._write_plan_record(slurm_topology=PLAN_TOPOLOGY)
     if own:
         policy = cluster.add_head_node_bootstrap(bootstrap, event=event, statements=topology_statements())
         _nag.acknowledge(

@@ -17,6 +17,7 @@ from .options import (
     StorageObjective,
 )
 from .platform import Backend, TrainingPlatform
+from .scheduling import PlatformCapacityEvents
 
 __all__ = [
     "DEFAULT_THROUGHPUT_MBPS_PER_TIB",
@@ -28,6 +29,7 @@ __all__ = [
     "Orchestrator",
     "ParallelClusterOptions",
     "PcsOptions",
+    "PlatformCapacityEvents",
     "PlatformHealth",
     "PlatformObservability",
     "PlatformStorage",

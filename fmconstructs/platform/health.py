@@ -73,6 +73,7 @@ from ..health import (
 from ..health.nccl import JOB_NAME, REPORT_PATH, SCRIPT_NAME, TEXTFILE_DIR, report_script
 from ..health.nccl_eks import _check_image
 from ..observability.collection import NodeLabels, node_collection_commands
+from ..observability.sources import DOWNLOAD_FAILED_MARKER
 from ..observability.workspace import PrometheusWorkspace
 from ..remediation import NodeRemediation, RemediationPolicy, RemediationTarget
 from . import rules
@@ -259,8 +260,9 @@ def wire_pcs_nccl(login_group: Any, spec: NcclCheckSpec, *, slurm_version: str) 
 def parallelcluster_head_steps(head: NodeBootstrap, cluster: Any, spec: NcclCheckSpec) -> None:
     """ParallelCluster: root's scrontab on the head node (``ScronParameters=enable`` added to the cluster's
     ``CustomSlurmSettings``) and the publish units there. Scrontab is installed from the head node's
-    ``OnNodeConfigured`` action, after ParallelCluster configured Slurm (whether slurmctld already answers then is
-    UNCONFIRMED: the step retries for five minutes)."""
+    ``OnNodeConfigured`` action, after ParallelCluster configured Slurm (slurmctld is started by the cookbook's
+    recipes/config/config_head_node.rb, before ``fetch_and_run -postinstall``; aws-parallelcluster-cookbook f75d84c):
+    :func:`scrontab_install_commands` tries for five minutes, then says so loudly."""
     scrontab = f"{NCCL_DIR}/scrontab"
     files = {
         f"{NCCL_DIR}/{SCRIPT_NAME}": (render_sbatch(spec), 0o755),
@@ -268,15 +270,55 @@ def parallelcluster_head_steps(head: NodeBootstrap, cluster: Any, spec: NcclChec
         scrontab: (render_scrontab(spec), 0o644),
         **_units(render_publish_units(spec, squeue=f"{PARALLELCLUSTER_SLURM_BIN_DIR}/squeue")),
     }
-    install = f"{PARALLELCLUSTER_SLURM_BIN_DIR}/scrontab {scrontab}"
     commands = [
         *_install_script(spec),
-        f"for i in $(seq 30); do {install} && break; sleep 10; done",
+        *scrontab_install_commands(f"{PARALLELCLUSTER_SLURM_BIN_DIR}/scrontab", scrontab),
         "systemctl daemon-reload",
         "systemctl enable --now fm-nccl-publish.timer",
     ]
     head.add_step(NCCL_STEP, commands, files=files)
     cluster.add_custom_slurm_settings(SCRONTAB_SLURM_SETTINGS)
+
+
+#: The textfile of the NCCL check's install report (its own file: the collectors rewrite ``fm_bootstrap.prom``; node
+#: exporter merges a metric without HELP across files, prometheus/node_exporter collector/textfile.go at 61c461c).
+NCCL_INSTALL_TEXTFILE = "fm_bootstrap_nccl.prom"
+#: The ``component`` label of the install report.
+NCCL_INSTALL_COMPONENT = "nccl-check"
+#: Attempts and the pause between them: five minutes for slurmctld to take root's scrontab.
+SCRONTAB_ATTEMPTS, SCRONTAB_PAUSE_SECONDS = 30, 10
+
+
+def scrontab_install_commands(
+    scrontab_bin: str,
+    scrontab: str,
+    *,
+    textfile_dir: str = TEXTFILE_DIR,
+    attempts: int = SCRONTAB_ATTEMPTS,
+    pause_seconds: int = SCRONTAB_PAUSE_SECONDS,
+) -> list[str]:
+    """Install ``scrontab`` as root's, retried; the outcome as ``fm_bootstrap_download_failed{component="nccl-check"}``
+    (0 or 1, the ``NodeBootstrapDownloadFailed`` alert) and, on failure, one ``FMCONSTRUCTS-DOWNLOAD-FAILED
+    component=nccl-check:`` line in the boot log. The step goes on either way: the head node's later steps (prolog
+    checks, topology) must still run, and failing the head node's OnNodeConfigured fails the cluster's creation."""
+    textfile = f"{textfile_dir}/{NCCL_INSTALL_TEXTFILE}"
+    return [
+        "fm_nccl_install() {",
+        f"  local try; for try in $(seq {attempts}); do",
+        f"    {shlex.quote(scrontab_bin)} {shlex.quote(scrontab)} && return 0",
+        f'    [ "$try" -lt {attempts} ] && sleep {pause_seconds}',
+        "  done",
+        "  return 1",
+        "}",
+        "if fm_nccl_install; then fm_nccl_failed=0; else",
+        "  fm_nccl_failed=1",
+        f'  echo "{DOWNLOAD_FAILED_MARKER} component={NCCL_INSTALL_COMPONENT}: scrontab {scrontab} (root) was not '
+        f"accepted in {attempts} tries over {attempts * pause_seconds // 60} minutes "
+        '(slurmctld down, or ScronParameters=enable missing from slurm.conf): the NCCL check will not run" >&2',
+        "fi",
+        f'echo "fm_bootstrap_download_failed{{component=\\"{NCCL_INSTALL_COMPONENT}\\"}} $fm_nccl_failed" '
+        f'>"{textfile}.tmp" && mv "{textfile}.tmp" "{textfile}"',
+    ]
 
 
 def parallelcluster_head_collectors(

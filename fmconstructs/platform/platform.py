@@ -100,6 +100,7 @@ from .options import (
     PlatformStorage,
 )
 from .placement import check_services_subnet, default_subnet, warn_cross_zone
+from .scheduling import PlatformCapacityEvents, capacity_events_act_on_a_block, check_capacity_block_events
 
 if TYPE_CHECKING:
     from ..serving.model_server import ModelServer
@@ -144,7 +145,13 @@ class TrainingPlatform(Construct):
         block's Slurm nodes (SSM Run Command on the login node group) and EKS cordons its nodes
         (:class:`~fmconstructs.capacity_events.CapacityBlockEvents`, as FmPcsP5 wires it); with
         ``EksOptions(capacity_block_scaling=CapacityBlockScaling.ON_BLOCK_EVENTS)`` it also scales the EKS GPU node
-        group to ``nodes`` when the block is delivered and to 0 on the expiration warning. Default True.
+        group to ``nodes`` when the block is delivered and to 0 on the expiration warning. A
+        :class:`~fmconstructs.platform.PlatformCapacityEvents` turns them on with its drain lead times and job
+        warning (a signal to the block's Slurm jobs, a warning on its pods) and, on ParallelCluster, drains and warns
+        on the head node too (:mod:`~fmconstructs.platform.scheduling` says what each backend does). Default True.
+    :param slurm_topology: Slurm ``topology/tree`` from DescribeInstanceTopology (ParallelCluster on P5/P6 types:
+        :meth:`~fmconstructs.parallelcluster.ParallelCluster.enable_slurm_topology`, a piece of the head node's
+        OnNodeStart); refused on the other backends with the reason. Default False.
     :param health: cluster health (:class:`~fmconstructs.platform.PlatformHealth`, see
         :mod:`~fmconstructs.platform.health`): node-join checks, the scheduled NCCL check and node remediation (a dry
         run unless ``replace_nodes=True``).
@@ -168,13 +175,14 @@ class TrainingPlatform(Construct):
         storage: PlatformStorage | None = None,
         observability: PlatformObservability | None = None,
         access_logs_bucket: s3.IBucket | None = None,
-        capacity_block_events: bool = True,
+        capacity_block_events: bool | PlatformCapacityEvents = True,
+        slurm_topology: bool = False,
         health: PlatformHealth | None = _DEFAULT_HEALTH,
         outputs: bool = True,
     ) -> None:
         check_scope_id(scope, id)
         props = _check_props(_Given.of(locals()))
-        self._keep_choices(props, orchestrator, observability, capacity_block_events)
+        self._keep_choices(props, orchestrator, observability, capacity_block_events, slurm_topology)
         plan = self._validate(props, orchestrator, storage, observability, health)
         self._hyperpod_chart = hyperpod_chart(scope, orchestrator)
         super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
@@ -191,7 +199,8 @@ class TrainingPlatform(Construct):
         props: _Props,
         orchestrator: Orchestrator,
         observability: PlatformObservability | None,
-        capacity_block_events: bool,
+        capacity_block_events: bool | PlatformCapacityEvents,
+        slurm_topology: bool,
     ) -> None:
         """What the checks need (kept before the construct exists)."""
         self.instance_spec: InstanceSpec = props.instance_spec
@@ -201,7 +210,11 @@ class TrainingPlatform(Construct):
         self.backend: Backend = props.adapter.backend
         self.orchestrator: Orchestrator = orchestrator
         self._observability_choice = observability
-        self._events_on = capacity_block_events
+        self._events_on = capacity_block_events is not False
+        #: ``capacity_block_events`` when it is a PlatformCapacityEvents (None for True/False).
+        self.capacity_event_options: PlatformCapacityEvents | None = check_capacity_block_events(capacity_block_events)
+        #: Whether the platform sets up Slurm topology (``slurm_topology``).
+        self.slurm_topology: bool = slurm_topology
 
     def _keep_plan(
         self,
@@ -269,7 +282,7 @@ class TrainingPlatform(Construct):
         self.hyperpod_dependencies = result.hyperpod_dependencies
         self._outputs.update(result.outputs)
 
-    def _finish(self, *, capacity_block_events: bool, outputs: bool) -> None:
+    def _finish(self, *, capacity_block_events: bool | PlatformCapacityEvents, outputs: bool) -> None:
         """What every backend shares once its parts exist: warnings, alarms, events, remediation and outputs."""
         _warn_local_zone(self)
         alerts = self.prometheus_workspace.alert_topic if self.prometheus_workspace is not None else None
@@ -277,7 +290,7 @@ class TrainingPlatform(Construct):
             self.file_system.add_saturation_alarms(topic=alerts)
         if self.file_system is not None:  # /checkpoints exports to S3: alarm on its backlog (failures need a log group)
             self.file_system.add_export_alarms(topic=alerts, export_failures=self.file_system.log_group is not None)
-        if capacity_block_events:
+        if capacity_block_events is not False:
             self._capacity_block_events()
         self.remediation = _health.remediation(self)
         if outputs:
@@ -301,8 +314,14 @@ class TrainingPlatform(Construct):
             storage=storage,
             observability=observability,
             health=health,
+            capacity_events=self.capacity_event_options,
+            slurm_topology=self.slurm_topology,
         )
         refuse_unsupported(self._adapter, choices)
+        if self.capacity_event_options is not None:
+            capacity_events_act_on_a_block(
+                self.capacity_event_options, capacity=self.capacity, has_observability=observability is not None
+            )
         self._adapter.check(self, orchestrator, storage)
         efa_storage = True if storage is None or storage.efa_enabled is None else storage.efa_enabled
         sizing = storage.size(efa_enabled=efa_storage) if storage is not None else None
@@ -426,11 +445,20 @@ class TrainingPlatform(Construct):
             return
         reservation_id: str | None = getattr(self.capacity, "reservation_id", None)
         login_id = getattr(self.login_node_group, "node_group_id", None) if self.backend is Backend.PCS else None
+        options = self.capacity_event_options
+        # ParallelCluster drains on its head node only with options (True keeps the notify-only handler of before).
+        pc_name = (
+            self.cluster.cluster_name
+            if options is not None and isinstance(self.cluster, ParallelCluster) and known(self.cluster.cluster_name)
+            else None
+        )
         self.capacity_events = CapacityBlockEvents(
             self,
             "CapacityBlockEvents",
             alert_topic=workspace.alert_topic,
             pcs_login_node_group_id=login_id,
+            parallelcluster_cluster_name=pc_name,
+            **(options.construct_props() if options is not None else {}),
             capacity_reservation_ids=[reservation_id] if reservation_id is not None and known(reservation_id) else None,
             interruptible_reservation_ids=[reservation_id] if interruptible and reservation_id is not None else None,
             eks_cluster=self.eks_cluster if self.backend is Backend.EKS else None,
@@ -563,6 +591,7 @@ class _Given:
     observability: object
     access_logs_bucket: object
     capacity_block_events: object
+    slurm_topology: object
     health: object
     outputs: object
 
@@ -597,7 +626,8 @@ def _check_props(given: _Given) -> _Props:
         check_instance("observability", observability, PlatformObservability, "a PlatformObservability (new, existing)")
     if access_logs_bucket is not None:
         check_construct("access_logs_bucket", access_logs_bucket, attribute="bucket_name", expected="an s3.IBucket")
-    check_bool("capacity_block_events", given.capacity_block_events)
+    check_capacity_block_events(given.capacity_block_events)
+    check_bool("slurm_topology", given.slurm_topology)
     if health is not None:
         check_instance("health", health, PlatformHealth, "a PlatformHealth or None")
     check_bool("outputs", given.outputs)

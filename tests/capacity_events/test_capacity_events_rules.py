@@ -34,7 +34,7 @@ def test_job_warning_without_a_backend_is_refused() -> None:
     _refused(
         lambda: rules.job_warning_needs_a_backend(job_warning_given=True, pcs=False, eks=False),
         "job_warning",
-        r"None unless pcs_login_node_group_id or eks_cluster is given \(nothing to warn\)",
+        r"None unless pcs_login_node_group_id, parallelcluster_cluster_name or eks_cluster is given \(nothing to warn\)",
     )
 
 

@@ -64,7 +64,12 @@ def _plan(template: dict[str, Any]) -> Plan:
     return plan_stacks([parse_stack("S", template)])
 
 
-def _pcluster(settings: list[dict[str, Any]] | None, itype: str = "p5en.48xlarge", pg: bool | None = None) -> Any:
+def _pcluster(
+    settings: list[dict[str, Any]] | None,
+    itype: str = "p5en.48xlarge",
+    pg: bool | None = None,
+    record: dict[str, Any] | None = None,
+) -> Any:
     queue: dict[str, Any] = {
         "Name": "gpu",
         "ComputeResources": [{"Name": "nodes", "InstanceType": itype, "MinCount": 0, "MaxCount": 2}],
@@ -75,11 +80,19 @@ def _pcluster(settings: list[dict[str, Any]] | None, itype: str = "p5en.48xlarge
     if settings is not None:
         scheduling["SlurmSettings"] = {"CustomSlurmSettings": settings}
     config = {"HeadNode": {"InstanceType": "m7i.2xlarge"}, "Scheduling": scheduling}
-    return {
-        "Resources": {
-            "Cluster": {"Type": "Custom::PclusterCluster", "Properties": {"ClusterConfiguration": config}},
-        }
-    }
+    cluster: dict[str, Any] = {"Type": "Custom::PclusterCluster", "Properties": {"ClusterConfiguration": config}}
+    if record is not None:
+        cluster["Metadata"] = {"fmconstructs:plan": record}
+    return {"Resources": {"Cluster": cluster}}
+
+
+#: The plan record enable_slurm_topology writes (fmconstructs._plan_metadata).
+TREE_RECORD = {
+    "version": 1,
+    "kind": "node-group",
+    "backend": "parallelcluster",
+    "slurm_topology": {"plugin": "topology/tree", "source": "fmconstructs"},
+}
 
 
 def _by_group(plan: Plan) -> dict[str, Any]:
@@ -100,9 +113,19 @@ def _by_group(plan: Plan) -> dict[str, Any]:
     ],
 )
 def test_parallelcluster_topology(settings: Any, itype: str, expected: str) -> None:
-    groups = _by_group(_plan(_pcluster(settings, itype)))
+    groups = _by_group(_plan(_pcluster(settings, itype, record=TREE_RECORD)))
     assert groups["Cluster/gpu/nodes"].topology == expected
     assert groups["Cluster/head"].topology == "-"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [None, {"version": 1, "kind": "node-group", "backend": "parallelcluster"}, {**TREE_RECORD, "version": 99}],
+)
+def test_a_tree_setting_without_fmconstructs_topology_is_not_reported_as_it(record: Any) -> None:
+    # e.g. add_custom_slurm_settings({"TopologyPlugin": "topology/tree"}) with no refresher writing topology.conf
+    groups = _by_group(_plan(_pcluster([{"TopologyPlugin": "topology/tree"}], record=record)))
+    assert groups["Cluster/gpu/nodes"].topology == topo.PCLUSTER_TREE_SETTING_ONLY
 
 
 def _eks(chart: object | None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from aws_cdk.assertions import Match, Template
 
 from fmconstructs import FmValidationError
 from fmconstructs.bootstrap import NodeBootstrap, read_tar_gz
+from fmconstructs.errors import FmTypeError
 from fmconstructs.parallelcluster import ComputeResource, CustomAction, CustomActionEvent, ParallelCluster, SlurmQueue
 
 from tests.conftest import Scene, new_app, new_scene
@@ -376,37 +377,62 @@ def test_a_queue_takes_one_bootstrap_per_event_not_one_in_all() -> None:
     assert len(queue["Iam"]["S3Access"]) == 3
 
 
+def test_head_node_refuses_an_event_that_is_not_a_custom_action_event() -> None:
+    scene = new_scene()
+    cluster = make_cluster(scene)
+    with pytest.raises(FmTypeError, match="event"):
+        cluster.add_head_node_bootstrap(_bootstrap(scene), event="OnNodeStart")  # type: ignore[arg-type]
+
+
+def _actions(cluster: ParallelCluster) -> dict[str, Any]:
+    actions: dict[str, Any] = cluster.to_dict()["HeadNode"]["CustomActions"]
+    return actions
+
+
+def test_head_node_runs_every_piece_of_an_event_in_order() -> None:
+    scene = new_scene()
+    cluster = make_cluster(scene)
+    one, two = _bootstrap(scene, "One"), _bootstrap(scene, "Two")
+    cluster.add_head_node_bootstrap(one)
+    single = _actions(cluster)["OnNodeConfigured"]
+    assert set(single) == {"Script", "Args"}  # one piece: the form of earlier releases, unchanged
+    cluster.add_head_node_bootstrap(two)
+    sequence = _actions(cluster)["OnNodeConfigured"]["Sequence"]
+    assert [entry["Args"][0] for entry in sequence] == ["pc-one", "pc-two"]
+    assert cluster.head_node_pieces(CustomActionEvent.ON_NODE_CONFIGURED) == [one, two]
+    head_iam = cluster.to_dict()["HeadNode"]["Iam"]
+    assert len(head_iam["AdditionalIamPolicies"]) == 2 and len(head_iam["S3Access"]) == 3  # one shared loader
+
+
 @pytest.mark.parametrize(
-    ("head_kwargs", "event", "match"),
-    [
-        (
-            {"on_node_configured": CustomAction(script="s3://b/k.sh")},
-            CustomActionEvent.ON_NODE_CONFIGURED,
-            "no on_node_configured of its own",
-        ),
-        (
-            {"on_node_start": CustomAction(script="s3://b/k.sh")},
-            CustomActionEvent.ON_NODE_START,
-            "no on_node_start of its own",
-        ),
-        ({}, "OnNodeStart", "event"),
-    ],
+    ("field", "event"),
+    [("on_node_start", CustomActionEvent.ON_NODE_START), ("on_node_configured", CustomActionEvent.ON_NODE_CONFIGURED)],
 )
-def test_head_node_bad_events_are_refused(head_kwargs: dict[str, Any], event: Any, match: str) -> None:
+def test_head_node_own_action_runs_before_the_pieces(field: str, event: CustomActionEvent) -> None:
     from fmconstructs.parallelcluster import HeadNode
 
     scene = new_scene()
-    head = HeadNode(instance_type="c7i.2xlarge", subnet=scene.subnet_a, **head_kwargs)
+    head = HeadNode(instance_type="c7i.2xlarge", subnet=scene.subnet_a, **{field: CustomAction(script="s3://b/k.sh")})
     cluster = make_cluster(scene, head_node=head)
-    with pytest.raises(FmValidationError, match=match):
-        cluster.add_head_node_bootstrap(_bootstrap(scene), event=event)
+    cluster.add_head_node_bootstrap(_bootstrap(scene), event=event)
+    first, second = _actions(cluster)[event.value]["Sequence"]
+    assert first == {"Script": "s3://b/k.sh"} and second["Args"][0] == "pc-boot"
 
 
-def test_head_node_takes_one_bootstrap_per_event() -> None:
+def test_head_node_refuses_the_same_piece_twice_for_an_event() -> None:
     scene = new_scene()
     cluster = make_cluster(scene)
+    boot = _bootstrap(scene)
+    cluster.add_head_node_bootstrap(boot)
+    with pytest.raises(FmValidationError, match="bootstrap must be a bootstrap not already in OnNodeConfigured"):
+        cluster.add_head_node_bootstrap(boot)
+
+
+def test_head_node_sequence_needs_version_3_6() -> None:
+    scene = new_scene()
+    cluster = make_cluster(scene, version="3.5.1")
     cluster.add_head_node_bootstrap(_bootstrap(scene, "One"))
-    with pytest.raises(FmValidationError, match="without a head node bootstrap already"):
+    with pytest.raises(FmValidationError, match=r"version must be 3.6.0 or later: the head node's OnNodeConfigured"):
         cluster.add_head_node_bootstrap(_bootstrap(scene, "Two"))
 
 

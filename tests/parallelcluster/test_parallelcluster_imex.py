@@ -247,14 +247,25 @@ def test_enable_imex_once() -> None:
         cluster.enable_imex()
 
 
-def test_head_node_with_its_own_node_start_action_needs_a_given_bootstrap() -> None:
+def test_head_node_with_its_own_node_start_action_runs_it_before_the_imex_piece() -> None:
     scene = new_scene()
     head = HeadNode(
         instance_type="c7g.2xlarge", subnet=scene.subnet_a, on_node_start=CustomAction(script="s3://b/start.sh")
     )
     cluster = make_cluster(scene, head_node=head, queues=[_gb200_queue(scene)])
-    with pytest.raises(FmValidationError, match="no on_node_start of its own"):
-        cluster.enable_imex()
+    cluster.enable_imex()
+    own, imex = cluster.to_dict()["HeadNode"]["CustomActions"]["OnNodeStart"]["Sequence"]
+    assert own == {"Script": "s3://b/start.sh"} and imex["Args"][0] == "parallelcluster-imex"
+
+
+def test_an_attached_bootstrap_is_refused() -> None:
+    scene = new_scene()
+    cluster = make_cluster(scene, queues=[_gb200_queue(scene)])
+    bootstrap = NodeBootstrap(scene.stack, "Head", name="head")
+    bootstrap.add_commands("echo before")
+    cluster.add_head_node_bootstrap(bootstrap)
+    with pytest.raises(FmValidationError, match="bootstrap must be a bootstrap not attached yet"):
+        cluster.enable_imex(bootstrap=bootstrap)
 
 
 def test_a_given_bootstrap_gets_the_step_and_may_run_at_node_configured() -> None:

@@ -581,6 +581,23 @@ def _case_head_login_bootstraps(scene: Scene) -> ParallelCluster:
     return cluster
 
 
+def _case_head_pieces_composed(scene: Scene) -> ParallelCluster:
+    """The head node's events composed from pieces (issue 29): its own OnNodeStart, the Slurm topology refresher and
+    the job mapping at OnNodeStart (a Sequence of three), node health's prolog at OnNodeConfigured (one script)."""
+    from fmconstructs.health import NodeHealthOptions
+    from fmconstructs.observability.slurm_job_mapping import enable_parallelcluster_job_mapping
+
+    head = HeadNode(
+        instance_type="c7i.2xlarge", subnet=scene.subnet_a, on_node_start=CustomAction(script="s3://b/start.sh")
+    )
+    queue = _one(scene, ComputeResource(name="p5en", instance_type="p5en.48xlarge", capacity=BLOCK))
+    cluster = _pc(scene, queue, head_node=head)
+    cluster.enable_slurm_topology()
+    enable_parallelcluster_job_mapping(cluster, event=CustomActionEvent.ON_NODE_START)
+    cluster.enable_node_health(NodeHealthOptions())
+    return cluster
+
+
 def _case_gb200_imex(scene: Scene) -> ParallelCluster:
     block = UltraServerCapacityBlock(reservation_id="cr-0123456789abcdef0", zone="us-east-1a")
     resource = ComputeResource(name="nvl72", instance_type="p6e-gb200.36xlarge", capacity=block)
@@ -592,6 +609,7 @@ def _case_gb200_imex(scene: Scene) -> ParallelCluster:
 UNIT_CASES = {
     "head-login-bootstraps": _case_head_login_bootstraps,
     "gb200-imex": _case_gb200_imex,
+    "head-pieces-composed": _case_head_pieces_composed,
     "capacity-block-p5en": _case_block,
     "created-network-and-lustre": _case_created_network_lustre,
     "login-tags-monitoring-actions": _case_login_tags_monitoring,

@@ -109,6 +109,43 @@ def test_own_bootstrap_and_interval() -> None:
     assert "OnUnitActiveSec=15min" in _step_file(_files(mine), "fmconstructs-slurm-topology.timer")
 
 
+def test_topology_is_a_piece_of_the_head_node_start_next_to_the_others() -> None:
+    from fmconstructs.observability.slurm_job_mapping import enable_parallelcluster_job_mapping
+
+    scene = new_scene()
+    cluster = make_cluster(scene)
+    enable_parallelcluster_job_mapping(cluster, event=CustomActionEvent.ON_NODE_START)  # the platform's event
+    topology = cluster.enable_slurm_topology()
+    assert cluster.head_node_pieces(CustomActionEvent.ON_NODE_START)[-1] is topology
+    sequence = cluster.to_dict()["HeadNode"]["CustomActions"]["OnNodeStart"]["Sequence"]
+    assert [entry["Args"][0] for entry in sequence] == ["slurm-scripts", "slurm-topology"]
+
+
+def test_topology_only_on_update_is_refused() -> None:
+    cluster = make_cluster(new_scene())
+    with pytest.raises(FmValidationError, match=r"event must be OnNodeStart or OnNodeConfigured \(OnNodeUpdated runs"):
+        cluster.enable_slurm_topology(event=CustomActionEvent.ON_NODE_UPDATED)
+
+
+def test_topology_in_a_bootstrap_that_never_runs_at_creation_fails_synthesis() -> None:
+    scene = new_scene()
+    cluster = make_cluster(scene)
+    mine = NodeBootstrap(scene.stack, "Mine", name="head-mine")
+    cluster.enable_slurm_topology(bootstrap=mine)
+    cluster.add_head_node_bootstrap(mine, event=CustomActionEvent.ON_NODE_UPDATED, statements=topology_statements())
+    assert any("does not run on the head node at OnNodeStart or OnNodeConfigured" in e for e in cluster.node.validate())
+
+
+def test_topology_in_an_attached_bootstrap_is_refused() -> None:
+    scene = new_scene()
+    cluster = make_cluster(scene)
+    mine = NodeBootstrap(scene.stack, "Mine", name="head-mine")
+    mine.add_commands("echo mine")
+    cluster.add_head_node_bootstrap(mine)
+    with pytest.raises(FmValidationError, match="bootstrap must be a bootstrap not attached yet"):
+        cluster.enable_slurm_topology(bootstrap=mine)
+
+
 def _gb200(scene: Scene) -> SlurmQueue:
     ultra = UltraServerCapacityBlock(reservation_id="cr-0123456789abcdef0", zone="us-east-1a")
     resource = ComputeResource(name="nvl72", instance_type="p6e-gb200.36xlarge", capacity=ultra)

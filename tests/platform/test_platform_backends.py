@@ -20,6 +20,7 @@ from fmconstructs.platform import (
     HyperPodOptions,
     ParallelClusterOptions,
     PcsOptions,
+    PlatformCapacityEvents,
     PlatformHealth,
     PlatformStorage,
     TrainingPlatform,
@@ -55,6 +56,8 @@ USES: dict[str, Callable[[Scene], dict[str, Any]]] = {
         "health": PlatformHealth(nccl=NcclCheckSpec(nodes=2, state_dir="/fsx/health/nccl")),
         "storage": PlatformStorage.for_throughput(target_gbytes_per_s=1.0),
     },
+    "slurm_topology": lambda s: {"slurm_topology": True},
+    "capacity_block_events": lambda s: {"capacity_block_events": PlatformCapacityEvents()},
 }
 
 

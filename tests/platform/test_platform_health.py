@@ -4,7 +4,9 @@ per backend, on by default, off with health=None, replacing nodes only on the ex
 from __future__ import annotations
 
 import json
+import subprocess
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -31,10 +33,11 @@ from fmconstructs.platform import (
     PlatformStorage,
     TrainingPlatform,
 )
+from fmconstructs.platform.health import scrontab_install_commands
 from fmconstructs.remediation import Backend as RemediationBackend
 from fmconstructs.remediation import RemediationPolicy
 
-from tests.conftest import new_scene
+from tests.conftest import new_scene, require_tool
 from tests.support.platform_health import AMI, STORAGE, Built, _build
 
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/nccl-tests:v2.19.6"
@@ -147,6 +150,49 @@ def test_parallelcluster_default_gate_in_the_gpu_bootstrap_nccl_on_the_head_node
     assert platform.remediation.target.backend is RemediationBackend.PARALLELCLUSTER
     assert platform.remediation.target.cluster == "platform-pc"
     assert _policy(built)["dry_run"] is True
+
+
+def test_parallelcluster_scrontab_install_reports_its_outcome():
+    head = _default(Backend.PARALLELCLUSTER).platform.head_bootstrap
+    assert head is not None
+    (step,) = [s for s in head.steps if s.name == "nccl-check"]
+    text = "\n".join(step.commands)
+    assert "fm_nccl_install() {" in text and "for try in $(seq 30)" in text
+    assert "FMCONSTRUCTS-DOWNLOAD-FAILED component=nccl-check: " in text
+    assert "/var/lib/node_exporter/textfile/fm_bootstrap_nccl.prom" in text
+
+
+def _scrontab_run(tmp_path: Path, rc: int) -> tuple[subprocess.CompletedProcess[str], str]:
+    stub = tmp_path / "scrontab"
+    stub.write_text(f'#!/bin/bash\necho "scrontab $*" >>{tmp_path}/calls\nexit {rc}\n')
+    stub.chmod(0o755)
+    lines = scrontab_install_commands(str(stub), "/x/scrontab", textfile_dir=str(tmp_path), pause_seconds=0, attempts=3)
+    script = tmp_path / "step.sh"
+    script.write_text("#!/bin/bash\nset -e\n" + "\n".join(lines) + "\necho step-went-on\n")
+    run = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
+    return run, (tmp_path / "fm_bootstrap_nccl.prom").read_text()
+
+
+def test_a_scrontab_that_is_never_accepted_is_loud_and_the_step_goes_on(tmp_path: Path):
+    run, metric = _scrontab_run(tmp_path, 1)
+    assert run.returncode == 0 and "step-went-on" in run.stdout  # the head node's later steps still run
+    assert run.stderr.startswith("FMCONSTRUCTS-DOWNLOAD-FAILED component=nccl-check: scrontab /x/scrontab (root)")
+    assert metric == 'fm_bootstrap_download_failed{component="nccl-check"} 1\n'  # NodeBootstrapDownloadFailed
+    assert (tmp_path / "calls").read_text().count("scrontab /x/scrontab") == 3
+
+
+def test_an_accepted_scrontab_reports_zero(tmp_path: Path):
+    run, metric = _scrontab_run(tmp_path, 0)
+    assert run.returncode == 0 and run.stderr == ""
+    assert metric == 'fm_bootstrap_download_failed{component="nccl-check"} 0\n'
+
+
+def test_the_scrontab_install_passes_shellcheck(tmp_path: Path):
+    shellcheck = require_tool("shellcheck", "shellcheck")
+    script = tmp_path / "step.sh"
+    script.write_text("#!/bin/bash\nset -e\n" + "\n".join(scrontab_install_commands("/opt/slurm/bin/scrontab", "/x")))
+    result = subprocess.run([shellcheck, "-s", "bash", str(script)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout
 
 
 def test_eks_default_node_checks_no_nccl_without_image_remediation_on_the_cluster():

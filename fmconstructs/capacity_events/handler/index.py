@@ -1,7 +1,8 @@
 """Lambda handler for :class:`fmconstructs.capacity_events.CapacityBlockEvents` (standard library + boto3 only).
 
 On every Capacity Block event it publishes a message to the alert topic. On an expiration warning, when a PCS login
-node group is configured, it drains the block's Slurm nodes through SSM Run Command on a login node; when an EKS
+node group (or a ParallelCluster cluster: its head node) is configured, it drains the block's Slurm nodes through SSM
+Run Command on a login node (the head node); when an EKS
 cluster is configured, it cordons the block's Kubernetes nodes through the Kubernetes API (:func:`cordon_block`).
 With scaling targets (``SCALING_TARGETS``), it scales the block's EKS managed node groups and Auto Scaling groups to
 their size when the block is delivered and to 0 on the expiration warning (:func:`scale_targets`).
@@ -76,6 +77,12 @@ DETAIL_TYPES: tuple[str, ...] = DELIVERED_DETAIL_TYPES + EXPIRY_DETAIL_TYPES
 # PCS tags every instance it launches with this key (PCS User Guide, working-with_cng_find-instances); the same
 # constant as fmconstructs.pcs.NODE_GROUP_ID_TAG (this module cannot import fmconstructs inside Lambda).
 NODE_GROUP_ID_TAG = "aws:pcs:compute-node-group-id"
+# ParallelCluster tags its instances with the cluster name and node type (aws-parallelcluster 3.16.1
+# pcluster/constants.py PCLUSTER_CLUSTER_NAME_TAG, PCLUSTER_NODE_TYPE_TAG; pcluster/models/cluster.py NodeType
+# HEAD_NODE "HeadNode"), as remediation's handler reads them.
+PC_CLUSTER_TAG = "parallelcluster:cluster-name"
+PC_NODE_TYPE_TAG = "parallelcluster:node-type"
+PC_HEAD_NODE = "HeadNode"
 DRAIN_REASON = "capacity block ends"
 RUN_SHELL_DOCUMENT = "AWS-RunShellScript"
 
@@ -103,8 +110,9 @@ def drain_script(addresses: list[str], after_drain: list[str] | None = None, rea
         [
             "#!/bin/bash",
             "set -euo pipefail",
-            # PCS installs Slurm in /opt/aws/pcs/scheduler/slurm-<version> (PCS User Guide, see pcs/user_data.py).
-            'for d in /opt/aws/pcs/scheduler/slurm-*/bin; do [ -d "$d" ] && PATH="$d:$PATH"; done',
+            # PCS installs Slurm in /opt/aws/pcs/scheduler/slurm-<version> (PCS User Guide, see pcs/user_data.py);
+            # ParallelCluster in /opt/slurm (User Guide "Slurm prolog and epilog" paths).
+            'for d in /opt/aws/pcs/scheduler/slurm-*/bin /opt/slurm/bin; do [ -d "$d" ] && PATH="$d:$PATH"; done',
             "export PATH",
             f'wanted=" {wanted} "',
             'nodes=""',
@@ -178,6 +186,25 @@ def login_instance(ec2: Any, login_node_group_id: str) -> str | None:
     instances = _running(ec2, [{"Name": f"tag:{NODE_GROUP_ID_TAG}", "Values": [login_node_group_id]}])
     ids = sorted(i["InstanceId"] for i in instances if i.get("InstanceId"))
     return ids[0] if ids else None
+
+
+def head_node_instance(ec2: Any, cluster_name: str) -> str | None:
+    """The running head node of the ParallelCluster cluster (by its cluster-name and node-type tags), or None."""
+    filters = [
+        {"Name": f"tag:{PC_CLUSTER_TAG}", "Values": [cluster_name]},
+        {"Name": f"tag:{PC_NODE_TYPE_TAG}", "Values": [PC_HEAD_NODE]},
+    ]
+    ids = sorted(i["InstanceId"] for i in _running(ec2, filters) if i.get("InstanceId"))
+    return ids[0] if ids else None
+
+
+def slurm_host(ec2: Any, login_node_group_id: str, parallelcluster_cluster_name: str) -> tuple[str | None, str]:
+    """Where the Slurm commands run, and how the notice names it when none runs: the PCS login node group's node, or
+    the ParallelCluster head node."""
+    if parallelcluster_cluster_name:
+        where = f"ParallelCluster cluster {parallelcluster_cluster_name}'s head node"
+        return head_node_instance(ec2, parallelcluster_cluster_name), where
+    return login_instance(ec2, login_node_group_id), f"login node in PCS node group {login_node_group_id}"
 
 
 # --- EKS: cordon the block's Kubernetes nodes --------------------------------------------------------------------
@@ -305,6 +332,7 @@ def process(
     eks: Any = None,
     sts: Any = None,
     eks_cluster_name: str = "",
+    parallelcluster_cluster_name: str = "",
     kube_factory: Callable[[], kb.KubeApi] | None = None,
     scaling_targets: list[dict[str, Any]] | None = None,
     autoscaling: Any = None,
@@ -325,6 +353,7 @@ def process(
     run (a schedule for leads past EC2's 40-minute warning). ``job_warning``: the JOB_WARNING settings (Slurm signal
     before the drain's end, pod annotation and Event after the cordon; :mod:`job_warning`).
 
+    ``parallelcluster_cluster_name``: drain on that ParallelCluster cluster's head node instead of a PCS login node.
     ``kube_factory`` (no arguments, returns a :class:`KubeApi`) defaults to :func:`kube_for_cluster`.
     ``scaling_targets``: the SCALING_TARGETS list (kind, name, cluster, reservation, size).
     ``budget``: the time the drain and the cordon may take (default :data:`DEFAULT_BUDGET_S`); the notice is sent
@@ -334,7 +363,14 @@ def process(
     warning = job_warning or {}
     detail_type = str(event.get("detail-type") or event.get("detail_type") or "")
     if detail_type in rc.RECLAIM_DETAIL_TYPES:
-        backend = {"ssm": ssm, "login": login_node_group_id, "eks": eks, "sts": sts, "cluster": eks_cluster_name}
+        backend = {
+            "ssm": ssm,
+            "login": login_node_group_id,
+            "pc": parallelcluster_cluster_name,
+            "eks": eks,
+            "sts": sts,
+            "cluster": eks_cluster_name,
+        }
         ops, ids = sys.modules[__name__], interruptible_reservation_ids or []  # ops: this module's drain and cordon
         notice, done = rc.process_reclaim(
             event, detail_type, ops, ec2, backend, kube_factory, budget, sleep, warning, ids
@@ -342,11 +378,19 @@ def process(
         return done if notice is None else _notify(sns, topic_arn, detail_type, notice, done, sleep)
     block = _BlockEvent(event, detail_type)
     expiring = _expiry_step(block, ec2=ec2, scheduler=scheduler, lead=lead, now=now)
-    if expiring and (login_node_group_id or eks_cluster_name or scaling_targets):
+    slurm = login_node_group_id or parallelcluster_cluster_name
+    if expiring and (slurm or eks_cluster_name or scaling_targets):
         expiring = _extension_step(block, ec2)
-    if expiring and login_node_group_id and block.valid_id:
+    if expiring and slurm and block.valid_id:
         _drain_step(
-            block, ec2, ssm, login_node_group_id=login_node_group_id, budget=budget, sleep=sleep, warning=warning
+            block,
+            ec2,
+            ssm,
+            login_node_group_id=login_node_group_id,
+            parallelcluster_cluster_name=parallelcluster_cluster_name,
+            budget=budget,
+            sleep=sleep,
+            warning=warning,
         )
     if expiring and eks_cluster_name and block.valid_id:
         _cordon_step(block, ec2, eks, sts, eks_cluster_name, kube_factory, budget=budget, warning=warning)
@@ -415,6 +459,7 @@ def _drain_step(
     ssm: Any,
     *,
     login_node_group_id: str,
+    parallelcluster_cluster_name: str = "",
     budget: bg.Budget,
     sleep: Callable[[float], None],
     warning: dict[str, Any],
@@ -426,6 +471,7 @@ def _drain_step(
             ssm,
             reservation_id=block.reservation_id,
             login_node_group_id=login_node_group_id,
+            parallelcluster_cluster_name=parallelcluster_cluster_name,
             result=block.result,
             budget=budget,
             sleep=sleep,
@@ -523,13 +569,14 @@ def _drain_lines(
     after_drain: list[str] | None = None,
     instances: list[dict[str, Any]] | None = None,
     reason: str = DRAIN_REASON,
+    parallelcluster_cluster_name: str = "",
 ) -> list[str]:
     addresses = block_addresses(ec2, reservation_id) if instances is None else instance_addresses(instances)
-    login = login_instance(ec2, login_node_group_id)
+    login, where_none = slurm_host(ec2, login_node_group_id, parallelcluster_cluster_name)
     if not addresses:
         return ["No running instance in the block: nothing to drain."]
     if login is None:
-        return [f"No running login node in PCS node group {login_node_group_id}: nodes NOT drained."]
+        return [f"No running {where_none}: nodes NOT drained."]
     response = with_backoff(
         lambda: ssm.send_command(
             InstanceIds=[login],
@@ -572,6 +619,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:  # pragma
         sns=boto3.client("sns", config=CLIENT_CONFIG),
         topic_arn=os.environ["TOPIC_ARN"],
         login_node_group_id=os.environ.get("PCS_LOGIN_NODE_GROUP_ID", ""),
+        parallelcluster_cluster_name=os.environ.get("PARALLELCLUSTER_CLUSTER_NAME", ""),
         eks=boto3.client("eks", config=CLIENT_CONFIG),
         sts=boto3.client("sts"),
         eks_cluster_name=os.environ.get("EKS_CLUSTER_NAME", ""),

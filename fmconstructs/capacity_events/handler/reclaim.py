@@ -106,7 +106,7 @@ def process_reclaim(
     if not reclaim.ours:
         return lines, {**result, "detail_type": detail_type}
     instances = [reclaim.instance]
-    if backend["login"]:
+    if backend["login"] or backend.get("pc"):
         try:
             signal = warning.get("slurm_signal")
             lines += ops._drain_lines(
@@ -114,6 +114,7 @@ def process_reclaim(
                 backend["ssm"],
                 reservation_id=cr,
                 login_node_group_id=backend["login"],
+                parallelcluster_cluster_name=backend.get("pc", ""),
                 result=result,
                 budget=budget,
                 sleep=sleep,

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..health import PlatformHealth
     from ..options import PlatformObservability, PlatformStorage
     from ..platform import TrainingPlatform
+    from ..scheduling import PlatformCapacityEvents
 
 
 class Backend(str, Enum):
@@ -52,6 +53,9 @@ class PlatformChoices:
     storage: PlatformStorage | None
     observability: PlatformObservability | None
     health: PlatformHealth | None
+    #: ``capacity_block_events`` when it is a PlatformCapacityEvents (None for True/False).
+    capacity_events: PlatformCapacityEvents | None = None
+    slurm_topology: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,3 +141,8 @@ def storage_mount_point(platform: TrainingPlatform) -> str:
     point = platform.mount_point
     assert point is not None
     return point
+
+
+def slurm_topology_unsupported(allowed: str) -> Unsupported:
+    """``slurm_topology=True`` on a backend whose Slurm topology fmconstructs cannot set (:mod:`..scheduling`)."""
+    return Unsupported("slurm_topology", lambda c: True if c.slurm_topology else None, allowed)

@@ -19,7 +19,7 @@ from ...observability.eks import AmpEksScraper
 from .. import _health_wiring as _health
 from .. import elastic as _elastic
 from ..options import EksOptions, PlatformStorage
-from ._base import Backend, BackendResult, Unsupported, storage_mount_point
+from ._base import Backend, BackendResult, Unsupported, slurm_topology_unsupported, storage_mount_point
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,7 +32,12 @@ class EksBackend:
     """:class:`~fmconstructs.platform.EksOptions` -> Amazon EKS."""
 
     backend = Backend.EKS
-    unsupported: tuple[Unsupported, ...] = ()
+    unsupported: tuple[Unsupported, ...] = (
+        slurm_topology_unsupported(
+            "False with EksOptions (Slurm only): EKS places pods by topology with Kueue Topology Aware Scheduling "
+            "(EksOptions(scheduling=True)) and the node labels topology.k8s.aws/network-node-layer-*"
+        ),
+    )
     services: tuple[str, ...] = ()
 
     def check(self, platform: TrainingPlatform, options: EksOptions, storage: PlatformStorage | None) -> None:

@@ -27,7 +27,7 @@ from ...hyperpod.types import hyperpod_type
 from ...networking import EfaSecurityGroup
 from .._hyperpod_rules import HYPERPOD_EKS_VOLUME, check_hyperpod_storage
 from ..options import HyperPodOptions, HyperPodOrchestration, PlatformStorage
-from ._base import Backend, BackendResult, Unsupported, nccl_image_unsupported
+from ._base import Backend, BackendResult, Unsupported, nccl_image_unsupported, slurm_topology_unsupported
 from .eks import eks_outputs, eks_scraper, gpu_eks_cluster
 
 if TYPE_CHECKING:
@@ -64,6 +64,16 @@ class HyperPodBackend:
             "ParallelClusterOptions or EksOptions take it",
         ),
         nccl_image_unsupported("HyperPod"),
+        slurm_topology_unsupported(
+            "False with HyperPodOptions: HyperPod applies its own topology (SageMaker Developer Guide "
+            "sagemaker-hyperpod-topology; fmconstructs writes none there)"
+        ),
+        Unsupported(
+            "capacity_block_events",
+            lambda c: "PlatformCapacityEvents" if c.capacity_events is not None else None,
+            "True or False with HyperPodOptions: HyperPod's capacity is On-Demand or a training plan "
+            "(HyperPodOptions.capacity), so there are no Capacity Block events to act on",
+        ),
         Unsupported(
             "health.nccl",
             lambda c: c.health.nccl if c.health is not None and isinstance(c.health.nccl, NcclCheckSpec) else None,

@@ -12,6 +12,7 @@ from aws_cdk import aws_iam as iam
 
 from ...bootstrap import NodeBootstrap
 from ...compute.user_data import nvme_raid_commands
+from ...errors import FmValidationError
 from ...networking import EfaSecurityGroup
 from ...observability.collection import NodeLabels, node_collection_commands
 from ...observability.job_mapping import JobMappingSpec
@@ -27,6 +28,7 @@ from ...parallelcluster import (
     head_node_instance_type_for,
     login_node_instance_type_for,
 )
+from ...parallelcluster.topology import TOPOLOGY_INSTANCE_TYPES
 from .. import _health_wiring as _health
 from ..options import ParallelClusterOptions, PlatformStorage
 from ._base import Backend, BackendResult, Unsupported, nccl_image_unsupported, storage_mount_point
@@ -46,7 +48,9 @@ class ParallelClusterBackend:
     def check(
         self, platform: TrainingPlatform, options: ParallelClusterOptions, storage: PlatformStorage | None
     ) -> None:
-        """No ParallelCluster-only cross-choice rules."""
+        """``slurm_topology`` needs a type EC2 describes the topology of (and not p6e-gb200: ParallelCluster's own)."""
+        if platform.slurm_topology:
+            slurm_topology_needs_a_topology_type(platform.instance_spec.instance_type)
 
     def build(self, platform: TrainingPlatform, options: ParallelClusterOptions) -> BackendResult:
         efa = EfaSecurityGroup(platform, "EfaSecurityGroup", vpc=platform.vpc)
@@ -148,8 +152,24 @@ def _bootstraps(
     if workspace is not None:
         # GPU series labelled hpc_job: the job mapping's prolog/epilog from the head node's OnNodeStart.
         enable_parallelcluster_job_mapping(cluster, JobMappingSpec(), event=CustomActionEvent.ON_NODE_START)
+    if platform.slurm_topology:
+        # Its own piece of the head node's OnNodeStart, after the job mapping's (before slurmctld starts).
+        cluster.enable_slurm_topology()
     cluster.add_node_bootstrap(bootstrap, queues=[options.queue_name], statements=statements)
     return bootstrap, head
+
+
+def slurm_topology_needs_a_topology_type(instance_type: str) -> None:
+    """``slurm_topology=True``: a P5/P6 type DescribeInstanceTopology describes (:mod:`...parallelcluster.topology`);
+    p6e-gb200 gets ParallelCluster's own topology/block without it."""
+    if instance_type not in TOPOLOGY_INSTANCE_TYPES:
+        raise FmValidationError(
+            "slurm_topology",
+            True,
+            f"False with instance_type {instance_type}: fmconstructs writes topology/tree for "
+            f"{', '.join(sorted(TOPOLOGY_INSTANCE_TYPES))} (p6e-gb200 clusters get ParallelCluster's own "
+            "topology/block)",
+        )
 
 
 def _bootstrap_name(platform: TrainingPlatform) -> str:

@@ -11,7 +11,15 @@ from ...observability.pcs import monitor_pcs_cluster
 from ...pcs import FileSystemMount, PcsCluster, PcsLoginNodeGroup
 from .. import _health_wiring as _health
 from ..options import PcsOptions, PlatformStorage
-from ._base import Backend, BackendResult, Unsupported, nccl_image_unsupported, storage_mount_point
+from ..scheduling import job_warning_needs_login_nodes
+from ._base import (
+    Backend,
+    BackendResult,
+    Unsupported,
+    nccl_image_unsupported,
+    slurm_topology_unsupported,
+    storage_mount_point,
+)
 
 if TYPE_CHECKING:
     from ..platform import TrainingPlatform
@@ -21,11 +29,21 @@ class PcsBackend:
     """:class:`~fmconstructs.platform.PcsOptions` -> AWS PCS."""
 
     backend = Backend.PCS
-    unsupported: tuple[Unsupported, ...] = (nccl_image_unsupported("PCS"),)
+    unsupported: tuple[Unsupported, ...] = (
+        nccl_image_unsupported("PCS"),
+        slurm_topology_unsupported(
+            "False with PcsOptions: PCS configures the topology plugin itself for UltraServer Capacity Blocks and "
+            "accepts no TopologyPlugin custom setting (PCS User Guide 'Configure UltraServer instances')"
+        ),
+    )
     services: tuple[str, ...] = ("the PCS controller's network interface",)
 
     def check(self, platform: TrainingPlatform, options: PcsOptions, storage: PlatformStorage | None) -> None:
-        """No PCS-only cross-choice rules (the Local Zone controller rule is placement's)."""
+        """The job warning needs a login node (the Local Zone controller rule is placement's)."""
+        events = platform.capacity_event_options
+        job_warning_needs_login_nodes(
+            job_warning=events.job_warning if events is not None else None, login_nodes=options.login_nodes
+        )
 
     def build(self, platform: TrainingPlatform, options: PcsOptions) -> BackendResult:
         cluster = PcsCluster(
