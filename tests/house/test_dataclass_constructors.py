@@ -379,6 +379,22 @@ BAD: dict[str, list[tuple[str, Row]]] = {
     "fmconstructs.health.nccl_rules.NcclAlertOptions": [
         ("drop-str", lambda c: _m("fmconstructs.health.nccl_rules.NcclAlertOptions")(drop_percent="10"))
     ],
+    "fmconstructs.health.slurm_gate.GateHold": [
+        ("bad-prefix", lambda c: _m("fmconstructs.health.slurm_gate.GateHold")(reservation_prefix="x y")),
+        ("minutes-zero", lambda c: _m("fmconstructs.health.slurm_gate.GateHold")(minutes=0)),
+        ("relative-marker", lambda c: _m("fmconstructs.health.slurm_gate.GateHold")(marker_path="var/x")),
+        ("quote-in-pattern", lambda c: _m("fmconstructs.health.slurm_gate.GateHold")(unlimited_nodes="a'b")),
+    ],
+    "fmconstructs.platform.scheduling.PlatformCapacityEvents": [
+        (
+            "lead-below-warning",
+            lambda c: _m("fmconstructs.platform.scheduling.PlatformCapacityEvents")(drain_lead_minutes=30),
+        ),
+        (
+            "job-warning-str",
+            lambda c: _m("fmconstructs.platform.scheduling.PlatformCapacityEvents")(job_warning="USR1"),
+        ),
+    ],
     "fmconstructs.hyperpod.types.HyperPodInstanceGroup": [
         (
             "capacity-str",

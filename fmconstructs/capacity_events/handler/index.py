@@ -363,35 +363,18 @@ def process(
     warning = job_warning or {}
     detail_type = str(event.get("detail-type") or event.get("detail_type") or "")
     if detail_type in rc.RECLAIM_DETAIL_TYPES:
-        backend = {
-            "ssm": ssm,
-            "login": login_node_group_id,
-            "pc": parallelcluster_cluster_name,
-            "eks": eks,
-            "sts": sts,
-            "cluster": eks_cluster_name,
-        }
-        ops, ids = sys.modules[__name__], interruptible_reservation_ids or []  # ops: this module's drain and cordon
-        notice, done = rc.process_reclaim(
-            event, detail_type, ops, ec2, backend, kube_factory, budget, sleep, warning, ids
+        backend = {"ssm": ssm, "login": login_node_group_id, "pc": parallelcluster_cluster_name, "ec2": ec2}
+        backend.update({"eks": eks, "sts": sts, "cluster": eks_cluster_name, "sns": sns, "topic": topic_arn})
+        return _reclaim(
+            event, detail_type, backend, (kube_factory, budget, sleep, warning, interruptible_reservation_ids)
         )
-        return done if notice is None else _notify(sns, topic_arn, detail_type, notice, done, sleep)
     block = _BlockEvent(event, detail_type)
     expiring = _expiry_step(block, ec2=ec2, scheduler=scheduler, lead=lead, now=now)
     slurm = login_node_group_id or parallelcluster_cluster_name
     if expiring and (slurm or eks_cluster_name or scaling_targets):
         expiring = _extension_step(block, ec2)
     if expiring and slurm and block.valid_id:
-        _drain_step(
-            block,
-            ec2,
-            ssm,
-            login_node_group_id=login_node_group_id,
-            parallelcluster_cluster_name=parallelcluster_cluster_name,
-            budget=budget,
-            sleep=sleep,
-            warning=warning,
-        )
+        _drain_step(block, ec2, ssm, (login_node_group_id, parallelcluster_cluster_name), budget, sleep, warning)
     if expiring and eks_cluster_name and block.valid_id:
         _cordon_step(block, ec2, eks, sts, eks_cluster_name, kube_factory, budget=budget, warning=warning)
     starting = detail_type in DELIVERED_DETAIL_TYPES
@@ -409,6 +392,19 @@ def process(
     if (expiring or starting) and block.reservation_id and not block.valid_id:
         block.lines.append("Unrecognized capacity reservation id: nodes NOT drained or cordoned, groups NOT scaled.")
     return _notify(sns, topic_arn, detail_type, block.lines, block.result, sleep)
+
+
+def _reclaim(
+    event: dict[str, Any], detail_type: str, backend: dict[str, Any], run: tuple[Any, bg.Budget, Any, Any, Any]
+) -> dict[str, Any]:
+    """A reclaim warning of an interruptible Capacity Reservation (:func:`reclaim.process_reclaim`), then the notice;
+    ``run``: the kube factory, budget, sleep, job warning and interruptible reservation ids."""
+    kube_factory, budget, sleep, warning, reservation_ids = run
+    ops, ec2, sns = sys.modules[__name__], backend["ec2"], backend["sns"]  # ops: this module's drain and cordon
+    notice, done = rc.process_reclaim(
+        event, detail_type, ops, ec2, backend, kube_factory, budget, sleep, warning, reservation_ids or []
+    )
+    return done if notice is None else _notify(sns, backend["topic"], detail_type, notice, done, sleep)
 
 
 class _BlockEvent:
@@ -457,14 +453,14 @@ def _drain_step(
     block: _BlockEvent,
     ec2: Any,
     ssm: Any,
-    *,
-    login_node_group_id: str,
-    parallelcluster_cluster_name: str = "",
+    hosts: tuple[str, str],
     budget: bg.Budget,
     sleep: Callable[[float], None],
     warning: dict[str, Any],
 ) -> None:
-    """Drain the block's Slurm nodes; a failure is reported in the notice, never raised."""
+    """Drain the block's Slurm nodes on ``hosts`` (the PCS login node group id, or the ParallelCluster cluster name);
+    a failure is reported in the notice, never raised."""
+    login_node_group_id, parallelcluster_cluster_name = hosts
     try:
         block.lines += _drain_lines(
             ec2,
