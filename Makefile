@@ -17,7 +17,8 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 # `make test` (a test whose tool is missing skips with the reason, except under CI=true where it fails).
 setup: $(VENV)/.stamp node_modules/.stamp
 
-# Debian tools the tests use as real validators: shellcheck (node-side scripts), promtool (package prometheus),
+# Debian tools the tests use as real validators (and the cluster twin's: debootstrap builds its Debian 13 root,
+# iproute2 brings up its network namespace's loopback): shellcheck (node-side scripts), promtool (package prometheus),
 # amtool (package prometheus-alertmanager). The cluster twin (tests/twin, docs/development/twin.md) also runs the
 # prometheus, prometheus-alertmanager and prometheus-node-exporter daemons of those packages.
 tools:
@@ -25,6 +26,8 @@ tools:
 	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	command -v amtool >/dev/null || missing="$$missing prometheus-alertmanager"; \
 	command -v prometheus-node-exporter >/dev/null || missing="$$missing prometheus-node-exporter"; \
+	command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
+	command -v ip >/dev/null || missing="$$missing iproute2"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  if ! command -v apt-get >/dev/null; then echo "no apt-get: tests needing$$missing will skip (CI=true fails them)"; exit 0; fi; \
