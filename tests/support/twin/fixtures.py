@@ -13,7 +13,7 @@ from .cluster import TwinCluster
 from .procs import TwinError
 from .root import prerequisites_missing
 
-__all__ = ["JOBS_LOG", "require_twin", "ran_on", "submit", "wait_job"]
+__all__ = ["JOBS_LOG", "ran_on", "require_twin", "submit", "wait_job"]
 
 #: Every twin job appends "<node> <job id>" here (a file in the shared /opt), so a test can tell where jobs ran.
 JOBS_LOG = "/opt/twin-jobs.log"

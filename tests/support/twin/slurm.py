@@ -23,7 +23,6 @@ import os
 import re
 import socket
 import subprocess
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,7 +182,7 @@ class SlurmTwin:
             "# The cluster twin's slurm.conf (tests/support/twin/slurm.py): base lines a service writes itself,",
             "# then the library's rendered settings, unchanged.",
             "ClusterName=twin",
-            f"SlurmctldHost=localhost(127.0.0.1)",
+            "SlurmctldHost=localhost(127.0.0.1)",
             f"SlurmctldPort={self.ctld_port}",
             "SlurmUser=root",
             "SlurmdUser=root",
