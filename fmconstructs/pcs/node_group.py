@@ -318,7 +318,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         rules.ultraserver_groups_need_imex(
             capacity_kind=capacity.kind, slurm_version=cluster.slurm_version, imex_enabled=cluster.imex_enabled
         )
-        settings = dict(slurm_settings or {})  # checked by _GpuNodeProps.resolve
+        # checked by _GpuNodeProps.resolve; NodeGroupSetting keys are str enums
+        settings = cast("dict[str, str]", dict(slurm_settings or {}))
         rules.real_memory_fits_the_instance(settings, spec)
         rules.node_group_idle_time_needs_slurm_25_11(idle, cluster.slurm_version)
         return settings
