@@ -77,7 +77,10 @@ def test_a_healthy_idle_node_is_checked_and_left_alone(tmp_path: Path) -> None:
     ("env", "reason"),
     [
         ({"FAKE_GPU_COUNT": "7"}, "fmconstructs: gpu-count: 7 GPUs visible, expected 8"),
-        ({"FAKE_DMESG": r"NVRM: Xid (PCI:0000:53:00): 79, pid=1\n"}, "fmconstructs: gpu-xid: Xid 79 on PCI:0000:53:00"),
+        (
+            {"FAKE_DMESG": r"NVRM: Xid (PCI:0000:53:00): 79, pid=1\n"},
+            "fmconstructs: gpu-xid: Xid 79 (fatal) on PCI:0000:53:00",
+        ),
         ({"FAKE_EFA_COUNT": "31"}, "fmconstructs: efa-devices: 31 EFA devices, expected 32"),
         ({"FAKE_LUSTRE_RC": "1"}, "fmconstructs: lustre-mount: no Lustre file system mounted at /fsx"),
     ],
