@@ -70,7 +70,8 @@ PROFILES: dict[Backend, BackendProfile] = {
         boot_steps=("node-health", "slurm-scripts"),
         slurmd_first=False,
     ),
-    # ParallelCluster's slurm.conf (aws-parallelcluster-cookbook templates/default/slurm/slurm.conf.erb):
+    # ParallelCluster's slurm.conf (aws-parallelcluster-cookbook templates/default/slurm/slurm.conf.erb, as the
+    # pcluster helper read it at f75d84c; UNCONFIRMED by the twin's author, who did not open the file):
     # Prolog/Epilog run every file of the shared prolog.d/epilog.d; SchedulerParameters has nohold_on_prolog_fail
     # (ParallelCluster User Guide "Slurm prolog and epilog").
     Backend.PARALLELCLUSTER: BackendProfile(
