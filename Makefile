@@ -11,7 +11,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup tools synth synth-stackset synth-pipeline test test-fast lint bench docs dist-check clean
+.PHONY: setup tools synth synth-stackset synth-pipeline test test-fast lint bench bench-twin docs dist-check clean
 
 # `make synth` (the main job) needs only Python and Node: no root, no apt-get. The Debian validator tools belong to
 # `make test` (a test whose tool is missing skips with the reason, except under CI=true where it fails).
@@ -105,6 +105,10 @@ dist-check: setup
 # Timings (not a gate): synthesis of the example app with and without CloudFormation validation.
 bench: setup
 	$(PY) benchmarks/synth.py 3
+
+# The cluster twin tier's run time (tests/twin; budget about 5 minutes on 2 cores): wall time and seconds per file.
+bench-twin: setup tools
+	$(PY) benchmarks/twin.py 1
 
 clean:
 	rm -rf $(VENV) .venv-pcluster node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache
