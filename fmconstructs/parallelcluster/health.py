@@ -111,11 +111,15 @@ NODE_WAIT_SECONDS = 120
 _IMDS = "http://169.254.169.254/latest"
 
 
-def node_health_files(options: NodeHealthOptions, queue: SlurmQueue) -> dict[str, tuple[str, int]]:
-    """``{path: (text, mode)}``: the boot gate and the prolog checks of every instance type of ``queue``."""
+def node_health_files(
+    options: NodeHealthOptions, queue: SlurmQueue, *, lustre_mount_point: str | None = None
+) -> dict[str, tuple[str, int]]:
+    """``{path: (text, mode)}``: the boot gate and the prolog checks of every instance type of ``queue``;
+    ``lustre_mount_point``: the cluster's first shared Lustre file system (``SharedStorage`` ``MountDir``), which the
+    ``lustre-mount`` check expects mounted (None: no Lustre, the check is skipped)."""
     files: dict[str, tuple[str, int]] = {}
     for instance_type in _instance_types(queue):
-        spec = options.spec_for(instance_type)
+        spec = options.spec_for(instance_type, lustre_mount_point=lustre_mount_point)
         _check_prolog_budget(options, spec.total_budget_seconds(CheckMode.PROLOG))
         gate = render_slurm_boot_gate(
             spec,
@@ -218,7 +222,11 @@ def enable_node_health(
         bootstrap = node_bootstrap or NodeBootstrap(
             cluster, f"NodeHealth{_pascal(name)}", name=f"node-health-{name}"[:40]
         )
-        bootstrap.add_step(NODE_HEALTH_STEP, _node_commands(queue), files=node_health_files(options, queue))
+        # The first shared Lustre file system, as on PCS (fmconstructs/pcs/node_group.py): the twin found the
+        # ParallelCluster gate passing a node with no Lustre mount (issue 29).
+        lustre = cluster.shared_storage[0].mount_point if cluster.shared_storage else None
+        files = node_health_files(options, queue, lustre_mount_point=lustre)
+        bootstrap.add_step(NODE_HEALTH_STEP, _node_commands(queue), files=files)
         if node_bootstrap is None:
             cluster.add_node_bootstrap(bootstrap, queues=[name], event=CustomActionEvent.ON_NODE_CONFIGURED)
         created.append(bootstrap)

@@ -150,6 +150,21 @@ def test_gpu_health_checks_and_node_health_pass_the_parallelcluster_schema() -> 
     assert result["ok"], result
 
 
+def test_the_gate_checks_the_clusters_first_shared_lustre_mount() -> None:
+    # Found by the cluster twin (tests/twin/test_twin_node_scenarios.py): the ParallelCluster gate passed a node with
+    # no Lustre mount, the spec never got the shared storage's mount point.
+    from fmconstructs.parallelcluster import SharedLustre
+    from fmconstructs.storage import LustreFileSystem
+
+    scene = new_scene()
+    fs = LustreFileSystem(scene.stack, "Fs", vpc=scene.vpc, subnet=scene.subnet_a, storage_capacity_gib=1200)
+    cluster = make_cluster(
+        scene, queues=[_queue(scene, "p5.48xlarge")], shared_storage=[SharedLustre(file_system=fs, mount_point="/lus")]
+    )
+    gate = _steps(cluster.enable_node_health(NodeHealthOptions()))[NODE_HEALTH_STEP].files[GATE][0]
+    assert 'findmnt -t lustre -n "/lus"' in gate
+
+
 def test_dcgm_twice_is_warned() -> None:
     scene = new_scene()
     cluster = _cluster(scene, gpu_health_checks=True)
