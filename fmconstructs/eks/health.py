@@ -15,13 +15,18 @@ Node-join checks (``GpuNodeGroup(node_checks=True)``, the default):
   ``FAIL <check>: <reason>`` to the node annotation ``fmconstructs.io/node-checks`` (``PASS ...`` on pass).
 - How it reaches the host, and why each setting: the container (``busybox``) runs ``nsenter --target 1 --mount --uts
   --ipc --net --pid -- /bin/bash -s`` with the script on stdin, so the checks run with the host's own ``nvidia-smi``,
-  ``fi_info``, ``dmesg``, ``systemctl`` and mounts, exactly as on PCS and ParallelCluster, with no host path mounted
-  into the pod. ``hostPID: true`` makes the host's PID 1 visible to ``nsenter --target 1``; ``privileged: true``
-  gives the capabilities ``setns`` into the host's mount namespace needs (CAP_SYS_ADMIN) and the host's GPU and EFA
-  devices; the network namespace is entered too so that a DCGM host engine listening on the host's localhost is
-  reachable. ``nsenter -t 1 -m -u -i -n -p`` from a privileged busybox pod is how NVIDIA's NVSentinel janitor runs
-  host commands (NVIDIA/NVSentinel ``janitor-provider``: ``defaultRebootImage =
-  "public.ecr.aws/docker/library/busybox:1.37.0"``); the image is Docker's official busybox on its ECR Public mirror.
+  ``fi_info``, ``dmesg``, ``systemctl`` and mounts, exactly as on PCS and ParallelCluster. One host path is mounted:
+  node exporter's textfile directory (:data:`fmconstructs.health.metric_names.NODE_EXPORTER_TEXTFILE_DIR`,
+  ``hostPath`` ``DirectoryOrCreate`` at the same path), so the kubelet creates it before the gate runs; the checks
+  write ``fm_node_checks_boot.prom`` there and the node-exporter DaemonSet of
+  :func:`fmconstructs.observability.eks.node_exporter_manifests` reads the same host directory, so
+  ``FmNodeCheckFailed``, remediation and ``fmc health`` see a node that failed (it also keeps its taint). ``hostPID:
+  true`` makes the host's PID 1 visible to ``nsenter --target 1``; ``privileged: true`` gives the capabilities
+  ``setns`` into the host's mount namespace needs (CAP_SYS_ADMIN) and the host's GPU and EFA devices; the network
+  namespace is entered too so that a DCGM host engine listening on the host's localhost is reachable. ``nsenter -t 1
+  -m -u -i -n -p`` from a privileged busybox pod is how NVIDIA's NVSentinel janitor runs host commands
+  (NVIDIA/NVSentinel ``janitor-provider``: ``defaultRebootImage = "public.ecr.aws/docker/library/busybox:1.37.0"``);
+  the image is Docker's official busybox on its ECR Public mirror.
 - DCGM diagnostics are off in the EKS gate (``dcgm_level=None``): the EKS AL2023 NVIDIA AMI's provisioners install
   the driver, EFA and nodeadm, and ``dcgmi`` on the host is UNCONFIRMED; the node monitoring agent runs its own DCGM
   host engine (its chart's ``dcgm-server`` DaemonSet) and reports ``DCGMDiagnosticFailure`` (EKS User Guide
@@ -64,6 +69,7 @@ from .._validate import located
 from ..errors import FmTypeError, FmValidationError
 from ..health import NodeCheckSpec
 from ..health.kubernetes_gate import render_kubernetes_node_gate
+from ..health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 from .addons import NODE_CHECKS_TAINT_KEY, check_version, gpu_tolerations
 from .versions import version_tuple
 
@@ -236,9 +242,16 @@ def node_checks_policy_manifests() -> list[dict[str, Any]]:
     return [policy, binding]
 
 
-def node_checks_daemonset_manifests(group: str, script: str, *, image: str = NODE_CHECKS_IMAGE) -> list[dict[str, Any]]:
+def node_checks_daemonset_manifests(
+    group: str, script: str, *, image: str = NODE_CHECKS_IMAGE, textfile_dir: str | None = NODE_EXPORTER_TEXTFILE_DIR
+) -> list[dict[str, Any]]:
     """The ConfigMap with ``script`` (the gate) and the DaemonSet that runs it on the host of each node labelled
-    ``fmconstructs.io/node-checks-group=<group>`` (see the module notes for the pod's settings)."""
+    ``fmconstructs.io/node-checks-group=<group>`` (see the module notes for the pod's settings).
+
+    :param textfile_dir: the host directory the checks write their metrics to (the spec's ``textfile_dir``): a
+        ``hostPath`` volume ``DirectoryOrCreate`` at the same path, so the kubelet creates it before the gate runs
+        (the checks skip their metrics when it is missing) and node exporter reads it
+        (:func:`fmconstructs.observability.eks.node_exporter_manifests`). None: no metrics, no volume."""
     name = f"{_NAME}-{group}"
     labels = {"app.kubernetes.io/name": _NAME, NODE_CHECKS_GROUP_LABEL: group}
     config_map = {
@@ -254,8 +267,14 @@ def node_checks_daemonset_manifests(group: str, script: str, *, image: str = NOD
         "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
         "securityContext": {"privileged": True},
         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "512Mi"}},
-        "volumeMounts": [{"name": "gate", "mountPath": _SCRIPT_DIR, "readOnly": True}],
+        "volumeMounts": [
+            {"name": "gate", "mountPath": _SCRIPT_DIR, "readOnly": True},
+            *([{"name": "textfile", "mountPath": textfile_dir}] if textfile_dir else []),
+        ],
     }
+    volumes: list[dict[str, Any]] = [{"name": "gate", "configMap": {"name": name, "defaultMode": 0o555}}]
+    if textfile_dir:
+        volumes.append({"name": "textfile", "hostPath": {"path": textfile_dir, "type": "DirectoryOrCreate"}})
     daemon_set = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -272,7 +291,7 @@ def node_checks_daemonset_manifests(group: str, script: str, *, image: str = NOD
                     "tolerations": [{"operator": "Exists"}],
                     "terminationGracePeriodSeconds": 5,
                     "containers": [container],
-                    "volumes": [{"name": "gate", "configMap": {"name": name, "defaultMode": 0o555}}],
+                    "volumes": volumes,
                 },
             },
         },

@@ -37,6 +37,7 @@ from fmconstructs.eks.health import (
 from fmconstructs.errors import FmTypeError, FmValidationError
 from fmconstructs.health import NodeCheckSpec
 from fmconstructs.health.kubernetes_gate import render_kubernetes_node_gate
+from fmconstructs.health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 
 from tests.conftest import new_scene, require_tool
 from tests.support.health_checks import Run, Sandbox
@@ -250,7 +251,17 @@ def test_gate_pod_enters_the_host_with_the_minimal_settings() -> None:
         "nsenter --target 1 --mount --uts --ipc --net --pid -- /bin/bash -s < /etc/fmconstructs/node-gate.sh"
         in (container["command"][2])
     )
-    assert [v for v in pod["volumes"] if "hostPath" in v] == []
+    # The only host path: node exporter's textfile directory, created by the kubelet, at the same path (the checks
+    # run in the host's mount namespace and write there).
+    assert [v for v in pod["volumes"] if "hostPath" in v] == [
+        {"name": "textfile", "hostPath": {"path": NODE_EXPORTER_TEXTFILE_DIR, "type": "DirectoryOrCreate"}}
+    ]
+    assert {"name": "textfile", "mountPath": NODE_EXPORTER_TEXTFILE_DIR} in container["volumeMounts"]
+
+
+def test_gate_without_metrics_mounts_no_host_path() -> None:
+    pod = node_checks_daemonset_manifests("p5-48xlarge-0123abcd", "#!/bin/bash\n", textfile_dir=None)[1]
+    assert [v for v in pod["spec"]["template"]["spec"]["volumes"] if "hostPath" in v] == []
 
 
 # --- the gate, in a sandbox with a stub Kubernetes API (curl) -------------------------------------------------------
