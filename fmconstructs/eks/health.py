@@ -41,9 +41,10 @@ in Kubernetes 1.30 per Kubernetes "Validating Admission Policy": UNCONFIRMED fro
 validates in kubernetes-validate's 1.35 schemas) can: pod-bound service account tokens carry the node's name in
 the user's extra field ``authentication.kubernetes.io/node-name`` (k8s.io/apiserver ``serviceaccount.NodeNameKey``;
 feature ``ServiceAccountTokenPodNodeInfo``, on by default from 1.30: UNCONFIRMED), so the policy denies
-any update by that ServiceAccount to another node, any change to taints other than removing this one, and any change
-to labels, ``unschedulable`` or annotations other than ``fmconstructs.io/node-checks``. It is added on clusters at
-Kubernetes 1.30 or later.
+any update by that ServiceAccount to another node, any change to taints other than removing this one, any change to
+labels, any cordon, any uncordon of a node whose cordon does not carry ``fmconstructs.io/cordoned-by: remediation``,
+and any change to annotations other than ``fmconstructs.io/node-checks`` besides removing remediation's mark and
+reason. It is added on clusters at Kubernetes 1.30 or later.
 
 Node auto repair (``GpuNodeGroup(enable_node_auto_repair=True)``, the default): EKS "node-health": "By itself, node
 auto repair can react to the ``Ready`` condition of the ``kubelet`` and any node objects that are manually deleted.
@@ -69,7 +70,12 @@ from .._validate import located
 from ..errors import FmTypeError, FmValidationError
 from ..health import NodeCheckSpec
 from ..health.kubernetes_gate import render_kubernetes_node_gate
-from ..health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
+from ..health.metric_names import (
+    CORDONED_BY_ANNOTATION,
+    CORDONED_BY_REMEDIATION,
+    NODE_EXPORTER_TEXTFILE_DIR,
+    REMEDIATION_REASON_ANNOTATION,
+)
 from .addons import NODE_CHECKS_TAINT_KEY, check_version, gpu_tolerations
 from .versions import version_tuple
 
@@ -185,14 +191,18 @@ def _or_empty(path: str, empty: str) -> str:
 
 def node_checks_policy_manifests() -> list[dict[str, Any]]:
     """A ValidatingAdmissionPolicy and its binding: the gate's ServiceAccount may update only its own node, and only
-    to remove the node-checks taint and set the node-checks annotation (see the module notes)."""
+    to remove the node-checks taint, set the node-checks annotation and lift a cordon that remediation marked (with
+    its mark and reason annotations; see the module notes)."""
     taints, old_taints = _or_empty("object.spec.taints", "[]"), _or_empty("oldObject.spec.taints", "[]")
     labels, old_labels = _or_empty("object.metadata.labels", "{}"), _or_empty("oldObject.metadata.labels", "{}")
     notes, old_notes = (
         _or_empty("object.metadata.annotations", "{}"),
         _or_empty("oldObject.metadata.annotations", "{}"),
     )
-    key, note = NODE_CHECKS_TAINT_KEY, NODE_CHECKS_ANNOTATION
+    key, note, mark = NODE_CHECKS_TAINT_KEY, NODE_CHECKS_ANNOTATION, CORDONED_BY_ANNOTATION
+    removable = f"'{CORDONED_BY_ANNOTATION}', '{REMEDIATION_REASON_ANNOTATION}'"
+    cordoned = "(has(object.spec.unschedulable) && object.spec.unschedulable)"
+    was_cordoned = "(has(oldObject.spec.unschedulable) && oldObject.spec.unschedulable)"
     validations = [
         (
             f"'{_NODE_NAME_EXTRA}' in request.userInfo.extra && "
@@ -205,14 +215,16 @@ def node_checks_policy_manifests() -> list[dict[str, Any]]:
         ),
         (f"{labels} == {old_labels}", "the node-checks service account may not change node labels"),
         (
-            "(has(object.spec.unschedulable) && object.spec.unschedulable) == "
-            "(has(oldObject.spec.unschedulable) && oldObject.spec.unschedulable)",
-            "the node-checks service account may not cordon or uncordon nodes",
+            f"{cordoned} == {was_cordoned} || (!{cordoned} && {old_notes}.exists(k, k == '{mark}' && "
+            f"{old_notes}[k] == '{CORDONED_BY_REMEDIATION}'))",
+            f"the node-checks service account may not cordon nodes, and may uncordon only a node whose cordon "
+            f"carries {mark}: {CORDONED_BY_REMEDIATION}",
         ),
         (
-            f"{old_notes}.all(k, k == '{note}' || (k in {notes} && {notes}[k] == {old_notes}[k])) && "
+            f"{old_notes}.all(k, k == '{note}' || (k in [{removable}] && !(k in {notes})) || "
+            f"(k in {notes} && {notes}[k] == {old_notes}[k])) && "
             f"{notes}.all(k, k == '{note}' || k in {old_notes})",
-            f"the node-checks service account may change only the {note} annotation",
+            f"the node-checks service account may change only the {note} annotation (and remove {mark})",
         ),
     ]
     username = f"system:serviceaccount:{NODE_CHECKS_NAMESPACE}:{NODE_CHECKS_SERVICE_ACCOUNT}"

@@ -35,7 +35,7 @@ from fmconstructs.eks.health import (
     node_monitoring_agent_configuration,
 )
 from fmconstructs.errors import FmTypeError, FmValidationError
-from fmconstructs.health import NodeCheckSpec
+from fmconstructs.health import NodeCheckSpec, metric_names
 from fmconstructs.health.kubernetes_gate import render_kubernetes_node_gate
 from fmconstructs.health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 
@@ -237,6 +237,11 @@ def test_admission_policy_limits_the_service_account_to_its_own_node_and_taint()
         in (expressions[0])
     )
     assert f".filter(t, t.key != '{NODE_CHECKS_TAINT_KEY}')" in expressions[1]
+    # uncordon only a node remediation marked; never cordon; of the other annotations only remediation's two may go
+    mark = metric_names.CORDONED_BY_ANNOTATION
+    assert f"k == '{mark}' && " in expressions[3] and "== 'remediation'" in expressions[3]
+    assert expressions[3].startswith("(has(object.spec.unschedulable) && object.spec.unschedulable) == ")
+    assert f"k in ['{mark}', '{metric_names.REMEDIATION_REASON_ANNOTATION}'] && !(k in " in expressions[4]
     assert spec["failurePolicy"] == "Fail"
     assert binding["spec"] == {"policyName": "fmconstructs-node-checks", "validationActions": ["Deny"]}
 
@@ -266,7 +271,9 @@ def test_gate_without_metrics_mounts_no_host_path() -> None:
 
 # --- the gate, in a sandbox with a stub Kubernetes API (curl) -------------------------------------------------------
 
-# The node object lives in $NODE_STATE; PATCH applies a merge patch or the JSON patch's "remove" of a taint.
+# The node object lives in $NODE_STATE; PATCH applies a merge patch, or a JSON patch (RFC 6902 test/remove/add, the
+# paths as RFC 6901 pointers): a failed "test" or a missing path fails the call (curl --fail: exit 22). FAKE_PATCH_FAILS
+# fails that many JSON patches first (a concurrent change).
 CURL = r"""#!/bin/bash
 method=GET; type=""; body=""; url=""
 while [ $# -gt 0 ]; do
@@ -286,10 +293,21 @@ case "${method} ${type}" in
   "GET ") cat "$NODE_STATE" ;;
   "PATCH application/merge-patch+json") jq --argjson p "$body" '. * $p' "$NODE_STATE" >"$NODE_STATE.new" ;;
   "PATCH application/json-patch+json")
-    index=$(jq -r '.[1].path | split("/") | last' <<<"$body")
-    key=$(jq -r '.[0].value' <<<"$body")
-    [ "$(jq -r ".spec.taints[$index].key" "$NODE_STATE")" = "$key" ] || { echo "test failed" >&2; exit 22; }
-    jq "del(.spec.taints[$index])" "$NODE_STATE" >"$NODE_STATE.new" ;;
+    failed="$NODE_STATE.failed"
+    if [ "$(cat "$failed" 2>/dev/null || echo 0)" -lt "${FAKE_PATCH_FAILS:-0}" ]; then
+      echo $(( $(cat "$failed" 2>/dev/null || echo 0) + 1 )) >"$failed"
+      echo "curl: (22) The requested URL returned error: 422" >&2; exit 22
+    fi
+    jq --argjson p "$body" '
+      def steps: split("/")[1:] | map(gsub("~1"; "/") | gsub("~0"; "~") | (tonumber? // .));
+      reduce $p[] as $op (.;
+        ($op.path | steps) as $at
+        | if $op.op == "test" then (if getpath($at) == $op.value then . else error("test failed") end)
+          elif $op.op == "remove" then (if getpath($at) == null then error("no such path") else delpaths([$at]) end)
+          elif $op.op == "add" and ($at | last) == "-" then setpath($at[:-1]; getpath($at[:-1]) + [$op.value])
+          elif $op.op == "add" then setpath($at; $op.value)
+          else error("unsupported op") end)' "$NODE_STATE" >"$NODE_STATE.new" 2>/dev/null ||
+      { rm -f "$NODE_STATE.new"; echo "curl: (22) The requested URL returned error: 422" >&2; exit 22; } ;;
   *) exit 22 ;;
 esac
 [ -f "$NODE_STATE.new" ] && mv "$NODE_STATE.new" "$NODE_STATE"
@@ -300,7 +318,14 @@ NODE = "ip-10-0-0-5.ec2.internal"
 
 
 class Node(Sandbox):
-    def __init__(self, tmp_path: Path, taints: list[dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        taints: list[dict[str, str]] | None = None,
+        *,
+        unschedulable: bool = False,
+        annotations: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(tmp_path, {"curl": CURL, "sleep": "#!/bin/bash\nexit 0\n"})
         self.state = tmp_path / "node.json"
         if taints is None:
@@ -308,9 +333,9 @@ class Node(Sandbox):
                 {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
                 {"key": NODE_CHECKS_TAINT_KEY, "value": "pending", "effect": "NoSchedule"},
             ]
-        node = {
-            "metadata": {"name": NODE, "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
-            "spec": {"taints": taints},
+        node: dict[str, Any] = {
+            "metadata": {"name": NODE, "annotations": {"node.alpha.kubernetes.io/ttl": "0", **(annotations or {})}},
+            "spec": {"taints": taints, **({"unschedulable": True} if unschedulable else {})},
         }
         self.state.write_text(json.dumps(node))
 
@@ -383,6 +408,68 @@ def test_every_failing_check_keeps_the_taint(tmp_path: Path, env: dict[str, str]
     assert node.gate(**env).rc == 1
     assert NODE_CHECKS_TAINT_KEY in node.taint_keys
     assert node.node["metadata"]["annotations"][NODE_CHECKS_ANNOTATION].startswith(f"FAIL {check}: ")
+
+
+REMEDIATION_CORDON = {
+    metric_names.CORDONED_BY_ANNOTATION: metric_names.CORDONED_BY_REMEDIATION,
+    metric_names.REMEDIATION_REASON_ANNOTATION: "fmconstructs: remediation reset-xid: Xid 119",
+}
+
+
+def test_a_node_remediation_cordoned_is_uncordoned_when_its_checks_pass(tmp_path: Path) -> None:
+    """After remediation's reboot (it put the taint back): checks pass -> cordon, mark and reason gone, then the
+    taint; the patch tests the mark and the cordon before it removes them."""
+    node = Node(tmp_path, unschedulable=True, annotations=REMEDIATION_CORDON)
+    run = node.gate()
+    assert run.rc == 0, run.out
+    assert "unschedulable" not in node.node["spec"]
+    assert node.taint_keys == ["nvidia.com/gpu"]
+    notes = node.node["metadata"]["annotations"]
+    assert not set(REMEDIATION_CORDON) & set(notes)
+    assert notes[NODE_CHECKS_ANNOTATION].startswith("PASS ")
+    patches = [c.split(" ", 4)[-1] for c in run.calls if "json-patch" in c]
+    uncordon = json.loads(patches[0])
+    assert uncordon[:2] == [
+        {"op": "test", "path": "/metadata/annotations/fmconstructs.io~1cordoned-by", "value": "remediation"},
+        {"op": "test", "path": "/spec/unschedulable", "value": True},
+    ]
+    assert {"op": "remove", "path": "/spec/unschedulable"} in uncordon
+    assert json.loads(patches[1])[1] == {"op": "remove", "path": "/spec/taints/1"}  # uncordon first, then the taint
+    assert f"GATE: {NODE} uncordoned" in run.log
+
+
+def test_an_operators_cordon_is_never_lifted(tmp_path: Path) -> None:
+    node = Node(tmp_path, unschedulable=True)
+    run = node.gate()
+    assert run.rc == 0, run.out
+    assert node.node["spec"]["unschedulable"] is True
+    assert node.taint_keys == ["nvidia.com/gpu"]
+    assert [c for c in run.calls if "json-patch" in c and "unschedulable" in c] == []
+
+
+def test_a_node_failing_after_remediations_reboot_stays_cordoned_and_tainted(tmp_path: Path) -> None:
+    node = Node(tmp_path, unschedulable=True, annotations=REMEDIATION_CORDON)
+    run = node.gate(FAKE_GPU_COUNT="7")
+    assert run.rc == 1
+    assert node.node["spec"]["unschedulable"] is True
+    assert node.node["metadata"]["annotations"][metric_names.CORDONED_BY_ANNOTATION] == "remediation"
+    assert NODE_CHECKS_TAINT_KEY in node.taint_keys
+    assert not [c for c in run.calls if "json-patch" in c]
+
+
+def test_a_refused_uncordon_is_read_again_and_retried(tmp_path: Path) -> None:
+    node = Node(tmp_path, unschedulable=True, annotations=REMEDIATION_CORDON)
+    run = node.gate(FAKE_PATCH_FAILS="1")
+    assert run.rc == 0, run.out
+    assert "unschedulable" not in node.node["spec"] and node.taint_keys == ["nvidia.com/gpu"]
+    assert "uncordoning" in run.log and "failed (attempt 1)" in run.log
+
+
+def test_a_cordon_that_cannot_be_lifted_keeps_the_taint(tmp_path: Path) -> None:
+    node = Node(tmp_path, unschedulable=True, annotations=REMEDIATION_CORDON)
+    run = node.gate(FAKE_PATCH_FAILS="9")
+    assert run.rc == 2
+    assert node.node["spec"]["unschedulable"] is True and NODE_CHECKS_TAINT_KEY in node.taint_keys
 
 
 def test_a_node_without_the_taint_is_not_checked_again(tmp_path: Path) -> None:
