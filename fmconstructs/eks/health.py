@@ -11,7 +11,7 @@ Node-join checks (``GpuNodeGroup(node_checks=True)``, the default):
   label ``fmconstructs.io/node-checks-group``), tolerating every taint, runs the gate of
   :func:`fmconstructs.health.render_kubernetes_node_gate` on the host: the BOOT checks of the group's
   :class:`~fmconstructs.health.NodeCheckSpec` (instance type, EFA interfaces of its launch template, its first Lustre
-  mount; DCGM diagnostics off, see below), then removes the taint from its own node on pass, or keeps it and writes
+  mount, DCGM diagnostics; see below), then removes the taint from its own node on pass, or keeps it and writes
   ``FAIL <check>: <reason>`` to the node annotation ``fmconstructs.io/node-checks`` (``PASS ...`` on pass).
 - How it reaches the host, and why each setting: the container (``busybox``) runs ``nsenter --target 1 --mount --uts
   --ipc --net --pid -- /bin/bash -s`` with the script on stdin, so the checks run with the host's own ``nvidia-smi``,
@@ -27,10 +27,18 @@ Node-join checks (``GpuNodeGroup(node_checks=True)``, the default):
   -m -u -i -n -p`` from a privileged busybox pod is how NVIDIA's NVSentinel janitor runs host commands
   (NVIDIA/NVSentinel ``janitor-provider``: ``defaultRebootImage = "public.ecr.aws/docker/library/busybox:1.37.0"``);
   the image is Docker's official busybox on its ECR Public mirror.
-- DCGM diagnostics are off in the EKS gate (``dcgm_level=None``): the EKS AL2023 NVIDIA AMI's provisioners install
-  the driver, EFA and nodeadm, and ``dcgmi`` on the host is UNCONFIRMED; the node monitoring agent runs its own DCGM
-  host engine (its chart's ``dcgm-server`` DaemonSet) and reports ``DCGMDiagnosticFailure`` (EKS User Guide
-  "node-health-nma", AcceleratedHardware table).
+- The checks are the BOOT checks a Slurm gate runs for the same :class:`~fmconstructs.health.NodeHealthOptions`
+  (``GpuNodeGroup(node_checks=NodeHealthOptions(...))``; True: the defaults), from the same spec
+  (:meth:`~fmconstructs.health.NodeHealthOptions.spec_for`): DCGM diagnostics at ``dcgm_level`` (2 by default),
+  the group's first Lustre mount when it mounts one on the hosts (:meth:`GpuNodeGroup.add_lustre_client`; a file
+  system reached only through the FSx CSI driver has no host mount to check). What differs on EKS is data: the EKS
+  AL2023 NVIDIA AMI has no DCGM (awslabs/amazon-eks-ami ``install-nvidia-driver.sh`` installs the driver, Fabric
+  Manager, IMEX and the container toolkit), so a group with a DCGM level also gets the bootstrap step ``dcgm``
+  (:func:`fmconstructs.health.install.dcgm_host_commands`: DCGM from NVIDIA's CUDA repository, host engine
+  ``nvidia-dcgm``); where it cannot be installed the ``dcgm-diag`` check fails and the node keeps its taint. The
+  node monitoring agent (auto repair) runs its own DCGM host engine besides (its chart's ``dcgm-server``
+  DaemonSet) and reports ``DCGMDiagnosticFailure`` (EKS User Guide "node-health-nma"); ``dcgm_level=None`` leaves
+  DCGM to it.
 
 RBAC and the own-node restriction: the gate's ServiceAccount has a ClusterRole with ``get`` and ``patch`` on
 ``nodes`` and nothing else. RBAC alone cannot limit that to the node the pod runs on: ``resourceNames`` would have to
@@ -68,7 +76,7 @@ from constructs import Construct
 
 from .._validate import located
 from ..errors import FmTypeError, FmValidationError
-from ..health import NodeCheckSpec
+from ..health import NodeHealthOptions
 from ..health.kubernetes_gate import render_kubernetes_node_gate
 from ..health.metric_names import (
     CORDONED_BY_ANNOTATION,
@@ -391,13 +399,15 @@ class EksNodeChecks(Construct):
         if name in self.gates:
             return self.gates[name]
 
+        options = group.node_health or NodeHealthOptions()
+
         def render() -> str:
             mounts = group.lustre_clients
-            spec = NodeCheckSpec.for_instance_type(
+            # The Slurm backends' spec for the same options (NodeHealthOptions.spec_for): the same BOOT checks.
+            spec = options.spec_for(
                 group.instance_spec.instance_type,
                 efa_interfaces=group.efa_interface_count,
                 lustre_mount_point=mounts[0].mount_point if mounts else None,
-                dcgm_level=None,
             )
             return render_kubernetes_node_gate(
                 spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION

@@ -6,6 +6,7 @@ add-on comes with node auto repair; options off -> none of it."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,11 @@ from fmconstructs.eks.health import (
     node_monitoring_agent_configuration,
 )
 from fmconstructs.errors import FmTypeError, FmValidationError
-from fmconstructs.health import NodeCheckSpec, metric_names
+from fmconstructs.health import NodeCheckSpec, NodeHealthOptions, metric_names, render_slurm_boot_gate
+from fmconstructs.health.install import DCGM_HOST_STEP, dcgm_host_commands
 from fmconstructs.health.kubernetes_gate import render_kubernetes_node_gate
 from fmconstructs.health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
+from fmconstructs.storage import LustreFileSystem
 
 from tests.conftest import new_scene, require_tool
 from tests.support.health_checks import Run, Sandbox
@@ -124,7 +127,73 @@ def test_the_gate_script_is_rendered_for_the_group(default_template: Template) -
     script = config_map["data"]["node-gate.sh"]
     assert "fmconstructs node checks (boot) for p5.48xlarge" in script
     assert f'TAINT_KEY="{NODE_CHECKS_TAINT_KEY}"' in script
-    assert "check_dcgm_diag" not in script  # DCGM diagnostics are the node monitoring agent's on EKS
+    assert "dcgmi diag -r 2" in script  # the Slurm gates' default level (the EKS AMI gets DCGM at boot)
+
+
+def _gate_script(template: Template) -> str:
+    config_map = next(m for m in manifests(template) if m["kind"] == "ConfigMap")
+    script: str = config_map["data"]["node-gate.sh"]
+    return script
+
+
+def _check_list(script: str) -> str:
+    match = re.search(r"fmconstructs node checks \(boot\) on [^:]+: ([a-z, -]+) \(budget", script)
+    assert match, script[:400]
+    return match.group(1)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [NodeHealthOptions(), NodeHealthOptions(dcgm_level=1), NodeHealthOptions(dcgm_level=None)],
+    ids=["default", "dcgm-1", "no-dcgm"],
+)
+def test_the_eks_gate_runs_the_slurm_gates_boot_checks_for_the_same_options(
+    scene: Any, options: NodeHealthOptions
+) -> None:
+    """The defect: the EKS gate ran no DCGM (dcgm_level=None hard-coded) whatever the options said."""
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", max_nodes=1, node_checks=options)
+    eks_gate = _gate_script(Template.from_stack(scene.stack))
+    spec = options.spec_for("p5.48xlarge", efa_interfaces=group.efa_interface_count)
+    slurm_gate = render_slurm_boot_gate(spec, slurm_bin_dir="/opt/slurm/bin")
+    assert _check_list(eks_gate) == _check_list(slurm_gate)
+    assert ("dcgm-diag" in _check_list(eks_gate)) is (options.dcgm_level is not None)
+    steps = [step.name for step in group.launch_template.bootstrap.steps]
+    assert (DCGM_HOST_STEP in steps) is (options.dcgm_level is not None)
+
+
+def test_the_dcgm_step_installs_dcgm_only_when_missing_and_never_fails_the_boot() -> None:
+    script = "\n".join(dcgm_host_commands())
+    assert script.startswith("if ! command -v dcgmi >/dev/null 2>&1; then")
+    assert 'dnf install -y --setopt=install_weak_deps=True "datacenter-gpu-manager-4-cuda${cuda:-12}" ||' in script
+    assert "systemctl enable --now nvidia-dcgm ||" in script
+
+
+def test_the_dcgm_step_passes_shellcheck(tmp_path: Path) -> None:
+    shellcheck = require_tool("shellcheck", "shellcheck")
+    path = tmp_path / "dcgm.sh"
+    path.write_text("#!/bin/bash\n" + "\n".join(dcgm_host_commands()) + "\n")
+    result = subprocess.run([shellcheck, "-s", "bash", str(path)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout
+
+
+def test_a_lustre_host_mount_is_checked_by_the_gate(scene: Any) -> None:
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", max_nodes=1)
+    file_system = LustreFileSystem(
+        scene.stack, "Fsx", vpc=scene.vpc, subnet=scene.vpc.private_subnets[0], storage_capacity_gib=1200
+    )
+    group.add_lustre_client(file_system, mount_point="/fsx")
+    assert 'findmnt -t lustre -n "/fsx"' in _gate_script(Template.from_stack(scene.stack))
+
+
+def test_disabled_options_mean_no_gate(scene: Any) -> None:
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group(
+        "P5", instance_type="p5.48xlarge", max_nodes=1, node_checks=NodeHealthOptions(enabled=False)
+    )
+    assert group.node_checks is False and group.node_health is None
+    assert NODE_CHECKS_TAINT_KEY not in [t.key for t in group.taints]
 
 
 def test_auto_repair_installs_the_node_monitoring_agent_first(default_template: Template) -> None:
