@@ -383,6 +383,7 @@ class AmpEksScraper(Construct):
         self.cluster_label = cluster_label
         self.workspace_arn: str = workspace_arn
         self.resource = self._build_scraper(cluster, chosen, workspace_arn)
+        cluster.metrics_scrapers.append(self)  # what remediation and KEDA autoscaling look for at synthesis
         self.access_entry = self._build_access_entry(cluster)
         self.rbac = cluster.cluster.add_manifest(f"{id}Rbac", *scraper_rbac_manifests())
         self.node_exporter = (
@@ -398,6 +399,12 @@ class AmpEksScraper(Construct):
         self.serving_rules: aps.CfnRuleGroupsNamespace | None = None
         if serving:
             self.enable_serving(thresholds=serving_thresholds, rule_namespace=serving_rule_namespace)
+
+    @property
+    def collects_serving(self) -> bool:
+        """Whether the scrape configuration has the model servers' job (``serving=True`` or :meth:`enable_serving`)."""
+        jobs = self.scrape_config["scrape_configs"]
+        return any(job.get("job_name") == serving_scrape_job(self.cluster_label)["job_name"] for job in jobs)
 
     def _build_scraper(
         self, cluster: GpuEksCluster, subnets: Sequence[ec2.ISubnet], workspace_arn: str
