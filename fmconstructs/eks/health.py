@@ -33,9 +33,10 @@ Node-join checks (``GpuNodeGroup(node_checks=True)``, the default):
   the group's first Lustre mount when it mounts one on the hosts (:meth:`GpuNodeGroup.add_lustre_client`; a file
   system reached only through the FSx CSI driver has no host mount to check). What differs on EKS is data: the EKS
   AL2023 NVIDIA AMI has no DCGM (awslabs/amazon-eks-ami ``install-nvidia-driver.sh`` installs the driver, Fabric
-  Manager, IMEX and the container toolkit), so a group with a DCGM level also gets the bootstrap step ``dcgm``
-  (:func:`fmconstructs.health.install.dcgm_host_commands`: DCGM from NVIDIA's CUDA repository, host engine
-  ``nvidia-dcgm``); where it cannot be installed the ``dcgm-diag`` check fails and the node keeps its taint. The
+  Manager, IMEX and the container toolkit), so with a DCGM level the gate first installs it on the host when
+  ``dcgmi`` is missing (``host_setup`` of the gate: :func:`fmconstructs.health.install.dcgm_host_commands`, DCGM
+  from NVIDIA's CUDA repository, host engine ``nvidia-dcgm``; once per node, the root volume keeps it across
+  reboots); where it cannot be installed the ``dcgm-diag`` check fails and the node keeps its taint. The
   node monitoring agent (auto repair) runs its own DCGM host engine besides (its chart's ``dcgm-server``
   DaemonSet) and reports ``DCGMDiagnosticFailure`` (EKS User Guide "node-health-nma"); ``dcgm_level=None`` leaves
   DCGM to it.
@@ -77,6 +78,7 @@ from constructs import Construct
 from .._validate import located
 from ..errors import FmTypeError, FmValidationError
 from ..health import NodeHealthOptions
+from ..health.install import dcgm_host_commands
 from ..health.kubernetes_gate import render_kubernetes_node_gate
 from ..health.metric_names import (
     CORDONED_BY_ANNOTATION,
@@ -286,7 +288,9 @@ def node_checks_daemonset_manifests(
         "command": ["sh", "-c", _WRAPPER],
         "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
         "securityContext": {"privileged": True},
-        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "512Mi"}},
+        # 1 GiB: the host commands run in the pod's cgroup, and dnf reading NVIDIA's CUDA repository metadata (the DCGM
+        # install) needs more than the checks (the library's margin; dnf's peak is not documented: UNCONFIRMED).
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "1Gi"}},
         "volumeMounts": [
             {"name": "gate", "mountPath": _SCRIPT_DIR, "readOnly": True},
             *([{"name": "textfile", "mountPath": textfile_dir}] if textfile_dir else []),
@@ -410,7 +414,11 @@ class EksNodeChecks(Construct):
                 lustre_mount_point=mounts[0].mount_point if mounts else None,
             )
             return render_kubernetes_node_gate(
-                spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION
+                spec,
+                taint_key=NODE_CHECKS_TAINT_KEY,
+                annotation_key=NODE_CHECKS_ANNOTATION,
+                # the EKS AMI has no DCGM: the gate installs it on the host before the checks (see the module notes)
+                host_setup=dcgm_host_commands() if spec.dcgm_level is not None else (),
             )
 
         script = Lazy.string(_ScriptProducer(render))

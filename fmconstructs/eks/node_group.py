@@ -80,7 +80,6 @@ from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.launch_template import GpuLaunchTemplate, UserDataFormat
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..health import NodeHealthOptions
-from ..health.install import DCGM_HOST_STEP, dcgm_host_commands
 from ..networking import ClusterPlacementGroup, InterfacePolicy
 from ..storage.client import lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
@@ -361,9 +360,6 @@ class GpuNodeGroup(Construct):
         if enable_node_auto_repair:
             self.nodegroup.node.add_dependency(_health.add_node_monitoring_agent(self.cluster))
         if self.node_health is not None:
-            if self.node_health.dcgm_level is not None:
-                # dcgmi on the host for the gate's dcgm-diag check (the EKS AMI has no DCGM; see the step's notes).
-                self.launch_template.bootstrap.add_step(DCGM_HOST_STEP, dcgm_host_commands())
             _health.EksNodeChecks.for_cluster(self.cluster).add_node_group(self)
 
     # --- names removed in 0.3.0 ----------------------------------------------------------------------------------

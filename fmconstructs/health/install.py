@@ -16,9 +16,9 @@
   registers with PCS and before slurmd starts", PCS User Guide "Working with Amazon EC2 user data"), so the gate
   cannot run inline there; it waits for ``slurmd`` itself (``render_slurm_boot_gate(ready_command=...)``).
 - :func:`dcgm_host_commands`: DCGM (``dcgmi``, ``nv-hostengine``) on a host image that lacks it, so the BOOT checks'
-  ``dcgm-diag`` runs there as on the Slurm backends' images (EKS GPU node groups: the EKS AL2023 NVIDIA AMI installs
-  the driver, Fabric Manager, IMEX and the NVIDIA container toolkit but no DCGM: awslabs/amazon-eks-ami
-  ``templates/al2023/provisioners/install-nvidia-driver.sh``).
+  ``dcgm-diag`` runs there as on the Slurm backends' images (the EKS node-check gate runs them on the host before its
+  checks: the EKS AL2023 NVIDIA AMI installs the driver, Fabric Manager, IMEX and the NVIDIA container toolkit but no
+  DCGM: awslabs/amazon-eks-ami ``templates/al2023/provisioners/install-nvidia-driver.sh``).
 
 No aws_cdk import.
 """
@@ -31,7 +31,6 @@ from .._validate import check_count, check_str
 
 __all__ = [
     "BOOT_GATE_UNIT_NAME",
-    "DCGM_HOST_STEP",
     "boot_gate_unit_commands",
     "dcgm_host_commands",
     "render_boot_gate_unit",
@@ -42,8 +41,6 @@ __all__ = [
 
 #: The systemd service that runs the boot gate.
 BOOT_GATE_UNIT_NAME = "fmconstructs-node-checks.service"
-#: The node bootstrap step that installs DCGM (:func:`dcgm_host_commands`).
-DCGM_HOST_STEP = "dcgm"
 
 # DCGM 4 on an RPM distribution: the package for the driver's CUDA major version, with its weak dependencies (the
 # diagnostics), then the host engine's service. NVIDIA DCGM "Install DCGM" lists Amazon Linux 2023 among the supported
@@ -181,7 +178,7 @@ def boot_gate_unit_commands() -> list[str]:
 
 
 def dcgm_host_commands() -> list[str]:
-    """Shell lines (a node bootstrap step) that install DCGM when ``dcgmi`` is missing and start its host engine
-    (``nvidia-dcgm``), so ``dcgmi diag`` of the BOOT checks can run. They never fail the bootstrap: a node where DCGM
-    could not be installed fails its ``dcgm-diag`` check instead (named in the node's annotation and metrics)."""
+    """Shell lines (run as root on the host) that install DCGM when ``dcgmi`` is missing and start its host engine
+    (``nvidia-dcgm``), so ``dcgmi diag`` of the BOOT checks can run. They never fail: a node where DCGM could not be
+    installed fails its ``dcgm-diag`` check instead (named in the node's annotation and metrics)."""
     return _DCGM_INSTALL.splitlines()

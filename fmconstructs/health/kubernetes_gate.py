@@ -6,8 +6,9 @@ the kubelet starts it again after a reboot):
 
 1. reads the node (``GET /api/v1/nodes/<node>``); when the taint is gone (checks passed before, or an operator removed
    it) the checks do not run again and the gate exits 0;
-2. runs the BOOT checks of :func:`fmconstructs.health.render_node_checks` (the same functions, the same log, the same
-   metrics in node exporter's textfile directory);
+2. runs the backend's host set-up lines, if any (``host_setup``: data, e.g. installing DCGM where the image has
+   none), then the BOOT checks of :func:`fmconstructs.health.render_node_checks` (the same functions, the same log,
+   the same metrics in node exporter's textfile directory);
 3. writes the result to the node annotation ``<annotation_key>``: ``PASS <summary>`` or ``FAIL <check>: <reason>``
    (a JSON merge patch, at most 256 characters);
 4. on pass, uncordons the node when remediation cordoned it: ``spec.unschedulable`` true and the annotation
@@ -49,8 +50,9 @@ a stub ``curl`` answers the API).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from .._validate import check_str
+from .._validate import check_str, check_str_sequence
 from ..errors import FmValidationError, is_token
 from . import metric_names as names
 from .checks import render_check_library
@@ -162,8 +164,15 @@ function uncordon_if_remediation() {
   return 1
 }
 
+# The backend's set-up of the host before the checks (fmconstructs/health/kubernetes_gate.py host_setup).
+function host_setup() {
+  :
+@HOST_SETUP@
+}
+
 if [ -z "$NODE" ] || [ -z "$API_HOST" ]; then
   log "GATE: NODE_NAME or KUBERNETES_SERVICE_HOST is not set; checks run without the gate"
+  host_setup
   run_checks
   exit $?
 fi
@@ -182,6 +191,7 @@ if [ "$INDEX" = null ]; then
   log "GATE: ${NODE} has no ${TAINT_KEY} taint (checked before, or removed by an operator); nothing to do"
   exit 0
 fi
+host_setup
 if run_checks; then
   annotate "@PASS_PREFIX@ ${CHECKS_PASSED} checks in ${SECONDS}s"
   if ! uncordon_if_remediation; then
@@ -210,18 +220,26 @@ def _check_key(parameter: str, value: object) -> str:
     return key
 
 
-def render_kubernetes_node_gate(spec: NodeCheckSpec, *, taint_key: str, annotation_key: str) -> str:
+def render_kubernetes_node_gate(
+    spec: NodeCheckSpec, *, taint_key: str, annotation_key: str, host_setup: Sequence[str] = ()
+) -> str:
     """The gate (``#!/bin/bash``, run on the host): BOOT checks, then on pass lift remediation's cordon (if any) and
     remove ``taint_key`` from this node, or keep both and annotate the failing check. Exit status: 0 passed (or
     nothing to do), 1 failed, 2 API trouble.
 
     :param taint_key: the key of the taint the node joins with (its value and effect are not read).
     :param annotation_key: the node annotation that receives ``PASS ...`` or ``FAIL <check>: <reason>``.
+    :param host_setup: shell lines run on the host before the checks, only when they run (the taint is there), e.g.
+        :func:`fmconstructs.health.install.dcgm_host_commands`. Default: none.
     """
+    lines = check_str_sequence("host_setup", host_setup)
+    if any(is_token(line) for line in lines):
+        raise FmValidationError("host_setup", host_setup, "literal shell lines (the gate is rendered at synth time)")
     values = {
         "@TAINT_KEY@": _check_key("taint_key", taint_key),
         "@ANNOTATION_KEY@": _check_key("annotation_key", annotation_key),
         "@PASS_PREFIX@": PASS_PREFIX,
+        "@HOST_SETUP@": "\n".join(f"  {line}" if line else "" for line in lines),
         "@CORDONED_BY_ANNOTATION@": names.CORDONED_BY_ANNOTATION,
         "@CORDONED_BY_REMEDIATION@": names.CORDONED_BY_REMEDIATION,
         "@REASON_ANNOTATION@": names.REMEDIATION_REASON_ANNOTATION,

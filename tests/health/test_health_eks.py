@@ -37,7 +37,7 @@ from fmconstructs.eks.health import (
 )
 from fmconstructs.errors import FmTypeError, FmValidationError
 from fmconstructs.health import NodeCheckSpec, NodeHealthOptions, metric_names, render_slurm_boot_gate
-from fmconstructs.health.install import DCGM_HOST_STEP, dcgm_host_commands
+from fmconstructs.health.install import dcgm_host_commands
 from fmconstructs.health.kubernetes_gate import render_kubernetes_node_gate
 from fmconstructs.health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 from fmconstructs.storage import LustreFileSystem
@@ -158,8 +158,8 @@ def test_the_eks_gate_runs_the_slurm_gates_boot_checks_for_the_same_options(
     slurm_gate = render_slurm_boot_gate(spec, slurm_bin_dir="/opt/slurm/bin")
     assert _check_list(eks_gate) == _check_list(slurm_gate)
     assert ("dcgm-diag" in _check_list(eks_gate)) is (options.dcgm_level is not None)
-    steps = [step.name for step in group.launch_template.bootstrap.steps]
-    assert (DCGM_HOST_STEP in steps) is (options.dcgm_level is not None)
+    assert ("datacenter-gpu-manager-4" in eks_gate) is (options.dcgm_level is not None)  # DCGM on the host first
+    assert group.launch_template.bootstrap.is_empty  # nothing added to the user data
 
 
 def test_the_dcgm_step_installs_dcgm_only_when_missing_and_never_fails_the_boot() -> None:
@@ -408,10 +408,10 @@ class Node(Sandbox):
         }
         self.state.write_text(json.dumps(node))
 
-    def gate(self, **env: str) -> Run:
-        spec = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=None, lustre_mount_point="/fsx")
+    def gate(self, spec: NodeCheckSpec | None = None, host_setup: tuple[str, ...] = (), **env: str) -> Run:
+        spec = spec or NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=None, lustre_mount_point="/fsx")
         script = render_kubernetes_node_gate(
-            spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION
+            spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION, host_setup=host_setup
         )
         return self.run(
             script,
@@ -541,6 +541,40 @@ def test_a_cordon_that_cannot_be_lifted_keeps_the_taint(tmp_path: Path) -> None:
     assert node.node["spec"]["unschedulable"] is True and NODE_CHECKS_TAINT_KEY in node.taint_keys
 
 
+DNF = '#!/bin/bash\necho "dnf $*" >>"$CALLS"\nexit "${FAKE_DNF_RC:-0}"\n'
+DCGM_SPEC = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=2, lustre_mount_point="/fsx")
+
+
+def test_with_dcgm_on_the_host_the_gate_runs_its_diagnostics_and_installs_nothing(tmp_path: Path) -> None:
+    node = Node(tmp_path)
+    node.add_stub("dnf", DNF)
+    node.add_stub("nv-hostengine", "#!/bin/bash\n")
+    run = node.gate(DCGM_SPEC, tuple(dcgm_host_commands()))
+    assert run.rc == 0, run.out
+    assert not [c for c in run.calls if c.startswith("dnf")]
+    assert "systemctl enable --now nvidia-dcgm" in run.calls
+    assert "dcgmi diag -r 2" in run.calls
+    assert run.calls.index("systemctl enable --now nvidia-dcgm") < run.calls.index("dcgmi diag -r 2")
+
+
+def test_without_dcgm_the_gate_installs_it_and_a_failed_install_fails_dcgm_diag(tmp_path: Path) -> None:
+    node = Node(tmp_path)
+    node.add_stub("dnf", DNF)
+    (node.root / "bin" / "dcgmi").unlink()
+    run = node.gate(DCGM_SPEC, tuple(dcgm_host_commands()), FAKE_DNF_RC="1")
+    assert run.rc == 1
+    assert "dnf install -y --setopt=install_weak_deps=True datacenter-gpu-manager-4-cuda12" in run.calls
+    assert node.node["metadata"]["annotations"][NODE_CHECKS_ANNOTATION].startswith("FAIL dcgm-diag: ")
+    assert NODE_CHECKS_TAINT_KEY in node.taint_keys
+
+
+def test_the_host_set_up_runs_only_when_the_checks_run(tmp_path: Path) -> None:
+    node = Node(tmp_path, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
+    node.add_stub("dnf", DNF)
+    run = node.gate(DCGM_SPEC, ("dnf check-update",))
+    assert run.rc == 0 and not [c for c in run.calls if c.startswith("dnf")]
+
+
 def test_a_node_without_the_taint_is_not_checked_again(tmp_path: Path) -> None:
     node = Node(tmp_path, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
     run = node.gate(FAKE_GPU_COUNT="7")
@@ -559,10 +593,15 @@ def test_an_unreachable_api_keeps_the_taint_and_runs_no_checks(tmp_path: Path) -
 
 def test_the_gate_passes_shellcheck(tmp_path: Path) -> None:
     shellcheck = require_tool("shellcheck", "shellcheck")
-    spec = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=None, lustre_mount_point="/fsx")
+    spec = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=2, lustre_mount_point="/fsx")
     script = tmp_path / "gate.sh"
     script.write_text(
-        render_kubernetes_node_gate(spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION)
+        render_kubernetes_node_gate(
+            spec,
+            taint_key=NODE_CHECKS_TAINT_KEY,
+            annotation_key=NODE_CHECKS_ANNOTATION,
+            host_setup=dcgm_host_commands(),
+        )
     )
     result = subprocess.run([shellcheck, "-s", "bash", str(script)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout
