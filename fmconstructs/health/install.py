@@ -49,7 +49,8 @@ BOOT_GATE_UNIT_NAME = "fmconstructs-node-checks.service"
 # packages install (``systemctl --now enable nvidia-dcgm``, NVIDIA's getting-started steps). The package comes from
 # NVIDIA's CUDA repository, which the EKS NVIDIA AMI leaves configured (install-nvidia-driver.sh adds
 # cuda-amzn2023.repo; cleanup.sh does not remove it): a node without a route to it logs the failure, and the gate's
-# dcgm-diag check then fails with dcgmi missing, so the node keeps its taint and FmNodeCheckFailed names it.
+# dcgm-diag check then fails with dcgmi missing, so the node keeps its taint and FmNodeCheckFailed names it. Then up
+# to 30 s for the host engine to answer (``dcgmi discovery -l`` lists the GPUs), so the diagnostics find it.
 _DCGM_INSTALL = r"""if ! command -v dcgmi >/dev/null 2>&1; then
   cuda=$(nvidia-smi 2>/dev/null | sed -n -E 's/.*CUDA Version: ([0-9]+)[.].*/\1/p' | head -n 1)
   dnf install -y --setopt=install_weak_deps=True "datacenter-gpu-manager-4-cuda${cuda:-12}" ||
@@ -57,6 +58,10 @@ _DCGM_INSTALL = r"""if ! command -v dcgmi >/dev/null 2>&1; then
 fi
 if command -v nv-hostengine >/dev/null 2>&1; then
   systemctl enable --now nvidia-dcgm || echo "fmconstructs: nvidia-dcgm did not start" >&2
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    dcgmi discovery -l >/dev/null 2>&1 && break
+    sleep 3
+  done
 fi"""
 
 _ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
