@@ -403,12 +403,16 @@ class ModelServerAutoscaler(Construct):
         self.manifest_body = body
         self.manifest = eks.KubernetesManifest(self, "Manifest", cluster=cluster.icluster, manifest=body)
         self.manifest.node.add_dependency(self.keda.chart)
+        self._warn(props)
+
+    def _warn(self, props: _Props) -> None:
+        """What would leave the server unscaled: no scraper collecting serving metrics, scale to zero without wake."""
         warn_without_scraper(
             self,
-            cluster,
+            props.cluster,
             warning=WarningId.SERVING_AUTOSCALER_WITHOUT_SCRAPER,
             message=(
-                f"ModelServerAutoscaler {server_name!r} scales on vLLM series in the workspace, but no "
+                f"ModelServerAutoscaler {props.server_name!r} scales on vLLM series in the workspace, but no "
                 "AmpEksScraper(serving=True) collects this cluster's serving metrics: the server would never "
                 "scale. Add one (or enable_serving() on the cluster's scraper)."
             ),
@@ -417,6 +421,9 @@ class ModelServerAutoscaler(Construct):
         warn(
             self,
             rules.scale_to_zero_needs_a_wake_query(
-                server_name=server_name, metric=metric.value, scale_to_zero=scale_to_zero, wake_query=wake_query
+                server_name=props.server_name,
+                metric=props.metric.value,
+                scale_to_zero=props.scale_to_zero,
+                wake_query=props.wake_query,
             ),
         )
