@@ -170,6 +170,12 @@ class WarningId(str, Enum):
     #: GpuEksCluster: the public API endpoint admits the whole internet (a ``/0`` among ``public_endpoint_cidrs``).
     #: The id of ``EksWarning.PUBLIC_ENDPOINT_OPEN`` before 0.3.1, unchanged.
     EKS_PUBLIC_ENDPOINT_OPEN = "eks-public-endpoint-open-to-internet"
+    #: NodeRemediation on EKS whose cluster has no managed scraper (AmpEksScraper): no node metrics reach the
+    #: workspace, so no alert asks it to act (only AWS Health scheduled events do).
+    EKS_REMEDIATION_WITHOUT_SCRAPER = "eks-remediation-without-scraper"
+    #: ModelServerAutoscaler whose cluster has no managed scraper collecting serving metrics (``serving=True``): the
+    #: vLLM series KEDA queries never reach the workspace, so the server never scales.
+    SERVING_AUTOSCALER_WITHOUT_SCRAPER = "serving-autoscaler-without-scraper"
 
     @property
     def qualified(self) -> str:

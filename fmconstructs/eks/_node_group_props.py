@@ -26,6 +26,7 @@ from ..capacity import Capacity, CapacityBlockScaling
 from ..compute._launch_template_inputs import LAUNCH_TEMPLATE_TAG_KEYS, MAX_TAGS_PER_RESOURCE
 from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB
 from ..errors import FmTypeError, FmValidationError, is_token
+from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection
 from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels, check_tags
 
@@ -98,8 +99,10 @@ class GpuNodeGroupOptions(TypedDict, total=False):
         Default: True. Also installs the ``eks-node-monitoring-agent`` add-on, which reports the GPU faults
         auto repair acts on, before the group (:mod:`fmconstructs.eks.health`).
     :var node_checks: nodes join with the taint ``fmconstructs.io/node-checks=pending:NoSchedule`` (added to
-        ``taints``), which a DaemonSet removes once the node's checks pass (:mod:`fmconstructs.eks.health`).
-        Default: True.
+        ``taints``), which a DaemonSet removes once the node's BOOT checks pass (:mod:`fmconstructs.eks.health`).
+        True: ``NodeHealthOptions()`` (the Slurm backends' default, DCGM diagnostics level 2 included); a
+        :class:`~fmconstructs.health.NodeHealthOptions` for the same checks as a Slurm gate with those options
+        (``NodeHealthOptions(dcgm_level=None)``: no DCGM; ``enabled=False`` or False: no checks). Default: True.
     :var efa_interfaces_for_lustre: EFA interfaces each node uses for LNet with EFA-enabled FSx for Lustre file
         systems (0: LNet over TCP). Default: the instance type's FSx default
         (``InstanceSpec.fsx_lustre_efa_interfaces``, FSx for Lustre User Guide "Configuring EFA clients"), capped
@@ -134,7 +137,7 @@ class GpuNodeGroupOptions(TypedDict, total=False):
     tags: Mapping[str, str] | None
     node_role: iam.IRole | None
     enable_node_auto_repair: bool
-    node_checks: bool
+    node_checks: bool | NodeHealthOptions
     efa_interfaces_for_lustre: int | None
     bootstrap_delivery: BootstrapDelivery | None
     capacity_block_scaling: CapacityBlockScaling
@@ -203,7 +206,7 @@ class _NodeGroupProps:
     tags: dict[str, str] | None = None
     node_role: iam.IRole | None = None
     enable_node_auto_repair: bool = True
-    node_checks: bool = True
+    node_checks: bool | NodeHealthOptions = True
     efa_interfaces_for_lustre: int | None = None
     bootstrap_delivery: BootstrapDelivery | None = None
     capacity_block_scaling: CapacityBlockScaling = CapacityBlockScaling.AT_DEPLOY
@@ -291,7 +294,8 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
     if node_role is not None:
         check_construct("node_role", node_role, attribute="role_arn", expected="an iam.IRole")
     check_bool("enable_node_auto_repair", props["enable_node_auto_repair"])
-    check_bool("node_checks", props["node_checks"])
+    if not isinstance(props["node_checks"], NodeHealthOptions):
+        check_bool("node_checks", props["node_checks"])
     efa_interfaces_for_lustre = known_count("efa_interfaces_for_lustre", props["efa_interfaces_for_lustre"])
     subnets = props["subnets"]
     checked_subnets = check_sequence("subnets", subnets, check_subnet) if subnets is not None else None

@@ -61,6 +61,7 @@ from .vpc_cni import vpc_cni_with_own_role
 if TYPE_CHECKING:
     from .auto_mode import AutoModeGpuNodePools
     from .karpenter import Karpenter
+    from .metrics_consumers import MetricsScraper
 
 #: Every control-plane log type (cdk-nag AwsSolutions-EKS2 asks for all of them).
 ALL_CONTROL_PLANE_LOGS: tuple[eks.ClusterLoggingTypes, ...] = (
@@ -306,6 +307,9 @@ class GpuEksCluster(Construct):
         )
         self.removal_policy = removal_policy
         self.auto_mode: bool = auto_mode
+        #: The managed scrapers collecting this cluster's metrics (each AmpEksScraper adds itself); read at synthesis
+        #: by what is inert without one (:mod:`fmconstructs.eks.metrics_consumers`).
+        self.metrics_scrapers: list[MetricsScraper] = []
         #: :meth:`add_auto_mode_gpu_node_pool`'s construct, once added.
         self.auto_mode_pools: AutoModeGpuNodePools | None = None
         if auto_mode:

@@ -11,21 +11,35 @@ Node-join checks (``GpuNodeGroup(node_checks=True)``, the default):
   label ``fmconstructs.io/node-checks-group``), tolerating every taint, runs the gate of
   :func:`fmconstructs.health.render_kubernetes_node_gate` on the host: the BOOT checks of the group's
   :class:`~fmconstructs.health.NodeCheckSpec` (instance type, EFA interfaces of its launch template, its first Lustre
-  mount; DCGM diagnostics off, see below), then removes the taint from its own node on pass, or keeps it and writes
+  mount, DCGM diagnostics; see below), then removes the taint from its own node on pass, or keeps it and writes
   ``FAIL <check>: <reason>`` to the node annotation ``fmconstructs.io/node-checks`` (``PASS ...`` on pass).
 - How it reaches the host, and why each setting: the container (``busybox``) runs ``nsenter --target 1 --mount --uts
   --ipc --net --pid -- /bin/bash -s`` with the script on stdin, so the checks run with the host's own ``nvidia-smi``,
-  ``fi_info``, ``dmesg``, ``systemctl`` and mounts, exactly as on PCS and ParallelCluster, with no host path mounted
-  into the pod. ``hostPID: true`` makes the host's PID 1 visible to ``nsenter --target 1``; ``privileged: true``
-  gives the capabilities ``setns`` into the host's mount namespace needs (CAP_SYS_ADMIN) and the host's GPU and EFA
-  devices; the network namespace is entered too so that a DCGM host engine listening on the host's localhost is
-  reachable. ``nsenter -t 1 -m -u -i -n -p`` from a privileged busybox pod is how NVIDIA's NVSentinel janitor runs
-  host commands (NVIDIA/NVSentinel ``janitor-provider``: ``defaultRebootImage =
-  "public.ecr.aws/docker/library/busybox:1.37.0"``); the image is Docker's official busybox on its ECR Public mirror.
-- DCGM diagnostics are off in the EKS gate (``dcgm_level=None``): the EKS AL2023 NVIDIA AMI's provisioners install
-  the driver, EFA and nodeadm, and ``dcgmi`` on the host is UNCONFIRMED; the node monitoring agent runs its own DCGM
-  host engine (its chart's ``dcgm-server`` DaemonSet) and reports ``DCGMDiagnosticFailure`` (EKS User Guide
-  "node-health-nma", AcceleratedHardware table).
+  ``fi_info``, ``dmesg``, ``systemctl`` and mounts, exactly as on PCS and ParallelCluster. One host path is mounted:
+  node exporter's textfile directory (:data:`fmconstructs.health.metric_names.NODE_EXPORTER_TEXTFILE_DIR`,
+  ``hostPath`` ``DirectoryOrCreate`` at the same path), so the kubelet creates it before the gate runs; the checks
+  write ``fm_node_checks_boot.prom`` there and the node-exporter DaemonSet of
+  :func:`fmconstructs.observability.eks.node_exporter_manifests` reads the same host directory, so
+  ``FmNodeCheckFailed``, remediation and ``fmc health`` see a node that failed (it also keeps its taint). ``hostPID:
+  true`` makes the host's PID 1 visible to ``nsenter --target 1``; ``privileged: true`` gives the capabilities
+  ``setns`` into the host's mount namespace needs (CAP_SYS_ADMIN) and the host's GPU and EFA devices; the network
+  namespace is entered too so that a DCGM host engine listening on the host's localhost is reachable. ``nsenter -t 1
+  -m -u -i -n -p`` from a privileged busybox pod is how NVIDIA's NVSentinel janitor runs host commands
+  (NVIDIA/NVSentinel ``janitor-provider``: ``defaultRebootImage = "public.ecr.aws/docker/library/busybox:1.37.0"``);
+  the image is Docker's official busybox on its ECR Public mirror.
+- The checks are the BOOT checks a Slurm gate runs for the same :class:`~fmconstructs.health.NodeHealthOptions`
+  (``GpuNodeGroup(node_checks=NodeHealthOptions(...))``; True: the defaults), from the same spec
+  (:meth:`~fmconstructs.health.NodeHealthOptions.spec_for`): DCGM diagnostics at ``dcgm_level`` (2 by default),
+  the group's first Lustre mount when it mounts one on the hosts (:meth:`GpuNodeGroup.add_lustre_client`; a file
+  system reached only through the FSx CSI driver has no host mount to check). What differs on EKS is data: the EKS
+  AL2023 NVIDIA AMI has no DCGM (awslabs/amazon-eks-ami ``install-nvidia-driver.sh`` installs the driver, Fabric
+  Manager, IMEX and the container toolkit), so with a DCGM level the gate first installs it on the host when
+  ``dcgmi`` is missing (``host_setup`` of the gate: :func:`fmconstructs.health.install.dcgm_host_commands`, DCGM
+  from NVIDIA's CUDA repository, host engine ``nvidia-dcgm``; once per node, the root volume keeps it across
+  reboots); where it cannot be installed the ``dcgm-diag`` check fails and the node keeps its taint. The
+  node monitoring agent (auto repair) runs its own DCGM host engine besides (its chart's ``dcgm-server``
+  DaemonSet) and reports ``DCGMDiagnosticFailure`` (EKS User Guide "node-health-nma"); ``dcgm_level=None`` leaves
+  DCGM to it.
 
 RBAC and the own-node restriction: the gate's ServiceAccount has a ClusterRole with ``get`` and ``patch`` on
 ``nodes`` and nothing else. RBAC alone cannot limit that to the node the pod runs on: ``resourceNames`` would have to
@@ -36,9 +50,10 @@ in Kubernetes 1.30 per Kubernetes "Validating Admission Policy": UNCONFIRMED fro
 validates in kubernetes-validate's 1.35 schemas) can: pod-bound service account tokens carry the node's name in
 the user's extra field ``authentication.kubernetes.io/node-name`` (k8s.io/apiserver ``serviceaccount.NodeNameKey``;
 feature ``ServiceAccountTokenPodNodeInfo``, on by default from 1.30: UNCONFIRMED), so the policy denies
-any update by that ServiceAccount to another node, any change to taints other than removing this one, and any change
-to labels, ``unschedulable`` or annotations other than ``fmconstructs.io/node-checks``. It is added on clusters at
-Kubernetes 1.30 or later.
+any update by that ServiceAccount to another node, any change to taints other than removing this one, any change to
+labels, any cordon, any uncordon of a node whose cordon does not carry ``fmconstructs.io/cordoned-by: remediation``,
+and any change to annotations other than ``fmconstructs.io/node-checks`` besides removing remediation's mark and
+reason. It is added on clusters at Kubernetes 1.30 or later.
 
 Node auto repair (``GpuNodeGroup(enable_node_auto_repair=True)``, the default): EKS "node-health": "By itself, node
 auto repair can react to the ``Ready`` condition of the ``kubelet`` and any node objects that are manually deleted.
@@ -62,8 +77,15 @@ from constructs import Construct
 
 from .._validate import located
 from ..errors import FmTypeError, FmValidationError
-from ..health import NodeCheckSpec
+from ..health import NodeHealthOptions
+from ..health.install import dcgm_host_commands
 from ..health.kubernetes_gate import render_kubernetes_node_gate
+from ..health.metric_names import (
+    CORDONED_BY_ANNOTATION,
+    CORDONED_BY_REMEDIATION,
+    NODE_EXPORTER_TEXTFILE_DIR,
+    REMEDIATION_REASON_ANNOTATION,
+)
 from .addons import NODE_CHECKS_TAINT_KEY, check_version, gpu_tolerations
 from .versions import version_tuple
 
@@ -179,14 +201,18 @@ def _or_empty(path: str, empty: str) -> str:
 
 def node_checks_policy_manifests() -> list[dict[str, Any]]:
     """A ValidatingAdmissionPolicy and its binding: the gate's ServiceAccount may update only its own node, and only
-    to remove the node-checks taint and set the node-checks annotation (see the module notes)."""
+    to remove the node-checks taint, set the node-checks annotation and lift a cordon that remediation marked (with
+    its mark and reason annotations; see the module notes)."""
     taints, old_taints = _or_empty("object.spec.taints", "[]"), _or_empty("oldObject.spec.taints", "[]")
     labels, old_labels = _or_empty("object.metadata.labels", "{}"), _or_empty("oldObject.metadata.labels", "{}")
     notes, old_notes = (
         _or_empty("object.metadata.annotations", "{}"),
         _or_empty("oldObject.metadata.annotations", "{}"),
     )
-    key, note = NODE_CHECKS_TAINT_KEY, NODE_CHECKS_ANNOTATION
+    key, note, mark = NODE_CHECKS_TAINT_KEY, NODE_CHECKS_ANNOTATION, CORDONED_BY_ANNOTATION
+    removable = f"'{CORDONED_BY_ANNOTATION}', '{REMEDIATION_REASON_ANNOTATION}'"
+    cordoned = "(has(object.spec.unschedulable) && object.spec.unschedulable)"
+    was_cordoned = "(has(oldObject.spec.unschedulable) && oldObject.spec.unschedulable)"
     validations = [
         (
             f"'{_NODE_NAME_EXTRA}' in request.userInfo.extra && "
@@ -199,14 +225,16 @@ def node_checks_policy_manifests() -> list[dict[str, Any]]:
         ),
         (f"{labels} == {old_labels}", "the node-checks service account may not change node labels"),
         (
-            "(has(object.spec.unschedulable) && object.spec.unschedulable) == "
-            "(has(oldObject.spec.unschedulable) && oldObject.spec.unschedulable)",
-            "the node-checks service account may not cordon or uncordon nodes",
+            f"{cordoned} == {was_cordoned} || (!{cordoned} && {old_notes}.exists(k, k == '{mark}' && "
+            f"{old_notes}[k] == '{CORDONED_BY_REMEDIATION}'))",
+            f"the node-checks service account may not cordon nodes, and may uncordon only a node whose cordon "
+            f"carries {mark}: {CORDONED_BY_REMEDIATION}",
         ),
         (
-            f"{old_notes}.all(k, k == '{note}' || (k in {notes} && {notes}[k] == {old_notes}[k])) && "
+            f"{old_notes}.all(k, k == '{note}' || (k in [{removable}] && !(k in {notes})) || "
+            f"(k in {notes} && {notes}[k] == {old_notes}[k])) && "
             f"{notes}.all(k, k == '{note}' || k in {old_notes})",
-            f"the node-checks service account may change only the {note} annotation",
+            f"the node-checks service account may change only the {note} annotation (and remove {mark})",
         ),
     ]
     username = f"system:serviceaccount:{NODE_CHECKS_NAMESPACE}:{NODE_CHECKS_SERVICE_ACCOUNT}"
@@ -236,9 +264,16 @@ def node_checks_policy_manifests() -> list[dict[str, Any]]:
     return [policy, binding]
 
 
-def node_checks_daemonset_manifests(group: str, script: str, *, image: str = NODE_CHECKS_IMAGE) -> list[dict[str, Any]]:
+def node_checks_daemonset_manifests(
+    group: str, script: str, *, image: str = NODE_CHECKS_IMAGE, textfile_dir: str | None = NODE_EXPORTER_TEXTFILE_DIR
+) -> list[dict[str, Any]]:
     """The ConfigMap with ``script`` (the gate) and the DaemonSet that runs it on the host of each node labelled
-    ``fmconstructs.io/node-checks-group=<group>`` (see the module notes for the pod's settings)."""
+    ``fmconstructs.io/node-checks-group=<group>`` (see the module notes for the pod's settings).
+
+    :param textfile_dir: the host directory the checks write their metrics to (the spec's ``textfile_dir``): a
+        ``hostPath`` volume ``DirectoryOrCreate`` at the same path, so the kubelet creates it before the gate runs
+        (the checks skip their metrics when it is missing) and node exporter reads it
+        (:func:`fmconstructs.observability.eks.node_exporter_manifests`). None: no metrics, no volume."""
     name = f"{_NAME}-{group}"
     labels = {"app.kubernetes.io/name": _NAME, NODE_CHECKS_GROUP_LABEL: group}
     config_map = {
@@ -253,9 +288,17 @@ def node_checks_daemonset_manifests(group: str, script: str, *, image: str = NOD
         "command": ["sh", "-c", _WRAPPER],
         "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
         "securityContext": {"privileged": True},
-        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "512Mi"}},
-        "volumeMounts": [{"name": "gate", "mountPath": _SCRIPT_DIR, "readOnly": True}],
+        # 1 GiB: the host commands run in the pod's cgroup, and dnf reading NVIDIA's CUDA repository metadata (the DCGM
+        # install) needs more than the checks (the library's margin; dnf's peak is not documented: UNCONFIRMED).
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "1Gi"}},
+        "volumeMounts": [
+            {"name": "gate", "mountPath": _SCRIPT_DIR, "readOnly": True},
+            *([{"name": "textfile", "mountPath": textfile_dir}] if textfile_dir else []),
+        ],
     }
+    volumes: list[dict[str, Any]] = [{"name": "gate", "configMap": {"name": name, "defaultMode": 0o555}}]
+    if textfile_dir:
+        volumes.append({"name": "textfile", "hostPath": {"path": textfile_dir, "type": "DirectoryOrCreate"}})
     daemon_set = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -272,7 +315,7 @@ def node_checks_daemonset_manifests(group: str, script: str, *, image: str = NOD
                     "tolerations": [{"operator": "Exists"}],
                     "terminationGracePeriodSeconds": 5,
                     "containers": [container],
-                    "volumes": [{"name": "gate", "configMap": {"name": name, "defaultMode": 0o555}}],
+                    "volumes": volumes,
                 },
             },
         },
@@ -360,16 +403,22 @@ class EksNodeChecks(Construct):
         if name in self.gates:
             return self.gates[name]
 
+        options = group.node_health or NodeHealthOptions()
+
         def render() -> str:
             mounts = group.lustre_clients
-            spec = NodeCheckSpec.for_instance_type(
+            # The Slurm backends' spec for the same options (NodeHealthOptions.spec_for): the same BOOT checks.
+            spec = options.spec_for(
                 group.instance_spec.instance_type,
                 efa_interfaces=group.efa_interface_count,
                 lustre_mount_point=mounts[0].mount_point if mounts else None,
-                dcgm_level=None,
             )
             return render_kubernetes_node_gate(
-                spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION
+                spec,
+                taint_key=NODE_CHECKS_TAINT_KEY,
+                annotation_key=NODE_CHECKS_ANNOTATION,
+                # the EKS AMI has no DCGM: the gate installs it on the host before the checks (see the module notes)
+                host_setup=dcgm_host_commands() if spec.dcgm_level is not None else (),
             )
 
         script = Lazy.string(_ScriptProducer(render))

@@ -79,6 +79,7 @@ from ..capacity import (
 from ..catalog import InstanceSpec, get_instance_spec
 from ..compute.launch_template import GpuLaunchTemplate, UserDataFormat
 from ..errors import FmTypeError, FmValidationError, is_token
+from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, InterfacePolicy
 from ..storage.client import lustre_efa_interfaces
 from ..storage.lustre import LustreFileSystemBase
@@ -287,7 +288,14 @@ class GpuNodeGroup(Construct):
     def _keep_labels_and_taints(self, props: _NodeGroupProps) -> None:
         """The node labels (fmconstructs labels, then the user's, then the node-checks gate) and the taints."""
         instance_type = props.instance_type
-        node_checks = props.node_checks
+        options = props.node_checks
+        if options is True:
+            options = NodeHealthOptions()
+        #: The node checks' options (the same as a Slurm gate's); None: no checks.
+        self.node_health: NodeHealthOptions | None = (
+            options if isinstance(options, NodeHealthOptions) and options.enabled else None
+        )
+        node_checks = self.node_health is not None
         user_labels = props.labels
         user_taints = props.taints
         #: Whether nodes join tainted until their checks pass; the gate's name (a node label value) when they do.
@@ -351,7 +359,7 @@ class GpuNodeGroup(Construct):
         """Auto repair: the node monitoring agent first (EKS "node-health"); node checks: the group's gate first."""
         if enable_node_auto_repair:
             self.nodegroup.node.add_dependency(_health.add_node_monitoring_agent(self.cluster))
-        if self.node_checks:
+        if self.node_health is not None:
             _health.EksNodeChecks.for_cluster(self.cluster).add_node_group(self)
 
     # --- names removed in 0.3.0 ----------------------------------------------------------------------------------

@@ -15,6 +15,10 @@
   reboots is checked again), for backends whose user data runs before ``slurmd`` starts (PCS: "after the node
   registers with PCS and before slurmd starts", PCS User Guide "Working with Amazon EC2 user data"), so the gate
   cannot run inline there; it waits for ``slurmd`` itself (``render_slurm_boot_gate(ready_command=...)``).
+- :func:`dcgm_host_commands`: DCGM (``dcgmi``, ``nv-hostengine``) on a host image that lacks it, so the BOOT checks'
+  ``dcgm-diag`` runs there as on the Slurm backends' images (the EKS node-check gate runs them on the host before its
+  checks: the EKS AL2023 NVIDIA AMI installs the driver, Fabric Manager, IMEX and the NVIDIA container toolkit but no
+  DCGM: awslabs/amazon-eks-ami ``templates/al2023/provisioners/install-nvidia-driver.sh``).
 
 No aws_cdk import.
 """
@@ -28,6 +32,7 @@ from .._validate import check_count, check_str
 __all__ = [
     "BOOT_GATE_UNIT_NAME",
     "boot_gate_unit_commands",
+    "dcgm_host_commands",
     "render_boot_gate_unit",
     "render_epilog_runner",
     "render_prolog_dispatch",
@@ -36,6 +41,28 @@ __all__ = [
 
 #: The systemd service that runs the boot gate.
 BOOT_GATE_UNIT_NAME = "fmconstructs-node-checks.service"
+
+# DCGM 4 on an RPM distribution: the package for the driver's CUDA major version, with its weak dependencies (the
+# diagnostics), then the host engine's service. NVIDIA DCGM "Install DCGM" lists Amazon Linux 2023 among the supported
+# distributions; the package name ``datacenter-gpu-manager-4-cuda<major>`` and ``--setopt=install_weak_deps=True`` are
+# from that guide as remembered, not re-read here (UNCONFIRMED); the service ``nvidia-dcgm`` is the unit DCGM's
+# packages install (``systemctl --now enable nvidia-dcgm``, NVIDIA's getting-started steps). The package comes from
+# NVIDIA's CUDA repository, which the EKS NVIDIA AMI leaves configured (install-nvidia-driver.sh adds
+# cuda-amzn2023.repo; cleanup.sh does not remove it): a node without a route to it logs the failure, and the gate's
+# dcgm-diag check then fails with dcgmi missing, so the node keeps its taint and FmNodeCheckFailed names it. Then up
+# to 30 s for the host engine to answer (``dcgmi discovery -l`` lists the GPUs), so the diagnostics find it.
+_DCGM_INSTALL = r"""if ! command -v dcgmi >/dev/null 2>&1; then
+  cuda=$(nvidia-smi 2>/dev/null | sed -n -E 's/.*CUDA Version: ([0-9]+)[.].*/\1/p' | head -n 1)
+  dnf install -y --setopt=install_weak_deps=True "datacenter-gpu-manager-4-cuda${cuda:-12}" ||
+    echo "fmconstructs: DCGM not installed (the dcgm-diag node check will fail)" >&2
+fi
+if command -v nv-hostengine >/dev/null 2>&1; then
+  systemctl enable --now nvidia-dcgm || echo "fmconstructs: nvidia-dcgm did not start" >&2
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    dcgmi discovery -l >/dev/null 2>&1 && break
+    sleep 3
+  done
+fi"""
 
 _ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
 _PATH_TEXT = "an absolute path without a trailing '/' (letters, digits, '.', '_', '-', '/')"
@@ -153,3 +180,10 @@ def boot_gate_unit_commands() -> list[str]:
         f"systemctl enable {BOOT_GATE_UNIT_NAME}",
         f"systemctl start --no-block {BOOT_GATE_UNIT_NAME}",
     ]
+
+
+def dcgm_host_commands() -> list[str]:
+    """Shell lines (run as root on the host) that install DCGM when ``dcgmi`` is missing and start its host engine
+    (``nvidia-dcgm``), so ``dcgmi diag`` of the BOOT checks can run. They never fail: a node where DCGM could not be
+    installed fails its ``dcgm-diag`` check instead (named in the node's annotation and metrics)."""
+    return _DCGM_INSTALL.splitlines()

@@ -140,7 +140,11 @@ TRIGGER_NODE_CHECK_FAILED = "node-check-failed"
 #: ``Trigger.NCCL_OUTLIER.value``.
 TRIGGER_NCCL_OUTLIER = "nccl-outlier"
 #: The node annotation remediation sets when it cordons a Kubernetes node, and its value: the EKS node-check gate
-#: uncordons a node carrying it once its checks pass after the reboot; a node cordoned without it is an operator's,
-#: which neither side touches. The remediation handler keeps a copy (``fmconstructs/remediation/handler/kube.py``).
+#: uncordons a node carrying it once its checks pass after the reboot (remediation puts the node-checks taint back
+#: before it reboots, so the gate runs again: :mod:`fmconstructs.health.kubernetes_gate`); a node cordoned without it
+#: is an operator's, which neither side touches. The remediation handler keeps a copy
+#: (``fmconstructs/remediation/handler/kube.py``).
 CORDONED_BY_ANNOTATION = "fmconstructs.io/cordoned-by"
 CORDONED_BY_REMEDIATION = "remediation"
+#: Why remediation cordoned the node (``kubectl describe node``); the gate removes it with the cordon.
+REMEDIATION_REASON_ANNOTATION = "fmconstructs.io/remediation-reason"

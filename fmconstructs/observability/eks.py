@@ -3,8 +3,11 @@
 Choice: the managed scraper (agentless, runs in the cluster's subnets, no collector pods to operate) scrapes the
 DCGM exporter Service that :class:`~fmconstructs.eks.GpuEksCluster` installs and a node-exporter DaemonSet that this
 module adds, whose sidecar runs fmconstructs' EFA textfile collector against the host's
-``/sys/class/infiniband``. Everything the scraper needs is reachable as a Kubernetes endpoint, so ADOT is not
-needed. The scraper authenticates as the Kubernetes user ``aps-collector-user`` (an EKS access entry for its role)
+``/sys/class/infiniband``. Node exporter's textfile directory is the host's
+:data:`~fmconstructs.health.metric_names.NODE_EXPORTER_TEXTFILE_DIR` (the same path as on Slurm nodes), shared with
+what runs on the host: the EKS node-check gate writes its results there (:mod:`fmconstructs.eks.health`).
+Everything the scraper needs is reachable as a Kubernetes endpoint, so ADOT is not needed. The scraper
+authenticates as the Kubernetes user ``aps-collector-user`` (an EKS access entry for its role)
 with a read-only ClusterRole (AMP User Guide "AMP-collector-how-to", EKS cluster set-up for managed collectors).
 The scrape configuration is checked with ``promtool check config`` in tests; the manifests against Kubernetes
 schemas.
@@ -37,6 +40,7 @@ from .collection import (
     LIFECYCLE_TEXTFILE,
     NODE_EXPORTER_VERSION,
     NODE_LIFECYCLE_SCRIPT,
+    TEXTFILE_DIR,
     check_cluster_label,
     scrape_timeout,
     shutdown_wait_seconds,
@@ -53,6 +57,11 @@ NODE_EXPORTER_SERVICE = "fm-node-exporter"
 DCGM_EXPORTER_SERVICE = "dcgm-exporter"  # the dcgm-exporter chart's Service, named after the release
 NODE_EXPORTER_IMAGE = f"quay.io/prometheus/node-exporter:v{NODE_EXPORTER_VERSION}"
 PYTHON_IMAGE = "public.ecr.aws/docker/library/python:3.12-slim"
+#: Where node exporter and the EFA collector see the node's textfile directory (the host's
+#: :data:`~fmconstructs.health.metric_names.NODE_EXPORTER_TEXTFILE_DIR`, a ``hostPath`` volume).
+TEXTFILE_MOUNT = "/textfile"
+#: The user the EFA collector runs as (``nobody``), who owns the host's textfile directory so that it can write there.
+_COLLECTOR_UID = 65534
 #: Kubernetes namespace names are DNS-1123 labels (Kubernetes docs "Namespaces" / "Object Names and IDs": at most 63
 #: lowercase alphanumerics or '-', starting and ending with an alphanumeric).
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -150,11 +159,11 @@ def node_exporter_manifests(
     if is_token(namespace):
         raise FmValidationError("namespace", namespace, "a namespace known at synth time")
     wait = shutdown_wait_seconds(scrape_interval)
-    marker = f"/textfile/{LIFECYCLE_TEXTFILE}"
+    marker = f"{TEXTFILE_MOUNT}/{LIFECYCLE_TEXTFILE}"
     labels = {"app.kubernetes.io/name": NODE_EXPORTER_SERVICE, "app.kubernetes.io/part-of": "fmconstructs"}
     non_root = {
         "runAsNonRoot": True,
-        "runAsUser": 65534,
+        "runAsUser": _COLLECTOR_UID,
         "readOnlyRootFilesystem": True,
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
@@ -178,7 +187,13 @@ def node_exporter_manifests(
 def _node_exporter_daemon_set(
     namespace: str, labels: dict[str, str], wait: int, marker: str, non_root: dict[str, Any]
 ) -> dict[str, Any]:
-    """Node exporter and the EFA collector sidecar on every node (their pods share the textfile directory)."""
+    """Node exporter and the EFA collector sidecar on every node. The textfile directory is the host's
+    :data:`~fmconstructs.health.metric_names.NODE_EXPORTER_TEXTFILE_DIR` (``hostPath``, ``DirectoryOrCreate``), so
+    node exporter also reads what runs on the host writes there: the node-check gate's ``fm_node_checks_boot.prom``
+    (:mod:`fmconstructs.eks.health`). Node exporter mounts it read-only; the init container ``textfile-owner`` (root
+    with ``CAP_CHOWN`` only) gives the directory to the collector's user, which then writes ``fm_efa.prom`` and the
+    clean-stop marker there. The kubelet creates a missing ``DirectoryOrCreate`` directory "with permission set to
+    0755, having the same group and ownership with Kubelet" (Kubernetes docs "Volumes", hostPath)."""
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -191,6 +206,7 @@ def _node_exporter_daemon_set(
                     "tolerations": [{"operator": "Exists"}],  # GPU nodes carry the nvidia.com/gpu taint
                     "hostPID": False,
                     "terminationGracePeriodSeconds": wait + 15,
+                    "initContainers": [_textfile_owner_container()],
                     "containers": [
                         _node_exporter_container(wait, non_root),
                         _efa_collector_container(wait, marker, non_root),
@@ -198,7 +214,7 @@ def _node_exporter_daemon_set(
                     "volumes": [
                         {"name": "root", "hostPath": {"path": "/"}},
                         {"name": "sys", "hostPath": {"path": "/sys"}},
-                        {"name": "textfile", "emptyDir": {}},
+                        {"name": "textfile", "hostPath": {"path": TEXTFILE_DIR, "type": "DirectoryOrCreate"}},
                         {"name": "scripts", "configMap": {"name": "fm-efa-collector"}},
                     ],
                 },
@@ -213,7 +229,7 @@ def _node_exporter_container(wait: int, non_root: dict[str, Any]) -> dict[str, A
         "image": NODE_EXPORTER_IMAGE,
         "args": [
             "--path.rootfs=/host/root",
-            "--collector.textfile.directory=/textfile",
+            f"--collector.textfile.directory={TEXTFILE_MOUNT}",
             "--web.listen-address=:9100",
         ],
         "ports": [{"name": "metrics", "containerPort": 9100}],
@@ -232,8 +248,26 @@ def _node_exporter_container(wait: int, non_root: dict[str, Any]) -> dict[str, A
                 "readOnly": True,
                 "mountPropagation": "HostToContainer",
             },
-            {"name": "textfile", "mountPath": "/textfile", "readOnly": True},
+            {"name": "textfile", "mountPath": TEXTFILE_MOUNT, "readOnly": True},
         ],
+    }
+
+
+def _textfile_owner_container() -> dict[str, Any]:
+    """Gives the host's textfile directory to the collector's user (``chown``, nothing else: root with CAP_CHOWN)."""
+    return {
+        "name": "textfile-owner",
+        "image": NODE_EXPORTER_IMAGE,  # busybox-based: chown is there (node_exporter's Dockerfile)
+        "command": ["chown", f"{_COLLECTOR_UID}:{_COLLECTOR_UID}", TEXTFILE_MOUNT],
+        "securityContext": {
+            "runAsUser": 0,
+            "runAsNonRoot": False,
+            "readOnlyRootFilesystem": True,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"], "add": ["CHOWN"]},
+        },
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "32Mi"}},
+        "volumeMounts": [{"name": "textfile", "mountPath": TEXTFILE_MOUNT}],
     }
 
 
@@ -244,7 +278,7 @@ def _efa_collector_container(wait: int, marker: str, non_root: dict[str, Any]) -
         "command": ["/bin/sh", "-c"],
         "args": [
             f"sh /scripts/node_lifecycle.sh start {marker}; trap 'exit 0' TERM; "
-            "while true; do python3 -I /scripts/efa_textfile.py /textfile/fm_efa.prom "
+            f"while true; do python3 -I /scripts/efa_textfile.py {TEXTFILE_MOUNT}/fm_efa.prom "
             "--sysfs-root /host/sys/class/infiniband; sleep 15 & wait $!; done"
         ],
         "lifecycle": {
@@ -258,7 +292,7 @@ def _efa_collector_container(wait: int, marker: str, non_root: dict[str, Any]) -
         "volumeMounts": [
             {"name": "scripts", "mountPath": "/scripts", "readOnly": True},
             {"name": "sys", "mountPath": "/host/sys", "readOnly": True},
-            {"name": "textfile", "mountPath": "/textfile"},
+            {"name": "textfile", "mountPath": TEXTFILE_MOUNT},
         ],
     }
 
@@ -349,6 +383,7 @@ class AmpEksScraper(Construct):
         self.cluster_label = cluster_label
         self.workspace_arn: str = workspace_arn
         self.resource = self._build_scraper(cluster, chosen, workspace_arn)
+        cluster.metrics_scrapers.append(self)  # what remediation and KEDA autoscaling look for at synthesis
         self.access_entry = self._build_access_entry(cluster)
         self.rbac = cluster.cluster.add_manifest(f"{id}Rbac", *scraper_rbac_manifests())
         self.node_exporter = (
@@ -364,6 +399,12 @@ class AmpEksScraper(Construct):
         self.serving_rules: aps.CfnRuleGroupsNamespace | None = None
         if serving:
             self.enable_serving(thresholds=serving_thresholds, rule_namespace=serving_rule_namespace)
+
+    @property
+    def collects_serving(self) -> bool:
+        """Whether the scrape configuration has the model servers' job (``serving=True`` or :meth:`enable_serving`)."""
+        jobs = self.scrape_config["scrape_configs"]
+        return any(job.get("job_name") == serving_scrape_job(self.cluster_label)["job_name"] for job in jobs)
 
     def _build_scraper(
         self, cluster: GpuEksCluster, subnets: Sequence[ec2.ISubnet], workspace_arn: str

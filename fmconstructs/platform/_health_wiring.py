@@ -54,6 +54,15 @@ def alert_thresholds(platform: TrainingPlatform) -> AlertThresholds | None:
     return AlertThresholds(xid_policy=health.node_checks.xid_policy)
 
 
+def eks_node_checks(platform: TrainingPlatform) -> NodeHealthOptions | bool:
+    """The EKS GPU node group's ``node_checks``: the platform's ``NodeHealthOptions`` (the checks a Slurm gate runs
+    with them), or False when health or the node checks are off."""
+    health = platform.health
+    if health is None or health.node_checks is None or not health.node_checks.enabled:
+        return False
+    return health.node_checks
+
+
 def pcs_node_health(platform: TrainingPlatform) -> NodeHealthOptions | None:
     """The PCS cluster's ``node_health``: off, with a warning, in a stack that publishes no file assets (the node
     set-up is then inline user data, and the checks with the mounts and collectors pass EC2's 16 KB)."""

@@ -14,7 +14,8 @@ the backends; ``health=None`` turns all of it off.
   root's scrontab on the head node (``ScronParameters=enable`` in ``CustomSlurmSettings``), with the collectors and
   the publish units there, all in one head node OnNodeConfigured bootstrap; remediation
   ``RemediationTarget.parallelcluster``.
-- **EKS**: ``GpuNodeGroup(node_checks=True)`` (nodes join tainted, the gate DaemonSet lifts the taint); node auto
+- **EKS**: ``GpuNodeGroup(node_checks=<the NodeHealthOptions>)`` (nodes join tainted, the gate DaemonSet runs the
+  same BOOT checks as the Slurm gates, DCGM included, and lifts the taint); node auto
   repair with the EKS node monitoring agent stays the node group's default whatever ``health`` says; the NCCL check
   only with ``nccl_image`` (a CronJob that creates the ``MPIJob`` of
   :func:`~fmconstructs.health.render_mpijob_manifests` on ``spec.schedule``, results on the storage claim, served
@@ -92,8 +93,8 @@ _UNIT_DIR = "/etc/systemd/system"
 class PlatformHealth:
     """What :class:`~fmconstructs.platform.TrainingPlatform` turns on for cluster health (see the module docstring).
 
-    :param node_checks: node-join checks (:class:`~fmconstructs.health.NodeHealthOptions`) on PCS and
-        ParallelCluster; on EKS only on/off (the EKS gate has its own checks). None: off. Default
+    :param node_checks: node-join checks (:class:`~fmconstructs.health.NodeHealthOptions`) on PCS,
+        ParallelCluster and EKS (the EKS gate runs the same BOOT checks for these options). None: off. Default
         ``NodeHealthOptions()``. HyperPod: its own deep health checks (not changed here).
     :param nccl: the scheduled NCCL all-reduce check: True (default) for the default check where the platform can run
         it, False or None for none, or a :class:`~fmconstructs.health.NcclCheckSpec` (refused where it cannot run;

@@ -13,9 +13,10 @@ What the handler does, in short (details: :mod:`fmconstructs.remediation.handler
   remaining time; faults the deadline leaves are notified and retried.
 - Slurm reasons start with ``fmconstructs: remediation`` (an ``fmconstructs:`` reason, which the boot gate resumes
   after a healthy reboot) and keep the check's failure; a node an operator drained is never touched
-  (``operator-drained``). On EKS a cordon carries ``fmconstructs.io/cordoned-by: remediation``, which the node-check
-  gate lifts once the node passes its checks after a reboot; a node an operator cordoned is left alone
-  (``operator-cordoned``).
+  (``operator-drained``). On EKS a cordon carries ``fmconstructs.io/cordoned-by: remediation``; before a reboot the
+  handler puts the ``fmconstructs.io/node-checks=pending:NoSchedule`` taint back on a node with a node-check gate, so
+  the gate checks the node again at boot and, on pass, lifts the taint and the marked cordon (a failed check keeps
+  both); a node an operator cordoned is left alone (``operator-cordoned``).
 - With the default policy, a REPLACE drains the node and replaces it once no job runs on it (at once for a node whose
   prolog check failed, since Slurm requeued the job); see :attr:`JobKill.NEVER`. Beyond ``max_replacements_per_hour``
   the nodes are only drained (``rate-limited``), and the construct's CloudWatch alarm on those log lines notifies the

@@ -50,6 +50,8 @@ from constructs import Construct
 from .. import _nag
 from .._validate import check_construct, check_enum, check_instance, located
 from ..eks.handler_network import ENI_POLICY, in_cluster_network
+from ..eks.metrics_consumers import warn_without_scraper
+from ..errors import WarningId
 from .handler.backends import PC_CLUSTER_TAG, PC_HEAD_NODE, PC_NODE_TYPE_TAG, PCS_NODE_GROUP_TAG, RUN_SHELL_DOCUMENT
 from .handler.faults import HEALTH_DETAIL_TYPE, HEALTH_SOURCE, SCHEDULED_CHANGE
 from .handler.runtime import NOTICE_ATTRIBUTE
@@ -211,6 +213,16 @@ class NodeRemediation(Construct):
 
     def _grant_eks(self, instances: str) -> None:
         cluster = self.target.eks_cluster
+        warn_without_scraper(
+            self,
+            cluster,
+            warning=WarningId.EKS_REMEDIATION_WITHOUT_SCRAPER,
+            message=(
+                "NodeRemediation on EKS acts on alerts from the cluster's metrics, but no AmpEksScraper collects "
+                "this cluster's metrics: no alert (FmNodeCheckFailed, GpuCriticalXid ...) will ever reach it, only "
+                "AWS Health scheduled events. Add an AmpEksScraper for the cluster."
+            ),
+        )
         self._allow("DescribeCluster", ["eks:DescribeCluster"], [cluster.cluster_arn])
         tag = {f"ec2:ResourceTag/{EKS_CLUSTER_TAG}": cluster.cluster_name}
         self._allow(

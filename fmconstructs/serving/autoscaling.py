@@ -48,7 +48,8 @@ from .._validate import check_bool, check_count, check_enum, check_instance, che
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin
 from ..eks.manifests import check_name
-from ..errors import FmTypeError, FmValidationError
+from ..eks.metrics_consumers import warn_without_scraper
+from ..errors import FmTypeError, FmValidationError, WarningId
 from ..observability._checks import check_aps_workspace_arn
 from ..observability.workspace import PrometheusWorkspace
 from . import rules
@@ -402,9 +403,27 @@ class ModelServerAutoscaler(Construct):
         self.manifest_body = body
         self.manifest = eks.KubernetesManifest(self, "Manifest", cluster=cluster.icluster, manifest=body)
         self.manifest.node.add_dependency(self.keda.chart)
+        self._warn(props)
+
+    def _warn(self, props: _Props) -> None:
+        """What would leave the server unscaled: no scraper collecting serving metrics, scale to zero without wake."""
+        warn_without_scraper(
+            self,
+            props.cluster,
+            warning=WarningId.SERVING_AUTOSCALER_WITHOUT_SCRAPER,
+            message=(
+                f"ModelServerAutoscaler {props.server_name!r} scales on vLLM series in the workspace, but no "
+                "AmpEksScraper(serving=True) collects this cluster's serving metrics: the server would never "
+                "scale. Add one (or enable_serving() on the cluster's scraper)."
+            ),
+            serving=True,
+        )
         warn(
             self,
             rules.scale_to_zero_needs_a_wake_query(
-                server_name=server_name, metric=metric.value, scale_to_zero=scale_to_zero, wake_query=wake_query
+                server_name=props.server_name,
+                metric=props.metric.value,
+                scale_to_zero=props.scale_to_zero,
+                wake_query=props.wake_query,
             ),
         )

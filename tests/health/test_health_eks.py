@@ -6,6 +6,7 @@ add-on comes with node auto repair; options off -> none of it."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,11 @@ from fmconstructs.eks.health import (
     node_monitoring_agent_configuration,
 )
 from fmconstructs.errors import FmTypeError, FmValidationError
-from fmconstructs.health import NodeCheckSpec
+from fmconstructs.health import NodeCheckSpec, NodeHealthOptions, metric_names, render_slurm_boot_gate
+from fmconstructs.health.install import dcgm_host_commands
 from fmconstructs.health.kubernetes_gate import render_kubernetes_node_gate
+from fmconstructs.health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
+from fmconstructs.storage import LustreFileSystem
 
 from tests.conftest import new_scene, require_tool
 from tests.support.health_checks import Run, Sandbox
@@ -123,7 +127,73 @@ def test_the_gate_script_is_rendered_for_the_group(default_template: Template) -
     script = config_map["data"]["node-gate.sh"]
     assert "fmconstructs node checks (boot) for p5.48xlarge" in script
     assert f'TAINT_KEY="{NODE_CHECKS_TAINT_KEY}"' in script
-    assert "check_dcgm_diag" not in script  # DCGM diagnostics are the node monitoring agent's on EKS
+    assert "dcgmi diag -r 2" in script  # the Slurm gates' default level (the EKS AMI gets DCGM at boot)
+
+
+def _gate_script(template: Template) -> str:
+    config_map = next(m for m in manifests(template) if m["kind"] == "ConfigMap")
+    script: str = config_map["data"]["node-gate.sh"]
+    return script
+
+
+def _check_list(script: str) -> str:
+    match = re.search(r"fmconstructs node checks \(boot\) on [^:]+: ([a-z, -]+) \(budget", script)
+    assert match, script[:400]
+    return match.group(1)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [NodeHealthOptions(), NodeHealthOptions(dcgm_level=1), NodeHealthOptions(dcgm_level=None)],
+    ids=["default", "dcgm-1", "no-dcgm"],
+)
+def test_the_eks_gate_runs_the_slurm_gates_boot_checks_for_the_same_options(
+    scene: Any, options: NodeHealthOptions
+) -> None:
+    """The defect: the EKS gate ran no DCGM (dcgm_level=None hard-coded) whatever the options said."""
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", max_nodes=1, node_checks=options)
+    eks_gate = _gate_script(Template.from_stack(scene.stack))
+    spec = options.spec_for("p5.48xlarge", efa_interfaces=group.efa_interface_count)
+    slurm_gate = render_slurm_boot_gate(spec, slurm_bin_dir="/opt/slurm/bin")
+    assert _check_list(eks_gate) == _check_list(slurm_gate)
+    assert ("dcgm-diag" in _check_list(eks_gate)) is (options.dcgm_level is not None)
+    assert ("datacenter-gpu-manager-4" in eks_gate) is (options.dcgm_level is not None)  # DCGM on the host first
+    assert group.launch_template.bootstrap.is_empty  # nothing added to the user data
+
+
+def test_the_dcgm_step_installs_dcgm_only_when_missing_and_never_fails_the_boot() -> None:
+    script = "\n".join(dcgm_host_commands())
+    assert script.startswith("if ! command -v dcgmi >/dev/null 2>&1; then")
+    assert 'dnf install -y --setopt=install_weak_deps=True "datacenter-gpu-manager-4-cuda${cuda:-12}" ||' in script
+    assert "systemctl enable --now nvidia-dcgm ||" in script
+
+
+def test_the_dcgm_step_passes_shellcheck(tmp_path: Path) -> None:
+    shellcheck = require_tool("shellcheck", "shellcheck")
+    path = tmp_path / "dcgm.sh"
+    path.write_text("#!/bin/bash\n" + "\n".join(dcgm_host_commands()) + "\n")
+    result = subprocess.run([shellcheck, "-s", "bash", str(path)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout
+
+
+def test_a_lustre_host_mount_is_checked_by_the_gate(scene: Any) -> None:
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group("P5", instance_type="p5.48xlarge", max_nodes=1)
+    file_system = LustreFileSystem(
+        scene.stack, "Fsx", vpc=scene.vpc, subnet=scene.vpc.private_subnets[0], storage_capacity_gib=1200
+    )
+    group.add_lustre_client(file_system, mount_point="/fsx")
+    assert 'findmnt -t lustre -n "/fsx"' in _gate_script(Template.from_stack(scene.stack))
+
+
+def test_disabled_options_mean_no_gate(scene: Any) -> None:
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    group = cluster.add_gpu_node_group(
+        "P5", instance_type="p5.48xlarge", max_nodes=1, node_checks=NodeHealthOptions(enabled=False)
+    )
+    assert group.node_checks is False and group.node_health is None
+    assert NODE_CHECKS_TAINT_KEY not in [t.key for t in group.taints]
 
 
 def test_auto_repair_installs_the_node_monitoring_agent_first(default_template: Template) -> None:
@@ -236,6 +306,11 @@ def test_admission_policy_limits_the_service_account_to_its_own_node_and_taint()
         in (expressions[0])
     )
     assert f".filter(t, t.key != '{NODE_CHECKS_TAINT_KEY}')" in expressions[1]
+    # uncordon only a node remediation marked; never cordon; of the other annotations only remediation's two may go
+    mark = metric_names.CORDONED_BY_ANNOTATION
+    assert f"k == '{mark}' && " in expressions[3] and "== 'remediation'" in expressions[3]
+    assert expressions[3].startswith("(has(object.spec.unschedulable) && object.spec.unschedulable) == ")
+    assert f"k in ['{mark}', '{metric_names.REMEDIATION_REASON_ANNOTATION}'] && !(k in " in expressions[4]
     assert spec["failurePolicy"] == "Fail"
     assert binding["spec"] == {"policyName": "fmconstructs-node-checks", "validationActions": ["Deny"]}
 
@@ -250,12 +325,24 @@ def test_gate_pod_enters_the_host_with_the_minimal_settings() -> None:
         "nsenter --target 1 --mount --uts --ipc --net --pid -- /bin/bash -s < /etc/fmconstructs/node-gate.sh"
         in (container["command"][2])
     )
-    assert [v for v in pod["volumes"] if "hostPath" in v] == []
+    # The only host path: node exporter's textfile directory, created by the kubelet, at the same path (the checks
+    # run in the host's mount namespace and write there).
+    assert [v for v in pod["volumes"] if "hostPath" in v] == [
+        {"name": "textfile", "hostPath": {"path": NODE_EXPORTER_TEXTFILE_DIR, "type": "DirectoryOrCreate"}}
+    ]
+    assert {"name": "textfile", "mountPath": NODE_EXPORTER_TEXTFILE_DIR} in container["volumeMounts"]
+
+
+def test_gate_without_metrics_mounts_no_host_path() -> None:
+    pod = node_checks_daemonset_manifests("p5-48xlarge-0123abcd", "#!/bin/bash\n", textfile_dir=None)[1]
+    assert [v for v in pod["spec"]["template"]["spec"]["volumes"] if "hostPath" in v] == []
 
 
 # --- the gate, in a sandbox with a stub Kubernetes API (curl) -------------------------------------------------------
 
-# The node object lives in $NODE_STATE; PATCH applies a merge patch or the JSON patch's "remove" of a taint.
+# The node object lives in $NODE_STATE; PATCH applies a merge patch, or a JSON patch (RFC 6902 test/remove/add, the
+# paths as RFC 6901 pointers): a failed "test" or a missing path fails the call (curl --fail: exit 22). FAKE_PATCH_FAILS
+# fails that many JSON patches first (a concurrent change).
 CURL = r"""#!/bin/bash
 method=GET; type=""; body=""; url=""
 while [ $# -gt 0 ]; do
@@ -275,10 +362,21 @@ case "${method} ${type}" in
   "GET ") cat "$NODE_STATE" ;;
   "PATCH application/merge-patch+json") jq --argjson p "$body" '. * $p' "$NODE_STATE" >"$NODE_STATE.new" ;;
   "PATCH application/json-patch+json")
-    index=$(jq -r '.[1].path | split("/") | last' <<<"$body")
-    key=$(jq -r '.[0].value' <<<"$body")
-    [ "$(jq -r ".spec.taints[$index].key" "$NODE_STATE")" = "$key" ] || { echo "test failed" >&2; exit 22; }
-    jq "del(.spec.taints[$index])" "$NODE_STATE" >"$NODE_STATE.new" ;;
+    failed="$NODE_STATE.failed"
+    if [ "$(cat "$failed" 2>/dev/null || echo 0)" -lt "${FAKE_PATCH_FAILS:-0}" ]; then
+      echo $(( $(cat "$failed" 2>/dev/null || echo 0) + 1 )) >"$failed"
+      echo "curl: (22) The requested URL returned error: 422" >&2; exit 22
+    fi
+    jq --argjson p "$body" '
+      def steps: split("/")[1:] | map(gsub("~1"; "/") | gsub("~0"; "~") | (tonumber? // .));
+      reduce $p[] as $op (.;
+        ($op.path | steps) as $at
+        | if $op.op == "test" then (if getpath($at) == $op.value then . else error("test failed") end)
+          elif $op.op == "remove" then (if getpath($at) == null then error("no such path") else delpaths([$at]) end)
+          elif $op.op == "add" and ($at | last) == "-" then setpath($at[:-1]; getpath($at[:-1]) + [$op.value])
+          elif $op.op == "add" then setpath($at; $op.value)
+          else error("unsupported op") end)' "$NODE_STATE" >"$NODE_STATE.new" 2>/dev/null ||
+      { rm -f "$NODE_STATE.new"; echo "curl: (22) The requested URL returned error: 422" >&2; exit 22; } ;;
   *) exit 22 ;;
 esac
 [ -f "$NODE_STATE.new" ] && mv "$NODE_STATE.new" "$NODE_STATE"
@@ -289,7 +387,14 @@ NODE = "ip-10-0-0-5.ec2.internal"
 
 
 class Node(Sandbox):
-    def __init__(self, tmp_path: Path, taints: list[dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        taints: list[dict[str, str]] | None = None,
+        *,
+        unschedulable: bool = False,
+        annotations: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(tmp_path, {"curl": CURL, "sleep": "#!/bin/bash\nexit 0\n"})
         self.state = tmp_path / "node.json"
         if taints is None:
@@ -297,16 +402,16 @@ class Node(Sandbox):
                 {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
                 {"key": NODE_CHECKS_TAINT_KEY, "value": "pending", "effect": "NoSchedule"},
             ]
-        node = {
-            "metadata": {"name": NODE, "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
-            "spec": {"taints": taints},
+        node: dict[str, Any] = {
+            "metadata": {"name": NODE, "annotations": {"node.alpha.kubernetes.io/ttl": "0", **(annotations or {})}},
+            "spec": {"taints": taints, **({"unschedulable": True} if unschedulable else {})},
         }
         self.state.write_text(json.dumps(node))
 
-    def gate(self, **env: str) -> Run:
-        spec = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=None, lustre_mount_point="/fsx")
+    def gate(self, spec: NodeCheckSpec | None = None, host_setup: tuple[str, ...] = (), **env: str) -> Run:
+        spec = spec or NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=None, lustre_mount_point="/fsx")
         script = render_kubernetes_node_gate(
-            spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION
+            spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION, host_setup=host_setup
         )
         return self.run(
             script,
@@ -374,6 +479,102 @@ def test_every_failing_check_keeps_the_taint(tmp_path: Path, env: dict[str, str]
     assert node.node["metadata"]["annotations"][NODE_CHECKS_ANNOTATION].startswith(f"FAIL {check}: ")
 
 
+REMEDIATION_CORDON = {
+    metric_names.CORDONED_BY_ANNOTATION: metric_names.CORDONED_BY_REMEDIATION,
+    metric_names.REMEDIATION_REASON_ANNOTATION: "fmconstructs: remediation reset-xid: Xid 119",
+}
+
+
+def test_a_node_remediation_cordoned_is_uncordoned_when_its_checks_pass(tmp_path: Path) -> None:
+    """After remediation's reboot (it put the taint back): checks pass -> cordon, mark and reason gone, then the
+    taint; the patch tests the mark and the cordon before it removes them."""
+    node = Node(tmp_path, unschedulable=True, annotations=REMEDIATION_CORDON)
+    run = node.gate()
+    assert run.rc == 0, run.out
+    assert "unschedulable" not in node.node["spec"]
+    assert node.taint_keys == ["nvidia.com/gpu"]
+    notes = node.node["metadata"]["annotations"]
+    assert not set(REMEDIATION_CORDON) & set(notes)
+    assert notes[NODE_CHECKS_ANNOTATION].startswith("PASS ")
+    patches = [c.split(" ", 4)[-1] for c in run.calls if "json-patch" in c]
+    uncordon = json.loads(patches[0])
+    assert uncordon[:2] == [
+        {"op": "test", "path": "/metadata/annotations/fmconstructs.io~1cordoned-by", "value": "remediation"},
+        {"op": "test", "path": "/spec/unschedulable", "value": True},
+    ]
+    assert {"op": "remove", "path": "/spec/unschedulable"} in uncordon
+    assert json.loads(patches[1])[1] == {"op": "remove", "path": "/spec/taints/1"}  # uncordon first, then the taint
+    assert f"GATE: {NODE} uncordoned" in run.log
+
+
+def test_an_operators_cordon_is_never_lifted(tmp_path: Path) -> None:
+    node = Node(tmp_path, unschedulable=True)
+    run = node.gate()
+    assert run.rc == 0, run.out
+    assert node.node["spec"]["unschedulable"] is True
+    assert node.taint_keys == ["nvidia.com/gpu"]
+    assert [c for c in run.calls if "json-patch" in c and "unschedulable" in c] == []
+
+
+def test_a_node_failing_after_remediations_reboot_stays_cordoned_and_tainted(tmp_path: Path) -> None:
+    node = Node(tmp_path, unschedulable=True, annotations=REMEDIATION_CORDON)
+    run = node.gate(FAKE_GPU_COUNT="7")
+    assert run.rc == 1
+    assert node.node["spec"]["unschedulable"] is True
+    assert node.node["metadata"]["annotations"][metric_names.CORDONED_BY_ANNOTATION] == "remediation"
+    assert NODE_CHECKS_TAINT_KEY in node.taint_keys
+    assert not [c for c in run.calls if "json-patch" in c]
+
+
+def test_a_refused_uncordon_is_read_again_and_retried(tmp_path: Path) -> None:
+    node = Node(tmp_path, unschedulable=True, annotations=REMEDIATION_CORDON)
+    run = node.gate(FAKE_PATCH_FAILS="1")
+    assert run.rc == 0, run.out
+    assert "unschedulable" not in node.node["spec"] and node.taint_keys == ["nvidia.com/gpu"]
+    assert "uncordoning" in run.log and "failed (attempt 1)" in run.log
+
+
+def test_a_cordon_that_cannot_be_lifted_keeps_the_taint(tmp_path: Path) -> None:
+    node = Node(tmp_path, unschedulable=True, annotations=REMEDIATION_CORDON)
+    run = node.gate(FAKE_PATCH_FAILS="9")
+    assert run.rc == 2
+    assert node.node["spec"]["unschedulable"] is True and NODE_CHECKS_TAINT_KEY in node.taint_keys
+
+
+DNF = '#!/bin/bash\necho "dnf $*" >>"$CALLS"\nexit "${FAKE_DNF_RC:-0}"\n'
+DCGM_SPEC = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=2, lustre_mount_point="/fsx")
+
+
+def test_with_dcgm_on_the_host_the_gate_runs_its_diagnostics_and_installs_nothing(tmp_path: Path) -> None:
+    node = Node(tmp_path)
+    node.add_stub("dnf", DNF)
+    node.add_stub("nv-hostengine", "#!/bin/bash\n")
+    run = node.gate(DCGM_SPEC, tuple(dcgm_host_commands()))
+    assert run.rc == 0, run.out
+    assert not [c for c in run.calls if c.startswith("dnf")]
+    assert "systemctl enable --now nvidia-dcgm" in run.calls
+    assert "dcgmi diag -r 2" in run.calls
+    assert run.calls.index("systemctl enable --now nvidia-dcgm") < run.calls.index("dcgmi diag -r 2")
+
+
+def test_without_dcgm_the_gate_installs_it_and_a_failed_install_fails_dcgm_diag(tmp_path: Path) -> None:
+    node = Node(tmp_path)
+    node.add_stub("dnf", DNF)
+    (node.root / "bin" / "dcgmi").unlink()
+    run = node.gate(DCGM_SPEC, tuple(dcgm_host_commands()), FAKE_DNF_RC="1")
+    assert run.rc == 1
+    assert "dnf install -y --setopt=install_weak_deps=True datacenter-gpu-manager-4-cuda12" in run.calls
+    assert node.node["metadata"]["annotations"][NODE_CHECKS_ANNOTATION].startswith("FAIL dcgm-diag: ")
+    assert NODE_CHECKS_TAINT_KEY in node.taint_keys
+
+
+def test_the_host_set_up_runs_only_when_the_checks_run(tmp_path: Path) -> None:
+    node = Node(tmp_path, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
+    node.add_stub("dnf", DNF)
+    run = node.gate(DCGM_SPEC, ("dnf check-update",))
+    assert run.rc == 0 and not [c for c in run.calls if c.startswith("dnf")]
+
+
 def test_a_node_without_the_taint_is_not_checked_again(tmp_path: Path) -> None:
     node = Node(tmp_path, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
     run = node.gate(FAKE_GPU_COUNT="7")
@@ -392,10 +593,15 @@ def test_an_unreachable_api_keeps_the_taint_and_runs_no_checks(tmp_path: Path) -
 
 def test_the_gate_passes_shellcheck(tmp_path: Path) -> None:
     shellcheck = require_tool("shellcheck", "shellcheck")
-    spec = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=None, lustre_mount_point="/fsx")
+    spec = NodeCheckSpec.for_instance_type("p5.48xlarge", dcgm_level=2, lustre_mount_point="/fsx")
     script = tmp_path / "gate.sh"
     script.write_text(
-        render_kubernetes_node_gate(spec, taint_key=NODE_CHECKS_TAINT_KEY, annotation_key=NODE_CHECKS_ANNOTATION)
+        render_kubernetes_node_gate(
+            spec,
+            taint_key=NODE_CHECKS_TAINT_KEY,
+            annotation_key=NODE_CHECKS_ANNOTATION,
+            host_setup=dcgm_host_commands(),
+        )
     )
     result = subprocess.run([shellcheck, "-s", "bash", str(script)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout

@@ -16,6 +16,7 @@ from aws_cdk.assertions import Template
 from fmconstructs import FmValidationError
 from fmconstructs.eks import GpuEksCluster
 from fmconstructs.eks.versions import DEFAULT_KUBERNETES_VERSION
+from fmconstructs.health.metric_names import NODE_EXPORTER_TEXTFILE_DIR
 from fmconstructs.observability.collection import NODE_LIFECYCLE_SCRIPT
 from fmconstructs.observability.eks import (
     SCRAPER_USERNAME,
@@ -169,3 +170,27 @@ def test_scraper_sizes_the_shutdown_wait_to_its_scrape_interval():
 def test_invalid_scrape_config(kwargs, message):
     with pytest.raises(FmValidationError, match=message):
         eks_scrape_config(**kwargs)
+
+
+def test_node_exporter_reads_the_hosts_textfile_directory_read_only():
+    """The textfile directory is the host's (hostPath, DirectoryOrCreate), where the EKS node-check gate writes
+    fm_node_checks_boot.prom; node exporter mounts it read-only, the EFA collector writes into it."""
+    spec = next(m for m in node_exporter_manifests() if m["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    volume = next(v for v in spec["volumes"] if v["name"] == "textfile")
+    assert volume == {"name": "textfile", "hostPath": {"path": NODE_EXPORTER_TEXTFILE_DIR, "type": "DirectoryOrCreate"}}
+    containers = {c["name"]: c for c in spec["containers"]}
+    exporter = containers["node-exporter"]
+    assert "--collector.textfile.directory=/textfile" in exporter["args"]
+    assert {"name": "textfile", "mountPath": "/textfile", "readOnly": True} in exporter["volumeMounts"]
+    assert {"name": "textfile", "mountPath": "/textfile"} in containers["efa-collector"]["volumeMounts"]
+
+
+def test_only_the_textfile_owner_runs_as_root_and_only_chowns():
+    """The collector (uid 65534) cannot write a directory the kubelet creates root-owned 0755: an init container
+    hands it over, with CAP_CHOWN and nothing else."""
+    spec = next(m for m in node_exporter_manifests() if m["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    (init,) = spec["initContainers"]
+    assert init["command"] == ["chown", "65534:65534", "/textfile"]
+    assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN"]}
+    assert init["securityContext"]["allowPrivilegeEscalation"] is False
+    assert all(c["securityContext"]["runAsUser"] == 65534 for c in spec["containers"])

@@ -7,6 +7,7 @@ import ast
 import sys
 from pathlib import Path
 
+from fmconstructs.eks import health as eks_health
 from fmconstructs.health import metric_names
 from fmconstructs.pcs import NODE_GROUP_ID_TAG
 from fmconstructs.remediation.handler import backends, faults, kube
@@ -18,6 +19,13 @@ SIBLINGS = {p.stem for p in HANDLER.glob("*.py")}
 def test_the_cordon_mark_equals_the_names_module():
     assert kube.CORDONED_BY_ANNOTATION == metric_names.CORDONED_BY_ANNOTATION
     assert kube.CORDONED_BY_REMEDIATION == metric_names.CORDONED_BY_REMEDIATION
+    assert kube.REASON_ANNOTATION == metric_names.REMEDIATION_REASON_ANNOTATION
+
+
+def test_the_node_checks_taint_and_label_equal_the_eks_gates():
+    assert kube.NODE_CHECKS_TAINT_KEY == eks_health.NODE_CHECKS_TAINT_KEY
+    assert kube.NODE_CHECKS_TAINT_VALUE == eks_health.NODE_CHECKS_TAINT_VALUE
+    assert kube.NODE_CHECKS_GROUP_LABEL == eks_health.NODE_CHECKS_GROUP_LABEL
 
 
 def test_the_reason_prefixes_equal_the_names_module():

@@ -78,13 +78,14 @@ def test_fatal_xid_cordons_with_the_mark_evicts_and_terminates(world, api):
 
 def test_reboot_leaves_the_marked_cordon_for_the_node_check_gate(world, api):
     (gpu,) = _nodes(world, api, 1)
+    api.state.nodes["ip-10-0-0-0"]["metadata"]["labels"] = {kube.NODE_CHECKS_GROUP_LABEL: "p5-48xlarge-0123abcd"}
     reboot = policy(actions={Trigger.FATAL_XID: Action.REBOOT})
     result = world.run(sns_event(alert_record("GpuCriticalXid", gpu)), reboot, EKS_TARGET, kube_factory=api.factory())
     assert [r["outcome"] for r in result["records"]] == ["rebooted"]
     node = api.state.nodes["ip-10-0-0-0"]
     assert node["spec"]["unschedulable"] is True and node["metadata"]["annotations"][ANNOTATION] == "remediation"
     (notice,) = world.notices()
-    assert "node-check gate uncordons it" in notice["Message"]
+    assert "node-check gate checks it at boot and uncordons it" in notice["Message"]
 
 
 def test_an_operators_cordon_is_left_alone(world, api):
@@ -170,3 +171,52 @@ def test_a_hanging_api_server_stops_the_burst_before_the_deadline(world, api):
     assert all(world.state(g) == "running" for g in gpus)
     subjects = [n["Subject"] for n in world.notices()]
     assert any(s.startswith("[not-reached]") for s in subjects)
+
+
+GATED = {kube.NODE_CHECKS_GROUP_LABEL: "p5-48xlarge-0123abcd"}
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+PENDING = {"key": kube.NODE_CHECKS_TAINT_KEY, "value": kube.NODE_CHECKS_TAINT_VALUE, "effect": "NoSchedule"}
+
+
+def test_reboot_puts_the_node_checks_taint_back_so_the_gate_checks_the_node_again(world, api):
+    """The defect: after a remediation reboot the gate found no taint, exited 0, and the cordon stayed forever."""
+    (gpu,) = world.instances(1, EKS_TAG)
+    api.state.add_node("ip-10-0-0-7", gpu, labels=GATED, taints=[GPU_TAINT])
+    reboot = policy(actions={Trigger.FATAL_XID: Action.REBOOT})
+    result = world.run(sns_event(alert_record("GpuCriticalXid", gpu)), reboot, EKS_TARGET, kube_factory=api.factory())
+    assert [r["outcome"] for r in result["records"]] == ["rebooted"]
+    node = api.state.nodes["ip-10-0-0-7"]
+    assert node["spec"]["taints"] == [GPU_TAINT, PENDING]
+    assert node["spec"]["unschedulable"] is True and node["metadata"]["annotations"][ANNOTATION] == "remediation"
+    (patch,) = [body for method, _, body in api.state.calls if method == "PATCH" and isinstance(body, list)]
+    assert patch[0] == {"op": "test", "path": "/spec/taints", "value": [GPU_TAINT]}  # a concurrent change fails it
+    (notice,) = world.notices()
+    assert "taint put back" in notice["Message"] and "uncordons it when the checks pass" in notice["Message"]
+
+
+def test_reboot_of_a_node_without_taints_adds_the_list(world, api):
+    (gpu,) = world.instances(1, EKS_TAG)
+    api.state.add_node("ip-10-0-0-6", gpu, labels=GATED)
+    reboot = policy(actions={Trigger.FATAL_XID: Action.REBOOT})
+    world.run(sns_event(alert_record("GpuCriticalXid", gpu)), reboot, EKS_TARGET, kube_factory=api.factory())
+    assert api.state.nodes["ip-10-0-0-6"]["spec"]["taints"] == [PENDING]
+
+
+def test_reboot_of_a_node_without_a_gate_leaves_its_taints_and_says_so(world, api):
+    (gpu,) = world.instances(1, EKS_TAG)
+    api.state.add_node("ip-10-0-0-5", gpu, taints=[GPU_TAINT])
+    reboot = policy(actions={Trigger.FATAL_XID: Action.REBOOT})
+    result = world.run(sns_event(alert_record("GpuCriticalXid", gpu)), reboot, EKS_TARGET, kube_factory=api.factory())
+    assert [r["outcome"] for r in result["records"]] == ["rebooted"]
+    assert api.state.nodes["ip-10-0-0-5"]["spec"]["taints"] == [GPU_TAINT]
+    (notice,) = world.notices()
+    assert "no node-check gate" in notice["Message"] and "kubectl uncordon" in notice["Message"]
+
+
+def test_a_node_that_still_has_the_taint_is_not_patched_twice(world, api):
+    (gpu,) = world.instances(1, EKS_TAG)
+    api.state.add_node("ip-10-0-0-4", gpu, labels=GATED, taints=[GPU_TAINT, PENDING])
+    reboot = policy(actions={Trigger.FATAL_XID: Action.REBOOT})
+    world.run(sns_event(alert_record("GpuCriticalXid", gpu)), reboot, EKS_TARGET, kube_factory=api.factory())
+    assert [b for m, _, b in api.state.calls if m == "PATCH" and isinstance(b, list)] == []
+    assert api.state.nodes["ip-10-0-0-4"]["spec"]["taints"] == [GPU_TAINT, PENDING]

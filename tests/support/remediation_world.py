@@ -4,6 +4,7 @@ certificate) whose answers can be scripted: 503 or 429 (with Retry-After) before
 
 from __future__ import annotations
 
+import copy
 import json
 import ssl
 import threading
@@ -154,11 +155,23 @@ class KubeState:
     calls: list[tuple[str, str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add_node(self, name: str, instance_id: str, *, unschedulable: bool = False, **annotations: str) -> None:
+    def add_node(
+        self,
+        name: str,
+        instance_id: str,
+        *,
+        unschedulable: bool = False,
+        labels: dict[str, str] | None = None,
+        taints: list[dict[str, str]] | None = None,
+        **annotations: str,
+    ) -> None:
         spec: dict[str, Any] = {"providerID": f"aws:///us-east-1a/{instance_id}"}
         if unschedulable:
             spec["unschedulable"] = True
-        self.nodes[name] = {"metadata": {"name": name, "annotations": dict(annotations)}, "spec": spec}
+        if taints is not None:
+            spec["taints"] = taints
+        metadata = {"name": name, "annotations": dict(annotations), "labels": dict(labels or {})}
+        self.nodes[name] = {"metadata": metadata, "spec": spec}
 
     def fault(self, key: str) -> str:
         with self.lock:
@@ -176,6 +189,25 @@ def pod(name: str, node: str, *, daemonset: bool = False) -> dict[str, Any]:
         "spec": {"nodeName": node},
         "status": {"phase": "Running"},
     }
+
+
+def _json_patch(node: dict[str, Any], patch: list[dict[str, Any]]) -> bool:
+    """RFC 6902 ``test`` and ``add`` (``/-`` appends) on ``/spec/...`` paths, applied only when every test holds."""
+    for op in patch:
+        *parents, last = op["path"].split("/")[1:]
+        target: Any = node
+        for step in parents:
+            target = target[int(step)] if isinstance(target, list) else target.setdefault(step, {})
+        if op["op"] == "test":
+            if (target.get(last) if isinstance(target, dict) else target[int(last)]) != op["value"]:
+                return False
+        elif op["op"] == "add" and last == "-":
+            target.append(op["value"])
+        elif op["op"] == "add":
+            target[last] = op["value"]
+        else:
+            raise AssertionError(f"unsupported JSON patch operation {op}")
+    return True
 
 
 def _handler(state: KubeState) -> type[BaseHTTPRequestHandler]:
@@ -233,6 +265,15 @@ def _handler(state: KubeState) -> type[BaseHTTPRequestHandler]:
             if self._faulted("PATCH node"):
                 return
             node = state.nodes[urllib.parse.unquote(self.path.rsplit("/", 1)[-1])]
+            if isinstance(body, list):  # application/json-patch+json: all or nothing
+                patched = copy.deepcopy(node)
+                if not _json_patch(patched, body):
+                    self._reply(422, {"kind": "Status", "code": 422, "message": "the test operation failed"})
+                    return
+                node.clear()
+                node.update(patched)
+                self._reply(200, node)
+                return
             node["metadata"]["annotations"].update(body["metadata"]["annotations"])
             node["spec"].update(body["spec"])
             self._reply(200, node)

@@ -71,7 +71,8 @@ class EksBackend:
                 max_nodes=platform.nodes,
                 subnets=[platform.subnet],
                 capacity_block_scaling=options.capacity_block_scaling,
-                node_checks=platform.health is not None and platform.health.node_checks_on,
+                # the same NodeHealthOptions as a Slurm backend's gate: the same BOOT checks (DCGM level included)
+                node_checks=_health.eks_node_checks(platform),
             )
         if options.gpu_addons:
             cluster.add_gpu_addons()

@@ -218,8 +218,9 @@ def _replace_slurm(ctx: Context, fault: fl.Fault, instance: dict[str, Any], kill
 
 def act_eks(ctx: Context, fault: fl.Fault, node: str, action: str, kill: bool) -> Outcome:
     """EKS: cordon (marked ``fmconstructs.io/cordoned-by: remediation``) and evict through the Eviction API
-    (PodDisruptionBudgets respected), then reboot or terminate. After a reboot the EKS node-check gate uncordons a
-    node carrying the mark once its checks pass; a node cordoned without it is an operator's and is left alone."""
+    (PodDisruptionBudgets respected), then reboot or terminate. Before a reboot the node-checks taint goes back on a
+    node with a gate, so the EKS node-check gate checks it at boot and uncordons it (the mark) once its checks pass; a
+    node cordoned without the mark is an operator's and is left alone."""
     detail = detail_of(fault)
     reason = reason_of(fault) + (f": {detail}" if detail else "")
     drained = kc.drain_node(ctx.kube(), node, reason[: kb.REASON_MAX_CHARS])
@@ -237,8 +238,24 @@ def act_eks(ctx: Context, fault: fl.Fault, node: str, action: str, kill: bool) -
         return Outcome(f"{action}-deferred", [*lines, "Not rebooted or replaced while pods remain (job_kill)."])
     ec2 = ctx.clients["ec2"]
     if action == "reboot":
+        gated = kc.pend_node_checks(ctx.kube(), node)
         ec2.reboot_instances(InstanceIds=[fault.instance_id])
-        return Outcome("rebooted", [*lines, "Instance rebooted: the node-check gate uncordons it when checks pass."])
+        if gated:
+            return Outcome(
+                "rebooted",
+                [
+                    *lines,
+                    f"{kc.NODE_CHECKS_TAINT_KEY} taint put back and instance rebooted: the node-check gate checks it "
+                    "at boot and uncordons it when the checks pass (a failed check keeps it cordoned).",
+                ],
+            )
+        return Outcome(
+            "rebooted",
+            [
+                *lines,
+                "Instance rebooted. The node has no node-check gate: uncordon it (kubectl uncordon) when healthy.",
+            ],
+        )
     if not ctx.take():
         return Outcome("rate-limited", [*lines, "Replacement held back: the hourly limit is reached; cordoned only."])
     ec2.terminate_instances(InstanceIds=[fault.instance_id])

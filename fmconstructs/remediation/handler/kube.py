@@ -10,7 +10,9 @@ import.
 
 Cordons are marked: :data:`CORDONED_BY_ANNOTATION` = :data:`CORDONED_BY_REMEDIATION` on the node, so that the EKS
 node-check gate uncordons the node once its checks pass after a reboot, and so that a node an operator cordoned
-(unschedulable without the mark) is told apart and left alone.
+(unschedulable without the mark) is told apart and left alone. Before a reboot, :func:`pend_node_checks` puts the
+node-checks taint back on a node that has a gate (label :data:`NODE_CHECKS_GROUP_LABEL`): the gate finds it at boot,
+runs the checks again and lifts taint and cordon on pass (``fmconstructs/health/kubernetes_gate.py``).
 """
 
 from __future__ import annotations
@@ -37,8 +39,14 @@ except ImportError:  # pragma: no cover - Lambda: the asset's root is this direc
 #: The annotation remediation sets on a node it cordons, and its value.
 CORDONED_BY_ANNOTATION = "fmconstructs.io/cordoned-by"
 CORDONED_BY_REMEDIATION = "remediation"
-#: Why remediation cordoned the node (shown by `kubectl describe node`).
+#: Why remediation cordoned the node (shown by `kubectl describe node`); the gate removes it with the cordon.
 REASON_ANNOTATION = "fmconstructs.io/remediation-reason"
+# Copies of fmconstructs.eks.health's names (the same contract test keeps them equal): the node-checks taint, put back
+# before a reboot on a node that has a gate (its group label), so that the gate checks it again at boot.
+NODE_CHECKS_TAINT_KEY = "fmconstructs.io/node-checks"
+NODE_CHECKS_TAINT_VALUE = "pending"
+NODE_CHECKS_GROUP_LABEL = "fmconstructs.io/node-checks-group"
+JSON_PATCH_CONTENT_TYPE = "application/json-patch+json"
 
 # EKS bearer token, the aws-iam-authenticator format (as in fmconstructs/capacity_events/handler/kube.py, which cites
 # kubernetes-sigs/aws-iam-authenticator pkg/token/token.go and awscli customizations/eks/get_token.py).
@@ -231,6 +239,43 @@ def kube_for_cluster(eks: Any, sts: Any, cluster_name: str, deadline: rt.Deadlin
     cluster = eks.describe_cluster(name=cluster_name)["cluster"]
     ca_pem = base64.b64decode(cluster["certificateAuthority"]["data"]).decode()
     return KubeApi(cluster["endpoint"], ca_pem, eks_token(sts, cluster_name), deadline=deadline)
+
+
+def _node_path(name: str) -> str:
+    return "/api/v1/nodes/" + urllib.parse.quote(name, safe="")
+
+
+def pend_node_checks(kube: Any, name: str) -> bool:
+    """Before a reboot: the node-checks taint (``fmconstructs.io/node-checks=pending:NoSchedule``) back on ``name``
+    when the node has a gate (label :data:`NODE_CHECKS_GROUP_LABEL`), so that the gate runs its checks again at boot
+    and then lifts the taint and remediation's cordon. A JSON patch that ``test``s the taints it read (or adds the
+    list when the node has none); a concurrent change (HTTP 409/422) is read again, 3 times. Returns whether the node
+    has a gate (False: nothing changed; the node stays cordoned after the reboot)."""
+    taint = {"key": NODE_CHECKS_TAINT_KEY, "value": NODE_CHECKS_TAINT_VALUE, "effect": "NoSchedule"}
+    failure: KubeError | None = None
+    for _attempt in range(3):
+        node = kube.node(name)
+        if NODE_CHECKS_GROUP_LABEL not in ((node.get("metadata") or {}).get("labels") or {}):
+            return False
+        taints = (node.get("spec") or {}).get("taints")
+        if any(isinstance(t, dict) and t.get("key") == NODE_CHECKS_TAINT_KEY for t in taints or []):
+            return True
+        patch: list[dict[str, Any]] = (
+            [
+                {"op": "test", "path": "/spec/taints", "value": taints},
+                {"op": "add", "path": "/spec/taints/-", "value": taint},
+            ]
+            if taints
+            else [{"op": "add", "path": "/spec/taints", "value": [taint]}]
+        )
+        try:
+            kube.request("PATCH", _node_path(name), patch, JSON_PATCH_CONTENT_TYPE)
+            return True
+        except KubeError as error:
+            if error.status not in (409, 422):
+                raise
+            failure = error
+    raise failure or KubeError(f"PATCH {_node_path(name)}: the taints kept changing")
 
 
 def cordoned_by_someone_else(node: dict[str, Any]) -> bool:
