@@ -1,0 +1,134 @@
+"""Loops (h) and (i) of issue 29 on real Slurm 24.11, per Slurm backend, with what the library renders.
+
+(h) A Capacity Block ending. GIVEN a TrainingPlatform with ``capacity_block_events=PlatformCapacityEvents(
+job_warning=JobWarning())`` and a twin cluster built from it, with gpu-1 and gpu-2 in the platform's block and gpu-3
+and gpu-4 in another reservation, each pair running a job whose batch script and ``srun`` step trap SIGUSR1; WHEN EC2's
+"Capacity Block Expiration Warning" for the block reaches the library's handler (its rendered rule must match it;
+the AWS side is moto and Stubber, tests/support/twin/capacity.py) and the script it sends through SSM runs on the
+login/head node of the twin; THEN the block's nodes are drained with the handler's reason, the other nodes are not,
+and SIGUSR1 reaches the block's job steps (the default scope, ``STEPS``: scancel(1) "By default, signals other than
+SIGKILL are not sent to the batch step") before EC2 starts terminating the instances: within the lead time minus
+EC2's termination lead, in twin time (tests/support/twin/timescale.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fmconstructs.capacity_events import JobWarning
+from fmconstructs.capacity_events.handler import index as handler_index
+from fmconstructs.capacity_events.lead_times import TERMINATION_LEAD_MINUTES, CapacityKind
+from fmconstructs.platform import Backend, PlatformCapacityEvents
+
+from tests.support.platform import BLOCK
+from tests.support.twin.capacity import CapacityBridge, capacity_events_artifacts, expiration_warning
+from tests.support.twin.cluster import TwinCluster
+from tests.support.twin.fixtures import require_twin, wait_job, wait_until
+from tests.support.twin.rendered import build_platform
+from tests.support.twin.timescale import twin_seconds
+
+BACKENDS = [Backend.PCS, Backend.PARALLELCLUSTER]
+#: A reservation that is not the platform's block (its nodes must be left alone).
+OTHER_BLOCK = "cr-0aaaabbbbccccdddd"
+IN_BLOCK, OUTSIDE = ("gpu-1", "gpu-2"), ("gpu-3", "gpu-4")
+#: Where the twin jobs write what they saw (the shared /opt of the twin).
+SIGNALS_DIR = "/opt/twin-capacity"
+#: A job whose batch script and whose srun step (one task per node) each trap SIGUSR1 and note it; the step says
+#: when it is ready. Bash runs a trap between two foreground commands, hence the short sleeps.
+JOB_SCRIPT = f"""#!/bin/bash
+out={SIGNALS_DIR}/$SLURM_JOB_ID
+mkdir -p "$out"
+trap 'echo "$(date +%s.%N) $(hostname -s)" >> "$out/batch-USR1"' USR1
+srun --ntasks-per-node=1 bash -c '
+  trap "echo \\$(date +%s.%N) \\$(hostname -s) >> {SIGNALS_DIR}/$SLURM_JOB_ID/step-USR1" USR1
+  touch {SIGNALS_DIR}/$SLURM_JOB_ID/ready-$SLURM_PROCID
+  while :; do sleep 0.2; done' &
+while :; do sleep 0.2; done
+"""
+
+
+@pytest.fixture(scope="module", params=BACKENDS, ids=lambda b: b.value)
+def block_twin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinCluster]:
+    require_twin()
+    events = PlatformCapacityEvents(job_warning=JobWarning())
+    rendered = build_platform(request.param, nodes=4, capacity_block_events=events)
+    cluster = TwinCluster(rendered=rendered, home=tmp_path_factory.mktemp(f"capacity-{request.param.value}"), nodes=4)
+    try:
+        cluster.start()
+        assert cluster.slurm is not None
+        cluster.slurm.wait_nodes_idle(timeout_s=90)
+        cluster.slurm.install(f"{SIGNALS_DIR}/job.sh", JOB_SCRIPT, 0o755)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _run_script(cluster: TwinCluster) -> object:
+    def run(script: str) -> tuple[int, str, str]:
+        assert cluster.slurm is not None
+        done = cluster.slurm.run(["/bin/bash", "-c", script], check=False, timeout_s=60)
+        return done.returncode, done.stdout, done.stderr
+
+    return run
+
+
+def _start_job(cluster: TwinCluster, nodes: tuple[str, ...]) -> tuple[str, Path]:
+    assert cluster.slurm is not None
+    job = cluster.slurm.sbatch(
+        "-p", cluster.partition, f"-N{len(nodes)}", "-w", ",".join(nodes), f"{SIGNALS_DIR}/job.sh"
+    )
+    wait_job(cluster, job, "RUNNING", 60)
+    out = cluster.home / "opt" / Path(SIGNALS_DIR).name / job
+    wait_until(f"job {job}'s steps ready", lambda: len(list(out.glob("ready-*"))) == len(nodes), 60)
+    return job, out
+
+
+def _first_signal(path: Path) -> float | None:
+    if not path.exists() or not path.read_text().strip():
+        return None
+    return min(float(line.split()[0]) for line in path.read_text().splitlines() if line.strip())
+
+
+def test_h_capacity_block_ending_drains_its_nodes_and_signals_their_jobs(block_twin: TwinCluster) -> None:
+    assert block_twin.slurm is not None
+    artifacts = capacity_events_artifacts(block_twin.rendered.template)
+    lead = artifacts.lead_minutes[CapacityKind.INSTANCES.value]
+    margin_s = twin_seconds(f"{lead - TERMINATION_LEAD_MINUTES[CapacityKind.INSTANCES]}m")
+    in_job, in_out = _start_job(block_twin, IN_BLOCK)
+    out_job, out_out = _start_job(block_twin, OUTSIDE)
+    ends_at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(minutes=40)
+    with CapacityBridge(artifacts, run_slurm_script=_run_script(block_twin)) as bridge:  # type: ignore[arg-type]
+        bridge.slurm_host()
+        bridge.add_block(BLOCK, ends_at=ends_at, instance_count=len(IN_BLOCK))
+        bridge.add_block(OTHER_BLOCK, ends_at=ends_at + dt.timedelta(days=2), instance_count=len(OUTSIDE))
+        for name in IN_BLOCK:
+            bridge.launch_into(BLOCK, private_ip=block_twin.slurm.nodes[name].address)
+        for name in OUTSIDE:
+            bridge.launch_into(OTHER_BLOCK, private_ip=block_twin.slurm.nodes[name].address)
+        sent = time.time()
+        result = bridge.deliver(expiration_warning(BLOCK, ends_at=ends_at))
+    print(f"handler result: { {k: v for k, v in result.items() if k != 'message'} }\nnotice: {result['message']}")
+    (command,) = bridge.commands
+    print(f"SSM script exit {command.exit_code}: {command.stdout.strip()} {command.stderr.strip()}")
+    assert result.get("drain_status") == "Success", result
+    for name in IN_BLOCK:
+        info = block_twin.slurm.node_info(name)
+        assert "DRAIN" in info["State"], info
+        assert info.get("Reason", "").startswith(handler_index.DRAIN_REASON), info
+    for name in OUTSIDE:
+        info = block_twin.slurm.node_info(name)
+        assert "DRAIN" not in info["State"], info
+    seen = wait_until("SIGUSR1 in the block's job steps", lambda: _first_signal(in_out / "step-USR1"), margin_s)
+    assert isinstance(seen, float) and seen - sent <= margin_s, (seen, sent, margin_s)
+    steps = (in_out / "step-USR1").read_text().split()
+    assert set(IN_BLOCK) <= set(steps), steps  # every node's task got it
+    time.sleep(1.0)  # what else the signal reached has had time to arrive
+    assert not (out_out / "step-USR1").exists(), "a job outside the block was signaled"
+    assert not (in_out / "batch-USR1").exists(), "STEPS scope signaled the batch script"
+    for job in (in_job, out_job):
+        block_twin.slurm.run(["scancel", job], check=False)
