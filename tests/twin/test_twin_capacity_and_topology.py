@@ -23,7 +23,9 @@ import pytest
 from fmconstructs.capacity_events import JobWarning
 from fmconstructs.capacity_events.handler import index as handler_index
 from fmconstructs.capacity_events.lead_times import TERMINATION_LEAD_MINUTES, CapacityKind
+from fmconstructs.parallelcluster import topology as pc_topology
 from fmconstructs.platform import Backend, PlatformCapacityEvents
+from fmconstructs.topology.slurm import UNPLACED_SWITCH
 
 from tests.support.platform import BLOCK
 from tests.support.twin.capacity import CapacityBridge, capacity_events_artifacts, expiration_warning
@@ -31,6 +33,7 @@ from tests.support.twin.cluster import TwinCluster
 from tests.support.twin.fixtures import require_twin, wait_job, wait_until
 from tests.support.twin.rendered import build_platform
 from tests.support.twin.timescale import twin_seconds
+from tests.support.twin.topology import HeadNode, TopologyFeed, head_node_setup, parallelcluster_node_prefix
 
 BACKENDS = [Backend.PCS, Backend.PARALLELCLUSTER]
 #: A reservation that is not the platform's block (its nodes must be left alone).
@@ -132,3 +135,132 @@ def test_h_capacity_block_ending_drains_its_nodes_and_signals_their_jobs(block_t
     assert not (in_out / "batch-USR1").exists(), "STEPS scope signaled the batch script"
     for job in (in_job, out_job):
         block_twin.slurm.run(["scancel", job], check=False)
+
+
+# --- (i) topology ---------------------------------------------------------------------------------------------------
+#: Two leaf switches under one spine (p5.48xlarge has three network node layers: EC2 User Guide, topology
+#: prerequisites), interleaved so that Slurm's node order (1, 2, ...) would straddle them: nodes 1 and 3 under LEAF_A,
+#: 2 and 4 under LEAF_B. Network node ids: "nn-" and 17 hex digits (UNCONFIRMED form; the renderer treats ids as
+#: opaque names).
+TOP, SPINE = "nn-1000000000000000a", "nn-2000000000000000b"
+LEAF_A, LEAF_B = "nn-3000000000000000c", "nn-4000000000000000d"
+
+
+@pytest.fixture(scope="module")
+def topology_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TwinCluster, HeadNode]]:
+    require_twin()
+    rendered = build_platform(Backend.PARALLELCLUSTER, nodes=4, slurm_topology=True)
+    cluster = TwinCluster(rendered=rendered, home=tmp_path_factory.mktemp("topology-parallelcluster"), nodes=4)
+    cluster.node_prefix = parallelcluster_node_prefix(cluster)
+    heads: list[HeadNode] = []
+
+    def on_node_start(twin: TwinCluster) -> None:
+        heads.append(HeadNode(twin))
+        head_node_setup(heads[0])
+
+    cluster.before_controller = on_node_start
+    try:
+        cluster.start()
+        assert cluster.slurm is not None
+        cluster.slurm.wait_nodes_idle(timeout_s=90)
+        yield cluster, heads[0]
+    finally:
+        cluster.stop()
+
+
+def _leaves(cluster: TwinCluster) -> dict[str, set[str]]:
+    names = cluster.node_names
+    return {LEAF_A: {names[0], names[2]}, LEAF_B: {names[1], names[3]}}
+
+
+def _node_list(cluster: TwinCluster, job: str) -> set[str]:
+    assert cluster.slurm is not None
+    out = cluster.slurm.run(["scontrol", "show", "hostnames", cluster.slurm.job_info(job)["NodeList"]]).stdout
+    return set(out.split())
+
+
+def test_i_topology_from_describe_instance_topology_reaches_slurmctld(
+    topology_twin: tuple[TwinCluster, HeadNode],
+) -> None:
+    cluster, head = topology_twin
+    assert cluster.slurm is not None
+    conf = cluster.home / "opt" / pc_topology.TOPOLOGY_CONF_PATH.removeprefix("/opt/")
+    initial = cluster.rendered.bootstrap("SlurmTopology").files()[f"{pc_topology.TOPOLOGY_DIR}/topology.conf.initial"]
+    assert conf.read_text() == initial[0]  # OnNodeStart left the library's first file for slurmctld's start
+    assert ("TopologyPlugin", "topology/tree") in cluster.settings()
+    assert f"enable --now {pc_topology.UNIT}.timer" in head.calls("systemctl-calls.log")
+    leaves = _leaves(cluster)
+    from moto import mock_aws
+
+    with mock_aws():
+        feed = TopologyFeed(head, cluster_name=head.environment()["FM_CLUSTER_NAME"])
+        for name in cluster.node_names:
+            feed.launch(name, cluster.slurm.nodes[name].address)
+        feed.write({node: (TOP, SPINE, leaf) for leaf, nodes in leaves.items() for node in sorted(nodes)})
+        done = head.refresh()
+        print(f"refresh exit {done.returncode}: {done.stderr.strip()}\n{conf.read_text()}")
+        assert done.returncode == 0, done.stderr
+        calls = feed.check_calls()
+    assert [c[:2] for c in calls] == [["ec2", "describe-instances"], ["ec2", "describe-instance-topology"]]
+    shown = cluster.slurm.run(["scontrol", "show", "topology"]).stdout
+    print(shown)
+    for leaf, nodes in leaves.items():
+        line = next(line for line in shown.splitlines() if f"SwitchName={leaf}" in line)
+        assert all(node in _expand(cluster, line) for node in nodes), line
+    assert UNPLACED_SWITCH not in shown  # every node was placed
+    again = head.refresh()
+    assert again.returncode == 0 and "reconfigure" not in again.stderr  # unchanged file: no reconfigure
+
+
+def _expand(cluster: TwinCluster, line: str) -> set[str]:
+    assert cluster.slurm is not None
+    nodes = next(part.split("=", 1)[1] for part in line.split() if part.startswith("Nodes="))
+    return set(cluster.slurm.run(["scontrol", "show", "hostnames", nodes]).stdout.split())
+
+
+def test_i_two_node_jobs_land_inside_one_leaf_switch(topology_twin: tuple[TwinCluster, HeadNode]) -> None:
+    cluster, _ = topology_twin
+    assert cluster.slurm is not None
+    if "nn-" not in cluster.slurm.run(["scontrol", "show", "topology"]).stdout:
+        pytest.fail("the topology of test_i_topology_from_describe_instance_topology_reaches_slurmctld is not loaded")
+    leaves = _leaves(cluster)
+    first = cluster.slurm.sbatch("-p", cluster.partition, "-N2", "--wrap", "sleep 300")
+    second = cluster.slurm.sbatch("-p", cluster.partition, "-N2", "--switches=1", "--wrap", "sleep 300")
+    try:
+        placed = []
+        for job in (first, second):
+            wait_job(cluster, job, "RUNNING", 60)
+            nodes = _node_list(cluster, job)
+            print(f"job {job}: {sorted(nodes)}")
+            assert any(nodes == members for members in leaves.values()), (nodes, leaves)
+            placed.append(nodes)
+        assert placed[0] != placed[1]
+    finally:
+        cluster.slurm.run(["scancel", first, second], check=False)
+
+
+def test_i_a_job_larger_than_a_leaf_waits_for_switches_or_spans_the_spine(
+    topology_twin: tuple[TwinCluster, HeadNode],
+) -> None:
+    """sbatch(1) --switches: "If Slurm finds an allocation containing more switches than the count specified, the job
+    remains pending until it either finds an allocation with desired switch count or the time limit expires";
+    without it, topology.conf(5): jobs span nodes connected by the same switch fabric (here the spine)."""
+    cluster, _ = topology_twin
+    assert cluster.slurm is not None
+    cluster.slurm.wait_nodes_idle(timeout_s=30)
+    strict = cluster.slurm.sbatch("-p", cluster.partition, "-N3", "--switches=1@10:00", "--wrap", "sleep 300")
+    try:
+        time.sleep(3.0)  # several scheduling passes (job submission triggers one) with four idle nodes
+        info = cluster.slurm.job_info(strict)
+        print(f"job {strict} with --switches=1: {info.get('JobState')} Reason={info.get('Reason')}")
+        assert info.get("JobState") == "PENDING", info
+    finally:
+        cluster.slurm.run(["scancel", strict], check=False)
+    spanning = cluster.slurm.sbatch("-p", cluster.partition, "-N3", "--wrap", "sleep 300")
+    try:
+        wait_job(cluster, spanning, "RUNNING", 60)
+        nodes = _node_list(cluster, spanning)
+        print(f"job {spanning} without --switches: {sorted(nodes)}")
+        assert len(nodes) == 3 and all(not nodes <= members for members in _leaves(cluster).values())
+    finally:
+        cluster.slurm.run(["scancel", spanning], check=False)
