@@ -17,11 +17,13 @@ import datetime as dt
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fmconstructs.capacity_events import JobWarning, SlurmSignalScope
 from fmconstructs.capacity_events.handler import index as handler_index
+from fmconstructs.capacity_events.handler import lead as handler_lead
 from fmconstructs.capacity_events.lead_times import TERMINATION_LEAD_MINUTES, CapacityKind
 from fmconstructs.errors import FmValidationError
 from fmconstructs.parallelcluster import topology as pc_topology
@@ -29,11 +31,15 @@ from fmconstructs.platform import Backend, PlatformCapacityEvents
 from fmconstructs.topology.slurm import UNPLACED_SWITCH
 
 from tests.support.platform import BLOCK
-from tests.support.twin.capacity import CapacityBridge, capacity_events_artifacts, expiration_warning
+from tests.support.twin.capacity import (
+    CapacityBridge,
+    CapacityEventsArtifacts,
+    capacity_events_artifacts,
+    expiration_warning,
+)
 from tests.support.twin.cluster import TwinCluster
 from tests.support.twin.fixtures import require_twin, wait_job, wait_until
 from tests.support.twin.rendered import build_platform
-from tests.support.twin.timescale import twin_seconds
 from tests.support.twin.topology import HeadNode, TopologyFeed, head_node_setup, parallelcluster_node_prefix
 
 BACKENDS = [Backend.PCS, Backend.PARALLELCLUSTER]
@@ -57,17 +63,20 @@ while :; do sleep 0.2; done
 
 
 #: (backend, signal scope): the default scope (job steps) and BATCH, "for a script that traps the signal".
-CASES = [(b, scope) for b in BACKENDS for scope in (SlurmSignalScope.STEPS, SlurmSignalScope.BATCH)]
+#: EC2's warning acts at the default lead (40 minutes); a longer lead (60) acts through the handler's schedule.
+CASES = [
+    (b, scope, lead) for b in BACKENDS for scope, lead in ((SlurmSignalScope.STEPS, 40), (SlurmSignalScope.BATCH, 60))
+]
 #: Which file of JOB_SCRIPT each scope must reach, and which it must not (scancel(1): by default "signals other than
 #: SIGKILL are not sent to the batch step"; ``--batch`` "signals only the batch step, but not any other steps").
 REACHES = {SlurmSignalScope.STEPS: ("step-USR1", "batch-USR1"), SlurmSignalScope.BATCH: ("batch-USR1", "step-USR1")}
 
 
-@pytest.fixture(scope="module", params=CASES, ids=lambda c: f"{c[0].value}-{c[1].value}")
+@pytest.fixture(scope="module", params=CASES, ids=lambda c: f"{c[0].value}-{c[1].value}-lead{c[2]}")
 def block_twin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinCluster]:
     require_twin()
-    backend, scope = request.param
-    events = PlatformCapacityEvents(job_warning=JobWarning(slurm_signal_scope=scope))
+    backend, scope, lead = request.param
+    events = PlatformCapacityEvents(drain_lead_minutes=lead, job_warning=JobWarning(slurm_signal_scope=scope))
     rendered = build_platform(backend, nodes=4, capacity_block_events=events)
     home = tmp_path_factory.mktemp(f"capacity-{backend.value}-{scope.value}")
     cluster = TwinCluster(rendered=rendered, home=home, nodes=4)
@@ -107,39 +116,68 @@ def _first_signal(path: Path) -> float | None:
     return min(float(line.split()[0]) for line in path.read_text().splitlines() if line.strip())
 
 
+def _bridge(cluster: TwinCluster, artifacts: CapacityEventsArtifacts) -> CapacityBridge:
+    return CapacityBridge(artifacts, run_slurm_script=_run_script(cluster))  # type: ignore[arg-type]
+
+
+def _fleet(cluster: TwinCluster, bridge: CapacityBridge, ends_at: dt.datetime) -> None:
+    """The Slurm host, the platform's block (gpu-1, gpu-2) and another reservation (gpu-3, gpu-4)."""
+    assert cluster.slurm is not None
+    bridge.slurm_host()
+    bridge.add_block(BLOCK, ends_at=ends_at, instance_count=len(IN_BLOCK))
+    bridge.add_block(OTHER_BLOCK, ends_at=ends_at + dt.timedelta(days=2), instance_count=len(OUTSIDE))
+    for names, reservation in ((IN_BLOCK, BLOCK), (OUTSIDE, OTHER_BLOCK)):
+        for name in names:
+            bridge.launch_into(reservation, private_ip=cluster.slurm.nodes[name].address)
+
+
+def _expire(cluster: TwinCluster, bridge: CapacityBridge, lead: int) -> tuple[dict[str, Any], dt.datetime, dt.datetime]:
+    """The block ends ``lead`` + a few minutes from now (library time). At EC2's 40 minutes the warning acts; a longer
+    lead acts through the schedule the handler creates when the block is delivered. Returns the acting result, when
+    the actions were due and when the block ends (library time)."""
+    assert cluster.slurm is not None
+    ahead = dt.timedelta(minutes=lead) + (
+        handler_lead.MIN_AHEAD + dt.timedelta(minutes=1) if lead > 40 else dt.timedelta()
+    )
+    ends_at = bridge.now().replace(microsecond=0) + ahead
+    _fleet(cluster, bridge, ends_at)
+    if lead <= handler_lead.WARNING_MINUTES:
+        due = bridge.now()
+        result = bridge.deliver(expiration_warning(BLOCK, ends_at=ends_at))
+        assert bridge.scheduler is not None and bridge.scheduler.schedules == []
+        return result, due, ends_at
+    delivered = bridge.deliver(expiration_warning(BLOCK, ends_at=ends_at, detail_type="Capacity Block Delivered"))
+    print(f"on delivery: {delivered['message']}")
+    assert bridge.commands == [] and not any("DRAIN" in cluster.slurm.state(n) for n in IN_BLOCK)
+    result, due = bridge.fire_due()
+    assert due == ends_at - dt.timedelta(minutes=lead), (due, ends_at, lead)
+    return result, due, ends_at
+
+
 def test_h_capacity_block_ending_drains_its_nodes_and_signals_their_jobs(block_twin: TwinCluster) -> None:
     assert block_twin.slurm is not None
     artifacts = capacity_events_artifacts(block_twin.rendered.template)
     reached, spared = REACHES[SlurmSignalScope(artifacts.job_warning["slurm_scope"])]
     lead = artifacts.lead_minutes[CapacityKind.INSTANCES.value]
-    margin_s = twin_seconds(f"{lead - TERMINATION_LEAD_MINUTES[CapacityKind.INSTANCES]}m")
     in_job, in_out = _start_job(block_twin, IN_BLOCK)
     out_job, out_out = _start_job(block_twin, OUTSIDE)
-    ends_at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(minutes=40)
-    with CapacityBridge(artifacts, run_slurm_script=_run_script(block_twin)) as bridge:  # type: ignore[arg-type]
-        bridge.slurm_host()
-        bridge.add_block(BLOCK, ends_at=ends_at, instance_count=len(IN_BLOCK))
-        bridge.add_block(OTHER_BLOCK, ends_at=ends_at + dt.timedelta(days=2), instance_count=len(OUTSIDE))
+    with _bridge(block_twin, artifacts) as bridge:
+        result, due, ends_at = _expire(block_twin, bridge, lead)
+        terminating = ends_at - dt.timedelta(minutes=TERMINATION_LEAD_MINUTES[CapacityKind.INSTANCES])
+        margin_s = (terminating - due).total_seconds() / bridge.clock.factor
+        print(f"lead {lead} min: {result['message']}")
+        assert len(bridge.commands) == 1, bridge.commands
+        assert result.get("drain_status") == "Success", result
         for name in IN_BLOCK:
-            bridge.launch_into(BLOCK, private_ip=block_twin.slurm.nodes[name].address)
+            info = block_twin.slurm.node_info(name)
+            assert "DRAIN" in info["State"] and info.get("Reason", "").startswith(handler_index.DRAIN_REASON), info
         for name in OUTSIDE:
-            bridge.launch_into(OTHER_BLOCK, private_ip=block_twin.slurm.nodes[name].address)
-        sent = time.time()
-        result = bridge.deliver(expiration_warning(BLOCK, ends_at=ends_at))
-    print(f"handler result: { {k: v for k, v in result.items() if k != 'message'} }\nnotice: {result['message']}")
-    (command,) = bridge.commands
-    print(f"SSM script exit {command.exit_code}: {command.stdout.strip()} {command.stderr.strip()}")
-    assert result.get("drain_status") == "Success", result
-    for name in IN_BLOCK:
-        info = block_twin.slurm.node_info(name)
-        assert "DRAIN" in info["State"], info
-        assert info.get("Reason", "").startswith(handler_index.DRAIN_REASON), info
-    for name in OUTSIDE:
-        info = block_twin.slurm.node_info(name)
-        assert "DRAIN" not in info["State"], info
-    seen = wait_until(f"SIGUSR1 in the block's job ({reached})", lambda: _first_signal(in_out / reached), margin_s)
-    assert isinstance(seen, float) and seen - sent <= margin_s, (seen, sent, margin_s)
-    print(f"SIGUSR1 reached {reached} {seen - sent:.2f} s after the event (allowed {margin_s:.0f} s)")
+            assert "DRAIN" not in block_twin.slurm.state(name)
+        seen = wait_until(f"SIGUSR1 in the block's job ({reached})", lambda: _first_signal(in_out / reached), margin_s)
+        assert isinstance(seen, float)
+        seen_at = bridge.library_time(seen)
+    print(f"SIGUSR1 reached {reached} at end - {(ends_at - seen_at).total_seconds() / 60:.1f} min (library time)")
+    assert due <= seen_at <= terminating, (due, seen_at, terminating)
     if reached == "step-USR1":
         assert set(IN_BLOCK) <= set((in_out / reached).read_text().split())  # every node's task got it
     time.sleep(1.0)  # what else the signal reached has had time to arrive

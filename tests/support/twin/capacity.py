@@ -24,6 +24,10 @@ What is the library's and what the twin stands in for:
   ``describe_capacity_reservations``, ``describe_capacity_blocks`` and
   ``describe_capacity_block_extension_history`` are answered by a botocore client under :class:`botocore.stub.Stubber`,
   which checks both the handler's request and the answer against the EC2 service model.
+- EventBridge Scheduler (:class:`TwinScheduler`): ``create_schedule`` is checked by a Stubber against the
+  scheduler service model and kept; :meth:`CapacityBridge.fire_due` waits until the library clock (the one time
+  factor, :class:`~.timescale.LibraryClock`) reaches the schedule's ``at(...)`` and invokes the handler with the
+  schedule's ``Target.Input``, as Scheduler invokes the function (not through an EventBridge rule);
 - SSM: :class:`~.remediation.TwinSsm`: ``send_command`` runs the handler's script (``Parameters.commands``) at once
   through ``run_slurm_script`` (in the twin, on the controller: the PCS login node's or ParallelCluster head node's
   view of the cluster) and keeps it; SNS: moto, notices recorded.
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,11 +53,13 @@ from fmconstructs.capacity_events.handler import lead as handler_lead
 from .artifacts import Resolver
 from .procs import TwinError
 from .remediation import SsmCommand, TwinEc2, TwinSsm
+from .timescale import LibraryClock
 
 __all__ = [
     "BlockEc2",
     "CapacityBridge",
     "CapacityEventsArtifacts",
+    "TwinScheduler",
     "capacity_events_artifacts",
     "expiration_warning",
     "rule_matches",
@@ -215,8 +222,10 @@ class CapacityBridge:
     artifacts: CapacityEventsArtifacts
     run_slurm_script: SlurmRunner
     region: str = "us-east-1"
+    clock: LibraryClock = field(default_factory=LibraryClock)
     ec2: BlockEc2 | None = field(default=None, init=False)
     ssm: TwinSsm | None = field(default=None, init=False)
+    scheduler: TwinScheduler | None = field(default=None, init=False)
     notices: list[dict[str, Any]] = field(default_factory=list, init=False)
     results: list[dict[str, Any]] = field(default_factory=list, init=False)
     _hosts: set[str] = field(default_factory=set, init=False)
@@ -235,6 +244,7 @@ class CapacityBridge:
             raise TwinError(f"moto made topic {topic}, the handler publishes to {self.artifacts.topic_arn}")
         self.ec2 = BlockEc2(client("ec2"), region=self.region)
         self.ssm = TwinSsm(self.run_slurm_script, lambda: set(self._hosts))
+        self.scheduler = TwinScheduler(self.region)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -299,10 +309,23 @@ class CapacityBridge:
         return instance_id
 
     # --- events -----------------------------------------------------------------------------------------------
-    def deliver(self, event: dict[str, Any], *, budget_s: float = handler_budget.DEFAULT_BUDGET_S) -> dict[str, Any]:
-        """Run one EventBridge event through the handler with the synthesized function's settings (what its Lambda
-        entry point passes), if one of the rendered rules matches it; returns the handler's result."""
-        if not any(rule_matches(pattern, event) for pattern in self.artifacts.patterns):
+    def now(self) -> dt.datetime:
+        """The library's time now (:attr:`clock`)."""
+        return dt.datetime.fromtimestamp(self.clock(), dt.UTC)
+
+    def library_time(self, wall: float) -> dt.datetime:
+        """The library time of a wall-clock timestamp (``time.time()``, ``date +%s``) taken while :attr:`clock` runs."""
+        return dt.datetime.fromtimestamp(
+            self.clock.anchor + (wall - self.clock.started_wall) * self.clock.factor, dt.UTC
+        )
+
+    def deliver(
+        self, event: dict[str, Any], *, budget_s: float = handler_budget.DEFAULT_BUDGET_S, via_rule: bool = True
+    ) -> dict[str, Any]:
+        """Run one event through the handler with the synthesized function's settings (what its Lambda entry point
+        passes) at the library's time; an EventBridge event (``via_rule``) only if one of the rendered rules matches
+        it. Returns the handler's result."""
+        if via_rule and not any(rule_matches(pattern, event) for pattern in self.artifacts.patterns):
             raise TwinError(f"no rendered rule matches the event: {self.artifacts.patterns}")
         env = self.artifacts.environment
         result: dict[str, Any] = handler_index.process(
@@ -319,13 +342,29 @@ class CapacityBridge:
                 lead_minutes=self.artifacts.lead_minutes,
                 group=env.get("SCHEDULE_GROUP", ""),
                 role_arn=env.get("SCHEDULE_ROLE_ARN", ""),
-                function_arn="arn:aws:lambda:us-east-1:123456789012:function:capacity-events",
+                function_arn=FUNCTION_ARN,
             ),
-            scheduler=_NoScheduler(),
+            scheduler=self.scheduler,
             job_warning=self.artifacts.job_warning,
+            now=self.now(),
         )
         self.results.append(result)
         return result
+
+    def fire_due(self, *, timeout_s: float = 30.0) -> tuple[dict[str, Any], dt.datetime]:
+        """Wait until the library clock reaches the one schedule's time, then invoke the handler with its input, as
+        EventBridge Scheduler does; returns the result and the schedule's time."""
+        assert self.scheduler is not None
+        (schedule,) = self.scheduler.schedules
+        target = schedule["Target"]
+        if target["Arn"] != FUNCTION_ARN or target["RoleArn"] != self.artifacts.environment.get("SCHEDULE_ROLE_ARN"):
+            raise TwinError(f"the schedule does not invoke the handler with the scheduler role: {target}")
+        at = _schedule_time(schedule)
+        wait_s = (at.timestamp() - self.clock()) / self.clock.factor
+        if wait_s > timeout_s:
+            raise TwinError(f"the schedule is {wait_s:.0f} twin seconds away (more than {timeout_s:.0f})")
+        time.sleep(max(0.0, wait_s))
+        return self.deliver(json.loads(target["Input"]), via_rule=False), at
 
     @property
     def commands(self) -> Sequence[SsmCommand]:
@@ -342,9 +381,37 @@ class _RecordingSns:
         return response
 
 
-class _NoScheduler:
-    """The EventBridge Scheduler client: an expiration warning at the instance blocks' 40-minute lead creates no
-    schedule (handler/lead.py), so any call is a loop failure."""
+#: The handler function's ARN as its Lambda context gives it (``invoked_function_arn``), the schedule's target.
+FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:capacity-events"
+
+
+class TwinScheduler:
+    """The EventBridge Scheduler client: ``create_schedule`` checked against the service model and kept."""
+
+    def __init__(self, region: str) -> None:
+        self.schedules: list[dict[str, Any]] = []
+        self._client = boto3.session.Session(region_name=region).client("scheduler")
+        self._stubber = Stubber(self._client)
+        self._stubber.activate()
+
+    def create_schedule(self, **kwargs: Any) -> dict[str, Any]:
+        name = kwargs.get("Name", "")
+        arn = f"arn:aws:scheduler:us-east-1:123456789012:schedule/{kwargs.get('GroupName', 'default')}/{name}"
+        self._stubber.add_response("create_schedule", {"ScheduleArn": arn}, dict(kwargs))
+        answer: dict[str, Any] = self._client.create_schedule(**kwargs)
+        self.schedules.append(dict(kwargs))
+        return answer
 
     def __getattr__(self, name: str) -> Any:
-        raise TwinError(f"the handler called scheduler.{name} on an expiration warning")
+        raise TwinError(f"the handler called scheduler.{name}, which the twin does not stand in for")
+
+
+def _schedule_time(schedule: Mapping[str, Any]) -> dt.datetime:
+    """The time of a one-time schedule: ``at(yyyy-mm-ddThh:mm:ss)`` in ``ScheduleExpressionTimezone`` (UTC only here;
+    Scheduler User Guide, schedule types: one-time schedules)."""
+    expression = str(schedule["ScheduleExpression"])
+    if not (expression.startswith("at(") and expression.endswith(")")):
+        raise TwinError(f"not a one-time schedule: {expression}")
+    if schedule.get("ScheduleExpressionTimezone", "UTC") != "UTC":
+        raise TwinError(f"the twin reads UTC schedules only, got {schedule.get('ScheduleExpressionTimezone')}")
+    return dt.datetime.fromisoformat(expression[3:-1]).replace(tzinfo=dt.UTC)
