@@ -46,6 +46,8 @@ BACKENDS = [Backend.PCS, Backend.PARALLELCLUSTER]
 #: A reservation that is not the platform's block (its nodes must be left alone).
 OTHER_BLOCK = "cr-0aaaabbbbccccdddd"
 IN_BLOCK, OUTSIDE = ("gpu-1", "gpu-2"), ("gpu-3", "gpu-4")
+#: A node of the block an operator drained before it ends (Slurm appends "[user@time]" to the reason).
+OPERATOR_NODE, OPERATOR_REASON = "gpu-2", "ops: DIMM swap ticket 4711"
 #: Where the twin jobs write what they saw (the shared /opt of the twin).
 SIGNALS_DIR = "/opt/twin-capacity"
 #: A job whose batch script and whose srun step (one task per node) each trap SIGUSR1 and note it; the step says
@@ -148,7 +150,7 @@ def _expire(cluster: TwinCluster, bridge: CapacityBridge, lead: int) -> tuple[di
         return result, due, ends_at
     delivered = bridge.deliver(expiration_warning(BLOCK, ends_at=ends_at, detail_type="Capacity Block Delivered"))
     print(f"on delivery: {delivered['message']}")
-    assert bridge.commands == [] and not any("DRAIN" in cluster.slurm.state(n) for n in IN_BLOCK)
+    assert bridge.commands == [] and not any("DRAIN" in cluster.slurm.state(n) for n in IN_BLOCK if n != OPERATOR_NODE)
     result, due = bridge.fire_due()
     assert due == ends_at - dt.timedelta(minutes=lead), (due, ends_at, lead)
     return result, due, ends_at
@@ -161,6 +163,10 @@ def test_h_capacity_block_ending_drains_its_nodes_and_signals_their_jobs(block_t
     lead = artifacts.lead_minutes[CapacityKind.INSTANCES.value]
     in_job, in_out = _start_job(block_twin, IN_BLOCK)
     out_job, out_out = _start_job(block_twin, OUTSIDE)
+    # An operator drains one of the block's nodes (its job runs on) before the block ends: their reason must stay.
+    block_twin.slurm.run(
+        ["scontrol", "update", f"nodename={OPERATOR_NODE}", "state=drain", f"reason={OPERATOR_REASON}"]
+    )
     with _bridge(block_twin, artifacts) as bridge:
         result, due, ends_at = _expire(block_twin, bridge, lead)
         terminating = ends_at - dt.timedelta(minutes=TERMINATION_LEAD_MINUTES[CapacityKind.INSTANCES])
@@ -170,7 +176,8 @@ def test_h_capacity_block_ending_drains_its_nodes_and_signals_their_jobs(block_t
         assert result.get("drain_status") == "Success", result
         for name in IN_BLOCK:
             info = block_twin.slurm.node_info(name)
-            assert "DRAIN" in info["State"] and info.get("Reason", "").startswith(handler_index.DRAIN_REASON), info
+            reason = OPERATOR_REASON if name == OPERATOR_NODE else handler_index.DRAIN_REASON
+            assert "DRAIN" in info["State"] and info.get("Reason", "").startswith(reason), info
         for name in OUTSIDE:
             assert "DRAIN" not in block_twin.slurm.state(name)
         seen = wait_until(f"SIGUSR1 in the block's job ({reached})", lambda: _first_signal(in_out / reached), margin_s)
