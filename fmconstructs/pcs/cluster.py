@@ -67,9 +67,10 @@ so the cluster's own security group is retained with it and a VPC in the same st
 cluster is. Node groups and queues are never retained: they hold no data (``ClusterId`` is create-only in their
 schemas, so they follow a replaced cluster) and retained GPU node groups would keep their instances running.
 
-Slurm topology on UltraServers: PCS inspects an UltraServer Capacity Block and configures the Slurm topology plugin
-itself (PCS User Guide "Configure UltraServer instances", "Automatic topology selection"); ``TopologyPlugin`` is not a
-setting PCS accepts, so this construct does not (and cannot) set topology/block.
+Slurm topology: PCS inspects an UltraServer Capacity Block and configures the Slurm topology plugin itself (PCS User
+Guide "Configure UltraServer instances", "Automatic topology selection"), and offers topology/tree on a queue (PCS
+User Guide "Network topology-aware scheduling in AWS PCS"; how a queue enables it is UNCONFIRMED, see
+:mod:`fmconstructs.topology`); ``TopologyPlugin`` is not a setting PCS accepts, so this construct sets no topology.
 """
 
 from __future__ import annotations

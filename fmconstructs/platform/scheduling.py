@@ -22,8 +22,9 @@ never ignored.
 
 **Slurm topology** (``slurm_topology=True``): ParallelCluster only, on P5/P6 types EC2 describes
 (:meth:`~fmconstructs.parallelcluster.ParallelCluster.enable_slurm_topology`: ``topology/tree`` refreshed from
-DescribeInstanceTopology by a piece of the head node's OnNodeStart). PCS configures the topology plugin itself for
-UltraServer blocks and accepts no ``TopologyPlugin`` setting; HyperPod applies its own topology (UNCONFIRMED for P5/P6
+DescribeInstanceTopology by a piece of the head node's OnNodeStart). PCS configures the topology plugin itself (per
+queue, PCS User Guide "Network topology-aware scheduling in AWS PCS"; for UltraServer blocks) and accepts no
+``TopologyPlugin`` setting, and how a queue turns it on is UNCONFIRMED; HyperPod applies its own topology (UNCONFIRMED for P5/P6
 on Slurm); EKS schedules by topology with Kueue (``EksOptions(scheduling=True)``), not Slurm: each is refused with the
 reason (:mod:`fmconstructs.topology` has the sources).
 """

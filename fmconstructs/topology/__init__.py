@@ -9,12 +9,14 @@ What is topology-aware on each Slurm backend (sources in :mod:`fmconstructs.topo
 - **ParallelCluster**: P5/P6 queues with :meth:`ParallelCluster.enable_slurm_topology` (``topology/tree`` refreshed
   from DescribeInstanceTopology on the head node); p6e-gb200 queues keep ParallelCluster's own ``topology/block``
   (cookbook ``pcluster_topology_generator.py``), and a cluster with such a queue is left to it.
-- **PCS**: PCS configures the topology plugin itself for UltraServer Capacity Blocks (PCS User Guide "Configure
-  UltraServer instances", "Automatic topology selection", as cited in :mod:`fmconstructs.pcs.cluster`).
-  ``TopologyPlugin`` is not among the custom Slurm settings PCS accepts (PCS API reference ``SlurmCustomSetting``:
-  clusters Prolog, Epilog, SelectTypeParameters, AccountingStorageEnforce; User Guide slurm-custom-settings-cluster
-  adds PrologFlags; compute node groups Weight, RealMemory: :mod:`fmconstructs.pcs.slurm`), so P5/P6 node groups on
-  PCS are NOT topology-aware and fmconstructs writes no topology setting there. The closest supported thing: node
+- **PCS**: PCS configures the topology plugin itself: for UltraServer Capacity Blocks (PCS User Guide "Configure
+  UltraServer instances", "Automatic topology selection", as cited in :mod:`fmconstructs.pcs.cluster`) and, per
+  queue, ``topology/tree`` from where "AWS PCS tells Slurm ... each compute node sits in the network" (PCS User Guide
+  "Network topology-aware scheduling in AWS PCS", network-topology; jobs limit leaf switches with ``--switches``).
+  ``TopologyPlugin`` is not among the custom Slurm settings PCS accepts (:mod:`fmconstructs.pcs.slurm`), so
+  fmconstructs writes no topology setting there; how a queue turns PCS's own topology on is UNCONFIRMED (the stored
+  page was cut before its "Requirements"; neither botocore 1.44.8's PCS model nor aws-cdk-lib 2.275.0's
+  ``CfnQueue`` has a topology property), so ``TrainingPlatform(slurm_topology=True)`` is still refused on PCS. The closest supported thing: node
   features per network node (:func:`~fmconstructs.topology.slurm.node_features_for_topology`), used with ``sbatch
   --constraint=<network node id>``. ``Features`` is not in PCS's custom settings list either, so a user applies them
   with Slurm admin rights (``scontrol update NodeName=<node> AvailableFeatures=<id> ActiveFeatures=<id>``); whether

@@ -351,7 +351,7 @@ def test_drain_script_refuses_unsafe_addresses():
     script = index.drain_script(["10.0.0.1", "$(reboot)", "ip-10-0-0-1", "a b"])
     assert 'wanted=" 10.0.0.1 ip-10-0-0-1 "' in script
     assert "reboot" not in script
-    assert 'scontrol update nodename="$nodes" state=DRAIN reason="capacity block ends"' in script
+    assert 'scontrol update nodename="$todrain" state=DRAIN reason="capacity block ends"' in script
 
 
 def test_drain_script_passes_shellcheck(tmp_path):
@@ -381,3 +381,45 @@ def test_drain_script_drains_matching_nodes_only(tmp_path):
     assert (
         bindir / "called"
     ).read_text().strip() == "update nodename=gpu-1,gpu-3 state=DRAIN reason=capacity block ends"
+
+
+def _run_drain(tmp_path, listing, addresses, after_drain=None):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    lines = " ".join(f"'{line}'" for line in listing)
+    (bindir / "sinfo").write_text(f"#!/bin/bash\nprintf '%s\\n' {lines}\n")
+    (bindir / "scontrol").write_text('#!/bin/bash\necho "$@" >> "$(dirname "$0")/called"\n')
+    for f in bindir.iterdir():
+        f.chmod(0o755)
+    script = tmp_path / "drain.sh"
+    script.write_text(index.drain_script(addresses, after_drain))
+    env = {"PATH": f"{bindir}:/usr/bin:/bin"}
+    proc = subprocess.run(["/bin/bash", str(script)], capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    called = bindir / "called"
+    return proc.stdout, called.read_text().splitlines() if called.exists() else []
+
+
+def test_drain_script_keeps_a_drain_someone_else_made(tmp_path):
+    # GIVEN a block node an operator drained, one the node gate drained, one already drained for the block and an
+    # idle one (found by the twin loop (h), issue 29: the block's drain overwrote "ops: DIMM swap ticket 4711"),
+    # WHEN the drain runs, THEN the operator's node keeps its reason and is still in $nodes (its jobs are warned).
+    listing = [
+        "gpu-1 10.0.1.1 ip-10-0-1-1 idle none",
+        "gpu-2 10.0.1.2 ip-10-0-1-2 draining ops: DIMM swap ticket 4711",
+        "gpu-3 10.0.1.3 ip-10-0-1-3 drained fmconstructs: gpu-count: 7 GPUs visible, expected 8",
+        "gpu-4 10.0.1.4 ip-10-0-1-4 drained capacity block ends",
+        "gpu-5 10.0.1.5 ip-10-0-1-5 drained ops: elsewhere",
+    ]
+    addresses = ["10.0.1.1", "10.0.1.2", "10.0.1.3", "10.0.1.4"]
+    out, called = _run_drain(tmp_path, listing, addresses, ['echo "warned: $nodes"'])
+    assert called == ["update nodename=gpu-1,gpu-3,gpu-4 state=DRAIN reason=capacity block ends"]
+    assert "drained: gpu-1,gpu-3,gpu-4" in out
+    assert "already drained by someone else, reason kept: gpu-2" in out
+    assert "warned: gpu-1,gpu-2,gpu-3,gpu-4" in out
+
+
+def test_drain_script_with_only_operator_drains_calls_no_update(tmp_path):
+    out, called = _run_drain(tmp_path, ["gpu-1 10.0.1.1 ip-10-0-1-1 drained ops: rack move"], ["10.0.1.1"])
+    assert called == []
+    assert "drained: none" in out and "reason kept: gpu-1" in out

@@ -89,6 +89,13 @@ def test_slurm_topology_elsewhere_is_refused(backend: Backend, match: str) -> No
         _build(backend, slurm_topology=True)
 
 
+def test_pcs_topology_refusal_names_pcs_own_topology_aware_queues() -> None:
+    # The reason named only UltraServer blocks; the PCS User Guide page "Network topology-aware scheduling in AWS PCS"
+    # describes topology/tree on queues that PCS configures itself (found by the twin loop (i), issue 29).
+    with pytest.raises(FmValidationError, match=r"Network topology-aware scheduling in AWS PCS.*UNCONFIRMED"):
+        _build(Backend.PCS, slurm_topology=True)
+
+
 @pytest.mark.parametrize("value", ["yes", 1, None])
 def test_slurm_topology_must_be_a_bool(value: object) -> None:
     with pytest.raises(FmTypeError, match="slurm_topology must be a bool"):

@@ -101,6 +101,12 @@ def drain_script(addresses: list[str], after_drain: list[str] | None = None, rea
     Slurm node names of PCS nodes are not documented as derivable from the instance (UNCONFIRMED), so the script
     matches each node's ``NodeAddr`` (``%o``) and ``NodeHostName`` (``%n``) from ``sinfo`` against the instances'
     private IPs and host names instead.
+
+    A node someone else already drained (``sinfo`` state ``%T`` drained/draining, reason ``%E`` neither empty nor one
+    of fmconstructs' own: the capacity reasons or the node gate's ``fmconstructs:``) keeps its state and reason: it
+    takes no new jobs already, and its reason (an operator's ticket) is what tells why it must not simply be resumed,
+    e.g. after an extension. It stays in ``$nodes``, so its jobs still get the job warning. A node drained by the
+    gate gets the capacity reason, so the gate does not resume it (it resumes only its own drains).
     """
     safe = sorted({a for a in addresses if _ADDRESS.fullmatch(a) or _HOST.fullmatch(a)})
     wanted = " ".join(safe)
@@ -116,23 +122,36 @@ def drain_script(addresses: list[str], after_drain: list[str] | None = None, rea
             "export PATH",
             f'wanted=" {wanted} "',
             'nodes=""',
+            'todrain=""',
+            'kept=""',
             # An assignment from a command substitution takes the command's exit status, so `set -e` stops here when
             # sinfo fails (bash manual, "Simple Command Expansion"); `done < <(sinfo ...)` would hide it (the exit
-            # status of a process substitution is not the loop's).
-            "listing=\"$(sinfo -h -N -o '%N %o %n')\"",
-            "while read -r name addr host; do",
+            # status of a process substitution is not the loop's). %T: the state (drained, draining, ...), %E: the
+            # reason ("none" without one), last so that `read` gives it its spaces (sinfo(1) output format).
+            "listing=\"$(sinfo -h -N -o '%N %o %n %T %E')\"",
+            "while read -r name addr host state why; do",
             '  [ -n "$name" ] || continue',
-            '  case "$wanted" in',
-            '    *" $addr "*|*" $host "*)',
-            '      case ",$nodes," in *",$name,"*) ;; *) nodes="${nodes:+$nodes,}$name" ;; esac ;;',
+            '  case "$wanted" in *" $addr "*|*" $host "*) ;; *) continue ;; esac',
+            '  case ",$nodes," in *",$name,"*) continue ;; esac',
+            '  nodes="${nodes:+$nodes,}$name"',
+            '  case "$state" in',
+            "    *drain*|*DRAIN*)",
+            '      case "$why" in',
+            f'        ""|none|"{DRAIN_REASON}"*|"{rc.RECLAIM_DRAIN_REASON}"*|fmconstructs:*) ;;',
+            '        *) kept="${kept:+$kept,}$name"; continue ;;',
+            "      esac ;;",
             "  esac",
+            '  todrain="${todrain:+$todrain,}$name"',
             'done <<< "$listing"',
             'if [ -z "$nodes" ]; then',
             '  echo "no Slurm node matches the capacity block instances"',
             "  exit 0",
             "fi",
-            f'scontrol update nodename="$nodes" state=DRAIN reason="{reason}"',
-            'echo "drained: $nodes"',
+            'if [ -n "$todrain" ]; then',
+            f'  scontrol update nodename="$todrain" state=DRAIN reason="{reason}"',
+            "fi",
+            'echo "drained: ${todrain:-none}"',
+            'if [ -n "$kept" ]; then echo "already drained by someone else, reason kept: $kept"; fi',
             *(after_drain or []),
             "",
         ]

@@ -99,6 +99,11 @@ class TwinCluster:
     nodes: int = 4
     partition: str = "gpu"
     settings_filter: Callable[[list[tuple[str, str]]], list[tuple[str, str]]] | None = None
+    #: The GPU nodes' name prefix when the service's naming matters to a loop (default: the profile's), e.g.
+    #: ParallelCluster's ``<queue>-st-<compute resource>`` that the library's initial topology.conf lists.
+    node_prefix: str | None = None
+    #: Called after the files are installed and before slurmctld starts (a head node's OnNodeStart step).
+    before_controller: Callable[[TwinCluster], None] | None = None
     slurm: SlurmTwin | None = field(default=None, init=False)
     replacements: list[str] = field(default_factory=list, init=False)
 
@@ -108,7 +113,8 @@ class TwinCluster:
 
     @property
     def node_names(self) -> list[str]:
-        return [f"{self.profile.node_prefix}-{i}" for i in range(1, self.nodes + 1)]
+        prefix = self.node_prefix or self.profile.node_prefix
+        return [f"{prefix}-{i}" for i in range(1, self.nodes + 1)]
 
     def settings(self) -> list[tuple[str, str]]:
         """The service's lines, then the library's settings, as given."""
@@ -133,6 +139,8 @@ class TwinCluster:
         for name, node in self.slurm.nodes.items():
             self._install_files(gpu, node=node)
             self.set_scenario(name, (scenarios or {}).get(name, HEALTHY))
+        if self.before_controller is not None:
+            self.before_controller(self)
         self.slurm.start_controller()
         if boot:
             self.boot_all()
