@@ -208,6 +208,18 @@ def test_g_nccl_check_stale_is_quiet_while_the_check_waits_behind_a_long_job(twi
     assert _overdue(twin) and twin.observed.slurm.job_info(check).get("JobState") == "PENDING"
 
 
+def test_g_a_dead_queue_probe_no_longer_holds_the_alert_back(twin: Twin) -> None:
+    twin.observed.login.stop()  # the publish timer (and its probe) stops; its last "deferred 1" stays on disk
+    try:
+        assert twin.prometheus.query(f"{names.NCCL_CHECK_DEFERRED} == 1")
+        # the probe's look must have moved within 15m (15 s here), then the grace (5 s)
+        twin.prometheus.wait_for_alert(STALE, timeout_s=twin_seconds("15m") + twin_seconds(STALE_GRACE) + TIMEOUT_S)
+        assert twin.prometheus.query(f"{names.NCCL_CHECK_DEFERRED} == 1")
+    finally:
+        twin.observed.login.run_timer("fm-nccl-publish.timer")
+    wait_until("the alert to clear with the probe back", lambda: not twin.prometheus.alerts(STALE), TIMEOUT_S)
+
+
 def test_g_nccl_check_stale_is_quiet_while_a_late_check_runs(twin: Twin) -> None:
     check: str = twin.pending_check  # type: ignore[attr-defined]
     _busbw(twin, 480.0, seconds=3 * twin_seconds(STALE_GRACE))

@@ -139,8 +139,10 @@ class LoginHost:
         period = systemd_seconds(span) / FACTOR
         service = _unit_value(self.unit(timer), "Unit") or timer.removesuffix(".timer") + ".service"
 
+        stop = self._stop
+
         def loop() -> None:
-            while not self._stop.wait(period):
+            while not stop.wait(period):
                 try:
                     self.start_unit(service)
                 except (TwinError, subprocess.SubprocessError) as error:
@@ -152,10 +154,12 @@ class LoginHost:
         return period
 
     def stop(self) -> None:
+        """Stop every timer (they may be started again)."""
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=30)
         self._threads.clear()
+        self._stop = threading.Event()
 
 
 @dataclass
