@@ -186,7 +186,7 @@ def test_g_the_baseline_is_the_median_of_the_last_7_runs(twin: Twin) -> None:
 
 def _hold_every_node(twin: Twin) -> str:
     slurm = twin.observed.slurm
-    job = slurm.sbatch("-p", "gpu", f"-N{twin.observed.nodes}", "--exclusive", "--wrap", "sleep 600")
+    job = slurm.sbatch("-p", "gpu", f"-N{twin.observed.nodes}", "--exclusive", "-o", "/dev/null", "--wrap", "sleep 600")
     wait_job(twin.observed.cluster, job, "RUNNING")
     return job
 
@@ -248,7 +248,7 @@ def _job_series(twin: Twin, job: str) -> list[dict[str, object]]:
 
 def test_j_a_running_job_s_gpu_series_carry_its_id(twin: Twin) -> None:
     slurm = twin.observed.slurm
-    job = slurm.sbatch("-p", "gpu", "-N1", "-w", "gpu-3", "--gres=gpu:8", "--wrap", "sleep 8")
+    job = slurm.sbatch("-p", "gpu", "-N1", "-w", "gpu-3", "--gres=gpu:8", "-o", "/dev/null", "--wrap", "sleep 8")
     twin.mapped_job = job  # type: ignore[attr-defined]
     wait_job(twin.observed.cluster, job, "RUNNING")
     mapping = twin.observed.job_mapping_dir("gpu-3")

@@ -17,7 +17,9 @@ fresh healthy scenario, a new instance id, empty textfile and log directories, a
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +47,7 @@ _SLURM_COMMANDS = (
     "salloc",
     "scrontab",
 )
-#: Where the twin's GPU device files stand (regular files in the shared /opt: the twin has no /dev/nvidia*).
+#: Where the twin's GPU device files stand (device nodes in the shared /opt: the twin's /dev is the host's).
 GPU_DEVICE_DIR = "/opt/fmtwin/dev"
 
 
@@ -145,7 +147,11 @@ class TwinCluster:
         devices = self.home / "opt" / GPU_DEVICE_DIR.removeprefix("/opt/")
         devices.mkdir(parents=True, exist_ok=True)
         for index in range(self.gpus):
-            (devices / f"nvidia{index}").touch()
+            # slurmd wants a character device ("is not a valid character or block device, fix your gres.conf");
+            # major 195 is NVIDIA's (Linux Documentation/admin-guide/devices.txt); nothing ever opens these.
+            device = devices / f"nvidia{index}"
+            if not device.exists():
+                os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(195, index))
         gres_conf = f"Name=gpu File={GPU_DEVICE_DIR}/nvidia[0-{self.gpus - 1}]\n"
         return {"Gres": f"gpu:{self.gpus}"}, {"gres.conf": gres_conf}
 
