@@ -36,9 +36,9 @@ Queue probe (Slurm, run every minute on the login or head node): ``squeue -h -o 
 name, ``%T`` extended state, ``%r`` reason), in the check's partition when given. The check is *deferred* when a job
 named ``--job-name`` is PENDING for ``Resources`` or ``Priority`` (Slurm "Job Reason Codes": "The resources requested
 by the job are not available (e.g., already used by other jobs)", "One or more higher priority jobs exist for the
-partition") while another job runs there: a long job holds the nodes, the check waits its turn. It is also deferred while
-the check itself runs (RUNNING, CONFIGURING, COMPLETING): a run that started after its due time, because it waited,
-reports within its own time limit. A check pending for
+partition") while another job runs there: a long job holds the nodes, the check waits its turn. It is also deferred
+while the check itself runs (RUNNING, CONFIGURING, COMPLETING): a run that started after its due time, because it
+waited, reports within its own time limit. A check pending for
 anything else (BeginTime of scrontab between runs, a bad partition, limits) is not deferred.
 
 Per-node attribution (``NcclCheckSpec(pairwise=True)``): after the all-node run, the job runs a two-node test on

@@ -15,8 +15,8 @@ so the series carry the same labels.
 longest interval + the job's time limit) and has not come for ``stale_grace``, unless the queue probe says the check is
 deferred: pending for nodes that other running jobs hold (Slurm: the check pending for Resources/Priority while other
 jobs run, or the check itself running; EKS: a worker pod unschedulable for lack of GPUs), by a probe whose timestamp
-moved within the last :data:`PROBE_FRESH`. A long job therefore delays the check without an alert; a check that stopped for any
-other reason (timer or scrontab off, the job failing before its report, a dead probe) alerts.
+moved within the last :data:`PROBE_FRESH`. A long job therefore delays the check without an alert; a check that
+stopped for any other reason (timer or scrontab off, the job failing before its report, a dead probe) alerts.
 
 The NCCL metrics are published by the login node, so their ``instance`` is the login node: the cluster-wide
 rules carry no remediation trigger (a drop names no faulty node). Only ``FmNcclOutlier`` does

@@ -26,6 +26,7 @@ import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,7 @@ from fmconstructs.platform.health import platform_nccl_spec
 
 from tests.conftest import require_tool
 from tests.support.twin.fixtures import require_twin, wait_job, wait_until
-from tests.support.twin.monitoring import BINARIES
+from tests.support.twin.monitoring import BINARIES, PrometheusServer
 from tests.support.twin.nccl import NcclTwin, nccl_file_transform
 from tests.support.twin.nodes import HEALTHY
 from tests.support.twin.observed import ObservedCluster
@@ -59,10 +60,15 @@ TIMEOUT_S = 45.0
 class Twin:
     observed: ObservedCluster
     nccl: NcclTwin
+    #: the healthy runs that entered the baseline window, in order
     admitted: list[float] = dataclasses.field(default_factory=list)
+    #: jobs one test leaves for the next (the tests of one backend run in order on one cluster)
+    long_job: str = ""
+    pending_check: str = ""
+    mapped_job: str = ""
 
     @property
-    def prometheus(self):  # type: ignore[no-untyped-def]
+    def prometheus(self) -> PrometheusServer:
         return self.observed.monitoring.prometheus
 
 
@@ -198,10 +204,12 @@ def _overdue(twin: Twin) -> bool:
 def test_g_nccl_check_stale_is_quiet_while_the_check_waits_behind_a_long_job(twin: Twin) -> None:
     _run(twin, 480.0)  # due in 10 s of twin time (5m interval + 5m limit)
     long_job = _hold_every_node(twin)
-    twin.long_job = long_job  # type: ignore[attr-defined]
+    twin.long_job = long_job
     check = twin.nccl.trigger()
-    twin.pending_check = check  # type: ignore[attr-defined]
-    wait_until("the check pending for Resources", lambda: twin.observed.slurm.job_info(check).get("Reason") == "Resources")
+    twin.pending_check = check
+    wait_until(
+        "the check pending for Resources", lambda: twin.observed.slurm.job_info(check).get("Reason") == "Resources"
+    )
     twin.prometheus.wait_for_query(f"{names.NCCL_CHECK_DEFERRED} == 1", bool, TIMEOUT_S)
     wait_until("the check overdue by its schedule", lambda: _overdue(twin), TIMEOUT_S)
     _never(twin, STALE, twin_seconds(STALE_GRACE) + 3)
@@ -221,10 +229,10 @@ def test_g_a_dead_queue_probe_no_longer_holds_the_alert_back(twin: Twin) -> None
 
 
 def test_g_nccl_check_stale_is_quiet_while_a_late_check_runs(twin: Twin) -> None:
-    check: str = twin.pending_check  # type: ignore[attr-defined]
+    check: str = twin.pending_check
     _busbw(twin, 480.0, seconds=3 * twin_seconds(STALE_GRACE))
     before = _last_run(twin)
-    twin.observed.slurm.run(["scancel", twin.long_job])  # type: ignore[attr-defined]
+    twin.observed.slurm.run(["scancel", twin.long_job])
     wait_job(twin.observed.cluster, check, "RUNNING")
     assert _overdue(twin)
     deadline = time.monotonic() + 2 * twin_seconds(STALE_GRACE) + 2
@@ -242,14 +250,14 @@ def test_g_nccl_check_stale_fires_when_the_check_stopped(twin: Twin) -> None:
 
 
 # --- (j) job mapping ---------------------------------------------------------------------------------------------
-def _job_series(twin: Twin, job: str) -> list[dict[str, object]]:
+def _job_series(twin: Twin, job: str) -> list[dict[str, Any]]:
     return twin.prometheus.query(f'{GPU_FIELD}{{Hostname="gpu-3",hpc_job="{job}"}}')
 
 
 def test_j_a_running_job_s_gpu_series_carry_its_id(twin: Twin) -> None:
     slurm = twin.observed.slurm
     job = slurm.sbatch("-p", "gpu", "-N1", "-w", "gpu-3", "--gres=gpu:8", "-o", "/dev/null", "--wrap", "sleep 8")
-    twin.mapped_job = job  # type: ignore[attr-defined]
+    twin.mapped_job = job
     wait_job(twin.observed.cluster, job, "RUNNING")
     mapping = twin.observed.job_mapping_dir("gpu-3")
     wait_until("the prolog's mapping", lambda: len(list(mapping.glob("[0-9]*"))) == 8, TIMEOUT_S)
@@ -257,12 +265,12 @@ def test_j_a_running_job_s_gpu_series_carry_its_id(twin: Twin) -> None:
     series = twin.prometheus.wait_for_query(
         f'{GPU_FIELD}{{Hostname="gpu-3",hpc_job="{job}"}}', lambda r: len(r) == 8, TIMEOUT_S
     )
-    assert {s["metric"]["gpu"] for s in series} == {str(i) for i in range(8)}  # type: ignore[index]
+    assert {s["metric"]["gpu"] for s in series} == {str(i) for i in range(8)}
     assert slurm.job_info(job).get("JobState") == "RUNNING"
 
 
 def test_j_after_the_job_ends_its_gpu_series_no_longer_carry_its_id(twin: Twin) -> None:
-    job: str = twin.mapped_job  # type: ignore[attr-defined]
+    job: str = twin.mapped_job
     wait_job(twin.observed.cluster, job, "COMPLETED", timeout_s=TIMEOUT_S)
     mapping = twin.observed.job_mapping_dir("gpu-3")
     wait_until("the epilog's unmapping", lambda: not list(mapping.glob("[0-9]*")), TIMEOUT_S)

@@ -125,7 +125,7 @@ class NcclTwin:
         out = self.observed.slurm.run(["squeue", "-h", "-n", JOB_NAME, "-o", "%i|%T|%r"], check=False).stdout
         rows = []
         for line in out.splitlines():
-            job, state, reason = (line.split("|") + ["", ""])[:3]
+            job, state, reason = [*line.split("|"), "", ""][:3]
             rows.append({"job": job.strip(), "state": state.strip(), "reason": reason.strip()})
         return rows
 

@@ -185,7 +185,14 @@ class SlurmTwin:
                 instance_id=f"i-{0x0FC0000000 + index:017x}",
             )
             self._dir("spool", "d", name)
-            for sub in (node.bin_dir, node.efa_bin_dir, node.textfile_dir, node.log_dir, home / "systemd", node.run_dir):
+            for sub in (
+                node.bin_dir,
+                node.efa_bin_dir,
+                node.textfile_dir,
+                node.log_dir,
+                home / "systemd",
+                node.run_dir,
+            ):
                 sub.mkdir(parents=True, exist_ok=True)
             self.nodes[name] = node
 
