@@ -36,7 +36,9 @@ Queue probe (Slurm, run every minute on the login or head node): ``squeue -h -o 
 name, ``%T`` extended state, ``%r`` reason), in the check's partition when given. The check is *deferred* when a job
 named ``--job-name`` is PENDING for ``Resources`` or ``Priority`` (Slurm "Job Reason Codes": "The resources requested
 by the job are not available (e.g., already used by other jobs)", "One or more higher priority jobs exist for the
-partition") while another job runs there: a long job holds the nodes, the check waits its turn. A check pending for
+partition") while another job runs there: a long job holds the nodes, the check waits its turn. It is also deferred
+while the check itself runs (RUNNING, CONFIGURING, COMPLETING): a run that started after its due time, because it
+waited, reports within its own time limit. A check pending for
 anything else (BeginTime of scrontab between runs, a bad partition, limits) is not deferred.
 
 Per-node attribution (``NcclCheckSpec(pairwise=True)``): after the all-node run, the job runs a two-node test on
@@ -568,8 +570,10 @@ def report(
 
 # --- the Slurm queue probe -------------------------------------------------------------------------------------------
 def queue_deferred(lines: list[str], job_name: str) -> bool:
-    """Whether ``squeue -h -o '%j|%T|%r'`` lines show the check pending for nodes that other running jobs hold."""
-    waiting = holding = False
+    """Whether ``squeue -h -o '%j|%T|%r'`` lines show the check pending for nodes that other running jobs hold, or
+    the check itself in progress (a run that waited past its due time reports within its own time limit, after
+    which Slurm ends it)."""
+    waiting = holding = running = False
     for line in lines:
         parts = line.rsplit("|", 2)
         if len(parts) != 3:
@@ -577,9 +581,10 @@ def queue_deferred(lines: list[str], job_name: str) -> bool:
         name, state, reason = (p.strip() for p in parts)
         if name == job_name:
             waiting = waiting or (state == "PENDING" and reason in DEFERRING_REASONS)
+            running = running or state in HOLDING_STATES
         elif state in HOLDING_STATES:
             holding = True
-    return waiting and holding
+    return (waiting and holding) or running
 
 
 def probe_queue(squeue: str, job_name: str, partition: str | None, timeout: float = 30.0) -> bool | None:

@@ -14,9 +14,9 @@ so the series carry the same labels.
 ``NcclCheckStale``: the next report was due (``fm_nccl_next_run_due_timestamp_seconds``: the last run + the schedule's
 longest interval + the job's time limit) and has not come for ``stale_grace``, unless the queue probe says the check is
 deferred: pending for nodes that other running jobs hold (Slurm: the check pending for Resources/Priority while other
-jobs run; EKS: a worker pod unschedulable for lack of GPUs), seen within the last
-:data:`PROBE_FRESH_SECONDS`. A long job therefore delays the check without an alert; a check that stopped for any
-other reason (timer or scrontab off, the job failing before its report, a dead probe) alerts.
+jobs run, or the check itself running; EKS: a worker pod unschedulable for lack of GPUs), by a probe whose timestamp
+moved within the last :data:`PROBE_FRESH`. A long job therefore delays the check without an alert; a check that
+stopped for any other reason (timer or scrontab off, the job failing before its report, a dead probe) alerts.
 
 The NCCL metrics are published by the login node, so their ``instance`` is the login node: the cluster-wide
 rules carry no remediation trigger (a drop names no faulty node). Only ``FmNcclOutlier`` does
@@ -40,7 +40,11 @@ from ..observability._checks import PrometheusDuration, check_prometheus_duratio
 from ..observability.rules import AlertRule, RuleGroup, Severity
 from . import metric_names as names
 
-#: How recent the queue probe's look must be for its "deferred" to hold an alert back (it runs every minute).
+#: How recent the queue probe's look must be for its "deferred" to hold an alert back (it runs every minute): a
+#: range, so that the probe's timestamp must have moved within it (a dead probe's textfile stays, frozen). A PromQL
+#: duration, not a number of seconds compared with ``time()``, so that it scales with the rule's other durations.
+PROBE_FRESH: str = "15m"
+#: Deprecated alias (seconds) of :data:`PROBE_FRESH`; removed in fmconstructs 0.4.0.
 PROBE_FRESH_SECONDS = 900
 
 
@@ -93,7 +97,7 @@ def below_baseline_expr(drop_percent: float | None = None) -> str:
 
 def stale_expr() -> str:
     """The next report is overdue and the check is not deferred (by a fresh probe)."""
-    deferred = f"{names.NCCL_CHECK_DEFERRED} == 1 and time() - {names.NCCL_QUEUE_PROBE_TIME} < {PROBE_FRESH_SECONDS}"
+    deferred = f"{names.NCCL_CHECK_DEFERRED} == 1 and changes({names.NCCL_QUEUE_PROBE_TIME}[{PROBE_FRESH}]) > 0"
     return f"time() > {names.NCCL_NEXT_RUN_DUE} unless ({deferred})"
 
 

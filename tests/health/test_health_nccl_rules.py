@@ -14,7 +14,7 @@ import yaml
 from fmconstructs import FmValidationError
 from fmconstructs.health import NcclAlertOptions, nccl_report, nccl_rule_group
 from fmconstructs.health.nccl_report import METRICS, QUEUE_METRICS, BaselinePolicy
-from fmconstructs.health.nccl_rules import below_baseline_expr
+from fmconstructs.health.nccl_rules import PROBE_FRESH, below_baseline_expr
 from fmconstructs.observability.rules import default_rule_groups, rules_yaml
 
 from tests.conftest import require_tool
@@ -215,6 +215,14 @@ def test_rules_read_only_what_the_report_and_the_probe_write_and_are_not_in_the_
         assert set(rule.metrics) <= METRICS | QUEUE_METRICS
         assert all(metric in rule.expr for metric in rule.metrics)
     assert "fmconstructs-nccl" not in {g.name for g in default_rule_groups()}
+
+
+def test_stale_compares_no_plain_seconds_with_time() -> None:
+    # the probe's freshness is a range (a duration a time factor scales, and a frozen textfile does not pass);
+    # the only time() comparison is with the due time the report writes from the schedule
+    rule = next(r for r in nccl_rule_group().rules if r.name == STALE)
+    assert f"changes(fm_nccl_queue_probe_timestamp_seconds[{PROBE_FRESH}]) > 0" in rule.expr
+    assert rule.expr.count("time()") == 1 and "time() -" not in rule.expr
 
 
 def test_stale_after_hours_is_deprecated_and_ignored() -> None:

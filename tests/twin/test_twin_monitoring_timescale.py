@@ -23,10 +23,12 @@ from tests.support.twin.timescale import (
     LibraryClock,
     prometheus_time_flags,
     scale_alertmanager_config,
+    scale_check_schedule,
     scale_duration,
     scale_prometheus_config,
     scale_promql,
     scale_rules_yaml,
+    systemd_seconds,
     twin_seconds,
     unscale_duration,
 )
@@ -236,3 +238,20 @@ def test_the_library_clock_starts_an_hour_and_runs_factor_times_faster() -> None
     now[0] += 30  # 30 real seconds
     assert clock() == 7 * 3600 + 30 * FACTOR
     assert clock.twin_seconds_until_next_hour() == pytest.approx(30)
+
+
+def test_the_nccl_job_s_schedule_numbers_are_scaled_and_nothing_else() -> None:
+    from fmconstructs.health import NcclCheckSpec, render_sbatch
+
+    script = render_sbatch(NcclCheckSpec(instance_type="p5.48xlarge"))
+    scaled = scale_check_schedule(script)
+    assert "--schedule-interval-seconds 86400 " in script and "--time-limit-seconds 1800 " in script
+    assert "--schedule-interval-seconds 1440 " in scaled and "--time-limit-seconds 30 " in scaled
+    assert scaled.replace("1440 ", "86400 ", 1).replace("--time-limit-seconds 30 ", "--time-limit-seconds 1800 ") == (
+        script
+    )
+
+
+@pytest.mark.parametrize(("span", "seconds"), [("1min", 60), ("30s", 30), ("1h 30min", 5400), ("500ms", 0.5)])
+def test_systemd_time_spans(span: str, seconds: float) -> None:
+    assert systemd_seconds(span) == seconds

@@ -17,7 +17,9 @@ fresh healthy scenario, a new instance id, empty textfile and log directories, a
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +35,20 @@ from .slurm import SlurmTwin, TwinNode
 __all__ = ["PROFILES", "BackendProfile", "TwinCluster"]
 
 #: Slurm commands the library's scripts call by a service's own path: linked to the root's /usr/bin.
-_SLURM_COMMANDS = ("scontrol", "sinfo", "squeue", "sbatch", "srun", "scancel", "sacct", "sacctmgr", "salloc")
+_SLURM_COMMANDS = (
+    "scontrol",
+    "sinfo",
+    "squeue",
+    "sbatch",
+    "srun",
+    "scancel",
+    "sacct",
+    "sacctmgr",
+    "salloc",
+    "scrontab",
+)
+#: Where the twin's GPU device files stand (device nodes in the shared /opt: the twin's /dev is the host's).
+GPU_DEVICE_DIR = "/opt/fmtwin/dev"
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,13 @@ class TwinCluster:
     node_prefix: str | None = None
     #: Called after the files are installed and before slurmctld starts (a head node's OnNodeStart step).
     before_controller: Callable[[TwinCluster], None] | None = None
+    #: CPUs per node in slurm.conf (more than the host has: slurmd takes the configured count).
+    cpus: int = 2
+    #: GPUs per node as Slurm GRES (``Gres=gpu:N``, gres.conf ``File=``), which PCS and ParallelCluster configure
+    #: themselves for GPU instances; 0: none (jobs then see no ``SLURM_JOB_GPUS``).
+    gpus: int = 0
+    #: Directories every node and the login/head node share (a file system's mount point, such as ``/fsx``).
+    shared: tuple[str, ...] = ()
     slurm: SlurmTwin | None = field(default=None, init=False)
     replacements: list[str] = field(default_factory=list, init=False)
 
@@ -118,17 +140,43 @@ class TwinCluster:
 
     def settings(self) -> list[tuple[str, str]]:
         """The service's lines, then the library's settings, as given."""
-        return [*self.profile.service_settings, *self.rendered.slurm_settings()]
+        gres = [("GresTypes", "gpu")] if self.gpus else []
+        return [*self.profile.service_settings, *gres, *self.rendered.slurm_settings()]
+
+    def shared_dir(self, path: str) -> Path:
+        """The host directory of a shared path (``/fsx``)."""
+        return self.home / "shared" / path.strip("/").replace("/", "_")
+
+    def _gres(self) -> tuple[dict[str, str], dict[str, str]]:
+        if not self.gpus:
+            return {}, {}
+        devices = self.home / "opt" / GPU_DEVICE_DIR.removeprefix("/opt/")
+        devices.mkdir(parents=True, exist_ok=True)
+        for index in range(self.gpus):
+            # slurmd wants a character device ("is not a valid character or block device, fix your gres.conf");
+            # major 195 is NVIDIA's (Linux Documentation/admin-guide/devices.txt); nothing ever opens these.
+            device = devices / f"nvidia{index}"
+            if not device.exists():
+                os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(195, index))
+        gres_conf = f"Name=gpu File={GPU_DEVICE_DIR}/nvidia[0-{self.gpus - 1}]\n"
+        return {"Gres": f"gpu:{self.gpus}"}, {"gres.conf": gres_conf}
 
     # --- set-up -----------------------------------------------------------------------------------------------
     def start(self, scenarios: dict[str, Scenario] | None = None, *, boot: bool = True) -> TwinCluster:
         """Configure the cluster, start its controller and (``boot``) boot every node (else :meth:`boot_all`)."""
+        node_settings, extra_files = self._gres()
+        for path in self.shared:
+            self.shared_dir(path).mkdir(parents=True, exist_ok=True)
         self.slurm = SlurmTwin(
             root=twin_root(),
             home=self.home,
             node_names=self.node_names,
             partitions={self.partition: self.node_names},
             settings=self.settings(),
+            node_settings=node_settings,
+            extra_files=extra_files,
+            cpus=self.cpus,
+            shared_dirs=[(self.shared_dir(p), p) for p in self.shared],
         )
         self.slurm.namespace.start()
         self.slurm._make_nodes()

@@ -38,6 +38,8 @@ class Scenario:
     dcgm_fail_level: int | None = None
     #: all_reduce_perf bus bandwidth this node reaches (GB/s); a job's figure is the slowest node's.
     nccl_busbw_gbytes_per_s: float = 480.0
+    #: How long all_reduce_perf runs on this node (seconds; a run in progress).
+    nccl_seconds: float = 0.0
     #: The node's name and address (``hostname -s``, ``hostname -I``) and EC2 instance id.
     hostname: str = ""
     address: str = ""
@@ -145,10 +147,15 @@ elif name == "hostname":
         print(s["hostname"])
 elif name == "all_reduce_perf":
     bw = s["nccl_busbw_gbytes_per_s"]
+    import time
+    time.sleep(float(s.get("nccl_seconds", 0)))
     print("# nccl-tests fake (fmtwin)")
-    print("#       size         count      type   redop    root     time   algbw   busbw #wrong")
+    # nccl-tests src/util.cu writeResultHeader: out-of-place then in-place columns (time algbw busbw #wrong each).
+    print("#                                                              out-of-place                       in-place")
+    print("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong")
     for size in (1073741824, 4294967296, 17179869184):
-        print("  %12d  %12d     float     sum      -1   9999.9  %6.2f  %6.2f      0" % (size, size // 4, bw / 1.875, bw))
+        cols = "   9999.9  %6.2f  %6.2f      0" % (bw / 1.875, bw)
+        print("  %12d  %12d     float     sum      -1%s%s" % (size, size // 4, cols, cols))
     print("# Out of bounds values : 0 OK")
     print("# Avg bus bandwidth    : %.4f" % bw)
 else:

@@ -38,6 +38,9 @@ _NODE_BIN = "/usr/local/bin"
 _EFA_BIN = "/opt/amazon/efa/bin"
 _TEXTFILE = "/var/lib/node_exporter/textfile"
 _FM_LOG = "/var/log/fmconstructs"
+#: The node's own ``/var/run/fmconstructs`` (job-mapping and app-metrics directories, their locks): ``/var/run`` is a
+#: link to ``/run`` in the root, so the bind goes to ``/run`` (a bind onto the link would follow it on the host).
+_FM_RUN = "/run/fmconstructs"
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -69,6 +72,11 @@ class TwinNode:
     def log_dir(self) -> Path:
         return self.home / "fmlog"
 
+    @property
+    def run_dir(self) -> Path:
+        """The node's ``/var/run/fmconstructs`` (host side)."""
+        return self.home / "run-fmconstructs"
+
     def binds(self) -> list[tuple[Path, str]]:
         return [
             (self.bin_dir, _NODE_BIN),
@@ -76,6 +84,7 @@ class TwinNode:
             (self.textfile_dir, _TEXTFILE),
             (self.log_dir, _FM_LOG),
             (self.home / "systemd", "/etc/systemd/system"),
+            (self.run_dir, _FM_RUN),
         ]
 
 
@@ -91,6 +100,8 @@ class SlurmTwin:
     node_settings: Mapping[str, str] = field(default_factory=dict)
     extra_files: Mapping[str, str] = field(default_factory=dict)
     cpus: int = 2
+    #: (host directory, path) shared by every node and the controller, such as a file system's mount point.
+    shared_dirs: Sequence[tuple[Path, str]] = ()
     daemons: Daemons = field(default_factory=Daemons)
     nodes: dict[str, TwinNode] = field(default_factory=dict, init=False)
     ctld_port: int = field(default=0, init=False)
@@ -114,6 +125,7 @@ class SlurmTwin:
             (self._dir("log"), "/var/log/slurm"),
             (self._dir("opt"), "/opt"),
             (self._hosts_file(), "/etc/hosts"),
+            *self.shared_dirs,
         ]
 
     def _hosts_file(self) -> Path:
@@ -173,7 +185,14 @@ class SlurmTwin:
                 instance_id=f"i-{0x0FC0000000 + index:017x}",
             )
             self._dir("spool", "d", name)
-            for sub in (node.bin_dir, node.efa_bin_dir, node.textfile_dir, node.log_dir, home / "systemd"):
+            for sub in (
+                node.bin_dir,
+                node.efa_bin_dir,
+                node.textfile_dir,
+                node.log_dir,
+                home / "systemd",
+                node.run_dir,
+            ):
                 sub.mkdir(parents=True, exist_ok=True)
             self.nodes[name] = node
 
@@ -211,6 +230,10 @@ class SlurmTwin:
             "KillWait=2",
             "MinJobAge=600",
         ]
+        if self.cpus > (os.cpu_count() or 1):
+            # More CPUs per node than the host has (a job's --ntasks-per-node as on a GPU instance): slurm.conf(5)
+            # SlurmdParameters "config_overrides": nodes with less than the configured resources are not drained.
+            lines.append("SlurmdParameters=config_overrides")
         lines += [f"{name}={value}" for name, value in self.settings]
         node_extra = " ".join(f"{k}={v}" for k, v in self.node_settings.items())
         for node in self.nodes.values():

@@ -19,11 +19,17 @@ them):
 - an Alertmanager configuration (:func:`scale_alertmanager_config`): ``global.resolve_timeout`` and every route's
   ``group_wait``, ``group_interval`` and ``repeat_interval``, child routes included;
 - the remediation handler's clock (:class:`LibraryClock`): it advances ``FACTOR`` library seconds per twin second, so
-  the handler's hourly windows (rate limit, idempotency claims) last one twin minute.
+  the handler's hourly windows (rate limit, idempotency claims) last one twin minute;
+- check schedules the library renders as seconds (:func:`scale_check_schedule`): the NCCL job script's report
+  arguments ``--schedule-interval-seconds`` and ``--time-limit-seconds``, from which the report writes
+  ``fm_nccl_next_run_due_timestamp_seconds`` (what ``NcclCheckStale`` compares with ``time()``), and a systemd
+  timer's ``OnUnitActiveSec``/``OnBootSec`` (:func:`systemd_seconds`, for the twin's own timer loop).
 
-Not scaled: numbers of seconds written into an expression as plain numbers (``time() - x > 93600`` of
-``NcclCheckStale``, ``predict_linear(v[1h], 3600)``): PromQL cannot tell them from any other number, and the
-timestamps they are compared with are wall-clock times written by node scripts.
+Not scaled: numbers of seconds written into an expression as plain numbers (``predict_linear(v[1h], 3600)``):
+PromQL cannot tell them from any other number, and the timestamps they are compared with are wall-clock times written
+by node scripts. (``NcclCheckStale`` has none: its threshold is the due time the report writes from the scaled
+schedule arguments, and the queue probe's freshness is a range selector.) Slurm's own ``--time`` limits are not scaled
+(whole minutes; the twin's jobs end in seconds).
 
 Rounding: a scaled duration is rounded to the nearest millisecond (Prometheus's resolution), and a positive duration
 never becomes zero (at least ``1ms``); a duration that is a whole multiple of ``FACTOR`` milliseconds (every duration
@@ -48,10 +54,12 @@ __all__ = [
     "LibraryClock",
     "prometheus_time_flags",
     "scale_alertmanager_config",
+    "scale_check_schedule",
     "scale_duration",
     "scale_prometheus_config",
     "scale_promql",
     "scale_rules_yaml",
+    "systemd_seconds",
     "twin_seconds",
     "unscale_duration",
 ]
@@ -199,6 +207,34 @@ def scale_alertmanager_config(config: Mapping[str, Any], factor: int = FACTOR) -
     if isinstance(scaled.get("route"), dict):
         _scale_route(scaled["route"], factor)
     return scaled
+
+
+# fmconstructs.health.nccl.NcclCheckSpec.report_arguments: "--schedule-interval-seconds S", "--time-limit-seconds L".
+_CHECK_SCHEDULE = re.compile(r"(--(?:schedule-interval|time-limit)-seconds)( +)([0-9]+(?:\.[0-9]+)?)\b")
+# systemd.time(7) time span units, as seconds.
+_SYSTEMD_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600, "d": 86400}
+_SYSTEMD_SPAN = re.compile(r"([0-9.]+)\s*([a-z]*)")
+
+
+def scale_check_schedule(script: str, factor: int = FACTOR) -> str:
+    """A rendered job script with its schedule numbers (seconds) in twin time: ``--schedule-interval-seconds 86400``
+    -> ``1440``. Everything else is copied unchanged."""
+
+    def scale(match: re.Match[str]) -> str:
+        option, space, seconds = match.groups()
+        return f"{option}{space}{float(seconds) / factor:g}"
+
+    return _CHECK_SCHEDULE.sub(scale, script)
+
+
+def systemd_seconds(span: str) -> float:
+    """A systemd time span (``1min``, ``30s``, ``1h 30min``; systemd.time(7)) in seconds of library time."""
+    total = 0.0
+    for number, unit in _SYSTEMD_SPAN.findall(span.strip()):
+        if unit not in _SYSTEMD_UNITS and unit != "":
+            raise ValueError(f"not a systemd time span: {span!r}")
+        total += float(number) * _SYSTEMD_UNITS.get(unit or "s", 1)
+    return total
 
 
 @dataclass
