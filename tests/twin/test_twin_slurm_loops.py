@@ -101,8 +101,6 @@ def test_b_prolog_failure_requeues_the_job_without_holding_it(twin: TwinCluster)
 
 def test_e_an_operator_drained_node_is_never_touched(twin: TwinCluster) -> None:
     assert twin.slurm is not None
-    if twin.rendered.backend is Backend.PCS:
-        pytest.xfail("open finding: on the merged PCS twin an operator-drained node was seen MIXED (drain lost)")
     info = twin.slurm.node_info("gpu-3")
     assert "DRAIN" in info["State"]
     assert info["Reason"].startswith(OPERATOR_REASON)  # Slurm appends [user@time]
