@@ -112,3 +112,39 @@ def test_e_an_operator_drained_node_is_never_touched(twin: TwinCluster) -> None:
     )
     info = twin.slurm.node_info("gpu-3")
     assert "DRAIN" in info["State"] and info["Reason"].startswith(OPERATOR_REASON), info
+
+
+IDLE_REASON = "fmconstructs: efa-devices: 31 EFA devices, expected 32"
+OPERATOR_OVER_OURS = "ops: reseat EFA cable ticket 4712"
+
+
+def test_e_the_idle_check_drains_a_bad_idle_node_resumes_its_own_drain_and_never_an_operators(
+    twin: TwinCluster,
+) -> None:
+    assert twin.slurm is not None
+    settings = dict(twin.settings())
+    if "HealthCheckProgram" not in settings:
+        # Only PCS wires the between-jobs check (fmconstructs.health.options: "ParallelCluster: not wired").
+        assert twin.rendered.backend is not Backend.PCS, settings
+        pytest.skip(f"the library renders no HealthCheckProgram on {twin.rendered.backend.value}")
+    assert settings["HealthCheckProgram"] == "/opt/fmconstructs/health/idle-check.sh"
+    interval = float(settings["HealthCheckInterval"])  # twin time (tests/support/twin/timescale.py)
+    # no job left to land on a node in between (its prolog checks would drain it with Slurm's "Prolog error")
+    wait_until("the queue to empty", lambda: twin.slurm and not twin.slurm.run(["squeue", "-h"]).stdout.strip(), 90)
+    for name in ("gpu-1", "gpu-4"):
+        twin.slurm.wait_node(name, r"^IDLE$", timeout_s=60)  # idle, no job: HealthCheckNodeState=IDLE
+        twin.set_scenario(name, HEALTHY.but(efa_devices=31))
+    for name in ("gpu-1", "gpu-4"):
+        info = twin.slurm.wait_node(name, r"DRAIN", timeout_s=10 * interval + 30)
+        assert info["Reason"].startswith(IDLE_REASON), info
+    twin.slurm.run(["scontrol", "update", "nodename=gpu-4", "state=drain", f"reason={OPERATOR_OVER_OURS}"])
+    for name in ("gpu-1", "gpu-4"):
+        twin.set_scenario(name, HEALTHY)
+    twin.slurm.wait_node("gpu-1", r"^IDLE$", timeout_s=10 * interval + 30)  # resumed (Slurm may keep the reason)
+    log = twin.slurm.nodes["gpu-4"].log_dir / "node-checks.log"
+    wait_until("the idle check to see gpu-4's operator drain", lambda: OPERATOR_OVER_OURS in log.read_text(), 60)
+    for name, reason in (("gpu-4", OPERATOR_OVER_OURS), ("gpu-3", OPERATOR_REASON)):
+        info = twin.slurm.node_info(name)
+        assert "DRAIN" in info["State"] and info["Reason"].startswith(reason), info
+    text = (twin.slurm.nodes["gpu-1"].textfile_dir / "fm_node_checks_idle.prom").read_text()
+    assert 'fm_node_check_status{check="efa-devices",mode="idle"} 1' in text

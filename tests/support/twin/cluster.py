@@ -29,6 +29,7 @@ from .procs import TwinError
 from .rendered import Bootstrap, Rendered
 from .root import twin_root
 from .slurm import SlurmTwin, TwinNode
+from .timescale import scale_slurm_settings
 
 __all__ = ["PROFILES", "BackendProfile", "TwinCluster"]
 
@@ -111,8 +112,8 @@ class TwinCluster:
         return [f"{self.profile.node_prefix}-{i}" for i in range(1, self.nodes + 1)]
 
     def settings(self) -> list[tuple[str, str]]:
-        """The service's lines, then the library's settings, as given."""
-        return [*self.profile.service_settings, *self.rendered.slurm_settings()]
+        """The service's lines, then the library's settings, as given (schedules in twin time: :mod:`.timescale`)."""
+        return scale_slurm_settings([*self.profile.service_settings, *self.rendered.slurm_settings()])
 
     # --- set-up -----------------------------------------------------------------------------------------------
     def start(self, scenarios: dict[str, Scenario] | None = None, *, boot: bool = True) -> TwinCluster:
