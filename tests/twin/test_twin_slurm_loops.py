@@ -43,9 +43,10 @@ from pathlib import Path
 import pytest
 
 from fmconstructs.platform import Backend
+from fmconstructs.remediation.handler.backends import slurm_script
 
 from tests.support.twin.cluster import TwinCluster
-from tests.support.twin.fixtures import ran_on, require_twin, submit, wait_until
+from tests.support.twin.fixtures import ran_on, require_twin, submit, wait_job, wait_until
 from tests.support.twin.nodes import HEALTHY
 from tests.support.twin.rendered import build_platform
 
@@ -125,24 +126,38 @@ def test_healthy_nodes_take_jobs_after_their_gate(twin: TwinCluster) -> None:
 def test_b_prolog_failure_requeues_the_job_without_holding_it(twin: TwinCluster) -> None:
     assert twin.slurm is not None
     skip_on_hyperpod(twin)
-    pytest.xfail(
-        "open (issue 29 closing note): after the merged PCS idle checks and ParallelCluster GateHold, a -w job on a "
-        "node that fails its prolog is not seen requeued within 60 s; it passed the Slurm half before those merges"
-    )
+    slurm = twin.slurm
+    # Nothing else in the way: no earlier job left to meet gpu-4 first, gpu-4's own set-up (gate) done, gpu-4 idle.
+    clear_queue(twin)
+    wait_for_set_up(twin, "gpu-4")
+    slurm.wait_node("gpu-4", r"^IDLE$", timeout_s=60)
+    # gpu-4 loses an EFA device while it runs a job, so the between-jobs check (PCS: HealthCheckNodeState=IDLE)
+    # cannot see it first: the next job, queued behind, meets the fault in its prolog.
+    busy = submit(twin, "-N1", "-w", "gpu-4", seconds=4)
+    wait_until("the busy job's script to start (its prolog passed)", lambda: busy in ran_on(twin), 30)
     twin.set_scenario("gpu-4", HEALTHY.but(efa_devices=31))
     job = submit(twin, "-N1", "-w", "gpu-4", "--requeue")
-    info = twin.slurm.wait_node("gpu-4", r"DRAIN", timeout_s=60)
+    info = slurm.wait_node("gpu-4", r"DRAIN", timeout_s=60)
     assert "Prolog" in info.get("Reason", "") or info.get("Reason", "").startswith("fmconstructs:"), info
-    job_info = wait_until("the job requeued", lambda: twin.slurm and twin.slurm.job_info(job).get("Restarts") != "0")
-    del job_info
-    state = twin.slurm.job_info(job)
+    wait_until("the job requeued", lambda: slurm.job_info(job).get("Restarts") not in (None, "0"), 60)
+    state = slurm.job_info(job)
     assert state.get("JobState") == "PENDING", state
     assert "held" not in state.get("Reason", "").lower() and state.get("Priority") != "0", state
-    textfile = twin.slurm.nodes["gpu-4"].textfile_dir / "fm_node_checks_prolog.prom"
+    textfile = slurm.nodes["gpu-4"].textfile_dir / "fm_node_checks_prolog.prom"
     wait_until("gpu-4's prolog check metrics", textfile.exists, 30)
     assert 'fm_node_check_status{check="efa-devices",mode="prolog"} 0' in textfile.read_text()
-    twin.replace("gpu-4")  # what remediation asks for (the alert half: tests/twin/test_twin_monitoring*.py)
-    twin.slurm.wait_node("gpu-4", r"^(IDLE|MIXED|ALLOCATED)", timeout_s=60)
+    # Remediation's own Slurm script (the handler's code; the alert half: tests/twin/test_twin_monitoring*.py), then
+    # the replacement instance: its gate resumes the node, whose drain is now remediation's.
+    script = slurm_script([slurm.nodes["gpu-4"].address], "replace", "fmconstructs: remediation node-check-failed")
+    done = slurm.run(["/bin/bash", "-c", script])
+    assert "FMC_REMEDIATION result=down" in done.stdout, done.stdout
+    twin.replace("gpu-4")
+    slurm.wait_node("gpu-4", r"^(IDLE|MIXED|ALLOCATED)$", timeout_s=90)
+    # The job runs again once Slurm's requeue delay passes (seen: eligible 121 s after the requeue, not scaled by
+    # the twin); it is not held meanwhile.
+    state = slurm.job_info(job)
+    assert state.get("JobState") in ("PENDING", "RUNNING", "COMPLETED"), state
+    assert state.get("Priority") != "0" and "held" not in state.get("Reason", "").lower(), state
 
 
 def test_e_an_operator_drained_node_is_never_touched(twin: TwinCluster) -> None:
@@ -172,7 +187,7 @@ def test_e_the_idle_check_drains_a_bad_idle_node_resumes_its_own_drain_and_never
     assert settings["HealthCheckProgram"] == "/opt/fmconstructs/health/idle-check.sh"
     interval = float(settings["HealthCheckInterval"])  # twin time (tests/support/twin/timescale.py)
     # no job left to land on a node in between (its prolog checks would drain it with Slurm's "Prolog error")
-    wait_until("the queue to empty", lambda: twin.slurm and not twin.slurm.run(["squeue", "-h"]).stdout.strip(), 90)
+    clear_queue(twin)
     for name in ("gpu-1", "gpu-4"):
         twin.slurm.wait_node(name, r"^IDLE$", timeout_s=60)  # idle, no job: HealthCheckNodeState=IDLE
         twin.set_scenario(name, HEALTHY.but(efa_devices=31))
@@ -190,6 +205,15 @@ def test_e_the_idle_check_drains_a_bad_idle_node_resumes_its_own_drain_and_never
         assert "DRAIN" in info["State"] and info["Reason"].startswith(reason), info
     text = (twin.slurm.nodes["gpu-1"].textfile_dir / "fm_node_checks_idle.prom").read_text()
     assert 'fm_node_check_status{check="efa-devices",mode="idle"} 1' in text
+
+
+def clear_queue(twin: TwinCluster) -> None:
+    """Cancel what earlier tests left queued or running (a requeued job waits out Slurm's requeue delay, then could
+    land on the node a test is about to fault) and wait until no job is left."""
+    assert twin.slurm is not None
+    slurm = twin.slurm
+    slurm.run(["scancel", "--user=root"])
+    wait_until("the queue to empty", lambda: not slurm.run(["squeue", "-h"]).stdout.strip(), 60)
 
 
 def wait_for_set_up(twin: TwinCluster, name: str) -> None:
