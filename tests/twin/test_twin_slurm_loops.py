@@ -32,6 +32,10 @@ What loop (e) found on PCS before its fix: the boot gate drained the node while 
 Slurm has no compare-and-set), so an operator's drain landing between the gate's look and its drain was overwritten
 and then resumed; the twin saw the operator-drained node MIXED, running a job. The gate now reserves the node while
 it checks (fmconstructs.health.slurm_gate ``reserve_while_checking``) and never writes a passing node's state.
+Loop (b) was marked open on PCS and ParallelCluster; what kept it from passing was the loop's own timing, not the
+library: the node was faulted while its own gate still ran (so the gate drained it and the job never started) or an
+earlier job met the fault first. It now waits for the node's set-up, clears earlier jobs and faults the node while a
+job runs there (so neither the gate nor the idle check sees the fault before the next job's prolog).
 """
 
 from __future__ import annotations
