@@ -50,7 +50,7 @@ from fmconstructs.platform import Backend
 from fmconstructs.remediation.handler.backends import slurm_script
 
 from tests.support.twin.cluster import TwinCluster
-from tests.support.twin.fixtures import ran_on, require_twin, submit, wait_job, wait_until
+from tests.support.twin.fixtures import ran_on, require_twin, submit, wait_until
 from tests.support.twin.nodes import HEALTHY
 from tests.support.twin.rendered import build_platform
 
