@@ -42,7 +42,8 @@ class HealthCheckNodeState(str, Enum):
     CYCLE = "CYCLE"
     """Spread the runs over ``HealthCheckInterval`` instead of every node at once; combined with the states."""
     IDLE = "IDLE"
-    """Nodes in the IDLE state (drained idle nodes too: the check leaves those alone itself)."""
+    """Nodes in the IDLE state (drained idle nodes too: the check resumes those drained for one of its own checks
+    once it passes, and leaves the others alone)."""
     MIXED = "MIXED"
     """Nodes in the MIXED state (some CPUs allocated)."""
     NONDRAINED_IDLE = "NONDRAINED_IDLE"
@@ -83,7 +84,8 @@ class NodeHealthOptions:
         to ``xid_policy``; it is then None). Default None.
     :param idle_check_interval_seconds: re-check nodes between jobs this often (60-65535 s): the IDLE checks as
         Slurm's ``HealthCheckProgram`` with this ``HealthCheckInterval``; a failing node is drained with the check's
-        reason (:func:`~fmconstructs.health.render_slurm_idle_check`). None: no checks between jobs. Default 300.
+        reason and resumed when that check passes again (:func:`~fmconstructs.health.render_slurm_idle_check`).
+        None: no checks between jobs. Default 300.
         PCS: cluster-wide, from the cluster's ``node_health`` (a GPU node group's own options can only turn them off
         for its nodes). ParallelCluster: not wired.
     :param idle_check_node_states: Slurm's ``HealthCheckNodeState`` for those checks. Default ``(IDLE, CYCLE)``.

@@ -3,7 +3,10 @@
 The script, run once at boot after ``slurmd`` has registered the node (a boot unit or a backend's lifecycle script):
 
 1. finds the node's Slurm name (``node_name_command``; default below) and waits up to ``node_wait_seconds`` for it;
-2. drains the node with ``reason="fmconstructs: node checks running"`` (``drain_while_checking``);
+2. keeps new jobs off the node while it checks: drains it with ``reason="fmconstructs: node checks running"``
+   (``drain_while_checking``) or, race-free, reserves it (``reserve_while_checking``: a reservation
+   ``fmconstructs-checking-<node>``, ``Users=root``, ``Flags=IGNORE_JOBS,OVERLAP``, for the checks' total budget
+   plus 5 minutes, deleted when they end; scontrol(1) "RESERVATIONS"), which never writes the node's state or reason;
 3. runs the BOOT checks of :func:`fmconstructs.health.render_node_checks` (the same functions, the same log);
 4. on pass, resumes the node (``scontrol update nodename=<node> state=resume``) only while its drain reason is still
    one of ours (it starts with ``fmconstructs:``): a node an operator drained meanwhile stays drained;
@@ -15,6 +18,15 @@ A node already drained by someone else when the gate starts (state ``DRAIN`` wit
 ``fmconstructs:``) is never touched: the checks run and log, its state and reason stay. A node Slurm marked ``DOWN``
 for its own reasons (e.g. "Node unexpectedly rebooted") is not "drained by someone": the gate drains it, and resumes
 it when the checks pass. Every ``scontrol`` call runs under ``timeout 30``.
+
+Why ``reserve_while_checking`` (found by the cluster twin's loop (e), tests/twin/test_twin_slurm_loops.py): Slurm's
+``scontrol update`` has no compare-and-set, so a drain while checking is "look, then write": an operator's drain
+that lands between the gate's look and its ``state=drain reason="fmconstructs: node checks running"`` is overwritten
+by it, and the gate then resumes what it takes for its own drain; one that lands between its last look and its
+``state=resume`` is resumed. On the twin a node drained by an operator while it booted was seen MIXED, running a job.
+A reservation holds the node without touching its drain, so on a pass the gate writes nothing unless the node
+carries a drain of ours from before (an earlier failed run); that resume and a failure's drain still look, then
+write, one call apart (Slurm offers nothing narrower).
 
 How the node knows its Slurm name (``node_name_command=None``): ``hostname -s`` when ``scontrol show node`` knows that
 name; else the node whose ``NodeAddr`` or ``NodeHostName`` is one of ``hostname -I`` or ``hostname -s``
@@ -33,11 +45,16 @@ NodeName=foo State=drain Reason=...)" (slurm.conf(5) ``HealthCheckProgram``). Th
 
 1. takes the node's name from ``SLURMD_NODENAME`` (slurmd sets it for the program: Slurm's slurmd.c
    ``run_script_health_check``), else as the gate finds it;
-2. leaves any drained node alone (state ``DRAIN``, whatever the reason: an operator's, the boot gate's while it
-   checks, or an earlier failure that remediation owns) and checks nothing there;
-3. runs the checks; on pass, does nothing more (it never resumes a node);
+2. leaves a drained node alone and checks nothing there (state ``DRAIN``), unless its drain reason names one of
+   the checks this script runs (``fmconstructs: <check>: ...``, a failure of the same check, by this script or the
+   boot gate): an operator's drain (any reason not starting with ``fmconstructs:``), the boot gate's while it checks,
+   remediation's (``fmconstructs: remediation``) and a failure of a boot-only check (``dcgm-diag``) stay as they are;
+3. runs the checks; on pass, resumes a node drained for one of its checks when its reason is still the one it saw
+   (Slurm's ``[user@time]`` included), else does nothing more; slurmd runs the program on drained idle nodes too
+   (``HealthCheckNodeState=IDLE``; ``NONDRAINED_IDLE`` would skip them, slurm.conf(5));
 4. on fail, drains the node with ``reason="fmconstructs: <failing check>: <reason>"`` unless someone drained it
-   meanwhile, and exits 1 (slurmd only logs the status). Every ``scontrol`` call runs under ``timeout 5``.
+   meanwhile, and exits 1 (slurmd only logs the status). Every ``scontrol`` call runs under ``timeout 5``, at most
+   three per run (one ``show node`` gives the state and the reason).
 
 What each backend allows (wired by :mod:`fmconstructs.pcs.health` and :mod:`fmconstructs.parallelcluster.health`):
 
@@ -79,6 +96,7 @@ from .spec import CheckMode, NodeCheckSpec
 
 __all__ = [
     "CHECKING_REASON",
+    "CHECK_RESERVATION_PREFIX",
     "IDLE_CHECK_OFF",
     "PARALLELCLUSTER_SLURM_BIN_DIR",
     "REASON_PREFIX",
@@ -190,7 +208,7 @@ function failure_reason() {
 """
 
 _GATE_MAIN = r"""
-@HOLD_FUNCTIONS@
+@HOLD_FUNCTIONS@@RESERVE_FUNCTIONS@
 if ! wait_for_node; then
   log "GATE: no Slurm node found for $(hostname -s) within ${NODE_WAIT_SECONDS}s; checks run without the gate"
 @UNGATED@fi
@@ -201,8 +219,8 @@ if [ "$DRAIN_WHILE_CHECKING" -eq 1 ]; then
   sctl update nodename="$NODE" state=drain reason="$CHECKING_REASON" ||
     log "GATE: could not drain ${NODE} while the checks run"
 fi
-if run_checks; then
-@ON_PASS@  if ours_to_resume "$NODE"; then
+@RESERVE@if run_checks; then
+@UNRESERVE_PASS@@ON_PASS@  if ours_to_resume "$NODE"; then
     sctl update nodename="$NODE" state=resume && log "GATE: ${NODE} passed its checks and takes jobs"
   elif drained_by_someone_else "$NODE"; then
     log "GATE: ${NODE} passed its checks but was drained meanwhile by someone else; left drained"
@@ -216,7 +234,7 @@ fi
 else
   reason=$(failure_reason)
 @ON_FAIL@fi
-exit 1
+@UNRESERVE@exit 1
 """
 
 _GATE = (
@@ -236,6 +254,10 @@ NODE=""
 )
 
 _IDLE_MAIN = r"""
+function record_field() {
+  sed -n "s/^ *$2=\(.*\)\$/\1/p" <<<"$1" | head -n 1
+}
+
 NODE="${SLURMD_NODENAME:-}"
 if [ -z "$NODE" ]; then
   NODE=$(node_name)
@@ -245,14 +267,32 @@ if [ -z "$NODE" ]; then
   run_checks
   exit $?
 fi
-state=$(node_state "$NODE")
+record=$(sctl show node "$NODE" 2>/dev/null)
+state=$(record_field "$record" State | awk '{print $1}')
 if [ -z "$state" ]; then
   log "IDLE: the state of ${NODE} is unknown (scontrol); checks run, nothing is drained"
   run_checks
   exit $?
 fi
 if [[ "$state" == *DRAIN* ]]; then
-  log "IDLE: ${NODE} is drained (${state}); not checked, left as it is"
+  seen=$(record_field "$record" Reason)
+  case "$seen" in
+    @OWN_REASONS@) ;;
+    *)
+      log "IDLE: ${NODE} is drained (${state}: ${seen}); not checked, left as it is"
+      exit 0
+      ;;
+  esac
+  if ! run_checks; then
+    log "IDLE: ${NODE} is drained (${seen}) and still fails its checks; left drained"
+    exit 1
+  fi
+  if [ "$(node_field "$NODE" Reason)" != "$seen" ]; then
+    log "IDLE: ${NODE} passed its checks but was drained meanwhile for something else; left as it is"
+    exit 0
+  fi
+  sctl update nodename="$NODE" state=resume || { log "IDLE: could not resume ${NODE}"; exit 1; }
+  log "IDLE: ${NODE} passed the check it was drained for (${seen}); resumed"
   exit 0
 fi
 if run_checks; then
@@ -269,8 +309,13 @@ exit 1
 """
 
 _IDLE_CHECK = (
-    "\n# --- Slurm between-jobs check (fmconstructs/health/slurm_gate.py): HealthCheckProgram; drains on failure, never"
-    " resumes ---\n" + _PATH + _SCTL + _NODE_FIELDS + _FAILURE_REASON + _IDLE_MAIN
+    "\n# --- Slurm between-jobs check (fmconstructs/health/slurm_gate.py): HealthCheckProgram; drains on failure,"
+    " resumes only a drain for one of its own checks ---\n"
+    + _PATH
+    + _SCTL
+    + _NODE_FIELDS
+    + _FAILURE_REASON
+    + _IDLE_MAIN
 )
 #: The ``HealthCheckProgram`` of a node whose own options turn the between-jobs check off while its cluster runs it
 #: (one ``HealthCheckProgram`` per cluster): it passes.
@@ -351,6 +396,40 @@ function release_node() {
   fi
 }"""
 
+# --- reserve while checking: the node takes no new job while its checks run; its state and reason are not touched ---
+_RESERVE_FUNCTIONS = r"""
+# --- while the checks run the node is reserved (no new jobs), never drained: an operator's drain is never touched ---
+CHECK_RESERVATION=""
+
+function reserve_for_checks() {
+  CHECK_RESERVATION="@CHECK_RESERVATION_PREFIX@$1"
+  if sctl show reservation "$CHECK_RESERVATION" >/dev/null 2>&1; then
+    log "GATE: ${1} stays reserved (${CHECK_RESERVATION}, from an earlier run) while its checks run"
+  elif sctl create reservation ReservationName="$CHECK_RESERVATION" Nodes="$1" Users=root StartTime=now \
+    Duration=@CHECK_MINUTES@ Flags=IGNORE_JOBS,OVERLAP >/dev/null; then
+    log "GATE: ${1} reserved (${CHECK_RESERVATION}) while its checks run"
+  else
+    log "GATE: could not reserve ${1} while its checks run; a job may start there meanwhile (its prolog checks run)"
+  fi
+}
+
+function unreserve_after_checks() {
+  if sctl show reservation "$CHECK_RESERVATION" >/dev/null 2>&1; then
+    sctl delete reservation "$CHECK_RESERVATION" || log "GATE: could not delete reservation ${CHECK_RESERVATION}"
+  fi
+}
+"""
+_RESERVE = {
+    "@RESERVE@": 'reserve_for_checks "$NODE"\n',
+    "@UNRESERVE_PASS@": "  unreserve_after_checks\n",
+    "@UNRESERVE@": "unreserve_after_checks\n",
+}
+_NO_RESERVE = {"@RESERVE_FUNCTIONS@": "", "@RESERVE@": "", "@UNRESERVE_PASS@": "", "@UNRESERVE@": ""}
+#: The reservation that keeps new jobs off a node while the gate checks it (``reserve_while_checking``).
+CHECK_RESERVATION_PREFIX = "fmconstructs-checking-"
+# Minutes the reservation outlasts the checks' total budget (a gate killed mid-check holds the node no longer).
+_CHECK_RESERVATION_MARGIN_MINUTES = 5
+
 _HOLD = {
     "@UNGATED@": '  if run_checks; then\n    clear_failed\n    release_node "$NODE"\n    exit 0\n  fi\n'
     '  mark_failed "$(failure_reason)"\n  exit 1\n',
@@ -428,6 +507,7 @@ def render_slurm_boot_gate(
     node_wait_seconds: int = 300,
     ready_command: str | None = None,
     hold: GateHold | None = None,
+    reserve_while_checking: bool = False,
 ) -> str:
     """The boot gate (``#!/bin/bash``): drain, run the BOOT checks, resume or keep drained with the reason.
 
@@ -441,9 +521,20 @@ def render_slurm_boot_gate(
         ``node_wait_seconds``. Default: none (look the node up at once).
     :param hold: keep a failing node out of work without draining it (:class:`GateHold`); the gate still exits 1
         on failure. Default: none (drain it).
+    :param reserve_while_checking: keep new jobs off the node while the checks run with a reservation
+        (:data:`CHECK_RESERVATION_PREFIX` + node, deleted when they end) instead of a drain, so the gate never
+        writes the node's state or reason on a pass; give it with ``drain_while_checking=False`` (see the module
+        notes: why a drain while checking can lose an operator's drain). Default: False.
     """
     _check_commands(slurm_bin_dir=slurm_bin_dir, node_name_command=node_name_command, ready_command=ready_command)
     check_bool("drain_while_checking", drain_while_checking)
+    check_bool("reserve_while_checking", reserve_while_checking)
+    if drain_while_checking and reserve_while_checking:
+        raise FmValidationError(
+            "reserve_while_checking",
+            True,
+            "False with drain_while_checking=True (one way to hold a node while checking)",
+        )
     check_count("node_wait_seconds", node_wait_seconds, minimum=0, maximum=3600)
     values = {
         **_slurm_values(slurm_bin_dir, node_name_command, _GATE_SCONTROL_SECONDS),
@@ -454,18 +545,41 @@ def render_slurm_boot_gate(
     }
     if hold is not None and not isinstance(hold, GateHold):
         raise FmTypeError("hold", hold, "a GateHold or None")
-    # The hold's text first: its functions hold placeholders of their own and the gate's (none of which repeat).
-    values = {**(_DRAIN if hold is None else hold.placeholders()), **values}
+    # The hold's and the reservation's text first: their functions hold placeholders of the gate's (none repeat).
+    values = {
+        **(_DRAIN if hold is None else hold.placeholders()),
+        **_reserve_values(spec, reserve_while_checking),
+        **values,
+    }
     return render_check_library(spec, CheckMode.BOOT) + _fill(_GATE, values)
 
 
 def render_slurm_idle_check(spec: NodeCheckSpec, *, slurm_bin_dir: str, node_name_command: str | None = None) -> str:
     """The between-jobs check (``#!/bin/bash``) for Slurm's ``HealthCheckProgram``: the IDLE checks; a failing node
-    is drained with the failing check as its reason, a drained node is left alone, nothing is ever resumed (see the
-    module notes). The parameters are :func:`render_slurm_boot_gate`'s."""
+    is drained with the failing check as its reason; a drained node is left alone unless it was drained for one of
+    these checks, which a pass resumes; an operator's drain is never resumed (see the module notes). The parameters
+    are :func:`render_slurm_boot_gate`'s."""
     _check_commands(slurm_bin_dir=slurm_bin_dir, node_name_command=node_name_command, ready_command=None)
     values = _slurm_values(slurm_bin_dir, node_name_command, _IDLE_SCONTROL_SECONDS)
+    values["@OWN_REASONS@"] = _own_reasons_pattern(spec, CheckMode.IDLE)
     return render_check_library(spec, CheckMode.IDLE) + _fill(_IDLE_CHECK, values)
+
+
+def _own_reasons_pattern(spec: NodeCheckSpec, mode: CheckMode) -> str:
+    """A shell ``case`` pattern of the drain reasons a failing check of ``mode`` sets (``fmconstructs: <check>: ``),
+    one alternative per check ``mode`` runs: the drains a later pass of the same check may lift."""
+    return "|".join(f'"{REASON_PREFIX} {check.value}: "*' for check in spec.checks(mode))
+
+
+def _reserve_values(spec: NodeCheckSpec, reserve: bool) -> dict[str, str]:
+    """The placeholders of the reservation while checking (empty without it)."""
+    if not reserve:
+        return dict(_NO_RESERVE)
+    minutes = -(-spec.total_budget_seconds(CheckMode.BOOT) // 60) + _CHECK_RESERVATION_MARGIN_MINUTES
+    functions = _RESERVE_FUNCTIONS.replace("@CHECK_RESERVATION_PREFIX@", CHECK_RESERVATION_PREFIX).replace(
+        "@CHECK_MINUTES@", str(minutes)
+    )
+    return {"@RESERVE_FUNCTIONS@": functions, **_RESERVE}
 
 
 def _slurm_values(slurm_bin_dir: str, node_name_command: str | None, scontrol_seconds: int) -> dict[str, str]:

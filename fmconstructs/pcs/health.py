@@ -7,9 +7,11 @@ Wiring (``PcsCluster(node_health=NodeHealthOptions(...))``, per group ``PcsGpuNo
   (:func:`fmconstructs.health.render_boot_gate_unit`) enabled for every boot and started without blocking. The user
   data runs "after the node registers with PCS and before slurmd starts" (PCS User Guide "Working with Amazon EC2
   user data"), so the gate first waits for ``slurmd`` (``ready_command="pgrep -x slurmd"``, up to
-  :data:`PCS_NODE_WAIT_SECONDS`), then drains the node while it checks, resumes it on pass and leaves it drained with
-  ``fmconstructs: <check>: <reason>`` on fail. PCS's own ``nodeReady`` lifecycle stage ("after the Slurm daemon
-  (slurmd) starts and the compute node registers with the Slurm controller", botocore PCS model
+  :data:`PCS_NODE_WAIT_SECONDS`), then reserves the node while it checks (no new jobs; its state and reason untouched,
+  so an operator's drain is never overwritten: :mod:`fmconstructs.health.slurm_gate` says why not a drain), deletes
+  the reservation when the checks end and leaves the node drained with ``fmconstructs: <check>: <reason>`` on fail
+  (a drain of ours from an earlier run is resumed on pass). PCS's own ``nodeReady`` lifecycle stage ("after the
+  Slurm daemon (slurmd) starts and the compute node registers with the Slurm controller", botocore PCS model
   ``NodeLifecycleStages``) is the documented place for such a script; it takes scripts from S3 with checksums and is
   not used here yet (UNCONFIRMED in aws-cdk-lib 2.275's ``CfnComputeNodeGroup``).
 - **Prolog checks.** PCS takes one cluster-level ``Prolog`` (custom settings,
@@ -28,10 +30,11 @@ Wiring (``PcsCluster(node_health=NodeHealthOptions(...))``, per group ``PcsGpuNo
   ``IDLE,CYCLE``: idle nodes, spread over the interval): every GPU node group installs
   :func:`fmconstructs.health.render_slurm_idle_check` there (a group whose own options turn node health or the idle
   checks off installs a program that passes), which drains a failing node with ``fmconstructs: <check>: <reason>``
-  and never resumes one; remediation takes it from there. Nodes of compute node groups made outside this library
-  need a program at that path too (slurmd logs an error at each interval otherwise).
+  and resumes a node drained for one of its own checks once that check passes again (never an operator's drain,
+  remediation's or a boot-only check's); remediation takes a failing node from there. Nodes of compute node groups
+  made outside this library need a program at that path too (slurmd logs an error at each interval otherwise).
 - **Dynamic nodes.** A node PCS launches for a waiting job gets that job as soon as ``slurmd`` registers, before the
-  boot gate drains it; the prolog checks cover that first job.
+  boot gate reserves it; the prolog checks cover that first job.
 - **PCS instance health checks** (PCS API ``InstanceHealthChecks``: ``deepHealthChecks.onStart.profile``
   QUICK / MEDIUM / LONG = DCGM level 1 / 2 / 3, ``healthMonitoring`` STANDARD; PCS User Guide "Configuring instance
   health checks"): not offered as a typed option, because the CloudFormation schema of ``AWS::PCS::ComputeNodeGroup``
@@ -169,7 +172,8 @@ def pcs_node_health_step(
     gate = render_slurm_boot_gate(
         spec,
         slurm_bin_dir=pcs_slurm_bin_dir(slurm_version),
-        drain_while_checking=True,
+        drain_while_checking=False,
+        reserve_while_checking=True,
         node_wait_seconds=PCS_NODE_WAIT_SECONDS,
         ready_command="pgrep -x slurmd >/dev/null",
     )

@@ -1,6 +1,6 @@
 """Node health on PCS: the cluster's Prolog is the prolog runner (checks, then IMEX), every GPU node group installs
 the boot gate as a systemd unit that waits for slurmd; the installed gate, runner and checks executed in a sandbox
-with stub nvidia-smi, dcgmi, fi_info, scontrol and pgrep (pass -> resumed, fail -> drained with the failing check)."""
+with stub nvidia-smi, dcgmi, fi_info, scontrol and pgrep (reserved while checking; fail -> drained with the failing check)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from aws_cdk.assertions import Match, Template
 from fmconstructs import CpuArchitecture, UltraServerCapacityBlock
 from fmconstructs.bootstrap import BootstrapDelivery, lift_embedded_files
 from fmconstructs.errors import FmTypeError, FmValidationError
-from fmconstructs.health import CHECKING_REASON, CheckName, NodeHealthOptions
+from fmconstructs.health import CheckName, NodeHealthOptions
 from fmconstructs.pcs import ClusterSetting, PcsAmi, PcsCluster, PcsGpuNodeGroup
 from fmconstructs.pcs.health import (
     BOOT_GATE_PATH,
@@ -31,7 +31,7 @@ from fmconstructs.pcs.user_data import IMEX_PROLOG_PATH
 
 from tests.conftest import new_scene, require_tool
 from tests.support.health_checks import Sandbox
-from tests.support.health_slurm_gate import HOSTNAME, SCONTROL
+from tests.support.health_slurm_gate import HOSTNAME, OPERATOR_REASON, RACING_SCONTROL
 
 AMI = PcsAmi.from_image_id("ami-0123456789abcdef0")
 GB200_AMI = PcsAmi.from_image_id("ami-0123456789abcdef0", architecture=CpuArchitecture.ARM64)
@@ -184,7 +184,7 @@ def _pcs_step(**options: Any) -> dict[str, tuple[str, int]]:
 class PcsNode(Sandbox):
     def __init__(self, tmp_path: Path, state: str = "IDLE") -> None:
         super().__init__(tmp_path, {"hostname": HOSTNAME, "pgrep": '#!/bin/bash\nexit "${FAKE_PGREP_RC:-0}"\n'})
-        self.add_stub("scontrol", SCONTROL, directory=PCS_BIN)
+        self.add_stub("scontrol", RACING_SCONTROL, directory=PCS_BIN)
         self.state_dir = tmp_path / "slurm"
         self.state_dir.mkdir()
         (self.state_dir / "state").write_text(state + "\n")
@@ -204,16 +204,22 @@ class PcsNode(Sandbox):
         return (self.state_dir / "state").read_text().strip(), (self.state_dir / "reason").read_text()
 
 
-def test_pcs_gate_drains_while_checking_then_resumes_a_healthy_node(tmp_path: Path) -> None:
+def test_pcs_gate_reserves_a_healthy_node_while_checking_and_writes_nothing_to_it(tmp_path: Path) -> None:
     node = PcsNode(tmp_path)
     run = node.gate()
     assert run.rc == 0, run.out
-    updates = [c for c in run.calls if c.startswith("scontrol update")]
-    assert updates == [
-        f"scontrol update nodename={NODE} state=drain reason={CHECKING_REASON}",
-        f"scontrol update nodename={NODE} state=resume",
-    ]
+    assert [c for c in run.calls if c.startswith("scontrol update")] == []
+    assert any(c.startswith("scontrol create reservation ReservationName=fmconstructs-checking-") for c in run.calls)
+    assert any(c.startswith("scontrol delete reservation fmconstructs-checking-") for c in run.calls)
     assert node.node == ("IDLE", "")
+
+
+def test_pcs_gate_keeps_an_operator_drain_that_lands_while_it_looks(tmp_path: Path) -> None:
+    # loop (e) of the twin: the drain-while-checking gate overwrote it when it landed between its look and its drain
+    node = PcsNode(tmp_path)
+    run = node.gate(FAKE_DRAIN_AT="3")
+    assert run.rc == 0, run.out
+    assert node.node == ("IDLE+DRAIN", OPERATOR_REASON)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
-"""fmconstructs.health.render_slurm_boot_gate: a node stays drained until its boot checks pass, is resumed only while
-the drain is still ours (never a node an operator drained), and stays drained with the failing check as its reason;
-shellchecked and run in a sandbox with a stateful stub scontrol."""
+"""fmconstructs.health.render_slurm_boot_gate: a node takes no new job until its boot checks pass (drained or, race-free,
+reserved while it checks), is resumed only while the drain is still ours (never a node an operator drained), and
+stays drained with the failing check as its reason; shellchecked and run in a sandbox with a stateful stub scontrol
+(one that can also let an operator drain the node between two of the gate's calls)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from fmconstructs.health import (
 
 from tests.conftest import require_tool
 from tests.support.health_checks import Run, Sandbox
-from tests.support.health_slurm_gate import HOSTNAME, SCONTROL
+from tests.support.health_slurm_gate import HOSTNAME, OPERATOR_REASON, RACING_SCONTROL, SCONTROL
 
 NODE = "gpu-st-p5-1"
 
@@ -115,6 +116,83 @@ def test_an_operator_drain_during_the_checks_is_kept(tmp_path: Path, failing: bo
     assert "drained meanwhile by someone else" in run.out
 
 
+RESERVE = {"drain_while_checking": False, "reserve_while_checking": True}
+#: The gate's looks at the node on a pass of a node drained by nobody: its name, its drain (reason, then state), then
+#: whether to resume (reason) and whether someone else drained it (reason, state).
+LOOKS = range(1, 7)
+
+
+def racing(tmp_path: Path) -> Cluster:
+    cluster = Cluster(tmp_path)
+    cluster.add_stub("scontrol", RACING_SCONTROL, directory="opt/slurm/bin")
+    return cluster
+
+
+def test_reserving_while_checking_writes_nothing_to_a_passing_node(tmp_path: Path) -> None:
+    cluster = racing(tmp_path)
+    run = cluster.gate(gate=RESERVE)
+    assert run.rc == 0, run.out
+    assert cluster.updates(run) == []
+    create = next(i for i, c in enumerate(run.calls) if c.startswith("scontrol create reservation"))
+    assert f"ReservationName=fmconstructs-checking-{NODE} Nodes={NODE} Users=root StartTime=now" in run.calls[create]
+    assert "Flags=IGNORE_JOBS,OVERLAP" in run.calls[create]
+    assert create < run.calls.index("nvidia-smi --query-gpu=index,driver_version --format=csv,noheader")
+    delete = run.calls.index(f"scontrol delete reservation fmconstructs-checking-{NODE}")
+    assert run.calls.index("dcgmi diag -r 1") < delete
+    assert not list((tmp_path / "slurm" / "reservations").iterdir())
+    assert cluster.node == ("IDLE", "")
+
+
+def test_reserving_while_checking_drains_a_failing_node_and_deletes_the_reservation(tmp_path: Path) -> None:
+    cluster = racing(tmp_path)
+    run = cluster.gate(gate=RESERVE, FAKE_GPU_COUNT="7")
+    assert run.rc == 1
+    assert cluster.node == ("IDLE+DRAIN", "fmconstructs: gpu-count: 7 GPUs visible, expected 8")
+    assert not list((tmp_path / "slurm" / "reservations").iterdir())
+
+
+@pytest.mark.parametrize("look", LOOKS)
+def test_reserving_while_checking_never_loses_an_operator_drain(tmp_path: Path, look: int) -> None:
+    # an operator drains the node just before any one of the gate's looks at it (between a look and a write)
+    cluster = racing(tmp_path)
+    run = cluster.gate(gate=RESERVE, FAKE_DRAIN_AT=str(look))
+    assert run.rc == 0, run.out
+    assert int((tmp_path / "slurm" / "looks").read_text()) >= look  # the drain landed
+    assert not [c for c in run.calls if "state=resume" in c or "reason=fmconstructs" in c]
+    assert cluster.node == ("IDLE+DRAIN", OPERATOR_REASON)
+
+
+def test_draining_while_checking_loses_an_operator_drain_between_its_look_and_its_drain(tmp_path: Path) -> None:
+    # What loop (e) of the twin found on PCS (tests/twin/test_twin_slurm_loops.py): the gate reads the reason (none),
+    # the operator drains, the gate reads the state (DRAIN, but the reason it read was empty), drains with its own
+    # reason over the operator's, passes and resumes. Slurm has no compare-and-set: why PCS reserves instead.
+    cluster = racing(tmp_path)
+    run = cluster.gate(FAKE_DRAIN_AT="3")
+    assert run.rc == 0, run.out
+    assert cluster.updates(run) == [
+        f"scontrol update nodename={NODE} state=drain reason={CHECKING_REASON}",
+        f"scontrol update nodename={NODE} state=resume",
+    ]
+    assert cluster.node == ("IDLE", "")
+
+
+def test_reserving_while_checking_resumes_a_drain_of_its_own_from_an_earlier_run(tmp_path: Path) -> None:
+    cluster = racing(tmp_path)
+    (tmp_path / "slurm" / "state").write_text("IDLE+DRAIN\n")
+    (tmp_path / "slurm" / "reason").write_text("fmconstructs: efa-devices: 31 EFA devices, expected 32")
+    run = cluster.gate(gate=RESERVE)
+    assert run.rc == 0, run.out
+    assert cluster.updates(run) == [f"scontrol update nodename={NODE} state=resume"]
+    assert cluster.node == ("IDLE", "")
+
+
+def test_reserving_and_draining_while_checking_are_exclusive() -> None:
+    spec = NodeCheckSpec.for_instance_type("p5.48xlarge")
+    with pytest.raises(FmValidationError) as error:
+        render_slurm_boot_gate(spec, slurm_bin_dir="/opt/slurm/bin", reserve_while_checking=True)
+    assert error.value.parameter == "reserve_while_checking"
+
+
 def test_a_node_drained_by_an_earlier_failed_gate_is_resumed_when_it_passes(tmp_path: Path) -> None:
     cluster = Cluster(tmp_path, state="IDLE+DRAIN", reason="fmconstructs: gpu-xid: Xid 79 (fatal) on PCI:0000:53:00")
     run = cluster.gate()
@@ -168,7 +246,7 @@ def test_without_a_slurm_node_the_checks_run_ungated(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "gate",
-    [{}, {"drain_while_checking": False}, {"node_name_command": "cat /etc/fmconstructs/nodename"}],
+    [{}, {"drain_while_checking": False}, RESERVE, {"node_name_command": "cat /etc/fmconstructs/nodename"}],
 )
 @pytest.mark.parametrize("instance_type", ["p5.48xlarge", "p6e-gb200.36xlarge"])
 def test_gate_passes_shellcheck(tmp_path: Path, gate: dict[str, Any], instance_type: str) -> None:
@@ -202,6 +280,7 @@ def test_gate_uses_the_clusters_slurm() -> None:
         ({"node_name_command": "echo @NODE@"}, "node_name_command"),
         ({"node_name_command": ""}, "node_name_command"),
         ({"drain_while_checking": "yes"}, "drain_while_checking"),
+        ({"drain_while_checking": False, "reserve_while_checking": 1}, "reserve_while_checking"),
         ({"node_wait_seconds": -1}, "node_wait_seconds"),
         ({"node_wait_seconds": 3601}, "node_wait_seconds"),
     ],

@@ -1,6 +1,7 @@
 """fmconstructs.health.render_slurm_idle_check: Slurm's HealthCheckProgram between jobs. A failing node is drained with
-``fmconstructs: <check>: <reason>``; a drained node (an operator's, the boot gate's, an earlier failure) is left alone
-and not checked; nothing is ever resumed; each run fits slurmd's 60 s. Shellchecked and run in a sandbox with the
+``fmconstructs: <check>: <reason>``; a node drained for one of its own checks is resumed once that check passes again;
+any other drained node (an operator's, the boot gate's while it checks, remediation's, a boot-only check's) is left
+alone and not checked; an operator's drain is never resumed, whenever it lands; each run fits slurmd's 60 s. Shellchecked and run in a sandbox with the
 stateful stub scontrol of the boot gate's tests."""
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from fmconstructs.health.spec import IDLE_BUDGET_CAP_SECONDS
 
 from tests.conftest import require_tool
 from tests.support.health_checks import Run, Sandbox
-from tests.support.health_slurm_gate import HOSTNAME, SCONTROL
+from tests.support.health_slurm_gate import HOSTNAME, OPERATOR_REASON, RACING_SCONTROL
 
 NODE = "gpu-st-p5-1"
 TEXTFILE_DIR = "/var/lib/node_exporter/textfile"
@@ -36,7 +37,7 @@ SCONTROL_CALLS, SCONTROL_TIMEOUT = 3, 5
 class Node(Sandbox):
     def __init__(self, tmp_path: Path, state: str = "IDLE", reason: str = "") -> None:
         super().__init__(tmp_path, {"hostname": HOSTNAME})
-        self.add_stub("scontrol", SCONTROL, directory="opt/slurm/bin")
+        self.add_stub("scontrol", RACING_SCONTROL, directory="opt/slurm/bin")
         self.state_dir = tmp_path / "slurm"
         self.state_dir.mkdir()
         (self.state_dir / "state").write_text(state + "\n")
@@ -103,7 +104,9 @@ def test_a_failing_node_is_drained_with_the_failing_check_as_reason(
     [
         "ops: replacing a DIMM",  # an operator's drain
         "fmconstructs: node checks running",  # the boot gate, checking
-        "fmconstructs: gpu-xid: Xid 79 on PCI:0000:53:00",  # an earlier failure: remediation's now
+        "fmconstructs: remediation: replace: gpu-xid: Xid 79 (fatal) on PCI:0000:53:00",  # remediation's
+        "fmconstructs: dcgm-diag: dcgmi diag -r 2: Memory Fail",  # a boot-only check: no idle run can lift it
+        "Prolog error",  # Slurm's own: remediation takes it
     ],
 )
 @pytest.mark.parametrize("failing", [False, True])
@@ -113,6 +116,46 @@ def test_a_drained_node_is_not_checked_and_never_touched(tmp_path: Path, reason:
     assert run.rc == 0, run.out
     assert not node.checked(run) and node.updates(run) == []
     assert node.node == ("IDLE+DRAIN", reason)  # never resumed, reason kept
+
+
+OWN_DRAIN = "fmconstructs: efa-devices: 31 EFA devices, expected 32"
+
+
+def test_a_node_drained_for_one_of_its_checks_is_resumed_when_it_passes_again(tmp_path: Path) -> None:
+    node = Node(tmp_path, state="IDLE+DRAIN", reason=OWN_DRAIN)
+    run = node.check()
+    assert run.rc == 0, run.out
+    assert node.checked(run)
+    assert node.updates(run) == [f"scontrol update nodename={NODE} state=resume"]
+    assert node.node == ("IDLE", "")
+    assert f"IDLE: {NODE} passed the check it was drained for ({OWN_DRAIN}" in run.out
+
+
+def test_a_node_drained_for_one_of_its_checks_stays_drained_while_it_fails(tmp_path: Path) -> None:
+    node = Node(tmp_path, state="IDLE+DRAIN", reason=OWN_DRAIN)
+    run = node.check(FAKE_EFA_COUNT="31")
+    assert run.rc == 1
+    assert node.updates(run) == []
+    assert node.node == ("IDLE+DRAIN", OWN_DRAIN)  # the reason is the first failure's, untouched
+
+
+@pytest.mark.parametrize("look", [1, 2])
+def test_an_operator_drain_over_its_own_is_never_resumed(tmp_path: Path, look: int) -> None:
+    # the operator drains the node (its reason replaces ours) before the first look, or between it and the resume
+    node = Node(tmp_path, state="IDLE+DRAIN", reason=OWN_DRAIN)
+    run = node.check(FAKE_DRAIN_AT=str(look))
+    assert run.rc == 0, run.out
+    assert int((tmp_path / "slurm" / "looks").read_text()) >= look  # the drain landed
+    assert node.updates(run) == []
+    assert node.node == ("IDLE+DRAIN", OPERATOR_REASON)
+
+
+@pytest.mark.parametrize("failing", [False, True])
+@pytest.mark.parametrize(("state", "reason"), [("IDLE", ""), ("IDLE+DRAIN", OWN_DRAIN), ("IDLE+DRAIN", "ops: x")])
+def test_no_run_takes_more_than_three_scontrol_calls(tmp_path: Path, failing: bool, state: str, reason: str) -> None:
+    node = Node(tmp_path, state=state, reason=reason)
+    run = node.check(**({"FAKE_EFA_COUNT": "31"} if failing else {}))
+    assert len([c for c in run.calls if c.startswith("scontrol")]) <= SCONTROL_CALLS, run.calls
 
 
 def test_a_drain_during_the_checks_is_kept(tmp_path: Path) -> None:
@@ -179,7 +222,7 @@ def test_every_idle_run_fits_slurmds_limit(instance_type: str) -> None:
     total = spec.total_budget_seconds(CheckMode.IDLE) + SCONTROL_CALLS * SCONTROL_TIMEOUT
     assert total < SLURMD_LIMIT_SECONDS
     script = render_slurm_idle_check(spec, slurm_bin_dir=pcs_slurm_bin_dir("24.11"))
-    assert script.count("state=drain") == 1 and "state=resume" not in script
+    assert script.count("state=drain") == 1 and script.count("state=resume") == 1
     assert f"timeout {SCONTROL_TIMEOUT} scontrol" in script
 
 

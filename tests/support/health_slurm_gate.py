@@ -41,3 +41,33 @@ exit 2
 HOSTNAME = (
     '#!/bin/bash\ncase "$1" in -I) echo "${FAKE_IPS-10.0.0.5} " ;; *) echo "${FAKE_HOSTNAME:-gpu-st-p5-1}" ;; esac\n'
 )
+
+#: :data:`SCONTROL` that also keeps reservations (``$SLURM_STATE/reservations/<name>``) and, with
+#: ``FAKE_DRAIN_AT=<n>``, lets an operator drain the node (reason :data:`OPERATOR_REASON`) just before it answers its
+#: n-th ``show node``: a drain that lands between a script's look at the node and its next write.
+OPERATOR_REASON = "ops: bad DIMM"
+RACING_SCONTROL = SCONTROL.replace(
+    'state=$(cat "$state_file" 2>/dev/null || echo IDLE)',
+    r"""resv="${SLURM_STATE}/reservations"
+mkdir -p "$resv"
+case "$1 $2" in
+  "show reservation") [ -f "$resv/$3" ] && { cat "$resv/$3"; exit 0; }; echo "Reservation $3 not found"; exit 1 ;;
+  "delete reservation") rm "$resv/$3" 2>/dev/null; exit $? ;;
+  "create reservation")
+    name=""
+    for arg in "${@:3}"; do case "$arg" in ReservationName=*) name="${arg#*=}" ;; esac; done
+    echo "ReservationName=$name ${*:3}" >"$resv/$name"
+    exit 0 ;;
+esac
+if [ -n "${FAKE_DRAIN_AT:-}" ] && [[ "$*" == *"show node"* ]]; then
+  looks=$(( $(cat "${SLURM_STATE}/looks" 2>/dev/null || echo 0) + 1 ))
+  echo "$looks" >"${SLURM_STATE}/looks"
+  if [ "$looks" -eq "$FAKE_DRAIN_AT" ]; then
+    now=$(cat "$state_file" 2>/dev/null || echo IDLE)
+    [[ "$now" == *DRAIN* ]] || now="${now}+DRAIN"
+    echo "$now" >"$state_file"
+    printf '%s' "@OPERATOR_REASON@" >"$reason_file"
+  fi
+fi
+state=$(cat "$state_file" 2>/dev/null || echo IDLE)""".replace("@OPERATOR_REASON@", OPERATOR_REASON),
+)

@@ -31,6 +31,7 @@ from .procs import TwinError
 from .rendered import Bootstrap, Rendered
 from .root import twin_root
 from .slurm import SlurmTwin, TwinNode
+from .timescale import scale_slurm_settings
 
 __all__ = ["PROFILES", "BackendProfile", "TwinCluster"]
 
@@ -71,6 +72,12 @@ class BackendProfile:
     slurmd_first: bool
     #: The node name prefix the service gives GPU nodes.
     node_prefix: str = "gpu"
+    #: Where the service keeps slurm.conf when the library's steps edit it (the twin's /etc/slurm is that
+    #: directory then); None: the library never opens slurm.conf.
+    slurm_conf_dir: str | None = None
+    #: Steps of a controller bootstrap the twin runs on the controller once slurmctld is up, before the nodes boot:
+    #: (bootstrap path substring, step name). Their ``systemctl restart slurmctld`` restarts the twin's slurmctld.
+    controller_steps: tuple[tuple[str, str], ...] = ()
 
 
 PROFILES: dict[Backend, BackendProfile] = {
@@ -102,7 +109,48 @@ PROFILES: dict[Backend, BackendProfile] = {
         boot_steps=("node-health",),
         slurmd_first=True,
     ),
+    # HyperPod Slurm with the API-driven configuration (TrainingPlatform's default on HyperPod): HyperPod's AMI
+    # configures and starts Slurm, then runs each group's OnInitComplete (fmconstructs.hyperpod.lifecycle: "after
+    # HyperPod configured and started Slurm"), so slurmd runs before the GPU group's steps. The AMI's slurmd runs
+    # the files of /opt/slurm/etc/prolog.d and epilog.d (awsome-distributed-training 0edaf15,
+    # 1.architectures/5.sagemaker-hyperpod/Extensions/observability/README.md: the AMI provides
+    # "/opt/slurm/etc/prolog.d/700_dcgm_job_map_register.sh" and ".../epilog.d/700_dcgm_job_map_cleanup.sh");
+    # the glob form of Prolog=/Epilog= below is UNCONFIRMED (the AMI's slurm.conf is not published; the
+    # published base-config's start_slurm.sh, for OnCreate clusters, sets Prolog=/opt/slurm/etc/scripts/prolog.sh
+    # instead), and so is whether it sets nohold_on_prolog_fail (not set here; the library's HyperPod pieces never
+    # fail a job). The AMI's own 700_ pieces are not in the twin (not published). slurm.conf is
+    # /opt/slurm/etc/slurm.conf (base-config lifecycle_script.py SLURM_CONF; fmconstructs.hyperpod.slurm_scripts),
+    # which the controller's PrologFlags step edits. Slurm's commands: /opt/slurm/bin (base-config
+    # observability/install_slurm_exporter.sh: PATH=/opt/slurm/bin). What HyperPod itself does to nodes (deep
+    # health checks in a maintenance reservation, its health monitoring agent, node recovery) is HyperPod's agent,
+    # which the twin does not run.
+    Backend.HYPERPOD: BackendProfile(
+        backend=Backend.HYPERPOD,
+        service_settings=(
+            ("Prolog", "/opt/slurm/etc/prolog.d/*"),
+            ("Epilog", "/opt/slurm/etc/epilog.d/*"),
+        ),
+        slurm_bin_dirs=("/opt/slurm/bin",),
+        controller_bootstraps=("Bootstrap-controller",),
+        gpu_bootstrap="Bootstrap-gpu",
+        boot_steps=("slurm-scripts",),
+        slurmd_first=True,
+        slurm_conf_dir="/opt/slurm/etc",
+        controller_steps=(("Bootstrap-controller", "slurm-prolog-flags"),),
+    ),
 }
+
+#: The controller's ``systemctl`` in the twin (on PATH for the controller steps only): ``restart slurmctld`` asks
+#: the twin to restart its slurmctld (done when the step ends); anything else succeeds and does nothing.
+_CONTROLLER_BIN = "/opt/twin/controller-bin"
+_RESTART_REQUEST = "/opt/twin/controller-bin/restart-slurmctld"
+_CONTROLLER_SYSTEMCTL = f"""#!/bin/bash
+# The cluster twin's controller systemctl (tests/support/twin/cluster.py).
+if [ "$1" = restart ] && [ "${{2%.service}}" = slurmctld ]; then
+  touch {_RESTART_REQUEST}
+fi
+exit 0
+"""
 
 
 @dataclass
@@ -139,9 +187,9 @@ class TwinCluster:
         return [f"{prefix}-{i}" for i in range(1, self.nodes + 1)]
 
     def settings(self) -> list[tuple[str, str]]:
-        """The service's lines, then the library's settings, as given."""
+        """The service's lines, then the library's settings, as given (schedules in twin time: :mod:`.timescale`)."""
         gres = [("GresTypes", "gpu")] if self.gpus else []
-        return [*self.profile.service_settings, *gres, *self.rendered.slurm_settings()]
+        return scale_slurm_settings([*self.profile.service_settings, *gres, *self.rendered.slurm_settings()])
 
     def shared_dir(self, path: str) -> Path:
         """The host directory of a shared path (``/fsx``)."""
@@ -178,6 +226,7 @@ class TwinCluster:
             cpus=self.cpus,
             shared_dirs=[(self.shared_dir(p), p) for p in self.shared],
         )
+        self._link_slurm_conf_dir()
         self.slurm.namespace.start()
         self.slurm._make_nodes()
         self._install_commands()
@@ -190,9 +239,37 @@ class TwinCluster:
         if self.before_controller is not None:
             self.before_controller(self)
         self.slurm.start_controller()
+        self._run_controller_steps()
         if boot:
             self.boot_all()
         return self
+
+    def _link_slurm_conf_dir(self) -> None:
+        """Where the service keeps slurm.conf (``slurm_conf_dir``) is the twin's /etc/slurm: one directory."""
+        if self.profile.slurm_conf_dir is None:
+            return
+        shared = self.home / "opt" / self.profile.slurm_conf_dir.removeprefix("/opt/")
+        shared.mkdir(parents=True, exist_ok=True)
+        (self.home / "etc-slurm").symlink_to(shared, target_is_directory=True)
+
+    def _run_controller_steps(self) -> None:
+        """The controller's steps (``controller_steps``), then the slurmctld restart they asked for."""
+        assert self.slurm is not None
+        if not self.profile.controller_steps:
+            return
+        self.slurm.install(f"{_CONTROLLER_BIN}/systemctl", _CONTROLLER_SYSTEMCTL)
+        request = self.home / _RESTART_REQUEST.removeprefix("/")
+        path = f"{_CONTROLLER_BIN}:{self.slurm.env()['PATH']}"
+        for contains, step_name in self.profile.controller_steps:
+            step = self.rendered.bootstrap(contains).step(step_name)
+            if step is None:
+                raise TwinError(f"no step {step_name!r} in the bootstrap {contains!r}")
+            done = self.slurm.run(["/usr/bin/env", f"PATH={path}", "/bin/bash", "-c", step.script], check=False)
+            with (self.home / "log" / "twin-controller-steps.log").open("a") as out:
+                out.write(f"== step {step_name}: exit {done.returncode}\n{done.stdout}{done.stderr}")
+        if request.exists():
+            request.unlink()
+            self.slurm.restart_controller()
 
     def boot_all(self) -> None:
         for name in self.node_names:

@@ -296,6 +296,20 @@ class SlurmTwin:
         self.daemons.start(self._ctld)
         wait_for("slurmctld", lambda: self.run(["scontrol", "ping"], check=False).returncode == 0, 30)
 
+    def restart_controller(self) -> None:
+        """Stop slurmctld and start it again on slurm.conf as it is now (not rewritten): what a service's
+        ``systemctl restart slurmctld`` is to the twin."""
+        if self._ctld is not None:
+            self.daemons.stop(self._ctld)
+        self._ctld = Daemon(
+            "slurmctld",
+            self.argv(["/usr/sbin/slurmctld", "-D", "-i"]),
+            self.home / "log" / "slurmctld.out",
+            env=self.env(),
+        )
+        self.daemons.start(self._ctld)
+        wait_for("slurmctld", lambda: self.run(["scontrol", "ping"], check=False).returncode == 0, 30)
+
     def start_slurmd(self, name: str) -> Daemon:
         node = self.nodes[name]
         node.slurmd = Daemon(

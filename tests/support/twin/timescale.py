@@ -18,6 +18,8 @@ them):
   ``--query.lookback-delta`` (default 5m), so staleness and re-sending keep their ratio to the scrape interval;
 - an Alertmanager configuration (:func:`scale_alertmanager_config`): ``global.resolve_timeout`` and every route's
   ``group_wait``, ``group_interval`` and ``repeat_interval``, child routes included;
+- the Slurm settings the library renders (:func:`scale_slurm_settings`): ``HealthCheckInterval`` (seconds, the idle
+  checks' schedule), whole seconds, at least 1;
 - the remediation handler's clock (:class:`LibraryClock`): it advances ``FACTOR`` library seconds per twin second, so
   the handler's hourly windows (rate limit, idempotency claims) last one twin minute;
 - check schedules the library renders as seconds (:func:`scale_check_schedule`): the NCCL job script's report
@@ -59,6 +61,7 @@ __all__ = [
     "scale_prometheus_config",
     "scale_promql",
     "scale_rules_yaml",
+    "scale_slurm_settings",
     "systemd_seconds",
     "twin_seconds",
     "unscale_duration",
@@ -235,6 +238,24 @@ def systemd_seconds(span: str) -> float:
             raise ValueError(f"not a systemd time span: {span!r}")
         total += float(number) * _SYSTEMD_UNITS.get(unit or "s", 1)
     return total
+
+
+#: Slurm settings that are a schedule in seconds (slurm.conf(5) ``HealthCheckInterval``: "The interval in seconds
+#: between executions of HealthCheckProgram").
+SLURM_SECONDS_SETTINGS = ("HealthCheckInterval",)
+
+
+def scale_slurm_settings(
+    settings: list[tuple[str, str]] | tuple[tuple[str, str], ...], factor: int = FACTOR
+) -> list[tuple[str, str]]:
+    """The (name, value) Slurm settings with each schedule of :data:`SLURM_SECONDS_SETTINGS` in twin time (whole
+    seconds, at least 1; ``0``, which turns the schedule off, stays); the rest as given."""
+    scaled: list[tuple[str, str]] = []
+    for name, value in settings:
+        if name in SLURM_SECONDS_SETTINGS and value.isdigit() and int(value) > 0:
+            value = str(max(1, round(int(value) / factor)))
+        scaled.append((name, value))
+    return scaled
 
 
 @dataclass
