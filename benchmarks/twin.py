@@ -1,10 +1,11 @@
 """The cluster twin tier's run time (issue 29: "the whole tier within about 5 minutes on a 2-core machine").
 
-``make bench-twin`` runs ``pytest tests/twin`` N times (default 1: one run starts real Slurm, Prometheus and
-Alertmanager clusters for minutes) in a fresh process each, the Debian root already cached, and prints the wall time
-of each run and each test file's share (the sum of its tests' set-up, call and tear-down durations, from pytest's
-JUnit XML). Speed is measured here, never asserted in a test. Figures are from one shared, noisy machine: compare
-ratios between runs of the same machine, not absolute times.
+``make bench-twin`` runs ``pytest -n 2 --dist loadfile tests/twin`` (as ``make test`` runs it: both cores, one test
+file per worker at a time) N times (default 1: one run starts real Slurm, Prometheus and Alertmanager clusters for
+minutes) in a fresh process each, the Debian root already cached, and prints the wall time of each run and each test
+file's share (the sum of its tests' durations, from pytest's JUnit XML; the files of one worker run one after the
+other, so the wall time is about the larger worker's sum). Speed is measured here, never asserted in a test.
+Figures are from one shared, noisy machine: compare ratios between runs of the same machine, not absolute times.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def run_once() -> tuple[float, int, dict[str, float]]:
     """One run of the tier: wall seconds, pytest's exit code, seconds per file."""
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "twin.xml"
-        argv = [sys.executable, "-m", "pytest", "tests/twin", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"]
+        argv = [sys.executable, "-m", "pytest", "tests/twin", "-q", "-n", "2", "--dist", "loadfile"]
+        argv += ["-p", "no:cacheprovider", f"--junitxml={junit}"]
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
         wall = time.perf_counter() - start

@@ -44,7 +44,9 @@ from tests.support.twin.observed import ObservedCluster
 from tests.support.twin.rendered import build_platform
 from tests.support.twin.timescale import twin_seconds
 
-BACKENDS = [Backend.PCS, Backend.PARALLELCLUSTER]
+#: This file runs the loops on PCS; test_twin_nccl_and_job_mapping_parallelcluster.py runs the same tests on
+#: ParallelCluster (one file per backend, so that `pytest -n 2 --dist loadfile` runs them side by side).
+BACKENDS = [Backend.PCS]
 #: The only changes to the platform's default check (module notes).
 SCHEDULE = {"schedule": "*/5 * * * *", "on_calendar": "*:0/5", "time_limit_minutes": 5}
 STALE_GRACE = "5m"
@@ -79,11 +81,16 @@ def _health() -> PlatformHealth:
 
 @pytest.fixture(scope="module", params=BACKENDS, ids=lambda b: b.value)
 def twin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
+    yield from backend_twin(request.param, tmp_path_factory)
+
+
+def backend_twin(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
+    """The observed cluster of ``backend`` with the NCCL twin installed (both backends' files use it)."""
     require_twin()
     for binary, package in BINARIES:
         require_tool(binary, package)
-    rendered = build_platform(request.param, nodes=4, health=_health())
-    home: Path = tmp_path_factory.mktemp(f"nccl-{request.param.value}")
+    rendered = build_platform(backend, nodes=4, health=_health())
+    home: Path = tmp_path_factory.mktemp(f"nccl-{backend.value}")
     with ObservedCluster(rendered, home, file_transform=nccl_file_transform) as observed:
         observed.start()
         assert rendered.platform.nccl_check is not None
