@@ -37,6 +37,8 @@ Nodes are addressed by slot (``gpu-1`` ...): a replacement takes its predecessor
 from __future__ import annotations
 
 import base64
+import contextlib
+import io
 import itertools
 import json
 import re
@@ -63,10 +65,13 @@ from .procs import Daemon, Daemons, TwinError, wait_for
 from .remediation import RemediationBridge
 from .sns import SnsReceiver
 
-__all__ = ["GATE_TOKEN", "EksNode", "EksTwin"]
+__all__ = ["ADMIN_TOKEN", "GATE_TOKEN", "EksNode", "EksTwin", "metric_filter_matches"]
 
 GATE_TOKEN = "twin-node-checks-service-account-token"
 GATE_USER = "system:serviceaccount:kube-system:fmconstructs-node-checks"
+#: An operator's kubectl (cluster admin) in the twin.
+ADMIN_TOKEN = "twin-cluster-admin-token"
+ADMIN_USER = "kubernetes-admin"
 REMEDIATION_USER = "eks:fmconstructs-node-remediation"
 _SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 _NSENTER = re.compile(r"nsenter --target 1(?: --[a-z]+)+ -- ")
@@ -86,6 +91,26 @@ def _eks_user(token: str) -> str | None:
     if query.get("Action") != "GetCallerIdentity" or handler_kube.CLUSTER_ID_HEADER not in signed:
         return None
     return REMEDIATION_USER
+
+
+_FILTER_TERM = re.compile(r'\(?\s*\$\.([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"([^"]*)"\s*\)?')
+
+
+def metric_filter_matches(pattern: str, event: Mapping[str, Any]) -> bool:
+    """A CloudWatch Logs JSON filter pattern of ``$.field = "value"`` terms joined by ``&&`` (the form the
+    remediation construct renders; CloudWatch Logs User Guide "Filter pattern syntax", JSON log events) against one
+    JSON log event. Any other pattern raises: the twin does not guess at CloudWatch's syntax."""
+    body = pattern.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        raise TwinError(f"not a JSON filter pattern: {pattern!r}")
+    terms = [t.strip() for t in body[1:-1].split("&&")]
+    wanted = []
+    for term in terms:
+        match = _FILTER_TERM.fullmatch(term)
+        if match is None:
+            raise TwinError(f'the twin evaluates only $.field = "value" && ... patterns, not {term!r}')
+        wanted.append((match.group(1), match.group(2)))
+    return all(str(event.get(key)) == value for key, value in wanted)
 
 
 @dataclass
@@ -123,7 +148,9 @@ class EksTwin:
         self.rendered: EksRendered = eks_rendered(template)
         self.remediation = remediation_artifacts(template)
         self.daemons = Daemons()
-        self.api = FakeKubeApi(home / "api", tokens={GATE_TOKEN: GATE_USER}, token_check=_eks_user)
+        self.api = FakeKubeApi(
+            home / "api", tokens={GATE_TOKEN: GATE_USER, ADMIN_TOKEN: ADMIN_USER}, token_check=_eks_user
+        )
         self.bridge = RemediationBridge(
             self.remediation,
             replace=self._on_terminate,
@@ -133,7 +160,7 @@ class EksTwin:
         )
         self.receiver = SnsReceiver(
             self.remediation.topic_arn,
-            self.bridge,
+            self._deliver,
             filter_policy=self.remediation.filter_policy,
             secret_key=DUMMY_SECRET_ACCESS_KEY,
         )
@@ -143,6 +170,8 @@ class EksTwin:
         self.lock = threading.RLock()
         self._addresses = itertools.count(11)
         self._workers: list[threading.Thread] = []
+        #: The handler's log lines (its stdout: what CloudWatch Logs would keep), one JSON object each.
+        self.handler_log: list[dict[str, Any]] = []
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -165,6 +194,21 @@ class EksTwin:
         self.receiver.close()
         self.bridge.close()
         self.api.close()
+
+    def _deliver(self, event: dict[str, Any]) -> object:
+        """The Lambda invocation: the bridge runs the handler; its stdout is the function's log."""
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                return self.bridge(event)
+        finally:
+            for line in out.getvalue().splitlines():
+                with contextlib.suppress(ValueError):
+                    self.handler_log.append(json.loads(line))
+
+    def admin(self) -> handler_kube.KubeApi:
+        """An operator's client (cluster admin), e.g. ``twin.admin().request("PATCH", ...)`` for a cordon."""
+        return handler_kube.KubeApi(self.api.endpoint, self.api.ca_pem, ADMIN_TOKEN)
 
     def _no_slurm(self, script: str) -> tuple[int, str, str]:
         raise TwinError("the EKS handler ran a Slurm script")
@@ -296,10 +340,10 @@ class EksTwin:
             c for c in daemon_set["spec"]["template"]["spec"]["containers"] if c["name"] == "node-exporter"
         )
         flag = next(a for a in container["args"] if a.startswith("--collector.textfile.directory="))
-        inside = flag.split("=", 1)[1]
+        inside = str(flag).split("=", 1)[1]
         for mount, directory in self._mounts(node, "node-exporter", daemon_set, container).items():
             if inside == mount or inside.startswith(mount.rstrip("/") + "/"):
-                return directory / inside[len(mount) :].lstrip("/")
+                return Path(directory, inside[len(mount) :].lstrip("/"))
         raise TwinError(f"node-exporter's textfile directory {inside} is on no volume of its pod")
 
     def _start_pods(self, node: EksNode, *, first: bool) -> None:

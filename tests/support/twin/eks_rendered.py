@@ -69,7 +69,7 @@ def _resources(template: Mapping[str, Any], kind: str) -> dict[str, Mapping[str,
 
 
 def _gpu_group(template: Mapping[str, Any]) -> Mapping[str, Any]:
-    groups = [
+    groups: list[Mapping[str, Any]] = [
         g["Properties"]
         for g in _resources(template, "AWS::EKS::Nodegroup").values()
         if any(t.get("Key") == NODE_CHECKS_TAINT for t in g["Properties"].get("Taints") or [])
