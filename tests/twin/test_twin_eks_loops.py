@@ -111,12 +111,29 @@ def test_a_node_failing_its_boot_checks_keeps_its_taint_and_takes_no_pod(twin: E
     assert _workload_on(twin, bad.name) == []
 
 
+OPEN_BOOT_CHECKS = (
+    "open (issue 29, EKS): the EKS gate renders its BOOT checks with dcgm_level=None (fmconstructs/eks/health.py "
+    "EksNodeChecks.add_node_group), so it runs no dcgm-diag while the health page says every backend does"
+)
+OPEN_METRICS = (
+    "open (issue 29, EKS): the gate writes fm_node_checks_boot.prom to the host's /var/lib/node_exporter/textfile "
+    "(and skips it when the directory is absent), while the node-exporter DaemonSet reads an emptyDir at /textfile "
+    "(fmconstructs/observability/eks.py): FmNodeCheckFailed never fires on EKS"
+)
+OPEN_UNCORDON = (
+    "open (issue 29, EKS): after a remediation reboot the gate finds no node-checks taint and exits 'nothing to "
+    "do' (fmconstructs/health/kubernetes_gate.py); nothing removes remediation's cordon, the node takes no pods"
+)
+
+
+@pytest.mark.xfail(reason=OPEN_BOOT_CHECKS, strict=True)
 def test_a_the_gate_runs_every_boot_check_the_health_page_lists(twin: EksTwin) -> None:
     log = twin.node("gpu-1").gate_log()
     first = log.splitlines()[0]
     assert "dcgm-diag" in first, f"the EKS gate runs fewer checks than every other backend: {first}"
 
 
+@pytest.mark.xfail(reason=OPEN_METRICS, strict=True)
 def test_b_a_failed_boot_check_fires_the_alert_and_the_node_is_replaced(twin: EksTwin) -> None:
     bad = twin.node("gpu-2")
     prometheus = twin.monitoring.prometheus
@@ -131,6 +148,7 @@ def test_b_a_failed_boot_check_fires_the_alert_and_the_node_is_replaced(twin: Ek
     new = twin.replacement_of("gpu-2", bad.instance_id)
     assert twin.wait_gate("gpu-2") == 0, new.gate_log()
     assert TAINT not in _taints(twin, new.name)
+    _gpu_pods(twin, 2, prefix="after-b")  # the emptiest schedulable node takes the next pod
     wait_until("a pod on gpu-2's replacement", lambda: _workload_on(twin, new.name), 30)
 
 
@@ -146,6 +164,8 @@ def test_c_an_xid_79_during_work_cordons_evicts_and_replaces_the_node(twin: EksT
         assert ("Evicted", f"pod default/{pod} deleted (Evicted)") in twin.api.events_for(pod)
     new = twin.replacement_of("gpu-1", node.instance_id)
     assert twin.wait_gate("gpu-1") == 0, new.gate_log()
+    assert twin.api.pending() == [], "the evicted pods did not find another node"
+    _gpu_pods(twin, 2, prefix="after-c")  # the emptiest schedulable node takes the next pod
     wait_until("a pod on gpu-1's replacement", lambda: _workload_on(twin, new.name), 30)
 
 
@@ -162,6 +182,7 @@ def test_d_an_xid_94_notifies_and_leaves_the_node_in_service(twin: EksTwin) -> N
     assert set(before) <= set(_workload_on(twin, node.name))
 
 
+@pytest.mark.xfail(reason=OPEN_UNCORDON, strict=True)
 def test_c_a_reset_xid_reboots_and_the_gate_uncordons_the_node(twin: EksTwin) -> None:
     node = twin.node("gpu-4")
     twin.set_scenario("gpu-4", HEALTHY.but(xids=(94, 119)), xid=119)
