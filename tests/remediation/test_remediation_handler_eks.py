@@ -5,6 +5,7 @@ server)."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -220,3 +221,29 @@ def test_a_node_that_still_has_the_taint_is_not_patched_twice(world, api):
     world.run(sns_event(alert_record("GpuCriticalXid", gpu)), reboot, EKS_TARGET, kube_factory=api.factory())
     assert [b for m, _, b in api.state.calls if m == "PATCH" and isinstance(b, list)] == []
     assert api.state.nodes["ip-10-0-0-4"]["spec"]["taints"] == [GPU_TAINT, PENDING]
+
+
+def _eks_alert_record(alertname: str, node: str, **labels: str) -> dict[str, object]:
+    """An alert as the EKS scrape jobs label it: ``instance`` and ``node`` are the node's name, no ``instance_id``
+    (observability/eks_attribution.py ``service_job``)."""
+    alert = {"status": "firing", "labels": {"alertname": alertname, "instance": node, "node": node, **labels}}
+    message = {"receiver": "sns", "status": "firing", "alerts": [alert]}
+    return {"EventSource": "aws:sns", "Sns": {"Message": json.dumps(message), "MessageAttributes": {}}}
+
+
+def test_an_eks_alert_naming_the_node_acts_on_that_nodes_instance(world, api):
+    # found by the cluster twin (tests/twin/test_twin_eks_loops.py): before, every EKS alert was skipped (no
+    # instance id in its labels) and EKS remediation never acted on an alert
+    (gpu,) = _nodes(world, api, 1)
+    event = sns_event(_eks_alert_record("GpuCriticalXid", "ip-10-0-0-0", fmconstructs_trigger="fatal-xid"))
+    result = world.run(event, policy(), EKS_TARGET, kube_factory=api.factory())
+    assert [(r["instance"], r["outcome"]) for r in result["records"]] == [(gpu, "replaced")]
+    assert api.state.nodes["ip-10-0-0-0"]["spec"]["unschedulable"] is True
+    assert world.state(gpu) in ("shutting-down", "terminated")
+
+
+def test_an_eks_alert_naming_a_node_that_is_gone_is_not_in_the_cluster(world, api):
+    _nodes(world, api, 1)
+    event = sns_event(_eks_alert_record("GpuCriticalXid", "ip-10-9-9-9", fmconstructs_trigger="fatal-xid"))
+    result = world.run(event, policy(), EKS_TARGET, kube_factory=api.factory())
+    assert [(r["instance"], r["outcome"]) for r in result["records"]] == [("ip-10-9-9-9", "not-in-cluster")]

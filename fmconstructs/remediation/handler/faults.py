@@ -55,6 +55,9 @@ class Fault:
     cluster: str = ""
     starts_at: str = ""
     details: dict[str, str] = field(default_factory=dict)
+    #: The Kubernetes node an EKS alert names (label ``node``) when it names no instance; the handler finds the
+    #: instance from the node's ``spec.providerID`` (``instance_id`` is '' until then).
+    node: str = ""
 
 
 def instance_of(labels: dict[str, str]) -> str:
@@ -65,6 +68,12 @@ def instance_of(labels: dict[str, str]) -> str:
         if INSTANCE_ID.fullmatch(value):
             return value
     return ""
+
+
+def node_of(labels: dict[str, str]) -> str:
+    """The Kubernetes node an alert names: label ``node`` (the EKS scrape jobs set ``node`` and ``instance`` to the
+    pod's node name: observability/eks_attribution.py ``service_job``), or ''."""
+    return str(labels.get("node") or "")
 
 
 def trigger_of(labels: dict[str, str], alert_triggers: dict[str, str]) -> str:
@@ -126,8 +135,9 @@ def alert_faults(message: str, alert_triggers: dict[str, str]) -> tuple[list[Fau
     for alert in alerts:
         labels = {str(k): str(v) for k, v in (alert.get("labels") or {}).items()}
         instance = instance_of(labels)
+        node = "" if instance else node_of(labels)
         trigger = trigger_of(labels, alert_triggers)
-        if str(alert.get("status") or "firing") != "firing" or not instance or not trigger:
+        if str(alert.get("status") or "firing") != "firing" or not (instance or node) or not trigger:
             skipped += 1
             continue
         details = {"alertname": labels.get("alertname", ""), "source_alert": labels.get("alertname", "")}
@@ -141,6 +151,7 @@ def alert_faults(message: str, alert_triggers: dict[str, str]) -> tuple[list[Fau
                 source=f"alert {labels.get('alertname', '?')}",
                 cluster=labels.get("cluster", ""),
                 details=details,
+                node=node,
             )
         )
     return faults, skipped

@@ -4,7 +4,9 @@ Input: Alertmanager notifications from the alert topic (SNS) and AWS Health EC2 
 (EventBridge); :mod:`faults` turns them into (instance, trigger) faults. For each fault, while the invocation's
 deadline allows (:class:`runtime.Deadline`), the handler:
 
-1. checks that the instance belongs to the cluster (EC2 tags, Auto Scaling membership or the Kubernetes node);
+1. checks that the instance belongs to the cluster (EC2 tags, Auto Scaling membership or the Kubernetes node); an
+   EKS alert names the node, not the instance (the EKS scrape jobs label series with ``node``): the instance is the
+   one in that node's ``spec.providerID``;
 2. takes a lease on (instance, trigger) in the ledger (:meth:`runtime.Ledger.lease`): a fault handled within the
    hour is a ``duplicate``, one another invocation is handling now ``in-progress`` (both logged and skipped);
 3. in dry run, notifies what it would do;
@@ -39,6 +41,7 @@ Outcomes (``outcome`` in each record, the log line and the notice's subject): ``
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -346,8 +349,17 @@ def _run_action(ctx: Context, fault: fl.Fault, lease: rt.Lease, subject: Any, re
     return result
 
 
+def with_instance(ctx: Context, fault: fl.Fault) -> fl.Fault:
+    """An EKS alert names the node (label ``node``), not the instance: the instance of that node
+    (``spec.providerID``); ``instance_id`` stays '' for a node that is gone or on another backend."""
+    if fault.instance_id or not fault.node or ctx.target["backend"] != "eks":
+        return fault
+    return dataclasses.replace(fault, instance_id=ctx.kube().instance_of_node(fault.node))
+
+
 def remediate(ctx: Context, fault: fl.Fault) -> dict[str, Any]:
     """Steps 1-6 of the module docstring for one fault; returns what happened (also logged)."""
+    fault = with_instance(ctx, fault)
     policy = ctx.policy
     action = str(policy["actions"].get(fault.trigger, "notify"))
     kill = policy["job_kill"] == "fatal" and fault.trigger in policy["fatal_triggers"]
@@ -357,6 +369,10 @@ def remediate(ctx: Context, fault: fl.Fault) -> dict[str, Any]:
         "trigger": fault.trigger,
         "action": action,
     }
+    if not fault.instance_id:  # an alert naming a node that is not (or no longer) in the cluster
+        record.update(instance=fault.node, outcome="not-in-cluster")
+        rt.log("skipped", **record)
+        return record
     status, subject = membership(ctx, fault)
     if status != "member":
         record["outcome"] = status

@@ -215,6 +215,19 @@ class KubeApi:
                 return str(node["metadata"]["name"])
         return ""
 
+    def instance_of_node(self, name: str) -> str:
+        """The instance id of node ``name`` (the last segment of its ``spec.providerID``, aws:///<zone>/<id>), or ''
+        when there is no such node or it is not an EC2 instance."""
+        try:
+            node = self.node(name)
+        except KubeError as error:
+            if error.status == NOT_FOUND:
+                return ""
+            raise
+        provider = str((node.get("spec") or {}).get("providerID") or "")
+        instance = provider.rsplit("/", 1)[-1]
+        return instance if provider.startswith("aws://") and instance.startswith("i-") else ""
+
     def node(self, name: str) -> dict[str, Any]:
         return dict(self.request("GET", "/api/v1/nodes/" + urllib.parse.quote(name, safe="")))
 

@@ -205,8 +205,10 @@ class RemediationBridge:
         reboot: Callable[[str], object] | None = None,
         clock: Callable[[], float] | None = None,
         region: str = "us-east-1",
+        kube_factory: Callable[[Any], Any] | None = None,
     ) -> None:
         self.artifacts, self.region = artifacts, region
+        self.kube_factory = kube_factory  # EKS: builds the handler's Kubernetes client (process(kube_factory=...))
         self.clock = clock or LibraryClock()
         self._callbacks = {"replace": replace, "reboot": reboot, "run_slurm_script": run_slurm_script}
         self._lock = threading.RLock()
@@ -263,6 +265,8 @@ class RemediationBridge:
         if target["backend"] == "parallelcluster":
             node_type = handler_backends.PC_HEAD_NODE if role == "head" else handler_backends.PC_COMPUTE
             return {handler_backends.PC_CLUSTER_TAG: target["cluster"], handler_backends.PC_NODE_TYPE_TAG: node_type}
+        if target["backend"] == "eks":  # the handler finds EKS nodes through Kubernetes (spec.providerID), not tags
+            return {"eks:cluster-name": target["cluster"]}
         raise TwinError(f"the bridge launches Slurm nodes only (backend {target['backend']})")
 
     def launch(
@@ -275,7 +279,7 @@ class RemediationBridge:
         tags: Mapping[str, str] | None = None,
     ) -> str:
         """A running moto instance with the tags the backend gives a ``role`` node (``compute``; ``login`` on PCS,
-        ``head`` on ParallelCluster) and the twin address ``private_ip``; returns its instance id."""
+        ``head`` on ParallelCluster; on EKS only ``eks:cluster-name``) and the twin address ``private_ip``; returns its instance id."""
         if role not in ROLES or self.ec2 is None:
             raise TwinError(f"role must be one of {ROLES} (and the bridge started), got {role!r}")
         all_tags = {**self._tags(role, group_id), **dict(tags or {})}
@@ -312,6 +316,7 @@ class RemediationBridge:
                     topic_arn=self.artifacts.topic_arn,
                     table=self.artifacts.table_name,
                     clock=self.clock,
+                    **({"kube_factory": self.kube_factory} if self.kube_factory else {}),
                 )
             except BaseException as error:
                 self.errors.append(error)

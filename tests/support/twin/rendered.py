@@ -28,6 +28,7 @@ from fmconstructs.bootstrap import NodeBootstrap
 from fmconstructs.bootstrap.archive import read_tar_gz
 from fmconstructs.platform import (
     Backend,
+    EksOptions,
     HyperPodOptions,
     ParallelClusterOptions,
     PcsOptions,
@@ -141,6 +142,7 @@ def _orchestrator(backend: Backend) -> Any:
         Backend.PCS: lambda: PcsOptions(ami=AMI, login_nodes=1),
         Backend.PARALLELCLUSTER: lambda: ParallelClusterOptions(cluster_name="twin-pc"),
         Backend.HYPERPOD: lambda: HyperPodOptions(),
+        Backend.EKS: lambda: EksOptions(),  # the EKS half: tests/support/twin/eks.py
     }[backend]()
 
 
