@@ -48,7 +48,7 @@ from .remediation import RemediationBridge
 from .rendered import Rendered
 from .slurm import _key_values
 from .sns import SnsReceiver
-from .timescale import FACTOR
+from .timescale import FACTOR, LibraryClock
 
 __all__ = ["CLUSTERMGTD_REASON", "Clustermgtd", "Replacement", "TwinWorld", "clustermgtd_unhealthy"]
 
@@ -147,6 +147,8 @@ class TwinWorld:
     replacements: list[Replacement] = field(default_factory=list, init=False)
     replacement_errors: list[BaseException] = field(default_factory=list, init=False)
     handler_log: list[dict[str, Any]] = field(default_factory=list, init=False)
+    #: The handler's clock: its hourly windows (rate limit, leases) last one twin minute.
+    clock: LibraryClock = field(default_factory=LibraryClock, init=False)
     _replacing: threading.Lock = field(default_factory=threading.Lock, init=False)
     _workers: list[threading.Thread] = field(default_factory=list, init=False)
 
@@ -169,7 +171,9 @@ class TwinWorld:
             remediation,
             replace=self._replace_from_handler,
             run_slurm_script=self._run_slurm_script,
-        ).start()
+            clock=self.clock,
+        )
+        self.bridge.start()
         role = "login" if self.backend is Backend.PCS else "head"
         self.bridge.launch(role, private_ip=CONTROLLER_ADDRESS)
         for name in self.cluster.node_names:
