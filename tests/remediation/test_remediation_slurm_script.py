@@ -75,7 +75,15 @@ def test_an_operators_drain_is_left_alone(slurm, mode):
     assert not [line for line in slurm.log() if " update " in f" {line} " or "reboot" in line]
 
 
-@pytest.mark.parametrize("reason", ["Prolog error", "Kill task failed", "fmconstructs-remediation: fatal-xid (x)"])
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "Prolog error",
+        "Kill task failed",
+        "fmconstructs-remediation: fatal-xid (x)",
+        "Static node maintenance: unhealthy node is being replaced",  # ParallelCluster's clustermgtd
+    ],
+)
 def test_slurms_own_and_legacy_reasons_are_replaced(slurm, reason):
     slurm.add_node("gpu-1", "10.0.0.11", "ip-10-0-0-11", state="IDLE+DRAIN", reason=reason)
     done = _run(slurm, kb.SLURM_REPLACE, detail="dcgm: level 2 failed")

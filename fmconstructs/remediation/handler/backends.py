@@ -63,11 +63,15 @@ OUR_REASON_PREFIX = "fmconstructs:"
 REMEDIATION_REASON_PREFIX = f"{OUR_REASON_PREFIX} remediation"
 #: What earlier releases of this handler drained with: still ours.
 LEGACY_REASON_PREFIX = "fmconstructs-remediation:"
-# Drain reasons Slurm sets itself, not an operator: "Prolog error" and "Job env setup error" (slurmctld node_mgr.c
-# validate_node_specs: a failed prolog drains the node with that reason; seen with Slurm 24.11, shared/reference
-# twin.md), "Node unexpectedly rebooted" (same file), "Not responding"; "Epilog error" and "Kill task failed"
-# (slurm_errno.c ESLURMD_KILL_TASK_FAILED) UNCONFIRMED as drain reasons from Slurm's source. The script replaces these
-# with its own reason; any other drain reason is an operator's and is left alone.
+# Drain reasons Slurm (or the service) sets itself, not an operator: "Prolog error" and "Job env setup error"
+# (slurmctld node_mgr.c validate_node_specs: a failed prolog drains the node with that reason; seen with Slurm
+# 24.11, shared/reference twin.md), "Node unexpectedly rebooted" (same file), "Not responding"; "Epilog error" and
+# "Kill task failed" (slurm_errno.c ESLURMD_KILL_TASK_FAILED) UNCONFIRMED as drain reasons from Slurm's source. The
+# script replaces these with its own reason; any other drain reason is an operator's and is left alone.
+# ParallelCluster's clustermgtd sets an unhealthy static node DOWN with "Static node maintenance: unhealthy node is
+# being replaced" while it replaces the instance (aws-parallelcluster-node src/slurm_plugin/clustermgtd.py
+# ``_handle_unhealthy_static_nodes``): the service's reason, not an operator's (the cluster twin's loop c met it when
+# clustermgtd replaced a node before the alert reached the handler, which then reported ``operator-drained``).
 SLURM_OWN_REASONS = (
     "Prolog error",
     "Job env setup error",
@@ -75,6 +79,7 @@ SLURM_OWN_REASONS = (
     "Kill task failed",
     "Not responding",
     "Node unexpectedly rebooted",
+    "Static node maintenance: unhealthy node is being replaced",
 )
 #: The mark of the script's result lines on stdout.
 RESULT_MARK = "FMC_REMEDIATION"
