@@ -41,14 +41,16 @@ REQUEUE_DELAY_S = 121
 ALERT_S = 45  # real seconds: for 2m (2 s), scrapes, group_wait, the handler, on a shared 2-core host
 REPLACE_S = 90  # the node's new instance boots (gate checks) and is scraped again
 JOBS: dict[Backend, dict[str, str]] = {}
+#: gpu-2: loop d; gpu-3: loop c; gpu-4: loop b; gpu-1, gpu-2, gpu-5: loop f's burst (3 = the limit of 2, plus one)
+NODES = 5
 
 
 @pytest.fixture(scope="module", params=BACKENDS, ids=lambda b: b.value)
 def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinWorld]:
     require_twin()
-    rendered = build_platform(request.param, nodes=4, health=PlatformHealth(remediation=POLICY, replace_nodes=True))
+    rendered = build_platform(request.param, nodes=NODES, health=PlatformHealth(remediation=POLICY, replace_nodes=True))
     home: Path = tmp_path_factory.mktemp(f"world-{request.param.value}")
-    twin = TwinWorld(rendered=rendered, home=home, nodes=4)
+    twin = TwinWorld(rendered=rendered, home=home, nodes=NODES)
     try:
         twin.start()
         for name in twin.cluster.node_names:
@@ -121,8 +123,12 @@ def test_b_a_prolog_check_failure_requeues_drains_alerts_and_replaces(world: Twi
         assert "DRAIN" in seen[1] and seen[2].startswith("Prolog error"), seen
     state = _requeued(world, job)
     assert state.get("JobState") == "PENDING" and not _held(state), state
-    prolog = (world.slurm.nodes[name].textfile_dir / "fm_node_checks_prolog.prom").read_text()
-    assert 'fm_node_check_status{check="efa-devices",mode="prolog"} 0' in prolog
+    # the prolog's failed check reached Prometheus from the node's textfile (on ParallelCluster the file may be gone
+    # already with the instance clustermgtd replaced)
+    series = f'fm_node_check_status{{instance_id="{old}",check="efa-devices",mode="prolog"}}'
+    world.monitoring.prometheus.wait_for_query(
+        f"min_over_time({series}[1m]) == 0", lambda result: len(result) == 1, ALERT_S
+    )
     # PCS: the alert and the handler replace it (within the hourly limit). ParallelCluster: Slurm's drain ("Prolog
     # error") makes the node DRAINED, which clustermgtd replaces within a loop, before FmNodeCheckFailed's 2 minutes
     # and outside remediation's limit (ParallelCluster's own rule, see world.Clustermgtd).
@@ -179,7 +185,7 @@ def test_d_a_contained_xid_ends_no_node(world: TwinWorld) -> None:
 
 def test_f_a_burst_beyond_the_rate_limit_only_drains_the_excess(world: TwinWorld) -> None:
     limit = int(world.bridge.artifacts.policy["max_replacements_per_hour"])
-    burst = ["gpu-1", "gpu-2", "gpu-4"][: limit + 1]
+    burst = ["gpu-1", "gpu-2", "gpu-5"][: limit + 1]  # not gpu-3, gpu-4: loops b and c's jobs wait for them
     time.sleep(world.clock.twin_seconds_until_next_hour() + 0.5)  # a fresh hourly window (one twin minute)
     old = {name: world.slurm.nodes[name].instance_id for name in burst}
     before = len(world.replacements)
