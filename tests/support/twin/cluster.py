@@ -203,7 +203,7 @@ class TwinCluster:
         assert self.slurm is not None
         node = self.slurm.nodes[name]
         self.slurm.stop_slurmd(name)
-        for directory in (node.textfile_dir, node.log_dir):
+        for directory in (node.textfile_dir, node.log_dir, node.state_dir):
             shutil.rmtree(directory, ignore_errors=True)
             directory.mkdir(parents=True)
         serial = int(node.instance_id[2:], 16) + 0x1000

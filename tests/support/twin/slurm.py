@@ -38,6 +38,7 @@ _NODE_BIN = "/usr/local/bin"
 _EFA_BIN = "/opt/amazon/efa/bin"
 _TEXTFILE = "/var/lib/node_exporter/textfile"
 _FM_LOG = "/var/log/fmconstructs"
+_FM_STATE = "/var/lib/fmconstructs"
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -69,6 +70,13 @@ class TwinNode:
     def log_dir(self) -> Path:
         return self.home / "fmlog"
 
+    @property
+    def state_dir(self) -> Path:
+        """The node's own ``/var/lib/fmconstructs`` (the boot gate's failed marker, GateHold.marker_path): in the
+        shared root it leaked from one node, and one twin, to every other (a ParallelCluster prolog failed on a healthy
+        node with another twin's Xid 119 marker)."""
+        return self.home / "varlib-fmconstructs"
+
     def binds(self) -> list[tuple[Path, str]]:
         return [
             (self.bin_dir, _NODE_BIN),
@@ -76,6 +84,7 @@ class TwinNode:
             (self.textfile_dir, _TEXTFILE),
             (self.log_dir, _FM_LOG),
             (self.home / "systemd", "/etc/systemd/system"),
+            (self.state_dir, _FM_STATE),
         ]
 
 
@@ -173,7 +182,14 @@ class SlurmTwin:
                 instance_id=f"i-{0x0FC0000000 + index:017x}",
             )
             self._dir("spool", "d", name)
-            for sub in (node.bin_dir, node.efa_bin_dir, node.textfile_dir, node.log_dir, home / "systemd"):
+            for sub in (
+                node.bin_dir,
+                node.efa_bin_dir,
+                node.textfile_dir,
+                node.log_dir,
+                node.state_dir,
+                home / "systemd",
+            ):
                 sub.mkdir(parents=True, exist_ok=True)
             self.nodes[name] = node
 
