@@ -18,7 +18,8 @@ Asynchronous invocations (SNS and EventBridge invoke Lambda asynchronously) that
 encrypted SQS dead-letter queue (:attr:`NodeRemediation.dead_letter_queue`). The handler fails an invocation on
 purpose when its deadline left faults unreached, so that Lambda's retry delivers them again.
 
-Replacements held back by the hourly limit (``max_replacements_per_hour``; the node is only drained) are counted by a
+Replacements held back by the hourly limit (``max_replacements_per_hour``; the node is only drained, on
+ParallelCluster held in a Slurm reservation: handler/backends.py ``SLURM_HOLD``) are counted by a
 metric filter on the handler's ``rate-limited`` log lines (:attr:`NodeRemediation.held_back_metric`, namespace
 ``fmconstructs/Remediation``, metric ``ReplacementsHeldBack``, dimension ``Cluster``), and an alarm on it
 (:attr:`NodeRemediation.held_back_alarm`) notifies the alert topic: "replacement held back" is something an alert can

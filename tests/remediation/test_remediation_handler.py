@@ -218,6 +218,23 @@ def test_parallelcluster_default_policy_sets_an_idle_node_down_and_drains_a_busy
     assert world.ledger_item(f"{gpu}#fatal-xid")["state"] == "done"
 
 
+def test_parallelcluster_holds_the_excess_in_a_reservation_as_clustermgtd_replaces_drained_nodes(world):
+    # found by the cluster twin (tests/twin/test_twin_remediation_loops.py loop f): a rate-limited node drained on
+    # ParallelCluster was replaced by clustermgtd within a loop, past max_replacements_per_hour
+    world.instances(1, PC_HEAD)
+    gpus = world.instances(3, PC_COMPUTE, slurm=True)
+    policy = _policy(max_replacements_per_hour=2, job_kill=JobKill.FATAL)
+    result = world.run(_sns_event(*[_alert_record("GpuCriticalXid", i) for i in gpus]), policy, PC_TARGET)
+    outcomes = [r["outcome"] for r in result["records"]]
+    assert outcomes == ["replace-requested", "replace-requested", "rate-limited"]
+    held = world.node_of(gpus[2])
+    assert "DRAIN" not in world.slurm.state(held) and "RESERVED" in world.slurm.state(held)
+    assert world.slurm.reservation(f"fmconstructs-node-checks-{held}") is not None
+    assert world.slurm.comment(held).startswith("fmconstructs: remediation fatal-xid")
+    (notice,) = [n for n in world.notices() if n["Subject"].startswith("[rate-limited]")]
+    assert "held out of work by reservation fmconstructs-node-checks-" in notice["Message"]
+
+
 def test_auto_scaling_group_replacement_sets_instance_health(world):
     asg = world.clients["autoscaling"]
     world.clients["ec2"].create_launch_template(

@@ -75,7 +75,15 @@ def test_an_operators_drain_is_left_alone(slurm, mode):
     assert not [line for line in slurm.log() if " update " in f" {line} " or "reboot" in line]
 
 
-@pytest.mark.parametrize("reason", ["Prolog error", "Kill task failed", "fmconstructs-remediation: fatal-xid (x)"])
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "Prolog error",
+        "Kill task failed",
+        "fmconstructs-remediation: fatal-xid (x)",
+        "Static node maintenance: unhealthy node is being replaced",  # ParallelCluster's clustermgtd
+    ],
+)
 def test_slurms_own_and_legacy_reasons_are_replaced(slurm, reason):
     slurm.add_node("gpu-1", "10.0.0.11", "ip-10-0-0-11", state="IDLE+DRAIN", reason=reason)
     done = _run(slurm, kb.SLURM_REPLACE, detail="dcgm: level 2 failed")
@@ -105,6 +113,41 @@ def test_down_ends_the_jobs_at_once(slurm):
     done = _run(slurm, kb.SLURM_DOWN)
     assert (done.result, done.jobs) == ("down", 1)
     assert slurm.state("gpu-1") == "DOWN+DRAIN"
+
+
+def test_hold_keeps_the_node_out_of_work_in_a_reservation_without_drain_or_down(slurm):
+    slurm.add_node("q-st-gpu-1", "10.0.0.21", "ip-10-0-0-21")
+    slurm.set_jobs("q-st-gpu-1", "7")
+    done = _run(slurm, kb.SLURM_HOLD, wanted=("10.0.0.21",), detail="Xid 79 (fatal)")
+    assert (done.code, done.result, done.jobs) == (0, "held", 1)
+    name = "fmconstructs-node-checks-q-st-gpu-1"
+    assert done.fields["reservation"] == name
+    assert slurm.reservation(name) == (
+        f"ReservationName={name} Nodes=q-st-gpu-1 Users=root StartTime=now Duration=UNLIMITED Flags=IGNORE_JOBS,OVERLAP"
+    )
+    assert "DRAIN" not in slurm.state("q-st-gpu-1") and "DOWN" not in slurm.state("q-st-gpu-1")
+    assert slurm.comment("q-st-gpu-1") == f"{REASON}: Xid 79 (fatal)"
+
+
+def test_hold_keeps_a_dynamic_node_for_the_gates_minutes_only(slurm):
+    done = _run(slurm, kb.SLURM_HOLD)  # gpu-1: not a ParallelCluster static node name
+    assert done.result == "held"
+    assert "Duration=30 " in str(slurm.reservation("fmconstructs-node-checks-gpu-1"))
+
+
+def test_hold_drains_when_no_reservation_can_be_made(slurm):
+    slurm.fail("create")
+    done = _run(slurm, kb.SLURM_HOLD)
+    assert (done.code, done.result) == (0, "drained")
+    assert slurm.state("gpu-1") == "IDLE+DRAIN" and slurm.reason("gpu-1") == REASON
+
+
+def test_the_hold_uses_the_boot_gates_reservation_so_a_passing_gate_releases_it():
+    from fmconstructs.health.slurm_gate import GateHold
+    from fmconstructs.parallelcluster.health import DYNAMIC_HOLD_MINUTES, GATE_HOLD
+
+    assert kb.HOLD_RESERVATION_PREFIX == GateHold().reservation_prefix == GATE_HOLD.reservation_prefix
+    assert kb.HOLD_MINUTES == DYNAMIC_HOLD_MINUTES
 
 
 def test_reboot_is_scheduled_after_the_jobs(slurm):

@@ -33,6 +33,7 @@ echo "scontrol $*" >>"$FAKE_SLURM/log"
 base() { if [ -s "$FAKE_SLURM/jobs/$1" ]; then echo ALLOCATED; else echo IDLE; fi; }
 case "$1" in
   show)
+    if [ "$2" = reservation ]; then [ -f "$FAKE_SLURM/reservations/$3" ] && exit 0; echo "not found" >&2; exit 1; fi
     d="$FAKE_SLURM/nodes/$3"
     [ -d "$d" ] || { echo "Node $3 not found" >&2; exit 1; }
     read -r addr <"$d/addr"; read -r host <"$d/host"; read -r state <"$d/state"; IFS= read -r reason <"$d/reason"
@@ -42,13 +43,23 @@ case "$1" in
     echo "   Partitions=gpu"
     [ -n "$reason" ] && echo "   Reason=$reason [root@2026-12-02T10:00:00]"
     exit 0 ;;
+  create)
+    # create reservation ReservationName=N Nodes=NODE ...: kept as reservations/N (its arguments); the node RESERVED
+    name="" node=""
+    for a in "${@:3}"; do case "$a" in ReservationName=*) name=${a#*=} ;; Nodes=*) node=${a#*=} ;; esac; done
+    [ -n "$name" ] && [ -d "$FAKE_SLURM/nodes/$node" ] || exit 1
+    mkdir -p "$FAKE_SLURM/reservations" && echo "${*:3}" >"$FAKE_SLURM/reservations/$name"
+    read -r state <"$FAKE_SLURM/nodes/$node/state"; echo "$state+RESERVED" >"$FAKE_SLURM/nodes/$node/state"
+    exit 0 ;;
   update)
-    node="" state="" reason=""
+    node="" state="" reason="" comment=""
     for a in "${@:2}"; do
-      case "$a" in nodename=*) node=${a#nodename=} ;; state=*) state=${a#state=} ;; reason=*) reason=${a#reason=} ;; esac
+      case "$a" in nodename=*) node=${a#nodename=} ;; state=*) state=${a#state=} ;; reason=*) reason=${a#reason=} ;;
+        comment=*) comment=${a#comment=} ;; esac
     done
     d="$FAKE_SLURM/nodes/$node"
     [ -d "$d" ] || exit 1
+    if [ -z "$state" ] && [ -n "$comment" ]; then printf '%s' "$comment" >"$d/comment"; exit 0; fi
     case "$state" in
       DRAIN) echo "$(base "$node")+DRAIN" >"$d/state" ;;
       DOWN) echo "DOWN+DRAIN" >"$d/state" ;;
@@ -112,6 +123,15 @@ class FakeSlurm:
 
     def reason(self, name: str) -> str:
         return (self.root / "nodes" / name / "reason").read_text()
+
+    def comment(self, name: str) -> str:
+        path = self.root / "nodes" / name / "comment"
+        return path.read_text() if path.exists() else ""
+
+    def reservation(self, name: str) -> str | None:
+        """The arguments ``scontrol create reservation`` got for reservation ``name`` (None: no such reservation)."""
+        path = self.root / "reservations" / name
+        return path.read_text().strip() if path.exists() else None
 
     def log(self) -> list[str]:
         return (self.root / "log").read_text().splitlines()

@@ -16,7 +16,8 @@ The Slurm script (:func:`slurm_script`) and what the handler reads back (the con
   state before), ``jobs`` (jobs RUNNING, COMPLETING, CONFIGURING or SUSPENDED on it), ``previous_reason`` and
   ``result``: ``drained``, ``reboot-scheduled``, ``down``, ``busy`` (mode ``replace``: drained, jobs still run, not
   set DOWN) or ``operator-drained`` (nothing changed). Exit code 0 with a ``result``; 3 no Slurm node matches; 4
-  several match; 5 a Slurm command failed.
+  several match; 5 a Slurm command failed. Mode ``hold`` also reports ``held`` (in a reservation, line
+  ``reservation``) or ``drained`` (no reservation could be made).
 
 A double that runs the script with bash (Slurm's commands on its PATH) and answers ``Status`` "Success"/"Failed",
 ``ResponseCode`` and the output is all a harness needs.
@@ -62,11 +63,15 @@ OUR_REASON_PREFIX = "fmconstructs:"
 REMEDIATION_REASON_PREFIX = f"{OUR_REASON_PREFIX} remediation"
 #: What earlier releases of this handler drained with: still ours.
 LEGACY_REASON_PREFIX = "fmconstructs-remediation:"
-# Drain reasons Slurm sets itself, not an operator: "Prolog error" and "Job env setup error" (slurmctld node_mgr.c
-# validate_node_specs: a failed prolog drains the node with that reason; seen with Slurm 24.11, shared/reference
-# twin.md), "Node unexpectedly rebooted" (same file), "Not responding"; "Epilog error" and "Kill task failed"
-# (slurm_errno.c ESLURMD_KILL_TASK_FAILED) UNCONFIRMED as drain reasons from Slurm's source. The script replaces these
-# with its own reason; any other drain reason is an operator's and is left alone.
+# Drain reasons Slurm (or the service) sets itself, not an operator: "Prolog error" and "Job env setup error"
+# (slurmctld node_mgr.c validate_node_specs: a failed prolog drains the node with that reason; seen with Slurm
+# 24.11, shared/reference twin.md), "Node unexpectedly rebooted" (same file), "Not responding"; "Epilog error" and
+# "Kill task failed" (slurm_errno.c ESLURMD_KILL_TASK_FAILED) UNCONFIRMED as drain reasons from Slurm's source. The
+# script replaces these with its own reason; any other drain reason is an operator's and is left alone.
+# ParallelCluster's clustermgtd sets an unhealthy static node DOWN with "Static node maintenance: unhealthy node is
+# being replaced" while it replaces the instance (aws-parallelcluster-node src/slurm_plugin/clustermgtd.py
+# ``_handle_unhealthy_static_nodes``): the service's reason, not an operator's (the cluster twin's loop c met it when
+# clustermgtd replaced a node before the alert reached the handler, which then reported ``operator-drained``).
 SLURM_OWN_REASONS = (
     "Prolog error",
     "Job env setup error",
@@ -74,6 +79,7 @@ SLURM_OWN_REASONS = (
     "Kill task failed",
     "Not responding",
     "Node unexpectedly rebooted",
+    "Static node maintenance: unhealthy node is being replaced",
 )
 #: The mark of the script's result lines on stdout.
 RESULT_MARK = "FMC_REMEDIATION"
@@ -84,7 +90,24 @@ RESULT_MARK = "FMC_REMEDIATION"
 # man page was not re-read for this module, nor whether PCS configures the RebootProgram a reboot needs). ``replace``
 # drains, then sets the node DOWN only when no job runs on it (``squeue -h -w <node> -t ...``).
 SLURM_DRAIN, SLURM_DOWN, SLURM_REBOOT, SLURM_REPLACE = "drain", "down", "reboot", "replace"
-SLURM_MODES = (SLURM_DRAIN, SLURM_DOWN, SLURM_REBOOT, SLURM_REPLACE)
+# ``hold`` (ParallelCluster, a replacement held back by the hourly limit): keep the node out of work without DRAIN
+# or DOWN, which clustermgtd replaces at once whatever the reason (aws-parallelcluster-node
+# src/slurm_plugin/slurm_resources.py ``StaticNode.is_state_healthy``: a DRAINED -- DRAIN with IDLE or DOWN -- or
+# DOWN node is unhealthy; clustermgtd.py ``_handle_unhealthy_static_nodes`` sets it DOWN and replaces its instance;
+# found by the cluster twin's loop f). A Slurm reservation of its own holds it, as the ParallelCluster boot gate holds
+# a failing node (fmconstructs/health/slurm_gate.py GateHold): ``Users=root``, ``Flags=IGNORE_JOBS,OVERLAP`` (jobs
+# running there go on), the reason in the node's ``Comment``; if the reservation cannot be made, the node is drained.
+# The reservation's name is the gate's (``<prefix><node>``), so the replacement's passing gate deletes it.
+SLURM_HOLD = "hold"
+SLURM_MODES = (SLURM_DRAIN, SLURM_DOWN, SLURM_REBOOT, SLURM_REPLACE, SLURM_HOLD)
+#: Copy of the boot gate's reservation prefix (fmconstructs.health.slurm_gate.GateHold.reservation_prefix, the one
+#: fmconstructs.parallelcluster.health.GATE_HOLD uses); tests/remediation keeps them equal.
+HOLD_RESERVATION_PREFIX = "fmconstructs-node-checks-"
+#: ParallelCluster's static nodes (``<queue>-st-<compute resource>-<n>``, aws-parallelcluster-node slurm_resources.py
+#: ``parse_nodename``) are held until a passing gate releases them; other nodes for HOLD_MINUTES (a dynamic node's
+#: name returns to the pool once Slurm powers its instance down), as fmconstructs.parallelcluster.health.gate_hold.
+HOLD_UNLIMITED_NODES = "*-st-*"
+HOLD_MINUTES = 30
 # The job states that occupy a node (squeue --states: RUNNING, COMPLETING, CONFIGURING, SUSPENDED).
 _BUSY_STATES = "RUNNING,COMPLETING,CONFIGURING,SUSPENDED"
 
@@ -151,6 +174,17 @@ down() { sctl update nodename="$node" state=DOWN reason="$new" || fail "scontrol
 case "$MODE" in
   drain) drain; say jobs "$(busy)"; say result drained ;;
   down) say jobs "$(busy)"; down; say result down ;;
+  hold)
+    hold_name="@HOLD_PREFIX@${node}"
+    case "$node" in @HOLD_UNLIMITED@) hold_for=UNLIMITED ;; *) hold_for=@HOLD_MINUTES@ ;; esac
+    if sctl show reservation "$hold_name" >/dev/null 2>&1 ||
+      sctl create reservation ReservationName="$hold_name" Nodes="$node" Users=root StartTime=now \
+        Duration="$hold_for" Flags=IGNORE_JOBS,OVERLAP >/dev/null; then
+      sctl update nodename="$node" comment="$new" || fail "scontrol comment of $node failed"
+      say jobs "$(busy)"; say reservation "$hold_name"; say result held
+    else
+      drain; say jobs "$(busy)"; say result drained
+    fi ;;
   reboot)
     sctl reboot ASAP nextstate=RESUME reason="$new" "$node" || fail "scontrol reboot of $node failed"
     say jobs "$(busy)"; say result reboot-scheduled ;;
@@ -196,6 +230,9 @@ def slurm_script(addresses: list[str], mode: str, reason: str, detail: str = "")
         "@MARK@": RESULT_MARK,
         "@REASON_MAX@": str(REASON_MAX_CHARS),
         "@BUSY@": _BUSY_STATES,
+        "@HOLD_PREFIX@": HOLD_RESERVATION_PREFIX,
+        "@HOLD_UNLIMITED@": HOLD_UNLIMITED_NODES,
+        "@HOLD_MINUTES@": str(HOLD_MINUTES),
     }
     return re.sub(r"@[A-Z_]+@", lambda m: values[m.group(0)], _SCRIPT)
 

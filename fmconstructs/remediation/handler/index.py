@@ -11,7 +11,8 @@ deadline allows (:class:`runtime.Deadline`), the handler:
    hour is a ``duplicate``, one another invocation is handling now ``in-progress`` (both logged and skipped);
 3. in dry run, notifies what it would do;
 4. otherwise acts as the policy says for the backend (``TARGET``): a replacement first takes a token of the cluster's
-   hourly limit (``max_replacements_per_hour``); without one the node is only drained (``rate-limited``);
+   hourly limit (``max_replacements_per_hour``); without one the node is only drained (``rate-limited``; on
+   ParallelCluster held in a Slurm reservation instead, as clustermgtd would replace a drained node at once);
 5. records the fault as handled only *after* the action succeeded; a failure, a deferral or the deadline releases the
    lease, so that a redelivery acts again (every action is idempotent: draining a drained node, terminating a
    terminating instance, cordoning a node remediation cordoned);
@@ -186,13 +187,19 @@ def act_slurm(ctx: Context, fault: fl.Fault, instance: dict[str, Any], action: s
 def _replace_slurm(ctx: Context, fault: fl.Fault, instance: dict[str, Any], kill: bool) -> Outcome:
     pcs = ctx.target["backend"] == "pcs"
     if not ctx.take():
-        done = _slurm(ctx, fault, instance, kb.SLURM_DRAIN)
+        # ParallelCluster: a drained node would be replaced by clustermgtd at once, past the limit; hold it instead.
+        done = _slurm(ctx, fault, instance, kb.SLURM_DRAIN if pcs else kb.SLURM_HOLD)
         if done.result == "operator-drained":
             return _operator_drained(done)
         limit = ctx.policy["max_replacements_per_hour"]
+        kept = (
+            f"held out of work by reservation {done.fields.get('reservation', '?')}"
+            if done.result == "held"
+            else "drained only"
+        )
         return Outcome(
             "rate-limited",
-            [f"Replacement held back: {limit} replacement(s) per hour reached; drained only ({done.describe()})."],
+            [f"Replacement held back: {limit} replacement(s) per hour reached; {kept} ({done.describe()})."],
         )
     done = _slurm(ctx, fault, instance, kb.SLURM_DOWN if kill else kb.SLURM_REPLACE)
     if done.result == "operator-drained":

@@ -330,16 +330,17 @@ class TwinCluster:
             self.run_steps(name, self.profile.boot_steps)
             self.slurm.start_slurmd(name)
 
-    def replace(self, name: str, scenario: Scenario = HEALTHY) -> None:
-        """A new instance for node ``name`` (healthy unless told): fresh disk, new instance id, booted."""
+    def replace(self, name: str, scenario: Scenario = HEALTHY, *, instance_id: str | None = None) -> None:
+        """A new instance for node ``name`` (healthy unless told): fresh disk, new instance id (``instance_id``, e.g.
+        the one an EC2 double launched, else one derived from the old), booted."""
         assert self.slurm is not None
         node = self.slurm.nodes[name]
         self.slurm.stop_slurmd(name)
-        for directory in (node.textfile_dir, node.log_dir):
+        for directory in (node.textfile_dir, node.log_dir, node.state_dir):
             shutil.rmtree(directory, ignore_errors=True)
             directory.mkdir(parents=True)
         serial = int(node.instance_id[2:], 16) + 0x1000
-        node.instance_id = f"i-{serial:017x}"
+        node.instance_id = instance_id or f"i-{serial:017x}"
         self.set_scenario(name, scenario)
         self.replacements.append(name)
         self.boot(name)

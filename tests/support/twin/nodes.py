@@ -47,12 +47,19 @@ class Scenario:
     extra: dict[str, object] = field(default_factory=dict)
 
     def write(self, bin_dir: Path) -> None:
+        """Write ``scenario.json`` atomically (a fake dcgm-exporter may read it meanwhile), with the view a
+        dcgm-exporter has of it: ``xid`` = the last Xid (``DCGM_FI_DEV_XID_ERRORS`` holds the last one; key of
+        :mod:`.exporters`' scenario file), on GPU 0 as the kernel-log lines say."""
         data = asdict(self)
-        (bin_dir / "scenario.json").write_text(json.dumps(data, indent=1, sort_keys=True))
+        data["xid"], data["xid_gpu"] = (self.xids[-1] if self.xids else 0), 0
+        tmp = bin_dir / ".scenario.json.tmp"
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+        tmp.replace(bin_dir / "scenario.json")
 
     @classmethod
     def read(cls, bin_dir: Path) -> Scenario:
         data = json.loads((bin_dir / "scenario.json").read_text())
+        data.pop("xid", None), data.pop("xid_gpu", None)
         for key in ("xids", "lustre_mounts"):
             data[key] = tuple(data[key])
         return cls(**data)

@@ -41,6 +41,7 @@ _FM_LOG = "/var/log/fmconstructs"
 #: The node's own ``/var/run/fmconstructs`` (job-mapping and app-metrics directories, their locks): ``/var/run`` is a
 #: link to ``/run`` in the root, so the bind goes to ``/run`` (a bind onto the link would follow it on the host).
 _FM_RUN = "/run/fmconstructs"
+_FM_STATE = "/var/lib/fmconstructs"
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -77,6 +78,13 @@ class TwinNode:
         """The node's ``/var/run/fmconstructs`` (host side)."""
         return self.home / "run-fmconstructs"
 
+    @property
+    def state_dir(self) -> Path:
+        """The node's own ``/var/lib/fmconstructs`` (the boot gate's failed marker, GateHold.marker_path): in the
+        shared root it leaked from one node, and one twin, to every other (a ParallelCluster prolog failed on a healthy
+        node with another twin's Xid 119 marker)."""
+        return self.home / "varlib-fmconstructs"
+
     def binds(self) -> list[tuple[Path, str]]:
         return [
             (self.bin_dir, _NODE_BIN),
@@ -85,6 +93,7 @@ class TwinNode:
             (self.log_dir, _FM_LOG),
             (self.home / "systemd", "/etc/systemd/system"),
             (self.run_dir, _FM_RUN),
+            (self.state_dir, _FM_STATE),
         ]
 
 
@@ -192,6 +201,7 @@ class SlurmTwin:
                 node.log_dir,
                 home / "systemd",
                 node.run_dir,
+                node.state_dir,
             ):
                 sub.mkdir(parents=True, exist_ok=True)
             self.nodes[name] = node
