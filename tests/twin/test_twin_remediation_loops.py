@@ -34,7 +34,9 @@ from tests.support.twin.nodes import HEALTHY
 from tests.support.twin.rendered import build_platform
 from tests.support.twin.world import TwinWorld
 
-BACKENDS = [Backend.PCS, Backend.PARALLELCLUSTER]
+#: This file runs the loops on PCS; test_twin_remediation_loops_parallelcluster.py runs the same tests on
+#: ParallelCluster (one file per backend, so that `pytest -n 2 --dist loadfile` runs them side by side).
+BACKENDS = [Backend.PCS]
 POLICY = RemediationPolicy(dry_run=False, job_kill=JobKill.FATAL)
 #: Slurm's requeue delay (module docstring) and a margin for the job itself and a busy 2-core host.
 REQUEUE_DELAY_S = 121
@@ -47,15 +49,20 @@ NODES = 5
 
 @pytest.fixture(scope="module", params=BACKENDS, ids=lambda b: b.value)
 def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinWorld]:
+    yield from backend_world(request.param, tmp_path_factory)
+
+
+def backend_world(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinWorld]:
+    """The world of ``backend``, its nodes idle (both backends' files use it)."""
     require_twin()
-    rendered = build_platform(request.param, nodes=NODES, health=PlatformHealth(remediation=POLICY, replace_nodes=True))
-    home: Path = tmp_path_factory.mktemp(f"world-{request.param.value}")
+    rendered = build_platform(backend, nodes=NODES, health=PlatformHealth(remediation=POLICY, replace_nodes=True))
+    home: Path = tmp_path_factory.mktemp(f"world-{backend.value}")
     twin = TwinWorld(rendered=rendered, home=home, nodes=NODES)
     try:
         twin.start()
         for name in twin.cluster.node_names:
             twin.slurm.wait_node(name, r"^IDLE", timeout_s=90)
-        JOBS[request.param] = {}
+        JOBS[backend] = {}
         yield twin
     finally:
         twin.close()
