@@ -24,9 +24,9 @@ never ignored.
 (:meth:`~fmconstructs.parallelcluster.ParallelCluster.enable_slurm_topology`: ``topology/tree`` refreshed from
 DescribeInstanceTopology by a piece of the head node's OnNodeStart). PCS configures the topology plugin itself (per
 queue, PCS User Guide "Network topology-aware scheduling in AWS PCS"; for UltraServer blocks) and accepts no
-``TopologyPlugin`` setting, and how a queue turns it on is UNCONFIRMED; HyperPod applies its own topology (UNCONFIRMED for P5/P6
-on Slurm); EKS schedules by topology with Kueue (``EksOptions(scheduling=True)``), not Slurm: each is refused with the
-reason (:mod:`fmconstructs.topology` has the sources).
+``TopologyPlugin`` setting, and how a queue turns it on is UNCONFIRMED; HyperPod applies its own topology
+(UNCONFIRMED for P5/P6 on Slurm); EKS schedules by topology with Kueue (``EksOptions(scheduling=True)``), not
+Slurm: each is refused with the reason (:mod:`fmconstructs.topology` has the sources).
 """
 
 from __future__ import annotations

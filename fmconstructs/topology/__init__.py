@@ -16,9 +16,10 @@ What is topology-aware on each Slurm backend (sources in :mod:`fmconstructs.topo
   ``TopologyPlugin`` is not among the custom Slurm settings PCS accepts (:mod:`fmconstructs.pcs.slurm`), so
   fmconstructs writes no topology setting there; how a queue turns PCS's own topology on is UNCONFIRMED (the stored
   page was cut before its "Requirements"; neither botocore 1.44.8's PCS model nor aws-cdk-lib 2.275.0's
-  ``CfnQueue`` has a topology property), so ``TrainingPlatform(slurm_topology=True)`` is still refused on PCS. The closest supported thing: node
-  features per network node (:func:`~fmconstructs.topology.slurm.node_features_for_topology`), used with ``sbatch
-  --constraint=<network node id>``. ``Features`` is not in PCS's custom settings list either, so a user applies them
+  ``CfnQueue`` has a topology property), so ``TrainingPlatform(slurm_topology=True)`` is still refused on PCS. The
+  closest supported thing: node features per network node
+  (:func:`~fmconstructs.topology.slurm.node_features_for_topology`), used with ``sbatch --constraint=<network node
+  id>``. ``Features`` is not in PCS's custom settings list either, so a user applies them
   with Slurm admin rights (``scontrol update NodeName=<node> AvailableFeatures=<id> ActiveFeatures=<id>``); whether
   that is allowed on PCS and survives PCS's own reconfiguration is UNCONFIRMED.
 - **SageMaker HyperPod Slurm**: "When using UltraServers with Amazon SageMaker HyperPod, SageMaker HyperPod

@@ -32,8 +32,8 @@ class PcsBackend:
     unsupported: tuple[Unsupported, ...] = (
         nccl_image_unsupported("PCS"),
         slurm_topology_unsupported(
-            "False with PcsOptions: PCS configures the topology plugin itself (topology/tree on a queue: PCS User Guide "
-            "'Network topology-aware scheduling in AWS PCS'; topology/block for UltraServer Capacity Blocks: "
+            "False with PcsOptions: PCS configures the topology plugin itself (topology/tree on a queue: PCS User "
+            "Guide 'Network topology-aware scheduling in AWS PCS'; topology/block for UltraServer Capacity Blocks: "
             "'Configure UltraServer instances') and accepts no TopologyPlugin custom setting; fmconstructs does not "
             "yet turn PCS's own topology on (how a queue enables it is UNCONFIRMED)"
         ),
