@@ -26,7 +26,7 @@ import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -72,6 +72,16 @@ class Twin:
     @property
     def prometheus(self) -> PrometheusServer:
         return self.observed.monitoring.prometheus
+
+
+class MappedTwin(Protocol):
+    """What the (j) tests need of a twin (:class:`Twin`, or a backend's without the NCCL check: HyperPod)."""
+
+    observed: ObservedCluster
+    mapped_job: str
+
+    @property
+    def prometheus(self) -> PrometheusServer: ...
 
 
 def _health() -> PlatformHealth:
@@ -257,11 +267,11 @@ def test_g_nccl_check_stale_fires_when_the_check_stopped(twin: Twin) -> None:
 
 
 # --- (j) job mapping ---------------------------------------------------------------------------------------------
-def _job_series(twin: Twin, job: str) -> list[dict[str, Any]]:
+def _job_series(twin: MappedTwin, job: str) -> list[dict[str, Any]]:
     return twin.prometheus.query(f'{GPU_FIELD}{{Hostname="gpu-3",hpc_job="{job}"}}')
 
 
-def test_j_a_running_job_s_gpu_series_carry_its_id(twin: Twin) -> None:
+def test_j_a_running_job_s_gpu_series_carry_its_id(twin: MappedTwin) -> None:
     slurm = twin.observed.slurm
     job = slurm.sbatch("-p", "gpu", "-N1", "-w", "gpu-3", "--gres=gpu:8", "-o", "/dev/null", "--wrap", "sleep 8")
     twin.mapped_job = job
@@ -276,7 +286,7 @@ def test_j_a_running_job_s_gpu_series_carry_its_id(twin: Twin) -> None:
     assert slurm.job_info(job).get("JobState") == "RUNNING"
 
 
-def test_j_after_the_job_ends_its_gpu_series_no_longer_carry_its_id(twin: Twin) -> None:
+def test_j_after_the_job_ends_its_gpu_series_no_longer_carry_its_id(twin: MappedTwin) -> None:
     job: str = twin.mapped_job
     wait_job(twin.observed.cluster, job, "COMPLETED", timeout_s=TIMEOUT_S)
     mapping = twin.observed.job_mapping_dir("gpu-3")

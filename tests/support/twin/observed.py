@@ -1,5 +1,5 @@
-"""A twin cluster watched by the monitoring half, with its login (PCS) or head (ParallelCluster) node: the minimal
-composition loops (g) NCCL and (j) job mapping need.
+"""A twin cluster watched by the monitoring half, with its login (PCS, HyperPod Slurm) or head (ParallelCluster)
+node: the minimal composition loops (g) NCCL and (j) job mapping need (HyperPod: loop (j) only).
 
 :class:`ObservedCluster` starts, from one synthesized platform (:func:`~.rendered.build_platform`):
 
@@ -55,7 +55,13 @@ from .timescale import FACTOR, systemd_seconds
 __all__ = ["LOGIN_BOOTSTRAPS", "LoginHost", "ObservedCluster", "unit_exec_starts"]
 
 #: The bootstrap of the node that submits and publishes the NCCL check (PCS login node group; ParallelCluster head).
-LOGIN_BOOTSTRAPS: Mapping[Backend, str] = {Backend.PCS: "Login/Bootstrap", Backend.PARALLELCLUSTER: "HeadBootstrap"}
+#: HyperPod Slurm has no NCCL check (fmconstructs.platform.health ``_nccl_problem``): its login instance group
+#: (TrainingPlatform's default ``login`` group on HyperPod) is the host without slurmd that the monitoring scrapes.
+LOGIN_BOOTSTRAPS: Mapping[Backend, str] = {
+    Backend.PCS: "Login/Bootstrap",
+    Backend.PARALLELCLUSTER: "HeadBootstrap",
+    Backend.HYPERPOD: "Bootstrap-login",
+}
 _UNIT_DIR = "/etc/systemd/system/"
 
 
