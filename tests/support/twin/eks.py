@@ -37,8 +37,6 @@ Nodes are addressed by slot (``gpu-1`` ...): a replacement takes its predecessor
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import itertools
 import json
 import re
@@ -62,7 +60,7 @@ from .kube_api import FakeKubeApi
 from .monitoring import DUMMY_SECRET_ACCESS_KEY, MonitoringTwin
 from .nodes import HEALTHY, Scenario, install_fakes
 from .procs import Daemon, Daemons, TwinError, wait_for
-from .remediation import RemediationBridge
+from .remediation import RemediationBridge, deliver_logged
 from .sns import SnsReceiver
 
 __all__ = ["ADMIN_TOKEN", "GATE_TOKEN", "EksNode", "EksTwin", "metric_filter_matches"]
@@ -197,14 +195,7 @@ class EksTwin:
 
     def _deliver(self, event: dict[str, Any]) -> object:
         """The Lambda invocation: the bridge runs the handler; its stdout is the function's log."""
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out):
-                return self.bridge(event)
-        finally:
-            for line in out.getvalue().splitlines():
-                with contextlib.suppress(ValueError):
-                    self.handler_log.append(json.loads(line))
+        return deliver_logged(self.bridge, event, self.handler_log)
 
     def admin(self) -> handler_kube.KubeApi:
         """An operator's client (cluster admin), e.g. ``twin.admin().request("PATCH", ...)`` for a cordon."""

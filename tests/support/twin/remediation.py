@@ -30,6 +30,9 @@ them short (hand a slurmd restart to another thread if it takes long). The handl
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import threading
 import time
 import uuid
@@ -357,3 +360,15 @@ class RemediationBridge:
         with self._lock:
             reservations = self.ec2._moto.describe_instances(InstanceIds=[instance_id])["Reservations"]
         return str(reservations[0]["Instances"][0]["State"]["Name"])
+
+
+def deliver_logged(bridge: Callable[[dict[str, Any]], object], event: dict[str, Any], log: list[Any]) -> object:
+    """One Lambda invocation through ``bridge``: the handler's stdout (its JSON log lines) appended to ``log``."""
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            return bridge(event)
+    finally:
+        for line in out.getvalue().splitlines():
+            with contextlib.suppress(ValueError):
+                log.append(json.loads(line))

@@ -27,8 +27,6 @@ The handler's log lines (its stdout, one JSON object a line, what CloudWatch Log
 from __future__ import annotations
 
 import contextlib
-import io
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -44,7 +42,7 @@ from .exporters import MonitoredNode
 from .monitoring import DUMMY_SECRET_ACCESS_KEY, MonitoringTwin
 from .nodes import HEALTHY, Scenario
 from .procs import TwinError
-from .remediation import RemediationBridge
+from .remediation import RemediationBridge, deliver_logged
 from .rendered import Rendered
 from .slurm import _key_values
 from .sns import SnsReceiver
@@ -237,14 +235,7 @@ class TwinWorld:
     # --- the handler's side -------------------------------------------------------------------------------------
     def _deliver(self, event: dict[str, Any]) -> object:
         """The SNS receiver's delivery: the handler's call, its stdout kept as its log."""
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out):
-                return self.bridge(event)
-        finally:
-            for line in out.getvalue().splitlines():
-                with contextlib.suppress(ValueError):
-                    self.handler_log.append(json.loads(line))
+        return deliver_logged(self.bridge, event, self.handler_log)
 
     def _run_slurm_script(self, script: str) -> tuple[int, str, str]:
         done = self.slurm.run(["/bin/bash", "-c", script], check=False, timeout_s=90)
