@@ -95,6 +95,9 @@ class WarningId(str, Enum):
     NO_INSTANCE_STORE = "no-instance-store"
     LUSTRE_OVERLAPPING_DATA_REPOSITORY_PATHS = "lustre-overlapping-data-repository-paths"
     GRAFANA_SERVICE_MANAGED_PERMISSIONS = "grafana-service-managed-permissions"
+    #: A Grafana workspace whose network access allows only private addresses and lists no VPC endpoint: nothing
+    #: can reach it (the provisioner gets HTTP 403 at deploy).
+    GRAFANA_PRIVATE_NETWORKS_WITHOUT_ENDPOINT = "grafana-private-networks-without-endpoint"
     LUSTRE_EFA_CONNECTIONS_UNKNOWN = "lustre-efa-connections-unknown"
     PCS_DEPRECATED_SLURM_SETTING = "pcs-deprecated-slurm-setting"
     EKS_NO_GRACEFUL_NODE_SHUTDOWN = "eks-no-graceful-node-shutdown"

@@ -20,7 +20,7 @@ import aws_cdk as cdk
 import boto3
 import pytest
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 from botocore.stub import ANY, Stubber
 
 from fmconstructs.errors import FmTypeError, FmValidationError
@@ -219,6 +219,45 @@ def test_delete_with_access_denied_succeeds_and_logs_why(grafana, caplog):
     )
 
 
+def _unreadable(change: str) -> dict[str, Any]:
+    """A Delete event whose properties the handler cannot read (issue 30: its Delete failed then)."""
+    event = _event("Delete", "https://g-0123456789.grafana-workspace.us-east-1.amazonaws.com")
+    props = event["ResourceProperties"]
+    if change == "absent":
+        del event["ResourceProperties"]
+    elif change == "not-an-object":
+        event["ResourceProperties"] = "WorkspaceId=g-0123456789"
+    elif change == "missing-key":
+        del props["ServiceAccountName"]
+    elif change == "arn-not-an-arn":
+        props["PrometheusWorkspaceArn"] = "ws-1234"
+    elif change == "no-physical-id":
+        del event["PhysicalResourceId"]
+        del props["WorkspaceId"]
+    return event
+
+
+@pytest.mark.parametrize("change", ["absent", "not-an-object", "missing-key", "arn-not-an-arn", "no-physical-id"])
+def test_delete_with_unreadable_properties_succeeds_without_calling_aws(change, caplog):
+    client = boto3.client("grafana", region_name="us-east-1")
+    caplog.set_level(logging.WARNING, logger="fmconstructs.grafana.provisioner")
+    with Stubber(client):  # no responses queued: any AWS call would raise
+        response = index.on_event(_unreadable(change), Context(5.0), client=client)
+    expected = (
+        "fmconstructs-grafana-unreadable" if change == "no-physical-id" else f"fmconstructs-grafana-{WORKSPACE}-fm-amp"
+    )
+    assert response == {"PhysicalResourceId": expected}
+    assert any("properties unreadable" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("change", ["not-an-object", "missing-key", "arn-not-an-arn"])
+def test_create_with_unreadable_properties_fails_with_the_reason(change):
+    event = _unreadable(change)
+    event["RequestType"] = "Create"
+    with pytest.raises(index.ProvisioningError):
+        index.on_event(event, Context(5.0), client=boto3.client("grafana", region_name="us-east-1"))
+
+
 def test_the_grafana_client_retries_throttling_and_has_timeouts(monkeypatch, grafana):
     seen: dict[str, Any] = {}
     real = boto3.client
@@ -306,3 +345,36 @@ def test_bad_network_arguments_are_refused(kwargs, error):
         kwargs = {**kwargs, "vpc": vpc}
     with pytest.raises(error):
         workspace.provision(prometheus_workspace_arn=AMP_ARN, prometheus_endpoint=AMP_URL, **kwargs)
+
+
+UNREACHABLE = "fmconstructs:grafana-private-networks-without-endpoint"
+
+
+def _warnings(access: GrafanaNetworkAccess) -> list[str]:
+    stack, _ = _stack()
+    GrafanaWorkspace(stack, "Grafana", prometheus_workspace_arns=[AMP_ARN], network_access=access)
+    found = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp(".*"))
+    return [str(w.entry.data) for w in found]
+
+
+@pytest.mark.parametrize(
+    "cidrs", [["10.0.0.0/16"], ["10.0.0.0/16", "192.168.0.0/24"], ["172.16.0.0/12", "fd00::/8"]], ids=str
+)
+def test_only_private_networks_and_no_endpoint_warns_that_nothing_can_reach_the_workspace(cidrs):
+    messages = _warnings(GrafanaNetworkAccess(allowed_cidrs=cidrs))
+    assert any(UNREACHABLE in m and "grafana-workspace" in m and cidrs[0] in m for m in messages)
+
+
+@pytest.mark.parametrize(
+    "access",
+    [
+        GrafanaNetworkAccess(allowed_cidrs=["10.0.0.0/16"], vpc_endpoint_ids=["vpce-0123456789abcdef0"]),
+        GrafanaNetworkAccess(allowed_cidrs=["10.0.0.0/16"], prefix_list_ids=["pl-1a2b3c4d"]),
+        GrafanaNetworkAccess(allowed_cidrs=["10.0.0.0/16", "203.0.113.0/24"]),
+        GrafanaNetworkAccess(allowed_cidrs=["203.0.113.0/24"]),
+        GrafanaNetworkAccess(vpc_endpoint_ids=["vpce-0123456789abcdef0"]),
+    ],
+    ids=["with-endpoint", "with-prefix-list", "one-public-range", "public-only", "endpoint-only"],
+)
+def test_a_reachable_network_access_does_not_warn(access):
+    assert not any(UNREACHABLE in m for m in _warnings(access))

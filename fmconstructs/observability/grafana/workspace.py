@@ -206,6 +206,33 @@ class GrafanaNetworkAccess:
         return tuple(c for c in self.allowed_cidrs if ipaddress.ip_network(c).version == 6)
 
 
+#: Ranges that are never a source address on the internet: RFC 1918 private, RFC 6598 shared (carrier-grade NAT),
+#: link-local and loopback (RFC 3927, RFC 1122), IPv6 unique local, link-local and loopback (RFC 4193, RFC 4291).
+#: Not ``ipaddress``'s ``is_private``: it also counts the documentation ranges (203.0.113.0/24 and others).
+_INTERNAL_NETWORKS = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "100.64.0.0/10",
+        "169.254.0.0/16",
+        "127.0.0.0/8",
+        "fc00::/7",
+        "fe80::/10",
+        "::1/128",
+    )
+)
+
+
+def _never_on_the_internet(cidr: str) -> bool:
+    network = ipaddress.ip_network(cidr)
+    return any(
+        network.version == internal.version and network.subnet_of(internal)  # type: ignore[arg-type]
+        for internal in _INTERNAL_NETWORKS
+    )
+
+
 def _cidr(parameter: str, value: object) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
     """A CIDR block (``ipaddress.ip_network``, host bits unset as EC2 prefix-list entries are written)."""
     text = check_str(parameter, value, allowed="a CIDR block such as '203.0.113.0/24'")
@@ -329,6 +356,29 @@ class GrafanaWorkspace(Construct):
         #: The networks allowed to reach the workspace (None: every network); the provisioner checks it.
         self.network_access = network_access
         self.resource = self._build_workspace(props, name=name, network=self._network_access(network_access))
+        self._warn_unreachable(network_access)
+
+    def _warn_unreachable(self, access: GrafanaNetworkAccess | None) -> None:
+        """Warn when only private networks are allowed and no VPC endpoint is listed. The workspace's endpoint is
+        public; a private address reaches it only through an interface VPC endpoint for
+        ``com.amazonaws.<Region>.grafana-workspace`` (Amazon Managed Grafana User Guide "Interface VPC endpoints"),
+        and traffic that leaves a VPC through NAT carries the NAT's public address. Access is granted to "a caller
+        that is in either the IP address list or the VPC endpoint list" (API reference NetworkAccessConfiguration),
+        so with private ranges alone and no endpoint nothing matches: the provisioner gets HTTP 403 at deploy and
+        users cannot sign in. Existing prefix lists (contents unknown at synth) silence the warning."""
+        if access is None or access.vpc_endpoint_ids or access.prefix_list_ids or not access.allowed_cidrs:
+            return
+        if not all(_never_on_the_internet(c) for c in access.allowed_cidrs):
+            return
+        add_warning(
+            self,
+            WarningId.GRAFANA_PRIVATE_NETWORKS_WITHOUT_ENDPOINT,
+            f"network_access allows only private networks ({', '.join(access.allowed_cidrs)}) and lists no VPC "
+            "endpoint: the workspace endpoint is public and a private address reaches it only through an interface "
+            "VPC endpoint for com.amazonaws.<Region>.grafana-workspace, so nothing can reach it (the provisioner "
+            "gets HTTP 403 at deploy). Add the endpoint to network_access.vpc_endpoint_ids, or allow the public "
+            "addresses (NAT gateways, office ranges) your traffic leaves from.",
+        )
 
     def _warn_service_managed(self) -> None:
         add_warning(

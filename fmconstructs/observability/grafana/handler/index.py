@@ -141,6 +141,8 @@ class Properties:
 
     @classmethod
     def from_event(cls, props: Mapping[str, Any]) -> Properties:
+        if not isinstance(props, Mapping):
+            raise ProvisioningError(f"custom resource properties are not an object: {type(props).__name__}")
         try:
             arn = str(props["PrometheusWorkspaceArn"])
             region = arn.split(":")[3] if arn.count(":") >= 5 else ""
@@ -486,21 +488,32 @@ def _remove(client: Any, props: Properties, deadline: Deadline) -> None:
     LOG.info("deleted Grafana service account %s", account)
 
 
+def _delete(event: Mapping[str, Any], context: Any, client: Any) -> dict[str, Any]:
+    """Delete never fails (module docstring), not even when its properties cannot be read (a resource whose Create
+    failed half-way, a property renamed between versions): then there is nothing it can clean up, and it says so."""
+    physical = str(event.get("PhysicalResourceId") or "")
+    try:
+        props = Properties.from_event(event.get("ResourceProperties") or {})
+    except ProvisioningError as err:
+        LOG.warning("Delete: properties unreadable (%s); nothing to clean up in Grafana, the deletion succeeds", err)
+        return {"PhysicalResourceId": physical or "fmconstructs-grafana-unreadable"}
+    LOG.info("Delete: Grafana workspace %s", props.workspace_id)
+    try:
+        _remove(client or boto3.client("grafana", config=CLIENT_CONFIG), props, Deadline.from_context(context))
+    except Exception as err:  # never DELETE_FAILED on Grafana: see the module docstring
+        LOG.warning("Delete: Grafana cleanup incomplete, the deletion succeeds anyway: %s: %s", type(err).__name__, err)
+    return {"PhysicalResourceId": physical or physical_id(props)}
+
+
 def on_event(event: Mapping[str, Any], context: Any = None, *, client: Any = None) -> dict[str, Any]:
     """``custom_resources.Provider`` onEvent handler. ``client`` (a boto3 ``grafana`` client) is for tests."""
     request_type = event["RequestType"]
+    if request_type == "Delete":
+        return _delete(event, context, client)
     props = Properties.from_event(event["ResourceProperties"])
     LOG.info("%s: Grafana workspace %s", request_type, props.workspace_id)
     deadline = Deadline.from_context(context)
     grafana = client or boto3.client("grafana", config=CLIENT_CONFIG)
-    if request_type == "Delete":
-        try:
-            _remove(grafana, props, deadline)
-        except Exception as err:  # never DELETE_FAILED on Grafana: see the module docstring
-            LOG.warning(
-                "Delete: Grafana cleanup incomplete, the deletion succeeds anyway: %s: %s", type(err).__name__, err
-            )
-        return {"PhysicalResourceId": event.get("PhysicalResourceId") or physical_id(props)}
     old = None
     if request_type == "Update" and event.get("OldResourceProperties"):
         try:
