@@ -23,11 +23,14 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import IConstruct
 
+from .errors import WarningId, add_warning
+
 __all__ = [
     "MIN_REASON_LENGTH",
     "acknowledge",
     "acknowledge_all",
     "acknowledge_cfn_lint",
+    "acknowledge_no_access_logs",
     "aws_managed_policy_finding",
     "flatten",
     "iam5_action",
@@ -41,6 +44,8 @@ MIN_REASON_LENGTH = 30
 
 IAM4 = "AwsSolutions-IAM4"
 IAM5 = "AwsSolutions-IAM5"
+#: cdk-nag AwsSolutions-S1: an S3 bucket without server access logs (``S3BucketLoggingEnabled``).
+S1 = "AwsSolutions-S1"
 #: cdk-nag AwsSolutions-L1: a Lambda function not on the latest runtime of its family.
 L1 = "AwsSolutions-L1"
 
@@ -128,3 +133,19 @@ def acknowledge_cfn_lint(resource: cdk.CfnResource, rule_id: str, reason: str) -
     reasons = resource.get_metadata(CFN_LINT_REASONS_KEY) or {}
     reasons[rule_id] = reason
     resource.add_metadata(CFN_LINT_REASONS_KEY, reasons)
+
+
+def acknowledge_no_access_logs(bucket: IConstruct, *, parameter: str) -> None:
+    """Acknowledge S1 on ``bucket`` (given no log target through ``parameter``) and warn that it has no logs."""
+    acknowledge(
+        bucket,
+        S1,
+        f"no server access logs: the construct was given no {parameter} (where the logs go, and for how long, is "
+        "the user's decision); the warning bucket-without-access-logs says so at synth",
+    )
+    add_warning(
+        bucket,
+        WarningId.BUCKET_WITHOUT_ACCESS_LOGS,
+        f"this bucket writes no S3 server access logs: pass {parameter}= (a bucket of yours, or "
+        "fmconstructs.storage.server_access_logs_bucket(scope)) to record who reads and writes it",
+    )

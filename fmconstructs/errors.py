@@ -98,6 +98,8 @@ class WarningId(str, Enum):
     #: A Grafana workspace whose network access allows only private addresses and lists no VPC endpoint: nothing
     #: can reach it (the provisioner gets HTTP 403 at deploy).
     GRAFANA_PRIVATE_NETWORKS_WITHOUT_ENDPOINT = "grafana-private-networks-without-endpoint"
+    #: A bucket a lower-level construct creates without S3 server access logs (cdk-nag S1 acknowledged with this).
+    BUCKET_WITHOUT_ACCESS_LOGS = "bucket-without-access-logs"
     LUSTRE_EFA_CONNECTIONS_UNKNOWN = "lustre-efa-connections-unknown"
     PCS_DEPRECATED_SLURM_SETTING = "pcs-deprecated-slurm-setting"
     EKS_NO_GRACEFUL_NODE_SHUTDOWN = "eks-no-graceful-node-shutdown"

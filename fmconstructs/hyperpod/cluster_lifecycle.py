@@ -15,6 +15,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
+from .._nag import acknowledge_no_access_logs
 from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from .cluster_lustre import eks_group_bootstrap
 from .cluster_node_setup import api_group_bootstrap
@@ -58,7 +59,7 @@ def _lifecycle_bucket_name(scope: Construct) -> str:
 def build_lifecycle_bucket(cluster: HyperPodCluster, inputs: ClusterInputs) -> s3.Bucket:
     """The lifecycle scripts' bucket of their own, uploaded under one prefix (``SourceS3Uri`` is a prefix)."""
     access_logs_bucket = inputs.access_logs_bucket
-    return s3.Bucket(
+    bucket = s3.Bucket(
         cluster,
         "LifecycleBucket",
         bucket_name=inputs.lifecycle_bucket_name or _lifecycle_bucket_name(cluster),
@@ -70,6 +71,9 @@ def build_lifecycle_bucket(cluster: HyperPodCluster, inputs: ClusterInputs) -> s
         server_access_logs_prefix="hyperpod-lifecycle/" if access_logs_bucket is not None else None,
         removal_policy=RemovalPolicy.RETAIN,
     )
+    if access_logs_bucket is None:
+        acknowledge_no_access_logs(bucket, parameter="access_logs_bucket")
+    return bucket
 
 
 def per_group_sources(cluster: HyperPodCluster, inputs: ClusterInputs) -> list[s3deploy.ISource]:

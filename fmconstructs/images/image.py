@@ -48,6 +48,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from .._log_groups import encrypted_log_group
+from .._nag import acknowledge_no_access_logs
 from .._validate import (
     check_bool,
     check_construct,
@@ -496,6 +497,8 @@ class GpuNodeImage(Construct):
             server_access_logs_prefix=f"{self.image_name}/" if props.server_access_logs_bucket is not None else None,
             removal_policy=props.removal_policy,
         )
+        if props.logs_bucket is None and props.server_access_logs_bucket is None:
+            acknowledge_no_access_logs(self.logs_bucket, parameter="server_access_logs_bucket")
         self.logs_prefix: str = f"imagebuilder/{self.image_name}/"
 
     def _build_instance_access(self, vpc: ec2.IVpc, groups: tuple[ec2.ISecurityGroup, ...] | None) -> None:

@@ -86,6 +86,7 @@ from ..storage import (
     LustreFileSystem,
     LustreMetadataConfiguration,
     LustreSizing,
+    server_access_logs_bucket,
 )
 from . import _health_wiring as _health
 from . import elastic as _elastic
@@ -139,7 +140,8 @@ class TrainingPlatform(Construct):
     :param storage: :class:`PlatformStorage`, or None for no file system. Default None.
     :param observability: :class:`PlatformObservability`, or None for no metrics. Default None.
     :param access_logs_bucket: server access logs of the buckets the platform creates (the new data bucket, HyperPod's
-        lifecycle bucket). Default: none.
+        lifecycle bucket). Default: a bucket the platform creates for them (``AccessLogs``:
+        :func:`~fmconstructs.storage.server_access_logs_bucket`, RETAIN), only when it creates a bucket.
     :param capacity_block_events: on a Capacity Block with observability (an alert topic), EC2's Capacity Block events
         (delivered, expiration warning) notify the workspace's alert topic, and before the block ends PCS drains the
         block's Slurm nodes (SSM Run Command on the login node group) and EKS cordons its nodes
@@ -233,6 +235,9 @@ class TrainingPlatform(Construct):
         #: The sizing decision for the file system (None without storage).
         self.sizing: LustreSizing | None = plan.sizing
         self._access_logs_bucket = access_logs_bucket
+        #: Where the buckets the platform creates write S3 server access logs: ``access_logs_bucket`` as given, else
+        #: the bucket the platform creates for them the first time it creates a bucket (None until then).
+        self.access_logs_bucket: s3.IBucket | None = access_logs_bucket
         self.cluster_label: str = _cluster_label(self)
         #: Cluster health as given (None: off), the NCCL check the platform runs (None: none) and the remediation
         #: handler (None without a policy or observability).
@@ -406,7 +411,7 @@ class TrainingPlatform(Construct):
             bucket = storage.data_bucket
         else:
             # PlatformStorage's own access logs bucket first (it was validated and then ignored before issue 18).
-            logs = storage.access_logs_bucket or self._access_logs_bucket
+            logs = storage.access_logs_bucket or self.access_logs_target()
             bucket = DataRepositoryBucket(
                 self,
                 "DataBucket",
@@ -419,6 +424,14 @@ class TrainingPlatform(Construct):
         self.data_repositories = file_system.add_data_repositories(bucket, storage.layout)
         self.file_system = file_system
         return file_system
+
+    def access_logs_target(self) -> s3.IBucket:
+        """The server access log target of a bucket the platform creates: ``access_logs_bucket`` as given, else one
+        bucket the platform creates for every such bucket (``<platform>/AccessLogs``,
+        :func:`~fmconstructs.storage.server_access_logs_bucket`), so a user's app is cdk-nag S1 clean by default."""
+        if self.access_logs_bucket is None:
+            self.access_logs_bucket = server_access_logs_bucket(self, "AccessLogs")
+        return self.access_logs_bucket
 
     @property
     def mount_point(self) -> str | None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from .access_logs import server_access_logs_bucket
     from .client import (
         DEFAULT_MOUNT_OPTIONS,
         FSX_CSI_DRIVER,
@@ -108,6 +109,7 @@ __all__ = [
     "lustre_ports",
     "next_valid_capacity_gib",
     "plan_lustre_client",
+    "server_access_logs_bucket",
     "size_for_checkpoint",
     "size_for_throughput",
 ]
@@ -115,6 +117,7 @@ __all__ = [
 # Lazy (PEP 562): each name is imported from its submodule on first use, so that the light modules (catalog,
 # networking.interfaces, storage.sizing) import without aws_cdk, which starts Node.js (see fmconstructs._lazy).
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    ".access_logs": ("server_access_logs_bucket",),
     ".client": (
         "DEFAULT_MOUNT_OPTIONS",
         "FSX_CSI_DRIVER",

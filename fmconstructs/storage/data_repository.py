@@ -32,6 +32,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from .._nag import acknowledge_no_access_logs
 from .._validate import (
     check_bool,
     check_construct,
@@ -517,6 +518,8 @@ class DataRepositoryBucket(Construct):
         )
         self.encryption_key = encryption_key
         self.removal_policy = removal_policy
+        if server_access_logs_bucket is None:
+            acknowledge_no_access_logs(self.bucket, parameter="server_access_logs_bucket")
         if encryption_key is not None:
             _allow_fsx_s3_access_to_key(encryption_key)
 

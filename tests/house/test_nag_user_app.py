@@ -1,8 +1,7 @@
 """cdk-nag in a user's own app: a platform built only from the library (no ``examples/`` code) through
 :class:`TrainingPlatform`, on every backend, with aws-cdk-lib's CloudFormation validation and cdk-nag AwsSolutions on,
 has 0 unacknowledged cdk-nag errors and 0 cfn-lint errors. Each construct acknowledges the findings it owns, with its
-reason; what the user decides (server access logs of the buckets the platform creates) stays theirs: without
-``access_logs_bucket`` exactly those S1 findings remain.
+reason; without ``access_logs_bucket`` the platform logs its buckets to a log bucket of its own (issue 30).
 
 The user app imports its VPC (``ec2.Vpc.from_vpc_attributes``: no VPC resource, so no VPC7 flow-log finding to
 acknowledge) and an existing access-logs bucket, as a team adopting the library would.
@@ -148,14 +147,29 @@ def test_every_acknowledgement_has_a_specific_reason(assembly: Path) -> None:
     assert {rule: reason for rule, reason in reasons.items() if len(reason) < 30} == {}
 
 
-def test_without_access_logs_only_the_users_bucket_logging_remains(tmp_path: Path) -> None:
-    """Server access logs need a destination the user chooses: S1 on the data bucket and HyperPod's lifecycle bucket
-    is left for the user (pass ``access_logs_bucket=``), and nothing else is."""
-    outdir = synth_user_app(tmp_path, CASES["hyperpod-slurm"], access_logs=False)
-    assert unacknowledged(outdir) == [
-        "AwsSolutions-S1 UserPlatform/Platform/Cluster/LifecycleBucket/Resource",
-        "AwsSolutions-S1 UserPlatform/Platform/DataBucket/Resource/Resource",
-    ]
+@pytest.mark.parametrize("case", ["hyperpod-slurm", "pcs"])
+def test_without_access_logs_the_platform_logs_to_a_bucket_of_its_own(tmp_path: Path, case: str) -> None:
+    """Issue 30: without ``access_logs_bucket`` a user's app had AwsSolutions-S1 errors (the data bucket, HyperPod's
+    lifecycle bucket). The platform now creates one server access log target for the buckets it creates, so the app
+    is nag-clean, and every bucket it creates logs there (the target itself is exempt: cdk-nag S1 treats a bucket
+    another bucket of the stack logs to as compliant)."""
+    outdir = synth_user_app(tmp_path, CASES[case], access_logs=False)
+    assert unacknowledged(outdir) == []
+    template = json.loads((outdir / "UserPlatform.template.json").read_text())
+    buckets = {k: v["Properties"] for k, v in template["Resources"].items() if v["Type"] == "AWS::S3::Bucket"}
+    targets = [k for k in buckets if k.startswith("PlatformAccessLogs")]
+    assert len(targets) == 1
+    logged = {k for k, p in buckets.items() if p.get("LoggingConfiguration", {}).get("DestinationBucketName")}
+    assert logged == set(buckets) - set(targets) and logged
+    assert all(buckets[k]["LoggingConfiguration"]["DestinationBucketName"] == {"Ref": targets[0]} for k in logged)
+    target = buckets[targets[0]]
+    assert target["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"] == {
+        "SSEAlgorithm": "AES256"
+    }
+    assert target["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    assert template["Resources"][targets[0]]["DeletionPolicy"] == "Retain"
+    policies = [v["Properties"] for v in template["Resources"].values() if v["Type"] == "AWS::S3::BucketPolicy"]
+    assert any("logging.s3.amazonaws.com" in json.dumps(p) and targets[0] in json.dumps(p["Bucket"]) for p in policies)
 
 
 def test_dependencies_chart_from_a_checkout_is_acknowledged(tmp_path: Path) -> None:

@@ -60,8 +60,15 @@ def test_destroy_reaches_the_file_system_its_associations_and_the_bucket(scene):
     storage = PlatformStorage.for_throughput(target_gbytes_per_s=4.6875, removal_policy=cdk.RemovalPolicy.DESTROY)
     _platform(scene, storage=storage)
     template = scene.template()
-    for resource in (FSX, DRA, BUCKET):
+    for resource in (FSX, DRA):
         template.all_resources(resource, Match.object_like({"DeletionPolicy": "Delete"}))
+    # The data bucket goes; the server access log target the platform creates stays (audit logs outlive the data).
+    buckets = template.find_resources(BUCKET)
+    policies = {
+        "Delete" if "LoggingConfiguration" in b["Properties"] else "log target": b["DeletionPolicy"]
+        for b in buckets.values()
+    }
+    assert policies == {"Delete": "Delete", "log target": "Retain"}
     # Emptying the bucket is the user's choice (DataRepositoryBucket(auto_delete_objects=True) or their own bucket).
     template.resource_count_is("Custom::S3AutoDeleteObjects", 0)
 
@@ -99,7 +106,8 @@ def test_defaults_retain_everything_with_aws_managed_keys_and_the_bucket_has_the
         template.all_resources(resource, Match.object_like({"DeletionPolicy": "Retain"}))
     (fs,) = template.find_resources(FSX).values()
     assert "KmsKeyId" not in fs["Properties"]
-    (bucket,) = template.find_resources(BUCKET).values()
+    # The data bucket (it logs to the platform's server access log target, the other bucket).
+    (bucket,) = (b for b in template.find_resources(BUCKET).values() if "LoggingConfiguration" in b["Properties"])
     encryption = bucket["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"]
     assert encryption == [{"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]
     ids = [rule["Id"] for rule in bucket["Properties"]["LifecycleConfiguration"]["Rules"]]

@@ -113,7 +113,7 @@ class HyperPodBackend:
             "vpc": platform.vpc,
             "subnets": [platform.subnet],
             "file_system": file_system,
-            "access_logs_bucket": platform._access_logs_bucket,
+            "access_logs_bucket": platform.access_logs_target(),
             "efa_security_group": efa,
             "removal_policy": options.removal_policy,
         }
