@@ -11,7 +11,7 @@ from fmconstructs.serving.exposure import alb_ingress_manifest, nlb_service_mani
 @pytest.mark.parametrize("render", [nlb_service_manifest, alb_ingress_manifest])
 @pytest.mark.parametrize("path", ["/" + "h" * 1024, "/health\n", "/he alth", "health"])
 def test_a_health_check_path_the_load_balancer_refuses_is_refused(render, path: str) -> None:
-    with pytest.raises(FmValidationError, match="^health_check_path must be an absolute URL path"):
+    with pytest.raises(FmValidationError, match=r"^health_check_path must be an absolute URL path"):
         render(server_name="llama", health_check_path=path)
 
 

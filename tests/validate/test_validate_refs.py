@@ -40,7 +40,7 @@ def test_image_references_the_registry_grammar_accepts(image: str) -> None:
 
 @pytest.mark.parametrize("image", BAD_IMAGES)
 def test_image_references_the_registry_grammar_refuses(image: str) -> None:
-    with pytest.raises(FmValidationError, match="^image must be a container image reference"):
+    with pytest.raises(FmValidationError, match=r"^image must be a container image reference"):
         check_image_reference("image", image)
 
 
@@ -74,7 +74,7 @@ def test_url_paths_of_rfc_3986_within_the_limit_pass(path: str) -> None:
 
 @pytest.mark.parametrize("path", ["", "health", "//x", "/a b", "/a%zz", "/a#frag", "/" + "a" * 1024, "/x\n"])
 def test_url_paths_otherwise_are_refused(path: str) -> None:
-    with pytest.raises(FmValidationError, match="^health_check_path must be "):
+    with pytest.raises(FmValidationError, match=r"^health_check_path must be "):
         check_url_path("health_check_path", path)
 
 
@@ -85,5 +85,5 @@ def test_model_names_pass(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["", "two words", 'say"hi', "m" * 257, "a\\b"])
 def test_model_names_otherwise_are_refused(name: str) -> None:
-    with pytest.raises(FmValidationError, match="^served_model_name must be a model name"):
+    with pytest.raises(FmValidationError, match=r"^served_model_name must be a model name"):
         check_model_name("served_model_name", name)
