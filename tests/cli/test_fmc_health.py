@@ -521,8 +521,8 @@ def test_malformed_assembly_exits_3(tmp_path: Path, breakage: str) -> None:
     ("args", "message"),
     [
         (["--workspace-url", "ftp://x"], "http:// or https://"),
-        (["--nccl-tolerance-percent", "100"], "percentage"),
-        (["--nccl-tolerance-percent", "nan"], "percentage"),
+        (["--nccl-tolerance-percent", "100"], "at most 99.999 percent"),
+        (["--nccl-tolerance-percent", "nan"], "a finite number"),
         (["--stack", "Other"], "--stack Other is not in"),
         (["--endpoint-url", "http://127.0.0.1:1", "--responses", "x.json"], "exclude each other"),
     ],
