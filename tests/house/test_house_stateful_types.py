@@ -66,8 +66,8 @@ STATELESS: dict[str, str] = {
     "AWS::Lambda::Function": "code from the template's assets",
     "AWS::Lambda::LayerVersion": "code from the template's assets",
     "AWS::Lambda::Permission": _POLICY,
-    "AWS::Logs::LogGroup": "logs: aws-cdk-lib retains a log group by default (RemovalPolicy.RETAIN), so a "
-    "replacement leaves the old one and its logs in place",
+    "AWS::Logs::LogGroup": "logs: aws-cdk-lib retains a log group by default (aws_logs.LogGroupProps removal_policy "
+    "'Default: RemovalPolicy.Retain'), so a replacement leaves the old one and its logs in place",
     "AWS::Logs::MetricFilter": _POLICY,
     "AWS::RDS::DBClusterParameterGroup": _POLICY,
     "AWS::RDS::DBSubnetGroup": _NETWORK,
