@@ -356,9 +356,14 @@ class GpuNodeGroup(Construct):
             write_plan_record(cast(CfnResource, self.nodegroup.node.default_child), PlanKind.NODE_GROUP, backend="eks")
 
     def _add_node_health(self, *, enable_node_auto_repair: bool) -> None:
-        """Auto repair: the node monitoring agent first (EKS "node-health"); node checks: the group's gate first."""
+        """Auto repair: the cluster gets the node monitoring agent; node checks: the group's gate first.
+
+        The group does not wait for the agent: it is a DaemonSet that EKS schedules on nodes whenever they join, and
+        the Amazon EKS User Guide (node-health) says the agent and automatic node repair "can also be used
+        individually", naming no order. Waiting put the agent add-on and, through it, the system node group on the
+        GPU groups' deploy path (issue 30: EKS critical path)."""
         if enable_node_auto_repair:
-            self.nodegroup.node.add_dependency(_health.add_node_monitoring_agent(self.cluster))
+            _health.add_node_monitoring_agent(self.cluster)
         if self.node_health is not None:
             _health.EksNodeChecks.for_cluster(self.cluster).add_node_group(self)
 

@@ -9,11 +9,12 @@ hour) and a twin world built from it, WHEN faults are injected through the nodes
 the handler acts on Slurm through SSM and EC2, and the cluster heals (PCS: the handler terminates the instance;
 ParallelCluster: the twin's clustermgtd replaces DOWN/DRAINED nodes). One world per backend for the module.
 
-A requeued job starts no sooner than 121 s after its requeue: Slurm sets its BeginTime to now + the credential
-lifetime + 1 (Slurm 24.11 src/slurmctld/job_mgr.c ``batch_requeue_fini``: ``begin_time = now + cred_lifetime + 1``;
-src/interfaces/cred.h ``DEFAULT_EXPIRATION_WINDOW 120``, ``AuthInfo=cred_expire=`` changes it; neither PCS's
-custom settings nor the library set it). The twin does not shorten it: the job-completion test comes last, so the
-other loops run inside that delay.
+A requeued job starts no sooner than cred_expire + 1 s after its requeue: Slurm sets its BeginTime to now + the
+credential lifetime + 1 (Slurm 24.11 src/slurmctld/job_mgr.c ``batch_requeue_fini``: ``begin_time = now +
+cred_lifetime + 1``; src/interfaces/cred.h ``DEFAULT_EXPIRATION_WINDOW 120``, ``AuthInfo=cred_expire=`` changes it;
+neither PCS's custom settings nor the library set it, so on AWS the delay is 121 s). The twin's own slurm.conf sets
+``cred_expire`` to 15 s (tests/support/twin/slurm.py ``CRED_EXPIRE_S``): the delay is 16 s. The job-completion test
+still comes last, so the other loops run inside that delay.
 """
 
 from __future__ import annotations
@@ -32,14 +33,13 @@ from fmconstructs.remediation import HELD_BACK_METRIC, HELD_BACK_NAMESPACE, JobK
 from tests.support.twin.fixtures import ran_on, require_twin, submit, wait_job, wait_until
 from tests.support.twin.nodes import HEALTHY
 from tests.support.twin.rendered import build_platform
+from tests.support.twin.slurm import REQUEUE_DELAY_S  # the twin's requeue delay (module docstring)
 from tests.support.twin.world import TwinWorld
 
 #: This file runs the loops on PCS; test_twin_remediation_loops_parallelcluster.py runs the same tests on
 #: ParallelCluster (one file per backend, so that `pytest -n 2 --dist loadfile` runs them side by side).
 BACKENDS = [Backend.PCS]
 POLICY = RemediationPolicy(dry_run=False, job_kill=JobKill.FATAL)
-#: Slurm's requeue delay (module docstring) and a margin for the job itself and a busy 2-core host.
-REQUEUE_DELAY_S = 121
 ALERT_S = 45  # real seconds: for 2m (2 s), scrapes, group_wait, the handler, on a shared 2-core host
 REPLACE_S = 90  # the node's new instance boots (gate checks) and is scraped again
 JOBS: dict[Backend, dict[str, str]] = {}

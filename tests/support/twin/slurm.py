@@ -34,6 +34,17 @@ __all__ = ["SlurmTwin", "TwinNode"]
 
 #: Where the checks and the gate look for tools (fmconstructs.health.checks: /opt/amazon/efa/bin first, then PATH
 #: with /usr/local/bin before /usr/bin): a node's fakes go into these two directories of its own.
+#: The twin's job credential lifetime (slurm.conf ``AuthInfo=cred_expire=``), in seconds. slurm.conf(5) of Slurm
+#: 24.11.5 (Debian 13 man page in the twin's root): "Default job step credential lifetime ... It must be sufficiently
+#: long enough to load user environment, run prolog ... This also controls how long a requeued job must wait before
+#: starting again. The default value is 120 seconds." Slurm refuses values it deems too small ("AuthInfo=cred_expire=%d
+#: invalid" in libslurm; the bound is UNCONFIRMED, said to be 5). This is the twin's own daemon configuration, not a
+#: library artifact: AWS's services keep Slurm's default. The default scaled by the twin's factor (120 s / 60) would
+#: be 2 s, shorter than the twin's prologs on a busy 2-core host, so the twin takes 15 s: a requeued job waits 16 s
+#: instead of 121 s.
+CRED_EXPIRE_S = 15
+#: How long Slurm 24.11 holds a requeued job (``batch_requeue_fini``: BeginTime = now + cred_expire + 1).
+REQUEUE_DELAY_S = CRED_EXPIRE_S + 1
 _NODE_BIN = "/usr/local/bin"
 _EFA_BIN = "/opt/amazon/efa/bin"
 _TEXTFILE = "/var/lib/node_exporter/textfile"
@@ -217,6 +228,7 @@ class SlurmTwin:
             "SlurmdUser=root",
             "AuthType=auth/munge",
             "CredType=cred/munge",
+            f"AuthInfo=cred_expire={CRED_EXPIRE_S}",
             "CommunicationParameters=NoCtldInAddrAny",
             "MailProg=/bin/true",
             "StateSaveLocation=/var/spool/slurm/ctld",
