@@ -369,7 +369,7 @@ def ec2_node_class_manifest(
         IAM endpoint, Getting Started "Private Clusters"). Exactly one of the two (CRD rule).
     :param ami_version: ``latest`` (default: new AMIs drift nodes, within the NodePool's disruption budget) or an
         amazon-eks-ami release tag (``v20240807``) to pin.
-    :param imds_hop_limit: IMDSv2 hop limit, 1 (default) or 2.
+    :param imds_hop_limit: IMDSv2 hop limit, 1 (default) to 64 (containers need 2).
     """
     check_name("name", name)
     if (role is None) == (instance_profile is None):
@@ -381,7 +381,9 @@ def ec2_node_class_manifest(
     )
     check_str("ami_version", ami_version, pattern=_AMI_VERSION, allowed="'latest' or an AMI release tag 'vYYYYMMDD'")
     size = check_count("root_volume_size_gib", root_volume_size_gib, minimum=1, maximum=_MAX_VOLUME_GIB)
-    check_count("imds_hop_limit", imds_hop_limit, minimum=1, maximum=2)
+    # karpenter.k8s.aws EC2NodeClass v1 CRD metadataOptions.httpPutResponseHopLimit: minimum 1, maximum 64
+    # (tests/data/karpenter_crds), as EC2's HttpPutResponseHopLimit.
+    check_count("imds_hop_limit", imds_hop_limit, minimum=1, maximum=64)
     terms = [_check_term(f"capacity_reservations[{i}]", t).to_manifest() for i, t in enumerate(capacity_reservations)]
     ebs: dict[str, Any] = {
         "volumeSize": f"{size}Gi",

@@ -521,7 +521,7 @@ def test_a_multi_efa_type_must_be_alone_in_its_pool():
         (lambda: NodePoolDisruption(budget_nodes="110%"), "budget_nodes"),
         (lambda: NodePoolDisruption(consolidation_policy="WhenEmpty"), "consolidation_policy"),
         (lambda: node_class(ami_version="2024-08-07"), "ami_version"),
-        (lambda: node_class(imds_hop_limit=3), "imds_hop_limit"),
+        (lambda: node_class(imds_hop_limit=65), "imds_hop_limit"),
         (lambda: node_class(root_volume_size_gib=0), "root_volume_size_gib"),
         (lambda: node_class(subnet_ids=[]), "subnet_ids"),
         (lambda: node_class(subnet_ids=["vpc-0123"]), r"subnet_ids\[0\]"),
