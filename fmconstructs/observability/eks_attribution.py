@@ -79,7 +79,6 @@ KUBE_STATE_METRICS_LABELS_ALLOWLIST: tuple[str, ...] = (
 KUBE_STATE_METRICS_IMAGE_TAG = "v2.20.0"
 
 
-
 def kube_state_metrics_values(*, image_repository: str | None = None, image_tag: str | None = None) -> dict[str, Any]:
     """Values for ``kube-state-metrics`` (keys from the chart's values.yaml at 8.4.0).
 
