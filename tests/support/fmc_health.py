@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from tests.support.fmc_preflight import _write_assembly
 
 REGION = "us-east-1"
 PCS_CLUSTER = "pcs_abc1234567"
@@ -67,20 +68,7 @@ def _template() -> dict[str, Any]:
 
 
 def _assembly(root: Path, template: dict[str, Any] | None = None) -> Path:
-    out = root / "cdk.out"
-    out.mkdir()
-    (out / "Fm.template.json").write_text(json.dumps(template or _template()))
-    manifest = {
-        "artifacts": {
-            "Fm": {
-                "type": "aws:cloudformation:stack",
-                "environment": f"aws://123456789012/{REGION}",
-                "properties": {"templateFile": "Fm.template.json"},
-            }
-        }
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest))
-    return out
+    return _write_assembly(root, template or _template())
 
 
 def _summary(lid: str, rtype: str, physical: str, status: str = "CREATE_COMPLETE") -> dict[str, Any]:
