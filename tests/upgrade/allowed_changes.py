@@ -36,10 +36,14 @@ class AllowedChange:
 _HEAD_ACTIONS = "ClusterConfiguration/HeadNode/CustomActions"
 _NOTE_HEAD = "pc-head-node-actions"
 
+#: Every 0.3.x ParallelCluster example: the head node's actions move behind the stable entry point (0.4), a change to
+#: HeadNode.CustomActions.OnNodeStart/OnNodeConfigured that ParallelCluster refuses; the note keeps the deployed ones.
 ALLOWED: tuple[AllowedChange, ...] = tuple(
-    AllowedChange(version, stack, "ClusterEB0386A7", "refused", _HEAD_ACTIONS, _NOTE_HEAD)
-    for version, stack in (
-        ("0.3.0", "FmParallelClusterP5en"),
-        ("0.3.1", "FmParallelClusterP5en"),
+    AllowedChange(version, stack, "ClusterEB0386A7", "may-replace", f"{_HEAD_ACTIONS}/{event}", _NOTE_HEAD)
+    for version in ("0.3.0", "0.3.1")
+    for stack, events in (
+        ("FmParallelClusterP5en", ("OnNodeStart", "OnNodeConfigured")),
+        ("FmParallelClusterGb200", ("OnNodeStart",)),
     )
+    for event in events
 )

@@ -109,3 +109,34 @@ def test_a_baseline_keeps_the_parallelcluster_head_node_actions(version: str):
         ]
         config = cluster["Properties"]["ClusterConfiguration"]
         assert config["HeadNode"]["CustomActions"] and config["HeadNode"]["InstanceType"]
+
+
+@pytest.mark.parametrize("version", ["0.3.0", "0.3.1"])
+def test_keeping_the_deployed_head_node_actions_upgrades_a_parallelcluster_example(version: str):
+    # GIVEN a ParallelCluster example deployed with 0.3.x WHEN it is upgraded with the migration note's one line (the
+    # deployed HeadNode.CustomActions kept through add_override) THEN nothing gating is left: ParallelCluster accepts
+    # the update, and the new head node pieces wait in their SSM parameters for a new cluster
+    import aws_cdk as cdk
+
+    from examples.observability_stack import ObservabilityStack
+    from examples.parallelcluster_stacks import ParallelClusterGb200Stack, ParallelClusterP5enStack
+
+    from tests.conftest import new_app
+
+    app = new_app()
+    observability = ObservabilityStack(app, "FmObservability")
+    stacks: dict[str, cdk.Stack] = {
+        "FmParallelClusterP5en": ParallelClusterP5enStack(
+            app, "FmParallelClusterP5en", workspace=observability.workspace
+        ),
+        "FmParallelClusterGb200": ParallelClusterGb200Stack(app, "FmParallelClusterGb200"),
+    }
+    old = _baseline(version)
+    for name, stack in stacks.items():
+        (deployed,) = [r for r in old[name]["Resources"].values() if r["Type"] == "Custom::PclusterCluster"]
+        actions = deployed["Properties"]["ClusterConfiguration"]["HeadNode"]["CustomActions"]
+        stack.cluster.add_override("HeadNode.CustomActions", actions)  # type: ignore[attr-defined]
+    assembly = app.synth()
+    new = {name: assembly.get_stack_by_name(s.stack_name).template for name, s in stacks.items()}
+    findings = compare_stacks({name: old[name] for name in new}, new).findings
+    assert [_label(f) for f in findings if f.gating] == []
