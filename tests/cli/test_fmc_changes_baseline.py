@@ -40,3 +40,23 @@ def test_a_reduced_baseline_finds_the_cascade_a_whole_template_finds():
     reduced = [f.to_json() for f in compare_templates("S", project_template(old), new).findings]
     assert whole == reduced
     assert {(f["logical_id"], f["kind"]) for f in whole} == {("Sg", "replace"), ("Fs", "replace")}
+
+
+def _login_cluster(args: list[str]) -> dict[str, object]:
+    action = {"OnNodeStart": {"Script": "s3://b/k.sh", "Args": args}}
+    config = {"LoginNodes": {"Pools": [{"Name": "login", "Count": 1, "CustomActions": action}]}}
+    props = {"ServiceToken": "arn:aws:lambda:us-east-1:123456789012:function:p", "ClusterConfiguration": config}
+    return {"Resources": {"Cluster": {"Type": "Custom::PclusterCluster", "Properties": props}}}
+
+
+def test_a_login_pools_start_action_is_kept_and_its_change_refused():
+    # aws-parallelcluster 3.16.1 LoginNodesCustomActionsSchema: OnNodeStart/OnNodeConfigured UpdatePolicy.UNSUPPORTED
+    old = project_template(_login_cluster(["v1"]))
+    pool = old["Resources"]["Cluster"]["Properties"]["ClusterConfiguration"]["LoginNodes"]["Pools"][0]
+    assert pool == {"CustomActions": {"OnNodeStart": {"Script": "s3://b/k.sh", "Args": ["v1"]}}}
+    (finding,) = compare_templates("S", old, _login_cluster(["v2"])).findings
+    assert (finding.kind, finding.prop, finding.fails) == (
+        "refused",
+        "ClusterConfiguration/LoginNodes/Pools/0/CustomActions/OnNodeStart/Args/0",
+        True,
+    )
