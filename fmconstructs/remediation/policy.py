@@ -41,6 +41,14 @@ from enum import Enum
 from typing import Any
 
 from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
+from .._validate_ids import (
+    AUTO_SCALING_GROUP_NAME,
+    EKS_CLUSTER_NAME,
+    PARALLELCLUSTER_CLUSTER_NAME,
+    PCS_CLUSTER_IDENTIFIER,
+    PCS_NODE_GROUP_ID,
+    check_service_id,
+)
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..health import metric_names as names
 from ..health import xid
@@ -214,13 +222,8 @@ class RemediationPolicy:
         )
 
 
-# PCS node group ids (PCS API reference ComputeNodeGroup.id "The generated unique ID"; UNCONFIRMED pattern: any
-# non-empty id without whitespace). ParallelCluster cluster names: letters, digits and hyphens, starting with a letter,
-# at most 60 characters (UNCONFIRMED here: the pcluster CLI's cluster name rule, not re-read for this module).
-_ID = re.compile(r"\S{1,256}")
-_PC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,59}")
-# Auto Scaling group names: 1-255 characters (Auto Scaling API AutoScalingGroupName, XmlStringMaxLen255).
-_ASG_NAME = re.compile(r"[^\n\r\t]{1,255}")
+# The services' own identifier rules (fmconstructs._validate_ids, botocore shapes cited there): PCS node groups by
+# their id (the handler targets instances by the tag aws:pcs:compute-node-group-id, whose value is the id).
 
 
 @dataclass(frozen=True)
@@ -240,12 +243,12 @@ class RemediationTarget:
     ) -> RemediationTarget:
         """A PCS cluster: Slurm commands run on a login node of ``login_node_group_id`` through SSM Run Command; only
         instances of ``compute_node_group_ids`` are remediated (tag ``aws:pcs:compute-node-group-id``)."""
-        check_str("cluster_id", cluster_id, pattern=_ID, allowed="a PCS cluster id (non-empty, no whitespace)")
-        check_str("login_node_group_id", login_node_group_id, pattern=_ID, allowed="a PCS compute node group id")
+        check_service_id("cluster_id", cluster_id, PCS_CLUSTER_IDENTIFIER)
+        check_service_id("login_node_group_id", login_node_group_id, PCS_NODE_GROUP_ID)
         ids = check_str_sequence(
             "compute_node_group_ids",
             compute_node_group_ids,
-            item=lambda n, v: check_str(n, v, pattern=_ID, allowed="a PCS compute node group id"),
+            item=lambda n, v: check_service_id(n, v, PCS_NODE_GROUP_ID),
             min_items=1,
         )
         rules.login_group_is_not_a_compute_group(login_node_group_id=login_node_group_id, compute_node_group_ids=ids)
@@ -254,7 +257,7 @@ class RemediationTarget:
     @classmethod
     def parallelcluster(cls, *, cluster_name: str) -> RemediationTarget:
         """A ParallelCluster cluster: Slurm commands run on its head node through SSM Run Command."""
-        check_str("cluster_name", cluster_name, pattern=_PC_NAME, allowed="a ParallelCluster cluster name")
+        check_service_id("cluster_name", cluster_name, PARALLELCLUSTER_CLUSTER_NAME)
         return cls(Backend.PARALLELCLUSTER, cluster_name)
 
     @classmethod
@@ -269,7 +272,7 @@ class RemediationTarget:
     @classmethod
     def auto_scaling_group(cls, *, group_name: str) -> RemediationTarget:
         """A self-managed Auto Scaling group: replaced through autoscaling:SetInstanceHealth (Unhealthy)."""
-        check_str("group_name", group_name, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
+        check_service_id("group_name", group_name, AUTO_SCALING_GROUP_NAME)
         return cls(Backend.AUTO_SCALING, group_name)
 
     def __post_init__(self) -> None:
@@ -286,9 +289,9 @@ class RemediationTarget:
         )
         rules.eks_cluster_only_for_eks(backend=backend, eks_cluster=self.eks_cluster)
         if backend is Backend.PARALLELCLUSTER:
-            check_str("cluster", self.cluster, pattern=_PC_NAME, allowed="a ParallelCluster cluster name")
+            check_service_id("cluster", self.cluster, PARALLELCLUSTER_CLUSTER_NAME)
         elif backend is Backend.AUTO_SCALING:
-            check_str("cluster", self.cluster, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
+            check_service_id("cluster", self.cluster, AUTO_SCALING_GROUP_NAME)
         else:
             from ..eks import GpuEksCluster
 
@@ -296,17 +299,17 @@ class RemediationTarget:
                 raise FmTypeError(
                     "eks_cluster", self.eks_cluster, f"a GpuEksCluster (got a {type(self.eks_cluster).__name__})"
                 )
-            check_str("cluster", self.cluster, allowed="the EKS cluster's name")
+            check_service_id("cluster", self.cluster, EKS_CLUSTER_NAME)
 
     def _check_pcs(self) -> None:
         rules.eks_cluster_only_for_eks(backend=Backend.PCS, eks_cluster=self.eks_cluster)
-        check_str("cluster", self.cluster, pattern=_ID, allowed="a PCS cluster id (non-empty, no whitespace)")
+        check_service_id("cluster", self.cluster, PCS_CLUSTER_IDENTIFIER)
         rules.pcs_needs_a_login_node_group(login_node_group_id=self.login_node_group_id)
-        check_str("login_node_group_id", self.login_node_group_id, pattern=_ID, allowed="a PCS compute node group id")
+        check_service_id("login_node_group_id", self.login_node_group_id, PCS_NODE_GROUP_ID)
         ids = check_str_sequence(
             "compute_node_group_ids",
             self.compute_node_group_ids,
-            item=lambda n, v: check_str(n, v, pattern=_ID, allowed="a PCS compute node group id"),
+            item=lambda n, v: check_service_id(n, v, PCS_NODE_GROUP_ID),
             min_items=1,
         )
         rules.login_group_is_not_a_compute_group(
