@@ -89,6 +89,15 @@ def example_stacks() -> dict[str, cdk.Stack]:
     return build(app)
 
 
+@pytest.fixture(scope="session")
+def example_templates(example_stacks: dict[str, cdk.Stack]) -> dict[str, dict[str, object]]:
+    """Every example stack's synthesized template, by stack name (one synthesis of the shared example app)."""
+    app = next(iter(example_stacks.values())).node.root
+    assert isinstance(app, cdk.App)
+    assembly = app.synth()
+    return {name: assembly.get_stack_by_name(stack.stack_name).template for name, stack in example_stacks.items()}
+
+
 def embedded_files(text: str) -> dict[str, str]:
     """Files packed into user data by ``embedded_files_commands`` (every archive in ``text``), by path."""
     import base64

@@ -126,6 +126,14 @@ UPDATE_REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
                 "HeadNode/CustomActions/OnNodeConfigured",
             )
         ),
+        *(
+            (
+                f"/properties/ClusterConfiguration/LoginNodes/Pools/*/CustomActions/{event}",
+                "aws-parallelcluster 3.16.1 pcluster/schemas/cluster_schema.py: LoginNodesCustomActionsSchema "
+                f"{event} update_policy UpdatePolicy.UNSUPPORTED",
+            )
+            for event in ("OnNodeStart", "OnNodeConfigured")
+        ),
     ),
     "AWS::RDS::DBCluster": (
         (

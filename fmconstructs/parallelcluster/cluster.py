@@ -137,6 +137,7 @@ class _Props:
     queue_update_strategy: QueueUpdateStrategy
     node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None
     slurm_accounting: SlurmAccounting | None
+    stable_head_node_actions: bool
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> _Props:
@@ -209,6 +210,14 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         (``SlurmSettings.Database``; :class:`~.accounting.SlurmAccountingDatabase` creates one) or an
         :class:`~.accounting.ExternalSlurmdbd`; its ``client_security_group`` joins the head node. With accounting the
         cluster name has at most 40 characters (the default name is trimmed to fit). Default: none.
+    :param stable_head_node_actions: run the head node's OnNodeStart/OnNodeConfigured pieces through one frozen entry
+        point whose ``Script`` and ``Args`` never change, the pieces' loader URLs and arguments in SSM parameters
+        under ``/fmconstructs/parallelcluster/<cluster name>/head/`` (:mod:`.head_entry`), so that ParallelCluster
+        accepts an update made by a library upgrade that changes a piece (it refuses any change to those two events:
+        UpdatePolicy UNSUPPORTED). The head node then needs a route to SSM (an ``ssm`` VPC endpoint in a subnet
+        without internet access). False: each piece's ``{Script, Args}`` in the configuration, as before 0.4 (no
+        SSM; any change to a piece is a create-time change). Clusters created before 0.4: docs/upgrading.md.
+        Default: True.
     """
 
     @located
@@ -232,10 +241,15 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         queue_update_strategy: QueueUpdateStrategy = QueueUpdateStrategy.DRAIN,
         node_security_group: ec2.ISecurityGroup | EfaSecurityGroup | None = None,
         slurm_accounting: SlurmAccounting | None = None,
+        stable_head_node_actions: bool = True,
     ) -> None:
         check_scope_id(scope, id)
         checked = self._validate(_Props.of(locals()))
+        if not isinstance(stable_head_node_actions, bool):
+            raise FmTypeError("stable_head_node_actions", stable_head_node_actions, "True or False")
         super().__init__(scope, id)
+        self.stable_head_node_actions = stable_head_node_actions
+        self._head_entry = None
         cluster_name = self._check_cluster_name(cluster_name, checked.accounting)
         self._keep_props(
             cluster_name=cluster_name,

@@ -35,6 +35,7 @@ from .config import (
     SlurmQueue,
 )
 from .config import version_tuple as _version
+from .head_entry import ENTRY_EVENTS, HeadNodeEntryPoint
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
 
 if TYPE_CHECKING:
@@ -97,6 +98,8 @@ class _ClusterBootstraps(_Construct):
     _bootstrap_policies: list[iam.ManagedPolicy]
     _imex_bootstrap: NodeBootstrap | None
     _custom_slurm_settings: list[dict[str, Any]]
+    _head_entry: HeadNodeEntryPoint | None
+    stable_head_node_actions: bool
 
     # --- node bootstrap -------------------------------------------------------------------------------------------
     def add_node_bootstrap(
@@ -202,6 +205,25 @@ class _ClusterBootstraps(_Construct):
         check_enum("event", event, CustomActionEvent)
         return [b for b, targets, e in self._attached_bootstraps if e is event and (_HEAD, _HEAD) in targets]
 
+    def head_node_actions(self, event: CustomActionEvent) -> list[dict[str, Any]]:
+        """What the head node runs at ``event``, in order, each as ``{Script, Args}`` resolved as in the template: its
+        own action, then each piece. With ``stable_head_node_actions`` the pieces of OnNodeStart/OnNodeConfigured are
+        what the entry point reads from SSM (:mod:`.head_entry`), in place of the entry point's own action."""
+        check_enum("event", event, CustomActionEvent)
+        stack = Stack.of(self)
+        rendered = cast("ParallelCluster", self).to_dict()["HeadNode"].get("CustomActions", {}).get(event.value)
+        if rendered is None:
+            return []
+        scripts: list[dict[str, Any]] = rendered.get("Sequence", [rendered])
+        if self._head_entry is None or event not in ENTRY_EVENTS:
+            return scripts
+        entry = stack.resolve(self._head_entry.action(event))
+        pieces = [
+            stack.resolve({"Script": action.script_url, "Args": list(action.args)})
+            for action, _ in self._bootstraps.get((_HEAD, _HEAD, event), [])
+        ]
+        return [run for script in scripts for run in (pieces if script == entry else [script])]
+
     def _check_unattached(self, parameter: str, bootstrap: NodeBootstrap) -> None:
         """A bootstrap given to a feature must take its step before it is attached (its archive is built then)."""
         if any(b is bootstrap for b, _, _ in self._attached_bootstraps):
@@ -283,8 +305,18 @@ class _ClusterBootstraps(_Construct):
         self._bootstrap_policies.append(policy)
         for kind, name in targets:
             self._bootstraps.setdefault((kind, name, event), []).append((action, policy.managed_policy_arn))
+            if kind == _HEAD and event in ENTRY_EVENTS and self.stable_head_node_actions:
+                self._head_entry_point().add_piece(event, action)
         self._attached_bootstraps.append((bootstrap, targets, event))
         return policy
+
+    def _head_entry_point(self) -> HeadNodeEntryPoint:
+        """The cluster's :class:`~.head_entry.HeadNodeEntryPoint`, made on the first head node piece it serves."""
+        if self._head_entry is None:
+            self._head_entry = HeadNodeEntryPoint(
+                self, HeadNodeEntryPoint.ID, cluster_name=self.cluster_name, policy_name=self._policy_name("head-entry")
+            )
+        return self._head_entry
 
     def _policy_name(self, index: int | str) -> str:
         """``parallelcluster-<cluster name>-<Region>-bootstrap<n>`` (``-<index>`` for a str index such as

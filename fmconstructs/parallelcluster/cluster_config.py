@@ -41,6 +41,7 @@ from .config import (
     SlurmQueue,
     version_tuple,
 )
+from .head_entry import ENTRY_EVENTS, HeadNodeEntryPoint
 from .review import review_header
 from .slurm_scripts import merge_prolog_flag_settings
 
@@ -114,6 +115,7 @@ class _ClusterConfig(_Construct):
     _bootstraps: dict[tuple[str, str, CustomActionEvent], list[tuple[ScriptAction, str]]]
     _custom_slurm_settings: list[dict[str, Any]]
     _lustre_efa: dict[str, tuple[ScriptAction, str]]
+    _head_entry: HeadNodeEntryPoint | None
 
     @property
     def yaml_file_name(self) -> str:
@@ -139,7 +141,12 @@ class _ClusterConfig(_Construct):
         for (kind, name, event), entries in self._bootstraps.items():
             section = sections[(kind, name)]
             actions = section.setdefault("CustomActions", {})
-            scripts = [{"Script": action.script_url, "Args": list(action.args)} for action, _ in entries]
+            entry = self._head_entry if kind == _HEAD and event in ENTRY_EVENTS else None
+            if entry is not None:  # one frozen entry point reads the pieces from SSM (.head_entry)
+                scripts = [entry.action(event)]
+                entry.grant(section, self._grant_policy)
+            else:
+                scripts = [{"Script": action.script_url, "Args": list(action.args)} for action, _ in entries]
             own = actions.get(event.value)  # the head node's own on_node_start / on_node_configured runs first
             if own is not None:
                 scripts = [*own.get("Sequence", [own]), *scripts]
@@ -182,7 +189,11 @@ class _ClusterConfig(_Construct):
                 entry = {"BucketName": action.bucket.bucket_name, "KeyName": key}
                 if entry not in access:
                     access.append(entry)
-        policies = iam_config.setdefault("AdditionalIamPolicies", [])
+        _ClusterConfig._grant_policy(section, policy_arn)
+
+    @staticmethod
+    def _grant_policy(section: dict[str, Any], policy_arn: str) -> None:
+        policies = section.setdefault("Iam", {}).setdefault("AdditionalIamPolicies", [])
         if {"Policy": policy_arn} not in policies:
             policies.append({"Policy": policy_arn})
 

@@ -21,8 +21,9 @@ PACKAGE = TESTS.parent / "fmconstructs"
 NOT_TEST_FOLDERS = {"data", "support"}
 HOUSE = "house"
 #: Test tiers that prove several modules together rather than one: ``twin`` (the cluster twin, issue 29: real Slurm,
-#: Prometheus and Alertmanager fed with what the library renders; its harness is tests/support/twin/).
-TIERS = {"twin"}
+#: Prometheus and Alertmanager fed with what the library renders; its harness is tests/support/twin/) and ``upgrade``
+#: (each released version's example app against today's: tests/upgrade/, baselines from tools/record_upgrade_baseline.py).
+TIERS = {"twin", "upgrade"}
 #: A name after a fix or an issue rather than a behaviour.
 FIX_NAME = re.compile(r"(^|_)(issue\d*|fix(es)?|regression|bug\d*|section\d+)(_|$)")
 IMPORTS_A_TEST = re.compile(r"^\s*(from|import) (tests\.(\w+\.)*)?test_\w+", re.M)

@@ -32,6 +32,7 @@ from fmconstructs.observability.job_mapping import JobMappingSpec
 from fmconstructs.observability.pcs import monitor_pcs_cluster
 from fmconstructs.observability.slurm_job_mapping import check_job_mapping, job_mapping_pieces
 from fmconstructs.observability.workspace import PrometheusWorkspace
+from fmconstructs.parallelcluster import CustomActionEvent
 from fmconstructs.parallelcluster.slurm_scripts import merge_prolog_flag_settings
 from fmconstructs.pcs import PcsAmi, PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup
 from fmconstructs.pcs.slurm import ClusterSetting, SlurmVersion
@@ -136,7 +137,8 @@ def test_pc_p5en_head_node_installs_the_pieces_and_alloc(
     assert "Slurm Prolog" in files[PC_PROLOG][0] and "Slurm Epilog" in files[PC_EPILOG][0]
     custom = config["Scheduling"]["SlurmSettings"]["CustomSlurmSettings"]
     assert [s for s in custom if "PrologFlags" in s] == [{"PrologFlags": "Alloc"}]
-    assert config["HeadNode"]["CustomActions"]["OnNodeConfigured"]["Args"][0] == "parallelcluster-head"
+    (head,) = stack.cluster.head_node_actions(CustomActionEvent.ON_NODE_CONFIGURED)
+    assert head["Args"][0] == "parallelcluster-head"
     data, _ = stack.head_bootstrap.archive()
     names = set(read_tar_gz(data))
     assert {f"steps/003-slurm-scripts/files{PC_PROLOG}", f"steps/003-slurm-scripts/files{PC_EPILOG}"} <= names
@@ -455,7 +457,8 @@ def test_platform_parallelcluster_installs_the_mapping() -> None:
     platform: Any = built.platform
     assert FLAG in "\n".join(_step(platform.node_bootstrap, "observability").commands)
     config = platform.cluster.to_dict()
-    assert config["HeadNode"]["CustomActions"]["OnNodeStart"]["Args"][0] == "slurm-scripts"
+    first = platform.cluster.head_node_actions(CustomActionEvent.ON_NODE_START)[0]
+    assert first["Args"][0] == "slurm-scripts"
     custom = config["Scheduling"]["SlurmSettings"]["CustomSlurmSettings"]
     assert [s for s in custom if "PrologFlags" in s] == [{"PrologFlags": "Alloc"}]
     (bootstrap,) = [

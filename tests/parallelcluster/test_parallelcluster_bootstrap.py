@@ -292,23 +292,31 @@ def head_and_login() -> dict[str, Any]:
 
 def test_head_node_runs_a_bootstrap_per_event(head_and_login: dict[str, Any]) -> None:
     stack, boots, head = head_and_login["scene"].stack, head_and_login["boots"], head_and_login["config"]["HeadNode"]
+    cluster = head_and_login["cluster"]
     assert set(head["CustomActions"]) == {"OnNodeStart", "OnNodeUpdated"}
-    for event, key in (("OnNodeStart", "head_start"), ("OnNodeUpdated", "head_updated")):
+    for event, key in (
+        (CustomActionEvent.ON_NODE_START, "head_start"),
+        (CustomActionEvent.ON_NODE_UPDATED, "head_updated"),
+    ):
         action = boots[key].script_action()
-        assert head["CustomActions"][event] == {
-            "Script": stack.resolve(action.script_url),
-            "Args": stack.resolve(list(action.args)),
-        }
+        assert cluster.head_node_actions(event) == [
+            {"Script": stack.resolve(action.script_url), "Args": stack.resolve(list(action.args))}
+        ]
+    # OnNodeUpdated takes updates: its piece is in the configuration; OnNodeStart's is behind the entry point
+    assert head["CustomActions"]["OnNodeUpdated"] == cluster.head_node_actions(CustomActionEvent.ON_NODE_UPDATED)[0]
+    assert head["CustomActions"]["OnNodeStart"]["Args"][0].endswith("/head/OnNodeStart")
 
 
 def test_head_node_reads_the_objects_through_s3_access(head_and_login: dict[str, Any]) -> None:
     stack, boots, head = head_and_login["scene"].stack, head_and_login["boots"], head_and_login["config"]["HeadNode"]
     keys = {stack.resolve(k) for b in ("head_start", "head_updated") for k in boots[b].script_action().object_keys}
+    entry = head_and_login["cluster"].node.find_child("HeadNodeEntryPoint")
+    keys.add(stack.resolve(entry.object_key))
     access = head["Iam"]["S3Access"]
     assert {a["KeyName"] for a in access} == keys
-    assert len(access) == len(keys) == 3  # one shared static loader, two archives: no duplicate entries
+    assert len(access) == len(keys) == 4  # the entry point, one shared static loader, two archives: no duplicates
     policies = head_and_login["policies"]
-    assert head["Iam"]["AdditionalIamPolicies"] == [
+    assert head["Iam"]["AdditionalIamPolicies"] == [{"Policy": stack.resolve(entry.policy.managed_policy_arn)}] + [
         {"Policy": stack.resolve(policies[k].managed_policy_arn)} for k in ("head_start", "head_updated")
     ]
 
@@ -347,7 +355,7 @@ def test_head_node_policy_grants_no_s3(head_and_login: dict[str, Any]) -> None:
         for r in template.find_resources("AWS::IAM::ManagedPolicy").values()
         if "head node" in r["Properties"]["Description"]
     ]
-    assert len(heads) == 2
+    assert len(heads) == 3  # two pieces and the entry point's (SSM reads only)
     assert all("s3:" not in str(r["Properties"]["PolicyDocument"]) for r in heads)
 
 
@@ -395,13 +403,15 @@ def test_head_node_runs_every_piece_of_an_event_in_order() -> None:
     one, two = _bootstrap(scene, "One"), _bootstrap(scene, "Two")
     cluster.add_head_node_bootstrap(one)
     single = _actions(cluster)["OnNodeConfigured"]
-    assert set(single) == {"Script", "Args"}  # one piece: the form of earlier releases, unchanged
+    assert set(single) == {"Script", "Args"}  # the entry point: the same action whatever the pieces
     cluster.add_head_node_bootstrap(two)
-    sequence = _actions(cluster)["OnNodeConfigured"]["Sequence"]
-    assert [entry["Args"][0] for entry in sequence] == ["pc-one", "pc-two"]
+    assert _actions(cluster)["OnNodeConfigured"] == single
+    runs = cluster.head_node_actions(CustomActionEvent.ON_NODE_CONFIGURED)
+    assert [entry["Args"][0] for entry in runs] == ["pc-one", "pc-two"]
     assert cluster.head_node_pieces(CustomActionEvent.ON_NODE_CONFIGURED) == [one, two]
     head_iam = cluster.to_dict()["HeadNode"]["Iam"]
-    assert len(head_iam["AdditionalIamPolicies"]) == 2 and len(head_iam["S3Access"]) == 3  # one shared loader
+    # two pieces' policies and the entry point's; the entry point, one shared loader and two archives
+    assert len(head_iam["AdditionalIamPolicies"]) == 3 and len(head_iam["S3Access"]) == 4
 
 
 @pytest.mark.parametrize(
@@ -416,7 +426,9 @@ def test_head_node_own_action_runs_before_the_pieces(field: str, event: CustomAc
     cluster = make_cluster(scene, head_node=head)
     cluster.add_head_node_bootstrap(_bootstrap(scene), event=event)
     first, second = _actions(cluster)[event.value]["Sequence"]
-    assert first == {"Script": "s3://b/k.sh"} and second["Args"][0] == "pc-boot"
+    assert first == {"Script": "s3://b/k.sh"} and second["Args"][0].endswith(f"/head/{event.value}")
+    first, piece = cluster.head_node_actions(event)
+    assert first == {"Script": "s3://b/k.sh"} and piece["Args"][0] == "pc-boot"
 
 
 def test_head_node_refuses_the_same_piece_twice_for_an_event() -> None:
@@ -471,7 +483,8 @@ def test_policy_names_start_with_parallelcluster_and_are_unique(head_and_login: 
         stack.resolve(r["Properties"]["ManagedPolicyName"])
         for r in Template.from_stack(stack).find_resources("AWS::IAM::ManagedPolicy").values()
     ]
-    assert sorted(names) == [f"parallelcluster-train-us-east-1-bootstrap{n}" for n in (1, 2, 3)]
+    expected = [f"parallelcluster-train-us-east-1-bootstrap{n}" for n in (1, 2, 3)]
+    assert sorted(names) == [*expected, "parallelcluster-train-us-east-1-head-entry"]
     assert all(len(n) <= 128 for n in names)
 
 
@@ -510,7 +523,7 @@ def test_policy_name_has_the_region_token_in_an_environment_agnostic_stack() -> 
 def test_p5en_head_node_runs_the_collectors(p5en_with_workspace: dict[str, Any]) -> None:
     stack = p5en_with_workspace["stack"]
     head = p5en_with_workspace["config"]["HeadNode"]
-    action = head["CustomActions"]["OnNodeConfigured"]
+    (action,) = stack.cluster.head_node_actions(CustomActionEvent.ON_NODE_CONFIGURED)
     assert action["Args"][0] == "parallelcluster-head"
     data, values = stack.head_bootstrap.archive()
     steps = {name.split("/")[1] for name in read_tar_gz(data) if name.startswith("steps/")}
@@ -525,8 +538,9 @@ def test_p5en_head_node_runs_the_collectors(p5en_with_workspace: dict[str, Any])
     # the head node is the cluster's Slurm client: Slurm node states, per-job info and the Slurm exporter (issue 22)
     assert "fm-slurm-textfile.timer fm-slurm-exporter.service" in script
     assert values  # the remote-write URL travels as an argument
-    # the shared loader and two archives (this bootstrap; the Slurm topology refresher's OnNodeStart), two policies
-    assert len(head["Iam"]["S3Access"]) == 3 and len(head["Iam"]["AdditionalIamPolicies"]) == 2
+    # the entry point, the shared loader and two archives (this bootstrap; the Slurm topology refresher's
+    # OnNodeStart); the two pieces' policies and the entry point's
+    assert len(head["Iam"]["S3Access"]) == 4 and len(head["Iam"]["AdditionalIamPolicies"]) == 3
 
 
 def test_p5en_without_workspace_head_node_only_installs_the_prolog_checks() -> None:

@@ -17,6 +17,7 @@ from examples.parallelcluster_stacks import (
     ParallelClusterGb200Stack,
     ParallelClusterP5enStack,
 )
+from fmconstructs.parallelcluster import CustomActionEvent
 
 STACKS = ("FmParallelClusterP5en", "FmParallelClusterGb200")
 
@@ -108,7 +109,8 @@ def test_gb200_is_one_ultraserver_block(assembly: tuple[Path, dict[str, cdk.Stac
     # the stack's asset bucket (no placeholder URL), and the page's Slurm settings.
     action = config["HeadNode"]["CustomActions"]["OnNodeStart"]
     assert "cdk-hnb659fds-assets" in json.dumps(action["Script"])
-    assert action["Args"][0] == "parallelcluster-imex"
+    (piece,) = assembly[1]["FmParallelClusterGb200"].cluster.head_node_actions(CustomActionEvent.ON_NODE_START)
+    assert piece["Args"][0] == "parallelcluster-imex" and "cdk-hnb659fds-assets" in json.dumps(piece["Script"])
     assert config["Scheduling"]["SlurmSettings"]["CustomSlurmSettings"] == [
         {"PrologFlags": "Alloc,NoHold"},
         {"MessageTimeout": 240},

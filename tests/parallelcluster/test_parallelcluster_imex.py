@@ -12,7 +12,7 @@ import pytest
 
 from fmconstructs import FmValidationError, UltraServerCapacityBlock
 from fmconstructs.bootstrap import NodeBootstrap, read_tar_gz
-from fmconstructs.parallelcluster import ComputeResource, CustomAction, HeadNode, SlurmQueue
+from fmconstructs.parallelcluster import ComputeResource, CustomAction, CustomActionEvent, HeadNode, SlurmQueue
 from fmconstructs.parallelcluster.imex import (
     IMEX_CHANNEL_PATH,
     IMEX_NODES_CONFIG_PATH,
@@ -194,12 +194,13 @@ def imex() -> dict[str, Any]:
 def test_head_node_installs_the_prolog_at_node_start(imex: dict[str, Any]) -> None:
     stack, bootstrap, head = imex["scene"].stack, imex["bootstrap"], imex["config"]["HeadNode"]
     action = bootstrap.script_action()
-    assert head["CustomActions"] == {
-        "OnNodeStart": {"Script": stack.resolve(action.script_url), "Args": stack.resolve(list(action.args))}
-    }
-    assert head["CustomActions"]["OnNodeStart"]["Args"][0] == "parallelcluster-imex"
-    assert len(head["Iam"]["S3Access"]) == 2
-    assert len(head["Iam"]["AdditionalIamPolicies"]) == 1
+    assert set(head["CustomActions"]) == {"OnNodeStart"}  # the entry point (.head_entry) runs the piece
+    assert imex["cluster"].head_node_actions(CustomActionEvent.ON_NODE_START) == [
+        {"Script": stack.resolve(action.script_url), "Args": stack.resolve(list(action.args))}
+    ]
+    assert action.args[0] == "parallelcluster-imex"
+    assert len(head["Iam"]["S3Access"]) == 3  # the entry point, the loader, the archive
+    assert len(head["Iam"]["AdditionalIamPolicies"]) == 2  # the piece's and the entry point's
 
 
 def test_the_bootstrap_step_carries_the_prolog_with_mode_0755(imex: dict[str, Any]) -> None:
@@ -254,7 +255,7 @@ def test_head_node_with_its_own_node_start_action_runs_it_before_the_imex_piece(
     )
     cluster = make_cluster(scene, head_node=head, queues=[_gb200_queue(scene)])
     cluster.enable_imex()
-    own, imex = cluster.to_dict()["HeadNode"]["CustomActions"]["OnNodeStart"]["Sequence"]
+    own, imex = cluster.head_node_actions(CustomActionEvent.ON_NODE_START)
     assert own == {"Script": "s3://b/start.sh"} and imex["Args"][0] == "parallelcluster-imex"
 
 
@@ -311,7 +312,7 @@ def test_gb200_example_has_no_placeholder_prolog_url(gb200_example: Any) -> None
     head = gb200_example.cluster.to_dict()["HeadNode"]
     script = head["CustomActions"]["OnNodeStart"]["Script"]
     assert "example-bucket" not in str(script)
-    assert len(head["Iam"]["S3Access"]) == 2  # the asset bucket's two objects
+    assert len(head["Iam"]["S3Access"]) == 3  # the asset bucket's three objects (entry point, loader, archive)
 
 
 def test_gb200_example_follows_the_pages_cluster_configuration(gb200_example: Any) -> None:

@@ -117,8 +117,8 @@ def test_topology_is_a_piece_of_the_head_node_start_next_to_the_others() -> None
     enable_parallelcluster_job_mapping(cluster, event=CustomActionEvent.ON_NODE_START)  # the platform's event
     topology = cluster.enable_slurm_topology()
     assert cluster.head_node_pieces(CustomActionEvent.ON_NODE_START)[-1] is topology
-    sequence = cluster.to_dict()["HeadNode"]["CustomActions"]["OnNodeStart"]["Sequence"]
-    assert [entry["Args"][0] for entry in sequence] == ["slurm-scripts", "slurm-topology"]
+    runs = cluster.head_node_actions(CustomActionEvent.ON_NODE_START)
+    assert [entry["Args"][0] for entry in runs] == ["slurm-scripts", "slurm-topology"]
 
 
 def test_topology_only_on_update_is_refused() -> None:

@@ -16,6 +16,7 @@ from fmconstructs.cli import topology as topo
 from fmconstructs.cli.assembly import parse_stack
 from fmconstructs.cli.plan import plan_stacks
 from fmconstructs.errors import FmTypeError, FmValidationError
+from fmconstructs.parallelcluster import CustomActionEvent
 from fmconstructs.platform import (
     Backend,
     ParallelClusterOptions,
@@ -53,8 +54,8 @@ def _handler_env(built: Built) -> dict[str, Any]:
 # --- Slurm topology ------------------------------------------------------------------------------------------------
 def test_parallelcluster_topology_is_a_piece_of_the_head_node_start() -> None:
     built = _pc(slurm_topology=True)
-    sequence = _head_actions(built)["OnNodeStart"]["Sequence"]
-    names = [entry["Args"][0] for entry in sequence]
+    runs = built.platform.cluster.head_node_actions(CustomActionEvent.ON_NODE_START)  # type: ignore[union-attr]
+    names = [entry["Args"][0] for entry in runs]
     assert names == ["slurm-scripts", "slurm-topology"]  # the job mapping's, then the refresher
     assert {"TopologyPlugin": "topology/tree"} in built.platform.cluster.to_dict()["Scheduling"]["SlurmSettings"][
         "CustomSlurmSettings"
