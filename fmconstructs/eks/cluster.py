@@ -41,6 +41,7 @@ from .._validate import (
     located,
     removed_keywords,
 )
+from ..budgets import check_template_budgets
 from ..catalog import CATALOG, check_instance_type
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..networking import EfaSecurityGroup
@@ -245,6 +246,7 @@ class GpuEksCluster(Construct):
         self.system_node_group: eks.Nodegroup | None = self._build_system_node_group(system_node_group)
         self._declare_extensions()
         _nag.acknowledge_cluster(self, own_node_role=node_role is None)
+        check_template_budgets(self)  # CloudFormation's template limits, at synthesis (issue 30)
 
     # --- construction steps ------------------------------------------------------------------------------------
     def _keep_network(self, props: _CheckedClusterProps) -> eks.EndpointAccess:

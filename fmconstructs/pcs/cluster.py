@@ -86,6 +86,7 @@ from constructs import Construct, IValidation
 
 from .._replacement import check_removal_policy, warn_fixed_name
 from .._validate import check_bool, check_count, check_enum, check_str_sequence, known, located
+from ..budgets import check_template_budgets
 from ..compute.slurm_scripts import SlurmHook, SlurmScriptPiece, check_pieces
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..health import NodeHealthOptions
@@ -239,6 +240,7 @@ class PcsCluster(Construct):
         self._node_counts: list[NodeCount] = []
         self._slurm_script_pieces: list[SlurmScriptPiece] = []
         self.node.add_validation(_SizeCheck(self))
+        check_template_budgets(self)  # CloudFormation's template limits, at synthesis (issue 30)
 
     # --- build steps ------------------------------------------------------------------------------------------------
     def _build_slurm_settings(
