@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import jsii
-from aws_cdk import Annotations, CfnElement, IAspect, ISynthesisSession, Stack, cx_api
+from aws_cdk import Annotations, CfnElement, IAspect, ISynthesisSession, NestedStack, Stack, cx_api
 from constructs import Construct, IConstruct, IValidation
 
-from .errors import WarningId, add_warning
+from .errors import FmValidationError, WarningId, add_warning
 
 __all__ = [
     "MAX_MAPPINGS",
@@ -44,8 +44,11 @@ __all__ = [
     "WARN_FRACTION",
     "TemplateBudgets",
     "TemplateUsage",
+    "check_new_group_id",
     "check_template_budgets",
     "measure_template",
+    "node_group_scope",
+    "node_groups_per_stack",
 ]
 
 # AWS CloudFormation User Guide "Understand CloudFormation quotas" (cloudformation-limits; awsdocs/aws-cloudformation-
@@ -225,3 +228,48 @@ class TemplateBudgets:
     def visit(self, node: IConstruct) -> None:
         if isinstance(node, Stack):
             check_template_budgets(node)
+
+
+# --- GPU node groups beyond a stack's share: nested stacks ----------------------------------------------------------
+#: CDK context key: GPU node groups a cluster keeps in its own stack, and puts in each nested stack after that.
+PER_STACK_CONTEXT_KEY = "fmconstructs:nodeGroupsPerStack"
+
+
+def node_groups_per_stack(scope: IConstruct, default: int) -> int:
+    """The context value ``fmconstructs:nodeGroupsPerStack`` (an integer >= 1), else ``default``."""
+    value = scope.node.try_get_context(PER_STACK_CONTEXT_KEY)
+    if value is None:
+        return default
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise FmValidationError(PER_STACK_CONTEXT_KEY, value, "an integer >= 1 (GPU node groups per stack)")
+    return value
+
+
+def node_group_scope(owner: Construct, index: int, *, per_stack: int, prefix: str = "NodeGroups") -> Construct:
+    """Where the ``index``-th GPU node group of ``owner`` (0-based, in the order they were added) goes: ``owner``
+    itself for the first ``per_stack``, then the :class:`aws_cdk.NestedStack` ``<owner>/<prefix><n>`` with
+    ``n = index // per_stack`` (``NodeGroups1`` holds groups ``per_stack`` .. ``2 * per_stack - 1``, ...), created on
+    first use and checked by :func:`check_template_budgets`. Deterministic by order, so adding groups never moves one
+    (removing or reordering earlier groups does: see docs/guides/template-budgets.md)."""
+    if index < per_stack:
+        return owner
+    name = f"{prefix}{index // per_stack}"
+    existing = owner.node.try_find_child(name)
+    if isinstance(existing, NestedStack):
+        return existing
+    nested = NestedStack(
+        owner,
+        name,
+        description=f"fmconstructs: GPU node groups {index // per_stack * per_stack + 1}.. of {owner.node.path}",
+    )
+    check_template_budgets(nested)
+    return nested
+
+
+def check_new_group_id(id: str, existing: list[str]) -> None:
+    """A new GPU node group's id is not one of the cluster's (groups may sit in different stacks, where a repeated
+    construct id would not clash)."""
+    if id in existing:
+        raise FmValidationError("id", id, "an id no other GPU node group of this cluster has")

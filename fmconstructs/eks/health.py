@@ -73,7 +73,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import jsii
-from aws_cdk import Aspects, IAspect, IStableStringProducer, Lazy
+from aws_cdk import Aspects, IAspect, IStableStringProducer, Lazy, Stack
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct, IConstruct
 
@@ -454,9 +454,14 @@ class EksNodeChecks(Construct):
         if name in self.gates:
             return self.gates[name]
         script_name = _ScriptName()
-        manifest: eks.KubernetesManifest = self.cluster.cluster.add_manifest(
-            f"FmNodeChecks-{name}", node_checks_daemon_set(name, Lazy.string(script_name))
-        )
+        daemon_set = node_checks_daemon_set(name, Lazy.string(script_name))
+        manifest: eks.KubernetesManifest
+        if Stack.of(group) is Stack.of(self.cluster):
+            manifest = self.cluster.cluster.add_manifest(f"FmNodeChecks-{name}", daemon_set)
+        else:  # a group in a nested stack (fmconstructs.budgets.node_group_scope): its DaemonSet goes with it
+            manifest = eks.KubernetesManifest(
+                group, "NodeChecksGate", cluster=self.cluster.icluster, manifest=[daemon_set]
+            )
         manifest.node.add_dependency(self.rbac)
         if self.policy is not None:
             manifest.node.add_dependency(self.policy)
