@@ -16,7 +16,7 @@ What cannot be known at that point is skipped: a stack whose synthesizer is not 
 (``StackSynthesizer`` subclasses render templates; another ``IStackSynthesizer`` is not measured). The size is the
 template as the validation renders it, before the nested stacks' template URLs and the bootstrap version rule are
 filled in (about 1 KB less than the file the CDK CLI uploads; :data:`SYNTHESIS_ALLOWANCE_BYTES` is added for it).
-The context key ``fmconstructs:templateBudgets`` set to ``false`` turns the check off (it renders every template
+The context key ``fmconstructs:template-budgets-check`` set to ``false`` turns the check off (it renders every template
 once more).
 """
 
@@ -67,12 +67,13 @@ WARN_FRACTION = 0.8
 #: rule): measured on aws-cdk-lib 2 as about 800 bytes per nested stack, rounded up (the library's margin).
 SYNTHESIS_ALLOWANCE_BYTES = 1_000
 #: CDK context key: ``false`` turns the check off.
-CONTEXT_KEY = "fmconstructs:templateBudgets"
+CONTEXT_KEY = "fmconstructs:template-budgets-check"
 _TOP = 3
 _REMEDY = (
-    "Move constructs to another stack or into an aws_cdk.NestedStack (fmconstructs' backends put GPU node groups "
-    "beyond the first of each cluster into nested stacks on their own: docs/guides/template-budgets.md), or drop "
-    "what the stack does not need."
+    "Move constructs to another stack or into an aws_cdk.NestedStack (GpuEksCluster and PcsCluster put GPU node "
+    "groups beyond a cluster's first 32 (EKS) or 48 (PCS) into nested stacks themselves; the context value "
+    "fmconstructs:node-groups-per-stack sets that share: docs/concepts/template-budgets.md), or drop what the stack "
+    "does not need."
 )
 
 
@@ -232,11 +233,11 @@ class TemplateBudgets:
 
 # --- GPU node groups beyond a stack's share: nested stacks ----------------------------------------------------------
 #: CDK context key: GPU node groups a cluster keeps in its own stack, and puts in each nested stack after that.
-PER_STACK_CONTEXT_KEY = "fmconstructs:nodeGroupsPerStack"
+PER_STACK_CONTEXT_KEY = "fmconstructs:node-groups-per-stack"
 
 
 def node_groups_per_stack(scope: IConstruct, default: int) -> int:
-    """The context value ``fmconstructs:nodeGroupsPerStack`` (an integer >= 1), else ``default``."""
+    """The context value ``fmconstructs:node-groups-per-stack`` (an integer >= 1), else ``default``."""
     value = scope.node.try_get_context(PER_STACK_CONTEXT_KEY)
     if value is None:
         return default
@@ -252,7 +253,7 @@ def node_group_scope(owner: Construct, index: int, *, per_stack: int, prefix: st
     itself for the first ``per_stack``, then the :class:`aws_cdk.NestedStack` ``<owner>/<prefix><n>`` with
     ``n = index // per_stack`` (``NodeGroups1`` holds groups ``per_stack`` .. ``2 * per_stack - 1``, ...), created on
     first use and checked by :func:`check_template_budgets`. Deterministic by order, so adding groups never moves one
-    (removing or reordering earlier groups does: see docs/guides/template-budgets.md)."""
+    (removing or reordering earlier groups does: see docs/concepts/template-budgets.md)."""
     if index < per_stack:
         return owner
     name = f"{prefix}{index // per_stack}"

@@ -102,7 +102,7 @@ CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 #: budgets.node_group_scope`). An EKS GPU group is about 16.5 KB of template with the shared node-checks gate (34.5 KB
 #: before it; benchmarks/templates.py, p5.48xlarge), so 32 groups are about 590 KB of CloudFormation's 1 MB with the
 #: cluster, and no app that deployed before (at most about 27 groups in one stack) has a group moved. Context
-#: ``fmconstructs:nodeGroupsPerStack`` overrides it.
+#: ``fmconstructs:node-groups-per-stack`` overrides it.
 GPU_NODE_GROUPS_PER_STACK = 32
 
 

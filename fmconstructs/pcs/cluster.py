@@ -141,7 +141,7 @@ _MAX_PURGE_DAYS = 10000
 
 #: GPU node groups a PcsCluster keeps in its own stack (then nested stacks of as many: :func:`~fmconstructs.budgets.
 #: node_group_scope`). A PCS GPU group is about 15.5 KB of template (benchmarks/templates.py: p5.48xlarge, 32 EFA
-#: interfaces), so 48 groups are about 770 KB of CloudFormation's 1 MB. Context ``fmconstructs:nodeGroupsPerStack``
+#: interfaces), so 48 groups are about 770 KB of CloudFormation's 1 MB. Context ``fmconstructs:node-groups-per-stack``
 #: overrides it (an app deployed with more than 48 groups in one stack keeps them there with a larger value).
 GPU_NODE_GROUPS_PER_STACK = 48
 

@@ -81,6 +81,6 @@ def test_the_aspect_checks_nested_stacks_of_users_apps() -> None:
 
 
 def test_the_context_key_turns_it_off() -> None:
-    stack, _ = _stack(MAX_TEMPLATE_BYTES + 10, context={"fmconstructs:templateBudgets": False})
+    stack, _ = _stack(MAX_TEMPLATE_BYTES + 10, context={"fmconstructs:template-budgets-check": False})
     check_template_budgets(stack)
     assert _messages(stack, "error") == []
