@@ -69,6 +69,7 @@ SYNTHESIS_ALLOWANCE_BYTES = 1_000
 #: CDK context key: ``false`` turns the check off.
 CONTEXT_KEY = "fmconstructs:template-budgets-check"
 _TOP = 3
+_MAX_DEPTH = 4
 _REMEDY = (
     "Move constructs to another stack or into an aws_cdk.NestedStack (GpuEksCluster and PcsCluster put GPU node "
     "groups beyond a cluster's first 32 (EKS) or 48 (PCS) into nested stacks themselves; the context value "
@@ -144,15 +145,28 @@ def _paths(stack: Stack) -> dict[str, str]:
 
 
 def _contributors(stack: Stack, resources: dict[str, Any]) -> tuple[tuple[str, int, int], ...]:
+    """The constructs holding the most bytes: grouped by path, one level deeper while one group holds more than half
+    of the bytes (``Platform`` -> ``Platform/Cluster`` -> ``Platform/Cluster/G7``), at most :data:`_MAX_DEPTH`."""
     paths = _paths(stack)
-    sizes: dict[str, int] = defaultdict(int)
-    counts: dict[str, int] = defaultdict(int)
-    for logical_id, body in resources.items():
-        owner = "/".join(paths.get(logical_id, logical_id).split("/")[:2])
-        sizes[owner] += len(json.dumps({logical_id: body}, indent=1))
-        counts[owner] += 1
-    ranked = sorted(sizes, key=lambda k: -sizes[k])[:_TOP]
-    return tuple((k, sizes[k], counts[k]) for k in ranked)
+    items = [
+        (paths.get(logical_id, logical_id).split("/"), len(json.dumps({logical_id: body}, indent=1)))
+        for logical_id, body in resources.items()
+    ]
+    total = sum(size for _, size in items) or 1
+    prefix: list[str] = []
+    while True:
+        sizes: dict[str, int] = defaultdict(int)
+        counts: dict[str, int] = defaultdict(int)
+        for parts, size in items:
+            if parts[: len(prefix)] == prefix:
+                owner = "/".join(parts[: len(prefix) + 1])
+                sizes[owner] += size
+                counts[owner] += 1
+        ranked = sorted(sizes, key=lambda k: -sizes[k])
+        top = ranked[0] if ranked else ""
+        if len(prefix) + 1 >= _MAX_DEPTH or not ranked or sizes[top] * 2 <= total or counts[top] < 2:
+            return tuple((k, sizes[k], counts[k]) for k in ranked[:_TOP])
+        prefix = top.split("/")
 
 
 def measure_template(stack: Stack) -> TemplateUsage | None:

@@ -84,3 +84,29 @@ def test_the_context_key_turns_it_off() -> None:
     stack, _ = _stack(MAX_TEMPLATE_BYTES + 10, context={"fmconstructs:template-budgets-check": False})
     check_template_budgets(stack)
     assert _messages(stack, "error") == []
+
+
+def test_a_platform_kept_in_one_stack_past_the_limit_is_an_error_naming_its_groups() -> None:
+    """GIVEN an EKS TrainingPlatform told to keep 100 GPU groups per stack, WHEN it has 70, THEN its one template
+    passes 1 MB and the error names groups of its cluster and the remedy."""
+    from aws_cdk import aws_ec2 as ec2
+
+    from fmconstructs.platform import EksOptions, TrainingPlatform
+
+    app = cdk.App(context={"fmconstructs:node-groups-per-stack": 100}, builtin_cloud_formation_validation=False)
+    stack = cdk.Stack(app, "Big", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1"],
+    )
+    platform = TrainingPlatform(
+        stack, "Platform", vpc=vpc, instance_type="p5.48xlarge", nodes=2, orchestrator=EksOptions()
+    )
+    for i in range(1, 70):
+        platform.cluster.add_gpu_node_group(f"Gpu{i}", instance_type="p5.48xlarge", max_nodes=2)  # type: ignore[union-attr]
+    (error,) = _messages(stack, "error")
+    assert "template body size" in error and "Platform/Cluster/Gpu" in error
+    assert "fmconstructs:node-groups-per-stack" in error, error
