@@ -181,6 +181,9 @@ class WarningId(str, Enum):
     #: ModelServerAutoscaler whose cluster has no managed scraper collecting serving metrics (``serving=True``): the
     #: vLLM series KEDA queries never reach the workspace, so the server never scales.
     SERVING_AUTOSCALER_WITHOUT_SCRAPER = "serving-autoscaler-without-scraper"
+    #: A stack's template is above 80% of one of CloudFormation's template limits (template body size, resources,
+    #: outputs, parameters, mappings): :mod:`fmconstructs.budgets`. Above the limit it is an error, not a warning.
+    TEMPLATE_BUDGET = "template-budget"
 
     @property
     def qualified(self) -> str:

@@ -225,8 +225,11 @@ class NodeBootstrapLogs(Construct):
 
     @classmethod
     def of(cls, scope: IConstruct) -> NodeBootstrapLogs:
-        """The stack's bootstrap log group, created on first use."""
+        """The stack's bootstrap log group, created on first use; a nested stack's is its top-level stack's (GPU node
+        groups in nested stacks, :func:`fmconstructs.budgets.node_group_scope`, log where the others do)."""
         stack = Stack.of(scope)
+        while stack.nested and stack.node.scope is not None:
+            stack = Stack.of(stack.node.scope)
         existing = stack.node.try_find_child(cls.ID)
         if isinstance(existing, NodeBootstrapLogs):
             return existing

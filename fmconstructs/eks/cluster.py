@@ -41,6 +41,7 @@ from .._validate import (
     located,
     removed_keywords,
 )
+from ..budgets import check_new_group_id, check_template_budgets, node_group_scope, node_groups_per_stack
 from ..catalog import CATALOG, check_instance_type
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..networking import EfaSecurityGroup
@@ -95,6 +96,14 @@ _EKS_CLUSTER_CREATE_ONLY: dict[str, Any] = {
 
 #: The EKS access policy granted to admin roles.
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+
+
+#: GPU node groups a GpuEksCluster keeps in its own stack (then nested stacks of as many: :func:`~fmconstructs.
+#: budgets.node_group_scope`). An EKS GPU group is about 16.5 KB of template with the shared node-checks gate (34.5 KB
+#: before it; benchmarks/templates.py, p5.48xlarge), so 32 groups are about 590 KB of CloudFormation's 1 MB with the
+#: cluster, and no app that deployed before (at most about 27 groups in one stack) has a group moved. Context
+#: ``fmconstructs:node-groups-per-stack`` overrides it.
+GPU_NODE_GROUPS_PER_STACK = 32
 
 
 class EksWarning:
@@ -245,6 +254,7 @@ class GpuEksCluster(Construct):
         self.system_node_group: eks.Nodegroup | None = self._build_system_node_group(system_node_group)
         self._declare_extensions()
         _nag.acknowledge_cluster(self, own_node_role=node_role is None)
+        check_template_budgets(self)  # CloudFormation's template limits, at synthesis (issue 30)
 
     # --- construction steps ------------------------------------------------------------------------------------
     def _keep_network(self, props: _CheckedClusterProps) -> eks.EndpointAccess:
@@ -461,7 +471,10 @@ class GpuEksCluster(Construct):
         """Add a :class:`GpuNodeGroup` (see its parameters). P6e-GB200 groups also install the NVIDIA DRA driver."""
         if "cluster" in options:
             raise FmTypeError("cluster", options["cluster"], "omitted: add_gpu_node_group adds to this cluster")  # type: ignore[typeddict-item]
-        group = GpuNodeGroup(self, id, cluster=self, **options)
+        per_stack = node_groups_per_stack(self, GPU_NODE_GROUPS_PER_STACK)
+        check_new_group_id(id, [g.node.id for g in self.gpu_node_groups])
+        scope = node_group_scope(self, len(self.gpu_node_groups), per_stack=per_stack)
+        group = GpuNodeGroup(scope, id, cluster=self, **options)
         self.gpu_node_groups.append(group)
         for file_system, mount_point in self._host_lustre_mounts:
             group.add_lustre_client(file_system, mount_point=mount_point)

@@ -12,7 +12,10 @@ Node-join checks (``GpuNodeGroup(node_checks=True)``, the default):
   :func:`fmconstructs.health.render_kubernetes_node_gate` on the host: the BOOT checks of the group's
   :class:`~fmconstructs.health.NodeCheckSpec` (instance type, EFA interfaces of its launch template, its first Lustre
   mount, DCGM diagnostics; see below), then removes the taint from its own node on pass, or keeps it and writes
-  ``FAIL <check>: <reason>`` to the node annotation ``fmconstructs.io/node-checks`` (``PASS ...`` on pass).
+  ``FAIL <check>: <reason>`` to the node annotation ``fmconstructs.io/node-checks`` (``PASS ...`` on pass). The
+  gate itself (about 16 KB) is in a ConfigMap shared by every group whose gate is the same (same instance type, EFA
+  interfaces, Lustre mount and options): ``kube-system/fmconstructs-node-checks-<type>-script-<8 hex of the gate>``
+  (:func:`node_checks_script_name`), so N groups of one type add one gate to the template, not N (issue 30).
 - How it reaches the host, and why each setting: the container (``busybox``) runs ``nsenter --target 1 --mount --uts
   --ipc --net --pid -- /bin/bash -s`` with the script on stdin, so the checks run with the host's own ``nvidia-smi``,
   ``fi_info``, ``dmesg``, ``systemctl`` and mounts, exactly as on PCS and ParallelCluster. One host path is mounted:
@@ -67,13 +70,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import jsii
-from aws_cdk import IStableStringProducer, Lazy
+from aws_cdk import Aspects, IAspect, IStableStringProducer, Lazy, Stack
 from aws_cdk import aws_eks_v2 as eks
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from .._validate import located
 from ..errors import FmTypeError, FmValidationError
@@ -106,9 +108,12 @@ __all__ = [
     "NODE_MONITORING_AGENT_ADDON_VERSION",
     "EksNodeChecks",
     "add_node_monitoring_agent",
+    "node_checks_config_map",
+    "node_checks_daemon_set",
     "node_checks_daemonset_manifests",
     "node_checks_policy_manifests",
     "node_checks_rbac_manifests",
+    "node_checks_script_name",
     "node_checks_taint",
     "node_monitoring_agent_configuration",
 ]
@@ -264,24 +269,27 @@ def node_checks_policy_manifests() -> list[dict[str, Any]]:
     return [policy, binding]
 
 
-def node_checks_daemonset_manifests(
-    group: str, script: str, *, image: str = NODE_CHECKS_IMAGE, textfile_dir: str | None = NODE_EXPORTER_TEXTFILE_DIR
-) -> list[dict[str, Any]]:
-    """The ConfigMap with ``script`` (the gate) and the DaemonSet that runs it on the host of each node labelled
-    ``fmconstructs.io/node-checks-group=<group>`` (see the module notes for the pod's settings).
-
-    :param textfile_dir: the host directory the checks write their metrics to (the spec's ``textfile_dir``): a
-        ``hostPath`` volume ``DirectoryOrCreate`` at the same path, so the kubelet creates it before the gate runs
-        (the checks skip their metrics when it is missing) and node exporter reads it
-        (:func:`fmconstructs.observability.eks.node_exporter_manifests`). None: no metrics, no volume."""
-    name = f"{_NAME}-{group}"
-    labels = {"app.kubernetes.io/name": _NAME, NODE_CHECKS_GROUP_LABEL: group}
-    config_map = {
+def node_checks_config_map(name: str, script: str) -> dict[str, Any]:
+    """The ConfigMap ``kube-system/<name>`` holding ``script`` (the gate) as ``node-gate.sh``."""
+    return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": NODE_CHECKS_NAMESPACE, "labels": labels},
+        "metadata": {"name": name, "namespace": NODE_CHECKS_NAMESPACE, "labels": {"app.kubernetes.io/name": _NAME}},
         "data": {_SCRIPT_FILE: script},
     }
+
+
+def node_checks_daemon_set(
+    group: str,
+    config_map: str,
+    *,
+    image: str = NODE_CHECKS_IMAGE,
+    textfile_dir: str | None = NODE_EXPORTER_TEXTFILE_DIR,
+) -> dict[str, Any]:
+    """The DaemonSet that runs the gate of ConfigMap ``config_map`` on the host of each node labelled
+    ``fmconstructs.io/node-checks-group=<group>`` (see the module notes for the pod's settings)."""
+    name = f"{_NAME}-{group}"
+    labels = {"app.kubernetes.io/name": _NAME, NODE_CHECKS_GROUP_LABEL: group}
     container = {
         "name": "gate",
         "image": image,
@@ -296,10 +304,10 @@ def node_checks_daemonset_manifests(
             *([{"name": "textfile", "mountPath": textfile_dir}] if textfile_dir else []),
         ],
     }
-    volumes: list[dict[str, Any]] = [{"name": "gate", "configMap": {"name": name, "defaultMode": 0o555}}]
+    volumes: list[dict[str, Any]] = [{"name": "gate", "configMap": {"name": config_map, "defaultMode": 0o555}}]
     if textfile_dir:
         volumes.append({"name": "textfile", "hostPath": {"path": textfile_dir, "type": "DirectoryOrCreate"}})
-    daemon_set = {
+    return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": NODE_CHECKS_NAMESPACE, "labels": labels},
@@ -320,7 +328,31 @@ def node_checks_daemonset_manifests(
             },
         },
     }
-    return [config_map, daemon_set]
+
+
+def node_checks_daemonset_manifests(
+    group: str, script: str, *, image: str = NODE_CHECKS_IMAGE, textfile_dir: str | None = NODE_EXPORTER_TEXTFILE_DIR
+) -> list[dict[str, Any]]:
+    """A ConfigMap ``fmconstructs-node-checks-<group>`` with ``script`` and the group's DaemonSet that runs it
+    (:func:`node_checks_config_map`, :func:`node_checks_daemon_set`). :class:`EksNodeChecks` shares one ConfigMap
+    between the groups whose gates are the same instead (:func:`node_checks_script_name`).
+
+    :param textfile_dir: the host directory the checks write their metrics to (the spec's ``textfile_dir``): a
+        ``hostPath`` volume ``DirectoryOrCreate`` at the same path, so the kubelet creates it before the gate runs
+        (the checks skip their metrics when it is missing) and node exporter reads it
+        (:func:`fmconstructs.observability.eks.node_exporter_manifests`). None: no metrics, no volume."""
+    name = f"{_NAME}-{group}"
+    config_map = node_checks_config_map(name, script)
+    config_map["metadata"]["labels"][NODE_CHECKS_GROUP_LABEL] = group
+    return [config_map, node_checks_daemon_set(group, name, image=image, textfile_dir=textfile_dir)]
+
+
+def node_checks_script_name(instance_type: str, script: str) -> str:
+    """The shared gate ConfigMap of every group of ``instance_type`` whose gate is ``script``:
+    ``fmconstructs-node-checks-<instance type>-script-<8 hex of the script>`` (content-addressed: a changed gate is a
+    new ConfigMap, and the groups' DaemonSets roll to it)."""
+    slug = _GROUP_SLUG.sub("-", instance_type.lower()).strip("-")[:40]
+    return f"{_NAME}-{slug}-script-{hashlib.sha256(script.encode()).hexdigest()[:8]}"
 
 
 def node_monitoring_agent_configuration() -> dict[str, Any]:
@@ -356,20 +388,34 @@ def add_node_monitoring_agent(cluster: GpuEksCluster, *, addon_version: str | No
 
 
 @jsii.implements(IStableStringProducer)
-class _ScriptProducer:
-    """The gate of a group, rendered at synthesis (Lustre clients may be added after the group)."""
+class _ScriptName:
+    """The shared gate ConfigMap a group's DaemonSet mounts: set when the gates are shared out at synthesis."""
 
-    def __init__(self, render: Callable[[], str]) -> None:
-        self._render = render
+    def __init__(self) -> None:
+        self.value: str | None = None
 
     def produce(self) -> str | None:
-        return self._render()
+        return self.value
+
+
+@jsii.implements(IAspect)
+class _ShareGates:
+    """Renders every group's gate once the tree is complete (Lustre clients may be added after the group) and gives
+    the groups with the same gate one ConfigMap (:meth:`EksNodeChecks.share_gates`)."""
+
+    def __init__(self, checks: EksNodeChecks) -> None:
+        self._checks = checks
+
+    def visit(self, node: IConstruct) -> None:
+        if node is self._checks:
+            self._checks.share_gates()
 
 
 class EksNodeChecks(Construct):
-    """The node-join checks of a :class:`~fmconstructs.eks.GpuEksCluster`: RBAC, the own-node admission policy (1.30+)
-    and one gate DaemonSet per GPU node group. Created once per cluster (child ``NodeChecks``) by
-    :meth:`for_cluster`; node groups with ``node_checks=True`` add themselves."""
+    """The node-join checks of a :class:`~fmconstructs.eks.GpuEksCluster`: RBAC, the own-node admission policy (1.30+),
+    one gate DaemonSet per GPU node group and one gate ConfigMap per distinct gate (the groups of one instance type
+    with the same checks share it: the gate is about 16 KB, issue 30). Created once per cluster (child
+    ``NodeChecks``) by :meth:`for_cluster`; node groups with ``node_checks=True`` add themselves."""
 
     @located
     def __init__(self, scope: Construct, id: str, *, cluster: GpuEksCluster) -> None:
@@ -385,7 +431,12 @@ class EksNodeChecks(Construct):
         self.policy: eks.KubernetesManifest | None = None
         if version_tuple(cluster.version) >= MIN_VALIDATING_ADMISSION_POLICY_VERSION:
             self.policy = cluster.cluster.add_manifest("FmNodeChecksPolicy", *node_checks_policy_manifests())
+        #: Each group's gate DaemonSet manifest, by the group's ``node_checks_group`` name.
         self.gates: dict[str, eks.KubernetesManifest] = {}
+        #: Each shared gate ConfigMap manifest, by ConfigMap name (filled at synthesis).
+        self.scripts: dict[str, eks.KubernetesManifest] = {}
+        self._pending: list[tuple[GpuNodeGroup, eks.KubernetesManifest, _ScriptName]] = []
+        Aspects.of(self).add(_ShareGates(self))
 
     @classmethod
     def for_cluster(cls, cluster: GpuEksCluster) -> EksNodeChecks:
@@ -396,38 +447,59 @@ class EksNodeChecks(Construct):
 
     def add_node_group(self, group: GpuNodeGroup) -> eks.KubernetesManifest:
         """The gate DaemonSet of ``group`` (its nodes carry ``fmconstructs.io/node-checks-group=<name>``); the node
-        group waits for it, so no node joins before its gate exists."""
+        group waits for it, so no node joins before its gate exists. Its ConfigMap is shared at synthesis."""
         name = group.node_checks_group
         if name is None:
             raise FmValidationError("group.node_checks", False, "True to add the group's node-checks gate")
         if name in self.gates:
             return self.gates[name]
-
-        options = group.node_health or NodeHealthOptions()
-
-        def render() -> str:
-            mounts = group.lustre_clients
-            # The Slurm backends' spec for the same options (NodeHealthOptions.spec_for): the same BOOT checks.
-            spec = options.spec_for(
-                group.instance_spec.instance_type,
-                efa_interfaces=group.efa_interface_count,
-                lustre_mount_point=mounts[0].mount_point if mounts else None,
+        script_name = _ScriptName()
+        daemon_set = node_checks_daemon_set(name, Lazy.string(script_name))
+        manifest: eks.KubernetesManifest
+        if Stack.of(group) is Stack.of(self.cluster):
+            manifest = self.cluster.cluster.add_manifest(f"FmNodeChecks-{name}", daemon_set)
+        else:  # a group in a nested stack (fmconstructs.budgets.node_group_scope): its DaemonSet goes with it
+            manifest = eks.KubernetesManifest(
+                group, "NodeChecksGate", cluster=self.cluster.icluster, manifest=[daemon_set]
             )
-            return render_kubernetes_node_gate(
-                spec,
-                taint_key=NODE_CHECKS_TAINT_KEY,
-                annotation_key=NODE_CHECKS_ANNOTATION,
-                # the EKS AMI has no DCGM: the gate installs it on the host before the checks (see the module notes)
-                host_setup=dcgm_host_commands() if spec.dcgm_level is not None else (),
-            )
-
-        script = Lazy.string(_ScriptProducer(render))
-        manifest: eks.KubernetesManifest = self.cluster.cluster.add_manifest(
-            f"FmNodeChecks-{name}", *node_checks_daemonset_manifests(name, script)
-        )
         manifest.node.add_dependency(self.rbac)
         if self.policy is not None:
             manifest.node.add_dependency(self.policy)
         group.nodegroup.node.add_dependency(manifest)
         self.gates[name] = manifest
+        self._pending.append((group, manifest, script_name))
         return manifest
+
+    def share_gates(self) -> None:
+        """Render each pending group's gate and point its DaemonSet at the ConfigMap of that gate, creating the
+        ConfigMap the first time (construct ``FmNodeChecksScript-<8 hex>`` of the cluster); run at synthesis."""
+        pending, self._pending = self._pending, []
+        for group, manifest, script_name in pending:
+            script = _render_gate(group)
+            name = node_checks_script_name(group.instance_spec.instance_type, script)
+            config_map = self.scripts.get(name)
+            if config_map is None:
+                config_map = self.cluster.cluster.add_manifest(
+                    f"FmNodeChecksScript-{name.rsplit('-', 1)[-1]}", node_checks_config_map(name, script)
+                )
+                self.scripts[name] = config_map
+            script_name.value = name
+            manifest.node.add_dependency(config_map)
+
+
+def _render_gate(group: GpuNodeGroup) -> str:
+    """The group's gate: the Slurm backends' BOOT checks for the same options (NodeHealthOptions.spec_for)."""
+    options = group.node_health or NodeHealthOptions()
+    mounts = group.lustre_clients
+    spec = options.spec_for(
+        group.instance_spec.instance_type,
+        efa_interfaces=group.efa_interface_count,
+        lustre_mount_point=mounts[0].mount_point if mounts else None,
+    )
+    return render_kubernetes_node_gate(
+        spec,
+        taint_key=NODE_CHECKS_TAINT_KEY,
+        annotation_key=NODE_CHECKS_ANNOTATION,
+        # the EKS AMI has no DCGM: the gate installs it on the host before the checks (see the module notes)
+        host_setup=dcgm_host_commands() if spec.dcgm_level is not None else (),
+    )

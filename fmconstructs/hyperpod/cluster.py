@@ -34,6 +34,7 @@ from constructs import Construct
 from .._plan_metadata import PlanKind, write_plan_record
 from .._validate import RemovedAttribute, check_scope_id, located
 from ..bootstrap import NodeBootstrap
+from ..budgets import check_template_budgets
 from ..errors import WarningId, add_warning
 from ..networking import EfaSecurityGroup
 from ..observability.app_metrics import AppMetricsSpec
@@ -232,6 +233,7 @@ class HyperPodCluster(Construct):
         grant_execution_role(self, inputs)
         self._build_resource(inputs, group_ids)
         self._finish(inputs)
+        check_template_budgets(self)  # CloudFormation's template limits, at synthesis (issue 30)
 
     def _set_attributes(self, inputs: ClusterInputs, scope: Construct, id: str) -> None:
         """The cluster's public attributes known before any resource (the build steps fill the others)."""

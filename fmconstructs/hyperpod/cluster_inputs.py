@@ -52,6 +52,7 @@ from .types import (
     API_PARTITION_ALLOWED,
     API_PARTITION_MAX_LENGTH,
     API_PARTITION_PATTERN,
+    MAX_INSTANCE_GROUPS,
     NAME_ALLOWED,
     NAME_PATTERN,
     HyperPodInstanceGroup,
@@ -262,6 +263,13 @@ def _check_groups(
     groups = check_sequence("instance_groups", instance_groups, _check_group)
     if not groups:
         raise FmValidationError("instance_groups", [], "at least one HyperPodInstanceGroup")
+    if len(groups) > MAX_INSTANCE_GROUPS:
+        raise FmValidationError(
+            "instance_groups",
+            len(groups),
+            f"at most {MAX_INSTANCE_GROUPS} instance groups per cluster (SageMaker CreateCluster InstanceGroups, "
+            "botocore ClusterInstanceGroupSpecifications max): split the groups into more than one HyperPodCluster",
+        )
     names = [g.name for g in groups]
     rules.instance_group_names_are_unique(names)
     if not isinstance(orchestrator, HyperPodOrchestrator):

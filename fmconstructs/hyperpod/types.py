@@ -38,8 +38,10 @@ MAX_INSTANCE_COUNT = 6758
 MAX_EBS_VOLUME_GB = 16384
 #: ``ClusterInstanceStorageConfigs`` (botocore sagemaker model): at most 4.
 MAX_STORAGE_CONFIGS = 4
-#: ``CreateCluster.InstanceGroups`` (SageMaker API reference CreateCluster, 2024 text: "Maximum number of 5 items";
-#: the current botocore model sets no maximum): not enforced here.
+#: ``CreateCluster.InstanceGroups``: botocore ``sagemaker`` 2017-07-24 model ``ClusterInstanceGroupSpecifications``
+#: ``"max": 100`` (this venv's model; the SageMaker API reference's 2024 text said "Maximum number of 5 items"). A
+#: larger fleet is more than one cluster (issue 30: a 128-group HyperPod app is two clusters).
+MAX_INSTANCE_GROUPS = 100
 
 #: ``ClusterInstanceType`` enum of the botocore ``sagemaker`` service model shipped with this venv (2026): the types
 #: HyperPod accepts. Families: p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300, p6e-gb200, g4dn, g5, g6, g6e, g7, g7e,

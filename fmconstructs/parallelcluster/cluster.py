@@ -62,6 +62,7 @@ from .._validate import (
     known,
     located,
 )
+from ..budgets import check_template_budgets
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..images import GpuNodeImage
 from ..networking import EfaSecurityGroup
@@ -268,6 +269,7 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
         self._set_up_lustre_over_efa()
         self._mark_lustre_efa()
         Aspects.of(self).add(_WriteYaml(self))
+        check_template_budgets(self)  # CloudFormation's template limits, at synthesis (issue 30)
 
     # --- construction steps ---------------------------------------------------------------------------------------
     @classmethod

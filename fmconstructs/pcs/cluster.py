@@ -86,6 +86,7 @@ from constructs import Construct, IValidation
 
 from .._replacement import check_removal_policy, warn_fixed_name
 from .._validate import check_bool, check_count, check_enum, check_str_sequence, known, located
+from ..budgets import check_new_group_id, check_template_budgets, node_group_scope, node_groups_per_stack
 from ..compute.slurm_scripts import SlurmHook, SlurmScriptPiece, check_pieces
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..health import NodeHealthOptions
@@ -136,6 +137,13 @@ if TYPE_CHECKING:
 #: ``AccountingRequest.defaultPurgeTimeInDays`` (botocore PCS model): -1 (never purge) .. 10000; "0 isn't a valid
 #: value".
 _MAX_PURGE_DAYS = 10000
+
+
+#: GPU node groups a PcsCluster keeps in its own stack (then nested stacks of as many: :func:`~fmconstructs.budgets.
+#: node_group_scope`). A PCS GPU group is about 15.5 KB of template (benchmarks/templates.py: p5.48xlarge, 32 EFA
+#: interfaces), so 48 groups are about 770 KB of CloudFormation's 1 MB. Context ``fmconstructs:node-groups-per-stack``
+#: overrides it (an app deployed with more than 48 groups in one stack keeps them there with a larger value).
+GPU_NODE_GROUPS_PER_STACK = 48
 
 
 @jsii.implements(ec2.IConnectable)
@@ -236,9 +244,11 @@ class PcsCluster(Construct):
         self._instance_profile: PcsInstanceProfile | None = None
         self._queue_names: set[str] = set()
         self._login_node_groups: list[PcsLoginNodeGroup] = []
+        self._gpu_node_group_ids: list[str] = []  # add_gpu_node_group's, in order (their stack placement)
         self._node_counts: list[NodeCount] = []
         self._slurm_script_pieces: list[SlurmScriptPiece] = []
         self.node.add_validation(_SizeCheck(self))
+        check_template_budgets(self)  # CloudFormation's template limits, at synthesis (issue 30)
 
     # --- build steps ------------------------------------------------------------------------------------------------
     def _build_slurm_settings(
@@ -489,7 +499,12 @@ class PcsCluster(Construct):
         (:class:`~fmconstructs.pcs.node_group.PcsGpuNodeGroupOptions`)."""
         from .node_group import PcsGpuNodeGroup
 
-        return PcsGpuNodeGroup(self, id, cluster=self, **options)
+        per_stack = node_groups_per_stack(self, GPU_NODE_GROUPS_PER_STACK)
+        index = len(self._gpu_node_group_ids)
+        check_new_group_id(id, self._gpu_node_group_ids)
+        group = PcsGpuNodeGroup(node_group_scope(self, index, per_stack=per_stack), id, cluster=self, **options)
+        self._gpu_node_group_ids.append(id)
+        return group
 
     def add_login_node_group(self, id: str, **options: Unpack[PcsLoginNodeGroupOptions]) -> PcsLoginNodeGroup:
         """A login node group of this cluster; the options are those of :class:`PcsLoginNodeGroup`

@@ -65,6 +65,7 @@ from .._validate import (
     subnet_zone,
 )
 from ..bootstrap import NodeBootstrap
+from ..budgets import check_template_budgets
 from ..capacity import Capacity, CapacityBlockScaling, CapacityKind, OnDemand, subnet_label
 from ..capacity_events import CapacityBlockEvents
 from ..catalog import InstanceSpec, get_instance_spec
@@ -194,6 +195,7 @@ class TrainingPlatform(Construct):
         self._observability(observability)
         self._build_backend(orchestrator)
         self._finish(capacity_block_events=capacity_block_events, outputs=outputs)
+        check_template_budgets(self)  # CloudFormation's template limits, at synthesis (issue 30)
 
     # --- choices -----------------------------------------------------------------------------------------------------
     def _keep_choices(

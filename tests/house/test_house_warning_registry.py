@@ -37,6 +37,8 @@ NOT_WARNING_IDS = frozenset(
         "fmconstructs:lustre-efa-interfaces",  # metadata key (storage/sizing.py LUSTRE_EFA_METADATA_KEY)
         "fmconstructs:eks-cluster",  # tag key on EKS node groups' instances (eks/node_group.py)
         "fmconstructs:instance-type",  # tag key on what a launch template launches (compute/launch_template.py)
+        "fmconstructs:template-budgets-check",  # CDK context key (budgets.py CONTEXT_KEY)
+        "fmconstructs:node-groups-per-stack",  # CDK context key (budgets.py PER_STACK_CONTEXT_KEY)
     }
 )
 _NAMED_ID = re.compile(r"``(fmconstructs:[a-z0-9]+(?:-[a-z0-9]+)*)")
