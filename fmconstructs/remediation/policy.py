@@ -104,6 +104,7 @@ class Backend(str, Enum):
     PARALLELCLUSTER = "parallelcluster"
     EKS = "eks"
     AUTO_SCALING = "auto-scaling"
+    HYPERPOD = "hyperpod"
 
 
 #: The critical alerts of fmconstructs.observability.rules that name one node, and the health alerts to come.
@@ -221,18 +222,29 @@ _ID = re.compile(r"\S{1,256}")
 _PC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,59}")
 # Auto Scaling group names: 1-255 characters (Auto Scaling API AutoScalingGroupName, XmlStringMaxLen255).
 _ASG_NAME = re.compile(r"[^\n\r\t]{1,255}")
+# HyperPod: BatchReplaceClusterNodes / BatchRebootClusterNodes / ListClusterNodes ``ClusterName`` is a
+# ClusterNameOrArn, at most 256 characters; ``ClusterArn`` (botocore sagemaker 2017-07-24 model shapes
+# ClusterNameOrArn, ClusterArn).
+_HYPERPOD_ARN = r"arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:cluster/[a-z0-9]{12}"
+_HYPERPOD_NAME_OR_ARN = re.compile(rf"(?=.{{1,256}}$)(({_HYPERPOD_ARN})|([a-zA-Z0-9](-*[a-zA-Z0-9]){{0,62}}))")
+_HYPERPOD_CLUSTER_ARN = re.compile(_HYPERPOD_ARN)
+_HYPERPOD_NAME_TEXT = "a HyperPod cluster name (1-63 letters, digits and '-', no leading or trailing '-') or ARN"
+_HYPERPOD_ARN_TEXT = "a HyperPod cluster ARN (arn:aws:sagemaker:<region>:<account>:cluster/<12 characters>)"
 
 
 @dataclass(frozen=True)
 class RemediationTarget:
-    """One cluster's backend specifics, as data. Build it with :meth:`pcs`, :meth:`parallelcluster`, :meth:`eks` or
-    :meth:`auto_scaling_group`; ``cluster`` names the cluster in notices and keys its rate limit."""
+    """One cluster's backend specifics, as data. Build it with :meth:`pcs`, :meth:`parallelcluster`, :meth:`eks`,
+    :meth:`auto_scaling_group` or :meth:`hyperpod`; ``cluster`` names the cluster in notices and keys its rate
+    limit."""
 
     backend: Backend
     cluster: str
     login_node_group_id: str | None = None
     compute_node_group_ids: tuple[str, ...] = ()
     eks_cluster: Any = None
+    #: HyperPod only: the cluster's ARN, the IAM resource of the handler's SageMaker calls.
+    cluster_arn: str | None = None
 
     @classmethod
     def pcs(
@@ -272,6 +284,16 @@ class RemediationTarget:
         check_str("group_name", group_name, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
         return cls(Backend.AUTO_SCALING, group_name)
 
+    @classmethod
+    def hyperpod(cls, *, cluster_name: str, cluster_arn: str) -> RemediationTarget:
+        """A SageMaker HyperPod cluster on Slurm: nodes are replaced with sagemaker:BatchReplaceClusterNodes and
+        rebooted with sagemaker:BatchRebootClusterNodes (``cluster_name``: the cluster's name or ARN, as those calls
+        take it; ``cluster_arn``: their IAM resource). SSM Run Command does not reach HyperPod nodes, so the handler
+        sets no Slurm state there (see :mod:`fmconstructs.remediation.handler.index`)."""
+        check_str("cluster_name", cluster_name, pattern=_HYPERPOD_NAME_OR_ARN, allowed=_HYPERPOD_NAME_TEXT)
+        check_str("cluster_arn", cluster_arn, pattern=_HYPERPOD_CLUSTER_ARN, allowed=_HYPERPOD_ARN_TEXT)
+        return cls(Backend.HYPERPOD, cluster_name, cluster_arn=cluster_arn)
+
     def __post_init__(self) -> None:
         """The direct constructor refuses what the factory of its backend refuses (issue 18 section 5), and the
         fields of other backends."""
@@ -285,7 +307,13 @@ class RemediationTarget:
             compute_node_group_ids=self.compute_node_group_ids,
         )
         rules.eks_cluster_only_for_eks(backend=backend, eks_cluster=self.eks_cluster)
-        if backend is Backend.PARALLELCLUSTER:
+        rules.cluster_arn_only_for_hyperpod(backend=backend, cluster_arn=self.cluster_arn)
+        if backend is Backend.HYPERPOD:
+            check_str("cluster", self.cluster, pattern=_HYPERPOD_NAME_OR_ARN, allowed=_HYPERPOD_NAME_TEXT)
+            if self.cluster_arn is None:
+                raise FmValidationError("cluster_arn", None, _HYPERPOD_ARN_TEXT + " for Backend.HYPERPOD")
+            check_str("cluster_arn", self.cluster_arn, pattern=_HYPERPOD_CLUSTER_ARN, allowed=_HYPERPOD_ARN_TEXT)
+        elif backend is Backend.PARALLELCLUSTER:
             check_str("cluster", self.cluster, pattern=_PC_NAME, allowed="a ParallelCluster cluster name")
         elif backend is Backend.AUTO_SCALING:
             check_str("cluster", self.cluster, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
@@ -300,6 +328,7 @@ class RemediationTarget:
 
     def _check_pcs(self) -> None:
         rules.eks_cluster_only_for_eks(backend=Backend.PCS, eks_cluster=self.eks_cluster)
+        rules.cluster_arn_only_for_hyperpod(backend=Backend.PCS, cluster_arn=self.cluster_arn)
         check_str("cluster", self.cluster, pattern=_ID, allowed="a PCS cluster id (non-empty, no whitespace)")
         rules.pcs_needs_a_login_node_group(login_node_group_id=self.login_node_group_id)
         check_str("login_node_group_id", self.login_node_group_id, pattern=_ID, allowed="a PCS compute node group id")
