@@ -480,6 +480,32 @@ def check_tags(parameter: str, value: object) -> dict[str, Any]:
     return out
 
 
+# Karpenter v1 EC2NodeClass ``spec.tags`` (aws/karpenter-provider-aws ``pkg/apis/v1/ec2nodeclass.go``, kubebuilder
+# XValidation): "empty tag keys aren't supported"; "tag contains a restricted tag matching eks:eks-cluster-name",
+# "... kubernetes.io/cluster/" (``!k.startsWith('kubernetes.io/cluster')``), "... karpenter.sh/nodepool",
+# "... karpenter.sh/nodeclaim", "... karpenter.k8s.aws/ec2nodeclass": Karpenter sets these itself.
+KARPENTER_RESTRICTED_TAG_KEYS = frozenset(
+    {"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
+)
+KARPENTER_RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
+
+
+def check_karpenter_node_tags(parameter: str, value: object) -> dict[str, Any]:
+    """Tags Karpenter applies to the instances it launches (EC2NodeClass / Auto Mode NodeClass ``spec.tags``):
+    :func:`check_tags` (no ``aws:`` key) and none of Karpenter's restricted keys."""
+    tags = check_tags(parameter, value)
+    for key in tags:
+        if known(key) and (key in KARPENTER_RESTRICTED_TAG_KEYS or key.startswith(KARPENTER_RESTRICTED_TAG_PREFIX)):
+            restricted = ", ".join(sorted(KARPENTER_RESTRICTED_TAG_KEYS))
+            raise FmValidationError(
+                f"{parameter} key",
+                key,
+                f"a tag key Karpenter does not set itself (not {KARPENTER_RESTRICTED_TAG_PREFIX}/*, {restricted}: "
+                "karpenter-provider-aws EC2NodeClass spec.tags)",
+            )
+    return tags
+
+
 # --- mount points: one rule for PCS, EKS, ParallelCluster, HyperPod and the Lustre client -------------------------
 
 _MOUNT_POINT_CHARS = re.compile(r"/[A-Za-z0-9._/-]+")

@@ -54,6 +54,7 @@ from ._validate import (
     same_zone,
     subnet_zone,
 )
+from ._validate_ids import CAPACITY_RESERVATION_ID, check_service_id
 from .catalog import InstanceSpec, UltraServerSpec, get_ultraserver
 from .errors import FmTypeError, FmValidationError, is_token
 
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
 
 # The EC2 API gives CapacityReservationId no pattern (botocore ec2 shape ``CapacityReservationId``: a String); EC2
 # resource ids are a prefix, a hyphen and 8 or 17 characters of 0-9/a-f (EC2 User Guide "resource-ids").
-_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8,17}")
 _RESERVATION_ID_TEXT = "a capacity reservation id like 'cr-0123456789abcdef0'"
 # AWS Resource Groups API ``GroupArn`` pattern (botocore resource-groups shape GroupArn/GroupArnV2), the ARN that
 # EC2 ``CapacityReservationTarget.CapacityReservationResourceGroupArn`` takes.
@@ -128,7 +128,7 @@ def default_min_nodes(
 
 def _check_reservation_id(value: object) -> None:
     if value is not None:
-        check_str("reservation_id", value, pattern=_RESERVATION_ID, allowed=_RESERVATION_ID_TEXT)
+        check_service_id("reservation_id", value, CAPACITY_RESERVATION_ID)
 
 
 def _check_resource_group_arn(value: object) -> None:

@@ -36,6 +36,7 @@ from ._validate import (
     removed_keywords,
     same_zone,
 )
+from ._validate_ids import CAPACITY_RESERVATION_ID
 from .capacity import Capacity, CapacityBlock, CapacityReservation, UltraServerCapacityBlock
 from .catalog import ULTRASERVERS, get_instance_spec
 from .errors import FmTypeError, FmValidationError
@@ -49,7 +50,7 @@ USABLE_STATES = frozenset({"active", "scheduled", "pending", "payment-pending"})
 # EC2 ids: a prefix, a hyphen, 8 or 17 characters of 0-9/a-f (EC2 User Guide "resource-ids"; the API's
 # CapacityReservationId shape is a plain string). The CapacityBlockId shape is a plain string too and no AWS page
 # seen shows its prefix (UNCONFIRMED "cb-"): any id without whitespace is sent.
-_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8,17}")
+_RESERVATION_ID = CAPACITY_RESERVATION_ID.pattern
 _CAPACITY_BLOCK_ID = re.compile(r"\S+")
 
 

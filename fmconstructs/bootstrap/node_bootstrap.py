@@ -105,6 +105,10 @@ class BootstrapStep:
     commands: tuple[str, ...] = ()
     files: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # A bare str would be written one character per line of user data.
+        object.__setattr__(self, "commands", check_str_sequence("commands", self.commands))
+
     def inline_commands(self) -> list[str]:
         """The step as user-data lines: its files packed with ``embedded_files_commands``, then its commands."""
         packed = embedded_files_commands(dict(self.files), name=f"fmconstructs-{self.name}") if self.files else []

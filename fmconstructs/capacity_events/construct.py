@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -25,9 +24,9 @@ from .._validate import (
     check_enum,
     check_scope_id,
     check_sequence,
-    check_str,
     located,
 )
+from .._validate_ids import PARALLELCLUSTER_CLUSTER_NAME, PCS_NODE_GROUP_ID, check_service_id
 from ..compute.fleet import GpuAutoScalingGroup
 from ..eks import GpuEksCluster, GpuNodeGroup
 from ..eks.handler_network import ENI_POLICY, in_cluster_network
@@ -63,11 +62,6 @@ from .scaling import (
 _HANDLER_DIR = Path(__file__).resolve().parent / "handler"
 HANDLER = "index.handler"
 
-# PCS compute node group ids (PCS API reference, ComputeNodeGroup.id: "The generated unique ID"; UNCONFIRMED pattern:
-# any non-empty id without whitespace is accepted).
-_NODE_GROUP_ID = re.compile(r"\S{1,256}")
-# ParallelCluster cluster names (aws-parallelcluster constants.py PCLUSTER_NAME_REGEX, max length 60).
-_PC_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,59}")
 
 #: The ClusterRole rules the EKS cordon needs: list nodes (to match them to the block's instances), get and patch them
 #: (spec.unschedulable and the annotations). Nothing else: no pods, no eviction.
@@ -151,18 +145,11 @@ def _check_props(props: _Props) -> _CheckedProps:
     """Check every prop of :class:`CapacityBlockEvents` (in the order of its signature) before anything is built."""
     check_construct("alert_topic", props.alert_topic, attribute="topic_arn", expected="an sns.ITopic")
     if props.pcs_login_node_group_id is not None:
-        check_str(
-            "pcs_login_node_group_id",
-            props.pcs_login_node_group_id,
-            pattern=_NODE_GROUP_ID,
-            allowed="a PCS compute node group id (non-empty, no whitespace)",
-        )
+        # The id: the handler finds the login instance by the tag aws:pcs:compute-node-group-id (botocore pcs).
+        check_service_id("pcs_login_node_group_id", props.pcs_login_node_group_id, PCS_NODE_GROUP_ID)
     if props.parallelcluster_cluster_name is not None:
-        check_str(
-            "parallelcluster_cluster_name",
-            props.parallelcluster_cluster_name,
-            pattern=_PC_NAME,
-            allowed="a ParallelCluster cluster name (a letter, then up to 59 letters, digits or '-')",
+        check_service_id(
+            "parallelcluster_cluster_name", props.parallelcluster_cluster_name, PARALLELCLUSTER_CLUSTER_NAME
         )
         if props.pcs_login_node_group_id is not None:
             raise FmValidationError(

@@ -31,7 +31,7 @@ from constructs import Construct
 
 from .._validate import check_bool, check_enum, check_str
 from ..errors import FmValidationError
-from .handler.job_warning import DEFAULT_POD_ANNOTATION, SLURM_SIGNALS
+from .handler.job_warning import DEFAULT_POD_ANNOTATION, SLURM_SIGNALS, slurm_signal_name
 
 # A Kubernetes annotation key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters that
 # begins and ends with an alphanumeric character, with "-", "_", "." between (Kubernetes docs, "Annotations",
@@ -77,8 +77,13 @@ class JobWarning:
     pod_event: bool = True
 
     def __post_init__(self) -> None:
-        if self.slurm_signal is not None and self.slurm_signal not in SLURM_SIGNALS:
-            raise FmValidationError("slurm_signal", self.slurm_signal, f"one of {', '.join(sorted(SLURM_SIGNALS))}")
+        if self.slurm_signal is not None:
+            name = slurm_signal_name(self.slurm_signal)
+            if name is None:
+                raise FmValidationError(
+                    "slurm_signal", self.slurm_signal, f"one of {', '.join(sorted(SLURM_SIGNALS))}, with or without SIG"
+                )
+            object.__setattr__(self, "slurm_signal", name)
         check_enum("slurm_signal_scope", self.slurm_signal_scope, SlurmSignalScope)
         if self.pod_annotation is not None:
             check_str(

@@ -10,11 +10,11 @@ PutRule ``EventPattern``: max 4096). A pattern listing many reservation ids is s
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from .._validate import check_str, check_str_sequence
+from .._validate import check_str_sequence
+from .._validate_ids import CAPACITY_RESERVATION_ID, check_service_id
 from ..errors import FmValidationError, is_token
 
 #: The default EventBridge quota for an event pattern's size, in characters (see the module docstring). Patterns are
@@ -26,7 +26,6 @@ EVENT_PATTERN_API_MAX_CHARS = 4096
 _LONGEST_RESERVATION_ID = "cr-" + "f" * 17
 # Capacity reservation ids: "cr-" + 17 hex digits, or 8 for older ids (UNCONFIRMED: the usual EC2 id form, not seen
 # as a documented pattern).
-_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8}(?:[0-9a-f]{9})?")
 
 
 def check_reservation_ids(parameter: str, value: object, *, allowed: str) -> tuple[str, ...]:
@@ -37,7 +36,7 @@ def check_reservation_ids(parameter: str, value: object, *, allowed: str) -> tup
     ids = check_str_sequence(
         parameter,
         value,
-        item=lambda name, item: check_str(name, item, pattern=_RESERVATION_ID, allowed=allowed),
+        item=lambda name, item: check_service_id(name, item, CAPACITY_RESERVATION_ID),
         min_items=1,
     )
     if len(set(ids)) != len(ids):

@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
+from .._validate_ids import CAPACITY_RESERVATION_ID
 from .aws_call import AwsFailure, call_aws
 from .errors import ExitCode, FmcError
 
@@ -45,7 +46,7 @@ T = TypeVar("T")
 
 #: EC2 ids: ``cr-`` and 8 or 17 hex digits (EC2 User Guide "resource-ids"; the same pattern as
 #: fmconstructs.preflight._RESERVATION_ID).
-RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8,17}")
+RESERVATION_ID = CAPACITY_RESERVATION_ID.pattern
 #: The ``OfferingId`` shape is a plain string and no AWS page seen shows an extension offering id: letters, digits and
 #: hyphens are accepted (UNCONFIRMED format; anything else would not be an id EC2 returned).
 OFFERING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,127}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import click
@@ -216,7 +216,29 @@ def stack_policy_command(cdk_out: str, stack_name: str | None, allowed: tuple[st
         _fail(f"--stack must name one stack of {cdk_out} (stacks: {names})", EXIT_BAD_INPUT)
     stack = found[0]
     document = stack_policy(stack.name, stack.template, allow=allowed)
+    click.echo(policy_text(stack.name, document))
+
+
+def policy_text(stack: str, document: Mapping[str, Any]) -> str:
+    """The policy as printed: indented, or compact when only that fits CloudFormation's limit (said on stderr); a
+    policy that does not fit even compact ends ``fmc`` with :data:`EXIT_FINDINGS` and a line saying what to do."""
+    compact = json.dumps(document, separators=(",", ":"))
+    size = len(compact.encode())
+    if size > STACK_POLICY_MAX_BYTES:
+        protected = sum(len(s.get("Resource", [])) for s in document.get("Statement", []) if s.get("Effect") == "Deny")
+        _fail(
+            f"the stack policy of {stack} is {size:,} bytes even without spaces ({protected} protected resources), "
+            f"over CloudFormation's {STACK_POLICY_MAX_BYTES:,} (SetStackPolicy StackPolicyBody, at most "
+            f"{STACK_POLICY_MAX_BYTES} characters): leave some resources out with --allow PATH, or move node groups "
+            "to nested stacks (each takes its own policy)",
+            EXIT_FINDINGS,
+        )
     text = json.dumps(document, indent=2)
-    if len(json.dumps(document, separators=(",", ":")).encode()) > STACK_POLICY_MAX_BYTES:
-        click.echo(f"Warning: the policy exceeds {STACK_POLICY_MAX_BYTES} bytes (SetStackPolicy limit)", err=True)
-    click.echo(text)
+    if len(text.encode()) > STACK_POLICY_MAX_BYTES:
+        click.echo(
+            f"Note: the policy is printed without spaces ({size:,} bytes): indented it would pass CloudFormation's "
+            f"{STACK_POLICY_MAX_BYTES:,}-byte limit (SetStackPolicy StackPolicyBody)",
+            err=True,
+        )
+        return compact
+    return text

@@ -29,6 +29,7 @@ from .errors import ExitCode, FmcError
 from .health_aws import HealthAws
 from .health_model import Health, HealthReport
 from .health_queries import PrometheusQuery, check_nccl, check_node_checks, check_slurm_nodes, signing_region
+from .magnitudes import Magnitude
 from .preflight import _CREDENTIAL_ERRORS, DRY_RUN_CREDENTIALS, explain
 from .preflight_options import check_region
 from .replay import Recorded, attach, load_responses
@@ -177,7 +178,7 @@ def render(report: HealthReport, console: Console) -> None:
 )
 @click.option(
     "--nccl-tolerance-percent",
-    type=float,
+    type=Magnitude(0, 99.999, unit="percent"),
     default=DEFAULT_NCCL_TOLERANCE_PERCENT,
     show_default=True,
     help="DEGRADED when the latest NCCL busbw is more than this many percent below the cluster's baseline.",

@@ -14,6 +14,17 @@ from .. import __version__
 from ..errors import FmValidationError
 from ..serving.sizing import DEFAULT_KV_CACHE_FRACTION, ModelDtype, smallest_serving_layout
 from .errors import ExitCode, FmcError, as_fmc_error, require_gpu_groups
+from .magnitudes import (
+    MAX_CHECKPOINT_BYTES,
+    MAX_CHECKPOINT_SECONDS,
+    MAX_MODEL_PARAMS,
+    MAX_NODES,
+    MAX_PRICE_USD,
+    MAX_THROUGHPUT_GBYTES_PER_S,
+    MAX_TOKENS,
+    Magnitude,
+    bounded,
+)
 from .pcs_size import COLUMNS as PCS_SIZE_COLUMNS
 from .pcs_size import table_rows as pcs_size_rows
 from .plan import NodeGroupPlan, Plan, plan_assembly, plan_instances
@@ -195,8 +206,11 @@ def _prices(values: tuple[str, ...], instance_type: str | None) -> dict[str, flo
             raise click.BadParameter(
                 f"{value!r}: not a number of USD per hour", param_hint="--price-per-hour"
             ) from None
-        if not price >= 0 or price == float("inf"):
-            raise click.BadParameter(f"{value!r}: a price must be a finite number >= 0", param_hint="--price-per-hour")
+        if not bounded(price, 0, MAX_PRICE_USD):
+            raise click.BadParameter(
+                f"{value!r}: a price must be a finite number from 0 to {MAX_PRICE_USD:g} USD per node-hour",
+                param_hint="--price-per-hour",
+            )
         prices[name] = price
     return prices
 
@@ -208,7 +222,8 @@ def _console() -> Console:
 
 
 def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
+    # allow_nan=False: Infinity/NaN are not JSON; a non-finite number is a defect (bounded options prevent it).
+    click.echo(json.dumps(data, indent=2, default=str, allow_nan=False))
 
 
 class _GateGroup(click.Group):
@@ -255,10 +270,22 @@ def check_prices_in_plan(prices: dict[str, float], plan: Plan) -> None:
 @cli.command()
 @click.argument("cdk_out", required=False, default="cdk.out", type=click.Path(file_okay=False))
 @click.option("--instance-type", help="Plan without an app: a catalog instance type (e.g. p5en.48xlarge).")
-@click.option("--nodes", type=click.IntRange(min=1), help="Plan without an app: the number of nodes.")
-@click.option("--checkpoint-bytes", type=float, help="Size the Lustre file system for a checkpoint of this many bytes.")
-@click.option("--checkpoint-seconds", type=float, help="... written within this many seconds.")
-@click.option("--throughput-gbytes-per-s", type=float, help="Size the Lustre file system for this throughput (GB/s).")
+@click.option("--nodes", type=click.IntRange(min=1, max=MAX_NODES), help="Plan without an app: the number of nodes.")
+@click.option(
+    "--checkpoint-bytes",
+    type=Magnitude(0, MAX_CHECKPOINT_BYTES, exclusive_low=True, unit="bytes"),
+    help="Size the Lustre file system for a checkpoint of this many bytes.",
+)
+@click.option(
+    "--checkpoint-seconds",
+    type=Magnitude(1, MAX_CHECKPOINT_SECONDS, unit="seconds"),
+    help="... written within this many seconds.",
+)
+@click.option(
+    "--throughput-gbytes-per-s",
+    type=Magnitude(0, MAX_THROUGHPUT_GBYTES_PER_S, exclusive_low=True, unit="GB/s"),
+    help="Size the Lustre file system for this throughput (GB/s).",
+)
 @click.option(
     "--lustre-efa/--no-lustre-efa",
     default=True,
@@ -272,7 +299,7 @@ def check_prices_in_plan(prices: dict[str, float], plan: Plan) -> None:
 )
 @click.option(
     "--model-params",
-    type=float,
+    type=Magnitude(0, MAX_MODEL_PARAMS, exclusive_low=True),
     help="Model parameters (e.g. 70e9). With --instance-type: does it fit for serving (without --nodes: the smallest "
     "layout that fits). With --tokens and --mfu: training time and cost.",
 )
@@ -285,13 +312,21 @@ def check_prices_in_plan(prices: dict[str, float], plan: Plan) -> None:
 )
 @click.option(
     "--kv-cache-fraction",
-    type=float,
+    type=Magnitude(0, 1),
     default=DEFAULT_KV_CACHE_FRACTION,
     show_default=True,
     help="Share of usable GPU memory the serving fit keeps for the KV cache (the library's assumption).",
 )
-@click.option("--tokens", type=float, help="Training tokens (e.g. 15e12), with --model-params and --mfu.")
-@click.option("--mfu", type=float, help="Model FLOPs utilization in (0, 1], your assumption (e.g. 0.4).")
+@click.option(
+    "--tokens",
+    type=Magnitude(0, MAX_TOKENS, exclusive_low=True),
+    help="Training tokens (e.g. 15e12), with --model-params and --mfu.",
+)
+@click.option(
+    "--mfu",
+    type=Magnitude(0.001, 1),
+    help="Model FLOPs utilization in [0.001, 1], your assumption (e.g. 0.4).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of tables.")
 def plan(
     cdk_out: str,

@@ -43,6 +43,7 @@ from .aws_call import _CREDENTIAL_ERRORS as _CREDENTIAL_ERRORS
 from .aws_call import AwsFailure, call_aws
 from .aws_call import explain as explain
 from .errors import ExitCode, FmcError, require_gpu_groups
+from .magnitudes import MAX_HOURS, Magnitude
 from .plan import NodeGroupPlan, Plan, plan_stacks
 from .preflight_options import check_region, connection_options, parse_find_block
 from .replay import Recorded, attach
@@ -658,7 +659,11 @@ def _report_json(report: Report, endpoint_url: str | None) -> dict[str, Any]:
 @click.option("--region", help="AWS region (default: the stacks' pinned region, else the profile's).")
 @click.option("--profile", help="AWS profile from ~/.aws/config.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of a table; errors too.")
-@click.option("--training-window-hours", type=float, help="Warn when a reservation ends before this many hours pass.")
+@click.option(
+    "--training-window-hours",
+    type=Magnitude(0, MAX_HOURS, unit="hours"),
+    help="Warn when a reservation ends before this many hours pass.",
+)
 @click.option(
     "--find-block",
     "find_block",

@@ -78,9 +78,38 @@ def attach(client: Any, service: str, recorded: Recorded) -> Any:
                 "ResponseMetadata": {"HTTPStatusCode": 400},
             }
         entry = dict(queue.pop(0) if len(queue) > 1 else queue[0])
-        status = int(entry.pop("HTTPStatusCode", 400 if "Error" in entry else 200))
+        status = entry.pop("HTTPStatusCode", 400 if "Error" in entry else 200)
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+            raise FmcError(
+                f"--responses: {service} {model.name} HTTPStatusCode must be an HTTP status (100-599), got {status!r}",
+                ExitCode.USAGE,
+            )
+        if "Error" not in entry:
+            _check_shape(service, model, entry)
         entry.setdefault("ResponseMetadata", {"HTTPStatusCode": status})
         return AWSResponse("", status, HTTPHeaders(), None), entry
 
     client.meta.events.register(f"before-call.{client.meta.service_model.service_id.hyphenize()}.*", respond)
     return client
+
+
+def _check_shape(service: str, model: Any, entry: dict[str, Any]) -> None:
+    """A recorded response of the operation's output types, checked with botocore's own validator as ``Stubber``
+    does (botocore/stub.py ``_validate_operation_response``), so a malformed file ends ``fmc`` with one usage line
+    instead of an error deep in the command. Missing members are allowed: recordings are often trimmed to the
+    fields a command reads, and every reader treats an absent member as unknown."""
+    from botocore.validate import ParamValidator
+
+    shape = model.output_shape
+    if shape is None:
+        return
+    body = {k: v for k, v in entry.items() if k != "ResponseMetadata"}
+    errors = ParamValidator().validate(body, shape)
+    kept = [e for e in getattr(errors, "_errors", []) if e[0] != "missing required field"]
+    if not kept:
+        return
+    errors._errors = kept
+    report = " ".join(errors.generate_report().split())
+    raise FmcError(
+        f"--responses: {service} {model.name} is not of the API's output shape: {report[:400]}", ExitCode.USAGE
+    ) from None

@@ -22,7 +22,8 @@ ALLOW_ALL: dict[str, Any] = {
 }
 """The policy that lifts every protection (to pass as ``--stack-policy-during-update-body`` or to set temporarily)."""
 
-#: SetStackPolicy ``StackPolicyBody`` maximum length (CloudFormation API Reference, SetStackPolicy).
+#: SetStackPolicy ``StackPolicyBody`` maximum length (CloudFormation API Reference, SetStackPolicy; botocore
+#: cloudformation 2010-05-15 shape ``StackPolicyBody``: min 1, max 16384).
 STACK_POLICY_MAX_BYTES = 16_384
 
 

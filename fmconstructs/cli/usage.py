@@ -26,6 +26,7 @@ from rich.table import Table
 
 from .errors import ExitCode, FmcError
 from .health_queries import QueryProblem, signing_region
+from .magnitudes import MAX_PRICE_USD, Magnitude
 from .preflight_options import check_region
 from .usage_joins import JOINS, UNKNOWN, joined_gpu_hours_query
 from .usage_queries import (
@@ -148,7 +149,11 @@ def render(usage: Usage, console: Console) -> None:
 )
 @click.option("--step", default=f"{DEFAULT_STEP_SECONDS}s", show_default=True, help="Sampling step (<n>s|m|h).")
 @click.option("--price-per-hour", multiple=True, help="USD per node-hour as for fmc plan: TYPE=USD. Repeatable.")
-@click.option("--price-per-gpu-hour", type=float, help="USD per GPU-hour for every row (instead of --price-per-hour).")
+@click.option(
+    "--price-per-gpu-hour",
+    type=Magnitude(0, MAX_PRICE_USD, unit="USD"),
+    help="USD per GPU-hour for every row (instead of --price-per-hour).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (for CI) instead of a table; errors too.")
 @click.option(
     "--responses",

@@ -160,3 +160,52 @@ def check_tags(parameter: str, value: object) -> dict[str, str]:
             )
         out[key_text] = item_text
     return out
+
+
+# Karpenter v1 NodePool ``spec.template.metadata.labels`` (karpenter ``pkg/apis/crds/karpenter.sh_nodepools.yaml``,
+# x-kubernetes-validations): the domains ``kubernetes.io`` (except the well-known labels below and the
+# ``node.kubernetes.io`` / ``node-restriction.kubernetes.io`` domains), ``k8s.io`` (except ``kops.k8s.io``),
+# ``karpenter.sh`` (except ``karpenter.sh/capacity-type``) and ``karpenter.k8s.aws`` (except its ``instance-*`` labels)
+# are restricted, and so are ``karpenter.sh/nodepool`` and ``kubernetes.io/hostname``: Karpenter sets them.
+KARPENTER_WELL_KNOWN_KUBERNETES_LABELS = frozenset(
+    {
+        "beta.kubernetes.io/instance-type", "failure-domain.beta.kubernetes.io/region", "beta.kubernetes.io/os",
+        "beta.kubernetes.io/arch", "failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region", "node.kubernetes.io/instance-type", "kubernetes.io/arch", "kubernetes.io/os",
+        "node.kubernetes.io/windows-build",
+    }
+)  # fmt: skip
+_KARPENTER_LABEL_TEXT = (
+    "a label key Karpenter leaves to the user (not kubernetes.io/hostname, karpenter.sh/nodepool, nor in the domains "
+    "kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws except their well-known labels: Karpenter NodePool "
+    "spec.template.metadata.labels)"
+)
+
+
+def karpenter_restricted_label(key: str) -> bool:
+    """Whether Karpenter's NodePool CRD refuses ``key`` as a template label (see the rules above)."""
+    if key in ("kubernetes.io/hostname", "karpenter.sh/nodepool"):
+        return True
+    domain = key.split("/", 1)[0] if "/" in key else ""
+    if domain.endswith("kubernetes.io"):
+        return not (
+            key in KARPENTER_WELL_KNOWN_KUBERNETES_LABELS
+            or domain.endswith("node.kubernetes.io")
+            or domain.endswith("node-restriction.kubernetes.io")
+        )
+    if domain.endswith("k8s.io"):
+        return not domain.endswith("kops.k8s.io")
+    if domain.endswith("karpenter.sh"):
+        return key != "karpenter.sh/capacity-type"
+    if domain.endswith("karpenter.k8s.aws"):
+        return not key.startswith("karpenter.k8s.aws/instance-")
+    return False
+
+
+def check_karpenter_labels(parameter: str, value: object) -> dict[str, str]:
+    """Node labels of a Karpenter NodePool: :func:`check_labels` and none that Karpenter restricts."""
+    labels = check_labels(parameter, value)
+    for key in labels:
+        if not is_token(key) and karpenter_restricted_label(key):
+            raise FmValidationError(f"{parameter} key", key, _KARPENTER_LABEL_TEXT)
+    return labels

@@ -113,7 +113,7 @@ class GpuNodeGroupOptions(TypedDict, total=False):
         the block starts) or ``ON_BLOCK_EVENTS`` (an empty group scaled by
         :class:`~fmconstructs.capacity_events.CapacityBlockEvents`, deploy before the block starts; see the module
         docstring). ``ON_BLOCK_EVENTS`` is refused on other capacity.
-    :var imds_hop_limit: the launch template's IMDSv2 hop limit, 1 or 2. Default: 1
+    :var imds_hop_limit: the launch template's IMDSv2 hop limit, 1-64 (EC2 allows 64). Default: 1
         (:data:`EKS_IMDS_HOP_LIMIT`: pods off the host network cannot reach the instance metadata or the node
         role). 2 is the limit before 0.2.x, for workloads that still read IMDS from the pod network. Changing it
         makes a new launch template version, which EKS rolls out by replacing the group's nodes.
@@ -302,7 +302,8 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
     if props["bootstrap_delivery"] is not None:
         check_enum("bootstrap_delivery", props["bootstrap_delivery"], BootstrapDelivery)
     check_enum("capacity_block_scaling", props["capacity_block_scaling"], CapacityBlockScaling)
-    check_count("imds_hop_limit", props["imds_hop_limit"], minimum=1, maximum=2)
+    # EC2 API LaunchTemplateInstanceMetadataOptionsRequest.HttpPutResponseHopLimit: "Integers from 1 to 64".
+    check_count("imds_hop_limit", props["imds_hop_limit"], minimum=1, maximum=64)
     return {
         "labels": user_labels,
         "taints": user_taints,

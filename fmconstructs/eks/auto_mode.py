@@ -61,7 +61,15 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .. import _nag
-from .._validate import check_bool, check_construct, check_count, check_str, check_str_sequence, located
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_count,
+    check_karpenter_node_tags,
+    check_str,
+    check_str_sequence,
+    located,
+)
 from ..catalog import InstanceSpec
 from ..errors import FmTypeError, FmValidationError
 from . import _node_pools
@@ -192,7 +200,8 @@ def auto_mode_node_class_manifest(
         size = check_count("ephemeral_storage_gib", ephemeral_storage_gib, minimum=1, maximum=_MAX_EPHEMERAL_GIB)
         spec["ephemeralStorage"] = {"size": f"{size}Gi"}
     if tags is not None:
-        spec["tags"] = _karpenter._check_selector_tags("tags", tags)
+        # Auto Mode runs Karpenter: the EC2NodeClass restrictions (UNCONFIRMED that its NodeClass CRD lists the same).
+        spec["tags"] = check_karpenter_node_tags("tags", tags)
     return {"apiVersion": NODE_CLASS_API_VERSION, "kind": NODE_CLASS_KIND, "metadata": {"name": name}, "spec": spec}
 
 

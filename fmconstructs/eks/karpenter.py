@@ -142,7 +142,7 @@ class KarpenterGpuNodePoolOptions(GpuNodePoolOptions, total=False):
 
     :var ami_version: ``latest`` (default) or an amazon-eks-ami release tag (``v20240807``) to pin.
     :var root_volume_size_gib: encrypted gp3 root volume. Default: 200.
-    :var imds_hop_limit: IMDSv2 hop limit, 1 (default) or 2.
+    :var imds_hop_limit: IMDSv2 hop limit, 1 (default) to 64 (containers need 2).
     :var weight: the pool's priority among pools (1-100). Default: none.
     """
 

@@ -61,10 +61,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
+from .._validate import check_bool, check_count, check_enum, check_karpenter_node_tags, check_str, check_str_sequence
+from .._validate_ids import CAPACITY_RESERVATION_ID, check_service_id
 from ..catalog import CATALOG, InstanceSpec, InterfaceType
 from ..errors import FmTypeError, FmValidationError, is_token
-from ._names import check_labels
+from ._names import check_karpenter_labels
 from ._node_group_props import refuse_unknown_options
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .manifests import check_name
@@ -99,7 +100,6 @@ AL2023_ROOT_DEVICE = "/dev/xvda"
 #: EKS-optimized AL2023 AMI); version ``latest`` or an amazon-eks-ami release tag (``v20240807``).
 _AMI_VERSION = re.compile(r"latest|v[0-9]{8}")
 #: CRD patterns (karpenter.k8s.aws_ec2nodeclasses.yaml at v1.14.1).
-_RESERVATION_ID = re.compile(r"cr-[0-9a-z]+")
 _OWNER_ID = re.compile(r"[0-9]{12}")
 _SUBNET_ID = re.compile(r"subnet-[0-9a-z]+")
 _SECURITY_GROUP_ID = re.compile(r"sg-[0-9a-z]+")
@@ -164,7 +164,7 @@ class CapacityReservationTerm:
 
     def __post_init__(self) -> None:
         if self.id is not None:
-            _check_id("id", self.id, _RESERVATION_ID, "cr-0123456789abcdef0")
+            check_service_id("id", self.id, CAPACITY_RESERVATION_ID)
             others = {
                 "tags": self.tags,
                 "owner_id": self.owner_id,
@@ -369,7 +369,7 @@ def ec2_node_class_manifest(
         IAM endpoint, Getting Started "Private Clusters"). Exactly one of the two (CRD rule).
     :param ami_version: ``latest`` (default: new AMIs drift nodes, within the NodePool's disruption budget) or an
         amazon-eks-ami release tag (``v20240807``) to pin.
-    :param imds_hop_limit: IMDSv2 hop limit, 1 (default) or 2.
+    :param imds_hop_limit: IMDSv2 hop limit, 1 (default) to 64 (containers need 2).
     """
     check_name("name", name)
     if (role is None) == (instance_profile is None):
@@ -381,7 +381,9 @@ def ec2_node_class_manifest(
     )
     check_str("ami_version", ami_version, pattern=_AMI_VERSION, allowed="'latest' or an AMI release tag 'vYYYYMMDD'")
     size = check_count("root_volume_size_gib", root_volume_size_gib, minimum=1, maximum=_MAX_VOLUME_GIB)
-    check_count("imds_hop_limit", imds_hop_limit, minimum=1, maximum=2)
+    # karpenter.k8s.aws EC2NodeClass v1 CRD metadataOptions.httpPutResponseHopLimit: minimum 1, maximum 64
+    # (tests/data/karpenter_crds), as EC2's HttpPutResponseHopLimit.
+    check_count("imds_hop_limit", imds_hop_limit, minimum=1, maximum=64)
     terms = [_check_term(f"capacity_reservations[{i}]", t).to_manifest() for i, t in enumerate(capacity_reservations)]
     ebs: dict[str, Any] = {
         "volumeSize": f"{size}Gi",
@@ -414,7 +416,7 @@ def ec2_node_class_manifest(
         if interfaces is not None:
             spec["networkInterfaces"] = interfaces
     if tags is not None:
-        spec["tags"] = _check_selector_tags("tags", tags)
+        spec["tags"] = check_karpenter_node_tags("tags", tags)
     return {"apiVersion": EC2_NODE_CLASS_API_VERSION, "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": spec}
 
 
@@ -513,7 +515,7 @@ def node_pool_manifest(
     if any(s.maximum_efa_interfaces > 0 for s in specs):
         node_labels[EFA_PRESENT_LABEL] = "true"
     if labels is not None:
-        node_labels.update(check_labels("labels", labels))
+        node_labels.update(check_karpenter_labels("labels", labels))
     disruption = NodePoolDisruption() if disruption is None else disruption
     if not isinstance(disruption, NodePoolDisruption):
         raise FmTypeError("disruption", disruption, f"a NodePoolDisruption (got a {type(disruption).__name__})")

@@ -34,6 +34,7 @@ from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from .._validate import check_bool, check_count, check_str, check_str_sequence, located
+from .._validate_refs import check_image_reference
 from ..catalog import InstanceSpec, get_instance_spec
 from ..errors import FmValidationError, WarningId, add_warning, is_token
 from . import addons as _addons
@@ -326,7 +327,7 @@ def render_sample_training_job(
 
     spec = get_instance_spec(instance_type)
     count = check_count("nodes", nodes, minimum=1)
-    check_str("image", image, min_length=1, allowed="a container image reference")
+    check_image_reference("image", image)
     check_name("queue_name", queue_name)
     check_name("name", name, label=True)
     check_name("namespace", namespace, label=True)

@@ -16,23 +16,21 @@ import shlex
 from typing import Any
 
 from .._validate import check_count, check_str
+from .._validate_refs import check_image_reference
 from ..catalog import get_instance_spec
 from ..errors import FmValidationError
 from ..networking.interfaces import plan_network_interfaces
 from . import rules
 from .nccl import JOB_NAME, LD_LIBRARY_PATH, METRICS_FILE, NcclCheckSpec, _mpirun_command, report_script
 
-_IMAGE = re.compile(r"[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+(:[A-Za-z0-9._-]{1,128}|@sha256:[0-9a-f]{64})")
 _K8S_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 REPORT_MOUNT = "/fm-nccl"
 RESULTS_MOUNT = "/results"
 
 
 def _check_image(image: str) -> str:
-    check_str("image", image, pattern=_IMAGE, allowed="a container image pinned by tag or @sha256 digest")
-    if image.endswith(":latest"):
-        raise FmValidationError("image", image, "a pinned tag or digest, not ':latest'")
-    return image
+    checked: str = check_image_reference("image", image, pinned=True)
+    return checked
 
 
 def _launcher_script(spec: NcclCheckSpec, instance_type: str) -> str:

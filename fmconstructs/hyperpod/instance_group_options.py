@@ -43,6 +43,7 @@ from typing import Any
 from aws_cdk import aws_sagemaker as sagemaker
 
 from .._validate import check_count, check_enum, check_str
+from .._validate_schedule import check_aws_cron
 from ..errors import FmTypeError, FmValidationError, is_token
 from . import rules
 
@@ -240,8 +241,13 @@ class HyperPodScheduledUpdate:
     rollback_alarms: Sequence[Any] = ()
 
     def __post_init__(self) -> None:
-        check_str("schedule_expression", self.schedule_expression, pattern=SCHEDULE_EXPRESSION, min_length=1,
-                  max_length=256, allowed=_SCHEDULE_ALLOWED)  # fmt: skip
+        check_str("schedule_expression", self.schedule_expression, min_length=1, max_length=256,
+                  allowed="a cron expression of 1-256 characters (botocore CronScheduleExpression)")  # fmt: skip
+        # The AWS cron rules (fields in range, '?' in one day field), then the narrower CloudFormation pattern (which
+        # also admits empty fields: 'cron( 3 ? * SUN *)').
+        check_aws_cron("schedule_expression", self.schedule_expression, service="SageMaker HyperPod")
+        check_str("schedule_expression", self.schedule_expression, pattern=SCHEDULE_EXPRESSION,
+                  allowed=_SCHEDULE_ALLOWED)  # fmt: skip
         for name in ("batch_size", "rollback_batch_size"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, UpdateBatchSize):

@@ -131,9 +131,6 @@ _SSM_SOURCE = re.compile(
 )
 # botocore imagebuilder Timezone: [a-zA-Z0-9]{2,}(?:\/[a-zA-Z0-9-_+]+)*, 3-100.
 _TIMEZONE = re.compile(r"[a-zA-Z0-9]{2,}(?:/[a-zA-Z0-9_+-]+)*")
-# Image Builder schedules take a cron or a rate expression (botocore imagebuilder Schedule.scheduleExpression; "Use
-# cron expressions in EC2 Image Builder", image-builder-cron).
-_SCHEDULE = re.compile(r"(cron|rate)\([^()\n]+\)")
 
 
 class PipelineStartCondition(str, Enum):
@@ -159,13 +156,7 @@ class BuildSchedule:
 
     def __post_init__(self) -> None:
         if self.expression is not None:
-            check_str(
-                "schedule.expression",
-                self.expression,
-                pattern=_SCHEDULE,
-                allowed="an Image Builder cron or rate expression, such as 'cron(0 6 ? * MON *)' or 'rate(7 days)'",
-            )
-            # Fields, ranges and wildcards of the Image Builder cron page (fmconstructs.images.cron).
+            # Fields, ranges and wildcards of the AWS cron reference, or a rate (fmconstructs.images.cron).
             check_schedule_expression("schedule.expression", self.expression)
         check_enum("schedule.start_condition", self.start_condition, PipelineStartCondition)
         if self.timezone is not None:

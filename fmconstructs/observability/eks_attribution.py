@@ -32,7 +32,8 @@ from typing import Any
 
 from aws_cdk import aws_eks_v2 as eks
 
-from .._validate import check_count, check_instance, check_str
+from .._validate import check_count, check_instance
+from .._validate_refs import check_url_path
 from ..eks import GpuEksCluster
 from ..eks._names import check_label_value
 from ..eks.addons import ChartSource, HelmChartPin, check_chart_source, check_version
@@ -77,7 +78,6 @@ KUBE_STATE_METRICS_LABELS_ALLOWLIST: tuple[str, ...] = (
 #: ``kube-state-metrics.image``).
 KUBE_STATE_METRICS_IMAGE_TAG = "v2.20.0"
 
-_PATH = re.compile(r"/[!-~]*")  # an absolute URL path: printable ASCII, no spaces
 
 
 def kube_state_metrics_values(*, image_repository: str | None = None, image_tag: str | None = None) -> dict[str, Any]:
@@ -218,7 +218,7 @@ def app_metrics_annotations(*, port: int, path: str = APP_DEFAULT_PATH) -> dict[
     :param path: the metrics path, default ``/metrics``.
     """
     port = check_count("metrics_port", port, minimum=1, maximum=65535)
-    check_str("metrics_path", path, pattern=_PATH, allowed="an absolute URL path such as '/metrics'")
+    check_url_path("metrics_path", path, max_length=1024, example="/metrics")
     annotations = {APP_SCRAPE_ANNOTATION: "true", APP_PORT_ANNOTATION: str(port)}
     if path != APP_DEFAULT_PATH:
         annotations[APP_PATH_ANNOTATION] = path

@@ -603,6 +603,11 @@ class SharedLustre:
     def __post_init__(self) -> None:
         check_instance("file_system", self.file_system, LustreFileSystemBase, "an fmconstructs LustreFileSystem")
         _name("name", self.name, SHARED_STORAGE_NAME_MAX_LENGTH)
+        if isinstance(self.mount_point, str) and known(self.mount_point) and not self.mount_point.startswith("/"):
+            # ParallelCluster accepts a relative MountDir (aws-parallelcluster 3.16.1 schemas/common_schema.py
+            # "file_path": r"^\/?..." makes the leading "/" optional; SharedStorageMountDirValidator compares after
+            # prefixing it): the library keeps the absolute form it means, for its own checks and the config.
+            object.__setattr__(self, "mount_point", "/" + self.mount_point)
         check_mount_point("mount_point", self.mount_point)  # the library's one mount-point rule (_validate)
         fs_id = self.file_system.file_system_id
         check_str("file_system.file_system_id", fs_id, pattern=_FILE_SYSTEM_ID, allowed="an id like 'fs-...'")

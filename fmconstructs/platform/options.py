@@ -32,8 +32,18 @@ from .._validate import (
     check_sequence,
     check_str,
 )
+from .._validate_ids import (
+    EKS_CLUSTER_NAME,
+    PARALLELCLUSTER_CLUSTER_NAME,
+    PARALLELCLUSTER_QUEUE_NAME,
+    PCS_QUEUE_NAME,
+    SAGEMAKER_INSTANCE_GROUP_NAME,
+    ServiceId,
+    check_service_id,
+)
 from ..capacity import CapacityBlockScaling
 from ..catalog import check_instance_type
+from ..eks._names import check_dns_label, check_dns_subdomain
 from ..eks.node_group import check_mount_point
 from ..eks.versions import check_kubernetes_version
 from ..errors import FmValidationError, is_token
@@ -329,6 +339,12 @@ def _check_name(parameter: str, value: object) -> str:
     return checked
 
 
+def _check_id(parameter: str, value: object, kind: ServiceId) -> str:
+    """A name the service itself checks (fmconstructs._validate_ids: the service's pattern and lengths)."""
+    checked: str = check_service_id(parameter, value, kind)
+    return checked
+
+
 @dataclass(frozen=True, kw_only=True)
 class PcsOptions:
     """AWS PCS (:class:`~fmconstructs.pcs.PcsCluster`, :class:`~fmconstructs.pcs.PcsGpuNodeGroup`).
@@ -376,7 +392,7 @@ class PcsOptions:
         check_count("login_nodes", self.login_nodes)
         check_instance_type("login_instance_type", self.login_instance_type)
         check_enum("slurm_version", self.slurm_version, SlurmVersion)
-        _check_name("queue_name", self.queue_name)
+        _check_id("queue_name", self.queue_name, PCS_QUEUE_NAME)
         if self.scale_down_idle_time is not None:
             check_instance("scale_down_idle_time", self.scale_down_idle_time, Duration, "a Duration")
         if self.exporter_source is not None:
@@ -434,9 +450,9 @@ class ParallelClusterOptions:
         check_count("login_nodes", self.login_nodes)
         if self.login_instance_type is not None:
             check_instance_type("login_instance_type", self.login_instance_type)
-        _check_name("queue_name", self.queue_name)
+        _check_id("queue_name", self.queue_name, PARALLELCLUSTER_QUEUE_NAME)
         if self.cluster_name is not None:
-            _check_name("cluster_name", self.cluster_name)
+            _check_id("cluster_name", self.cluster_name, PARALLELCLUSTER_CLUSTER_NAME)
         check_enum("os", self.os, OperatingSystem)
         if self.monitoring is not None:
             check_instance("monitoring", self.monitoring, Monitoring, "a Monitoring")
@@ -496,10 +512,10 @@ class EksOptions:
             object.__setattr__(self, "version", check_kubernetes_version("version", self.version))
         object.__setattr__(self, "admin_roles", check_sequence("admin_roles", self.admin_roles, _check_role))
         if self.cluster_name is not None:
-            _check_name("cluster_name", self.cluster_name)
+            _check_id("cluster_name", self.cluster_name, EKS_CLUSTER_NAME)
         check_bool("gpu_addons", self.gpu_addons)
-        _check_name("volume_name", self.volume_name)
-        _check_name("namespace", self.namespace)
+        check_dns_subdomain("volume_name", self.volume_name)
+        check_dns_label("namespace", self.namespace)
         check_bool("create_namespace", self.create_namespace)
 
 
@@ -561,7 +577,7 @@ class HyperPodOptions:
         check_instance_type("controller_instance_type", self.controller_instance_type)
         if self.login_instance_type is not None:
             check_instance_type("login_instance_type", self.login_instance_type)
-        _check_name("gpu_group_name", self.gpu_group_name)
+        _check_id("gpu_group_name", self.gpu_group_name, SAGEMAKER_INSTANCE_GROUP_NAME)
         check_instance("capacity", self.capacity, HyperPodCapacity, "a HyperPodCapacity")
         check_optional_count("extra_ebs_gib", self.extra_ebs_gib, minimum=1)
         if self.base_config_dir is not None:

@@ -41,6 +41,16 @@ from enum import Enum
 from typing import Any
 
 from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
+from .._validate_ids import (
+    AUTO_SCALING_GROUP_NAME,
+    EKS_CLUSTER_NAME,
+    PARALLELCLUSTER_CLUSTER_NAME,
+    PCS_CLUSTER_IDENTIFIER,
+    PCS_NODE_GROUP_ID,
+    SAGEMAKER_CLUSTER_ARN,
+    SAGEMAKER_CLUSTER_NAME_OR_ARN,
+    check_service_id,
+)
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..health import metric_names as names
 from ..health import xid
@@ -215,21 +225,8 @@ class RemediationPolicy:
         )
 
 
-# PCS node group ids (PCS API reference ComputeNodeGroup.id "The generated unique ID"; UNCONFIRMED pattern: any
-# non-empty id without whitespace). ParallelCluster cluster names: letters, digits and hyphens, starting with a letter,
-# at most 60 characters (UNCONFIRMED here: the pcluster CLI's cluster name rule, not re-read for this module).
-_ID = re.compile(r"\S{1,256}")
-_PC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,59}")
-# Auto Scaling group names: 1-255 characters (Auto Scaling API AutoScalingGroupName, XmlStringMaxLen255).
-_ASG_NAME = re.compile(r"[^\n\r\t]{1,255}")
-# HyperPod: BatchReplaceClusterNodes / BatchRebootClusterNodes / ListClusterNodes ``ClusterName`` is a
-# ClusterNameOrArn, at most 256 characters; ``ClusterArn`` (botocore sagemaker 2017-07-24 model shapes
-# ClusterNameOrArn, ClusterArn).
-_HYPERPOD_ARN = r"arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:cluster/[a-z0-9]{12}"
-_HYPERPOD_NAME_OR_ARN = re.compile(rf"(?=.{{1,256}}$)(({_HYPERPOD_ARN})|([a-zA-Z0-9](-*[a-zA-Z0-9]){{0,62}}))")
-_HYPERPOD_CLUSTER_ARN = re.compile(_HYPERPOD_ARN)
-_HYPERPOD_NAME_TEXT = "a HyperPod cluster name (1-63 letters, digits and '-', no leading or trailing '-') or ARN"
-_HYPERPOD_ARN_TEXT = "a HyperPod cluster ARN (arn:aws:sagemaker:<region>:<account>:cluster/<12 characters>)"
+# The services' own identifier rules (fmconstructs._validate_ids, botocore shapes cited there): PCS node groups by
+# their id (the handler targets instances by the tag aws:pcs:compute-node-group-id, whose value is the id).
 
 
 @dataclass(frozen=True)
@@ -252,12 +249,12 @@ class RemediationTarget:
     ) -> RemediationTarget:
         """A PCS cluster: Slurm commands run on a login node of ``login_node_group_id`` through SSM Run Command; only
         instances of ``compute_node_group_ids`` are remediated (tag ``aws:pcs:compute-node-group-id``)."""
-        check_str("cluster_id", cluster_id, pattern=_ID, allowed="a PCS cluster id (non-empty, no whitespace)")
-        check_str("login_node_group_id", login_node_group_id, pattern=_ID, allowed="a PCS compute node group id")
+        check_service_id("cluster_id", cluster_id, PCS_CLUSTER_IDENTIFIER)
+        check_service_id("login_node_group_id", login_node_group_id, PCS_NODE_GROUP_ID)
         ids = check_str_sequence(
             "compute_node_group_ids",
             compute_node_group_ids,
-            item=lambda n, v: check_str(n, v, pattern=_ID, allowed="a PCS compute node group id"),
+            item=lambda n, v: check_service_id(n, v, PCS_NODE_GROUP_ID),
             min_items=1,
         )
         rules.login_group_is_not_a_compute_group(login_node_group_id=login_node_group_id, compute_node_group_ids=ids)
@@ -266,7 +263,7 @@ class RemediationTarget:
     @classmethod
     def parallelcluster(cls, *, cluster_name: str) -> RemediationTarget:
         """A ParallelCluster cluster: Slurm commands run on its head node through SSM Run Command."""
-        check_str("cluster_name", cluster_name, pattern=_PC_NAME, allowed="a ParallelCluster cluster name")
+        check_service_id("cluster_name", cluster_name, PARALLELCLUSTER_CLUSTER_NAME)
         return cls(Backend.PARALLELCLUSTER, cluster_name)
 
     @classmethod
@@ -281,7 +278,7 @@ class RemediationTarget:
     @classmethod
     def auto_scaling_group(cls, *, group_name: str) -> RemediationTarget:
         """A self-managed Auto Scaling group: replaced through autoscaling:SetInstanceHealth (Unhealthy)."""
-        check_str("group_name", group_name, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
+        check_service_id("group_name", group_name, AUTO_SCALING_GROUP_NAME)
         return cls(Backend.AUTO_SCALING, group_name)
 
     @classmethod
@@ -290,8 +287,8 @@ class RemediationTarget:
         rebooted with sagemaker:BatchRebootClusterNodes (``cluster_name``: the cluster's name or ARN, as those calls
         take it; ``cluster_arn``: their IAM resource). SSM Run Command does not reach HyperPod nodes, so the handler
         sets no Slurm state there (see :mod:`fmconstructs.remediation.handler.index`)."""
-        check_str("cluster_name", cluster_name, pattern=_HYPERPOD_NAME_OR_ARN, allowed=_HYPERPOD_NAME_TEXT)
-        check_str("cluster_arn", cluster_arn, pattern=_HYPERPOD_CLUSTER_ARN, allowed=_HYPERPOD_ARN_TEXT)
+        check_service_id("cluster_name", cluster_name, SAGEMAKER_CLUSTER_NAME_OR_ARN)
+        check_service_id("cluster_arn", cluster_arn, SAGEMAKER_CLUSTER_ARN)
         return cls(Backend.HYPERPOD, cluster_name, cluster_arn=cluster_arn)
 
     def __post_init__(self) -> None:
@@ -309,14 +306,14 @@ class RemediationTarget:
         rules.eks_cluster_only_for_eks(backend=backend, eks_cluster=self.eks_cluster)
         rules.cluster_arn_only_for_hyperpod(backend=backend, cluster_arn=self.cluster_arn)
         if backend is Backend.HYPERPOD:
-            check_str("cluster", self.cluster, pattern=_HYPERPOD_NAME_OR_ARN, allowed=_HYPERPOD_NAME_TEXT)
+            check_service_id("cluster", self.cluster, SAGEMAKER_CLUSTER_NAME_OR_ARN)
             if self.cluster_arn is None:
-                raise FmValidationError("cluster_arn", None, _HYPERPOD_ARN_TEXT + " for Backend.HYPERPOD")
-            check_str("cluster_arn", self.cluster_arn, pattern=_HYPERPOD_CLUSTER_ARN, allowed=_HYPERPOD_ARN_TEXT)
+                raise FmValidationError("cluster_arn", None, SAGEMAKER_CLUSTER_ARN.allowed + " for Backend.HYPERPOD")
+            check_service_id("cluster_arn", self.cluster_arn, SAGEMAKER_CLUSTER_ARN)
         elif backend is Backend.PARALLELCLUSTER:
-            check_str("cluster", self.cluster, pattern=_PC_NAME, allowed="a ParallelCluster cluster name")
+            check_service_id("cluster", self.cluster, PARALLELCLUSTER_CLUSTER_NAME)
         elif backend is Backend.AUTO_SCALING:
-            check_str("cluster", self.cluster, pattern=_ASG_NAME, allowed="an Auto Scaling group name (1-255 chars)")
+            check_service_id("cluster", self.cluster, AUTO_SCALING_GROUP_NAME)
         else:
             from ..eks import GpuEksCluster
 
@@ -324,18 +321,18 @@ class RemediationTarget:
                 raise FmTypeError(
                     "eks_cluster", self.eks_cluster, f"a GpuEksCluster (got a {type(self.eks_cluster).__name__})"
                 )
-            check_str("cluster", self.cluster, allowed="the EKS cluster's name")
+            check_service_id("cluster", self.cluster, EKS_CLUSTER_NAME)
 
     def _check_pcs(self) -> None:
         rules.eks_cluster_only_for_eks(backend=Backend.PCS, eks_cluster=self.eks_cluster)
         rules.cluster_arn_only_for_hyperpod(backend=Backend.PCS, cluster_arn=self.cluster_arn)
-        check_str("cluster", self.cluster, pattern=_ID, allowed="a PCS cluster id (non-empty, no whitespace)")
+        check_service_id("cluster", self.cluster, PCS_CLUSTER_IDENTIFIER)
         rules.pcs_needs_a_login_node_group(login_node_group_id=self.login_node_group_id)
-        check_str("login_node_group_id", self.login_node_group_id, pattern=_ID, allowed="a PCS compute node group id")
+        check_service_id("login_node_group_id", self.login_node_group_id, PCS_NODE_GROUP_ID)
         ids = check_str_sequence(
             "compute_node_group_ids",
             self.compute_node_group_ids,
-            item=lambda n, v: check_str(n, v, pattern=_ID, allowed="a PCS compute node group id"),
+            item=lambda n, v: check_service_id(n, v, PCS_NODE_GROUP_ID),
             min_items=1,
         )
         rules.login_group_is_not_a_compute_group(

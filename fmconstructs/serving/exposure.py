@@ -35,7 +35,8 @@ from constructs import Construct
 
 from .. import _nag
 from .._rules import warn
-from .._validate import check_bool, check_construct, check_count, check_enum, check_instance, check_str, located
+from .._validate import check_bool, check_construct, check_count, check_enum, check_instance, located
+from .._validate_refs import check_url_path
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, HelmChartPin
 from ..eks.manifests import check_name
@@ -210,9 +211,8 @@ def _check_common(server_name: object, namespace: object, service_port: object, 
         # Service is <server_name>-nlb.
         raise FmValidationError("server_name", server_name, f"at most {_MAX_SERVER_NAME} characters")
     check_count("service_port", service_port, minimum=1, maximum=65535)
-    check_str("health_check_path", health_check_path, min_length=1, allowed="an absolute URL path such as '/health'")
-    if not str(health_check_path).startswith("/"):
-        raise FmValidationError("health_check_path", health_check_path, "an absolute URL path such as '/health'")
+    # The load balancer's health check path: botocore elbv2 Path (1-1024), an RFC 3986 absolute path.
+    check_url_path("health_check_path", health_check_path, max_length=1024)
 
 
 def _metadata(name: str, namespace: str, server_name: str, annotations: dict[str, str]) -> dict[str, Any]:

@@ -27,7 +27,8 @@ from constructs import Construct, IConstruct
 
 from .. import _nag
 from .._rules import warn
-from .._validate import check_count, check_number, check_str, located
+from .._validate import check_count, check_number, located
+from .._validate_refs import check_image_reference, check_model_name
 from ..catalog import InstanceSpec, get_instance_spec
 from ..eks import addons as _addons
 from ..eks._names import check_label_key, check_label_value
@@ -222,9 +223,9 @@ class ModelServer(Construct):
         if max_model_len is not None:
             check_count("max_model_len", max_model_len, minimum=1)
         if served_model_name is not None:
-            check_str("served_model_name", served_model_name, min_length=1, allowed="a non-empty model name")
+            check_model_name("served_model_name", served_model_name)
         if image is not None:
-            check_str("image", image, min_length=1, allowed="a container image reference")
+            check_image_reference("image", image)
         check_count("shm_size_gib", shm_size_gib, minimum=1)
         _addons.check_chart_source("lws_source", lws_source)
         _addons.check_version("mountpoint_addon_version", mountpoint_addon_version)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._validate import check_count, check_str, check_str_sequence
+from .._validate_refs import check_image_reference, check_model_name
 from ..catalog import get_instance_spec
 from ..errors import FmValidationError, is_token
 from . import rules
@@ -180,7 +181,9 @@ class ServerSpec:
     def __post_init__(self) -> None:
         check_dns_label("name", self.name)
         check_dns_label("namespace", self.namespace)
-        check_str("image", self.image, min_length=1, allowed="a container image reference")
+        check_image_reference("image", self.image)
+        if self.served_model_name is not None:
+            check_model_name("served_model_name", self.served_model_name)
         check_count("replicas", self.replicas, minimum=0)
         check_count("efa_interfaces", self.efa_interfaces, minimum=0)
         check_count("shm_size_gib", self.shm_size_gib, minimum=1)

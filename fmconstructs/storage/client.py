@@ -28,6 +28,7 @@ from typing import Any
 from aws_cdk import Token
 
 from .._validate import check_bool, check_count, check_mount_point, check_str, check_str_sequence, known
+from .._validate_ids import FSX_FILE_SYSTEM_ID, check_service_id
 from ..catalog import InstanceSpec
 from ..compute.user_data import install_script_commands
 from ..errors import FmTypeError, FmValidationError, is_token
@@ -85,7 +86,7 @@ _MOUNT_NAME = re.compile(r"[A-Za-z0-9_-]{1,8}")
 #: The longest mount name (FSx API LustreFileSystemMountName, 1-8 characters): what a node set-up's size estimate
 #: counts for a mount name known only at deploy time.
 MOUNT_NAME_MAX_BYTES = 8
-FILE_SYSTEM_ID_PATTERN = re.compile(r"fs-[0-9a-f]{8,}")
+FILE_SYSTEM_ID_PATTERN = FSX_FILE_SYSTEM_ID.pattern
 
 # The node-side script. Arguments: DNS_NAME MOUNT_NAME MOUNT_POINT MOUNT_OPTIONS EFA GDS(0|1) FAMILY, where EFA is
 # "off" (the file system is not EFA-enabled), N (EFA interfaces for LNet; 0 keeps LNet on TCP) or "auto" (no instance
@@ -553,13 +554,7 @@ class EksStaticVolume:
     mount_options: tuple[str, ...] = ("flock",)
 
     def __post_init__(self) -> None:
-        check_str(
-            "file_system_id",
-            self.file_system_id,
-            pattern=FILE_SYSTEM_ID_PATTERN,
-            allowed="a file system id (FSx API FileSystemId, 'fs-' and 8 or more hex digits)",
-            max_length=21,
-        )
+        check_service_id("file_system_id", self.file_system_id, FSX_FILE_SYSTEM_ID)
         check_dns_name(self.dns_name)
         check_mount_name(self.mount_name)
         check_count("storage_capacity_gib", self.storage_capacity_gib, minimum=1)

@@ -49,12 +49,12 @@ from .._validate import (
     located,
     subnet_zone,
 )
+from .._validate_ids import FSX_FILE_SYSTEM_ID, check_service_id
 from ..catalog import InstanceSpec
 from ..errors import FmValidationError, WarningId, add_warning
 from ..networking.security_group import EfaSecurityGroup, close_default_egress
 from .client import (
     DEFAULT_MOUNT_OPTIONS,
-    FILE_SYSTEM_ID_PATTERN,
     EksStaticVolume,
     check_dns_name,
     check_mount_name,
@@ -515,13 +515,7 @@ class _ImportedLustreFileSystem(LustreFileSystemBase):
     @located
     def __init__(self, scope: Construct, id: str, given: _ImportedAttributes) -> None:
         check_scope_id(scope, id)
-        file_system_id = check_str(
-            "file_system_id",
-            given.file_system_id,
-            pattern=FILE_SYSTEM_ID_PATTERN,
-            allowed="a file system id (FSx API FileSystemId, 'fs-' and 8 or more hex digits)",
-            max_length=21,
-        )
+        file_system_id = check_service_id("file_system_id", given.file_system_id, FSX_FILE_SYSTEM_ID)
         dns_name = check_dns_name(given.dns_name)
         mount_name = check_mount_name(given.mount_name)
         security_group = given.security_group

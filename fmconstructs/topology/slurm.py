@@ -45,6 +45,8 @@ __all__ = [
     "ROOT_SWITCH",
     "UNPLACED_SWITCH",
     "InstanceTopology",
+    "check_block_sizes",
+    "check_names",
     "describe_instance_topology",
     "hostlist",
     "node_features_for_topology",
@@ -75,30 +77,105 @@ class InstanceTopology:
     group_name: str = ""
     capacity_block_id: str = ""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.instance_id, str) or not self.instance_id:
+            raise TypeError(f"instance_id must be a non-empty string, got {self.instance_id!r:.100}")
+        object.__setattr__(self, "network_nodes", tuple(check_names("network_nodes", self.network_nodes)))
+
 
 def parse_instance_topology(responses: Iterable[Mapping[str, Any]]) -> list[InstanceTopology]:
     """The ``Instances`` of every ``DescribeInstanceTopology`` response page, as :class:`InstanceTopology`.
 
     Items without ``InstanceId`` or ``NetworkNodes`` are skipped; a repeated instance keeps its last item."""
     found: dict[str, InstanceTopology] = {}
+    if isinstance(responses, (str, bytes, Mapping)):
+        raise TypeError(f"responses must be a list of DescribeInstanceTopology responses, got {responses!r:.200}")
     for page in responses:
         if not isinstance(page, Mapping):
-            raise TypeError(f"responses must be DescribeInstanceTopology response mappings, got {page!r}")
-        for item in page.get("Instances") or []:
+            raise TypeError(f"responses must be DescribeInstanceTopology response mappings, got {page!r:.200}")
+        items = page.get("Instances") or []
+        if not isinstance(items, list):
+            raise ValueError(f"Instances must be a list of InstanceTopology items, got {items!r:.200}")
+        for item in items:
+            if not isinstance(item, Mapping):
+                raise ValueError(f"Instances items must be InstanceTopology mappings, got {item!r:.200}")
             instance_id = item.get("InstanceId")
             nodes = item.get("NetworkNodes") or []
             if not instance_id or not nodes:
                 continue
+            if (
+                not isinstance(instance_id, str)
+                or not isinstance(nodes, list)
+                or not all(isinstance(n, str) and n for n in nodes)
+            ):
+                raise ValueError(
+                    "InstanceId must be a string and NetworkNodes a list of network node ids (DescribeInstanceTopology"
+                    f" InstanceTopology), got {instance_id!r:.100} and {nodes!r:.200}"
+                )
             found[instance_id] = InstanceTopology(
                 instance_id=instance_id,
-                instance_type=item.get("InstanceType") or "",
-                network_nodes=tuple(str(n) for n in nodes),
-                availability_zone=item.get("AvailabilityZone") or "",
-                zone_id=item.get("ZoneId") or "",
-                group_name=item.get("GroupName") or "",
-                capacity_block_id=item.get("CapacityBlockId") or "",
+                instance_type=_text(item, "InstanceType"),
+                network_nodes=tuple(nodes),
+                availability_zone=_text(item, "AvailabilityZone"),
+                zone_id=_text(item, "ZoneId"),
+                group_name=_text(item, "GroupName"),
+                capacity_block_id=_text(item, "CapacityBlockId"),
             )
     return list(found.values())
+
+
+def _text(item: Mapping[str, Any], key: str) -> str:
+    value = item.get(key) or ""
+    if not isinstance(value, str):
+        raise ValueError(f"{key} must be a string (DescribeInstanceTopology InstanceTopology), got {value!r:.100}")
+    return value
+
+
+def check_names(parameter: str, names: object) -> list[str]:
+    """A list (or other iterable, not a ``str``) of non-empty strings: a plain ``str`` would be read one character
+    per name."""
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable) or isinstance(names, Mapping):
+        raise TypeError(f"{parameter} must be a list of names, not a {type(names).__name__}: {names!r:.200}")
+    out = list(names)
+    for name in out:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{parameter} must hold non-empty strings, got {name!r:.100}")
+    return out
+
+
+#: Slurm ``src/plugins/topology/block/block_record.c`` ``_read_topo_file``: each ``BlockSizes`` value is a positive
+#: integer; the first is the base block size and every value a multiple of it whose quotient is a power of two, at
+#: most 2**15 (``block_level > 15`` is refused: "Invalid BlockSizes value"); ``block_record_validate``: a block with
+#: fewer nodes than the base block size is fatal ("children count lower than bblock_node_cnt").
+MAX_BLOCK_LEVEL = 15
+
+
+def check_block_sizes(block_sizes: object, *, smallest_block: int | None = None) -> list[int]:
+    """``BlockSizes`` as Slurm accepts them (rules above): ascending powers of two times the first (base) size, the
+    base no larger than the smallest block's node count."""
+    if isinstance(block_sizes, (str, bytes, Mapping)) or not isinstance(block_sizes, Iterable):
+        raise TypeError(f"block_sizes must be a list of node counts, got {block_sizes!r:.200}")
+    sizes = list(block_sizes)
+    if any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes):
+        raise ValueError(f"block_sizes must be positive node counts, got {sizes!r:.200}")
+    if not sizes:
+        return sizes
+    base = sizes[0]
+    for size in sizes:
+        level = size // base
+        if size % base or level & (level - 1) or level > 2**MAX_BLOCK_LEVEL:
+            raise ValueError(
+                f"block_sizes must be the base block size {base} times a power of two (1, 2, 4 ... 2**15), got "
+                f"{size} in {sizes!r:.200} (Slurm topology/block BlockSizes: block_record.c)"
+            )
+    if sorted(sizes) != sizes or len(set(sizes)) != len(sizes):
+        raise ValueError(f"block_sizes must ascend without repeats from the base block size, got {sizes!r:.200}")
+    if smallest_block is not None and base > smallest_block:
+        raise ValueError(
+            f"block_sizes must start at most at the smallest block's {smallest_block} nodes (Slurm refuses a block "
+            f"with fewer nodes than the base block size), got {sizes!r:.200}"
+        )
+    return sizes
 
 
 def describe_instance_topology(client: Any, **kwargs: Any) -> Iterator[Mapping[str, Any]]:
@@ -125,7 +202,7 @@ def hostlist(names: Iterable[str]) -> str:
     Names ending in digits with the same prefix and width fold into ranges (zero-padded widths kept apart)."""
     groups: dict[tuple[str, int], list[int]] = {}
     plain: list[str] = []
-    for name in sorted(set(names), key=_natural):
+    for name in sorted(set(check_names("names", names)), key=_natural):
         match = _NUMBERED.fullmatch(name)
         if match is None or "[" in name:
             plain.append(name)
@@ -209,7 +286,7 @@ def render_topology_conf(
             children.setdefault(path[depth - 1], set()).add(path[depth])
         leaves.setdefault(path[-1], set()).add(name)
         placed_names.add(name)
-    unplaced = sorted({n for n in all_nodes if n not in placed_names}, key=_natural)
+    unplaced = sorted({n for n in check_names("all_nodes", all_nodes) if n not in placed_names}, key=_natural)
     if unplaced:
         tops.add(UNPLACED_SWITCH)
         leaves[UNPLACED_SWITCH] = set(unplaced)
@@ -243,9 +320,8 @@ def render_block_topology(
         block = key(instance)
         if block:
             blocks.setdefault(block, set()).add(name)
-    sizes = [int(s) for s in block_sizes]
-    if any(s < 1 for s in sizes):
-        raise ValueError(f"block_sizes must be positive node counts, got {list(block_sizes)!r}")
+    smallest = min((len(b) for b in blocks.values()), default=None)
+    sizes = check_block_sizes(block_sizes, smallest_block=smallest)
     lines = [f"BlockName={block} Nodes={hostlist(blocks[block])}" for block in sorted(blocks, key=_natural)]
     if blocks:
         lines.append(f"BlockSizes={','.join(str(s) for s in sizes or [min(len(b) for b in blocks.values())])}")

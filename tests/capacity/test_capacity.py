@@ -106,7 +106,7 @@ def test_ultraserver_block():
         ),
         (
             lambda: UltraServerCapacityBlock(reservation_id="cr-gb200"),
-            r"reservation_id must be a capacity reservation id like 'cr-0123456789abcdef0', got 'cr-gb200'",
+            r"reservation_id must be a capacity reservation id \('cr-' then 8 or 17 lower-case hex digits\).*, got 'cr-gb200'",
         ),
         (
             lambda: UltraServerCapacityBlock(resource_group_arn=GROUP_ARN, ultraserver_type="u-p6e-gb200x8"),

@@ -351,7 +351,9 @@ def test_without_a_job_warning_the_handler_gets_none_and_rbac_stays_nodes_only()
     ("kwargs", "error", "message"),
     [
         ({"slurm_signal": "KILL"}, FmValidationError, r"slurm_signal must be one of"),
-        ({"slurm_signal": "usr1"}, FmValidationError, r"slurm_signal must be one of"),
+        ({"slurm_signal": "SIGKILL"}, FmValidationError, r"slurm_signal must be one of"),
+        ({"slurm_signal": "SIG"}, FmValidationError, r"slurm_signal must be one of"),
+        ({"slurm_signal": "SIGUSR1X"}, FmValidationError, r"slurm_signal must be one of"),
         ({"slurm_signal_scope": "full"}, FmTypeError, r"slurm_signal_scope"),
         ({"pod_annotation": "has space/x"}, FmValidationError, r"pod_annotation must be a Kubernetes annotation key"),
         ({"pod_annotation": "a/" + "n" * 64}, FmValidationError, r"pod_annotation"),
@@ -398,3 +400,10 @@ def test_pcs_handler_gets_the_slurm_signal() -> None:
         "steps",
         None,
     )
+
+
+@pytest.mark.parametrize("spelled", ["USR1", "SIGUSR1", "sigusr1", "usr1"])
+def test_signal_names_as_slurm_reads_them_are_one_name(spelled: str) -> None:
+    """Slurm's sig_name2num (src/common/proc_args.c) takes an optional SIG prefix, case-insensitively."""
+    assert JobWarning(slurm_signal=spelled).slurm_signal == "USR1"
+    assert any("--signal=USR1" in line for line in job_warning.slurm_signal_lines(spelled))

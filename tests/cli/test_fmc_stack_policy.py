@@ -166,3 +166,31 @@ def test_help_says_how_to_apply_and_lift_it():
 def test_function_ignores_malformed_resources():
     template = {"Resources": {"A": "not a resource", "B": {"Type": "AWS::S3::Bucket"}}}
     assert stack_policy("S", template)["Statement"][1]["Resource"] == ["LogicalResourceId/B"]
+
+
+def _assembly_with_file_systems(tmp_path: Path, count: int, id_length: int = 40) -> Path:
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    resources = {f"{'F' * (id_length - 6)}{i:06d}": {"Type": "AWS::FSx::FileSystem"} for i in range(count)}
+    (out / "S.template.json").write_text(json.dumps({"Resources": resources}))
+    artifact = {"type": "aws:cloudformation:stack", "properties": {"templateFile": "S.template.json"}}
+    (out / "manifest.json").write_text(json.dumps({"artifacts": {"S": artifact}}))
+    return out
+
+
+def test_a_policy_over_the_limit_fails_with_one_line_and_a_nonzero_status(tmp_path):
+    """SetStackPolicy StackPolicyBody takes at most 16,384 characters (botocore cloudformation StackPolicyBody):
+    a policy CloudFormation would refuse is not printed with status 0."""
+    result = CliRunner().invoke(cli, ["stack-policy", str(_assembly_with_file_systems(tmp_path, 400))])
+    assert result.exit_code == 1
+    assert "over CloudFormation's 16,384" in result.output and "--allow PATH" in result.output
+    assert "Traceback" not in result.output and "Statement" not in result.output
+
+
+def test_a_policy_that_fits_only_compact_is_printed_compact_and_says_so(tmp_path):
+    # 250 ids of 40 characters: about 17 KB indented, 15.3 KB without spaces
+    result = CliRunner().invoke(cli, ["stack-policy", str(_assembly_with_file_systems(tmp_path, 250))])
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.strip().encode()) <= STACK_POLICY_MAX_BYTES
+    assert len(json.loads(result.stdout)["Statement"][1]["Resource"]) == 250
+    assert "printed without spaces" in result.stderr

@@ -127,11 +127,27 @@ def test_hop_limit_2_on_request_for_pod_network_imds_readers():
     )
 
 
-@pytest.mark.parametrize("bad", [0, 3, 1.5, "1"])
-def test_hop_limit_outside_1_2_is_refused(bad):
+@pytest.mark.parametrize("bad", [0, 65, 1.5, "1"])
+def test_hop_limit_outside_ec2s_1_64_is_refused(bad):
     from fmconstructs.errors import FmTypeError, FmValidationError
 
     scene = new_scene("CniHopBad")
     cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
     with pytest.raises((FmTypeError, FmValidationError), match="imds_hop_limit"):
         cluster.add_gpu_node_group("Gpu", instance_type="p5.48xlarge", max_nodes=1, imds_hop_limit=bad)
+
+
+@pytest.mark.parametrize("legal", [3, 64])
+def test_hop_limit_ec2_allows_above_2_is_accepted(legal):
+    """EC2 HttpPutResponseHopLimit: integers from 1 to 64 (botocore ec2 model), so 3-64 are legal."""
+    scene = new_scene(f"CniHop{legal}")
+    cluster = GpuEksCluster(scene.stack, "Cluster", vpc=scene.vpc)
+    cluster.add_gpu_node_group("Gpu", instance_type="p5.48xlarge", max_nodes=1, imds_hop_limit=legal)
+    Template.from_stack(scene.stack).has_resource_properties(
+        "AWS::EC2::LaunchTemplate",
+        {
+            "LaunchTemplateData": Match.object_like(
+                {"MetadataOptions": Match.object_like({"HttpPutResponseHopLimit": legal})}
+            )
+        },
+    )

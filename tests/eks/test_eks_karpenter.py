@@ -474,7 +474,7 @@ def test_capacity_block_pools_select_by_reservation_type():
 
 
 def test_reservation_terms():
-    assert CapacityReservationTerm(id="cr-0123").to_manifest() == {"id": "cr-0123"}
+    assert CapacityReservationTerm(id="cr-0123456789abcdef0").to_manifest() == {"id": "cr-0123456789abcdef0"}
     assert CapacityReservationTerm(tags={"k": "v"}, owner_id="123456789012").to_manifest() == {
         "tags": {"k": "v"},
         "ownerID": "123456789012",
@@ -521,18 +521,18 @@ def test_a_multi_efa_type_must_be_alone_in_its_pool():
         (lambda: NodePoolDisruption(budget_nodes="110%"), "budget_nodes"),
         (lambda: NodePoolDisruption(consolidation_policy="WhenEmpty"), "consolidation_policy"),
         (lambda: node_class(ami_version="2024-08-07"), "ami_version"),
-        (lambda: node_class(imds_hop_limit=3), "imds_hop_limit"),
+        (lambda: node_class(imds_hop_limit=65), "imds_hop_limit"),
         (lambda: node_class(root_volume_size_gib=0), "root_volume_size_gib"),
         (lambda: node_class(subnet_ids=[]), "subnet_ids"),
         (lambda: node_class(subnet_ids=["vpc-0123"]), r"subnet_ids\[0\]"),
         (lambda: node_class(security_group_ids=[], security_group_tags={}), "security_group_tags"),
         (lambda: node_class(efa_instance_type="p6e-gb200.36xlarge"), r"efa_instance_type\[0\]"),
-        (lambda: node_class(capacity_reservations=["cr-0123"]), r"capacity_reservations\[0\]"),
+        (lambda: node_class(capacity_reservations=["cr-0123456789abcdef0"]), r"capacity_reservations\[0\]"),
         (lambda: node_class(role=None), "role"),
         (lambda: node_class(instance_profile="KarpenterNodeProfile"), "role"),
         (lambda: CapacityReservationTerm(), "id"),
         (lambda: CapacityReservationTerm(id="r-0123"), "id"),
-        (lambda: CapacityReservationTerm(id="cr-0123", tags={"k": "v"}), "tags"),
+        (lambda: CapacityReservationTerm(id="cr-0123456789abcdef0", tags={"k": "v"}), "tags"),
         (lambda: CapacityReservationTerm(tags={"k": ""}), r"tags\['k'\]"),
         (lambda: CapacityReservationTerm(tags={"k": "v"}, owner_id="12"), "owner_id"),
         (lambda: CapacityReservationTerm(instance_match_criteria="closed"), "instance_match_criteria"),

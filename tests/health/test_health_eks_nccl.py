@@ -133,7 +133,7 @@ def test_images_are_pinned_with_their_source() -> None:
     ("kwargs", "message"),
     [
         ({"image": "nccl-tests"}, "image must be a container image pinned"),
-        ({"image": "public.ecr.aws/hpc-cloud/nccl-tests:latest"}, "not ':latest'"),
+        ({"image": "public.ecr.aws/hpc-cloud/nccl-tests:latest"}, "a tag other than 'latest'"),
         ({"results_claim": "FSx_Claim"}, "results_claim must be a PersistentVolumeClaim name"),
         ({"namespace": "ML"}, "namespace must be a Kubernetes namespace name"),
         ({"efa_per_node": 0}, "efa_per_node must be at least 1"),

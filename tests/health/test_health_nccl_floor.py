@@ -116,7 +116,7 @@ def test_the_schedule_interval_comes_from_the_schedule_unless_given(
         ({"schedule_interval_hours": 0}, "schedule_interval_hours must be greater than 0"),
         ({"instance_type": "p5.48xlage"}, "instance_type must be an EC2 instance type spelled exactly"),
         ({"schedule": "0 0 31 2 *"}, "schedule must be a cron expression that runs"),
-        ({"schedule": "61 * * * *"}, "schedule must be a cron minute from 0 to 59"),
+        ({"schedule": "61 * * * *"}, "schedule must be a five-field cron schedule .* minute field '61' is outside 0-59"),
     ],
 )
 def test_bad_baseline_options_are_refused(kwargs: dict[str, object], message: str) -> None:

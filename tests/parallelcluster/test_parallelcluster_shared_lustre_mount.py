@@ -60,7 +60,7 @@ def test_mount_dir_and_mount_point_together_are_refused(fs: LustreFileSystem) ->
         SharedLustre(file_system=fs, mount_dir="/a", mount_point="/b")  # type: ignore[call-arg]
 
 
-@pytest.mark.parametrize("mount_point", ["fsx", "/", "/fsx\n", "/opt/slurm"])
+@pytest.mark.parametrize("mount_point", ["/", "/fsx\n", "/opt/slurm", "opt/slurm"])
 def test_a_bad_mount_point_is_refused_by_its_new_name(fs: LustreFileSystem, mount_point: str) -> None:
     with pytest.raises(FmValidationError, match=r"^mount_point must be "):
         SharedLustre(file_system=fs, mount_point=mount_point)
@@ -110,3 +110,19 @@ def test_from_mount_refuses_what_is_not_a_lustre_mount(mount: object) -> None:
 def test_from_mount_checks_the_name(fs: LustreFileSystem) -> None:
     with pytest.raises(FmValidationError, match=r"^name must be "):
         SharedLustre.from_mount(LustreMount(fs), name="Not_Valid")
+
+
+@pytest.mark.parametrize(("given", "absolute"), [("scratch", "/scratch"), ("data/team1", "/data/team1")])
+def test_a_relative_mount_point_parallelcluster_accepts_is_taken_as_absolute(
+    fs: LustreFileSystem, given: str, absolute: str
+) -> None:
+    """ParallelCluster's MountDir pattern makes the leading '/' optional (schemas/common_schema.py ``file_path``)."""
+    shared = SharedLustre(file_system=fs, name="scratch", mount_point=given)
+    assert shared.mount_point == absolute
+    assert shared.to_config()["MountDir"] == absolute
+
+
+@pytest.mark.parametrize("bad", ["", "tmp", "scratch/../etc", "a b"])
+def test_a_relative_mount_point_still_meets_the_mount_point_rule(fs: LustreFileSystem, bad: str) -> None:
+    with pytest.raises(FmValidationError, match="mount_point"):
+        SharedLustre(file_system=fs, name="scratch", mount_point=bad)

@@ -130,25 +130,46 @@ def test_targets_carry_the_backend_specifics():
 @pytest.mark.parametrize(
     ("factory", "kwargs", "parameter"),
     [
-        ("pcs", {"cluster_id": "", "login_node_group_id": "l", "compute_node_group_ids": ["g"]}, "cluster_id"),
         (
             "pcs",
-            {"cluster_id": "c", "login_node_group_id": "a b", "compute_node_group_ids": ["g"]},
+            {"cluster_id": "", "login_node_group_id": "pcs_l1", "compute_node_group_ids": ["pcs_g1"]},
+            "cluster_id",
+        ),
+        # botocore pcs ClusterIdentifier: an id or a name of 3-41 characters
+        (
+            "pcs",
+            {"cluster_id": "c", "login_node_group_id": "pcs_l1", "compute_node_group_ids": ["pcs_g1"]},
+            "cluster_id",
+        ),
+        (
+            "pcs",
+            {"cluster_id": "pcs_c1", "login_node_group_id": "a b", "compute_node_group_ids": ["pcs_g1"]},
+            "login_node_group_id",
+        ),
+        # a node group name is not its id (the handler matches the tag aws:pcs:compute-node-group-id)
+        (
+            "pcs",
+            {"cluster_id": "pcs_c1", "login_node_group_id": "login", "compute_node_group_ids": ["pcs_g1"]},
             "login_node_group_id",
         ),
         (
             "pcs",
-            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": []},
+            {"cluster_id": "pcs_c1", "login_node_group_id": "pcs_l1", "compute_node_group_ids": ["gpu"]},
+            "compute_node_group_ids[0]",
+        ),
+        (
+            "pcs",
+            {"cluster_id": "pcs_c1", "login_node_group_id": "pcs_l1", "compute_node_group_ids": []},
             "compute_node_group_ids",
         ),
         (
             "pcs",
-            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": "g"},
+            {"cluster_id": "pcs_c1", "login_node_group_id": "pcs_l1", "compute_node_group_ids": "pcs_g1"},
             "compute_node_group_ids",
         ),
         (
             "pcs",
-            {"cluster_id": "c", "login_node_group_id": "l", "compute_node_group_ids": ["l"]},
+            {"cluster_id": "pcs_c1", "login_node_group_id": "pcs_l1", "compute_node_group_ids": ["pcs_l1"]},
             "compute_node_group_ids",
         ),
         ("parallelcluster", {"cluster_name": "1train"}, "cluster_name"),

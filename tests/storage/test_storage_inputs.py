@@ -317,8 +317,8 @@ def test_nan_never_disables_a_size_check():
 
 
 IMPORT_BAD_INPUTS = [
-    ("file_system_id", "fs-1", FmValidationError, r"^file_system_id must be a file system id"),
-    ("file_system_id", "fs-0123456789abcdef0\n", FmValidationError, r"^file_system_id must be a file system id"),
+    ("file_system_id", "fs-1", FmValidationError, r"^file_system_id must be an FSx file system id"),
+    ("file_system_id", "fs-0123456789abcdef0\n", FmValidationError, r"^file_system_id must be an FSx file system id"),
     ("file_system_id", 3, FmTypeError, r"^file_system_id must be a str"),
     ("dns_name", "dns", FmValidationError, r"^dns_name must be the file system's DNS name"),
     ("dns_name", DNS + "\n", FmValidationError, r"^dns_name must be the file system's DNS name"),
@@ -435,7 +435,7 @@ def test_a_file_system_exposes_what_an_operator_needs():
 
 
 EKS_VOLUME_BAD_INPUTS = [
-    ("file_system_id", "fs-1", FmValidationError, r"^file_system_id must be a file system id"),
+    ("file_system_id", "fs-1", FmValidationError, r"^file_system_id must be an FSx file system id"),
     ("dns_name", 3, FmTypeError, r"^dns_name must be a str"),
     ("mount_name", "too-long-name", FmValidationError, r"^mount_name must be the file system's mount name"),
     ("storage_capacity_gib", math.nan, FmValidationError, r"^storage_capacity_gib must be a finite number"),

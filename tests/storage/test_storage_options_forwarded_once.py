@@ -72,7 +72,7 @@ def test_the_imported_file_system_keeps_its_facts() -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"file_system_id": "fs-1"}, "file_system_id must be a file system id"),
+        ({"file_system_id": "fs-1"}, "file_system_id must be an FSx file system id"),
         ({"storage_capacity_gib": 0}, "storage_capacity_gib"),
         ({"efa_enabled": "yes"}, "efa_enabled"),
     ],

@@ -49,9 +49,21 @@ _POD_PAGE = 500
 _JOB_ID = re.compile(r"[0-9]+")
 
 
+def slurm_signal_name(value: object) -> str | None:
+    """The name in :data:`SLURM_SIGNALS` that ``value`` spells, or None. Slurm reads signal names case-insensitively
+    with an optional ``SIG`` prefix (src/common/proc_args.c ``sig_name2num``: ``xstrncasecmp(ptr, "SIG", 3)``), so
+    ``SIGUSR1`` and ``usr1`` are ``USR1``."""
+    if not isinstance(value, str):
+        return None
+    name = value.strip().upper()
+    name = name[3:] if name.startswith("SIG") else name
+    return name if name in SLURM_SIGNALS else None
+
+
 def slurm_signal_lines(signal: str, scope: str = "steps") -> list[str]:
     """Bash lines that signal every running job on ``$nodes`` with ``signal``; a job that ended between squeue and
     scancel is reported, not fatal. Prints ``signaled (SIG<signal>): <ids>``."""
+    signal = slurm_signal_name(signal) or signal
     if signal not in SLURM_SIGNALS:
         raise ValueError(f"signal must be one of {sorted(SLURM_SIGNALS)}, got {signal!r}")
     if scope not in SLURM_SCOPES:
