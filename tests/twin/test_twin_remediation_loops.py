@@ -2,12 +2,14 @@
 remediation handler's code, all fed with one synthesized TrainingPlatform per Slurm backend (tests/support/twin/
 world.py).
 
-GIVEN a p5.48xlarge TrainingPlatform on PCS or ParallelCluster with remediation acting
+GIVEN a p5.48xlarge TrainingPlatform on PCS, ParallelCluster or HyperPod Slurm with remediation acting
 (``PlatformHealth(remediation=RemediationPolicy(dry_run=False, job_kill=JobKill.FATAL), replace_nodes=True)``: the
 documented way to let a fatal Xid end the job on its node; the rest of the policy is the default, 2 replacements per
 hour) and a twin world built from it, WHEN faults are injected through the nodes' fake tools, THEN the alert fires,
 the handler acts on Slurm through SSM and EC2, and the cluster heals (PCS: the handler terminates the instance;
-ParallelCluster: the twin's clustermgtd replaces DOWN/DRAINED nodes). One world per backend for the module.
+ParallelCluster: the twin's clustermgtd replaces DOWN/DRAINED nodes; HyperPod Slurm, the same platform there: the
+handler calls BatchReplaceClusterNodes and sets no Slurm state, the twin replaces the node as HyperPod would,
+test_twin_remediation_loops_hyperpod.py says what these loops found there before). One world per backend.
 
 A requeued job starts no sooner than cred_expire + 1 s after its requeue: Slurm sets its BeginTime to now + the
 credential lifetime + 1 (Slurm 24.11 src/slurmctld/job_mgr.c ``batch_requeue_fini``: ``begin_time = now +
