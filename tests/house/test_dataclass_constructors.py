@@ -630,7 +630,9 @@ FACTORIES: dict[str, Row] = {
     f"{HPO}.eks": lambda c: _m(HPO).eks(c.eks_cluster),
     f"{LMC}.automatic": lambda c: _m(LMC).automatic(),
     f"{LMC}.user_provisioned": lambda c: _m(LMC).user_provisioned(24000),
-    f"{RT}.pcs": lambda c: _m(RT).pcs(cluster_id="pcs_abc", login_node_group_id="pcs_login1", compute_node_group_ids=["pcs_compute1"]),
+    f"{RT}.pcs": lambda c: _m(RT).pcs(
+        cluster_id="pcs_abc", login_node_group_id="pcs_login1", compute_node_group_ids=["pcs_compute1"]
+    ),
     f"{RT}.parallelcluster": lambda c: _m(RT).parallelcluster(cluster_name="training"),
     f"{RT}.eks": lambda c: _m(RT).eks(cluster=c.eks_cluster),
     f"{RT}.auto_scaling_group": lambda c: _m(RT).auto_scaling_group(group_name="gpu-asg"),
