@@ -105,6 +105,21 @@ SAGEMAKER_CLUSTER_NAME = ServiceId(
     63,
     "botocore sagemaker ClusterName",
 )
+_SAGEMAKER_CLUSTER_ARN = r"arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:cluster/[a-z0-9]{12}"
+SAGEMAKER_CLUSTER_ARN = ServiceId(
+    "a HyperPod cluster ARN (arn:aws:sagemaker:<region>:<account>:cluster/<12 lowercase letters or digits>)",
+    re.compile(_SAGEMAKER_CLUSTER_ARN),
+    1,
+    256,
+    "botocore sagemaker ClusterArn",
+)
+SAGEMAKER_CLUSTER_NAME_OR_ARN = ServiceId(
+    "a HyperPod cluster name (1-63 letters, digits or '-', starting and ending with a letter or digit) or ARN",
+    re.compile(rf"({_SAGEMAKER_CLUSTER_ARN})|([a-zA-Z0-9](-*[a-zA-Z0-9]){{0,62}})"),
+    1,
+    256,
+    "botocore sagemaker ClusterNameOrArn (BatchReplaceClusterNodes, BatchRebootClusterNodes, ListClusterNodes)",
+)
 SAGEMAKER_INSTANCE_GROUP_NAME = ServiceId(
     "a HyperPod instance group name (1-63 letters, digits or '-', starting and ending with a letter or digit)",
     re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*"),

@@ -41,15 +41,17 @@ boot gate (BOOT checks)       systemd unit from the user data, waits for   the q
                                                                            every prolog)
 ============================  ==========================================  ==========================================
 
-HyperPod (read-only mapping; :mod:`fmconstructs.hyperpod` is configured by its own props): HyperPod runs its own
-checks, so there is no gate or prolog to render there. ``DeepHealthCheck`` (``OnStartDeepHealthChecks``:
+HyperPod Slurm (``HyperPodCluster(node_health=...)``, :mod:`fmconstructs.hyperpod.node_health`): the boot gate from
+the GPU groups' ``OnInitComplete`` set-up (it drains, it never fails the set-up) and the prolog checks in the AMI's
+``prolog.d``; ``dcgm_level`` only where HyperPod's ``InstanceStress`` deep health check does not run DCGM; no
+between-jobs check. HyperPod's own checks (read-only mapping): ``DeepHealthCheck`` (``OnStartDeepHealthChecks``:
 ``InstanceStress``, ``InstanceConnectivity``; default both on accelerated groups) is the counterpart of the boot gate
 plus ``dcgm_level`` (HyperPod's stress check exercises the GPUs, its connectivity check the EFA fabric between nodes,
 which this package leaves to the scheduled NCCL check). ``NodeRecovery.AUTOMATIC`` (``CreateCluster.NodeRecovery``) is
 the counterpart of "a failing node is drained and replaced" (ParallelCluster's clustermgtd; on PCS, the remediation
 room). Progress shows as node status ``DeepHealthCheckInProgress`` and replacements as ``ShuttingDown`` / ``Failure``
 (:func:`fmconstructs.hyperpod.health.describe_cluster_health`), the counterpart of a drain reason starting with
-:data:`REASON_PREFIX`. The prolog checks have no HyperPod counterpart in fmconstructs.
+:data:`REASON_PREFIX`.
 """
 
 from typing import TYPE_CHECKING

@@ -36,6 +36,7 @@ from .._validate import RemovedAttribute, check_scope_id, located
 from ..bootstrap import NodeBootstrap
 from ..budgets import check_template_budgets
 from ..errors import WarningId, add_warning
+from ..health import NodeHealthOptions
 from ..networking import EfaSecurityGroup
 from ..observability.app_metrics import AppMetricsSpec
 from ..observability.job_mapping import JobMappingSpec
@@ -186,6 +187,12 @@ class HyperPodCluster(Construct):
         Default: not set.
     :param tiered_checkpointing: ``TieredStorageConfig`` (:class:`~fmconstructs.hyperpod.provisioning.
         TieredCheckpointing`): managed tiered checkpointing. Default: not set.
+    :param node_health: node checks on the GPU compute groups (:class:`~fmconstructs.health.NodeHealthOptions`,
+        ``SlurmConfiguration.API`` only): the boot gate from each group's ``OnInitComplete`` set-up (it reserves the
+        node while checking, drains it on failure and never fails the set-up), the prolog checks in the AMI's
+        ``prolog.d`` and ``nohold_on_prolog_fail`` on the controller; DCGM only on groups without HyperPod's
+        ``InstanceStress`` deep health check, which runs DCGM level 4 (:mod:`fmconstructs.hyperpod.node_health`).
+        Default: None (off; HyperPod's own deep health checks and node recovery only).
 
     Create-time choices: ``cluster_name``, ``vpc``/``subnets``/``security_groups``/``efa_security_group``
     (``VpcConfig``) and the EKS cluster of ``orchestrator`` are create-only properties of the resource: changing one
@@ -222,6 +229,7 @@ class HyperPodCluster(Construct):
         node_provisioning_mode: NodeProvisioningMode | None = None,
         auto_scaling: HyperPodAutoScaling | None = None,
         tiered_checkpointing: TieredCheckpointing | None = None,
+        node_health: NodeHealthOptions | None = None,
     ) -> None:
         check_scope_id(scope, id)
         inputs = check_cluster_inputs(ClusterProps.of(locals()))
@@ -244,6 +252,8 @@ class HyperPodCluster(Construct):
         #: The dcgm-exporter job mapping the GPU compute groups keep (None: off) and the application metrics' spec.
         self.job_mapping: JobMappingSpec | None = inputs.job_mapping
         self.app_metrics: AppMetricsSpec | None = inputs.app_metrics
+        #: The GPU compute groups' node checks (None: off).
+        self.node_health: NodeHealthOptions | None = inputs.node_health
         self.slurm_configuration: SlurmConfiguration | None = mode
         self.lustre_mount: HyperPodLustreMount | None = inputs.mount
         #: Where the nodes mount the file system (None without one, and with EKS orchestration: pods mount the claim).

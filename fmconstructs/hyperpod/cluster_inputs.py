@@ -29,6 +29,7 @@ from .._validate import (
     check_vpc,
 )
 from ..errors import FmTypeError, FmValidationError, is_token
+from ..health import NodeHealthOptions
 from ..networking import EfaSecurityGroup
 from ..observability.app_metrics import AppMetricsSpec
 from ..observability.job_mapping import JobMappingSpec
@@ -39,6 +40,7 @@ from ..storage.data_repository import check_bucket_name
 from . import rules
 from .cluster_lifecycle import LIFECYCLE_BUCKET_PREFIX
 from .data_safety import check_removal_policy
+from .node_health import check_node_health
 from .orchestrator import HyperPodOrchestrator, OrchestratorKind
 from .provisioning import (
     HyperPodAutoScaling,
@@ -175,6 +177,8 @@ class ClusterInputs:
     source: ExporterSource | None = None
     job_mapping: JobMappingSpec | None = None
     app_metrics: AppMetricsSpec | None = None
+    #: The node checks of the GPU compute groups (None: off; :mod:`fmconstructs.hyperpod.node_health`).
+    node_health: NodeHealthOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,7 @@ class ClusterProps:
     node_provisioning_mode: NodeProvisioningMode | None
     auto_scaling: HyperPodAutoScaling | None
     tiered_checkpointing: TieredCheckpointing | None
+    node_health: NodeHealthOptions | None
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> ClusterProps:
@@ -253,7 +258,24 @@ def check_cluster_inputs(props: ClusterProps) -> ClusterInputs:
         tiered_checkpointing=props.tiered_checkpointing,
         eks_lustre_efa=eks and file_system is not None and file_system.efa_enabled,
     )
-    return _with_choices(checked, props.lustre_mount, props.exporter_source, props.job_mapping, props.app_metrics)
+    chosen = _with_choices(checked, props.lustre_mount, props.exporter_source, props.job_mapping, props.app_metrics)
+    return replace(chosen, node_health=_node_health(props.node_health, chosen.mode))
+
+
+def _node_health(value: object, mode: SlurmConfiguration | None) -> NodeHealthOptions | None:
+    """The node checks in effect: enabled options with the API-driven Slurm configuration (the only one whose
+    ``OnInitComplete`` set-up fmconstructs writes after Slurm starts), else refused; disabled options are None."""
+    options = check_node_health(value)
+    if options is None or not options.enabled:
+        return None
+    if mode is not SlurmConfiguration.API:
+        raise FmValidationError(
+            "node_health",
+            options,
+            "None without the API-driven Slurm configuration (no base_config_dir, Slurm orchestration): the checks "
+            "run from OnInitComplete",
+        )
+    return options
 
 
 def _check_groups(

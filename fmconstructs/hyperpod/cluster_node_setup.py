@@ -1,6 +1,6 @@
 """Each instance group's node set-up with HyperPod's API-driven Slurm configuration (``OnInitComplete``): the Lustre
-mount, fmconstructs' collectors and the dcgm-exporter job mapping's Slurm pieces, then ``setup_commands``; split out of
-:mod:`fmconstructs.hyperpod.cluster`.
+mount, fmconstructs' collectors, the dcgm-exporter job mapping's Slurm pieces and the node checks
+(:mod:`fmconstructs.hyperpod.node_health`), then ``setup_commands``; split out of :mod:`fmconstructs.hyperpod.cluster`.
 
 Sources: :mod:`fmconstructs.hyperpod.slurm_scripts` (the job mapping's pieces and ``PrologFlags``),
 :func:`~fmconstructs.observability.collection.node_collection_commands` (the collectors) and
@@ -18,10 +18,12 @@ from aws_cdk import aws_ec2 as ec2
 from ..bootstrap import BootstrapDelivery, NodeBootstrap
 from ..errors import WarningId, add_warning
 from ..observability.collection import NodeLabels, node_collection_commands
+from ..observability.job_mapping import JobMappingSpec
 from ..observability.slurm_job_mapping import JOB_MAPPING_PROLOG_FLAGS
 from ..observability.sources import ExporterSource
 from ..storage import LustreFileSystemBase
 from ..storage.lustre_clients import apply_lustre_client_plan, plan_lustre_client
+from .node_health import NODE_HEALTH_STEP, NOHOLD_ON_PROLOG_FAIL, node_health_step
 from .slurm_scripts import (
     PROLOG_FLAGS_STEP,
     SLURM_SCRIPTS_STEP,
@@ -72,8 +74,11 @@ def api_group_bootstrap(
                 job_mapping=cluster.job_mapping if node_type is SlurmNodeType.COMPUTE and group.gpu else None,
             ),
         )
-    if workspace is not None and source is not None and cluster.job_mapping is not None:
-        _add_slurm_scripts(cluster, bootstrap, group, node_type)
+    job_mapping = cluster.job_mapping if workspace is not None and source is not None else None
+    _add_slurm_scripts(cluster, bootstrap, group, node_type, job_mapping)
+    if cluster.node_health is not None and node_type is SlurmNodeType.COMPUTE and group.gpu:
+        health_commands, files = node_health_step(cluster.node_health, group, lustre_mount_point=cluster.mount_point)
+        bootstrap.add_step(NODE_HEALTH_STEP, health_commands, files=files)
     if commands:
         bootstrap.add_commands(*commands)
     return bootstrap
@@ -129,14 +134,27 @@ def _add_lustre_client(
 
 
 def _add_slurm_scripts(
-    cluster: HyperPodCluster, bootstrap: NodeBootstrap, group: HyperPodInstanceGroup, node_type: SlurmNodeType | None
+    cluster: HyperPodCluster,
+    bootstrap: NodeBootstrap,
+    group: HyperPodInstanceGroup,
+    node_type: SlurmNodeType | None,
+    job_mapping: JobMappingSpec | None,
 ) -> None:
-    """The job mapping's pieces on a GPU compute group, the ``PrologFlags`` merge on the controller group
-    (:mod:`fmconstructs.hyperpod.slurm_scripts`)."""
+    """The job mapping's pieces on a GPU compute group; on the controller group the ``PrologFlags`` merge (job
+    mapping) and ``nohold_on_prolog_fail`` (prolog checks) in ``slurm.conf``
+    (:mod:`fmconstructs.hyperpod.slurm_scripts`, :mod:`fmconstructs.hyperpod.node_health`)."""
     if node_type is SlurmNodeType.COMPUTE and group.gpu:
-        pieces = hyperpod_slurm_pieces(cluster.job_mapping, cluster.app_metrics)
-        bootstrap.add_step(SLURM_SCRIPTS_STEP, files=hyperpod_slurm_script_files(pieces))
-    elif node_type is SlurmNodeType.CONTROLLER and any(
+        pieces = hyperpod_slurm_pieces(job_mapping, cluster.app_metrics)
+        if pieces:
+            bootstrap.add_step(SLURM_SCRIPTS_STEP, files=hyperpod_slurm_script_files(pieces))
+        return
+    gpu_computes = any(
         g.gpu and cluster.orchestrator.slurm_node_type(g.name) is SlurmNodeType.COMPUTE for g in cluster.instance_groups
-    ):
-        bootstrap.add_step(PROLOG_FLAGS_STEP, prolog_flags_commands(JOB_MAPPING_PROLOG_FLAGS))
+    )
+    if node_type is not SlurmNodeType.CONTROLLER or not gpu_computes:
+        return
+    health = cluster.node_health
+    nohold = [NOHOLD_ON_PROLOG_FAIL] if health is not None and health.prolog_checks else []
+    flags = list(JOB_MAPPING_PROLOG_FLAGS) if job_mapping is not None else []
+    if flags or nohold:
+        bootstrap.add_step(PROLOG_FLAGS_STEP, prolog_flags_commands(flags, scheduler_parameters=nohold))

@@ -29,9 +29,11 @@ No aws_cdk import.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
+from .._validate import check_str
 from ..compute.slurm_scripts import SlurmScriptDirs, SlurmScriptPiece, merge_flags, slurm_script_files
 from ..observability.app_metrics import AppMetricsSpec
 from ..observability.job_mapping import JobMappingSpec
@@ -79,39 +81,64 @@ def hyperpod_slurm_script_files(pieces: Sequence[SlurmScriptPiece]) -> dict[str,
     return slurm_script_files(pieces, HYPERPOD_SLURM_SCRIPT_DIRS)
 
 
-def prolog_flags_commands(flags: Sequence[str], *, slurm_conf: str = HYPERPOD_SLURM_CONF) -> list[str]:
-    """Controller lines that add ``flags`` to ``PrologFlags`` in ``slurm_conf`` (kept: flags already there, any
-    spelling), then restart slurmctld and push the configuration (see the module notes). Nothing changes when every
-    flag is there; a missing ``slurm.conf`` or a failure is logged and the node set-up goes on."""
-    wanted = merge_flags(flags)
+def prolog_flags_commands(
+    flags: Sequence[str], *, slurm_conf: str = HYPERPOD_SLURM_CONF, scheduler_parameters: Sequence[str] = ()
+) -> list[str]:
+    """Controller lines that add ``flags`` to ``PrologFlags`` (and ``scheduler_parameters`` to
+    ``SchedulerParameters``) in ``slurm_conf`` (kept: values already there, any spelling), then restart slurmctld and
+    push the configuration (see the module notes). Nothing changes when every value is there; a missing
+    ``slurm.conf`` or a failure is logged and the node set-up goes on."""
+    wanted: dict[str, list[str]] = {"PrologFlags": merge_flags(flags).split(",")} if flags else {}
+    if scheduler_parameters:
+        wanted["SchedulerParameters"] = [_parameter(p) for p in scheduler_parameters]
     conf = shlex.quote(slurm_conf)
+    merges = [f"  fm_merge_setting {name} {' '.join(values)} || return 1" for name, values in wanted.items()]
     return [
-        "# --- fmconstructs: PrologFlags for the job mapping pieces (HyperPod controller) ---",
-        "fm_prolog_flags() {",
-        # errexit does not apply inside a function run as ``... || echo``, so every step that matters returns.
-        f"local conf={conf} current merged flag flags",
-        '[[ -f "$conf" ]] || { echo "fmconstructs: $conf not found; PrologFlags left as they are" >&2; return 0; }',
-        "echo \"fmconstructs: slurm.conf $(grep -E '^(Prolog|Epilog)=' \"$conf\" | tr '\\n' ' ' || true)\"",
-        "current=$(sed -n 's/^PrologFlags=//p' \"$conf\" | tail -n 1)",
+        "# --- fmconstructs: slurm.conf settings for the Slurm pieces (HyperPod controller) ---",
+        "fm_merge_setting() {",
+        # Adds the values missing from setting $1 (a comma-separated list); sets fm_changed when it wrote.
+        "local name=$1 current merged flag",
+        "shift",
+        'current=$(sed -n "s/^${name}=//p" "$fm_conf" | tail -n 1)',
         'merged="$current"',
-        f"flags=({' '.join(wanted.split(','))})",
-        'for flag in "${flags[@]}"; do',
+        'for flag in "$@"; do',
         '  if ! tr \',\' \'\\n\' <<<"$merged" | grep -qix "$flag"; then merged="${merged:+$merged,}$flag"; fi',
         "done",
         '[[ "$merged" != "$current" ]] || return 0',
-        'cp -p "$conf" "$conf.fmconstructs.bak" || return 1',
-        "if grep -q '^PrologFlags=' \"$conf\"; then",
-        '  sed -i "s/^PrologFlags=.*/PrologFlags=$merged/" "$conf" || return 1',
+        '[[ -f "$fm_conf.fmconstructs.bak" && "$fm_changed" -eq 1 ]] || cp -p "$fm_conf" "$fm_conf.fmconstructs.bak" ||'
+        " return 1",
+        'if grep -q "^${name}=" "$fm_conf"; then',
+        '  sed -i "s/^${name}=.*/${name}=$merged/" "$fm_conf" || return 1',
         "else",
-        '  [[ -z "$(tail -c 1 "$conf")" ]] || echo >>"$conf"',
-        '  echo "PrologFlags=$merged" >>"$conf" || return 1',
+        '  [[ -z "$(tail -c 1 "$fm_conf")" ]] || echo >>"$fm_conf"',
+        '  echo "${name}=$merged" >>"$fm_conf" || return 1',
         "fi",
+        "fm_changed=1",
+        'echo "fmconstructs: ${name}=$merged"',
+        "}",
+        "fm_prolog_flags() {",
+        # errexit does not apply inside a function run as ``... || echo``, so every step that matters returns.
+        f"fm_conf={conf} fm_changed=0",
+        '[[ -f "$fm_conf" ]] || { echo "fmconstructs: $fm_conf not found; settings left as they are" >&2; return 0; }',
+        "echo \"fmconstructs: slurm.conf $(grep -E '^(Prolog|Epilog)=' \"$fm_conf\" | tr '\\n' ' ' || true)\"",
+        *merges,
+        '[[ "$fm_changed" -eq 1 ]] || return 0',
         "systemctl restart slurmctld || return 1",
         "sleep 2",
-        'scontrol reconfigure || echo "fmconstructs: scontrol reconfigure failed; compute nodes get PrologFlags=$merged'
+        'scontrol reconfigure || echo "fmconstructs: scontrol reconfigure failed; compute nodes get the settings'
         ' when their slurmd restarts" >&2',
-        'echo "fmconstructs: PrologFlags=$merged"',
         "}",
-        '(fm_prolog_flags) || echo "fmconstructs: PrologFlags not updated or slurmctld not restarted; until it is,'
-        ' a job maps its GPUs at its first step, not at allocation" >&2',
+        f'(fm_prolog_flags) || echo "fmconstructs: {" and ".join(wanted)} not updated or slurmctld not restarted;'
+        ' until it is, a job maps its GPUs at its first step, not at allocation" >&2',
     ]
+
+
+# SchedulerParameters values: Slurm's option names (letters, digits, '_') with an optional ``=value``.
+_PARAMETER = re.compile(r"[A-Za-z][A-Za-z0-9_]*(=[A-Za-z0-9_.:-]+)?")
+
+
+def _parameter(value: str) -> str:
+    checked: str = check_str(
+        "scheduler_parameters[]", value, pattern=_PARAMETER, allowed="a SchedulerParameters option (name[=value])"
+    )
+    return checked

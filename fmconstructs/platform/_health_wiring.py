@@ -12,6 +12,7 @@ from ..bootstrap import NodeBootstrap
 from ..bootstrap.node_bootstrap import synthesizer_publishes_file_assets
 from ..errors import WarningId, add_warning
 from ..health import NcclCheckSpec, NodeHealthOptions, nccl_rule_group
+from ..hyperpod import HyperPodCluster
 from ..observability.rules import AlertThresholds, RuleGroup
 from ..parallelcluster import ParallelCluster
 from ..remediation import NodeRemediation, RemediationTarget
@@ -25,7 +26,15 @@ from .health import (
     wire_eks_nccl,
     wire_pcs_nccl,
 )
-from .options import EksOptions, Orchestrator, ParallelClusterOptions, PcsOptions, PlatformStorage
+from .options import (
+    EksOptions,
+    HyperPodOptions,
+    HyperPodOrchestration,
+    Orchestrator,
+    ParallelClusterOptions,
+    PcsOptions,
+    PlatformStorage,
+)
 
 if TYPE_CHECKING:
     from ..pcs import PcsLoginNodeGroup
@@ -137,7 +146,7 @@ def eks_nccl(platform: TrainingPlatform, cluster: Any, volume: Any, options: Eks
 
 
 def remediation(platform: TrainingPlatform) -> NodeRemediation | None:
-    """The remediation handler with the backend's target (HyperPod: none, it recovers nodes itself)."""
+    """The remediation handler with the backend's target (HyperPod on EKS: none, HyperPod recovers nodes itself)."""
     health, workspace = platform.health, platform.prometheus_workspace
     if health is None or health.remediation is None or workspace is None:
         return None
@@ -160,7 +169,28 @@ def remediation(platform: TrainingPlatform) -> NodeRemediation | None:
         target = RemediationTarget.parallelcluster(cluster_name=platform.cluster.cluster_name)
     elif isinstance(platform.orchestrator, EksOptions):
         target = RemediationTarget.eks(cluster=platform.eks_cluster)
+    elif _hyperpod_slurm(platform.orchestrator):
+        cluster = platform.cluster
+        assert isinstance(cluster, HyperPodCluster)
+        target = RemediationTarget.hyperpod(cluster_name=cluster.cluster_name, cluster_arn=cluster.cluster_arn)
     return add_remediation(platform, health, workspace=workspace, target=target)
+
+
+def _hyperpod_slurm(options: Orchestrator) -> bool:
+    return isinstance(options, HyperPodOptions) and options.orchestrator is HyperPodOrchestration.SLURM
+
+
+def hyperpod_node_health(platform: TrainingPlatform) -> NodeHealthOptions | None:
+    """The HyperPod Slurm cluster's ``node_health``: the platform's node checks (the cluster runs them without DCGM
+    on groups whose ``InstanceStress`` deep health check runs it), or None when health or the checks are off, and
+    with ``base_config_dir`` (the published lifecycle scripts configure Slurm there; the checks run from the
+    API-driven configuration's ``OnInitComplete``)."""
+    health, options = platform.health, platform.orchestrator
+    if health is None or health.node_checks is None or not health.node_checks.enabled:
+        return None
+    if isinstance(options, HyperPodOptions) and options.base_config_dir is not None:
+        return None
+    return health.node_checks
 
 
 def nccl_spec(

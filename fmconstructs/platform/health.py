@@ -21,11 +21,14 @@ the backends; ``health=None`` turns all of it off.
   :func:`~fmconstructs.health.render_mpijob_manifests` on ``spec.schedule``, results on the storage claim, served
   to the workspace's scraper by :func:`~fmconstructs.health.render_scheduled_nccl_manifests`; the Kubeflow MPI
   operator must be installed: warning ``platform-health-eks-nccl``); remediation ``RemediationTarget.eks``.
-- **HyperPod**: nothing new. HyperPod runs its own deep health checks (``OnStartDeepHealthChecks``: stress and
-  connectivity, the counterparts of the boot gate and the NCCL check) and node recovery (``NodeRecovery``), configured
-  on :class:`~fmconstructs.hyperpod.HyperPodCluster` (see :mod:`fmconstructs.health` for the mapping); a
-  ``PlatformHealth`` with node checks or remediation is accepted and changes nothing there; an explicit NCCL spec is
-  refused.
+- **HyperPod** (Slurm): node-join checks through ``HyperPodCluster(node_health=...)`` (the boot gate from the GPU
+  group's ``OnInitComplete`` set-up, drains on failure and never fails it; the prolog checks in the AMI's
+  ``prolog.d``; DCGM left to HyperPod's ``InstanceStress`` deep health check; none with ``base_config_dir``); no NCCL
+  check (its ``InstanceConnectivity`` deep health check tests the fabric: an explicit NCCL spec is refused);
+  remediation ``RemediationTarget.hyperpod`` (BatchReplaceClusterNodes / BatchRebootClusterNodes; no Slurm commands,
+  SSM Run Command does not reach HyperPod nodes). HyperPod's own deep health checks and node recovery
+  (``NodeRecovery``) stay on. HyperPod on EKS: nothing new (HyperPod's own checks and recovery; a ``PlatformHealth``
+  with node checks or remediation changes nothing there).
 
 - **NCCL default** (``nccl=True``): a 2-node check (``gpus_per_node`` = the type's GPUs, partition = the platform's
   queue, ``instance_type`` = the platform's, whose published figure gives the baseline's floor, state in
@@ -95,7 +98,8 @@ class PlatformHealth:
 
     :param node_checks: node-join checks (:class:`~fmconstructs.health.NodeHealthOptions`) on PCS,
         ParallelCluster and EKS (the EKS gate runs the same BOOT checks for these options). None: off. Default
-        ``NodeHealthOptions()``. HyperPod: its own deep health checks (not changed here).
+        ``NodeHealthOptions()``. HyperPod Slurm: the same checks without DCGM where HyperPod's deep health check
+        runs it; HyperPod on EKS: its own deep health checks only.
     :param nccl: the scheduled NCCL all-reduce check: True (default) for the default check where the platform can run
         it, False or None for none, or a :class:`~fmconstructs.health.NcclCheckSpec` (refused where it cannot run;
         ``partition`` None becomes the platform's queue).

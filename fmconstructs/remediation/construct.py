@@ -19,9 +19,9 @@ encrypted SQS dead-letter queue (:attr:`NodeRemediation.dead_letter_queue`). The
 purpose when its deadline left faults unreached, so that Lambda's retry delivers them again.
 
 Replacements held back by the hourly limit (``max_replacements_per_hour``; the node is only drained, on
-ParallelCluster held in a Slurm reservation: handler/backends.py ``SLURM_HOLD``) are counted by a
-metric filter on the handler's ``rate-limited`` log lines (:attr:`NodeRemediation.held_back_metric`, namespace
-``fmconstructs/Remediation``, metric ``ReplacementsHeldBack``, dimension ``Cluster``), and an alarm on it
+ParallelCluster held in a Slurm reservation: handler/backends.py ``SLURM_HOLD``, on HyperPod left as it is) are
+counted by a metric filter on the handler's ``rate-limited`` log lines (:attr:`NodeRemediation.held_back_metric`,
+namespace ``fmconstructs/Remediation``, metric ``ReplacementsHeldBack``, dimension ``Cluster``), and an alarm on it
 (:attr:`NodeRemediation.held_back_alarm`) notifies the alert topic: "replacement held back" is something an alert can
 read, although the handler writes no Prometheus metric. The alarm's own message carries no SNS message attribute,
 so the handler's subscription (whose filter needs one) never receives it.
@@ -71,6 +71,8 @@ EVICTION_RULES: tuple[dict[str, Any], ...] = (
 # EKS managed node groups tag their instances eks:cluster-name (UNCONFIRMED: no EKS page seen that lists the instance
 # tags; without the tag, the handler's TerminateInstances / RebootInstances are denied and the notice says so).
 EKS_CLUSTER_TAG = "eks:cluster-name"
+#: What the handler may do to a HyperPod cluster's nodes (handler/backends.py ``hyperpod_batch``).
+HYPERPOD_ACTIONS = ("BatchRebootClusterNodes", "BatchReplaceClusterNodes")
 #: Where the held-back replacements are counted (see the module docstring).
 HELD_BACK_NAMESPACE = "fmconstructs/Remediation"
 HELD_BACK_METRIC = "ReplacementsHeldBack"
@@ -204,6 +206,8 @@ class NodeRemediation(Construct):
             self._allow("SlurmOnHeadNode", ["ssm:SendCommand"], [instances], {"StringEquals": head})
         elif backend is Backend.EKS:
             self._grant_eks(instances)
+        elif backend is Backend.HYPERPOD:
+            self._grant_hyperpod()
         else:
             self._grant_auto_scaling(instances)
         if backend in (Backend.PCS, Backend.PARALLELCLUSTER):
@@ -211,6 +215,17 @@ class NodeRemediation(Construct):
                 "ssm:SendCommand / ec2:TerminateInstances on instance/* are limited by resource tag conditions "
                 "to the cluster's own login or head node and compute node groups"
             )
+
+    def _grant_hyperpod(self) -> None:
+        """The cluster's own nodes through the SageMaker API, on the cluster's ARN only (the ``cluster`` resource type
+        of these actions: UNCONFIRMED, the Service Authorization Reference for SageMaker was not opened here; a
+        wrong resource type shows as ``access-denied`` in the handler's notices)."""
+        self._allow("FindClusterNodes", ["sagemaker:ListClusterNodes"], [str(self.target.cluster_arn)])
+        self._allow(
+            "RebootOrReplaceClusterNodes",
+            [f"sagemaker:{action}" for action in HYPERPOD_ACTIONS],
+            [str(self.target.cluster_arn)],
+        )
 
     def _grant_eks(self, instances: str) -> None:
         cluster = self.target.eks_cluster

@@ -47,6 +47,8 @@ from .._validate_ids import (
     PARALLELCLUSTER_CLUSTER_NAME,
     PCS_CLUSTER_IDENTIFIER,
     PCS_NODE_GROUP_ID,
+    SAGEMAKER_CLUSTER_ARN,
+    SAGEMAKER_CLUSTER_NAME_OR_ARN,
     check_service_id,
 )
 from ..errors import FmTypeError, FmValidationError, is_token
@@ -112,6 +114,7 @@ class Backend(str, Enum):
     PARALLELCLUSTER = "parallelcluster"
     EKS = "eks"
     AUTO_SCALING = "auto-scaling"
+    HYPERPOD = "hyperpod"
 
 
 #: The critical alerts of fmconstructs.observability.rules that name one node, and the health alerts to come.
@@ -228,14 +231,17 @@ class RemediationPolicy:
 
 @dataclass(frozen=True)
 class RemediationTarget:
-    """One cluster's backend specifics, as data. Build it with :meth:`pcs`, :meth:`parallelcluster`, :meth:`eks` or
-    :meth:`auto_scaling_group`; ``cluster`` names the cluster in notices and keys its rate limit."""
+    """One cluster's backend specifics, as data. Build it with :meth:`pcs`, :meth:`parallelcluster`, :meth:`eks`,
+    :meth:`auto_scaling_group` or :meth:`hyperpod`; ``cluster`` names the cluster in notices and keys its rate
+    limit."""
 
     backend: Backend
     cluster: str
     login_node_group_id: str | None = None
     compute_node_group_ids: tuple[str, ...] = ()
     eks_cluster: Any = None
+    #: HyperPod only: the cluster's ARN, the IAM resource of the handler's SageMaker calls.
+    cluster_arn: str | None = None
 
     @classmethod
     def pcs(
@@ -275,6 +281,16 @@ class RemediationTarget:
         check_service_id("group_name", group_name, AUTO_SCALING_GROUP_NAME)
         return cls(Backend.AUTO_SCALING, group_name)
 
+    @classmethod
+    def hyperpod(cls, *, cluster_name: str, cluster_arn: str) -> RemediationTarget:
+        """A SageMaker HyperPod cluster on Slurm: nodes are replaced with sagemaker:BatchReplaceClusterNodes and
+        rebooted with sagemaker:BatchRebootClusterNodes (``cluster_name``: the cluster's name or ARN, as those calls
+        take it; ``cluster_arn``: their IAM resource). SSM Run Command does not reach HyperPod nodes, so the handler
+        sets no Slurm state there (see :mod:`fmconstructs.remediation.handler.index`)."""
+        check_service_id("cluster_name", cluster_name, SAGEMAKER_CLUSTER_NAME_OR_ARN)
+        check_service_id("cluster_arn", cluster_arn, SAGEMAKER_CLUSTER_ARN)
+        return cls(Backend.HYPERPOD, cluster_name, cluster_arn=cluster_arn)
+
     def __post_init__(self) -> None:
         """The direct constructor refuses what the factory of its backend refuses (issue 18 section 5), and the
         fields of other backends."""
@@ -288,7 +304,13 @@ class RemediationTarget:
             compute_node_group_ids=self.compute_node_group_ids,
         )
         rules.eks_cluster_only_for_eks(backend=backend, eks_cluster=self.eks_cluster)
-        if backend is Backend.PARALLELCLUSTER:
+        rules.cluster_arn_only_for_hyperpod(backend=backend, cluster_arn=self.cluster_arn)
+        if backend is Backend.HYPERPOD:
+            check_service_id("cluster", self.cluster, SAGEMAKER_CLUSTER_NAME_OR_ARN)
+            if self.cluster_arn is None:
+                raise FmValidationError("cluster_arn", None, SAGEMAKER_CLUSTER_ARN.allowed + " for Backend.HYPERPOD")
+            check_service_id("cluster_arn", self.cluster_arn, SAGEMAKER_CLUSTER_ARN)
+        elif backend is Backend.PARALLELCLUSTER:
             check_service_id("cluster", self.cluster, PARALLELCLUSTER_CLUSTER_NAME)
         elif backend is Backend.AUTO_SCALING:
             check_service_id("cluster", self.cluster, AUTO_SCALING_GROUP_NAME)
@@ -303,6 +325,7 @@ class RemediationTarget:
 
     def _check_pcs(self) -> None:
         rules.eks_cluster_only_for_eks(backend=Backend.PCS, eks_cluster=self.eks_cluster)
+        rules.cluster_arn_only_for_hyperpod(backend=Backend.PCS, cluster_arn=self.cluster_arn)
         check_service_id("cluster", self.cluster, PCS_CLUSTER_IDENTIFIER)
         rules.pcs_needs_a_login_node_group(login_node_group_id=self.login_node_group_id)
         check_service_id("login_node_group_id", self.login_node_group_id, PCS_NODE_GROUP_ID)

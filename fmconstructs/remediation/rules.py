@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .policy import Backend
 
 __all__ = [
+    "cluster_arn_only_for_hyperpod",
     "eks_cluster_only_for_eks",
     "login_group_is_not_a_compute_group",
     "node_groups_only_for_pcs",
@@ -52,6 +53,12 @@ def eks_cluster_only_for_eks(*, backend: Backend, eks_cluster: object | None) ->
     """``eks_cluster`` is for Backend.EKS only."""
     if backend.name != "EKS" and eks_cluster is not None:
         raise FmValidationError("eks_cluster", eks_cluster, f"None for Backend.{backend.name} (EKS only)")
+
+
+def cluster_arn_only_for_hyperpod(*, backend: Backend, cluster_arn: str | None) -> None:
+    """``cluster_arn`` is for Backend.HYPERPOD only."""
+    if backend.name != "HYPERPOD" and cluster_arn is not None:
+        raise FmValidationError("cluster_arn", cluster_arn, f"None for Backend.{backend.name} (HyperPod only)")
 
 
 def pcs_needs_a_login_node_group(*, login_node_group_id: str | None) -> None:

@@ -636,6 +636,9 @@ FACTORIES: dict[str, Row] = {
     f"{RT}.parallelcluster": lambda c: _m(RT).parallelcluster(cluster_name="training"),
     f"{RT}.eks": lambda c: _m(RT).eks(cluster=c.eks_cluster),
     f"{RT}.auto_scaling_group": lambda c: _m(RT).auto_scaling_group(group_name="gpu-asg"),
+    f"{RT}.hyperpod": lambda c: _m(RT).hyperpod(
+        cluster_name="training", cluster_arn="arn:aws:sagemaker:us-east-1:123456789012:cluster/abcdef012345"
+    ),
     "fmconstructs.health.spec.NodeCheckSpec.for_instance_type": lambda c: _m(
         "fmconstructs.health.spec.NodeCheckSpec"
     ).for_instance_type("p5.48xlarge", lustre_mount_point="/fsx"),

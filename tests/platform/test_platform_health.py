@@ -4,6 +4,7 @@ per backend, on by default, off with health=None, replacing nodes only on the ex
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -206,11 +207,32 @@ def test_eks_default_node_checks_no_nccl_without_image_remediation_on_the_cluste
     assert platform.remediation.target.backend is RemediationBackend.EKS
 
 
-def test_hyperpod_keeps_its_own_checks_and_recovery():
+def test_hyperpod_slurm_gets_the_node_checks_without_dcgm_and_sagemaker_remediation():
     built = _default(Backend.HYPERPOD)
-    assert built.platform.nccl_check is None
-    assert built.platform.remediation is None
-    assert _remediation_functions(built) == 0
+    platform = built.platform
+    assert platform.nccl_check is None  # HyperPod's InstanceConnectivity deep health check tests the fabric
+    cluster = platform.cluster
+    assert cluster.node_health == NodeHealthOptions()  # type: ignore[union-attr]
+    gpu = cluster.node_bootstraps[platform.node_group.name]  # type: ignore[union-attr]
+    assert _steps(gpu)[-1] == "node-health"
+    gate = _step_files(gpu, "node-health")["/opt/fmconstructs/health/boot-gate.sh"][0]
+    assert "dcgmi diag -r" not in gate  # HyperPod's InstanceStress deep health check runs DCGM level 4
+    assert platform.remediation is not None and _remediation_functions(built) == 1
+    target = platform.remediation.target
+    assert target.backend is RemediationBackend.HYPERPOD
+    assert target.cluster == cluster.cluster_name and target.cluster_arn == cluster.cluster_arn  # type: ignore[union-attr]
+    sagemaker = sorted(a for a in re.findall(r'"(sagemaker:[A-Za-z]+)"', built.text) if "Cluster" in a)
+    assert set(sagemaker) >= {
+        "sagemaker:BatchRebootClusterNodes",
+        "sagemaker:BatchReplaceClusterNodes",
+        "sagemaker:ListClusterNodes",
+    }
+
+
+def test_hyperpod_health_none_renders_no_checks_and_no_handler():
+    built = _off(Backend.HYPERPOD)
+    assert built.platform.cluster.node_health is None  # type: ignore[union-attr]
+    assert built.platform.remediation is None and _remediation_functions(built) == 0
 
 
 # --- health=None ----------------------------------------------------------------------------------------------------

@@ -186,6 +186,23 @@ def test_auto_scaling_group_health_is_scoped_to_the_group():
     assert "SlurmOnLoginNodes" not in sids and "DescribeInstances" not in sids
 
 
+HYPERPOD_ARN = "arn:aws:sagemaker:us-east-1:123456789012:cluster/abcdef012345"
+
+
+def test_hyperpod_calls_the_sagemaker_api_on_its_cluster_only():
+    sids = _by_sid(_build(RemediationTarget.hyperpod(cluster_name="train", cluster_arn=HYPERPOD_ARN)))
+    assert sids["FindClusterNodes"]["Action"] == "sagemaker:ListClusterNodes"
+    assert sids["FindClusterNodes"]["Resource"] == HYPERPOD_ARN
+    assert sorted(sids["RebootOrReplaceClusterNodes"]["Action"]) == [
+        "sagemaker:BatchRebootClusterNodes",
+        "sagemaker:BatchReplaceClusterNodes",
+    ]
+    assert sids["RebootOrReplaceClusterNodes"]["Resource"] == HYPERPOD_ARN
+    # no Slurm through SSM, no EC2 (HyperPod's instances are the service's)
+    actions = json.dumps([s["Action"] for s in sids.values()])
+    assert "ssm:" not in actions and "ec2:" not in actions
+
+
 @pytest.fixture(scope="module")
 def eks_template() -> Template:
     stack = cdk.Stack(new_app(), "RemediationEks", env=ENV)
@@ -251,6 +268,8 @@ def test_cdk_nag_reports_nothing_unacknowledged(tmp_path):
     NodeRemediation(stack, "Pcs", alert_topic=topic, target=RemediationTarget.pcs(**PCS))
     NodeRemediation(stack, "Pc", alert_topic=topic, target=RemediationTarget.parallelcluster(cluster_name="train"))
     NodeRemediation(stack, "Asg", alert_topic=topic, target=RemediationTarget.auto_scaling_group(group_name="gpu"))
+    hyperpod = RemediationTarget.hyperpod(cluster_name="train", cluster_arn=HYPERPOD_ARN)
+    NodeRemediation(stack, "HyperPod", alert_topic=topic, target=hyperpod)
     eks_stack = cdk.Stack(app, "FmRemediationEks", env=ENV)
     vpc = ec2.Vpc(eks_stack, "Vpc", max_azs=2, nat_gateways=1)
     vpc.add_flow_log("FlowLog")

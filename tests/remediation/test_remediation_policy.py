@@ -183,3 +183,45 @@ def test_bad_target_is_refused_naming_the_parameter(factory, kwargs, parameter):
     with pytest.raises(FmValidationError) as info:
         getattr(RemediationTarget, factory)(**kwargs)
     assert info.value.parameter == parameter
+
+
+HYPERPOD_ARN = "arn:aws:sagemaker:us-east-1:123456789012:cluster/abcdef012345"
+
+
+def test_a_hyperpod_target_names_the_cluster_and_keeps_its_arn_for_iam():
+    target = RemediationTarget.hyperpod(cluster_name="train", cluster_arn=HYPERPOD_ARN)
+    assert target.backend is Backend.HYPERPOD and target.cluster_arn == HYPERPOD_ARN
+    assert json.loads(target.to_json())["cluster"] == "train"
+    # the API takes the cluster's ARN as its name too
+    assert RemediationTarget.hyperpod(cluster_name=HYPERPOD_ARN, cluster_arn=HYPERPOD_ARN).cluster == HYPERPOD_ARN
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "parameter"),
+    [
+        ({"cluster_name": "", "cluster_arn": HYPERPOD_ARN}, "cluster_name"),
+        ({"cluster_name": "-train", "cluster_arn": HYPERPOD_ARN}, "cluster_name"),
+        ({"cluster_name": "train-", "cluster_arn": HYPERPOD_ARN}, "cluster_name"),
+        ({"cluster_name": "a_b", "cluster_arn": HYPERPOD_ARN}, "cluster_name"),
+        ({"cluster_name": "x" * 64, "cluster_arn": HYPERPOD_ARN}, "cluster_name"),
+        ({"cluster_name": "train", "cluster_arn": "train"}, "cluster_arn"),
+        ({"cluster_name": "train", "cluster_arn": HYPERPOD_ARN.replace("abcdef012345", "ABCDEF012345")}, "cluster_arn"),
+        (
+            {"cluster_name": "train", "cluster_arn": "arn:aws:sagemaker:us-east-1:1234:cluster/abcdef012345"},
+            "cluster_arn",
+        ),
+    ],
+)
+def test_bad_hyperpod_target_is_refused_naming_the_parameter(kwargs, parameter):
+    with pytest.raises(FmValidationError) as info:
+        RemediationTarget.hyperpod(**kwargs)
+    assert info.value.parameter == parameter
+
+
+def test_cluster_arn_belongs_to_hyperpod_only_and_hyperpod_needs_it():
+    with pytest.raises(FmValidationError) as info:
+        RemediationTarget(Backend.PARALLELCLUSTER, "train", cluster_arn=HYPERPOD_ARN)
+    assert info.value.parameter == "cluster_arn"
+    with pytest.raises(FmValidationError) as info:
+        RemediationTarget(Backend.HYPERPOD, "train")
+    assert info.value.parameter == "cluster_arn"

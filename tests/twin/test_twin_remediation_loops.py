@@ -2,12 +2,14 @@
 remediation handler's code, all fed with one synthesized TrainingPlatform per Slurm backend (tests/support/twin/
 world.py).
 
-GIVEN a p5.48xlarge TrainingPlatform on PCS or ParallelCluster with remediation acting
+GIVEN a p5.48xlarge TrainingPlatform on PCS, ParallelCluster or HyperPod Slurm with remediation acting
 (``PlatformHealth(remediation=RemediationPolicy(dry_run=False, job_kill=JobKill.FATAL), replace_nodes=True)``: the
 documented way to let a fatal Xid end the job on its node; the rest of the policy is the default, 2 replacements per
 hour) and a twin world built from it, WHEN faults are injected through the nodes' fake tools, THEN the alert fires,
 the handler acts on Slurm through SSM and EC2, and the cluster heals (PCS: the handler terminates the instance;
-ParallelCluster: the twin's clustermgtd replaces DOWN/DRAINED nodes). One world per backend for the module.
+ParallelCluster: the twin's clustermgtd replaces DOWN/DRAINED nodes; HyperPod Slurm, the same platform there: the
+handler calls BatchReplaceClusterNodes and sets no Slurm state, the twin replaces the node as HyperPod would,
+test_twin_remediation_loops_hyperpod.py says what these loops found there before). One world per backend.
 
 A requeued job starts no sooner than cred_expire + 1 s after its requeue: Slurm sets its BeginTime to now + the
 credential lifetime + 1 (Slurm 24.11 src/slurmctld/job_mgr.c ``batch_requeue_fini``: ``begin_time = now +
@@ -120,7 +122,7 @@ def test_b_a_prolog_check_failure_requeues_drains_alerts_and_replaces(world: Twi
     job = submit(world.cluster, "-N1", "-w", name, "--requeue", seconds=2)
     JOBS[world.backend]["b"] = job
     info = world.slurm.wait_node(name, r"DRAIN|DOWN", timeout_s=60)
-    if world.backend is Backend.PCS:
+    if world.backend is not Backend.PARALLELCLUSTER:
         assert info.get("Reason", "").startswith(("Prolog error", "fmconstructs:")), info
     else:  # clustermgtd (1 s loops) may have set its own reason already: what it saw was Slurm's drain
         mgtd = world.clustermgtd
@@ -133,8 +135,9 @@ def test_b_a_prolog_check_failure_requeues_drains_alerts_and_replaces(world: Twi
     # PCS: the prolog's failed check reaches Prometheus, the alert fires and the handler replaces the node (within
     # the hourly limit). ParallelCluster: Slurm's drain ("Prolog error") makes the node DRAINED, which clustermgtd
     # replaces within a loop (seen 0.1 s after the drain, before any scrape), before FmNodeCheckFailed's 2 minutes
-    # and outside remediation's limit (ParallelCluster's own rule, see world.Clustermgtd).
-    if world.backend is Backend.PCS:
+    # and outside remediation's limit (ParallelCluster's own rule, see world.Clustermgtd). HyperPod: as PCS, the
+    # handler's BatchReplaceClusterNodes.
+    if world.backend is not Backend.PARALLELCLUSTER:
         series = f'fm_node_check_status{{instance_id="{old}",check="efa-devices",mode="prolog"}}'
         world.monitoring.prometheus.wait_for_query(
             f"min_over_time({series}[1m]) == 0", lambda result: len(result) == 1, ALERT_S
@@ -146,7 +149,7 @@ def test_b_a_prolog_check_failure_requeues_drains_alerts_and_replaces(world: Twi
         record = _wait_record(world, old, "node-check-failed")
         assert record["outcome"] == "replaced", record
     replacement = world.wait_replaced(name, old, REPLACE_S)
-    assert replacement.by == ("handler" if world.backend is Backend.PCS else "clustermgtd")
+    assert replacement.by == ("clustermgtd" if world.backend is Backend.PARALLELCLUSTER else "handler")
     _replacement_passes_its_gate(world, name, replacement.new_instance)
 
 
@@ -160,7 +163,9 @@ def test_c_a_fatal_xid_during_a_job_replaces_the_node_and_requeues_the_job(world
     alert = world.monitoring.prometheus.wait_for_alert("GpuCriticalXid", labels={"instance_id": old}, timeout_s=ALERT_S)
     assert alert["labels"]["xid_class"] == "fatal" and float(alert["value"]) == 79, alert
     record = _wait_record(world, old, "fatal-xid")
-    assert record["outcome"] == ("replaced" if world.backend is Backend.PCS else "replace-requested"), record
+    assert record["outcome"] == ("replace-requested" if world.backend is Backend.PARALLELCLUSTER else "replaced"), (
+        record
+    )
     state = _requeued(world, job)
     assert state.get("JobState") == "PENDING" and not _held(state), state
     replacement = world.wait_replaced(name, old, REPLACE_S)
@@ -200,7 +205,7 @@ def test_f_a_burst_beyond_the_rate_limit_only_drains_the_excess(world: TwinWorld
         world.cluster.set_scenario(name, HEALTHY.but(xids=(79,)))
     records = {name: _wait_record(world, old[name], "fatal-xid") for name in burst}
     outcomes = sorted(r["outcome"] for r in records.values())
-    replaced = "replaced" if world.backend is Backend.PCS else "replace-requested"
+    replaced = "replace-requested" if world.backend is Backend.PARALLELCLUSTER else "replaced"
     assert outcomes == sorted([replaced] * limit + ["rate-limited"]), records
     (held,) = [name for name, r in records.items() if r["outcome"] == "rate-limited"]
     # the handler's log line the construct's metric filter counts, for the target's cluster
@@ -212,6 +217,10 @@ def test_f_a_burst_beyond_the_rate_limit_only_drains_the_excess(world: TwinWorld
     info = world.slurm.node_info(held)
     if world.backend is Backend.PCS:  # drained with remediation's reason
         assert "DRAIN" in info["State"] and info["Reason"].startswith("fmconstructs: remediation fatal-xid"), info
+    elif world.backend is Backend.HYPERPOD:  # the handler sets no Slurm state there (no SSM Run Command)
+        assert not re.search("DRAIN|DOWN", info["State"]), info
+        (notice,) = [n for n in world.bridge.notices if str(n.get("Subject", "")).startswith("[rate-limited]")]
+        assert "not replaced and not drained" in notice["Message"], notice
     else:  # held in a reservation: clustermgtd replaces a DRAIN or DOWN node at once, whatever the reason
         assert "RESERVED" in info["State"] and not re.search("DRAIN|DOWN", info["State"]), info
         assert info.get("Comment", "").startswith("fmconstructs: remediation fatal-xid"), info

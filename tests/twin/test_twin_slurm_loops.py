@@ -7,23 +7,22 @@ first job meets a node the moment its slurmd registers (the window a dynamic nod
 
 Backends: PCS, ParallelCluster and HyperPod Slurm (API-driven configuration, TrainingPlatform's default there:
 HyperPod's AMI configures and starts Slurm, then each group's OnInitComplete runs the library's set-up; the twin's
-profile is tests/support/twin/cluster.py ``PROFILES``). What the library renders on HyperPod is only the job
-mapping's prolog.d/epilog.d pieces on the GPU group and the PrologFlags merge on the controller (plus collectors and
-the Lustre mount, which the twin fakes): no boot gate, no prolog checks, no idle check, no remediation
-(fmconstructs.platform.health: "HyperPod runs its own deep health checks and node recovery"). So on HyperPod:
+profile is tests/support/twin/cluster.py ``PROFILES``). On HyperPod the library renders the job mapping's
+prolog.d/epilog.d pieces, the node checks (fmconstructs.hyperpod.node_health: the boot gate in the GPU group's
+OnInitComplete set-up, the prolog checks as ``95_fmconstructs_node_checks.sh`` in the AMI's prolog.d, no DCGM:
+HyperPod's InstanceStress deep health check runs DCGM level 4) and, on the controller, the PrologFlags and
+``nohold_on_prolog_fail`` merge into slurm.conf; a replacement is HyperPod's (the twin's
+``TwinCluster.hyperpod_replace``, what BatchReplaceClusterNodes does in test_twin_remediation_loops_hyperpod.py).
 
-- loop (a) (a node failing its boot checks never runs a job) and loop (b) (a failing check in the prolog) are
-  HyperPod's own agent's: its deep health checks hold a new node in a Slurm maintenance reservation until they pass
-  (SageMaker Developer Guide sagemaker-hyperpod-resiliency-slurm-deep-health-checks) and its health monitoring agent
-  and node recovery act on faults (sagemaker-hyperpod-resiliency-slurm-auto-resume). The twin cannot run that agent,
-  so those tests skip on HyperPod with that reason; ``test_a_on_hyperpod_nothing_of_the_librarys_gates_a_node``
-  records instead that the library installs no check there, so a node HyperPod's checks pass is taken as it is
-  (a 7-GPU node runs jobs in the twin). Design finding (issue 32): HyperPod's documented deep health checks cover
-  GPU/NVLink count, DCGM level 4, an EFA latency/bandwidth test and NCCL tests, not the expected EFA device count of
-  the launch layout nor the Lustre mount, which only the library's node checks test on PCS and ParallelCluster;
-  HyperPod's Slurm-side contract for a node the library finds bad is ``scontrol update node=<node> state=fail
-  reason="Action:Replace"`` (or ``"Action:Reboot"``), SageMaker Developer Guide
-  sagemaker-hyperpod-resiliency-slurm-replace-faulty-instance (command form seen second-hand, UNCONFIRMED verbatim).
+What loops (a) and (b) found on HyperPod before its fix: the library rendered no node checks there ("HyperPod runs its
+own deep health checks and node recovery"), so the 7-GPU node gpu-2 took jobs (seen: the module's HyperPod test then
+asserted a job on gpu-2; HyperPod's GPU count deep health check would catch that one, but its documented checks test
+neither the expected EFA device count of the launch layout nor the Lustre mount) and loop (b) had no prolog check to
+meet (it skipped). With the checks rendered, the controller also merges ``nohold_on_prolog_fail`` (whether the AMI's
+slurm.conf sets it is UNCONFIRMED; without it Slurm holds a job whose prolog failed). The gate runs inline in
+OnInitComplete and must never make it fail (a failing lifecycle script fails the cluster's creation): it drains and
+the step goes on.
+
 - loop (e) (an operator-drained node is never touched) is the library's everywhere: its pieces and set-up must leave
   the drain as it is through jobs, prologs, epilogs and a replacement's set-up. It runs on all three backends, and
   on PCS also with the between-jobs HealthCheckProgram (the only backend where the library renders one).
@@ -59,20 +58,8 @@ OPERATOR_REASON = "ops: DIMM swap ticket 4711"
 #: gpu-1 healthy, gpu-2 fails its boot checks (7 GPUs), gpu-3 drained by an operator, gpu-4 healthy at boot and
 #: loses an EFA device later (a prolog failure).
 SCENARIOS = {"gpu-2": HEALTHY.but(gpus=7)}
-#: Why a loop does not run on HyperPod (see the module notes).
-HYPERPODS_OWN = (
-    "on HyperPod this loop is HyperPod's own agent's (deep health checks, health monitoring agent, node recovery), "
-    "which the twin cannot run; the library renders no node checks there (module notes)"
-)
-
-
 #: A test of the HyperPod cluster only (the module's one, shared with the other tests).
 HYPERPOD_ONLY = pytest.mark.parametrize("twin", [Backend.HYPERPOD], indirect=True, ids=["hyperpod"])
-
-
-def skip_on_hyperpod(twin: TwinCluster) -> None:
-    if twin.rendered.backend is Backend.HYPERPOD:
-        pytest.skip(HYPERPODS_OWN)
 
 
 @pytest.fixture(scope="module", params=BACKENDS, ids=lambda b: b.value)
@@ -94,7 +81,6 @@ def twin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 def test_a_node_failing_its_boot_checks_never_runs_a_job(twin: TwinCluster) -> None:
     assert twin.slurm is not None
-    skip_on_hyperpod(twin)
     # Jobs queued before the nodes boot meet gpu-2 the moment its slurmd registers: its prolog checks fail, the job
     # is requeued (not held) and runs elsewhere once Slurm's requeue delay passes; gpu-2 never runs one.
     wait_until("a job to run", lambda: ran_on(twin), 60)
@@ -113,7 +99,6 @@ def test_a_node_failing_its_boot_checks_never_runs_a_job(twin: TwinCluster) -> N
 
 def test_a_boot_gate_failure_names_the_check_in_the_metrics(twin: TwinCluster) -> None:
     assert twin.slurm is not None
-    skip_on_hyperpod(twin)
     textfile = twin.slurm.nodes["gpu-2"].textfile_dir / "fm_node_checks_boot.prom"
     wait_until("gpu-2's boot check metrics", textfile.exists, 60)
     text = textfile.read_text()
@@ -129,7 +114,6 @@ def test_healthy_nodes_take_jobs_after_their_gate(twin: TwinCluster) -> None:
 
 def test_b_prolog_failure_requeues_the_job_without_holding_it(twin: TwinCluster) -> None:
     assert twin.slurm is not None
-    skip_on_hyperpod(twin)
     slurm = twin.slurm
     # Nothing else in the way: no earlier job left to meet gpu-4 first, gpu-4's own set-up (gate) done, gpu-4 idle.
     clear_queue(twin)
@@ -150,12 +134,17 @@ def test_b_prolog_failure_requeues_the_job_without_holding_it(twin: TwinCluster)
     textfile = slurm.nodes["gpu-4"].textfile_dir / "fm_node_checks_prolog.prom"
     wait_until("gpu-4's prolog check metrics", textfile.exists, 30)
     assert 'fm_node_check_status{check="efa-devices",mode="prolog"} 0' in textfile.read_text()
-    # Remediation's own Slurm script (the handler's code; the alert half: tests/twin/test_twin_monitoring*.py), then
-    # the replacement instance: its gate resumes the node, whose drain is now remediation's.
-    script = slurm_script([slurm.nodes["gpu-4"].address], "replace", "fmconstructs: remediation node-check-failed")
-    done = slurm.run(["/bin/bash", "-c", script])
-    assert "FMC_REMEDIATION result=down" in done.stdout, done.stdout
-    twin.replace("gpu-4")
+    if twin.rendered.backend is Backend.HYPERPOD:
+        # The handler's BatchReplaceClusterNodes (the alert half: test_twin_remediation_loops_hyperpod.py): HyperPod
+        # replaces the instance, which registers as a fresh node and passes its gate.
+        twin.hyperpod_replace("gpu-4")
+    else:
+        # Remediation's own Slurm script (the handler's code; the alert half: tests/twin/test_twin_monitoring*.py),
+        # then the replacement instance: its gate resumes the node, whose drain is now remediation's.
+        script = slurm_script([slurm.nodes["gpu-4"].address], "replace", "fmconstructs: remediation node-check-failed")
+        done = slurm.run(["/bin/bash", "-c", script])
+        assert "FMC_REMEDIATION result=down" in done.stdout, done.stdout
+        twin.replace("gpu-4")
     slurm.wait_node("gpu-4", r"^(IDLE|MIXED|ALLOCATED)$", timeout_s=90)
     # The job runs again once Slurm's requeue delay passes (seen: eligible 121 s after the requeue, not scaled by
     # the twin); it is not held meanwhile.
@@ -232,16 +221,16 @@ def wait_for_set_up(twin: TwinCluster, name: str) -> None:
 
 
 @HYPERPOD_ONLY
-def test_a_on_hyperpod_nothing_of_the_librarys_gates_a_node(twin: TwinCluster) -> None:
-    """The design finding of the module notes, as the twin sees it: the library installs no check on HyperPod, so a
-    node with 7 of its 8 GPUs (which HyperPod's GPU count check would catch, but not an EFA device short or a
-    missing Lustre mount) takes jobs."""
+def test_a_on_hyperpod_the_gate_runs_from_on_init_complete_without_dcgm(twin: TwinCluster) -> None:
+    """The library's node checks on HyperPod (fmconstructs.hyperpod.node_health): the gate runs in the GPU group's
+    set-up after Slurm started and never fails it; DCGM is left to HyperPod's InstanceStress deep health check."""
     assert twin.slurm is not None
     gpu = twin.rendered.bootstrap(twin.profile.gpu_bootstrap)
-    assert [step.name for step in gpu.steps] == ["lustre", "observability", "slurm-scripts"]
-    assert not [path for path in gpu.files() if "health" in path or "node-checks" in path]
-    assert "Prolog" not in dict(twin.rendered.slurm_settings())
-    wait_until("a job on the 7-GPU node gpu-2", lambda: "gpu-2" in {n for ns in ran_on(twin).values() for n in ns}, 60)
+    assert [step.name for step in gpu.steps] == ["lustre", "observability", "slurm-scripts", "node-health"]
+    gate = gpu.step("node-health")
+    assert gate is not None and "dcgmi diag -r" not in gate.files["/opt/fmconstructs/health/boot-gate.sh"][0]
+    log = (twin.slurm.nodes["gpu-2"].log_dir / "twin-steps.log").read_text()
+    assert "== step node-health: exit 0" in log and "FMCONSTRUCTS-NODE-CHECKS-FAILED" in log, log
 
 
 @HYPERPOD_ONLY
@@ -256,8 +245,10 @@ def test_on_hyperpod_the_controller_merges_prolog_flags_into_slurm_conf(twin: Tw
     assert re.search(r"^PrologFlags\s*=\s*Alloc\b", config, re.MULTILINE), config
     conf = twin.home / "opt" / "slurm" / "etc"
     assert (conf / "slurm.conf.fmconstructs.bak").exists()
-    assert "PrologFlags=Alloc" in (conf / "slurm.conf").read_text()
+    text = (conf / "slurm.conf").read_text()
+    assert "PrologFlags=Alloc" in text and re.search(r"^SchedulerParameters=.*nohold_on_prolog_fail", text, re.M)
     assert sorted(p.name for p in (conf / "prolog.d").iterdir()) == [
         "20_fmconstructs_dcgm_job_mapping.sh",
         "30_fmconstructs_app_metrics.sh",
+        "95_fmconstructs_node_checks.sh",
     ]

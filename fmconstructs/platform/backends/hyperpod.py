@@ -25,6 +25,7 @@ from ...hyperpod.cluster import HYPERPOD_DEFAULT_KUBERNETES_VERSION
 from ...hyperpod.eks_dependencies import HyperPodEksDependencies
 from ...hyperpod.types import hyperpod_type
 from ...networking import EfaSecurityGroup
+from .. import _health_wiring as _health
 from .._hyperpod_rules import HYPERPOD_EKS_VOLUME, check_hyperpod_storage
 from ..options import HyperPodOptions, HyperPodOrchestration, PlatformStorage
 from ._base import Backend, BackendResult, Unsupported, nccl_image_unsupported, slurm_topology_unsupported
@@ -155,6 +156,7 @@ def _slurm(
         base_config_dir=options.base_config_dir,
         prometheus_workspace=platform.prometheus_workspace,
         mount_point=platform.mount_point or LUSTRE_MOUNT_POINT,
+        node_health=_health.hyperpod_node_health(platform),
         **common,
     )
     result = BackendResult(

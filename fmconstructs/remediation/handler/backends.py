@@ -392,3 +392,82 @@ def set_unhealthy(autoscaling: Any, instance_id: str) -> None:
     instance" (Auto Scaling API reference, SetInstanceHealth HealthStatus). The grace period is not respected:
     the fault is known now (ShouldRespectGracePeriod False)."""
     autoscaling.set_instance_health(InstanceId=instance_id, HealthStatus="Unhealthy", ShouldRespectGracePeriod=False)
+
+
+# --- SageMaker HyperPod (Slurm): the SageMaker API, no Slurm commands ----------------------------------------------
+# SSM Run Command does not reach HyperPod nodes: they take Session Manager sessions on targets
+# ``sagemaker-cluster:<cluster id>_<group>-<instance id>`` only ("aws ssm send-command does NOT support
+# sagemaker-cluster: targets -- only start-session works": awslabs/agent-plugins plugins/sagemaker-ai/skills/
+# hyperpod-ssm/SKILL.md at 3f059bd), so on HyperPod the handler acts through the SageMaker API alone.
+#: NodeIds per BatchReplaceClusterNodes / BatchRebootClusterNodes call: 1-25 (botocore sagemaker 2017-07-24
+#: BatchReplaceClusterNodesRequestNodeIdsList / BatchRebootClusterNodesRequestNodeIdsList ``max`` 25).
+HYPERPOD_BATCH_MAX = 25
+HYPERPOD_REPLACE, HYPERPOD_REBOOT = "batch_replace_cluster_nodes", "batch_reboot_cluster_nodes"
+#: ClusterInstanceStatus values of a node on its way out (botocore sagemaker model; the enum also has Running,
+#: Failure, Pending, SystemUpdating, DeepHealthCheckInProgress, DetachInProgress, AttachInProgress).
+HYPERPOD_GONE_STATUSES = frozenset({"ShuttingDown", "NotFound"})
+
+
+class HyperPodNodeError(ClientError):
+    """A node a batch call listed under ``Failed`` (``ErrorCode``: InstanceIdNotFound, InvalidInstanceStatus,
+    InstanceIdInUse or InternalServerError; botocore sagemaker model BatchReplaceClusterNodesErrorCode)."""
+
+    def __init__(self, operation: str, node_id: str, code: str, message: str) -> None:
+        super().__init__({"Error": {"Code": code, "Message": f"{node_id}: {message}"}}, operation)
+        self.node_id = node_id
+
+
+def hyperpod_nodes(sagemaker: Any, cluster: str) -> list[dict[str, Any]]:
+    """Every ``ClusterNodeSummary`` of the cluster (ListClusterNodes, followed through ``NextToken``: botocore
+    sagemaker paginators-1.json ListClusterNodes, input and output token NextToken)."""
+    nodes: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"ClusterName": cluster}
+    while True:
+        page = sagemaker.list_cluster_nodes(**kwargs)
+        nodes += list(page.get("ClusterNodeSummaries") or [])
+        token = page.get("NextToken")
+        if not token:
+            return nodes
+        kwargs["NextToken"] = token
+
+
+def hyperpod_node(sagemaker: Any, cluster: str, *, instance_id: str = "", hostname: str = "") -> dict[str, Any]:
+    """The node with EC2 instance id ``instance_id``, or whose ``PrivateDnsHostname``'s first label is ``hostname``
+    (HyperPod Slurm nodes are named after it, ``ip-10-1-2-3``: ClusterPrivateDnsHostname pattern ``ip-...``); {}
+    when none."""
+    for node in hyperpod_nodes(sagemaker, cluster):
+        dns = str(node.get("PrivateDnsHostname") or "").split(".", 1)[0]
+        if (instance_id and node.get("InstanceId") == instance_id) or (hostname and dns == hostname):
+            return dict(node)
+    return {}
+
+
+def hyperpod_batch(
+    sagemaker: Any, operation: str, cluster: str, node_ids: list[str]
+) -> tuple[list[str], dict[str, HyperPodNodeError]]:
+    """Replace or reboot ``node_ids`` (``operation``: :data:`HYPERPOD_REPLACE` or :data:`HYPERPOD_REBOOT`) in calls
+    of at most :data:`HYPERPOD_BATCH_MAX`: the ids whose operation was initiated (``Successful``) and, per node the
+    call listed under ``Failed``, that node's failure (a node's failure fails that node only)."""
+    if operation not in (HYPERPOD_REPLACE, HYPERPOD_REBOOT):
+        raise ValueError(f"operation must be {HYPERPOD_REPLACE} or {HYPERPOD_REBOOT}, got {operation!r}")
+    done: list[str] = []
+    failed: dict[str, HyperPodNodeError] = {}
+    for start in range(0, len(node_ids), HYPERPOD_BATCH_MAX):
+        chunk = node_ids[start : start + HYPERPOD_BATCH_MAX]
+        response = getattr(sagemaker, operation)(ClusterName=cluster, NodeIds=chunk)
+        done += [str(i) for i in response.get("Successful") or []]
+        for error in response.get("Failed") or []:
+            name = "".join(part.title() for part in operation.split("_"))
+            node_id = str(error["NodeId"])
+            failed[node_id] = HyperPodNodeError(name, node_id, str(error["ErrorCode"]), str(error.get("Message", "")))
+    return done, failed
+
+
+def hyperpod_act(sagemaker: Any, operation: str, cluster: str, node_id: str) -> None:
+    """Replace or reboot one node; raises its :class:`HyperPodNodeError` when the call listed it as failed, or a
+    RuntimeError when the answer names it nowhere."""
+    done, failed = hyperpod_batch(sagemaker, operation, cluster, [node_id])
+    if node_id in failed:
+        raise failed[node_id]
+    if node_id not in done:
+        raise RuntimeError(f"{operation} on {cluster}: {node_id} neither Successful nor Failed in the answer")

@@ -30,6 +30,11 @@ failed a check in a prolog is idle (Slurm requeued the job), so it is replaced a
 (a Slurm drain reason that is not fmconstructs' nor one Slurm sets itself) is left alone (``operator-drained``); on
 EKS a node cordoned without remediation's annotation likewise (``operator-cordoned``).
 
+HyperPod (Slurm): membership, replacement and reboot through the SageMaker API (ListClusterNodes,
+BatchReplaceClusterNodes, BatchRebootClusterNodes; :func:`act_hyperpod`); SSM Run Command does not reach HyperPod
+nodes, so the handler sets no Slurm state there: a drain only notifies, a rate-limited replacement leaves the node as
+it is, and an operator's drain cannot be seen (the node-side checks never touch it).
+
 Jobs are ended only when the policy's ``job_kill`` is ``fatal`` and the trigger is one of its ``fatal_triggers``.
 
 Outcomes (``outcome`` in each record, the log line and the notice's subject): ``not-in-cluster``, ``instance-gone``,
@@ -287,6 +292,55 @@ def act_asg(ctx: Context, fault: fl.Fault, action: str, kill: bool) -> Outcome:
     return Outcome("replaced", ["Auto Scaling health set to Unhealthy: the group replaces the instance."])
 
 
+def act_hyperpod(ctx: Context, fault: fl.Fault, action: str, kill: bool) -> Outcome:
+    """SageMaker HyperPod (Slurm): BatchReplaceClusterNodes / BatchRebootClusterNodes, no Slurm commands (SSM Run
+    Command does not reach HyperPod nodes: handler/backends.py). So the handler neither drains nor sees the node's
+    jobs there: a drain only notifies, and a reboot or a replacement acts at once when jobs may end (``kill``) or the
+    trigger is a failed node check (Slurm took that node out of work already: a failed prolog drains it and requeues
+    its job; the boot gate drains it), else it is deferred. HyperPod then reboots or replaces the instance itself
+    (API reference BatchReplaceClusterNodes: "terminates the specified instances and provisions new replacement
+    instances with the same configuration"; BatchRebootClusterNodes calls EC2 RebootInstances)."""
+    if action == "drain":
+        return Outcome(
+            "notified",
+            [
+                "HyperPod: the handler cannot drain (SSM Run Command does not reach HyperPod nodes): notified only; "
+                "the node's own checks drain it when they fail."
+            ],
+        )
+    if not kill and fault.trigger != fl.NODE_CHECK_FAILED_TRIGGER:
+        return Outcome(
+            f"{action}-deferred",
+            [
+                f"Not {action}ed: HyperPod's {action} ends what runs on the node and the handler cannot see its jobs "
+                "there (job_kill). Not recorded: the next delivery of the alert tries again."
+            ],
+        )
+    sagemaker, cluster = ctx.clients["sagemaker"], ctx.target["cluster"]
+    if action == "reboot":
+        kb.hyperpod_act(sagemaker, kb.HYPERPOD_REBOOT, cluster, fault.instance_id)
+        return Outcome("rebooted", ["BatchRebootClusterNodes: HyperPod reboots the instance."])
+    if not ctx.take():
+        limit = ctx.policy["max_replacements_per_hour"]
+        return Outcome(
+            "rate-limited",
+            [
+                f"Replacement held back: {limit} replacement(s) per hour reached; not replaced and not drained (the "
+                "handler sets no Slurm state on HyperPod; the node's own checks keep failing jobs off it)."
+            ],
+        )
+    kb.hyperpod_act(sagemaker, kb.HYPERPOD_REPLACE, cluster, fault.instance_id)
+    return Outcome("replaced", ["BatchReplaceClusterNodes: HyperPod replaces the instance with a new one."])
+
+
+def _hyperpod_membership(ctx: Context, fault: fl.Fault) -> tuple[str, Any]:
+    node = kb.hyperpod_node(ctx.clients["sagemaker"], ctx.target["cluster"], instance_id=fault.instance_id)
+    if not node:
+        return "not-in-cluster", node
+    status = str((node.get("InstanceStatus") or {}).get("Status") or "")
+    return ("instance-gone" if status in kb.HYPERPOD_GONE_STATUSES else "member"), node
+
+
 def membership(ctx: Context, fault: fl.Fault) -> tuple[str, Any]:
     """``member``, ``not-in-cluster`` or ``instance-gone`` (shutting down or terminated: nothing left to do), and what
     the action needs (the instance or the node name)."""
@@ -294,6 +348,8 @@ def membership(ctx: Context, fault: fl.Fault) -> tuple[str, Any]:
     if backend == "eks":
         node = ctx.kube().node_for_instance(fault.instance_id)
         return ("member" if node else "not-in-cluster"), node
+    if backend == "hyperpod":
+        return _hyperpod_membership(ctx, fault)
     if backend == "auto-scaling":
         member = kb.in_auto_scaling_group(ctx.clients["autoscaling"], fault.instance_id, ctx.target["cluster"])
         return ("member" if member else "not-in-cluster"), None
@@ -316,6 +372,8 @@ def _act(ctx: Context, fault: fl.Fault, subject: Any, action: str, kill: bool) -
         return act_eks(ctx, fault, subject, action, kill)
     if backend == "auto-scaling":
         return act_asg(ctx, fault, action, kill)
+    if backend == "hyperpod":
+        return act_hyperpod(ctx, fault, action, kill)
     return act_slurm(ctx, fault, subject, action, kill)
 
 
@@ -358,8 +416,15 @@ def _run_action(ctx: Context, fault: fl.Fault, lease: rt.Lease, subject: Any, re
 
 def with_instance(ctx: Context, fault: fl.Fault) -> fl.Fault:
     """An EKS alert names the node (label ``node``), not the instance: the instance of that node
-    (``spec.providerID``); ``instance_id`` stays '' for a node that is gone or on another backend."""
-    if fault.instance_id or not fault.node or ctx.target["backend"] != "eks":
+    (``spec.providerID``); on HyperPod a node named after its private DNS host name (``ip-10-1-2-3``, how HyperPod
+    names Slurm nodes) is the instance ListClusterNodes gives that ``PrivateDnsHostname``; ``instance_id`` stays ''
+    for a node that is gone or on another backend."""
+    if fault.instance_id or not fault.node:
+        return fault
+    if ctx.target["backend"] == "hyperpod":
+        node = kb.hyperpod_node(ctx.clients["sagemaker"], ctx.target["cluster"], hostname=fault.node)
+        return dataclasses.replace(fault, instance_id=str(node.get("InstanceId") or ""))
+    if ctx.target["backend"] != "eks":
         return fault
     return dataclasses.replace(fault, instance_id=ctx.kube().instance_of_node(fault.node))
 
@@ -444,11 +509,11 @@ def process(
 ) -> dict[str, Any]:
     """Handle one invocation; returns the per-fault records (for logs, tests and a harness).
 
-    ``clients``: boto3 clients (or doubles) ``ec2``, ``ssm``, ``sns``, ``dynamodb`` and per backend ``autoscaling``
-    or ``eks``/``sts``; ``clock``: wall time (epoch seconds) for leases and the hourly limit; ``remaining_s``: the
-    seconds left in the invocation (default: :data:`runtime.DEFAULT_BUDGET_S` from now); ``kube_factory``: builds the
-    Kubernetes client from the :class:`runtime.Deadline` (default: from eks:DescribeCluster); ``sleep``: between SSM
-    polls and Kubernetes retries."""
+    ``clients``: boto3 clients (or doubles) ``ec2``, ``ssm``, ``sns``, ``dynamodb`` and per backend ``autoscaling``,
+    ``eks``/``sts`` or ``sagemaker`` (HyperPod); ``clock``: wall time (epoch seconds) for leases and the hourly limit;
+    ``remaining_s``: the seconds left in the invocation (default: :data:`runtime.DEFAULT_BUDGET_S` from now);
+    ``kube_factory``: builds the Kubernetes client from the :class:`runtime.Deadline` (default: from
+    eks:DescribeCluster); ``sleep``: between SSM polls and Kubernetes retries."""
     deadline = rt.Deadline(remaining_s)
     ctx = Context(
         clients=clients,
@@ -489,7 +554,7 @@ def finish(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:  # pragma: no cover - Lambda entry point
-    names = ("ec2", "ssm", "sns", "dynamodb", "autoscaling", "eks")
+    names = ("ec2", "ssm", "sns", "dynamodb", "autoscaling", "eks", "sagemaker")
     clients: dict[str, Any] = {name: boto3.client(name, config=CLIENT_CONFIG) for name in names}  # type: ignore[call-overload]
     clients["sts"] = boto3.client("sts")
     result = process(

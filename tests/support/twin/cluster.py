@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from .root import twin_root
 from .slurm import SlurmTwin, TwinNode
 from .timescale import scale_slurm_settings
 
-__all__ = ["PROFILES", "BackendProfile", "TwinCluster"]
+__all__ = ["HYPERPOD_REPLACING", "PROFILES", "BackendProfile", "TwinCluster"]
 
 #: Slurm commands the library's scripts call by a service's own path: linked to the root's /usr/bin.
 _SLURM_COMMANDS = (
@@ -123,7 +124,7 @@ PROFILES: dict[Backend, BackendProfile] = {
     # which the controller's PrologFlags step edits. Slurm's commands: /opt/slurm/bin (base-config
     # observability/install_slurm_exporter.sh: PATH=/opt/slurm/bin). What HyperPod itself does to nodes (deep
     # health checks in a maintenance reservation, its health monitoring agent, node recovery) is HyperPod's agent,
-    # which the twin does not run.
+    # which the twin does not run; its replacement on BatchReplaceClusterNodes is TwinCluster.hyperpod_replace.
     Backend.HYPERPOD: BackendProfile(
         backend=Backend.HYPERPOD,
         service_settings=(
@@ -133,13 +134,15 @@ PROFILES: dict[Backend, BackendProfile] = {
         slurm_bin_dirs=("/opt/slurm/bin",),
         controller_bootstraps=("Bootstrap-controller",),
         gpu_bootstrap="Bootstrap-gpu",
-        boot_steps=("slurm-scripts",),
+        boot_steps=("slurm-scripts", "node-health"),
         slurmd_first=True,
         slurm_conf_dir="/opt/slurm/etc",
         controller_steps=(("Bootstrap-controller", "slurm-prolog-flags"),),
     ),
 }
 
+#: The twin's reason on a node HyperPod is replacing (not a reason the library sets).
+HYPERPOD_REPLACING = "twin: HyperPod replaces the instance"
 #: The controller's ``systemctl`` in the twin (on PATH for the controller steps only): ``restart slurmctld`` asks
 #: the twin to restart its slurmctld (done when the step ends); anything else succeeds and does nothing.
 _CONTROLLER_BIN = "/opt/twin/controller-bin"
@@ -320,19 +323,29 @@ class TwinCluster:
             with log.open("a") as out:
                 out.write(f"== step {step_name}: exit {done.returncode}\n{done.stdout}{done.stderr}")
 
-    def boot(self, name: str) -> None:
-        """Boot node ``name``: its bootstrap steps and slurmd, in the service's order."""
+    def boot(self, name: str, *, on_slurmd: Callable[[], object] | None = None) -> None:
+        """Boot node ``name``: its bootstrap steps and slurmd, in the service's order (``on_slurmd`` runs once
+        slurmd started, before the steps where slurmd comes first)."""
         assert self.slurm is not None
         if self.profile.slurmd_first:
             self.slurm.start_slurmd(name)
+            if on_slurmd is not None:
+                on_slurmd()
             self.run_steps(name, self.profile.boot_steps)
         else:
             self.run_steps(name, self.profile.boot_steps)
             self.slurm.start_slurmd(name)
 
-    def replace(self, name: str, scenario: Scenario = HEALTHY, *, instance_id: str | None = None) -> None:
+    def replace(
+        self,
+        name: str,
+        scenario: Scenario = HEALTHY,
+        *,
+        instance_id: str | None = None,
+        on_slurmd: Callable[[], object] | None = None,
+    ) -> None:
         """A new instance for node ``name`` (healthy unless told): fresh disk, new instance id (``instance_id``, e.g.
-        the one an EC2 double launched, else one derived from the old), booted."""
+        the one an EC2 double launched, else one derived from the old), booted (``on_slurmd``: :meth:`boot`)."""
         assert self.slurm is not None
         node = self.slurm.nodes[name]
         self.slurm.stop_slurmd(name)
@@ -343,7 +356,38 @@ class TwinCluster:
         node.instance_id = instance_id or f"i-{serial:017x}"
         self.set_scenario(name, scenario)
         self.replacements.append(name)
-        self.boot(name)
+        self.boot(name, on_slurmd=on_slurmd)
+
+    def hyperpod_replace(self, name: str, *, instance_id: str | None = None) -> None:
+        """HyperPod's replacement of node ``name`` (BatchReplaceClusterNodes), as the twin models it: the node leaves
+        Slurm (DOWN, so Slurm requeues what ran there) while its instance is replaced; the new instance's slurmd
+        registers it as a fresh node (no drain carried over: on HyperPod a new instance gets a new IP-based host name,
+        ListClusterNodes ``PrivateDnsHostname``, so a new Slurm node; the twin keeps the name and resumes the record
+        once the new slurmd answers), then its OnInitComplete set-up (the gate) runs. UNCONFIRMED: how HyperPod's
+        agent moves the Slurm node meanwhile."""
+        assert self.slurm is not None
+        slurm = self.slurm
+        slurm.run(["scontrol", "update", f"nodename={name}", "state=down", f"reason={HYPERPOD_REPLACING}"])
+        # A terminated instance takes its processes with it; in the twin the job steps outlive slurmd, so wait until
+        # Slurm killed them (seen otherwise: the requeued job met its own old step on the new slurmd, "Duplicate
+        # jobid", and the node drained).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            done = slurm.run(["scontrol", "listpids"], node=name, check=False)
+            if done.returncode != 0 or len(done.stdout.strip().splitlines()) <= 1:
+                break
+            time.sleep(0.5)
+
+        def registered_then_fresh() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                state = slurm.node_info(name).get("State", "")
+                if "NOT_RESPONDING" not in state and "*" not in state:
+                    break
+                time.sleep(0.5)
+            slurm.run(["scontrol", "update", f"nodename={name}", "state=resume"], check=False)
+
+        self.replace(name, instance_id=instance_id, on_slurmd=registered_then_fresh)
 
     def node_for_instance(self, instance_id: str) -> str:
         assert self.slurm is not None

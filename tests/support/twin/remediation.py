@@ -21,7 +21,9 @@ out). The clients:
   through ``run_slurm_script(script) -> (exit_code, stdout, stderr)`` at once; ``get_command_invocation`` answers
   ``Status`` (``Success`` on exit 0, else ``Failed``), ``ResponseCode``, ``StatusDetails``,
   ``StandardOutputContent`` (first 24,000 characters, as SSM: API reference GetCommandInvocation) and
-  ``StandardErrorContent`` (first 8,000).
+  ``StandardErrorContent`` (first 8,000);
+- ``sagemaker`` (HyperPod targets only): :class:`TwinSageMaker`, the nodes :meth:`RemediationBridge.launch` made;
+  ``batch_replace_cluster_nodes`` of a node calls ``replace(instance_id)`` as ``terminate_instances`` does.
 
 The callbacks run on the SNS receiver's delivery thread, inside the handler's call, under the bridge's lock: keep
 them short (hand a slurmd restart to another thread if it takes long). The handler's clock is a
@@ -50,7 +52,7 @@ from .artifacts import RemediationArtifacts
 from .procs import TwinError
 from .timescale import LibraryClock
 
-__all__ = ["RemediationBridge", "SsmCommand", "TwinEc2", "TwinSsm"]
+__all__ = ["RemediationBridge", "SsmCommand", "TwinEc2", "TwinSageMaker", "TwinSsm"]
 
 SlurmRunner = Callable[[str], tuple[int, str, str]]
 #: GetCommandInvocation returns the first 24,000 characters of stdout and 8,000 of stderr (SSM API reference,
@@ -175,6 +177,67 @@ class TwinEc2:
         return response
 
 
+class TwinSageMaker:
+    """The SageMaker client of a HyperPod target (moto has no HyperPod): ``list_cluster_nodes`` lists the nodes the
+    bridge launched (``ClusterNodeSummary`` with ``InstanceId``, ``InstanceGroupName``, ``InstanceStatus`` and
+    ``PrivateDnsHostname``); ``batch_replace_cluster_nodes`` / ``batch_reboot_cluster_nodes`` answer ``Successful``
+    for a listed node (then call ``replace`` / ``reboot`` with its id) and a ``Failed`` entry
+    ``InstanceIdNotFound`` otherwise. Every call's parameters are validated against botocore's sagemaker model, and
+    recorded in :attr:`calls`."""
+
+    def __init__(
+        self, cluster: str, *, replace: Callable[[str], object], reboot: Callable[[str], object] | None = None
+    ) -> None:
+        self.cluster, self.replace, self.reboot = cluster, replace, reboot
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def _call(self, operation: str, params: dict[str, Any]) -> None:
+        from botocore.session import get_session
+        from botocore.validate import validate_parameters
+
+        model = get_session().get_service_model("sagemaker").operation_model(operation)
+        validate_parameters(params, model.input_shape)
+        self.calls.append((operation, dict(params)))
+        if params.get("ClusterName") != self.cluster:
+            raise _client_error("ResourceNotFound", f"no cluster {params.get('ClusterName')}", operation)
+
+    def add(self, instance_id: str, *, group: str, hostname: str) -> None:
+        self.nodes[instance_id] = {
+            "InstanceGroupName": group,
+            "InstanceId": instance_id,
+            "InstanceType": "ml.p5.48xlarge",
+            "LaunchTime": time.time(),
+            "InstanceStatus": {"Status": "Running"},
+            "PrivateDnsHostname": f"{hostname}.ec2.internal",
+        }
+
+    def list_cluster_nodes(self, **params: Any) -> dict[str, Any]:
+        self._call("ListClusterNodes", params)
+        return {"ClusterNodeSummaries": [dict(n) for n in self.nodes.values()]}
+
+    def _batch(self, operation: str, params: dict[str, Any], action: Callable[[str], object] | None) -> dict[str, Any]:
+        self._call(operation, params)
+        done, failed = [], []
+        for node_id in params.get("NodeIds") or []:
+            if node_id in self.nodes and self.nodes[node_id]["InstanceStatus"]["Status"] == "Running":
+                done.append(node_id)
+            else:
+                failed.append({"NodeId": node_id, "ErrorCode": "InstanceIdNotFound", "Message": "not in the cluster"})
+        for node_id in done:
+            if operation == "BatchReplaceClusterNodes":
+                self.nodes[node_id]["InstanceStatus"] = {"Status": "ShuttingDown"}
+            if action is not None:
+                action(node_id)
+        return {**({"Successful": done} if done else {}), **({"Failed": failed} if failed else {})}
+
+    def batch_replace_cluster_nodes(self, **params: Any) -> dict[str, Any]:
+        return self._batch("BatchReplaceClusterNodes", params, self.replace)
+
+    def batch_reboot_cluster_nodes(self, **params: Any) -> dict[str, Any]:
+        return self._batch("BatchRebootClusterNodes", params, self.reboot)
+
+
 class _RecordingSns:
     def __init__(self, moto: Any, notices: list[dict[str, Any]]) -> None:
         self._moto, self._notices = moto, notices
@@ -223,6 +286,7 @@ class RemediationBridge:
         self.errors: list[BaseException] = []
         self.ec2: TwinEc2 | None = None
         self.ssm: TwinSsm | None = None
+        self.sagemaker: TwinSageMaker | None = None
         self.clients: dict[str, Any] = {}
 
     def __enter__(self) -> RemediationBridge:
@@ -251,6 +315,9 @@ class RemediationBridge:
         self.ec2 = TwinEc2(ec2, replace=replace, reboot=reboot)  # type: ignore[arg-type]
         self.ssm = TwinSsm(self._callbacks["run_slurm_script"], self.slurm_hosts)  # type: ignore[arg-type]
         self.clients = {"ec2": self.ec2, "ssm": self.ssm, "sns": _RecordingSns(sns, self.notices), "dynamodb": dynamodb}
+        if self.artifacts.target["backend"] == "hyperpod":
+            self.sagemaker = TwinSageMaker(self.artifacts.target["cluster"], replace=replace, reboot=reboot)
+            self.clients["sagemaker"] = self.sagemaker
         return self
 
     def close(self) -> None:
@@ -270,6 +337,8 @@ class RemediationBridge:
             return {handler_backends.PC_CLUSTER_TAG: target["cluster"], handler_backends.PC_NODE_TYPE_TAG: node_type}
         if target["backend"] == "eks":  # the handler finds EKS nodes through Kubernetes (spec.providerID), not tags
             return {"eks:cluster-name": target["cluster"]}
+        if target["backend"] == "hyperpod":  # the handler finds HyperPod nodes with ListClusterNodes, not tags
+            return {"twin:hyperpod-cluster": target["cluster"]}
         raise TwinError(f"the bridge launches Slurm nodes only (backend {target['backend']})")
 
     def launch(
@@ -300,6 +369,9 @@ class RemediationBridge:
         dns = private_dns_name or f"ip-{private_ip.replace('.', '-')}.ec2.internal"
         self.ec2.addresses[instance_id] = (private_ip, dns)
         self.roles[instance_id] = role
+        if self.sagemaker is not None:
+            group = "gpu" if role == "compute" else "controller"
+            self.sagemaker.add(instance_id, group=group, hostname=dns.split(".", 1)[0])
         return instance_id
 
     def slurm_hosts(self) -> set[str]:

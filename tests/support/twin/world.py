@@ -15,7 +15,8 @@ RemediationBridge`), whose actions land back on the cluster.
 - **handler -> cluster**: SSM Run Command runs the handler's Slurm script on the controller (PCS: the login node;
   ParallelCluster: the head node) inside the twin (:meth:`~.slurm.SlurmTwin.run`); ``terminate_instances`` of a
   compute instance (PCS: the handler's replacement) gives that node a new healthy instance
-  (:meth:`~.cluster.TwinCluster.replace` with a new moto instance id), re-scraped under its new id.
+  (:meth:`~.cluster.TwinCluster.replace` with a new moto instance id), re-scraped under its new id; HyperPod:
+  ``batch_replace_cluster_nodes`` of the bridge's :class:`~.remediation.TwinSageMaker` does the same.
 - **ParallelCluster's clustermgtd** (:class:`Clustermgtd`): the library's remediation on ParallelCluster only sets a
   node DOWN or DRAIN ("clustermgtd replaces it"); the twin runs clustermgtd's documented rule as data-driven code, not
   a replace call from the test.
@@ -242,8 +243,9 @@ class TwinWorld:
         return done.returncode, done.stdout, done.stderr
 
     def _replace_from_handler(self, instance_id: str) -> None:
-        """PCS: the handler terminated ``instance_id``; the node group launches a new one (on a worker thread: the
-        handler holds the bridge's lock)."""
+        """PCS: the handler terminated ``instance_id``, the node group launches a new one; HyperPod: the handler
+        called BatchReplaceClusterNodes, HyperPod replaces it (:meth:`~.cluster.TwinCluster.hyperpod_replace`). On a
+        worker thread: the handler holds the bridge's lock."""
         name = self.cluster.node_for_instance(instance_id)
         worker = threading.Thread(
             target=self._guarded, args=(lambda: self.new_instance(name, by="handler"),), name=f"replace-{name}"
@@ -263,7 +265,10 @@ class TwinWorld:
             node = self.slurm.nodes[name]
             old = node.instance_id
             new = self.bridge.launch("compute", private_ip=node.address)
-            self.cluster.replace(name, instance_id=new)
+            if self.backend is Backend.HYPERPOD:
+                self.cluster.hyperpod_replace(name, instance_id=new)
+            else:
+                self.cluster.replace(name, instance_id=new)
             self.monitoring.replace_node(name, self.monitored(name))
             replacement = Replacement(name, old, new, by, time.monotonic())
             self.replacements.append(replacement)
