@@ -76,6 +76,7 @@ RESULT_TYPES: dict[str, str] = {
     "fmconstructs.bootstrap.node_bootstrap.ScriptAction": "NodeBootstrap.script_action() result",
     "fmconstructs.capacity_events.scaling.BlockScalingTarget": "built from a node group by scaling_target()",
     "fmconstructs.catalog.InstanceCatalog": "the registry (CATALOG); InstanceSpec rows are validated",
+    "fmconstructs.budgets.TemplateUsage": "measure_template() result (a stack as measured)",
     "fmconstructs.health.xid.XidSource": "a row of XID_SOURCES (NVIDIA's catalog); users tune XidPolicy",
     "fmconstructs.eks.cluster.GpuAddons": "GpuEksCluster.add_gpu_addons() result",
     "fmconstructs.eks.node_group.LustreClient": "GpuNodeGroup.add_lustre_client() result",
