@@ -178,6 +178,10 @@ class WarningId(str, Enum):
     #: NodeRemediation on EKS whose cluster has no managed scraper (AmpEksScraper): no node metrics reach the
     #: workspace, so no alert asks it to act (only AWS Health scheduled events do).
     EKS_REMEDIATION_WITHOUT_SCRAPER = "eks-remediation-without-scraper"
+    #: NodeRemediation on HyperPod Slurm: SSM Run Command does not reach HyperPod nodes, so the handler sets no Slurm
+    #: state (a drain only notifies, it cannot see an operator's drain, nodes beyond the hourly limit are left as they
+    #: are); it reboots and replaces through the SageMaker API only, never a Slurm controller node.
+    HYPERPOD_REMEDIATION_LIMITS = "hyperpod-remediation-limits"
     #: ModelServerAutoscaler whose cluster has no managed scraper collecting serving metrics (``serving=True``): the
     #: vLLM series KEDA queries never reach the workspace, so the server never scales.
     SERVING_AUTOSCALER_WITHOUT_SCRAPER = "serving-autoscaler-without-scraper"

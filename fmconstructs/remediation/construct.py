@@ -49,6 +49,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .. import _nag
+from .._rules import warn
 from .._validate import check_construct, check_enum, check_instance, located
 from ..eks.handler_network import ENI_POLICY, in_cluster_network
 from ..eks.metrics_consumers import warn_without_scraper
@@ -57,6 +58,7 @@ from .handler.backends import PC_CLUSTER_TAG, PC_HEAD_NODE, PC_NODE_TYPE_TAG, PC
 from .handler.faults import HEALTH_DETAIL_TYPE, HEALTH_SOURCE, SCHEDULED_CHANGE
 from .handler.runtime import NOTICE_ATTRIBUTE
 from .policy import Backend, RemediationPolicy, RemediationTarget
+from .rules import hyperpod_acts_through_the_sagemaker_api_only
 
 __all__ = ["EVICTION_RULES", "HELD_BACK_METRIC", "HELD_BACK_NAMESPACE", "NodeRemediation"]
 
@@ -220,6 +222,7 @@ class NodeRemediation(Construct):
         """The cluster's own nodes through the SageMaker API, on the cluster's ARN only (the ``cluster`` resource type
         of these actions: UNCONFIRMED, the Service Authorization Reference for SageMaker was not opened here; a
         wrong resource type shows as ``access-denied`` in the handler's notices)."""
+        warn(self, hyperpod_acts_through_the_sagemaker_api_only(backend=self.target.backend))
         self._allow("FindClusterNodes", ["sagemaker:ListClusterNodes"], [str(self.target.cluster_arn)])
         self._allow(
             "RebootOrReplaceClusterNodes",

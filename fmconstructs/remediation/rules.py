@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import FmValidationError
+from .._rules import Advice
+from ..errors import FmValidationError, WarningId
 
 if TYPE_CHECKING:
     from .policy import Backend
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "cluster_arn_only_for_hyperpod",
     "eks_cluster_only_for_eks",
+    "hyperpod_acts_through_the_sagemaker_api_only",
     "login_group_is_not_a_compute_group",
     "node_groups_only_for_pcs",
     "pcs_needs_a_login_node_group",
@@ -65,3 +67,20 @@ def pcs_needs_a_login_node_group(*, login_node_group_id: str | None) -> None:
     """Backend.PCS runs Slurm commands on a login node: a login node group id is required."""
     if login_node_group_id is None:
         raise FmValidationError("login_node_group_id", None, "a PCS compute node group id for Backend.PCS")
+
+
+def hyperpod_acts_through_the_sagemaker_api_only(*, backend: Backend) -> Advice | None:
+    """HyperPod Slurm: the handler reaches nodes through the SageMaker API alone. SSM Run Command does not reach
+    HyperPod nodes (they take Session Manager sessions on ``sagemaker-cluster:`` targets: awslabs agent-plugins
+    hyperpod-ssm SKILL.md), and ``BatchReplaceClusterNodes`` refuses Slurm controller nodes (botocore SageMaker model,
+    ``BatchReplaceClusterNodesRequest.NodeIds``)."""
+    if backend.name != "HYPERPOD":
+        return None
+    return Advice(
+        WarningId.HYPERPOD_REMEDIATION_LIMITS,
+        "NodeRemediation on HyperPod acts through the SageMaker API only (BatchRebootClusterNodes, "
+        "BatchReplaceClusterNodes): SSM Run Command does not reach HyperPod nodes, so it sets no Slurm state. A "
+        "drain only notifies, an operator's drain is not seen, nodes beyond the hourly replacement limit are left as "
+        "they are (not drained), and a Slurm controller node is never replaced (the API refuses it). Drain by hand "
+        "(scontrol) where that matters; the ReplacementsHeldBack alarm still reports held-back nodes.",
+    )

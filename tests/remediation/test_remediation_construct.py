@@ -11,10 +11,10 @@ import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 
 from fmconstructs.eks import GpuEksCluster
-from fmconstructs.errors import FmValidationError
+from fmconstructs.errors import FmValidationError, WarningId
 from fmconstructs.remediation import (
     EVICTION_RULES,
     HELD_BACK_METRIC,
@@ -201,6 +201,23 @@ def test_hyperpod_calls_the_sagemaker_api_on_its_cluster_only():
     # no Slurm through SSM, no EC2 (HyperPod's instances are the service's)
     actions = json.dumps([s["Action"] for s in sids.values()])
     assert "ssm:" not in actions and "ec2:" not in actions
+
+
+@pytest.mark.parametrize("backend", ["hyperpod", "pcs", "parallelcluster"])
+def test_only_hyperpod_warns_that_it_sets_no_slurm_state(backend):
+    stack, topic = _stack()
+    target = {
+        "hyperpod": lambda: RemediationTarget.hyperpod(cluster_name="train", cluster_arn=HYPERPOD_ARN),
+        "pcs": lambda: RemediationTarget.pcs(**PCS),
+        "parallelcluster": lambda: RemediationTarget.parallelcluster(cluster_name="train"),
+    }[backend]()
+    NodeRemediation(stack, "Fix", alert_topic=topic, target=target)
+    found = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("SSM Run Command does not reach"))
+    if backend == "hyperpod":
+        assert [w.id for w in found] == ["/Remediation/Fix"]
+        assert WarningId.HYPERPOD_REMEDIATION_LIMITS.qualified in str(found[0].entry.data)
+    else:
+        assert not found
 
 
 @pytest.fixture(scope="module")
