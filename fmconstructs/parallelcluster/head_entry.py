@@ -27,7 +27,7 @@ from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from .._validate import known
+from .._validate import check_str, known, located
 from ..bootstrap import ScriptAction
 from ..bootstrap.entry_point import PARAMETER_VALUE_MAX_CHARS, entry_point_file, parameter_value
 from ..bootstrap.node_bootstrap import _archive_dir
@@ -43,7 +43,10 @@ class HeadNodeEntryPoint(Construct):
 
     ID = "HeadNodeEntryPoint"
 
+    @located
     def __init__(self, scope: Construct, id: str, *, cluster_name: str, policy_name: str) -> None:
+        check_str("cluster_name", cluster_name, allowed="the ParallelCluster cluster name")
+        check_str("policy_name", policy_name, allowed="an IAM managed policy name")
         super().__init__(scope, id)
         self._prefix = f"/fmconstructs/parallelcluster/{cluster_name}/head"
         script = s3_assets.Asset(self, "Script", path=str(entry_point_file(_archive_dir())))
