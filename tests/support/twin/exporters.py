@@ -239,6 +239,7 @@ class FakeDcgmExporter:
         self.scrapes = 0
         self._last_good: dict[str, Any] = {}
         self._server: ThreadingHTTPServer | None = None
+        self.aborted_scrapes = 0
         self._thread: threading.Thread | None = None
 
     def scenario(self) -> dict[str, Any]:
@@ -281,7 +282,12 @@ class FakeDcgmExporter:
                 self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    # Prometheus closed the scrape at its timeout (a loaded machine): the scrape fails, as it would
+                    # against a slow exporter; nothing to report here.
+                    exporter.aborted_scrapes += 1
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
