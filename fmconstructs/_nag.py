@@ -18,18 +18,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aws_cdk as cdk
 from constructs import IConstruct
 
 from .errors import WarningId, add_warning
 
+if TYPE_CHECKING:
+    from aws_cdk import aws_s3_assets as s3_assets
+
 __all__ = [
     "MIN_REASON_LENGTH",
     "acknowledge",
     "acknowledge_all",
     "acknowledge_cfn_lint",
+    "acknowledge_chart_asset",
     "acknowledge_no_access_logs",
     "aws_managed_policy_finding",
     "flatten",
@@ -133,6 +137,24 @@ def acknowledge_cfn_lint(resource: cdk.CfnResource, rule_id: str, reason: str) -
     reasons = resource.get_metadata(CFN_LINT_REASONS_KEY) or {}
     reasons[rule_id] = reason
     resource.add_metadata(CFN_LINT_REASONS_KEY, reasons)
+
+
+_CHART_ASSET_REASON = (
+    "aws-cdk-lib's HelmChart grants the kubectl handler read on the chart's CDK asset (Asset.grantRead: s3:GetObject*, "
+    "s3:GetBucket*, s3:List* on the bootstrap asset bucket) so that it downloads the chart archive"
+)
+
+
+def acknowledge_chart_asset(eks_cluster: IConstruct, asset: s3_assets.Asset) -> None:
+    """A Helm chart installed from a CDK asset on ``eks_cluster`` (an ``aws_eks_v2.Cluster``): the kubectl handler
+    role's read on the asset bucket. Here, below the backends, so that every backend installing a chart on EKS uses it.
+    """
+    kubectl = eks_cluster.node.try_find_child("KubectlProvider")
+    if kubectl is None:
+        return
+    findings = [iam5_action(f"s3:{action}*") for action in ("GetObject", "GetBucket", "List")]
+    findings.append(iam5_resource(kubectl, asset.bucket.arn_for_objects("*")))
+    acknowledge_all(kubectl.node.find_child("Handler"), findings, _CHART_ASSET_REASON)
 
 
 def acknowledge_no_access_logs(bucket: IConstruct, *, parameter: str) -> None:

@@ -14,9 +14,8 @@ Each node-group and file-system construct writes one record as the resource's Cl
   topology.conf from a piece of a creation event (checked at synthesis), so ``fmc plan`` reports it as configured.
 - ``lustre_efa_interfaces`` (ParallelCluster, HyperPod, only when they share an EFA-enabled file system): the EFA
   interfaces per node for LNet of each queue / instance group, 0 over TCP, ``"decided-on-node"`` when the node
-  decides. The same mapping is also written under the older key
-  :data:`fmconstructs.storage.sizing.LUSTRE_EFA_METADATA_KEY`, so an older ``fmc`` reading a newer template still
-  counts it.
+  decides. The same mapping is also written under the older key :data:`LUSTRE_EFA_METADATA_KEY` (also importable
+  from :mod:`fmconstructs.storage.sizing`), so an older ``fmc`` reading a newer template still counts it.
 
 The CLI side (:mod:`fmconstructs.cli.plan_readers`) reads the record with :func:`read_plan_record`; templates without
 it (older synths, other tools) are read from their resource types and properties as before.
@@ -29,15 +28,20 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
-from .storage.sizing import LUSTRE_EFA_METADATA_KEY
-
 #: Resource ``Metadata`` key of the record.
 PLAN_METADATA_KEY = "fmconstructs:plan"
 
 #: The record version this release writes and reads.
 PLAN_RECORD_VERSION = 1
 
-#: The older Metadata key of the Lustre EFA counts (``storage.sizing`` imports no aws_cdk).
+#: The resource ``Metadata`` key in which fmconstructs' ParallelCluster and HyperPod constructs record each queue's or
+#: instance group's EFA interfaces per node for LNet (their share of
+#: :data:`fmconstructs.storage.sizing.MAX_EFA_CONNECTIONS`; 0: over TCP), which ``fmc plan`` reads from a cloud
+#: assembly. Defined once, here, below storage (floor 0), so that neither the reader nor this module imports a
+#: construct module; :mod:`fmconstructs.storage.sizing` re-exports it.
+LUSTRE_EFA_METADATA_KEY = "fmconstructs:lustre-efa-interfaces"
+
+#: The older Metadata key of the Lustre EFA counts.
 _LEGACY_LUSTRE_EFA_KEY = LUSTRE_EFA_METADATA_KEY
 
 

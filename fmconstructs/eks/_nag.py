@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import aws_cdk as cdk
-from aws_cdk import aws_s3_assets as s3_assets
 from constructs import IConstruct
 
 from .. import _nag
@@ -26,10 +25,6 @@ _NODE_ROLE_REASONS = {
 _CNI_ROLE_REASON = (
     "the VPC CNI's own role (EKS Pod Identity for aws-node, not the node role): AmazonEKS_CNI_Policy is the policy the "
     "EKS User Guide names for it (cni-iam-role); it attaches network interfaces and IP addresses for pods"
-)
-_CHART_ASSET_REASON = (
-    "aws-cdk-lib's HelmChart grants the kubectl handler read on the chart's CDK asset (Asset.grantRead: s3:GetObject*, "
-    "s3:GetBucket*, s3:List* on the bootstrap asset bucket) so that it downloads the chart archive"
 )
 
 
@@ -87,13 +82,3 @@ def _acknowledge_kubectl_provider(kubectl: IConstruct) -> None:
         )
     for finding, reason in findings.items():
         _nag.acknowledge(kubectl, finding, reason)
-
-
-def acknowledge_chart_asset(cluster: GpuEksCluster, asset: s3_assets.Asset) -> None:
-    """A Helm chart installed from a CDK asset: the kubectl handler role's read on the asset bucket."""
-    kubectl = cluster.cluster.node.try_find_child("KubectlProvider")
-    if kubectl is None:
-        return
-    findings = [_nag.iam5_action(f"s3:{action}*") for action in ("GetObject", "GetBucket", "List")]
-    findings.append(_nag.iam5_resource(kubectl, asset.bucket.arn_for_objects("*")))
-    _nag.acknowledge_all(kubectl.node.find_child("Handler"), findings, _CHART_ASSET_REASON)

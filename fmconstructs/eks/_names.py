@@ -21,7 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._validate import check_str, check_tag_key
+from .._validate import check_count, check_str, check_tag_key
+from .._validate_refs import check_url_path
 from ..errors import FmTypeError, FmValidationError, is_token
 
 _DNS1123_LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
@@ -209,3 +210,32 @@ def check_karpenter_labels(parameter: str, value: object) -> dict[str, str]:
         if not is_token(key) and karpenter_restricted_label(key):
             raise FmValidationError(f"{parameter} key", key, _KARPENTER_LABEL_TEXT)
     return labels
+
+
+# --- the pod side of the attribution contract (read by fmconstructs.observability.eks_attribution) -------------------
+#: The pod/namespace label key that names the owning team (issue 22 shared contract).
+TEAM_LABEL = "team"
+#: Pod annotations of the application-metrics contract (``fm-app``).
+APP_SCRAPE_ANNOTATION = "fmconstructs.io/scrape"
+APP_PORT_ANNOTATION = "fmconstructs.io/port"
+APP_PATH_ANNOTATION = "fmconstructs.io/path"
+APP_DEFAULT_PATH = "/metrics"
+
+
+def app_metrics_annotations(*, port: int, path: str = APP_DEFAULT_PATH) -> dict[str, str]:
+    """The pod annotations that make the managed scraper collect a pod's own metrics (job ``fm-app``).
+
+    :param port: the container port serving Prometheus metrics (1-65535).
+    :param path: the metrics path, default ``/metrics``.
+    """
+    port = check_count("metrics_port", port, minimum=1, maximum=65535)
+    check_url_path("metrics_path", path, max_length=1024, example="/metrics")
+    annotations = {APP_SCRAPE_ANNOTATION: "true", APP_PORT_ANNOTATION: str(port)}
+    if path != APP_DEFAULT_PATH:
+        annotations[APP_PATH_ANNOTATION] = path
+    return annotations
+
+
+def check_team(parameter: str, value: object) -> Any:
+    """A team name: the value of the ``team`` label (a Kubernetes label value)."""
+    return check_label_value(parameter, value)

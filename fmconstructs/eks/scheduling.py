@@ -38,6 +38,7 @@ from .._validate_refs import check_image_reference
 from ..catalog import InstanceSpec, get_instance_spec
 from ..errors import FmValidationError, WarningId, add_warning, is_token
 from . import addons as _addons
+from ._names import TEAM_LABEL, app_metrics_annotations, check_team
 from .manifests import check_name
 
 if TYPE_CHECKING:
@@ -287,8 +288,6 @@ def _sample_attribution(
     team: str | None, metrics_port: int | None, metrics_path: str
 ) -> tuple[dict[str, str], dict[str, str], list[dict[str, Any]]]:
     """The sample's ``team`` label, ``fm-app`` scrape annotations and metrics container port (each empty if unset)."""
-    from ..observability.eks_attribution import TEAM_LABEL, app_metrics_annotations, check_team
-
     labels = {} if team is None else {TEAM_LABEL: check_team("team", team)}
     if metrics_port is None:
         return labels, {}, []

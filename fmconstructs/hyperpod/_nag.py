@@ -6,7 +6,6 @@ import re
 from typing import TYPE_CHECKING
 
 from .. import _nag
-from ..eks import _nag as _eks_nag
 
 if TYPE_CHECKING:
     from .cluster import HyperPodCluster
@@ -109,7 +108,7 @@ def acknowledge_cluster(cluster: HyperPodCluster) -> None:
 def acknowledge_dependencies(dependencies: HyperPodEksDependencies) -> None:
     """The dependencies chart, when it is installed from a CDK asset."""
     if dependencies.chart_asset is not None:
-        _eks_nag.acknowledge_chart_asset(dependencies.cluster, dependencies.chart_asset)
+        _nag.acknowledge_chart_asset(dependencies.cluster.cluster, dependencies.chart_asset)
 
 
 def acknowledge_addons(addons: HyperPodEksAddons) -> None:

@@ -27,7 +27,7 @@ from .types import HyperPodInstanceGroup
 if TYPE_CHECKING:
     from .cluster import HyperPodCluster
 
-# LUSTRE_EFA_METADATA_KEY (storage.sizing) on the ``AWS::SageMaker::Cluster`` resource records, when fmconstructs'
+# LUSTRE_EFA_METADATA_KEY (_plan_metadata) on the ``AWS::SageMaker::Cluster`` resource records, when fmconstructs'
 # node set-up mounts an EFA-enabled file system (``SlurmConfiguration.API`` with ``HyperPodLustreMount.NODE_BOOTSTRAP``,
 # or EKS), each instance group's EFA interfaces per node for LNet (0: over TCP; :data:`LUSTRE_EFA_DECIDED_ON_NODE`: a
 # type the catalog lacks, whose node picks the count).

@@ -32,20 +32,17 @@ from typing import Any
 
 from aws_cdk import aws_eks_v2 as eks
 
-from .._validate import check_count, check_instance
-from .._validate_refs import check_url_path
+from .._validate import check_instance
 from ..eks import GpuEksCluster
-from ..eks._names import check_label_value
+
+# The pod side of the attribution contract (team label, app-metrics annotations) is defined with the EKS names, below
+# this floor, so that eks.scheduling renders it without importing observability; re-exported here.
+from ..eks._names import APP_DEFAULT_PATH, APP_PATH_ANNOTATION, APP_PORT_ANNOTATION, APP_SCRAPE_ANNOTATION, TEAM_LABEL
+from ..eks._names import app_metrics_annotations as app_metrics_annotations
+from ..eks._names import check_team as check_team
 from ..eks.addons import ChartSource, HelmChartPin, check_chart_source, check_version
 
-#: The pod/namespace label key that names the owning team (issue 22 shared contract).
-TEAM_LABEL = "team"
-#: Pod annotations of the application-metrics contract (``fm-app``).
-APP_SCRAPE_ANNOTATION = "fmconstructs.io/scrape"
-APP_PORT_ANNOTATION = "fmconstructs.io/port"
-APP_PATH_ANNOTATION = "fmconstructs.io/path"
 APP_JOB = "fm-app"
-APP_DEFAULT_PATH = "/metrics"
 KUBE_STATE_METRICS_JOB = "kube-state-metrics"
 
 #: kube-state-metrics from prometheus-community/helm-charts: chart 8.4.0, appVersion 2.20.0 (image
@@ -208,22 +205,3 @@ def app_metrics_job(cluster_label: str) -> dict[str, Any]:
             *_common_labels(cluster_label),
         ],
     }
-
-
-def app_metrics_annotations(*, port: int, path: str = APP_DEFAULT_PATH) -> dict[str, str]:
-    """The pod annotations that make the managed scraper collect a pod's own metrics (job ``fm-app``).
-
-    :param port: the container port serving Prometheus metrics (1-65535).
-    :param path: the metrics path, default ``/metrics``.
-    """
-    port = check_count("metrics_port", port, minimum=1, maximum=65535)
-    check_url_path("metrics_path", path, max_length=1024, example="/metrics")
-    annotations = {APP_SCRAPE_ANNOTATION: "true", APP_PORT_ANNOTATION: str(port)}
-    if path != APP_DEFAULT_PATH:
-        annotations[APP_PATH_ANNOTATION] = path
-    return annotations
-
-
-def check_team(parameter: str, value: object) -> Any:
-    """A team name: the value of the ``team`` label (a Kubernetes label value)."""
-    return check_label_value(parameter, value)

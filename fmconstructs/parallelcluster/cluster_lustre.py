@@ -37,7 +37,7 @@ else:
 
 #: The step of the per-queue bootstrap that configures the Lustre client for EFA (OnNodeStart, before the mount).
 LUSTRE_EFA_STEP = "lustre-lnet-efa"
-# LUSTRE_EFA_METADATA_KEY (storage.sizing) on the ``Custom::PclusterCluster`` resource records, when the cluster shares
+# LUSTRE_EFA_METADATA_KEY (_plan_metadata) on the ``Custom::PclusterCluster`` resource records, when the cluster shares
 # an EFA-enabled file system, each Slurm queue's EFA interfaces per node for LNet (0: the queue mounts over TCP); the
 # head node and login nodes always mount over TCP.
 

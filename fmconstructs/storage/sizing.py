@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from .._plan_metadata import LUSTRE_EFA_METADATA_KEY as LUSTRE_EFA_METADATA_KEY  # defined below storage (floor 0)
 from .._validate import NOT_GIVEN, RemovedAttribute, check_bool, check_enum, check_number, removed_keywords
 from ..errors import FmValidationError, is_token, one_of
 
@@ -85,11 +86,6 @@ EFA_CAPACITY_MULTIPLE_GIB: dict[int, int] = {125: 38_400, 250: 19_200, 500: 9_60
 #: EFA interface on a client instance counts as one connection". Here (pure Python) so that the ``fmc`` command reads it
 #: without aws_cdk; :mod:`fmconstructs.storage.lustre` re-exports it.
 MAX_EFA_CONNECTIONS = 1024
-
-#: The resource ``Metadata`` key in which fmconstructs' ParallelCluster and HyperPod constructs record each queue's or
-#: instance group's EFA interfaces per node for LNet (their share of :data:`MAX_EFA_CONNECTIONS`; 0: over TCP), which
-#: ``fmc plan`` reads from a cloud assembly. Defined once, here, so that the reader imports no construct module.
-LUSTRE_EFA_METADATA_KEY = "fmconstructs:lustre-efa-interfaces"
 
 #: Storage capacity steps (GiB): the first valid sizes, then multiples of the increment.
 _FIRST_CAPACITIES_GIB = (1200, 2400)

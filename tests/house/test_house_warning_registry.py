@@ -34,7 +34,7 @@ NOT_WARNING_IDS = frozenset(
     {
         "fmconstructs:hyperpod-helm-chart",  # CDK context key (hyperpod/eks_dependencies.py CHART_CONTEXT)
         "fmconstructs:hyperpod-helm-chart-version",  # CDK context key (hyperpod/eks_dependencies.py)
-        "fmconstructs:lustre-efa-interfaces",  # metadata key (storage/sizing.py LUSTRE_EFA_METADATA_KEY)
+        "fmconstructs:lustre-efa-interfaces",  # metadata key (_plan_metadata.py LUSTRE_EFA_METADATA_KEY)
         "fmconstructs:eks-cluster",  # tag key on EKS node groups' instances (eks/node_group.py)
         "fmconstructs:instance-type",  # tag key on what a launch template launches (compute/launch_template.py)
         "fmconstructs:template-budgets-check",  # CDK context key (budgets.py CONTEXT_KEY)
