@@ -17,6 +17,17 @@ if TYPE_CHECKING:
     from .cluster import PcsCluster
     from .iam import PCS_IAM_PATH, PcsInstanceProfile
     from .identifiers import PcsResourceType, check_pcs_arn, check_pcs_id
+    from .instance_health import (
+        PcsDeepHealthProfile,
+        PcsHealthMonitoring,
+        PcsInstanceHealthChecks,
+        PcsLifecycleOnError,
+        PcsLifecycleScript,
+        PcsLifecycleScriptCaching,
+        PcsLifecycleScriptExecution,
+        PcsNodeLifecycleActions,
+        PcsRepairAction,
+    )
     from .node_group import (
         NODE_GROUP_ID_TAG,
         FileSystemMount,
@@ -56,12 +67,21 @@ __all__ = [
     "NodeGroupSetting",
     "PcsAmi",
     "PcsCluster",
+    "PcsDeepHealthProfile",
     "PcsGpuNodeGroup",
     "PcsGpuNodeGroupOptions",
+    "PcsHealthMonitoring",
+    "PcsInstanceHealthChecks",
     "PcsInstanceProfile",
+    "PcsLifecycleOnError",
+    "PcsLifecycleScript",
+    "PcsLifecycleScriptCaching",
+    "PcsLifecycleScriptExecution",
     "PcsLoginNodeGroup",
     "PcsLoginNodeGroupOptions",
+    "PcsNodeLifecycleActions",
     "PcsQueue",
+    "PcsRepairAction",
     "PcsResourceType",
     "PurchaseOption",
     "QueueSetting",
@@ -78,6 +98,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".cluster": ("PcsCluster",),
     ".iam": ("PCS_IAM_PATH", "PcsInstanceProfile"),
     ".identifiers": ("PcsResourceType", "check_pcs_arn", "check_pcs_id"),
+    ".instance_health": (
+        "PcsDeepHealthProfile",
+        "PcsHealthMonitoring",
+        "PcsInstanceHealthChecks",
+        "PcsLifecycleOnError",
+        "PcsLifecycleScript",
+        "PcsLifecycleScriptCaching",
+        "PcsLifecycleScriptExecution",
+        "PcsNodeLifecycleActions",
+        "PcsRepairAction",
+    ),
     ".node_group": (
         "NODE_GROUP_ID_TAG",
         "FileSystemMount",
