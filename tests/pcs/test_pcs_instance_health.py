@@ -14,8 +14,8 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from fmconstructs import FmValidationError
-from fmconstructs.health import NodeHealthOptions
 from fmconstructs.errors import WarningId
+from fmconstructs.health import NodeHealthOptions
 from fmconstructs.pcs import (
     PcsAmi,
     PcsCluster,
