@@ -156,11 +156,12 @@ class PcsInstanceHealthChecksProvider(Construct):
             query_interval=QUERY_INTERVAL,
             total_timeout=TOTAL_TIMEOUT,
             log_group=self.log_group,
+            disable_waiter_state_machine_logging=False,
             waiter_state_machine_log_options=cr.LogOptions(
                 destination=encrypted_log_group(
                     self, "WaiterLogs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=cdk.RemovalPolicy.DESTROY
                 ),
-                level=cdk.aws_stepfunctions.LogLevel.ERROR,
+                level=cdk.aws_stepfunctions.LogLevel.ALL,  # cdk-nag AwsSolutions-SF1; the events hold no secret
             ),
         )
         _acknowledge_provider(provider, (self.function, complete))
@@ -202,14 +203,16 @@ class PcsInstanceHealthChecksProvider(Construct):
             )
 
 
-def _acknowledge_provider(provider: cr.Provider, functions: tuple[lambda_.Function, ...]) -> None:
+def _acknowledge_provider(provider: cr.Provider, functions: tuple[IConstruct, ...]) -> None:
     """The provider framework's own findings (aws-cdk-lib's functions and roles, not the library's)."""
     reason_invoke = (
         "The provider framework invokes the handler functions by ARN, qualified or not (ARN and ARN:*); the grant "
         "names these functions only"
     )
     stack = cdk.Stack.of(provider)
-    for function in functions:
+    # aws-cdk-lib's framework functions (ids "framework-isComplete", "framework-onTimeout"), invoked by its waiter
+    framework = [provider.node.try_find_child(f"framework-{name}") for name in ("isComplete", "onTimeout")]
+    for function in [*functions, *(f for f in framework if f is not None)]:
         logical = stack.get_logical_id(cast(cdk.CfnElement, function.node.default_child))
         _nag.acknowledge(provider, f"{_nag.IAM5}[Resource::<{logical}.Arn>:*]", reason_invoke)
     _nag.acknowledge(
@@ -223,6 +226,12 @@ def _acknowledge_provider(provider: cr.Provider, functions: tuple[lambda_.Functi
         _nag.L1,
         "aws-cdk-lib's provider framework functions pick their own Node.js runtime (custom_resources.Provider); the "
         "library's handlers run the latest Python",
+    )
+    _nag.acknowledge(
+        provider,
+        f"{_nag.IAM5}[Resource::*]",
+        "the waiter state machine's logging: aws-cdk-lib grants its role the CloudWatch Logs delivery actions on '*' "
+        "for the state machine's LoggingConfiguration (that they allow no narrower resource is UNCONFIRMED here)",
     )
     _nag.acknowledge(
         provider,

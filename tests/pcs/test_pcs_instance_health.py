@@ -315,3 +315,60 @@ def test_rejects_a_wrong_type():
         _group(cluster, instance_health_checks={"healthMonitoring": {"mode": "STANDARD"}})
     with pytest.raises(FmValidationError, match=r"^node_lifecycle_actions must be a PcsNodeLifecycleActions"):
         _group(cluster, "Other", node_lifecycle_actions=[SCRIPT])
+
+
+# --- TrainingPlatform ---------------------------------------------------------------------------------------------------
+def test_training_platform_passes_both_options_to_its_gpu_node_group():
+    from fmconstructs.platform import PcsOptions
+
+    from tests.support.platform import _platform
+
+    scene = new_scene()
+    actions = PcsNodeLifecycleActions(node_ready=[SCRIPT])
+    options = PcsOptions(
+        ami=AMI, slurm_version=SlurmVersion.V26_05, instance_health_checks=CHECKS, node_lifecycle_actions=actions
+    )
+    platform = _platform(scene, orchestrator=options, storage=None)
+    assert isinstance(platform.node_group, PcsGpuNodeGroup)
+    assert platform.node_group.instance_health_checks is CHECKS
+    template = Template.from_stack(scene.stack)
+    template.resource_count_is(RESOURCE_TYPE, 1)
+    template.has_resource_properties(CNG, {"NodeLifecycleActions": {"Stages": {"NodeReady": Match.any_value()}}})
+
+
+def test_pcs_options_check_their_types():
+    from fmconstructs.platform import PcsOptions
+
+    with pytest.raises(FmValidationError, match=r"^instance_health_checks must be a PcsInstanceHealthChecks"):
+        PcsOptions(ami=AMI, instance_health_checks="STANDARD")  # type: ignore[arg-type]
+
+
+# --- cdk-nag and cfn-lint --------------------------------------------------------------------------------------------
+@pytest.mark.validation
+def test_node_group_with_native_health_is_nag_and_cfn_lint_clean(tmp_path):
+    from cdk_nag import AwsSolutionsChecks
+    from cfnlint.api import lint_file
+
+    from tests.conftest import ENV
+
+    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=True)
+    stack = cdk.Stack(app, "Health", env=ENV)
+    from aws_cdk import aws_ec2 as ec2
+
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a"],
+        private_subnet_ids=["subnet-0aaaaaaaaaaaaaaa1"],
+    )
+    cluster = PcsCluster(stack, "Cluster", vpc=vpc, slurm_version=SlurmVersion.V26_05)
+    _group(cluster, instance_health_checks=CHECKS, node_lifecycle_actions=PcsNodeLifecycleActions(node_ready=[SCRIPT]))
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()  # raises on any unacknowledged finding
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert [r for r in report["pluginReports"] if r.get("conclusion") != "success"] == []
+    errors = [
+        f"{m.rule.id} {m.message}" for m in lint_file(tmp_path / "Health.template.json") if m.rule.severity == "error"
+    ]
+    assert errors == []
