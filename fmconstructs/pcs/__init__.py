@@ -2,7 +2,9 @@
 
 ``slurm`` (versions, sizes, purchase options, validated custom settings) -> ``ami`` (AMI id or SSM parameter) ->
 ``iam`` (the ``/aws-pcs/`` instance profile) -> ``user_data`` (MIME archive, IMEX prolog) -> ``cluster`` ->
-``node_group`` (GPU and login node groups) -> ``queue``. ``identifiers`` checks PCS ids and ARNs given as strings.
+``node_group`` (GPU and login node groups; ``instance_health``: PCS's own instance health checks and node lifecycle
+actions, applied by ``instance_health_resource``) -> ``queue``. ``identifiers`` checks PCS ids and ARNs given as
+strings.
 
 Exports resolve lazily (PEP 562, :mod:`fmconstructs._lazy`): ``slurm`` and ``identifiers`` import no aws_cdk, so the
 ``fmc`` command reads the controller-size table without Node.js.

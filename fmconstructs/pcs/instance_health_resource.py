@@ -33,8 +33,8 @@ the values the custom resource set (:meth:`PcsInstanceHealthChecks.to_api`, in t
 the custom resource. Not a replacement of the node group as long as the new property is not create-only (check the
 schema's ``createOnlyProperties``); the custom resource's Delete makes no call, so removing it leaves the checks as
 they are, and the group's update with the same values changes nothing (whether PCS then replaces instances anyway is
-UNCONFIRMED: compare with ``aws pcs get-compute-node-group`` first). The library will do this switch itself in the
-release that takes the property, keeping the construct ids.
+UNCONFIRMED: compare with ``aws pcs get-compute-node-group`` first). A library release that takes the property
+should make this switch itself, keeping the construct ids.
 """
 
 from __future__ import annotations

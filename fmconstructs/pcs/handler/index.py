@@ -9,6 +9,8 @@ with ``on_event`` and ``is_complete``. Properties: ``ClusterId``, ``ComputeNodeG
   AUTO, PCS's default) nothing is called; else, while the group is ACTIVE, one ``UpdateComputeNodeGroup`` with
   ``instanceHealthChecks`` only. A group still CREATING / UPDATING / RESUMING is updated by ``is_complete`` once it
   is ACTIVE (``UpdateComputeNodeGroup`` refuses with ConflictException meanwhile: taken as "not yet").
+  An ACTIVE group whose settings still differ gets the same request again (it sets the same values; whether PCS
+  drains and replaces again on an identical request is UNCONFIRMED).
 - **Waiting** (``is_complete``): complete when the group is ACTIVE with the wanted settings; a failed, deleted or
   suspended group fails the resource with PCS's ``errorInfo``; the provider's total timeout bounds the wait.
 - **Delete**: no call. The node group's checks are left as they are, because the handler cannot tell a removal of
