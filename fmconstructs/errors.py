@@ -188,6 +188,10 @@ class WarningId(str, Enum):
     #: A stack's template is above 80% of one of CloudFormation's template limits (template body size, resources,
     #: outputs, parameters, mappings): :mod:`fmconstructs.budgets`. Above the limit it is an error, not a warning.
     TEMPLATE_BUDGET = "template-budget"
+    #: A PCS GPU node group with ``instance_health_checks``: changing them replaces all the group's instances after
+    #: their running jobs finish (PCS User Guide "Configuring instance health checks"); removing the option leaves
+    #: PCS's checks as they are.
+    PCS_INSTANCE_HEALTH_CHECKS_REPLACE_INSTANCES = "pcs-instance-health-checks-replace-instances"
 
     @property
     def qualified(self) -> str:

@@ -66,8 +66,9 @@ What each backend allows (wired by :mod:`fmconstructs.pcs.health` and :mod:`fmco
   checks"): ``deepHealthChecks.onStart.profile`` QUICK / MEDIUM / LONG = DCGM level 1 / 2 / 3, run "each time an
   instance starts ... before the compute node accepts jobs", after the ``nodeBootstrapped`` scripts of
   ``nodeLifecycleActions``, with ``repairAction`` AUTO / REPLACE / ISOLATE / NONE; ``healthMonitoring`` (STANDARD)
-  watches running instances. Where that deep health check is on, set ``NodeCheckSpec.dcgm_level=None`` so the gate
-  does not run DCGM twice.
+  watches running instances. ``PcsGpuNodeGroup(instance_health_checks=...)`` sets them
+  (:mod:`fmconstructs.pcs.instance_health`) and, where the deep health check is on, renders the gate with
+  ``dcgm_level=None`` so DCGM does not run twice.
 - ParallelCluster: ``Scheduling/SlurmQueues/HealthChecks/Gpu/Enabled`` and
   ``.../ComputeResources/HealthChecks/Gpu/Enabled`` (ParallelCluster User Guide, Scheduling section; AWS HPC blog
   "Introducing GPU health checks in AWS ParallelCluster 3.6") run DCGM level 2 in the prolog

@@ -2,7 +2,9 @@
 
 ``slurm`` (versions, sizes, purchase options, validated custom settings) -> ``ami`` (AMI id or SSM parameter) ->
 ``iam`` (the ``/aws-pcs/`` instance profile) -> ``user_data`` (MIME archive, IMEX prolog) -> ``cluster`` ->
-``node_group`` (GPU and login node groups) -> ``queue``. ``identifiers`` checks PCS ids and ARNs given as strings.
+``node_group`` (GPU and login node groups; ``instance_health``: PCS's own instance health checks and node lifecycle
+actions, applied by ``instance_health_resource``) -> ``queue``. ``identifiers`` checks PCS ids and ARNs given as
+strings.
 
 Exports resolve lazily (PEP 562, :mod:`fmconstructs._lazy`): ``slurm`` and ``identifiers`` import no aws_cdk, so the
 ``fmc`` command reads the controller-size table without Node.js.
@@ -17,6 +19,17 @@ if TYPE_CHECKING:
     from .cluster import PcsCluster
     from .iam import PCS_IAM_PATH, PcsInstanceProfile
     from .identifiers import PcsResourceType, check_pcs_arn, check_pcs_id
+    from .instance_health import (
+        PcsDeepHealthProfile,
+        PcsHealthMonitoring,
+        PcsInstanceHealthChecks,
+        PcsLifecycleOnError,
+        PcsLifecycleScript,
+        PcsLifecycleScriptCaching,
+        PcsLifecycleScriptExecution,
+        PcsNodeLifecycleActions,
+        PcsRepairAction,
+    )
     from .node_group import (
         NODE_GROUP_ID_TAG,
         FileSystemMount,
@@ -56,12 +69,21 @@ __all__ = [
     "NodeGroupSetting",
     "PcsAmi",
     "PcsCluster",
+    "PcsDeepHealthProfile",
     "PcsGpuNodeGroup",
     "PcsGpuNodeGroupOptions",
+    "PcsHealthMonitoring",
+    "PcsInstanceHealthChecks",
     "PcsInstanceProfile",
+    "PcsLifecycleOnError",
+    "PcsLifecycleScript",
+    "PcsLifecycleScriptCaching",
+    "PcsLifecycleScriptExecution",
     "PcsLoginNodeGroup",
     "PcsLoginNodeGroupOptions",
+    "PcsNodeLifecycleActions",
     "PcsQueue",
+    "PcsRepairAction",
     "PcsResourceType",
     "PurchaseOption",
     "QueueSetting",
@@ -78,6 +100,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".cluster": ("PcsCluster",),
     ".iam": ("PCS_IAM_PATH", "PcsInstanceProfile"),
     ".identifiers": ("PcsResourceType", "check_pcs_arn", "check_pcs_id"),
+    ".instance_health": (
+        "PcsDeepHealthProfile",
+        "PcsHealthMonitoring",
+        "PcsInstanceHealthChecks",
+        "PcsLifecycleOnError",
+        "PcsLifecycleScript",
+        "PcsLifecycleScriptCaching",
+        "PcsLifecycleScriptExecution",
+        "PcsNodeLifecycleActions",
+        "PcsRepairAction",
+    ),
     ".node_group": (
         "NODE_GROUP_ID_TAG",
         "FileSystemMount",

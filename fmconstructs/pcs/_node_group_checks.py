@@ -42,6 +42,12 @@ from ._checks import (
 from .ami import PcsAmi
 from .health import check_node_health
 from .iam import PcsInstanceProfile
+from .instance_health import (
+    PcsInstanceHealthChecks,
+    PcsNodeLifecycleActions,
+    check_instance_health_checks,
+    check_node_lifecycle_actions,
+)
 from .slurm import NODE_GROUP_SETTINGS, NodeGroupSettings, check_settings
 
 if TYPE_CHECKING:
@@ -101,12 +107,16 @@ class _GpuNodeProps:
     tags: Mapping[str, str] | None = None
     bootstrap_delivery: BootstrapDelivery | None = None
     node_health: NodeHealthOptions | None = None
+    instance_health_checks: PcsInstanceHealthChecks | None = None
+    node_lifecycle_actions: PcsNodeLifecycleActions | None = None
 
     @classmethod
     def resolve(cls, owner: str, options: Mapping[str, object]) -> _GpuNodeProps:
         """The checked options (each check names its parameter), in the order they are documented."""
         props = _resolve_keys(cls, owner, options, _GPU_REQUIRED)
         check_node_health("node_health", props.node_health)
+        check_instance_health_checks("instance_health_checks", props.instance_health_checks)
+        check_node_lifecycle_actions("node_lifecycle_actions", props.node_lifecycle_actions)
         _gpu_instance_spec(props.instance_type)
         _check_ami("ami", props.ami)
         # capacity=None (given or not) is On-Demand

@@ -13,7 +13,8 @@ Wiring (``PcsCluster(node_health=NodeHealthOptions(...))``, per group ``PcsGpuNo
   (a drain of ours from an earlier run is resumed on pass). PCS's own ``nodeReady`` lifecycle stage ("after the
   Slurm daemon (slurmd) starts and the compute node registers with the Slurm controller", botocore PCS model
   ``NodeLifecycleStages``) is the documented place for such a script; it takes scripts from S3 with checksums and is
-  not used here yet (UNCONFIRMED in aws-cdk-lib 2.275's ``CfnComputeNodeGroup``).
+  not used by the gate yet (``PcsGpuNodeGroup(node_lifecycle_actions=...)`` takes your own scripts there; aws-cdk-lib
+  2.275's ``CfnComputeNodeGroup`` has ``node_lifecycle_actions``).
 - **Prolog checks.** PCS takes one cluster-level ``Prolog`` (custom settings,
   :data:`~fmconstructs.pcs.slurm.CLUSTER_SETTINGS`). With node health on, the cluster's ``Prolog`` is
   :data:`PROLOG_RUNNER_PATH`, a runner (:func:`fmconstructs.health.render_prolog_runner`) of :data:`PROLOG_DIR` that
@@ -37,10 +38,11 @@ Wiring (``PcsCluster(node_health=NodeHealthOptions(...))``, per group ``PcsGpuNo
   boot gate reserves it; the prolog checks cover that first job.
 - **PCS instance health checks** (PCS API ``InstanceHealthChecks``: ``deepHealthChecks.onStart.profile``
   QUICK / MEDIUM / LONG = DCGM level 1 / 2 / 3, ``healthMonitoring`` STANDARD; PCS User Guide "Configuring instance
-  health checks"): not offered as a typed option, because the CloudFormation schema of ``AWS::PCS::ComputeNodeGroup``
-  bundled with cfn-lint (schema date 2026-10-20) has no ``InstanceHealthChecks`` property (nor has aws-cdk-lib
-  2.275's ``CfnComputeNodeGroup``); set it with the PCS API or console and give ``NodeHealthOptions(dcgm_level=None)``
-  so DCGM does not run twice.
+  health checks"): ``PcsGpuNodeGroup(instance_health_checks=PcsInstanceHealthChecks(...))``
+  (:mod:`.instance_health`), set through a custom resource until the CloudFormation schema of
+  ``AWS::PCS::ComputeNodeGroup`` has the property (:mod:`.instance_health_resource`). With a deep health check on,
+  the group's boot gate runs without DCGM (``NodeHealthOptions.without_dcgm``), so DCGM does not run twice; the
+  library's other checks (EFA count, Lustre, NCCL, IMEX) still run, PCS has none of them.
 
 No aws_cdk import.
 """

@@ -61,6 +61,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Required, TypedDict, Unpack, cast
 
+import aws_cdk as cdk
 import jsii
 from aws_cdk import Duration
 from aws_cdk import aws_ec2 as ec2
@@ -80,6 +81,7 @@ from ..capacity import Capacity, CapacityKind
 from ..catalog import CpuArchitecture, InstanceSpec
 from ..compute import GpuLaunchTemplate
 from ..compute.launch_template import UserDataFormat
+from ..errors import WarningId, add_warning
 from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection, InterfacePolicy
 from ..storage.lustre_mount import LustreMount
@@ -94,6 +96,8 @@ from .ami import PcsAmi
 from .cluster import check_cluster
 from .health import NODE_HEALTH_STEP, pcs_node_health_step
 from .iam import PcsInstanceProfile
+from .instance_health import PcsInstanceHealthChecks, PcsNodeLifecycleActions
+from .instance_health_resource import add_instance_health_checks, lifecycle_actions_property
 from .login_node_group import PcsLoginNodeGroup as PcsLoginNodeGroup
 from .login_node_group import PcsLoginNodeGroupOptions as PcsLoginNodeGroupOptions
 from .purchase_option import purchase_option_for as purchase_option_for
@@ -151,6 +155,12 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
         asset with a loader when the stack publishes file assets, else inline.
     :var node_health: node-join checks for this group (:mod:`.health`); ``NodeHealthOptions(enabled=False)`` turns
         them off here. Default None: the cluster's ``node_health``.
+    :var instance_health_checks: PCS's own health monitoring and deep health checks
+        (:class:`~fmconstructs.pcs.PcsInstanceHealthChecks`, Slurm 26.05 or later), set through a custom resource
+        (:mod:`.instance_health_resource`); with a deep health check on, the group's boot gate runs no DCGM. Changing
+        them replaces the group's instances after their jobs finish (warned). Default None: not managed.
+    :var node_lifecycle_actions: PCS node lifecycle scripts (:class:`~fmconstructs.pcs.PcsNodeLifecycleActions`,
+        ``NodeLifecycleActions`` of the node group; PCS agent 1.5.0-1 or later). Default None.
     """
 
     instance_type: Required[str]
@@ -175,6 +185,8 @@ class PcsGpuNodeGroupOptions(TypedDict, total=False):
     tags: Mapping[str, str] | None
     bootstrap_delivery: BootstrapDelivery | None
     node_health: NodeHealthOptions | None
+    instance_health_checks: PcsInstanceHealthChecks | None
+    node_lifecycle_actions: PcsNodeLifecycleActions | None
 
 
 IMEX_PROLOG_STEP = "imex-prolog"
@@ -201,7 +213,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         check_scope_id(scope, id)
         cluster = check_cluster("cluster", cluster)
         props = _GpuNodeProps.resolve("PcsGpuNodeGroup", options)
-        self.node_health = props.node_health or cluster.node_health
+        self.instance_health_checks = props.instance_health_checks
+        self.node_health = _node_health(props.node_health or cluster.node_health, props.instance_health_checks)
         self.instance_spec: InstanceSpec = props.instance_spec
         self.capacity: Capacity = props.capacity
         max_nodes, min_nodes = props.max_nodes, cast(int | float, props.min_nodes)
@@ -222,6 +235,7 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         self.resource = self._build_resource(props.ami, props, settings)
         # Nodes register as soon as they boot: the role's policies must exist before PCS launches any.
         self.resource.node.add_dependency(self.instance_profile.policy)
+        self.instance_health_checks_resource = self._add_instance_health_checks(props.instance_health_checks)
         write_plan_record(self.resource, PlanKind.NODE_GROUP, backend="pcs")  # what `fmc plan` reads
         cluster._register_node_count(self.node.path, "max_nodes", max_nodes)
 
@@ -290,8 +304,34 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
             subnet_ids=[self.subnet.subnet_id],
             purchase_option=self.purchase_option.value,
             slurm_configuration=_slurm_configuration(settings, props.idle),
+            node_lifecycle_actions=(
+                lifecycle_actions_property(props.node_lifecycle_actions) if props.node_lifecycle_actions else None
+            ),
             tags=props.tags or None,
         )
+
+    def _add_instance_health_checks(self, checks: PcsInstanceHealthChecks | None) -> cdk.CustomResource | None:
+        """PCS's instance health checks through the custom resource (:mod:`.instance_health_resource`), announced."""
+        if checks is None:
+            return None
+        resource = add_instance_health_checks(
+            self,
+            checks,
+            cluster_id=self.cluster.cluster_id,
+            cluster_arn=self.cluster.cluster_arn,
+            node_group_id=self.node_group_id,
+            node_group_arn=self.node_group_arn,
+            node_role=self.instance_profile.role,
+            instance_profile_arn=self.instance_profile.instance_profile_arn,
+        )
+        add_warning(
+            self,
+            WarningId.PCS_INSTANCE_HEALTH_CHECKS_REPLACE_INSTANCES,
+            "instance_health_checks: changing them replaces all this node group's instances after their running "
+            "jobs finish (PCS User Guide 'Configuring instance health checks'); removing the option leaves PCS's "
+            "checks as they are (deploy PcsInstanceHealthChecks.off() first to turn them off)",
+        )
+        return resource
 
     # --- validation: the cross-property rules (:mod:`.rules`) ---------------------------------------------------------
     def _validate(
@@ -322,6 +362,8 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
         settings = cast("dict[str, str]", dict(slurm_settings or {}))
         rules.real_memory_fits_the_instance(settings, spec)
         rules.node_group_idle_time_needs_slurm_25_11(idle, cluster.slurm_version)
+        rules.instance_health_checks_need_slurm_26_05(self.instance_health_checks, cluster.slurm_version)
+        rules.deep_health_checks_need_nvidia_gpus(self.instance_health_checks, spec)
         return settings
 
     def _add_node_health(self, mounts: Sequence[LustreMount]) -> None:
@@ -381,6 +423,13 @@ class PcsGpuNodeGroup(_PcsNodeGroupBase):
     ) -> PcsQueue:
         """A queue of this node group's cluster that maps this node group alone (created under the cluster)."""
         return self.cluster.add_queue(id, node_groups=[self], queue_name=queue_name, slurm_settings=slurm_settings)
+
+
+def _node_health(options: NodeHealthOptions | None, checks: PcsInstanceHealthChecks | None) -> NodeHealthOptions | None:
+    """The group's node health: without DCGM at boot where PCS's deep health check runs it (nothing runs twice)."""
+    if options is None or checks is None or not checks.deep_check_on:
+        return options
+    return options.without_dcgm()
 
 
 def _slurm_configuration(

@@ -22,9 +22,11 @@ from ..catalog import InstanceSpec
 from ..compute import rules as compute_rules
 from ..errors import FmValidationError, WarningId
 from .health import IDLE_CHECK_PATH, PROLOG_RUNNER_PATH
+from .instance_health import PcsInstanceHealthChecks
 from .slurm import (
     EXCLUSIVE_QUEUE_SETTINGS,
     MIN_SLURM_VERSION_FOR_IMEX,
+    MIN_SLURM_VERSION_FOR_INSTANCE_HEALTH_CHECKS,
     MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME,
     SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER,
     AccountingMode,
@@ -195,6 +197,31 @@ def node_group_idle_time_needs_slurm_25_11(idle: int | float | None, slurm_versi
             idle,
             f"None on Slurm {slurm_version.value} (per-node-group idle time needs "
             f"{MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME.value} or later)",
+        )
+
+
+def instance_health_checks_need_slurm_26_05(
+    checks: PcsInstanceHealthChecks | None, slurm_version: SlurmVersion
+) -> None:
+    """``instance_health_checks`` need Slurm
+    :data:`~fmconstructs.pcs.slurm.MIN_SLURM_VERSION_FOR_INSTANCE_HEALTH_CHECKS` or later."""
+    if checks is not None and not slurm_version.at_least(MIN_SLURM_VERSION_FOR_INSTANCE_HEALTH_CHECKS):
+        raise FmValidationError(
+            "instance_health_checks",
+            checks,
+            f"None on Slurm {slurm_version.value} (PCS instance health checks need "
+            f"{MIN_SLURM_VERSION_FOR_INSTANCE_HEALTH_CHECKS.value} or later)",
+        )
+
+
+def deep_health_checks_need_nvidia_gpus(checks: PcsInstanceHealthChecks | None, spec: InstanceSpec) -> None:
+    """A deep health check profile other than NONE "requires instance types with NVIDIA GPUs" (botocore PCS
+    ``DeepHealthCheckOnStart.profile``)."""
+    if checks is not None and checks.deep_check_on and spec.gpu.manufacturer != "NVIDIA":
+        raise FmValidationError(
+            "instance_health_checks.deep_health_check_on_start",
+            checks.deep_health_check_on_start,
+            f"None on {spec.instance_type} ({spec.gpu.manufacturer} GPUs; PCS's deep health check needs NVIDIA)",
         )
 
 

@@ -71,6 +71,10 @@ MIN_SLURM_VERSION_FOR_IMEX = SlurmVersion.V25_05
 #: A per-node-group ``ScaleDownIdleTimeInSeconds`` needs Slurm 25.11 or later (PCS API
 #: ``ComputeNodeGroupSlurmConfiguration``).
 MIN_SLURM_VERSION_FOR_NODE_GROUP_IDLE_TIME = SlurmVersion.V25_11
+#: PCS instance health checks need Slurm 26.05 or later (botocore 1.44.8 PCS model,
+#: ``CreateComputeNodeGroupRequest.instanceHealthChecks``: "Instance health checks require Slurm version 26.05 or
+#: later").
+MIN_SLURM_VERSION_FOR_INSTANCE_HEALTH_CHECKS = SlurmVersion.V26_05
 #: Slurm 26.05 deprecates the partition setting ``ExclusiveUser`` in favour of ``Exclusive``; PCS still accepts it
 #: (PCS User Guide slurm-custom-settings-queue).
 SLURM_VERSION_DEPRECATING_EXCLUSIVE_USER = SlurmVersion.V26_05

@@ -60,6 +60,12 @@ from ..parallelcluster.accounting import ExternalSlurmdbd, SlurmDatabase, check_
 from ..parallelcluster.cluster import DEFAULT_VERSION as PARALLELCLUSTER_DEFAULT_VERSION
 from ..pcs import AccountingMode, ControllerSize, PcsAmi, SlurmVersion
 from ..pcs.cluster import check_accounting_purge_days
+from ..pcs.instance_health import (
+    PcsInstanceHealthChecks,
+    PcsNodeLifecycleActions,
+    check_instance_health_checks,
+    check_node_lifecycle_actions,
+)
 from ..pcs.slurm import DEFAULT_SLURM_VERSION
 from ..storage import (
     DEFAULT_LAYOUT,
@@ -366,6 +372,10 @@ class PcsOptions:
         billed by PCS, and it cannot be turned off again without a new cluster. Default NONE.
     :param accounting_purge_time_days: ``PcsCluster.accounting_purge_time_days``: how long accounting records are kept,
         -1 (forever) or 1 .. 10000 days; STANDARD only. Default: PCS's (-1).
+    :param instance_health_checks: PCS's own instance health checks on the GPU node group
+        (``PcsGpuNodeGroup.instance_health_checks``; Slurm 26.05 or later). Default None: not managed.
+    :param node_lifecycle_actions: PCS node lifecycle scripts of the GPU node group
+        (``PcsGpuNodeGroup.node_lifecycle_actions``). Default None.
     """
 
     ami: PcsAmi
@@ -380,10 +390,14 @@ class PcsOptions:
     removal_policy: RemovalPolicy | None = None
     accounting: AccountingMode = AccountingMode.NONE
     accounting_purge_time_days: int | None = None
+    instance_health_checks: PcsInstanceHealthChecks | None = None
+    node_lifecycle_actions: PcsNodeLifecycleActions | None = None
 
     def __post_init__(self) -> None:
         if self.removal_policy is not None:
             check_removal_policy("removal_policy", self.removal_policy)
+        check_instance_health_checks("instance_health_checks", self.instance_health_checks)
+        check_node_lifecycle_actions("node_lifecycle_actions", self.node_lifecycle_actions)
         check_enum("accounting", self.accounting, AccountingMode)
         check_accounting_purge_days(self.accounting, self.accounting_purge_time_days)
         check_instance("ami", self.ami, PcsAmi, "a PcsAmi (PcsAmi.from_image_id or .from_ssm_parameter)")

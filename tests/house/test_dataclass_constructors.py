@@ -154,6 +154,11 @@ def _enum(path: str, member: str) -> Any:
 
 
 HPC = "fmconstructs.hyperpod.types.HyperPodCapacity"
+PIH = "fmconstructs.pcs.instance_health.PcsInstanceHealthChecks"
+PHM = "fmconstructs.pcs.instance_health.PcsHealthMonitoring"
+PRA = "fmconstructs.pcs.instance_health.PcsRepairAction"
+PLS = "fmconstructs.pcs.instance_health.PcsLifecycleScript"
+PNL = "fmconstructs.pcs.instance_health.PcsNodeLifecycleActions"
 HPO = "fmconstructs.hyperpod.orchestrator.HyperPodOrchestrator"
 HPT = "fmconstructs.hyperpod.instance_group_options.KubernetesTaint"
 HPC_TYPE = "fmconstructs.hyperpod.instance_group_options.CapacityType"
@@ -609,6 +614,23 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         ("percent-when-disabled", lambda c: _m(HPTS)(enabled=False, instance_memory_percent=10)),
         ("enabled-int", lambda c: _m(HPTS)(enabled=1)),
     ],
+    PIH: [
+        ("monitoring-str", lambda c: _m(PIH)(monitoring="STANDARD")),
+        (
+            "repair-without-monitoring",
+            lambda c: _m(PIH)(monitoring=_enum(PHM, "NONE"), monitoring_repair_action=_enum(PRA, "AUTO")),
+        ),
+        ("repair-without-deep-check", lambda c: _m(PIH)(deep_health_check_repair_action=_enum(PRA, "REPLACE"))),
+    ],
+    PLS: [
+        ("bad-name", lambda c: _m(PLS)(name="-x", script_location="s3://my-bucket/a.sh")),
+        ("bad-location", lambda c: _m(PLS)(name="a", script_location="/tmp/a.sh")),
+        ("bad-checksum", lambda c: _m(PLS)(name="a", script_location="s3://my-bucket/a.sh", checksum_sha256="00")),
+    ],
+    PNL: [
+        ("no-scripts", lambda c: _m(PNL)()),
+        ("not-a-script", lambda c: _m(PNL)(node_ready=["s3://my-bucket/a.sh"])),
+    ],
 }
 
 # --- factory classmethods: "module.Class.method" -> build with good inputs -----------------------------------------
@@ -699,6 +721,7 @@ FACTORIES: dict[str, Row] = {
     "fmconstructs.hyperpod.eks_dependencies.HyperPodDependenciesChart.from_helm_repository": lambda c: _m(
         "fmconstructs.hyperpod.eks_dependencies.HyperPodDependenciesChart"
     ).from_helm_repository("https://charts.example.com/hyperpod", version="0.1.0"),
+    f"{PIH}.off": lambda c: _m(PIH).off(),
 }
 
 #: Factories not round-tripped here, with where they are covered.

@@ -85,6 +85,8 @@ class PcsBackend:
             max_nodes=platform.nodes,
             subnet=platform.subnet,
             mounts=mounts,
+            instance_health_checks=options.instance_health_checks,
+            node_lifecycle_actions=options.node_lifecycle_actions,
         )
         result.node_group = gpu
         result.queue = gpu.add_queue("Queue", queue_name=options.queue_name)
