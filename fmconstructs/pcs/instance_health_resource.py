@@ -53,6 +53,7 @@ from constructs import Construct, IConstruct
 
 from .. import _nag
 from .._log_groups import encrypted_log_group
+from .._validate import located
 from .instance_health import PcsInstanceHealthChecks, PcsLifecycleScript, PcsNodeLifecycleActions
 
 __all__ = [
@@ -92,6 +93,7 @@ _VIA_PCS = {"ForAnyValue:StringEquals": {"aws:CalledVia": ["pcs.amazonaws.com"]}
 class PcsInstanceHealthChecksProvider(Construct):
     """The stack's one provider of ``Custom::FmPcsInstanceHealthChecks`` (:meth:`of`); node groups add their grants."""
 
+    @located
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         self.log_group = encrypted_log_group(
