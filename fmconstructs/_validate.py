@@ -34,6 +34,7 @@ __all__ = [
     "check_construct",
     "check_count",
     "check_enum",
+    "check_first_call",
     "check_number",
     "check_optional_count",
     "check_str",
@@ -324,6 +325,20 @@ def check_scope_id(scope: object, id: object) -> None:
     assert isinstance(id, str)
     if scope.node.try_find_child(id.replace("/", "--")) is not None:
         raise FmValidationError("id", id, f"unique among the children of {scope.node.path or 'the app'}")
+
+
+def check_first_call(scope: object, id: str, *, method: str, remedy: str) -> None:
+    """Refuse a second call of a helper that creates the child ``id`` of ``scope`` (a fixed construct id): the
+    library's error naming ``method``, the id and ``remedy`` (what to do), before jsii's "There is already a Construct
+    with name ..." error. Helpers that return what they made before call nothing and stay idempotent instead."""
+    if not _is_construct(scope):
+        raise FmTypeError("scope", scope, f"a Construct (got a {_type_name(scope)})")
+    if scope.node.try_find_child(id) is not None:
+        raise FmValidationError(
+            method,
+            f"a second call on {scope.node.path or 'the app'}",
+            f"called once: the first call created its child {id!r} ({remedy})",
+        )
 
 
 def check_instance(parameter: str, value: object, expected: type | tuple[type, ...], what: str) -> Any:
