@@ -17,6 +17,7 @@ from fmconstructs.eks import GpuEksCluster
 from fmconstructs.health import NodeHealthOptions
 from fmconstructs.storage.export_alarm import add_export_alarms, check_export_alarm_settings
 from fmconstructs.storage.target_alarm import add_storage_target_alarm
+
 from tests.conftest import Scene, new_scene
 from tests.support.parallelcluster import make_cluster
 
@@ -35,6 +36,10 @@ def _export_alarms(scene: Scene) -> Callable[[], Any]:
     )
 
 
+def _node_health(cluster: Any) -> Callable[[], Any]:
+    return lambda: cluster.enable_node_health(NodeHealthOptions())
+
+
 def _eks(scene: Scene) -> GpuEksCluster:
     return GpuEksCluster(scene.stack, "Eks", vpc=scene.vpc)
 
@@ -51,7 +56,7 @@ TWICE: list[tuple[str, str, Callable[[Scene], Callable[[], Any]]]] = [
     ("add_karpenter", "Karpenter", lambda s: _eks(s).add_karpenter),
     ("add_topology_scheduling", "TopologyScheduling", lambda s: _eks(s).add_topology_scheduling),
     ("enable_slurm_topology", "SlurmTopology", lambda s: make_cluster(s).enable_slurm_topology),
-    ("enable_node_health", "NodeHealth", lambda s: lambda c=make_cluster(s): c.enable_node_health(NodeHealthOptions())),
+    ("enable_node_health", "NodeHealth", lambda s: _node_health(make_cluster(s))),
 ]
 
 
@@ -104,5 +109,5 @@ def test_add_on_helpers_are_idempotent(helper: str) -> None:
 
 
 def test_check_first_call_refuses_a_non_construct_scope() -> None:
-    with pytest.raises(FmValidationError, match="^scope must be a Construct"):
+    with pytest.raises(FmValidationError, match=r"^scope must be a Construct"):
         check_first_call("not a construct", "Child", method="m", remedy="r")
