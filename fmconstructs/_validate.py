@@ -468,59 +468,6 @@ def check_metric_period(parameter: str, value: object, *, alarm: bool = False) -
     return seconds
 
 
-# --- tags --------------------------------------------------------------------------------------------------------
-
-# AWS General Reference / Tagging AWS Resources "Tag naming limits and requirements": keys 1-128 and values 0-256
-# Unicode characters; "Don't use aws:, AWS:, or any upper or lowercase combination of such as a prefix for either
-# keys or values" (reserved for AWS use; CloudFormation and the EC2 API refuse such user tags).
-RESERVED_TAG_PREFIX = "aws:"
-
-
-def check_tag_key(parameter: str, key: object) -> Any:
-    """A tag key (or a string token) that does not start with the reserved ``aws:`` prefix (any case)."""
-    text = check_str(parameter, key, min_length=1, max_length=128, allowed="a tag key of 1-128 characters")
-    if known(text) and text.lower().startswith(RESERVED_TAG_PREFIX):
-        raise FmValidationError(parameter, key, "a tag key not starting with 'aws:' (reserved for AWS, any case)")
-    return text
-
-
-def check_tags(parameter: str, value: object) -> dict[str, Any]:
-    """Resource tags: a mapping of tag key (:func:`check_tag_key`) to a value of at most 256 characters."""
-    if not isinstance(value, Mapping):
-        raise FmTypeError(parameter, value, f"a mapping of str to str (got a {_type_name(value)})")
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        check_tag_key(f"{parameter} key", key)
-        out[key] = check_str(f"{parameter}[{key!r}]", item, max_length=256, allowed="a tag value of 0-256 characters")
-    return out
-
-
-# Karpenter v1 EC2NodeClass ``spec.tags`` (aws/karpenter-provider-aws ``pkg/apis/v1/ec2nodeclass.go``, kubebuilder
-# XValidation): "empty tag keys aren't supported"; "tag contains a restricted tag matching eks:eks-cluster-name",
-# "... kubernetes.io/cluster/" (``!k.startsWith('kubernetes.io/cluster')``), "... karpenter.sh/nodepool",
-# "... karpenter.sh/nodeclaim", "... karpenter.k8s.aws/ec2nodeclass": Karpenter sets these itself.
-KARPENTER_RESTRICTED_TAG_KEYS = frozenset(
-    {"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
-)
-KARPENTER_RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
-
-
-def check_karpenter_node_tags(parameter: str, value: object) -> dict[str, Any]:
-    """Tags Karpenter applies to the instances it launches (EC2NodeClass / Auto Mode NodeClass ``spec.tags``):
-    :func:`check_tags` (no ``aws:`` key) and none of Karpenter's restricted keys."""
-    tags = check_tags(parameter, value)
-    for key in tags:
-        if known(key) and (key in KARPENTER_RESTRICTED_TAG_KEYS or key.startswith(KARPENTER_RESTRICTED_TAG_PREFIX)):
-            restricted = ", ".join(sorted(KARPENTER_RESTRICTED_TAG_KEYS))
-            raise FmValidationError(
-                f"{parameter} key",
-                key,
-                f"a tag key Karpenter does not set itself (not {KARPENTER_RESTRICTED_TAG_PREFIX}/*, {restricted}: "
-                "karpenter-provider-aws EC2NodeClass spec.tags)",
-            )
-    return tags
-
-
 # --- mount points: one rule for PCS, EKS, ParallelCluster, HyperPod and the Lustre client -------------------------
 
 _MOUNT_POINT_CHARS = re.compile(r"/[A-Za-z0-9._/-]+")

@@ -53,7 +53,7 @@ from . import addons as _addons
 from . import auto_mode as _auto_mode
 from . import health as _health
 from ._cluster_props import _check_role, _CheckedClusterProps, _ClusterProps, check_cluster_props
-from ._names import check_labels
+from ._names import check_node_labels
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
 from .scheduling import KueueScheduling
@@ -156,7 +156,7 @@ class SystemNodeGroupOptions:
                 "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
             )
         checked_labels = (
-            check_labels("labels", labels) if labels is not None else {"fmconstructs.io/node-role": "system"}
+            check_node_labels("labels", labels) if labels is not None else {"fmconstructs.io/node-role": "system"}
         )
         object.__setattr__(self, "instance_type", instance_type)
         object.__setattr__(self, "min_nodes", minimum)

@@ -33,9 +33,9 @@ from typing import Any
 from aws_cdk import aws_eks_v2 as eks
 
 from .._validate import check_count, check_instance
+from .._validate_k8s import check_label_value
 from .._validate_refs import check_url_path
 from ..eks import GpuEksCluster
-from ..eks._names import check_label_value
 from ..eks.addons import ChartSource, HelmChartPin, check_chart_source, check_version
 
 #: The pod/namespace label key that names the owning team (issue 22 shared contract).
@@ -226,4 +226,4 @@ def app_metrics_annotations(*, port: int, path: str = APP_DEFAULT_PATH) -> dict[
 
 def check_team(parameter: str, value: object) -> Any:
     """A team name: the value of the ``team`` label (a Kubernetes label value)."""
-    return check_label_value(parameter, value)
+    return check_label_value(parameter, value, allow_empty=False)

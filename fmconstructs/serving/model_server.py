@@ -28,10 +28,10 @@ from constructs import Construct, IConstruct
 from .. import _nag
 from .._rules import warn
 from .._validate import check_count, check_first_call, check_number, located
+from .._validate_k8s import check_label_key, check_label_value
 from .._validate_refs import check_image_reference, check_model_name
 from ..catalog import InstanceSpec, get_instance_spec
 from ..eks import addons as _addons
-from ..eks._names import check_label_key, check_label_value
 from ..eks.manifests import check_name
 from ..eks.vpc_cni import POD_IDENTITY_PRINCIPAL
 from ..errors import FmTypeError, FmValidationError, is_token
