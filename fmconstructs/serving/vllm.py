@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._validate import check_count, check_str_sequence
-from .._validate_k8s import check_dns_label, check_namespace
+from .._validate_k8s import check_dns_label, check_labels, check_namespace
 from .._validate_refs import check_image_reference, check_model_name
 from ..catalog import get_instance_spec
 from ..errors import FmValidationError, is_token
@@ -171,6 +171,7 @@ class ServerSpec:
     def __post_init__(self) -> None:
         check_dns_label("name", self.name)
         check_namespace("namespace", self.namespace)
+        object.__setattr__(self, "node_selector", check_labels("node_selector", self.node_selector))
         check_image_reference("image", self.image)
         if self.served_model_name is not None:
             check_model_name("served_model_name", self.served_model_name)
