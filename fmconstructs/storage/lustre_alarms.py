@@ -210,7 +210,12 @@ class _LustreAlarms(_Construct):
         None until then (see :attr:`export_alarms`). Alarms go to ``topic`` when given. ``period`` default 5 minutes.
         """
         if self._export_alarm_settings is not None:
-            raise FmValidationError("add_export_alarms", "a second call", "called once per file system")
+            # Not a child check: the alarms may wait for the first exporting data repository (see above).
+            raise FmValidationError(
+                "add_export_alarms",
+                f"a second call on {self.node.path}",
+                "called once per file system (keep the first call's alarms: export_alarms)",
+            )
         self._export_alarm_settings = check_export_alarm_settings(
             topic=topic,
             backlog_age_seconds=export_backlog_age_seconds,
