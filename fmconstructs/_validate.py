@@ -34,6 +34,7 @@ __all__ = [
     "check_construct",
     "check_count",
     "check_enum",
+    "check_first_call",
     "check_number",
     "check_optional_count",
     "check_str",
@@ -326,6 +327,20 @@ def check_scope_id(scope: object, id: object) -> None:
         raise FmValidationError("id", id, f"unique among the children of {scope.node.path or 'the app'}")
 
 
+def check_first_call(scope: object, id: str, *, method: str, remedy: str) -> None:
+    """Refuse a second call of a helper that creates the child ``id`` of ``scope`` (a fixed construct id): the
+    library's error naming ``method``, the id and ``remedy`` (what to do), before jsii's "There is already a Construct
+    with name ..." error. Helpers that return what they made before call nothing and stay idempotent instead."""
+    if not _is_construct(scope):
+        raise FmTypeError("scope", scope, f"a Construct (got a {_type_name(scope)})")
+    if scope.node.try_find_child(id) is not None:
+        raise FmValidationError(
+            method,
+            f"a second call on {scope.node.path or 'the app'}",
+            f"called once: the first call created its child {id!r} ({remedy})",
+        )
+
+
 def check_instance(parameter: str, value: object, expected: type | tuple[type, ...], what: str) -> Any:
     """``isinstance`` with the library's error (for Python and jsii classes such as ``Duration``)."""
     if not isinstance(value, expected):
@@ -451,59 +466,6 @@ def check_metric_period(parameter: str, value: object, *, alarm: bool = False) -
             f"{'alarm' if alarm else 'metric'} (nearest: {nearest})",
         )
     return seconds
-
-
-# --- tags --------------------------------------------------------------------------------------------------------
-
-# AWS General Reference / Tagging AWS Resources "Tag naming limits and requirements": keys 1-128 and values 0-256
-# Unicode characters; "Don't use aws:, AWS:, or any upper or lowercase combination of such as a prefix for either
-# keys or values" (reserved for AWS use; CloudFormation and the EC2 API refuse such user tags).
-RESERVED_TAG_PREFIX = "aws:"
-
-
-def check_tag_key(parameter: str, key: object) -> Any:
-    """A tag key (or a string token) that does not start with the reserved ``aws:`` prefix (any case)."""
-    text = check_str(parameter, key, min_length=1, max_length=128, allowed="a tag key of 1-128 characters")
-    if known(text) and text.lower().startswith(RESERVED_TAG_PREFIX):
-        raise FmValidationError(parameter, key, "a tag key not starting with 'aws:' (reserved for AWS, any case)")
-    return text
-
-
-def check_tags(parameter: str, value: object) -> dict[str, Any]:
-    """Resource tags: a mapping of tag key (:func:`check_tag_key`) to a value of at most 256 characters."""
-    if not isinstance(value, Mapping):
-        raise FmTypeError(parameter, value, f"a mapping of str to str (got a {_type_name(value)})")
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        check_tag_key(f"{parameter} key", key)
-        out[key] = check_str(f"{parameter}[{key!r}]", item, max_length=256, allowed="a tag value of 0-256 characters")
-    return out
-
-
-# Karpenter v1 EC2NodeClass ``spec.tags`` (aws/karpenter-provider-aws ``pkg/apis/v1/ec2nodeclass.go``, kubebuilder
-# XValidation): "empty tag keys aren't supported"; "tag contains a restricted tag matching eks:eks-cluster-name",
-# "... kubernetes.io/cluster/" (``!k.startsWith('kubernetes.io/cluster')``), "... karpenter.sh/nodepool",
-# "... karpenter.sh/nodeclaim", "... karpenter.k8s.aws/ec2nodeclass": Karpenter sets these itself.
-KARPENTER_RESTRICTED_TAG_KEYS = frozenset(
-    {"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
-)
-KARPENTER_RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
-
-
-def check_karpenter_node_tags(parameter: str, value: object) -> dict[str, Any]:
-    """Tags Karpenter applies to the instances it launches (EC2NodeClass / Auto Mode NodeClass ``spec.tags``):
-    :func:`check_tags` (no ``aws:`` key) and none of Karpenter's restricted keys."""
-    tags = check_tags(parameter, value)
-    for key in tags:
-        if known(key) and (key in KARPENTER_RESTRICTED_TAG_KEYS or key.startswith(KARPENTER_RESTRICTED_TAG_PREFIX)):
-            restricted = ", ".join(sorted(KARPENTER_RESTRICTED_TAG_KEYS))
-            raise FmValidationError(
-                f"{parameter} key",
-                key,
-                f"a tag key Karpenter does not set itself (not {KARPENTER_RESTRICTED_TAG_PREFIX}/*, {restricted}: "
-                "karpenter-provider-aws EC2NodeClass spec.tags)",
-            )
-    return tags
 
 
 # --- mount points: one rule for PCS, EKS, ParallelCluster, HyperPod and the Lustre client -------------------------

@@ -17,7 +17,6 @@ Wired by :class:`~fmconstructs.capacity_events.CapacityBlockEvents`; the run-tim
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -29,17 +28,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
-from .._validate import check_bool, check_enum, check_str
+from .._validate import check_bool, check_enum
+from .._validate_k8s import check_label_key
 from ..errors import FmValidationError
 from .handler.job_warning import DEFAULT_POD_ANNOTATION, SLURM_SIGNALS, slurm_signal_name
-
-# A Kubernetes annotation key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters that
-# begins and ends with an alphanumeric character, with "-", "_", "." between (Kubernetes docs, "Annotations",
-# "Syntax and character set").
-_ANNOTATION_KEY = re.compile(
-    r"(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
-    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-)
 
 #: The ClusterRole rules the pod warning adds to the cordon's: list and patch pods, create events. No delete, no evict.
 JOB_WARNING_RULES: tuple[dict[str, Any], ...] = (
@@ -86,13 +78,7 @@ class JobWarning:
             object.__setattr__(self, "slurm_signal", name)
         check_enum("slurm_signal_scope", self.slurm_signal_scope, SlurmSignalScope)
         if self.pod_annotation is not None:
-            check_str(
-                "pod_annotation",
-                self.pod_annotation,
-                pattern=_ANNOTATION_KEY,
-                allowed="a Kubernetes annotation key ([prefix/]name, name at most 63 characters)",
-                max_length=316,
-            )
+            check_label_key("pod_annotation", self.pod_annotation, kind="annotation")
         check_bool("pod_event", self.pod_event)
 
     def settings(self) -> dict[str, Any]:

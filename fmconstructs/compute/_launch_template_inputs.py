@@ -19,9 +19,10 @@ from .._validate import (
     check_sequence,
     check_str,
     check_subnet,
-    check_tag_key,
     check_vpc,
 )
+from .._validate_tags import MAX_TAGS_PER_RESOURCE as MAX_TAGS_PER_RESOURCE
+from .._validate_tags import check_tags
 from ..bootstrap import BootstrapDelivery
 from ..bootstrap.loader import NAME_PATTERN
 from ..capacity import Capacity, ReservationTargetForm
@@ -171,10 +172,6 @@ def _check_image_and_volume_inputs(
         check_mount_point("instance_store_mount_point", instance_store_mount_point)
 
 
-#: Tags per AWS resource ("Tag restrictions: Maximum number of tags per resource - 50", AWS Batch User Guide "Tag
-#: restrictions" and the ECS ``Tag`` API reference; the EC2 User Guide's own table was not seen: UNCONFIRMED for EC2).
-MAX_TAGS_PER_RESOURCE = 50
-
 #: Keys the library adds to the launch template's tag specifications (launch_template.py; EKS node groups add
 #: ``fmconstructs:eks-cluster`` through ``tags``, which counts as the user's).
 #: The tag the launch template puts on what it launches, naming the instance type.
@@ -199,12 +196,7 @@ def _check_template_inputs(
             max_length=128,
             allowed="3-128 characters of a-z, A-Z, 0-9, (, ), ., -, / and _ (EC2 LaunchTemplateName)",
         )
-    if tags is not None:
-        if not isinstance(tags, Mapping):
-            raise FmTypeError("tags", tags, f"a mapping of str to str (got a {type(tags).__name__})")
-        for key, value in tags.items():
-            check_tag_key("tags (key)", key)  # no reserved 'aws:' prefix
-            check_str(f"tags[{key!r}]" if not is_token(key) else "tags (value)", value)
+    if isinstance(tags, Mapping):
         # The template also tags what it launches with its own keys (LAUNCH_TEMPLATE_TAG_KEYS, the EKS cluster's
         # node group adds fmconstructs:eks-cluster): the user's tags leave room for them.
         own = len(LAUNCH_TEMPLATE_TAG_KEYS - set(tags))
@@ -216,6 +208,8 @@ def _check_template_inputs(
                 f"{', '.join(sorted(LAUNCH_TEMPLATE_TAG_KEYS - set(tags)))} to the instances, volumes and network "
                 f"interfaces it launches, and AWS allows {MAX_TAGS_PER_RESOURCE} tags per resource",
             )
+    if tags is not None:
+        check_tags("tags", tags)  # the one tag checker (AWS tag naming rules)
     from .launch_template import UserDataFormat  # here: launch_template imports this module first
 
     check_enum("user_data_format", user_data_format, UserDataFormat)

@@ -25,9 +25,10 @@ from .._validate import (
     check_subnet,
     check_vpc,
 )
+from .._validate_tags import check_tags
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..networking import EfaSecurityGroup
-from ._names import EKS_CLUSTER_NAME, check_tags
+from ._names import EKS_CLUSTER_NAME
 from .versions import check_kubernetes_version
 
 if TYPE_CHECKING:

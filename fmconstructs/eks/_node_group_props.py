@@ -21,6 +21,8 @@ from .._validate import (
     check_str,
     check_subnet,
 )
+from .._validate_k8s import check_label_value
+from .._validate_tags import check_tags
 from ..bootstrap import BootstrapDelivery
 from ..capacity import Capacity, CapacityBlockScaling
 from ..compute._launch_template_inputs import LAUNCH_TEMPLATE_TAG_KEYS, MAX_TAGS_PER_RESOURCE
@@ -28,7 +30,7 @@ from ..compute.launch_template import DEFAULT_ROOT_VOLUME_SIZE_GIB
 from ..errors import FmTypeError, FmValidationError, is_token
 from ..health import NodeHealthOptions
 from ..networking import ClusterPlacementGroup, EfaCardSelection
-from ._names import EKS_NODEGROUP_NAME, check_label_key, check_label_value, check_labels, check_tags
+from ._names import EKS_NODEGROUP_NAME, check_node_label_key, check_node_labels
 
 #: IMDSv2 hop limit of GPU nodes: 1, so that only host processes and ``hostNetwork`` pods reach the instance metadata
 #: service and the node role's credentials; a pod on the pod network is one hop further and gets no IMDSv2 token.
@@ -149,7 +151,7 @@ def _check_taint(parameter: str, taint: object) -> eks.TaintSpec:
         raise FmTypeError(parameter, taint, f"an aws_eks_v2.TaintSpec (got a {type(taint).__name__})")
     if taint.key is None:
         raise FmValidationError(f"{parameter}.key", None, "a taint key (Kubernetes requires one)")
-    check_label_key(f"{parameter}.key", taint.key)
+    check_node_label_key(f"{parameter}.key", taint.key, kind="taint")
     if taint.value is not None:
         check_label_value(f"{parameter}.value", taint.value, allow_empty=True)
     if taint.effect is None:
@@ -273,7 +275,7 @@ def _check_node_options(props: Mapping[str, Any]) -> dict[str, Any]:
     """Labels, taints, disks, names, roles, health, Lustre, bootstrap and IMDS: the checked values that differ."""
     labels = props["labels"]
     taints = props["taints"]
-    user_labels = check_labels("labels", labels) if labels is not None else {}
+    user_labels = check_node_labels("labels", labels) if labels is not None else {}
     user_taints = check_sequence("taints", taints, _check_taint) if taints is not None else None
     check_bool("instance_store_raid0", props["instance_store_raid0"])
     # The size range (gp3 limits) is the launch template's check.

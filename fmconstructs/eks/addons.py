@@ -18,9 +18,9 @@ from aws_cdk import Token
 from aws_cdk import aws_ecr as ecr
 
 from .._validate import check_bool, check_construct, check_count, check_str, check_str_sequence
+from .._validate_k8s import check_label_value
 from ..catalog import supports_efa
 from ..errors import FmTypeError, FmValidationError, is_token
-from ._names import check_label_value
 
 #: A chart or add-on version as Helm and EKS take it: one word without whitespace ("0.17.1", "v0.5.30",
 #: "v1.5.1-eksbuild.1"). Neither API documents a pattern; whitespace (a trailing newline) never names a version.
@@ -85,7 +85,7 @@ def _check_hyperpod_type(parameter: str, value: object) -> Any:
         raise FmValidationError(parameter, value, f"{_HYPERPOD_TYPE_TEXT}, known at synthesis (a node label value)")
     if not _HYPERPOD_TYPE.fullmatch(text):
         raise FmValidationError(parameter, value, _HYPERPOD_TYPE_TEXT)
-    return check_label_value(parameter, text)
+    return check_label_value(parameter, text, allow_empty=False)
 
 
 def check_hyperpod_instance_types(parameter: str, value: object) -> tuple[str, ...]:
@@ -410,6 +410,11 @@ def nvidia_device_plugin_values(
     return _cover_hyperpod(values, hyperpod_instance_types)
 
 
+def _instance_type_label(parameter: str, value: object) -> Any:
+    """An instance type as a node label value (not empty)."""
+    return check_label_value(parameter, value, allow_empty=False)
+
+
 def efa_device_plugin_values(
     instance_types: Sequence[str], *, hyperpod_instance_types: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -429,7 +434,7 @@ def efa_device_plugin_values(
     (aws/sagemaker-hyperpod-cli ``helm_chart/readme.md``: "Supported Instance Labels (for efa plugin)") and the
     ``aws.amazon.com/efa`` toleration the chart's own EFA plugin carries.
     """
-    types = check_str_sequence("instance_types", instance_types, item=check_label_value, min_items=1)
+    types = check_str_sequence("instance_types", instance_types, item=_instance_type_label, min_items=1)
     hyperpod = check_hyperpod_instance_types("hyperpod_instance_types", hyperpod_instance_types)
     values: dict[str, Any] = {
         "supportedInstanceLabels": {

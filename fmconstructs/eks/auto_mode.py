@@ -65,11 +65,11 @@ from .._validate import (
     check_bool,
     check_construct,
     check_count,
-    check_karpenter_node_tags,
     check_str,
     check_str_sequence,
     located,
 )
+from .._validate_tags import check_karpenter_node_tags
 from ..catalog import InstanceSpec
 from ..errors import FmTypeError, FmValidationError
 from . import _node_pools

@@ -35,6 +35,7 @@ from .._validate import (
     RemovedAttribute,
     check_bool,
     check_count,
+    check_first_call,
     check_str,
     check_str_sequence,
     known,
@@ -52,7 +53,7 @@ from . import addons as _addons
 from . import auto_mode as _auto_mode
 from . import health as _health
 from ._cluster_props import _check_role, _CheckedClusterProps, _ClusterProps, check_cluster_props
-from ._names import check_labels
+from ._names import check_node_labels
 from .manifests import check_name, compute_domain_manifest, lustre_static_volume_manifests
 from .node_group import GpuNodeGroup, GpuNodeGroupOptions, check_mount_point
 from .scheduling import KueueScheduling
@@ -155,7 +156,7 @@ class SystemNodeGroupOptions:
                 "desired_nodes", desired, f"between min_nodes ({minimum}) and max_nodes ({maximum})"
             )
         checked_labels = (
-            check_labels("labels", labels) if labels is not None else {"fmconstructs.io/node-role": "system"}
+            check_node_labels("labels", labels) if labels is not None else {"fmconstructs.io/node-role": "system"}
         )
         object.__setattr__(self, "instance_type", instance_type)
         object.__setattr__(self, "min_nodes", minimum)
@@ -488,8 +489,9 @@ class GpuEksCluster(Construct):
         """Kueue (Topology Aware Scheduling over the EKS network-node labels, all-or-nothing admission), JobSet, and
         a ClusterQueue for the GPU node groups with a LocalQueue per namespace; see
         :class:`~fmconstructs.eks.scheduling.KueueScheduling` for ``options``. Once per cluster."""
-        if self.topology_scheduling is not None:
-            raise FmValidationError("add_topology_scheduling", "a second call", "one call per cluster")
+        check_first_call(
+            self, "TopologyScheduling", method="add_topology_scheduling", remedy="use the KueueScheduling it returned"
+        )
         if self._hyperpod_instance_types:
             raise FmValidationError(
                 "add_topology_scheduling",
@@ -506,8 +508,9 @@ class GpuEksCluster(Construct):
         :meth:`~fmconstructs.eks.karpenter.Karpenter.add_gpu_node_pool`. Once per cluster."""
         from .karpenter import Karpenter
 
-        if self.karpenter is not None:
-            raise FmValidationError("add_karpenter", "a second call", "one call per cluster")
+        check_first_call(
+            self, "Karpenter", method="add_karpenter", remedy="use cluster.karpenter, the Karpenter it returned"
+        )
         self.karpenter = Karpenter(self, "Karpenter", cluster=self, **options)
         return self.karpenter
 
@@ -732,6 +735,7 @@ class GpuEksCluster(Construct):
         options = check_str_sequence("mount_options", mount_options, item=_check_mount_option, min_items=1)
         if host_mount_point is not None:
             check_mount_point("host_mount_point", host_mount_point)
+        self._check_manifest_id(id)
         addon = self.add_fsx_csi_driver()
         file_system.allow_clients_from(self.cluster)
         volume = file_system.eks_static_volume(mount_options=options)
@@ -758,10 +762,20 @@ class GpuEksCluster(Construct):
         """
         check_str("id", id, min_length=1, allowed="a non-empty construct id")
         body = compute_domain_manifest(name=name, namespace=namespace, num_nodes=num_nodes)
+        self._check_manifest_id(id)
         chart = self.add_nvidia_dra_driver()
         manifest = self.cluster.add_manifest(id, body)
         manifest.node.add_dependency(chart)
         return manifest
+
+    def _check_manifest_id(self, id: str) -> None:
+        """``id`` of a new manifest (``add_manifest`` names it ``manifest-<id>``) not taken yet."""
+        if self.cluster.node.try_find_child(f"manifest-{id}") is not None:
+            raise FmValidationError(
+                "id",
+                id,
+                "an id no other manifest of this cluster has (add_lustre_volume, add_compute_domain, add_manifest)",
+            )
 
 
 #: A Lustre mount option: what the storage mount script and the CSI driver accept (no spaces, commas or quotes).

@@ -61,11 +61,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from .._validate import check_bool, check_count, check_enum, check_karpenter_node_tags, check_str, check_str_sequence
+from .._validate import check_bool, check_count, check_enum, check_str, check_str_sequence
 from .._validate_ids import CAPACITY_RESERVATION_ID, check_service_id
+from .._validate_k8s import check_karpenter_labels
+from .._validate_tags import check_karpenter_node_tags
 from ..catalog import CATALOG, InstanceSpec, InterfaceType
 from ..errors import FmTypeError, FmValidationError, is_token
-from ._names import check_karpenter_labels
 from ._node_group_props import refuse_unknown_options
 from .addons import EFA_PRESENT_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY
 from .manifests import check_name

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._validate import check_bool, check_count
+from .._validate_k8s import check_dns_subdomain, check_namespace
 from ..errors import FmTypeError
 from ..storage.client import EksStaticVolume
-from ._names import check_dns_label, check_dns_subdomain
 
 #: The DRA driver's ComputeDomain API (NVIDIA k8s-dra-driver-gpu, ``resource.nvidia.com/v1beta1``).
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
@@ -22,7 +22,7 @@ def check_name(parameter: str, name: object, *, label: bool = False) -> None:
     """A Kubernetes object name: a DNS-1123 subdomain, or a DNS-1123 label for namespaces (Kubernetes "Object Names
     and IDs"; k8s.io/apimachinery ``IsDNS1123Subdomain``/``IsDNS1123Label``). Raises FmTypeError for a non-str."""
     if label:
-        check_dns_label(parameter, name)
+        check_namespace(parameter, name)
     else:
         check_dns_subdomain(parameter, name)
 

@@ -49,10 +49,10 @@ a stub ``curl`` answers the API).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from .._validate import check_str, check_str_sequence
+from .._validate import check_str_sequence
+from .._validate_k8s import check_label_key
 from ..errors import FmValidationError, is_token
 from . import metric_names as names
 from .checks import render_check_library
@@ -63,9 +63,8 @@ __all__ = ["PASS_PREFIX", "render_kubernetes_node_gate"]
 #: The annotation value of a node that passed starts with this; a failed node's with ``FAIL``.
 PASS_PREFIX = "PASS"
 
-# A qualified Kubernetes key (``prefix/name``): DNS subdomain prefix, then a name (k8s.io/apimachinery
-# IsQualifiedName). Kept literal here (the script is rendered at synth time).
-_QUALIFIED_KEY = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+# A domain-prefixed Kubernetes key (``prefix/name``, k8s.io/apimachinery IsDomainPrefixedKey: the label-key rule of
+# fmconstructs._validate_k8s with a prefix). Literal only (the script is rendered at synth time).
 _KEY_TEXT = "a qualified Kubernetes key 'prefix/name' such as 'fmconstructs.io/node-checks'"
 
 _GATE = r"""
@@ -214,8 +213,8 @@ exit 1
 def _check_key(parameter: str, value: object) -> str:
     if is_token(value):
         raise FmValidationError(parameter, value, "a literal value (the gate is rendered at synth time)")
-    key: str = check_str(parameter, value, pattern=_QUALIFIED_KEY, allowed=_KEY_TEXT)
-    if len(key.partition("/")[0]) > 253:
+    key: str = check_label_key(parameter, value, kind=parameter.partition("_")[0])
+    if "/" not in key:
         raise FmValidationError(parameter, value, _KEY_TEXT)
     return key
 

@@ -11,11 +11,11 @@ published"), so pass the image you built from that Dockerfile, by tag or digest.
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any
 
-from .._validate import check_count, check_str
+from .._validate import check_count
+from .._validate_k8s import check_dns_subdomain, check_namespace
 from .._validate_refs import check_image_reference
 from ..catalog import get_instance_spec
 from ..errors import FmValidationError
@@ -23,7 +23,6 @@ from ..networking.interfaces import plan_network_interfaces
 from . import rules
 from .nccl import JOB_NAME, LD_LIBRARY_PATH, METRICS_FILE, NcclCheckSpec, _mpirun_command, report_script
 
-_K8S_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 REPORT_MOUNT = "/fm-nccl"
 RESULTS_MOUNT = "/results"
 
@@ -122,8 +121,8 @@ def render_mpijob_manifests(
     if spec.pairwise:
         # Not rendered for the MPIJob: its launcher runs one all-node test (per-node attribution is Slurm only).
         raise FmValidationError("spec.pairwise", True, "False on EKS (pairwise runs are rendered for Slurm only)")
-    check_str("results_claim", results_claim, pattern=_K8S_NAME, allowed="a PersistentVolumeClaim name")
-    check_str("namespace", namespace, pattern=_K8S_NAME, allowed="a Kubernetes namespace name")
+    check_dns_subdomain("results_claim", results_claim)  # a PersistentVolumeClaim name (an object name)
+    check_namespace("namespace", namespace)
     instance = get_instance_spec(instance_type)
     if spec.instance_type is not None and spec.instance_type != instance_type:
         raise FmValidationError(

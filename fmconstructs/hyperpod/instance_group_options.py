@@ -43,6 +43,7 @@ from typing import Any
 from aws_cdk import aws_sagemaker as sagemaker
 
 from .._validate import check_count, check_enum, check_str
+from .._validate_k8s import LABEL_KEY_MAX, check_label_key, check_label_value
 from .._validate_schedule import check_aws_cron
 from ..errors import FmTypeError, FmValidationError, is_token
 from . import rules
@@ -70,19 +71,13 @@ class BatchSizeType(str, Enum):
     CAPACITY_PERCENTAGE = "CAPACITY_PERCENTAGE"
 
 
-#: botocore ``ClusterKubernetesLabelKey`` / ``ClusterKubernetesTaintKey``: 1-317 characters.
-KUBERNETES_KEY = re.compile(
-    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
-)
-KUBERNETES_KEY_MAX_LENGTH = 317
-#: botocore ``ClusterKubernetesLabelValue`` / ``ClusterKubernetesTaintValue``: 1-63 characters.
-KUBERNETES_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-KUBERNETES_VALUE_MAX_LENGTH = 63
+#: botocore ``ClusterKubernetesLabelKey`` / ``ClusterKubernetesTaintKey``: 1-317 characters of Kubernetes' label-key
+#: pattern; ``ClusterKubernetesLabelValue`` / ``ClusterKubernetesTaintValue``: 1-63 of its label-value pattern (the
+#: library's one Kubernetes checker, :mod:`fmconstructs._validate_k8s`).
+_SAGEMAKER = "botocore sagemaker ClusterKubernetesLabelKey"
 #: botocore ``ClusterKubernetesLabels`` and ``ClusterKubernetesTaints``: at most 50 each.
 MAX_KUBERNETES_LABELS = 50
 MAX_KUBERNETES_TAINTS = 50
-_KEY_ALLOWED = "a Kubernetes key of 1-317 characters ([prefix/]name, botocore ClusterKubernetesLabelKey)"
-_VALUE_ALLOWED = "1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 
 #: ``ScheduledUpdateConfig.ScheduleExpression`` pattern of the CloudFormation schema (botocore sets none; 1-256
 #: characters): ``cron(<minute> <hour> <day> <month> <day of week> <year>)``.
@@ -108,15 +103,13 @@ IMAGE_ID_ALLOWED = (
 )
 
 
-def _kubernetes_key(parameter: str, value: object) -> str:
-    key: str = check_str(parameter, value, pattern=KUBERNETES_KEY, max_length=KUBERNETES_KEY_MAX_LENGTH,
-                         min_length=1, allowed=_KEY_ALLOWED)  # fmt: skip
+def _kubernetes_key(parameter: str, value: object, *, kind: str = "label") -> str:
+    key: str = check_label_key(parameter, value, max_length=LABEL_KEY_MAX, service=_SAGEMAKER, kind=kind)
     return key
 
 
 def _kubernetes_value(parameter: str, value: object) -> str:
-    checked: str = check_str(parameter, value, pattern=KUBERNETES_VALUE, min_length=1,
-                             max_length=KUBERNETES_VALUE_MAX_LENGTH, allowed=_VALUE_ALLOWED)  # fmt: skip
+    checked: str = check_label_value(parameter, value, allow_empty=False)  # ClusterKubernetesLabelValue: min 1
     return checked
 
 
@@ -129,7 +122,7 @@ class KubernetesTaint:
     value: str | None = None
 
     def __post_init__(self) -> None:
-        _kubernetes_key("key", self.key)
+        _kubernetes_key("key", self.key, kind="taint")
         check_enum("effect", self.effect, TaintEffect)
         if self.value is not None:
             _kubernetes_value("value", self.value)
@@ -157,7 +150,7 @@ class HyperPodKubernetesConfig:
         if len(self.labels) > MAX_KUBERNETES_LABELS:
             raise FmValidationError("labels", len(self.labels), f"at most {MAX_KUBERNETES_LABELS} labels")
         for key, value in self.labels.items():
-            _kubernetes_key("labels", key)
+            _kubernetes_key("labels key", key)
             _kubernetes_value(f"labels[{key!r}]", value)
         if isinstance(self.taints, str | bytes) or not isinstance(self.taints, Sequence):
             raise FmTypeError("taints", self.taints, "a list of KubernetesTaint")

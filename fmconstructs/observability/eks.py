@@ -16,7 +16,6 @@ schemas.
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,8 @@ from aws_cdk import aws_eks as eks_l1
 from constructs import Construct
 
 from .._rules import warn
-from .._validate import check_bool, check_instance, check_scope_id, check_sequence, check_str, check_subnet, located
+from .._validate import check_bool, check_instance, check_scope_id, check_sequence, check_subnet, located
+from .._validate_k8s import check_namespace
 from ..eks import GpuEksCluster
 from ..eks.addons import ChartSource, check_chart_source
 from ..eks.versions import version_tuple
@@ -64,7 +64,6 @@ TEXTFILE_MOUNT = "/textfile"
 _COLLECTOR_UID = 65534
 #: Kubernetes namespace names are DNS-1123 labels (Kubernetes docs "Namespaces" / "Object Names and IDs": at most 63
 #: lowercase alphanumerics or '-', starting and ending with an alphanumeric).
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def _synth_label(cluster_label: object) -> str:
@@ -155,7 +154,7 @@ def node_exporter_manifests(
     critical pods; a pod without a critical priority class gets the other 2 minutes). A crashed node runs no hook:
     its pod stays a target of the endpoints role (Prometheus discovers not-ready addresses too) and fails scrapes.
     """
-    check_str("namespace", namespace, pattern=_DNS1123_LABEL, allowed="a Kubernetes namespace name (DNS-1123 label)")
+    check_namespace("namespace", namespace)
     if is_token(namespace):
         raise FmValidationError("namespace", namespace, "a namespace known at synth time")
     wait = shutdown_wait_seconds(scrape_interval)

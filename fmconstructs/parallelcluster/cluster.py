@@ -58,10 +58,10 @@ from .._validate import (
     check_scope_id,
     check_sequence,
     check_str,
-    check_tag_key,
     known,
     located,
 )
+from .._validate_tags import check_tags
 from ..budgets import check_template_budgets
 from ..errors import FmTypeError, FmValidationError, WarningId, add_warning
 from ..images import GpuNodeImage
@@ -469,16 +469,8 @@ class ParallelCluster(_ClusterConfig, _ClusterBootstraps, _ClusterLustreEfa, Con
     def _check_tags(tags: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
         if tags is None:
             return ()
-        if not isinstance(tags, Mapping):
-            raise FmTypeError("tags", tags, "a mapping of tag key to value")
-        out = []
-        for key, value in tags.items():
-            check_tag_key("tags (key)", key)  # 1-128 characters, no reserved 'aws:' prefix
-            check_str(f"tags[{key!r}]", value, max_length=256, allowed="a tag value of up to 256 characters")
-            if known(key) and key.startswith(_RESERVED_TAG_PREFIX):
-                raise FmValidationError("tags (key)", key, f"a key not starting with {_RESERVED_TAG_PREFIX!r}")
-            out.append((key, value))
-        return tuple(out)
+        # The one tag checker (AWS tag naming rules) and ParallelCluster's own prefix.
+        return tuple(check_tags("tags", tags, reserved_prefixes=(_RESERVED_TAG_PREFIX,)).items())
 
     def _warn_retained_dependencies(self) -> None:
         deleted = [

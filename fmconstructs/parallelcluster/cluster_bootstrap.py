@@ -342,7 +342,12 @@ class _ClusterBootstraps(_Construct):
         one (not attached yet), attach it to the head node with :meth:`add_head_node_bootstrap` after this call
         (checked at synthesis). Returns the bootstrap."""
         if self._imex_bootstrap is not None:
-            raise FmValidationError("enable_imex", "called twice", "one call per cluster")
+            # Not a child check: a bootstrap of the caller's may hold the step (no ImexBootstrap child then).
+            raise FmValidationError(
+                "enable_imex",
+                f"a second call on {self.node.path}",
+                "called once per cluster (keep the head node bootstrap the first call returned)",
+            )
         ultra = [
             queue.name
             for queue in self.queues

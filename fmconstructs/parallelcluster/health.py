@@ -56,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .._validate import check_instance
+from .._validate import check_first_call, check_instance
 from ..bootstrap import NodeBootstrap
 from ..compute.slurm_scripts import SlurmHook
 from ..errors import FmValidationError, WarningId, add_warning
@@ -215,6 +215,10 @@ def enable_node_health(
     targets = cluster._targets("queues", queues, names, "queue")
     if node_bootstrap is not None and len(targets) != 1:
         raise FmValidationError("queues", list(targets), "exactly one queue with node_bootstrap (its OnNodeConfigured)")
+    for name in targets if node_bootstrap is None else ():
+        check_first_call(cluster, f"NodeHealth{_pascal(name)}", method="enable_node_health", remedy=_AGAIN % name)
+    if options.prolog_checks and head_bootstrap is None:
+        check_first_call(cluster, "NodeHealthProlog", method="enable_node_health", remedy=_PROLOG_AGAIN)
     created: list[NodeBootstrap] = []
     for name in targets:
         queue = cluster.queues[names.index(name)]
@@ -239,6 +243,12 @@ def enable_node_health(
             cluster.add_head_node_bootstrap(head, event=CustomActionEvent.ON_NODE_CONFIGURED)
         created.append(head)
     return created
+
+
+_AGAIN = "queue %r has node health already: pass queues= naming only the queues not enabled yet"
+_PROLOG_AGAIN = (
+    "the head node runs the PROLOG checks already: pass head_bootstrap= or NodeHealthOptions(prolog_checks=False)"
+)
 
 
 def _dispatch() -> str:

@@ -57,7 +57,7 @@ from aws_cdk import aws_iam as iam
 from constructs import IValidation
 
 from .. import _nag
-from .._validate import check_count, check_enum, check_instance, known
+from .._validate import check_count, check_enum, check_first_call, check_instance, known
 from ..bootstrap import NodeBootstrap
 from ..errors import FmValidationError
 from ..topology import slurm as _slurm
@@ -286,6 +286,7 @@ def enable_slurm_topology(
         )
     own = bootstrap is None
     if bootstrap is None:
+        check_first_call(cluster, "SlurmTopology", method="enable_slurm_topology", remedy="one topology per cluster")
         bootstrap = NodeBootstrap(cluster, "SlurmTopology", name="slurm-topology")
     bootstrap.add_step(TOPOLOGY_STEP, _commands(cluster, types), files=_files(cluster.queues, interval_minutes))
     cluster.add_custom_slurm_settings(TOPOLOGY_SLURM_SETTINGS[0])

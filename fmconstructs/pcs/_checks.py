@@ -8,7 +8,6 @@ pass unchecked and are never shown raw.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from aws_cdk import Duration
@@ -20,9 +19,9 @@ from .._validate import (
     check_security_group,
     check_str,
     check_subnet,
-    check_tag_key,
     check_vpc,
 )
+from .._validate_tags import check_tags as check_aws_tags
 from ..errors import FmTypeError
 
 __all__ = [
@@ -70,14 +69,7 @@ def check_tags(parameter: str, tags: object) -> dict[str, str] | None:
     """A mapping of str to str (keys and values may be tokens), or None."""
     if tags is None:
         return None
-    if not isinstance(tags, Mapping):
-        raise FmTypeError(parameter, tags, f"a mapping of str to str (got a {type(tags).__name__})")
-    out: dict[str, str] = {}
-    for key, value in tags.items():
-        check_tag_key(f"{parameter} key", key)  # 1-128 characters, no reserved 'aws:' prefix
-        check_str(f"{parameter}[{key}]", value)
-        out[key] = value
-    return out
+    return check_aws_tags(parameter, tags)  # the one tag checker (AWS tag naming rules)
 
 
 def check_duration(parameter: str, value: object) -> Duration | None:

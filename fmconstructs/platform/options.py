@@ -41,9 +41,9 @@ from .._validate_ids import (
     ServiceId,
     check_service_id,
 )
+from .._validate_k8s import check_dns_subdomain, check_namespace
 from ..capacity import CapacityBlockScaling
 from ..catalog import check_instance_type
-from ..eks._names import check_dns_label, check_dns_subdomain
 from ..eks.node_group import check_mount_point
 from ..eks.versions import check_kubernetes_version
 from ..errors import FmValidationError, is_token
@@ -529,7 +529,7 @@ class EksOptions:
             _check_id("cluster_name", self.cluster_name, EKS_CLUSTER_NAME)
         check_bool("gpu_addons", self.gpu_addons)
         check_dns_subdomain("volume_name", self.volume_name)
-        check_dns_label("namespace", self.namespace)
+        check_namespace("namespace", self.namespace)
         check_bool("create_namespace", self.create_namespace)
 
 

@@ -27,11 +27,11 @@ from constructs import Construct, IConstruct
 
 from .. import _nag
 from .._rules import warn
-from .._validate import check_count, check_number, located
+from .._validate import check_count, check_first_call, check_number, located
+from .._validate_k8s import check_label_key, check_label_value
 from .._validate_refs import check_image_reference, check_model_name
 from ..catalog import InstanceSpec, get_instance_spec
 from ..eks import addons as _addons
-from ..eks._names import check_label_key, check_label_value
 from ..eks.manifests import check_name
 from ..eks.vpc_cni import POD_IDENTITY_PRINCIPAL
 from ..errors import FmTypeError, FmValidationError, is_token
@@ -479,8 +479,9 @@ class ModelServer(Construct):
         child ``Endpoint``; once per server): an internal NLB by default, only the LeaderWorkerSet leaders (the pods
         that serve the API) of a multi-node server, applied after the server's namespace and Service. TLS on 443 with
         ``certificate``; ``scheme=INTERNET_FACING`` needs ``allow_internet_facing=True`` and warns."""
-        if self.node.try_find_child("Endpoint") is not None:
-            raise FmValidationError("add_endpoint", self.name, "one endpoint per model server (a second call)")
+        check_first_call(
+            self, "Endpoint", method="add_endpoint", remedy="one endpoint per model server: keep the first"
+        )
         endpoint = ModelServerEndpoint(
             self,
             "Endpoint",
@@ -515,8 +516,9 @@ class ModelServer(Construct):
         autoscaler's other parameters (``activation_threshold``, ``wake_query``, ``cluster_label``,
         ``polling_interval_seconds``, ``cooldown_period_seconds``, ``keda``). Each replica is a whole node (or a
         LeaderWorkerSet group): size ``max_replicas`` to the capacity."""
-        if self.node.try_find_child("Autoscaling") is not None:
-            raise FmValidationError("add_autoscaling", self.name, "one autoscaler per model server (a second call)")
+        check_first_call(
+            self, "Autoscaling", method="add_autoscaling", remedy="one autoscaler per model server: keep the first"
+        )
         multi = self.parallelism.nodes > 1
         autoscaler = ModelServerAutoscaler(
             self,

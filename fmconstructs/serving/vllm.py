@@ -18,13 +18,13 @@ pods of a LeaderWorkerSet run Ray only: no port, no probes.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._validate import check_count, check_str, check_str_sequence
+from .._validate import check_count, check_str_sequence
+from .._validate_k8s import check_dns_label, check_labels, check_namespace
 from .._validate_refs import check_image_reference, check_model_name
 from ..catalog import get_instance_spec
 from ..errors import FmValidationError, is_token
@@ -39,16 +39,6 @@ GPU_TAINT_KEY = "nvidia.com/gpu"
 #: The well-known node label holding the EC2 instance type (kubelet sets it on every node, managed node groups and
 #: Karpenter alike; fmconstructs.eks.addons.INSTANCE_TYPE_LABEL).
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-#: A DNS-1123 label (Kubernetes "Object Names and IDs"): names of the server, its namespace and its objects.
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-
-
-def check_dns_label(parameter: str, value: object) -> Any:
-    """A DNS-1123 label: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit (the rule
-    of fmconstructs.eks._names.check_dns_label, without importing fmconstructs.eks)."""
-    allowed = "a DNS-1123 label: 1-63 of a-z, 0-9 and '-', starting and ending with a letter or digit"
-    return check_str(parameter, value, pattern=_DNS_LABEL, allowed=allowed)
-
 
 # --- pins ----------------------------------------------------------------------------------------------------------
 #: vLLM v0.30.0. The vLLM repository snapshot could not be fetched here (1.1 GB, over the 500 MB limit), so "the newest
@@ -180,7 +170,8 @@ class ServerSpec:
 
     def __post_init__(self) -> None:
         check_dns_label("name", self.name)
-        check_dns_label("namespace", self.namespace)
+        check_namespace("namespace", self.namespace)
+        object.__setattr__(self, "node_selector", check_labels("node_selector", self.node_selector))
         check_image_reference("image", self.image)
         if self.served_model_name is not None:
             check_model_name("served_model_name", self.served_model_name)
@@ -338,7 +329,7 @@ def service_selector(name: str, *, multi_node: bool) -> dict[str, str]:
 def render_service(*, name: str, namespace: str, multi_node: bool = False) -> dict[str, Any]:
     """The ClusterIP ``Service`` ``name`` on port 8000 (``http``) of the serving pods."""
     check_dns_label("name", name)
-    check_dns_label("namespace", namespace)
+    check_namespace("namespace", namespace)
     return {
         "apiVersion": "v1",
         "kind": "Service",

@@ -33,7 +33,15 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from .._validate import check_bool, check_construct, check_count, check_metric_period, check_number, known
+from .._validate import (
+    check_bool,
+    check_construct,
+    check_count,
+    check_first_call,
+    check_metric_period,
+    check_number,
+    known,
+)
 from ..errors import FmValidationError, WarningId, add_warning
 from ._checks import check_instance
 
@@ -130,6 +138,12 @@ def add_export_alarms(
     paths: tuple[str, ...],
 ) -> ExportAlarms:
     """The backlog alarm, and the failure alarm when ``settings.failures`` and a log group with errors logged."""
+    check_first_call(
+        scope,
+        "ExportBacklogAlarm",
+        method="add_export_alarms",
+        remedy="keep the alarms it returned, or give each file system its own scope",
+    )
     where = ", ".join(p for p in paths if known(p)) or "its auto-export paths"
     backlog = export_backlog_metric(file_system_id, settings.period).create_alarm(
         scope,

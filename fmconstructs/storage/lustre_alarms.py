@@ -14,6 +14,7 @@ from constructs import Construct
 from .._validate import (
     check_construct,
     check_count,
+    check_first_call,
     check_metric_period,
     check_number,
     known,
@@ -91,6 +92,9 @@ class _LustreAlarms(_Construct):
                 (self.storage_capacity_gib, self.deployment_type),
                 "known (pass them to from_lustre_file_system_attributes) to size saturation alarms",
             )
+        check_first_call(
+            self, "ThroughputSaturationAlarm", method="add_saturation_alarms", remedy="keep the alarms it returned"
+        )
         _check_saturation_inputs(topic, throughput_ratio, free_capacity_ratio, storage_target_used_percent)
         evaluation_periods = check_count("evaluation_periods", evaluation_periods, minimum=1)
         check_instance("period", period, Duration, "a Duration (Duration.minutes(n))")
@@ -206,7 +210,12 @@ class _LustreAlarms(_Construct):
         None until then (see :attr:`export_alarms`). Alarms go to ``topic`` when given. ``period`` default 5 minutes.
         """
         if self._export_alarm_settings is not None:
-            raise FmValidationError("add_export_alarms", "a second call", "called once per file system")
+            # Not a child check: the alarms may wait for the first exporting data repository (see above).
+            raise FmValidationError(
+                "add_export_alarms",
+                f"a second call on {self.node.path}",
+                "called once per file system (keep the first call's alarms: export_alarms)",
+            )
         self._export_alarm_settings = check_export_alarm_settings(
             topic=topic,
             backlog_age_seconds=export_backlog_age_seconds,

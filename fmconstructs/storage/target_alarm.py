@@ -25,7 +25,7 @@ from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from .._validate import check_construct, check_count, check_metric_period, check_number, known
+from .._validate import check_construct, check_count, check_first_call, check_metric_period, check_number, known
 from ..errors import FmValidationError
 from ._checks import check_instance
 
@@ -65,6 +65,12 @@ def add_storage_target_alarm(
 
     :param period: default 5 minutes.
     """
+    check_first_call(
+        scope,
+        "StorageTargetFullAlarm",
+        method="add_storage_target_alarm",
+        remedy="keep the alarm it returned, or give each file system its own scope",
+    )
     used_percent = check_used_percent("storage_target_used_percent", used_percent)
     if topic is not None:
         check_construct("topic", topic, attribute="topic_arn", expected="an sns.ITopic")

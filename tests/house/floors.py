@@ -57,6 +57,8 @@ FLOORS: Mapping[str, int] = {
     "_validate_ids": 0,
     "_validate_refs": 0,
     "_validate_schedule": 0,
+    "_validate_k8s": 0,
+    "_validate_tags": 0,
     "_rules": 0,
     "_lazy": 0,
     "_renames": 0,

@@ -415,7 +415,7 @@ def test_token_counts_are_accepted():
         (lambda: gpu(image_id=42), "image_id"),
         (lambda: HyperPodCapacity(training_plan_arn=PLAN, capacity_type=CapacityType.SPOT), "capacity_type"),
         (lambda: HyperPodCapacity(capacity_type="Spot"), "capacity_type"),
-        (lambda: HyperPodKubernetesConfig(labels={"-bad": "x"}), "labels"),
+        (lambda: HyperPodKubernetesConfig(labels={"-bad": "x"}), "labels key"),
         (lambda: HyperPodKubernetesConfig(labels={"team": "a b"}), "labels['team']"),
         (lambda: HyperPodKubernetesConfig(labels={"team": ""}), "labels['team']"),
         (lambda: HyperPodKubernetesConfig(labels={f"k{i}": "v" for i in range(51)}), "labels"),

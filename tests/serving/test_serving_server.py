@@ -505,7 +505,7 @@ def test_local_eks_names_match_fmconstructs_eks():
 
 @pytest.mark.parametrize("name", ["Llama", "llama_8b", "-llama", "a" * 64, ""])
 def test_server_names_are_dns_labels(name):
-    with pytest.raises(FmValidationError, match=r"^name must be a DNS-1123 label"):
+    with pytest.raises(FmValidationError, match=r"^name must be a Kubernetes DNS-1123 label"):
         vllm.render_service(name=name, namespace="fm-serving")
 
 
