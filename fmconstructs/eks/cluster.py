@@ -506,7 +506,9 @@ class GpuEksCluster(Construct):
         :meth:`add_topology_scheduling` first."""
         if self.topology_scheduling is None:
             raise FmValidationError(
-                "add_teams", "a cluster without Kueue", "called after add_topology_scheduling() (teams are Kueue queues)"
+                "add_teams",
+                "a cluster without Kueue",
+                "called after add_topology_scheduling() (teams are Kueue queues)",
             )
         return self.topology_scheduling.add_teams(teams, **options)
 

@@ -538,13 +538,20 @@ class KueueScheduling(Construct):
         return {"namespaceSelector": {}, "resourceGroups": self._resource_groups()}
 
     def add_teams(
-        self, teams: Sequence[Any], *, create_namespaces: bool = False, cohort: str | None = None
+        self,
+        teams: Sequence[Any],
+        *,
+        create_namespaces: bool = False,
+        skip_namespaces: Sequence[str] = (),
+        cohort: str | None = None,
     ) -> eks.KubernetesManifest:
         """Teams (:class:`~fmconstructs.teams.Team`) on this Kueue: a cohort, a ClusterQueue per team, a LocalQueue
         named after the team in each of its namespaces, a WorkloadPriorityClass per team
         (:mod:`fmconstructs.teams.kueue`); the platform ClusterQueue keeps the GPUs no team is guaranteed. Once.
 
-        :param create_namespaces: create the teams' namespaces (default False: they exist).
+        :param create_namespaces: create the teams' namespaces (default False: they exist), except ``default``,
+            this scheduling's own namespaces and ``skip_namespaces`` (made elsewhere). A created namespace goes with
+            the stack (its manifest is deleted with it).
         :param cohort: the cohort's name (default ``fm-teams``).
         """
         from ..teams import kueue as _teams
@@ -567,9 +574,10 @@ class KueueScheduling(Construct):
                 )
         self._teams = checked
         self.node.add_validation(_TeamsFit(self))
-        return self._add_team_objects(create_namespaces)
+        skip = {"default", *self._namespaces, *check_str_sequence("skip_namespaces", skip_namespaces)}
+        return self._add_team_objects(create_namespaces, skip)
 
-    def _add_team_objects(self, create_namespaces: bool) -> eks.KubernetesManifest:
+    def _add_team_objects(self, create_namespaces: bool, skip: set[str]) -> eks.KubernetesManifest:
         from ..teams import kueue as _teams
 
         manifests: list[dict[str, Any]] = []
@@ -578,6 +586,7 @@ class KueueScheduling(Construct):
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
                 for team in self._teams
                 for namespace in team.namespaces
+                if namespace not in skip
             ]
         manifests.append(_teams.cohort_manifest(self._cohort))
         for team in self._teams:

@@ -31,7 +31,14 @@ from ...parallelcluster import (
 from ...parallelcluster.topology import TOPOLOGY_INSTANCE_TYPES
 from .. import _health_wiring as _health
 from ..options import ParallelClusterOptions, PlatformStorage
-from ._base import Backend, BackendResult, Unsupported, nccl_image_unsupported, storage_mount_point
+from ._base import (
+    Backend,
+    BackendResult,
+    Unsupported,
+    nccl_image_unsupported,
+    slurm_teams_unsupported,
+    storage_mount_point,
+)
 
 if TYPE_CHECKING:
     from ...storage import LustreFileSystem
@@ -42,7 +49,10 @@ class ParallelClusterBackend:
     """:class:`~fmconstructs.platform.ParallelClusterOptions` -> AWS ParallelCluster."""
 
     backend = Backend.PARALLELCLUSTER
-    unsupported: tuple[Unsupported, ...] = (nccl_image_unsupported("ParallelCluster"),)
+    unsupported: tuple[Unsupported, ...] = (
+        nccl_image_unsupported("ParallelCluster"),
+        slurm_teams_unsupported("ParallelClusterOptions"),
+    )
     services: tuple[str, ...] = ("the ParallelCluster head node",)
 
     def check(
