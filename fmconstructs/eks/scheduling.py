@@ -23,6 +23,7 @@ later, ``kueue.x-k8s.io/podset-required-topology`` / ``podset-preferred-topology
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -592,7 +593,7 @@ class KueueScheduling(Construct):
         for team in self._teams:
             manifests.append(_teams.team_priority_class(team))
             queue = _teams.team_cluster_queue(team, [], {}, cohort=self._cohort)
-            queue["spec"]["resourceGroups"] = Lazy.any(_LazyValue(lambda t=team: self._team_resource_groups(t)))
+            queue["spec"]["resourceGroups"] = Lazy.any(_LazyValue(functools.partial(self._team_resource_groups, team)))
             manifests.append(queue)
             manifests += _teams.team_local_queues(team)
         manifest = self.cluster.cluster.add_manifest("KueueTeams", *manifests)

@@ -46,8 +46,14 @@ def test_every_team_object_is_valid_against_the_pinned_kueue_crd_schemas():
     assert {o["kind"] for o in objects} == {"Cohort", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue"}
     for manifest in objects:
         validate(manifest)
-    validate({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "fm-gpu"},
-              "spec": shared_queue_spec("fm-gpu", FLAVORS, TEAMS)})
+    validate(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": "fm-gpu"},
+            "spec": shared_queue_spec("fm-gpu", FLAVORS, TEAMS),
+        }
+    )
 
 
 def test_guarantees_are_taken_from_the_flavors_in_order():
@@ -79,7 +85,9 @@ def test_a_team_queue_admits_only_its_namespaces_with_its_quota_borrowing_limit_
     assert prod["spec"]["preemption"]["reclaimWithinCohort"] == "Any"
     assert dev["spec"]["preemption"] == {"withinClusterQueue": "Never", "reclaimWithinCohort": "Never"}
     assert {c["metadata"]["name"]: c["value"] for c in _of(objects, "WorkloadPriorityClass")} == {
-        "research": 50, "prod": 90, "dev": 10,
+        "research": 50,
+        "prod": 90,
+        "dev": 10,
     }
 
 

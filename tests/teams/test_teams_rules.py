@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from fmconstructs.errors import FmTypeError, FmValidationError
-from fmconstructs.teams import Team
-from fmconstructs.teams import rules
+from fmconstructs.teams import Team, rules
 
 
 def _t(name: str, **kw: Any) -> Team:
@@ -35,7 +34,11 @@ def test_good_teams_pass_every_rule():
         (rules.check_teams, "research", "teams"),
         (rules.check_teams, ["research"], r"teams\[0\]"),
         (rules.unique_team_names, [_t("a"), _t("b"), _t("a")], r"teams\[2\]\.name"),
-        (rules.namespace_in_one_team, [_t("a", namespaces=["ml"]), _t("b", namespaces=["ml"])], r"teams\[1\]\.namespaces"),
+        (
+            rules.namespace_in_one_team,
+            [_t("a", namespaces=["ml"]), _t("b", namespaces=["ml"])],
+            r"teams\[1\]\.namespaces",
+        ),
         (lambda t: rules.guarantees_fit_the_cluster(t, 16), GOOD, "teams"),
         (lambda t: rules.guarantees_fit_the_cluster(t, 64), [_t("a", max_job_gpus=65)], r"teams\[0\]\.max_job_gpus"),
         (rules.slurm_team_names, [_t("ML")], r"teams\[0\]\.name"),

@@ -67,7 +67,10 @@ def test_the_script_adds_every_qos_then_accounts_with_limits_and_users():
         "MaxWall=1440" in script
     )
     assert "modify qos where name=prod set Priority=90 Preempt=dev,research PreemptMode=REQUEUE" in script
-    assert "modify qos where name=dev set Priority=0 \"Preempt=''\" PreemptMode=REQUEUE MaxTRESPerJob=gres/gpu=-1" in script
+    assert (
+        "modify qos where name=dev set Priority=0 \"Preempt=''\" PreemptMode=REQUEUE MaxTRESPerJob=gres/gpu=-1"
+        in script
+    )
     assert (
         "modify account where name=research set Fairshare=16 GrpTRES=gres/gpu=24 QOS=research DefaultQOS=research"
         in script
@@ -100,7 +103,11 @@ def test_the_script_passes_shellcheck(tmp_path: Path):
 def _run(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    for name, body in (("sacctmgr", FAKE_SACCTMGR), ("squeue", FAKE_SQUEUE), ("getent", "#!/bin/bash\necho ml:x:1:erin,frank\n")):
+    for name, body in (
+        ("sacctmgr", FAKE_SACCTMGR),
+        ("squeue", FAKE_SQUEUE),
+        ("getent", "#!/bin/bash\necho ml:x:1:erin,frank\n"),
+    ):
         (bin_dir / name).write_text(body)
         (bin_dir / name).chmod(0o755)
     state = tmp_path / "state"
