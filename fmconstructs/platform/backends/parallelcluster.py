@@ -51,7 +51,7 @@ class ParallelClusterBackend:
     backend = Backend.PARALLELCLUSTER
     unsupported: tuple[Unsupported, ...] = (
         nccl_image_unsupported("ParallelCluster"),
-        slurm_teams_unsupported("ParallelClusterOptions"),
+        slurm_teams_unsupported("ParallelCluster (ParallelClusterOptions)"),
     )
     services: tuple[str, ...] = ("the ParallelCluster head node",)
 

@@ -32,7 +32,7 @@ class PcsBackend:
     backend = Backend.PCS
     unsupported: tuple[Unsupported, ...] = (
         nccl_image_unsupported("PCS"),
-        slurm_teams_unsupported("PcsOptions"),
+        slurm_teams_unsupported("PCS (PcsOptions)"),
         slurm_topology_unsupported(
             "False with PcsOptions: PCS configures the topology plugin itself (topology/tree on a queue: PCS User "
             "Guide 'Network topology-aware scheduling in AWS PCS'; topology/block for UltraServer Capacity Blocks: "
