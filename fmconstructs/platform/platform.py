@@ -164,8 +164,8 @@ class TrainingPlatform(Construct):
         Default ``PlatformHealth()``; None turns them off.
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
     :param teams: teams sharing the GPUs (:class:`~fmconstructs.teams.Team`): Kueue queues on EKS, task governance on
-        HyperPod on EKS; refused on PCS, ParallelCluster and HyperPod Slurm for now (:mod:`~fmconstructs.platform.
-        teams`). Default none.
+        HyperPod on EKS, Slurm accounts and QoS on ParallelCluster with ``slurm_accounting``; refused on PCS and
+        HyperPod Slurm for now (:mod:`~fmconstructs.platform.teams`). Default none.
     """
 
     @located

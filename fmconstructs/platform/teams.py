@@ -5,9 +5,11 @@
   ``default``), WorkloadPriorityClasses (:meth:`~fmconstructs.eks.scheduling.KueueScheduling.add_teams`).
 - HyperPod on EKS: the task governance add-on and its objects
   (:class:`~fmconstructs.hyperpod.task_governance.HyperPodTaskGovernance`).
-- PCS, ParallelCluster and HyperPod on Slurm: refused for now (the backends' ``unsupported`` and
-  :func:`check_platform_teams`): the ``sacctmgr`` script is rendered by
-  :func:`fmconstructs.teams.slurm.render_sacctmgr_script` but the platform does not run it on the cluster yet.
+- ParallelCluster with ``slurm_accounting``: the sacctmgr script on the head node and the slurm.conf lines
+  (:meth:`~fmconstructs.parallelcluster.ParallelCluster.add_teams`); refused without accounting.
+- PCS and HyperPod on Slurm: refused for now (the PCS backend's ``unsupported`` and :func:`check_platform_teams`):
+  the ``sacctmgr`` script is rendered by :func:`fmconstructs.teams.slurm.render_sacctmgr_script` but the platform
+  does not run it on those clusters yet.
 
 Before anything is built: the cross-team rules, each backend's naming rules, and the sum of the guarantees against
 the platform's GPUs (``nodes`` x GPUs per node; skipped when ``nodes`` is a deploy-time value).
@@ -24,10 +26,11 @@ from ..teams.rules import (
     guarantees_fit_the_cluster,
     hyperpod_team_names,
     kubernetes_team_names,
+    slurm_team_names,
     teams_have_namespaces,
 )
 from .backends import Backend, BackendResult
-from .options import EksOptions, HyperPodOptions, HyperPodOrchestration
+from .options import EksOptions, HyperPodOptions, HyperPodOrchestration, ParallelClusterOptions
 
 if TYPE_CHECKING:
     from .platform import TrainingPlatform
@@ -48,6 +51,15 @@ def check_platform_teams(platform: TrainingPlatform, orchestrator: object, teams
             )
         kubernetes_team_names(teams)
         teams_have_namespaces(teams)
+    elif isinstance(orchestrator, ParallelClusterOptions):
+        if orchestrator.slurm_accounting is None:
+            raise FmValidationError(
+                "teams",
+                [t.name for t in teams],
+                "empty with ParallelClusterOptions(slurm_accounting=None) (accounts and QoS live in slurmdbd: give a "
+                "SlurmDatabase or ExternalSlurmdbd)",
+            )
+        slurm_team_names(teams)
     elif isinstance(orchestrator, HyperPodOptions):
         if orchestrator.orchestrator is HyperPodOrchestration.SLURM:
             raise FmValidationError(
@@ -60,8 +72,9 @@ def check_platform_teams(platform: TrainingPlatform, orchestrator: object, teams
 
 
 def build_platform_teams(platform: TrainingPlatform, options: object, result: BackendResult) -> Any:
-    """The backend's team objects (None without teams): the EKS ``KueueTeams`` manifest or the HyperPod
-    :class:`~fmconstructs.hyperpod.task_governance.HyperPodTaskGovernance`."""
+    """The backend's team objects (None without teams): the EKS ``KueueTeams`` manifest, the HyperPod
+    :class:`~fmconstructs.hyperpod.task_governance.HyperPodTaskGovernance` or the ParallelCluster head node
+    bootstrap."""
     teams = platform.teams
     if not teams:
         return None
@@ -72,6 +85,11 @@ def build_platform_teams(platform: TrainingPlatform, options: object, result: Ba
         return scheduling.add_teams(teams, create_namespaces=True, skip_namespaces=(options.namespace,))
     if platform.backend is Backend.HYPERPOD:
         return _hyperpod_governance(platform, result)
+    if platform.backend is Backend.PARALLELCLUSTER:
+        from ..parallelcluster import ParallelCluster
+
+        assert isinstance(result.cluster, ParallelCluster)
+        return result.cluster.add_teams(teams)
     raise FmValidationError("teams", [t.name for t in teams], f"empty on {platform.backend.value}")
 
 

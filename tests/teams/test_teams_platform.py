@@ -12,7 +12,13 @@ from aws_cdk.assertions import Template
 
 from fmconstructs import CapacityBlock
 from fmconstructs.errors import FmValidationError
-from fmconstructs.platform import EksOptions, HyperPodOptions, HyperPodOrchestration, TrainingPlatform
+from fmconstructs.platform import (
+    EksOptions,
+    HyperPodOptions,
+    HyperPodOrchestration,
+    ParallelClusterOptions,
+    TrainingPlatform,
+)
 from fmconstructs.teams import Preemption, Team
 
 from tests.conftest import Scene, new_scene
@@ -86,6 +92,25 @@ def test_three_teams_on_hyperpod_eks_are_task_governance_objects():
     assert set(platform.team_objects.compute_quotas) == {"research", "prod", "dev"}
 
 
+def test_three_teams_on_parallelcluster_with_accounting_run_sacctmgr_on_the_head_node():
+    from aws_cdk import aws_secretsmanager as secretsmanager
+
+    from fmconstructs.parallelcluster import SlurmDatabase
+    from fmconstructs.parallelcluster.config import CustomActionEvent
+
+    scene = new_scene("TeamsParallelClusterPlatform")
+    secret = secretsmanager.Secret.from_secret_complete_arn(
+        scene.stack, "DbSecret", "arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm-db-AbCdEf"
+    )
+    database = SlurmDatabase(host="db.example.internal", user_name="clusteradmin", password_secret=secret)
+    slurm_teams = [Team(name=t.name, guaranteed_gpus=t.guaranteed_gpus, priority=t.priority) for t in TEAMS]
+    platform = _platform(scene, ParallelClusterOptions(cluster_name="train", slurm_accounting=database), slurm_teams)
+    scene.template()
+    assert platform.team_objects in platform.cluster.head_node_pieces(CustomActionEvent.ON_NODE_UPDATED)
+    settings = platform.cluster.to_dict()["Scheduling"]["SlurmSettings"]["CustomSlurmSettings"]
+    assert {"PreemptType": "preempt/qos"} in settings
+
+
 @pytest.mark.parametrize(
     ("orchestrator", "teams", "message"),
     [
@@ -98,6 +123,7 @@ def test_three_teams_on_hyperpod_eks_are_task_governance_objects():
         (EksOptions(), [Team(name="a")], r"^teams\[0\]\.namespaces"),
         (EksOptions(), [Team(name="a", namespaces=["x"]), Team(name="a", namespaces=["y"])], r"^teams\[1\]\.name"),
         (HyperPodOptions(), TEAMS, r"^teams must be empty with HyperPod on Slurm"),
+        (ParallelClusterOptions(cluster_name="t"), [Team(name="a")], r"^teams must be empty with ParallelClusterOpt"),
         (EksOptions(), "research", r"^teams must be a list of Team"),
     ],
 )

@@ -36,7 +36,6 @@ from ._base import (
     BackendResult,
     Unsupported,
     nccl_image_unsupported,
-    slurm_teams_unsupported,
     storage_mount_point,
 )
 
@@ -49,10 +48,7 @@ class ParallelClusterBackend:
     """:class:`~fmconstructs.platform.ParallelClusterOptions` -> AWS ParallelCluster."""
 
     backend = Backend.PARALLELCLUSTER
-    unsupported: tuple[Unsupported, ...] = (
-        nccl_image_unsupported("ParallelCluster"),
-        slurm_teams_unsupported("ParallelCluster (ParallelClusterOptions)"),
-    )
+    unsupported: tuple[Unsupported, ...] = (nccl_image_unsupported("ParallelCluster"),)
     services: tuple[str, ...] = ("the ParallelCluster head node",)
 
     def check(
