@@ -114,9 +114,7 @@ def team_cluster_queue(
         "spec": {
             "cohortName": cohort,
             "namespaceSelector": {
-                "matchExpressions": [
-                    {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(team.namespaces)}
-                ]
+                "matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(team.namespaces)}]
             },
             "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": resources}],
             "preemption": dict(_PREEMPTION[team.preemption]),
