@@ -44,8 +44,8 @@ __all__ = [
 ]
 
 DEFAULT_COHORT = "fm-teams"
-#: Kubernetes sets this label on every namespace (Kubernetes docs "Well-Known Labels, Annotations and Taints":
-#: kubernetes.io/metadata.name, beta since 1.21, GA 1.22).
+#: Kubernetes sets this label on every namespace to its name (Kubernetes docs "Well-Known Labels, Annotations and
+#: Taints": kubernetes.io/metadata.name; not re-read for this change: UNCONFIRMED here).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 #: Team preemption -> ClusterQueue spec.preemption (enums of the v0.19.2 ClusterQueue CRD).

@@ -38,7 +38,8 @@ __all__ = ["MANAGED_ORGANIZATION", "SLURM_CONF_SETTINGS", "render_sacctmgr_scrip
 #: The Organization of every account the script manages (lower case: Slurm keeps names in lower case).
 MANAGED_ORGANIZATION = "fmconstructs"
 #: slurm.conf settings teams need (slurm.conf(5) 24.11): multifactor priority with the QoS factor weighted
-#: (PriorityWeightQOS "The default value is 0"), QoS preemption with requeue as the cluster default ("a valid default
+#: (PriorityWeightQOS "The default value is 0"; 10000 is this library's choice, any value > 0 counts the QoS),
+#: QoS preemption with requeue as the cluster default ("a valid default
 #: PreemptMode value must be specified for the cluster as a whole when preemption is enabled"), limits enforced
 #: (``limits`` implies ``associations``; ``qos`` enforces QoS limits; ``safe`` UNCONFIRMED as needed, not set), GPUs
 #: tracked (GRES TRES are not tracked by default: "AccountingStorageTRES=gres/gpu").
