@@ -502,6 +502,18 @@ class GpuEksCluster(Construct):
         self.topology_scheduling = KueueScheduling(self, "TopologyScheduling", cluster=self, **options)
         return self.topology_scheduling
 
+    def add_teams(self, teams: Sequence[Any], **options: Any) -> eks.KubernetesManifest:
+        """Teams (:class:`~fmconstructs.teams.Team`) as Kueue ClusterQueues in one cohort over the topology-aware
+        flavors: :meth:`~fmconstructs.eks.scheduling.KueueScheduling.add_teams` (``options``). Needs
+        :meth:`add_topology_scheduling` first."""
+        if self.topology_scheduling is None:
+            raise FmValidationError(
+                "add_teams",
+                "a cluster without Kueue",
+                "called after add_topology_scheduling() (teams are Kueue queues)",
+            )
+        return self.topology_scheduling.add_teams(teams, **options)
+
     def add_karpenter(self, **options: Any) -> Karpenter:
         """Karpenter (pinned chart, controller IAM through Pod Identity, node role and access entry, interruption
         queue) for elastic GPU NodePools; see :class:`~fmconstructs.eks.karpenter.Karpenter` for ``options`` and

@@ -23,6 +23,7 @@ later, ``kueue.x-k8s.io/podset-required-topology`` / ``podset-preferred-topology
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import jsii
 from aws_cdk import IStableAnyProducer, Lazy
 from aws_cdk import aws_eks_v2 as eks
-from constructs import Construct
+from constructs import Construct, IValidation
 
 from .._validate import check_bool, check_count, check_str, check_str_sequence, located
 from .._validate_refs import check_image_reference
@@ -464,6 +465,8 @@ class KueueScheduling(Construct):
         self.cluster_queue_name = cluster_queue_name
         self.local_queue_name = local_queue_name
         self._flavors: dict[tuple[str, str], FlavorQuota] = {}
+        self._teams: tuple[Any, ...] = ()
+        self._cohort = "fm-teams"
         self._topologies: set[int] = set()
         self._install_charts(values, kueue_source, jobset_source if jobset else None, jobset)
         self.queues = self._add_queues(create_namespaces)
@@ -509,7 +512,7 @@ class KueueScheduling(Construct):
                 for namespace in self._namespaces
             ]
         queue = cluster_queue_manifest(self.cluster_queue_name, [FlavorQuota("placeholder", {}, 3, 0, 0)])
-        queue["spec"]["resourceGroups"] = Lazy.any(_LazyValue(self._resource_groups))
+        queue["spec"] = Lazy.any(_LazyValue(self._queue_spec))
         manifests.append(queue)
         manifests += [
             local_queue_manifest(self.local_queue_name, ns, self.cluster_queue_name) for ns in self._namespaces
@@ -523,6 +526,101 @@ class KueueScheduling(Construct):
         if not flavors:
             return []
         return list(cluster_queue_manifest(self.cluster_queue_name, flavors)["spec"]["resourceGroups"])
+
+    def _queue_spec(self) -> dict[str, Any]:
+        """The platform ClusterQueue's spec; with teams, the GPUs no team is guaranteed, in the teams' cohort."""
+        if self._teams and self._flavors and self._teams_fit() == []:
+            from ..teams.kueue import shared_queue_spec
+
+            return shared_queue_spec(
+                self.cluster_queue_name, list(self._flavors.values()), self._teams, cohort=self._cohort
+            )
+        return {"namespaceSelector": {}, "resourceGroups": self._resource_groups()}
+
+    def add_teams(
+        self,
+        teams: Sequence[Any],
+        *,
+        create_namespaces: bool = False,
+        skip_namespaces: Sequence[str] = (),
+        cohort: str | None = None,
+    ) -> eks.KubernetesManifest:
+        """Teams (:class:`~fmconstructs.teams.Team`) on this Kueue: a cohort, a ClusterQueue per team, a LocalQueue
+        named after the team in each of its namespaces, a WorkloadPriorityClass per team
+        (:mod:`fmconstructs.teams.kueue`); the platform ClusterQueue keeps the GPUs no team is guaranteed. Once.
+
+        :param create_namespaces: create the teams' namespaces (default False: they exist), except ``default``,
+            this scheduling's own namespaces and ``skip_namespaces`` (made elsewhere). A created namespace goes with
+            the stack (its manifest is deleted with it).
+        :param cohort: the cohort's name (default ``fm-teams``).
+        """
+        from ..teams import kueue as _teams
+        from ..teams.rules import check_teams, kubernetes_team_names, teams_have_namespaces
+
+        if self._teams:
+            raise FmValidationError("add_teams", "a second call", "one call per cluster")
+        checked = check_teams(teams)
+        if not checked:
+            raise FmValidationError("teams", [], "at least one Team")
+        kubernetes_team_names(checked)
+        teams_have_namespaces(checked)
+        check_bool("create_namespaces", create_namespaces)
+        self._cohort = _teams.DEFAULT_COHORT if cohort is None else cohort
+        check_name("cohort", self._cohort)
+        for index, team in enumerate(checked):
+            if team.name == self.cluster_queue_name:
+                raise FmValidationError(
+                    f"teams[{index}].name", team.name, f"another name than the platform ClusterQueue's ({team.name!r})"
+                )
+        self._teams = checked
+        self.node.add_validation(_TeamsFit(self))
+        skip = {"default", *self._namespaces, *check_str_sequence("skip_namespaces", skip_namespaces)}
+        return self._add_team_objects(create_namespaces, skip)
+
+    def _add_team_objects(self, create_namespaces: bool, skip: set[str]) -> eks.KubernetesManifest:
+        from ..teams import kueue as _teams
+
+        manifests: list[dict[str, Any]] = []
+        if create_namespaces:
+            manifests += [
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+                for team in self._teams
+                for namespace in team.namespaces
+                if namespace not in skip
+            ]
+        manifests.append(_teams.cohort_manifest(self._cohort))
+        for team in self._teams:
+            manifests.append(_teams.team_priority_class(team))
+            queue = _teams.team_cluster_queue(team, [], {}, cohort=self._cohort)
+            queue["spec"]["resourceGroups"] = Lazy.any(_LazyValue(functools.partial(self._team_resource_groups, team)))
+            manifests.append(queue)
+            manifests += _teams.team_local_queues(team)
+        manifest = self.cluster.cluster.add_manifest("KueueTeams", *manifests)
+        manifest.node.add_dependency(self.queues)  # after the flavors (the queues wait for each of them)
+        return manifest
+
+    def _team_resource_groups(self, team: Any) -> list[dict[str, Any]]:
+        from ..teams import kueue as _teams
+
+        flavors = list(self._flavors.values())
+        if not flavors or self._teams_fit():
+            return [{"coveredResources": [GPU_RESOURCE], "flavors": []}]
+        allocation = _teams.allocate_guarantees(self._teams, flavors)
+        queue = _teams.team_cluster_queue(team, flavors, allocation[team.name], cohort=self._cohort)
+        return list(queue["spec"]["resourceGroups"])
+
+    def _teams_fit(self) -> list[str]:
+        """Errors when the teams' guarantees are more than the flavors' GPUs (or there is no flavor)."""
+        from ..teams import kueue as _teams
+
+        flavors = list(self._flavors.values())
+        if not flavors:
+            return ["teams need a GPU node group in the Kueue ClusterQueue (a flavor with a known size)"]
+        try:
+            _teams.allocate_guarantees(self._teams, flavors)
+        except FmValidationError as error:
+            return [str(error)]
+        return []
 
     def add_node_group(self, group: GpuNodeGroup) -> FlavorQuota | None:
         """Add ``group``'s nodes to the flavor of its instance type and capacity kind (created on first use) and its
@@ -581,6 +679,17 @@ class KueueScheduling(Construct):
         manifest.node.add_dependency(self.kueue_chart)
         self.queues.node.add_dependency(manifest)
         return flavor
+
+
+@jsii.implements(IValidation)
+class _TeamsFit:
+    """``add_teams``: the teams' guarantees fit the flavors' GPUs known at synthesis."""
+
+    def __init__(self, scheduling: KueueScheduling) -> None:
+        self._scheduling = scheduling
+
+    def validate(self) -> list[str]:
+        return self._scheduling._teams_fit()
 
 
 def _tolerations(group: GpuNodeGroup) -> tuple[Mapping[str, str], ...]:

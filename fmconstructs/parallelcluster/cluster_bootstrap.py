@@ -39,6 +39,7 @@ from .head_entry import ENTRY_EVENTS, HeadNodeEntryPoint
 from .imex import IMEX_CUSTOM_SLURM_SETTINGS, imex_prolog_files
 
 if TYPE_CHECKING:
+    from ..teams import Team
     from .cluster import ParallelCluster
 
     _Construct = Construct  # mypy sees the mixin as a construct; at run time it is a plain class
@@ -421,6 +422,14 @@ class _ClusterBootstraps(_Construct):
         return enable_slurm_topology(
             cast("ParallelCluster", self), bootstrap=bootstrap, event=event, interval_minutes=interval_minutes
         )
+
+    def add_teams(self, teams: Sequence[Team]) -> NodeBootstrap:
+        """Teams (:class:`~fmconstructs.teams.Team`) as Slurm accounts, QoS and associations
+        (:mod:`.teams`): the sacctmgr script on the head node (OnNodeConfigured and OnNodeUpdated) and the slurm.conf
+        lines in CustomSlurmSettings. Needs ``slurm_accounting``. Returns the bootstrap."""
+        from .teams import add_teams
+
+        return add_teams(cast("ParallelCluster", self), teams)
 
     def add_custom_slurm_settings(self, settings: Mapping[str, str]) -> None:
         """Add ``Scheduling.SlurmSettings.CustomSlurmSettings`` entries (one ``{name: value}`` item each), e.g.

@@ -41,7 +41,7 @@ Every lower-level construct is an attribute (:attr:`cluster`, :attr:`node_group`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, cast
 
@@ -89,6 +89,8 @@ from ..storage import (
     LustreSizing,
     server_access_logs_bucket,
 )
+from ..teams import Team
+from ..teams.rules import check_teams
 from . import _health_wiring as _health
 from . import elastic as _elastic
 from ._hyperpod_rules import HYPERPOD_EKS_VOLUME, hyperpod_chart
@@ -103,6 +105,7 @@ from .options import (
 )
 from .placement import check_services_subnet, default_subnet, warn_cross_zone
 from .scheduling import PlatformCapacityEvents, capacity_events_act_on_a_block, check_capacity_block_events
+from .teams import build_platform_teams, check_platform_teams
 
 if TYPE_CHECKING:
     from ..serving.model_server import ModelServer
@@ -160,6 +163,9 @@ class TrainingPlatform(Construct):
         run unless ``replace_nodes=True``).
         Default ``PlatformHealth()``; None turns them off.
     :param outputs: emit ``CfnOutput``s with descriptions. Default True.
+    :param teams: teams sharing the GPUs (:class:`~fmconstructs.teams.Team`): Kueue queues on EKS, task governance on
+        HyperPod on EKS, Slurm accounts and QoS on ParallelCluster with ``slurm_accounting``; refused on PCS and
+        HyperPod Slurm for now (:mod:`~fmconstructs.platform.teams`). Default none.
     """
 
     @located
@@ -182,10 +188,13 @@ class TrainingPlatform(Construct):
         slurm_topology: bool = False,
         health: PlatformHealth | None = _DEFAULT_HEALTH,
         outputs: bool = True,
+        teams: Sequence[Team] = (),
     ) -> None:
         check_scope_id(scope, id)
         props = _check_props(_Given.of(locals()))
         self._keep_choices(props, orchestrator, observability, capacity_block_events, slurm_topology)
+        #: The teams (:class:`~fmconstructs.teams.Team`, :mod:`~fmconstructs.platform.teams`).
+        self.teams: tuple[Team, ...] = check_teams(teams)
         plan = self._validate(props, orchestrator, storage, observability, health)
         self._hyperpod_chart = hyperpod_chart(scope, orchestrator)
         super().__init__(scope, id)  # after every check: a refused platform leaves nothing in the tree
@@ -194,6 +203,8 @@ class TrainingPlatform(Construct):
         self._declare_parts()
         self._observability(observability)
         self._build_backend(orchestrator)
+        #: The teams' objects: the EKS ``KueueTeams`` manifest or the HyperPod task governance (None without teams).
+        self.team_objects: Any = build_platform_teams(self, orchestrator, self._backend_result)
         self._finish(capacity_block_events=capacity_block_events, outputs=outputs)
         check_template_budgets(self)  # CloudFormation's template limits, at synthesis (issue 30)
 
@@ -276,6 +287,7 @@ class TrainingPlatform(Construct):
     def _build_backend(self, orchestrator: Orchestrator) -> None:
         """The backend's parts (:mod:`~fmconstructs.platform.backends`), exposed as this platform's attributes."""
         result = self._adapter.build(self, orchestrator)
+        self._backend_result = result
         self.cluster = result.cluster
         self.security_group = result.security_group
         self.node_group = result.node_group
@@ -323,8 +335,10 @@ class TrainingPlatform(Construct):
             health=health,
             capacity_events=self.capacity_event_options,
             slurm_topology=self.slurm_topology,
+            teams=self.teams,
         )
         refuse_unsupported(self._adapter, choices)
+        check_platform_teams(self, orchestrator, self.teams)
         if self.capacity_event_options is not None:
             capacity_events_act_on_a_block(
                 self.capacity_event_options, capacity=self.capacity, has_observability=observability is not None
@@ -609,6 +623,7 @@ class _Given:
     slurm_topology: object
     health: object
     outputs: object
+    teams: object
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> _Given:

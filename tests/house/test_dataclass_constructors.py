@@ -391,6 +391,13 @@ BAD: dict[str, list[tuple[str, Row]]] = {
         ("relative-marker", lambda c: _m("fmconstructs.health.slurm_gate.GateHold")(marker_path="var/x")),
         ("quote-in-pattern", lambda c: _m("fmconstructs.health.slurm_gate.GateHold")(unlimited_nodes="a'b")),
     ],
+    "fmconstructs.teams.team.Team": [
+        ("empty-name", lambda c: _m("fmconstructs.teams.team.Team")(name="")),
+        ("negative-guarantee", lambda c: _m("fmconstructs.teams.team.Team")(name="a", guaranteed_gpus=-1)),
+        ("priority-over-100", lambda c: _m("fmconstructs.teams.team.Team")(name="a", priority=101)),
+        ("preemption-str", lambda c: _m("fmconstructs.teams.team.Team")(name="a", preemption="never")),
+        ("users-str", lambda c: _m("fmconstructs.teams.team.Team")(name="a", users="alice")),
+    ],
     "fmconstructs.platform.scheduling.PlatformCapacityEvents": [
         (
             "lead-below-warning",

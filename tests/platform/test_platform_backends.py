@@ -26,6 +26,7 @@ from fmconstructs.platform import (
     TrainingPlatform,
 )
 from fmconstructs.platform.backends import BACKENDS, BackendResult, PlatformBackend, backend_for
+from fmconstructs.teams import Team
 
 from tests.conftest import Scene, new_scene
 
@@ -58,6 +59,7 @@ USES: dict[str, Callable[[Scene], dict[str, Any]]] = {
     },
     "slurm_topology": lambda s: {"slurm_topology": True},
     "capacity_block_events": lambda s: {"capacity_block_events": PlatformCapacityEvents()},
+    "teams": lambda s: {"teams": [Team(name="research")]},
 }
 
 

@@ -14,6 +14,8 @@ SCHEMA_FILES = {
     ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): "kueue.x-k8s.io_resourceflavors.v1beta2.json",
     ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): "kueue.x-k8s.io_clusterqueues.v1beta2.json",
     ("kueue.x-k8s.io/v1beta2", "LocalQueue"): "kueue.x-k8s.io_localqueues.v1beta2.json",
+    ("kueue.x-k8s.io/v1beta2", "Cohort"): "kueue.x-k8s.io_cohorts.v1beta2.json",
+    ("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"): "kueue.x-k8s.io_workloadpriorityclasses.v1beta2.json",
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset.x-k8s.io_jobsets.v1alpha2.json",
 }
 

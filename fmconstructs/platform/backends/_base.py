@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ...observability.eks import AmpEksScraper
     from ...parallelcluster import ParallelCluster, SlurmQueue
     from ...pcs import PcsCluster, PcsGpuNodeGroup, PcsLoginNodeGroup, PcsQueue
+    from ...teams import Team
     from ..elastic import ElasticPool
     from ..health import PlatformHealth
     from ..options import PlatformObservability, PlatformStorage
@@ -56,6 +57,8 @@ class PlatformChoices:
     #: ``capacity_block_events`` when it is a PlatformCapacityEvents (None for True/False).
     capacity_events: PlatformCapacityEvents | None = None
     slurm_topology: bool = False
+    #: ``teams`` (:class:`~fmconstructs.teams.Team`), checked.
+    teams: tuple[Team, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,3 +149,13 @@ def storage_mount_point(platform: TrainingPlatform) -> str:
 def slurm_topology_unsupported(allowed: str) -> Unsupported:
     """``slurm_topology=True`` on a backend whose Slurm topology fmconstructs cannot set (:mod:`..scheduling`)."""
     return Unsupported("slurm_topology", lambda c: True if c.slurm_topology else None, allowed)
+
+
+def slurm_teams_unsupported(name: str) -> Unsupported:
+    """``teams=`` on a Slurm backend: the platform does not run the sacctmgr script on the cluster yet."""
+    return Unsupported(
+        "teams",
+        lambda c: [t.name for t in c.teams] if c.teams else None,
+        f"empty with {name} (TrainingPlatform does not apply teams on Slurm yet: render the sacctmgr script with "
+        "fmconstructs.teams.slurm.render_sacctmgr_script and run it on a node that reaches slurmdbd)",
+    )

@@ -31,7 +31,13 @@ from ...parallelcluster import (
 from ...parallelcluster.topology import TOPOLOGY_INSTANCE_TYPES
 from .. import _health_wiring as _health
 from ..options import ParallelClusterOptions, PlatformStorage
-from ._base import Backend, BackendResult, Unsupported, nccl_image_unsupported, storage_mount_point
+from ._base import (
+    Backend,
+    BackendResult,
+    Unsupported,
+    nccl_image_unsupported,
+    storage_mount_point,
+)
 
 if TYPE_CHECKING:
     from ...storage import LustreFileSystem

@@ -17,6 +17,7 @@ from ._base import (
     BackendResult,
     Unsupported,
     nccl_image_unsupported,
+    slurm_teams_unsupported,
     slurm_topology_unsupported,
     storage_mount_point,
 )
@@ -31,6 +32,7 @@ class PcsBackend:
     backend = Backend.PCS
     unsupported: tuple[Unsupported, ...] = (
         nccl_image_unsupported("PCS"),
+        slurm_teams_unsupported("PCS (PcsOptions)"),
         slurm_topology_unsupported(
             "False with PcsOptions: PCS configures the topology plugin itself (topology/tree on a queue: PCS User "
             "Guide 'Network topology-aware scheduling in AWS PCS'; topology/block for UltraServer Capacity Blocks: "
