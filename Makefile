@@ -71,8 +71,11 @@ synth-stackset: setup
 synth-pipeline: setup
 	npx cdk synth --quiet --no-notices --app '$(PY) -m examples.pipeline_app' --output cdk.out.pipeline > /dev/null
 
+# The site and the release artefacts that `docs` and `dist-check` made are the ones the tests read
+# (tests/house/test_docs_site.py, test_release.py, test_wheel.py): each is built once per `make test`.
 test: setup tools $(PCLUSTER_VENV)/.stamp docs dist-check
-	$(PY) -m pytest -n 2 --dist loadfile --durations=10
+	FMCONSTRUCTS_DOCS_SITE="$(CURDIR)/$(DOCS_SITE)" FMCONSTRUCTS_DIST="$(CURDIR)/$(DIST_DIR)" \
+	  $(PY) -m pytest -n 2 --dist loadfile --durations=10
 
 test-fast: setup tools
 	$(PY) -m pytest -n 2 --dist loadfile -m "not validation and not cli"
@@ -82,25 +85,28 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# The documentation site (mkdocs.yml, docs/): the `docs` extra in .venv, then a strict build into a temporary
-# directory (broken links, anchors or references fail it; no network: no social/privacy plugins, no remote
-# inventories). `make test` runs it, so CI does.
+# The documentation site (mkdocs.yml, docs/): the `docs` extra in .venv, then a strict build into $(DOCS_SITE)
+# (broken links, anchors or references fail it; no network: no social/privacy plugins, no remote
+# inventories). `make test` runs it, so CI does, and its tests read that site.
+DOCS_SITE := build/docs-site
+DIST_DIR := build/dist-check
 $(VENV)/.docs-stamp: $(VENV)/.stamp pyproject.toml
 	$(PY) -m pip install --quiet -e '.[docs]'
 	touch $@
 
 docs: $(VENV)/.docs-stamp
-	site="$$(mktemp -d)"; trap 'rm -rf "$$site"' EXIT
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"
+	rm -rf $(DOCS_SITE)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(DOCS_SITE)
 
 # The release artefacts: `python -m build` makes the sdist, then the wheel from that sdist (so a file missing from the
-# sdist fails here), into a temporary directory; `twine check --strict` checks their metadata and README rendering.
+# sdist fails here), into $(DIST_DIR) (the tests of `make test` read them); `twine check --strict` checks their
+# metadata and README rendering.
 # Build isolation (the default) installs the [build-system] requirements (setuptools, wheel) from the package
 # registry into a throw-away environment: the only network access. Nothing is uploaded.
 dist-check: setup
-	out="$$(mktemp -d)"; trap 'rm -rf "$$out"' EXIT
-	$(PY) -m build --outdir "$$out" . > "$$out/build.log" 2>&1 || { tail -40 "$$out/build.log"; exit 1; }
-	$(PY) -m twine check --strict "$$out"/*.tar.gz "$$out"/*.whl
+	rm -rf $(DIST_DIR); mkdir -p $(DIST_DIR); log="$$(mktemp)"; trap 'rm -f "$$log"' EXIT
+	$(PY) -m build --outdir $(DIST_DIR) . > "$$log" 2>&1 || { tail -40 "$$log"; exit 1; }
+	$(PY) -m twine check --strict $(DIST_DIR)/*.tar.gz $(DIST_DIR)/*.whl
 
 # Timings (not a gate): synthesis of the example app with and without CloudFormation validation.
 bench: setup
@@ -111,4 +117,4 @@ bench-twin: setup tools
 	$(PY) benchmarks/twin.py 1
 
 clean:
-	rm -rf $(VENV) .venv-pcluster node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-pcluster node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache $(DOCS_SITE) $(DIST_DIR)

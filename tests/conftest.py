@@ -26,6 +26,8 @@ tempfile.tempdir = None  # tempfile.gettempdir() reads TMPDIR again
 atexit.register(shutil.rmtree, _TEST_TMP, True)
 
 from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import aws_cdk as cdk  # noqa: E402
 import pytest  # noqa: E402
@@ -96,6 +98,42 @@ def example_templates(example_stacks: dict[str, cdk.Stack]) -> dict[str, dict[st
     assert isinstance(app, cdk.App)
     assembly = app.synth()
     return {name: assembly.get_stack_by_name(stack.stack_name).template for name, stack in example_stacks.items()}
+
+
+@pytest.fixture(scope="session")
+def example_assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example app's cloud assembly with CloudFormation validation and cdk-nag on: one synthesis per test run,
+    shared by every xdist worker (tests/support/shared_outputs.py). Read-only: copy it to change it."""
+    from tests.support.shared_outputs import shared, synth_validated_example_app
+
+    return shared(tmp_path_factory, "example-assembly", synth_validated_example_app)
+
+
+@pytest.fixture(scope="session")
+def example_lint(tmp_path_factory: pytest.TempPathFactory, example_assembly: Path) -> dict[str, list[dict[str, Any]]]:
+    """cfn-lint's findings (every severity) on each template of ``example_assembly``, by file name: each template
+    linted once per test run."""
+    from tests.support.shared_outputs import lint_assembly, read_findings, shared
+
+    return read_findings(shared(tmp_path_factory, "example-lint", lambda out: lint_assembly(example_assembly, out)))
+
+
+@pytest.fixture(scope="session")
+def release_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist and the wheel built from it: ``make dist-check``'s under ``make test`` (FMCONSTRUCTS_DIST), else built
+    once per test run and shared by the workers (tests/support/shared_outputs.py)."""
+    from tests.support.shared_outputs import build_dist, made_by_make, shared
+
+    made = made_by_make("FMCONSTRUCTS_DIST", "fmconstructs-*.tar.gz", "fmconstructs-*.whl")
+    if made is not None:
+        return made
+    try:
+        import build  # noqa: F401  (the dev extra's `build`, like `make dist-check`)
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip("`build` is not installed (pip install -e '.[dev]')")
+    return shared(tmp_path_factory, "dist", build_dist)
 
 
 def embedded_files(text: str) -> dict[str, str]:

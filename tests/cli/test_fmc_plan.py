@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import aws_cdk as cdk
 import pytest
 from click.testing import CliRunner
 
@@ -25,14 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def cdk_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from examples.app import build
-
-    out = tmp_path_factory.mktemp("assembly") / "cdk.out"
-    app = cdk.App(outdir=str(out))
-    build(app)
-    app.synth()
-    return out
+def cdk_out(example_assembly: Path) -> Path:
+    """The example app's cdk.out (tests/conftest.py: synthesized once per run, shared)."""
+    return example_assembly
 
 
 @pytest.fixture(scope="module")

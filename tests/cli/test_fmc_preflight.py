@@ -428,15 +428,8 @@ class _FakeEc2:
         return {"Images": [{"ImageId": i, "Architecture": "x86_64", "State": "available"} for i in ImageIds]}
 
 
-def test_example_app_assembly(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    import aws_cdk as cdk
-
-    from examples.app import build
-
-    out = tmp_path_factory.mktemp("example") / "cdk.out"
-    app = cdk.App(outdir=str(out))
-    build(app)
-    app.synth()
+def test_example_app_assembly(monkeypatch: pytest.MonkeyPatch, example_assembly: Path) -> None:
+    out = example_assembly  # the example app's cdk.out (tests/conftest.py: synthesized once per run, shared)
     ec2 = _FakeEc2()
     quotas, _ = _quotas(1000)
     result = _run(monkeypatch, out, ec2, quotas, "--training-window-hours", "96")

@@ -1,8 +1,8 @@
 """The documentation site builds strictly, offline, and its API reference covers every public name.
 
-`make docs` builds it too (and `make test` runs `make docs`); these tests build it once more into a temporary
-directory to read the result: the Sphinx-style inventory (objects.inv) that mkdocstrings writes lists every object
-rendered.
+`make test` runs `make docs` and these tests read the site it built (FMCONSTRUCTS_DOCS_SITE); run directly, they build
+it once into a temporary directory. The Sphinx-style inventory (objects.inv) that mkdocstrings writes lists every
+object rendered.
 """
 
 from __future__ import annotations
@@ -54,6 +54,11 @@ def _mkdocs_config() -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.support.shared_outputs import made_by_make
+
+    made = made_by_make("FMCONSTRUCTS_DOCS_SITE", "objects.inv", "index.html")
+    if made is not None:
+        return made  # `make docs`' strict build, just before pytest
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings_handlers") is None:
         reason = "mkdocs and mkdocstrings are not installed: `make docs` installs the docs extra"
         if os.environ.get("CI") == "true":

@@ -1,13 +1,12 @@
 """Release 0.3.1: one version everywhere (pyproject, ``fmconstructs.__version__``, ``fmc --version``, the newest
 CHANGELOG release), the CHANGELOG's migration lists name every removed (0.3.0) and deprecated (0.3.1) name, and the sdist and wheel that
 ``python -m build`` makes hold every file of the package (dashboards, serving data, Lambda handlers, node scripts,
-``py.typed``) and pass ``twine check --strict`` (``make dist-check`` runs the same build).
+``py.typed``) and pass ``twine check --strict`` (under ``make test`` these are the files ``make dist-check`` built).
 """
 
 from __future__ import annotations
 
 import ast
-import os
 import re
 import subprocess
 import sys
@@ -93,25 +92,10 @@ def _package_files() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    try:
-        import build  # noqa: F401  (the dev extra's `build`, like `make dist-check`)
-    except ImportError:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip("`build` is not installed (pip install -e '.[dev]')")
-    out = tmp_path_factory.mktemp("dist")
-    # sdist, then the wheel from that sdist (build's default): a file missing from the sdist is missing here too.
-    # Build isolation installs setuptools from the package registry into a throw-away environment.
-    built = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    assert built.returncode == 0, (built.stdout + built.stderr)[-3000:]
-    return out
+def dist(release_dist: Path) -> Path:
+    """The sdist and the wheel built from it (tests/conftest.py: `make dist-check`'s under `make test`, else built
+    once per run)."""
+    return release_dist
 
 
 @pytest.mark.cli

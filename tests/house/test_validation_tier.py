@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import aws_cdk as cdk
 import pytest
-from cdk_nag import AwsSolutionsChecks
+
+from tests.support.shared_outputs import errors
 
 pytestmark = pytest.mark.validation
 
@@ -32,15 +32,11 @@ EXPECTED_STACKS = {
 
 
 @pytest.fixture(scope="module")
-def assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from examples.app import build
-
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = cdk.App(outdir=str(outdir), builtin_cloud_formation_validation=True)
-    build(app)
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    app.synth()  # raises ValidationFailed on any unacknowledged cdk-nag error
-    return outdir
+def assembly(example_assembly: Path) -> Path:
+    """The example app with CloudFormation validation and cdk-nag on (tests/conftest.py: one synthesis per run, shared
+    with the other tests that read the example app's cdk.out); its synthesis raises on any unacknowledged cdk-nag
+    error."""
+    return example_assembly
 
 
 def test_every_example_stack_is_synthesized(assembly):
@@ -69,13 +65,10 @@ def test_nag_acknowledgements_have_specific_reasons(assembly):
                         assert len(reason) >= 30, f"{path.name}: {rule} acknowledged without a specific reason"
 
 
-def test_cfn_lint_has_zero_findings(assembly):
-    from cfnlint.api import lint_file
-
-    findings = {}
-    for template in sorted(assembly.glob("*.template.json")):
-        matches = lint_file(template)
-        findings[template.name] = [f"{m.rule.id} {m.message[:200]}" for m in matches if m.rule.severity == "error"]
+def test_cfn_lint_has_zero_findings(assembly, example_lint):
+    # cfn-lint ran once per run on every template of the shared assembly (tests/support/shared_outputs.py)
+    assert set(example_lint) == {p.name for p in assembly.glob("*.template.json")}
+    findings = {name: errors(found) for name, found in example_lint.items()}
     assert findings == {name: [] for name in findings}
 
 

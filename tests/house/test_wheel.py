@@ -1,5 +1,6 @@
-"""The library installs and works as a dependency of someone else's CDK app: build the wheel, install it into a new
-virtual environment outside this repository, and synthesize a small app that uses it.
+"""The library installs and works as a dependency of someone else's CDK app: the wheel (built once per run from the
+sdist, tests/conftest.py ``release_dist``), installed into a new virtual environment outside this repository,
+synthesizes a small app that uses it.
 
 The new environment reuses the dependencies already installed in ``.venv`` (a path entry, so no download and no
 editable fmconstructs), installs only the built wheel, and checks with ``pip check`` that the wheel's declared
@@ -21,7 +22,6 @@ import pytest
 
 pytestmark = pytest.mark.cli
 
-ROOT = Path(__file__).resolve().parents[2]
 
 USER_APP = """
 import aws_cdk as cdk
@@ -53,11 +53,9 @@ def _run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, timeout=600, check=False, **kwargs)  # type: ignore[call-overload,no-any-return]
 
 
-def test_wheel_installs_and_a_user_app_synthesizes(tmp_path):
-    dist = tmp_path / "dist"
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(dist), str(ROOT)])
-    assert built.returncode == 0, built.stderr[-3000:]
-    wheels = list(dist.glob("fmconstructs-*.whl"))
+def test_wheel_installs_and_a_user_app_synthesizes(tmp_path, release_dist):
+    # The wheel built from the sdist (tests/conftest.py: `make dist-check`'s, or built once per run)
+    wheels = list(release_dist.glob("fmconstructs-*.whl"))
     assert len(wheels) == 1
 
     env_dir = tmp_path / "user-venv"

@@ -1,15 +1,14 @@
-"""FmImages standalone: synthesized with aws-cdk-lib's CloudFormation validation and cdk-nag AwsSolutions on, then
-cfn-lint; zero findings, acknowledgements with reasons (the validation tier, for one stack, before the app has it)."""
+"""FmImages: synthesized with aws-cdk-lib's CloudFormation validation and cdk-nag AwsSolutions on, then cfn-lint; zero
+findings of any severity, acknowledgements with reasons. The validated assembly and its cfn-lint findings are the
+example app's (tests/conftest.py ``example_assembly``, ``example_lint``: made once per run)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
-from cdk_nag import AwsSolutionsChecks
 
 from examples.images_stack import GB200_AMI_PARAMETER, X86_AMI_PARAMETER, ImagesStack
 from fmconstructs import CpuArchitecture
@@ -20,13 +19,10 @@ pytestmark = pytest.mark.validation
 
 
 @pytest.fixture(scope="module")
-def assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = cdk.App(outdir=str(outdir), builtin_cloud_formation_validation=True)
-    ImagesStack(app, "FmImages", description="fmconstructs example: GPU node images with EC2 Image Builder")
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    app.synth()  # raises ValidationFailed on any unacknowledged cdk-nag error
-    return outdir
+def assembly(example_assembly: Path) -> Path:
+    """FmImages as the example app synthesizes it with CloudFormation validation and cdk-nag on (tests/conftest.py:
+    one synthesis per run; the stack is the one ``ImagesStack(app, "FmImages")`` makes, its description aside)."""
+    return example_assembly
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +55,9 @@ def test_nag_acknowledgements_have_specific_reasons(assembly):
     assert all(len(reason) >= 30 for reason in acknowledged.values()), acknowledged
 
 
-def test_cfn_lint_has_zero_findings(assembly):
-    from cfnlint.api import lint_file
-
-    matches = lint_file(assembly / "FmImages.template.json")
-    assert [f"{m.rule.id} {m.message[:200]}" for m in matches] == []
+def test_cfn_lint_has_zero_findings(example_lint):
+    # every severity (cfn-lint ran once per run on the shared assembly, tests/support/shared_outputs.py)
+    assert [f"{f['rule']} {f['message']}" for f in example_lint["FmImages.template.json"]] == []
 
 
 def test_two_pipelines_one_per_architecture(stack):

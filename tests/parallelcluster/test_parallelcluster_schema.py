@@ -899,9 +899,9 @@ def _parallel_clusters(root: Construct) -> list[ParallelCluster]:
 
 
 @pytest.fixture(scope="module")
-def example_configs() -> dict[str, dict[str, Any]]:
-    """Both ParallelCluster examples, and any ParallelCluster in the example app (examples/app.py build)."""
-    from examples.app import build
+def example_configs(example_stacks: dict[str, cdk.Stack]) -> dict[str, dict[str, Any]]:
+    """Both ParallelCluster examples, and any ParallelCluster in the example app (examples/app.py build; the session's
+    ``example_stacks``)."""
     from examples.parallelcluster_stacks import ParallelClusterGb200Stack, ParallelClusterP5enStack
 
     app = new_app()
@@ -909,8 +909,7 @@ def example_configs() -> dict[str, dict[str, Any]]:
         ParallelClusterP5enStack(app, "FmParallelClusterP5en"),
         ParallelClusterGb200Stack(app, "FmParallelClusterGb200"),
     ]
-    full_app = new_app()
-    stacks += [s for s in build(full_app).values() if _parallel_clusters(s)]
+    stacks += [s for s in example_stacks.values() if _parallel_clusters(s)]
     configs: dict[str, dict[str, Any]] = {}
     for stack in stacks:
         clusters = _parallel_clusters(stack)

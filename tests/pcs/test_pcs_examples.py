@@ -251,15 +251,10 @@ def test_p5_nodes_can_take_the_fmimages_parameter_by_context():
 
 
 @pytest.fixture(scope="module")
-def app_out(tmp_path_factory) -> tuple[dict[str, cdk.Stack], Path]:
-    """The example app synthesized to a temporary cdk.out (as `cdk synth` writes it)."""
-    from examples.app import build
-
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = cdk.App(outdir=str(outdir), builtin_cloud_formation_validation=False)
-    stacks = build(app)
-    app.synth()
-    return stacks, Path(outdir)
+def app_out(example_stacks, example_assembly) -> tuple[dict[str, cdk.Stack], Path]:
+    """The example app's stacks and its cdk.out (as `cdk synth` writes it); both built once per run (tests/conftest.py).
+    Asset hashes are of the assets' content, so the stacks' asset keys name the files in that cdk.out."""
+    return example_stacks, example_assembly
 
 
 def _p5_resources(outdir: Path) -> tuple[dict, dict[str, dict]]:

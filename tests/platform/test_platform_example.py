@@ -1,17 +1,18 @@
-"""FmPlatform (examples/platform_stack.py), synthesized standalone with aws-cdk-lib's CloudFormation validation and
-cdk-nag AwsSolutions on, then cfn-lint (the approach of tests/house/test_validation_tier.py), with FmObservability's
-workspaces as in the example app."""
+"""FmPlatform (examples/platform_stack.py), synthesized with aws-cdk-lib's CloudFormation validation and cdk-nag
+AwsSolutions on, then cfn-lint, with FmObservability's workspaces: the example app's assembly and cfn-lint findings
+(tests/conftest.py ``example_assembly``, ``example_lint``: made once per run, shared with
+tests/house/test_validation_tier.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import aws_cdk as cdk
 import pytest
-from cdk_nag import AwsSolutionsChecks
 
 from fmconstructs.storage import size_for_checkpoint
+
+from tests.support.shared_outputs import errors
 
 pytestmark = pytest.mark.validation
 
@@ -19,17 +20,11 @@ STACKS = ("FmObservability", "FmPlatform")
 
 
 @pytest.fixture(scope="module")
-def assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from examples.observability_stack import ObservabilityStack
-    from examples.platform_stack import PlatformStack
-
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = cdk.App(outdir=str(outdir), builtin_cloud_formation_validation=True)
-    observability = ObservabilityStack(app, "FmObservability")
-    PlatformStack(app, "FmPlatform", workspace=observability.workspace, grafana=observability.grafana)
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    app.synth()  # raises on an unacknowledged cdk-nag error
-    return outdir
+def assembly(example_assembly: Path) -> Path:
+    """The example app with CloudFormation validation and cdk-nag on (tests/conftest.py: one synthesis per run); its
+    FmObservability and FmPlatform are the stacks ``ObservabilityStack`` and ``PlatformStack`` (with that
+    observability's workspace and Grafana) make, their descriptions aside."""
+    return example_assembly
 
 
 def _template(assembly: Path) -> dict:
@@ -51,14 +46,9 @@ def test_nag_acknowledgements_have_reasons(assembly):
     assert all(len(reason) >= 30 for reason in acknowledged.values())
 
 
-def test_cfn_lint_has_zero_errors(assembly):
-    from cfnlint.api import lint_file
-
-    findings = {
-        stack: [f"{m.rule.id} {m.message[:200]}" for m in lint_file(assembly / f"{stack}.template.json")
-                if m.rule.severity == "error"]
-        for stack in STACKS
-    }  # fmt: skip
+def test_cfn_lint_has_zero_errors(example_lint):
+    # cfn-lint ran once per run on the shared assembly (tests/support/shared_outputs.py)
+    findings = {stack: errors(example_lint[f"{stack}.template.json"]) for stack in STACKS}
     assert findings == {stack: [] for stack in STACKS}
 
 
