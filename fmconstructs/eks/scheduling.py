@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jsii
@@ -34,6 +33,11 @@ from aws_cdk import IStableAnyProducer, Lazy
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct, IValidation
 
+from .._kueue import EFA_RESOURCE as EFA_RESOURCE
+from .._kueue import GPU_RESOURCE as GPU_RESOURCE
+from .._kueue import KUEUE_API_VERSION as KUEUE_API_VERSION
+from .._kueue import FlavorQuota as FlavorQuota
+from .._kueue import cluster_queue_manifest as cluster_queue_manifest
 from .._validate import check_bool, check_count, check_str, check_str_sequence, located
 from .._validate_refs import check_image_reference
 from ..catalog import InstanceSpec, get_instance_spec
@@ -78,8 +82,7 @@ JOBSET = _addons.HelmChartPin(
 #: hack/helm-chart-package.sh (jobset tag v0.12.0) sets ``image.repository`` to ``registry.k8s.io/jobset/jobset``.
 JOBSET_IMAGE_REPOSITORY = "registry.k8s.io/jobset/jobset"
 
-#: The served storage versions at the pins (config/components/crd/bases of each tag).
-KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
+#: The served storage versions at the pins (config/components/crd/bases of each tag); Kueue's in fmconstructs._kueue.
 JOBSET_API_VERSION = "jobset.x-k8s.io/v1alpha2"
 
 # --- labels and annotations ------------------------------------------------------------------------------------------
@@ -92,8 +95,6 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 #: Kueue docs (tag v0.19.2) concepts/topology_aware_scheduling.md "User-facing APIs" (PodTemplate annotations).
 PODSET_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 PODSET_PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
-GPU_RESOURCE = "nvidia.com/gpu"
-EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 #: EC2 User Guide "ec2-instance-topology-prerequisites": DescribeInstanceTopology returns four network nodes for
 #: p6-b200.48xlarge and p6-b300.48xlarge, three for the other supported types (p5/p5e/p5en, p6e-gb200, ...). The AWS
@@ -132,20 +133,6 @@ def topology_manifest(layers: int) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class FlavorQuota:
-    """One ResourceFlavor and its ClusterQueue quota (the sum over its node groups)."""
-
-    name: str
-    node_labels: Mapping[str, str]
-    layers: int
-    gpus: int
-    efa_interfaces: int
-    tolerations: tuple[Mapping[str, str], ...] = ()
-    #: False for elastic pools (Karpenter, EKS Auto Mode): no ``topologyName`` (:mod:`fmconstructs.platform.elastic`).
-    topology: bool = True
-
-
 def resource_flavor_manifest(flavor: FlavorQuota) -> dict[str, Any]:
     """A ``ResourceFlavor`` for TAS: its nodes' labels, the Topology of their depth and the tolerations TAS needs
     (Kueue sample-gpu-queues.yaml: TAS is not aware of webhooks that add tolerations, so the flavor lists them).
@@ -156,37 +143,6 @@ def resource_flavor_manifest(flavor: FlavorQuota) -> dict[str, Any]:
     if flavor.tolerations:
         spec["tolerations"] = [dict(t) for t in flavor.tolerations]
     return {"apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": flavor.name}, "spec": spec}
-
-
-def cluster_queue_manifest(name: str, flavors: Sequence[FlavorQuota]) -> dict[str, Any]:
-    """A ``ClusterQueue`` for every namespace with ``nvidia.com/gpu`` and ``vpc.amazonaws.com/efa`` quotas per flavor.
-    Other resources (cpu, memory) are not covered; the Kueue configuration ignores them (``IgnoreUndeclared``)."""
-    check_name("name", name)
-    if not flavors:
-        raise FmValidationError("flavors", list(flavors), "at least one GPU node group")
-    return {
-        "apiVersion": KUEUE_API_VERSION,
-        "kind": "ClusterQueue",
-        "metadata": {"name": name},
-        "spec": {
-            "namespaceSelector": {},
-            "resourceGroups": [
-                {
-                    "coveredResources": [GPU_RESOURCE, EFA_RESOURCE],
-                    "flavors": [
-                        {
-                            "name": f.name,
-                            "resources": [
-                                {"name": GPU_RESOURCE, "nominalQuota": f.gpus},
-                                {"name": EFA_RESOURCE, "nominalQuota": f.efa_interfaces},
-                            ],
-                        }
-                        for f in flavors
-                    ],
-                }
-            ],
-        },
-    }
 
 
 def local_queue_manifest(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:

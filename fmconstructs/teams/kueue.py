@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..eks.scheduling import GPU_RESOURCE, KUEUE_API_VERSION, FlavorQuota, cluster_queue_manifest
+from .._kueue import GPU_RESOURCE, KUEUE_API_VERSION, FlavorQuota, cluster_queue_manifest
 from ..errors import FmValidationError
 from .rules import check_teams, kubernetes_team_names, teams_have_namespaces
 from .team import Preemption, Team

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._validate import check_str
+from .._validate_k8s import check_dns_label
 from ..errors import FmTypeError, FmValidationError, is_token
 from .team import Team
 
@@ -133,8 +134,6 @@ def slurm_team_names(teams: Sequence[Team]) -> None:
 def kubernetes_team_names(teams: Sequence[Team]) -> None:
     """EKS: each team's name is a ClusterQueue and WorkloadPriorityClass name: a DNS-1123 label here (the Kueue
     CRDs take a subdomain; a label also fits the ``team`` label value the job attribution uses)."""
-    from ..eks._names import check_dns_label
-
     _names(teams, check_dns_label)
     for index, team in enumerate(teams):
         for position, namespace in enumerate(team.namespaces):

@@ -58,6 +58,7 @@ FLOORS: Mapping[str, int] = {
     "_validate_refs": 0,
     "_validate_schedule": 0,
     "_validate_k8s": 0,
+    "_kueue": 0,
     "_validate_tags": 0,
     "_rules": 0,
     "_lazy": 0,
@@ -81,6 +82,7 @@ FLOORS: Mapping[str, int] = {
     "topology": 2,
     # 3: what a node mounts and boots from; images bake pieces the backends then consume (ParallelCluster's AMI).
     "storage": 3,
+    "teams": 3,
     "images": 3,
     # 4: the backends.
     "pcs": 4,
