@@ -134,8 +134,8 @@ def test_images_are_pinned_with_their_source() -> None:
     [
         ({"image": "nccl-tests"}, "image must be a container image pinned"),
         ({"image": "public.ecr.aws/hpc-cloud/nccl-tests:latest"}, "a tag other than 'latest'"),
-        ({"results_claim": "FSx_Claim"}, "results_claim must be a PersistentVolumeClaim name"),
-        ({"namespace": "ML"}, "namespace must be a Kubernetes namespace name"),
+        ({"results_claim": "FSx_Claim"}, "results_claim must be a Kubernetes DNS-1123 subdomain name"),
+        ({"namespace": "ML"}, "namespace must be a Kubernetes DNS-1123 label"),
         ({"efa_per_node": 0}, "efa_per_node must be at least 1"),
     ],
 )

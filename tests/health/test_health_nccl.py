@@ -327,7 +327,7 @@ def test_mpijob_launcher_runs_the_test_then_the_report_on_the_claim(tmp_path):
     [
         ({"image": "nccl-tests"}, "image must be a container image pinned"),
         ({"image": "public.ecr.aws/hpc-cloud/nccl-tests:latest"}, "other than 'latest'"),
-        ({"results_claim": "FSx_Claim"}, "results_claim must be a PersistentVolumeClaim name"),
+        ({"results_claim": "FSx_Claim"}, "results_claim must be a Kubernetes DNS-1123 subdomain name"),
         ({"efa_per_node": 0}, "efa_per_node must be at least 1"),
         ({"instance_type": "p4d.24xlarge"}, "instance_type must be one of the catalog's types"),
     ],
